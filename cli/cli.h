@@ -1,0 +1,49 @@
+/* Shared helpers of the command-line tool. The CLI is thin: it parses
+ * options, calls the library, and turns a failure into one line on stderr
+ * ("impulse VERB: error: <message>") and a non-zero exit. */
+#ifndef IMPULSE_CLI_H
+#define IMPULSE_CLI_H
+
+#include <stdio.h>
+#include "impulse/core.h"
+
+/* Every verb: int cli_<verb>(int argc, char **argv), argv[0] is the verb. */
+typedef int (*cli_verb_fn)(int argc, char **argv);
+
+int cli_simulate(int argc, char **argv);
+int cli_train(int argc, char **argv);
+int cli_eval(int argc, char **argv);
+int cli_rollout(int argc, char **argv);
+int cli_reproduce(int argc, char **argv);
+int cli_impact(int argc, char **argv);
+int cli_info(int argc, char **argv);
+
+/* Strand-specific entry points the generic verbs dispatch to. Each returns
+ * CLI_NOT_MINE when the name is not one of its systems/models. */
+#define CLI_NOT_MINE 1000
+int cli_simulate_chnn(int argc, char **argv, const char *system);
+int cli_train_chnn(int argc, char **argv, const char *model);
+int cli_eval_chnn(int argc, char **argv, const char *model_kind);
+int cli_reproduce_cdl(int argc, char **argv);
+int cli_reproduce_chnn(int argc, char **argv);
+int cli_reproduce_impact(int argc, char **argv);
+
+/* Print "impulse <verb>: error: <imp_last_error()>" and return 1. */
+int cli_fail(const char *verb);
+/* Print "impulse <verb>: error: <formatted>" and return 1. */
+int cli_failf(const char *verb, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* Strict number parsing for option values; on error they record a message
+ * naming the option and return IMP_ERR_INVALID. */
+int cli_parse_long(const char *opt, const char *text, long lo, long hi, long *out);
+int cli_parse_double(const char *opt, const char *text, double lo, double hi, double *out);
+
+/* Progress lines go to stderr, only when stderr is a terminal or
+ * IMPULSE_PROGRESS=1; `--quiet` verbs pass quiet=1. */
+int cli_progress_enabled(void);
+
+#endif

@@ -1,0 +1,7 @@
+#include "cli.h"
+
+int cli_eval(int argc, char **argv)
+{
+    (void)argc; (void)argv;
+    return cli_failf("eval", "not built yet");
+}

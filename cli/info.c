@@ -1,0 +1,18 @@
+#include "cli.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int cli_info(int argc, char **argv)
+{
+    if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+        printf("usage: impulse info\n  Print version, BLAS core and build facts.\n");
+        return 0;
+    }
+    const char *env = getenv("OPENBLAS_CORETYPE");
+    printf("impulse %s\n", IMP_VERSION_STRING);
+    printf("blas core: %s (OPENBLAS_CORETYPE=%s)\n", imp_blas_corename(), env ? env : "unset");
+    const char *s = imp_blas_suggested_coretype();
+    printf("suggested core type: %s\n", s ? s : "none");
+    return 0;
+}

@@ -1,0 +1,7 @@
+#include "cli.h"
+
+int cli_simulate(int argc, char **argv)
+{
+    (void)argc; (void)argv;
+    return cli_failf("simulate", "not built yet");
+}

@@ -1,0 +1,114 @@
+/* impulse neural-network pieces: MLP kernels with hand-written backward
+ * passes, including the input gradient of a scalar network (sweep 1) and its
+ * vector-Jacobian product with respect to weights and inputs (sweep 2,
+ * "double backprop"); optimisers; losses. All double precision, row-major,
+ * batch-first. See docs/derivations/mlp-double-backprop.md.
+ *
+ * llm.c conventions: outputs first, inputs const, dimensions trailing;
+ * every *_backward / *_vjp ACCUMULATES (+=) into its gradient outputs, so
+ * zero them yourself before a fresh pass.
+ */
+#ifndef IMPULSE_NN_H
+#define IMPULSE_NN_H
+
+#include <stddef.h>
+#include "impulse/core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define IMP_MLP_MAX_LAYERS 8
+
+typedef enum imp_activation {
+    IMP_ACT_IDENTITY = 0,
+    IMP_ACT_TANH,
+    IMP_ACT_SOFTPLUS,
+    IMP_ACT_RELU,
+    IMP_ACT_SIGMOID
+} imp_activation;
+
+/* Parse "tanh", "softplus", "relu", "sigmoid", "identity"/"linear". */
+int imp_activation_from_name(const char *name, imp_activation *out);
+const char *imp_activation_name(imp_activation a);
+
+/* Immutable description of an MLP. Parameters live in a caller-owned flat
+ * double array of length n_params; layer l (0-based) has weight W_l of shape
+ * (sizes[l+1], sizes[l]) (row-major, y = W x + b) at w_off[l] and bias b_l of
+ * length sizes[l+1] at b_off[l] (b_off = SIZE_MAX when the layer has none). */
+typedef struct imp_mlp {
+    int n_layers;                          /* affine layers, >= 1 */
+    int sizes[IMP_MLP_MAX_LAYERS + 1];     /* sizes[0] = input, sizes[n_layers] = output */
+    imp_activation hidden_act;             /* after every layer but the last */
+    imp_activation output_act;             /* after the last layer */
+    int last_bias;                         /* 0: the last layer has no bias */
+    size_t w_off[IMP_MLP_MAX_LAYERS];
+    size_t b_off[IMP_MLP_MAX_LAYERS];
+    size_t n_params;
+} imp_mlp;
+
+int imp_mlp_init(imp_mlp *m, int n_layers, const int *sizes, imp_activation hidden_act,
+                 imp_activation output_act, int last_bias);
+/* Glorot-uniform weights (the Keras default), zero biases. */
+void imp_mlp_init_params(const imp_mlp *m, double *params, imp_rng *rng);
+/* Sum over weight matrices (not biases) of lambda * w^2; adds 2 lambda w to
+ * dparams (if not NULL). Returns the penalty. This is Keras' l2(lambda). */
+double imp_mlp_l2(const imp_mlp *m, const double *params, double lambda, double *dparams);
+
+/* Scratch for one batch: activations and sweep intermediates for up to
+ * max_batch rows. Mutable run-time data, separate from the description. */
+typedef struct imp_mlp_work imp_mlp_work;
+imp_mlp_work *imp_mlp_work_new(const imp_mlp *m, int max_batch);
+void imp_mlp_work_free(imp_mlp_work *w);
+
+/* y (B x out) = mlp(x (B x in)); caches what imp_mlp_backward needs in w. */
+void imp_mlp_forward(const imp_mlp *m, const double *params, const double *x, int B,
+                     double *y, imp_mlp_work *w);
+/* Given dy (B x out), accumulate dparams += dL/dtheta and, if dx != NULL,
+ * dx += dL/dx. Uses the cache of the last imp_mlp_forward on w. */
+void imp_mlp_backward(const imp_mlp *m, const double *params, const double *dy, int B,
+                      double *dparams, double *dx, imp_mlp_work *w);
+
+/* Scalar networks only (sizes[n_layers] == 1): sweep 1.
+ * g (B x in) = dV/dx at x; if V != NULL also writes V (B). Caches for sweep 2. */
+void imp_mlp_grad_input(const imp_mlp *m, const double *params, const double *x, int B,
+                        double *g, double *V, imp_mlp_work *w);
+/* Sweep 2: given gbar (B x in) = dL/dg for the g of the last
+ * imp_mlp_grad_input on w, accumulate dparams += dL/dtheta and, if
+ * dx != NULL, dx += (d^2V/dx^2) gbar. */
+void imp_mlp_grad_input_vjp(const imp_mlp *m, const double *params, const double *gbar, int B,
+                            double *dparams, double *dx, imp_mlp_work *w);
+
+/* ---- Optimisers ---- */
+typedef struct imp_adam {
+    size_t n;
+    double lr, beta1, beta2, eps;
+    double weight_decay;     /* AdamW decoupled decay (0 for plain Adam) */
+    long t;
+    double *m, *v;
+} imp_adam;
+
+/* Plain Adam: weight_decay = 0. AdamW (Loshchilov & Hutter): decoupled decay
+ * params -= lr * weight_decay * params at every step. */
+int imp_adam_init(imp_adam *opt, size_t n, double lr, double beta1, double beta2, double eps,
+                  double weight_decay);
+void imp_adam_free(imp_adam *opt);
+/* One step with learning rate lr (pass opt->lr for a constant schedule). */
+void imp_adam_step(imp_adam *opt, double *params, const double *grad, double lr);
+
+/* Cosine schedule: lr(step) = lr_min + (lr0 - lr_min)(1 + cos(pi step/total))/2. */
+double imp_cosine_lr(double lr0, double lr_min, long step, long total);
+
+/* ---- Losses: each returns the loss and writes its gradient wrt pred ---- */
+/* mean over n of (pred - target)^2 (grad may be NULL). */
+double imp_mse(const double *pred, const double *target, size_t n, double *grad);
+/* mean over n of |pred - target| (subgradient 0 at 0). */
+double imp_l1(const double *pred, const double *target, size_t n, double *grad);
+/* Binary cross-entropy on probabilities p in (0,1) (clamped to [1e-7, 1-1e-7]
+ * as Keras does), summed over n; grad wrt p. */
+double imp_bce(const double *p, const double *label, size_t n, double *grad);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
