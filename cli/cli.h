@@ -27,6 +27,12 @@ int cli_eval_chnn(int argc, char **argv, const char *model_kind);
 int cli_reproduce_cdl(int argc, char **argv);
 int cli_reproduce_chnn(int argc, char **argv);
 int cli_reproduce_impact(int argc, char **argv);
+/* Gaussian-process impact models and the drop simulator (cli/impact_gp.c),
+ * dispatched to by `impulse impact gp-...|learning-curve|drop` and called by
+ * `impulse reproduce impact` with the output folder for its learning curves. */
+int cli_impact_gp(int argc, char **argv);
+int cli_impact_drop(int argc, char **argv);
+int cli_reproduce_impact_gp(int argc, char **argv, const char *outdir, int quick);
 
 /* Print "impulse <verb>: error: <imp_last_error()>" and return 1. */
 int cli_fail(const char *verb);

@@ -1,0 +1,10 @@
+/* impulse: the umbrella header. */
+#ifndef IMPULSE_H
+#define IMPULSE_H
+
+#include "impulse/core.h"
+#include "impulse/io.h"
+#include "impulse/nn.h"
+#include "impulse/integrate.h"
+
+#endif
