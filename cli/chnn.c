@@ -1,12 +1,6 @@
 /* CLI entry points of the constrained-network strand (issue 3). */
 #include "cli.h"
 
-int cli_simulate_chnn(int argc, char **argv, const char *system)
-{
-    (void)argc; (void)argv; (void)system;
-    return CLI_NOT_MINE;
-}
-
 int cli_train_chnn(int argc, char **argv, const char *model)
 {
     (void)argc; (void)argv; (void)model;
