@@ -222,8 +222,9 @@ int imp_ceval(const imp_cmodel *m, const double *params, const imp_ctraj *test,
               const imp_ceval_opts *opts, imp_ceval_result *res);
 
 /* ---- checkpoints ---- */
+/* opts/res (may be NULL) are recorded in the meta for provenance. */
 int imp_cmodel_save(const char *path, const imp_cmodel *m, const double *params,
-                    const char *extra_meta_json);
+                    const imp_ctrain_opts *opts, const imp_ctrain_result *res);
 /* Loads the model description (kind, system, width) and parameters. */
 int imp_cmodel_load(const char *path, imp_cmodel *m, double **params);
 /* Read only the kind of a checkpoint (for CLI dispatch). */
