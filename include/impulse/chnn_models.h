@@ -120,7 +120,11 @@ void imp_cmodel_init_params(const imp_cmodel *m, double *params, imp_rng *rng);
 /* Run-time scratch for batches of up to max_batch samples. */
 typedef struct imp_cmodel_work imp_cmodel_work;
 imp_cmodel_work *imp_cmodel_work_new(const imp_cmodel *m, int max_batch);
+/* With n_slots network caches side by side, so that a training rollout can
+ * keep every stage's network pass for its reverse sweep (see _slot below). */
+imp_cmodel_work *imp_cmodel_work_new_slots(const imp_cmodel *m, int max_batch, int n_slots);
 void imp_cmodel_work_free(imp_cmodel_work *w);
+int imp_cmodel_work_slots(const imp_cmodel_work *w);
 
 /* ydot (B x dim) = f(y (B x dim)). */
 int imp_cmodel_rhs(const imp_cmodel *m, const double *params, const double *y, int B,
@@ -129,6 +133,16 @@ int imp_cmodel_rhs(const imp_cmodel *m, const double *params, const double *y, i
 int imp_cmodel_rhs_vjp(const imp_cmodel *m, const double *params, const double *y, int B,
                        const double *fbar, double *ybar, double *theta_bar,
                        imp_cmodel_work *w);
+
+/* The same, keeping the network pass of this evaluation in cache `slot`;
+ * imp_cmodel_rhs_vjp_slot then reuses it instead of recomputing: y must be
+ * the state of the last imp_cmodel_rhs_slot on that slot. (Slot 0 is the
+ * one the plain calls overwrite.) */
+int imp_cmodel_rhs_slot(const imp_cmodel *m, const double *params, const double *y, int B,
+                        double *ydot, imp_cmodel_work *w, int slot);
+int imp_cmodel_rhs_vjp_slot(const imp_cmodel *m, const double *params, const double *y, int B,
+                            const double *fbar, double *ybar, double *theta_bar, imp_cmodel_work *w,
+                            int slot);
 
 /* Bind a model to an imp_ode (the binding must outlive the ode). */
 typedef struct imp_cmodel_binding {
@@ -182,7 +196,11 @@ int imp_ctrain_make_chunks(const imp_ctraj *data, int n_chunks, int chunk_steps,
                            double **chunks, int *n_out);
 /* L1 loss of one batch of chunks (B x (S+1) x dim) under RK4 with step dt,
  * mean over every entry including t0 (as the reference); if grad != NULL,
- * accumulates dL/dtheta. traj_scratch/traj_bar: (S+1) x B x dim each. */
+ * accumulates dL/dtheta. traj/traj_bar: (S+1) x B x dim each. If w has at
+ * least 4 S + 1 slots, the rollout keeps every stage's network pass and the
+ * reverse sweep reuses them (same result as imp_integrate_fixed_vjp through
+ * imp_stepper_rk4, a third of the network work); otherwise it goes through
+ * the generic integrator. */
 int imp_ctrain_chunk_loss(const imp_cmodel *m, const double *params, const double *chunks, int B,
                           int S, double dt, imp_cmodel_work *w, double *traj, double *traj_bar,
                           double *grad, double *loss);

@@ -348,18 +348,19 @@ static void gather_x(const imp_cmodel *m, const double *y, int B, double *xb)
 }
 
 int imp_chnn_rhs_(const imp_cmodel *m, const double *params, const double *y, int B, double *ydot,
-                  imp_cmodel_work *w)
+                  imp_cmodel_work *w, int slot)
 {
+    double *g = w->out[slot];
     int nd = m->sys.n_points * m->sys.d;
     proj_buf q;
     proj_layout(m, w->small, &q);
     load_winv(m, params, q.winv);
     gather_x(m, y, B, w->in);
-    imp_mlp_grad_input(&m->net, params, w->in, B, w->out, NULL, w->mlp);
+    imp_mlp_grad_input(&m->net, params, w->in, B, g, NULL, w->mlp[slot]);
     for (int s = 0; s < B; s++) {
         const double *ys = y + (size_t)s * 2 * nd;
         double *yd = ydot + (size_t)s * 2 * nd;
-        if (proj_forward(m, ys, ys + nd, w->out + (size_t)s * nd, &q, yd, yd + nd))
+        if (proj_forward(m, ys, ys + nd, g + (size_t)s * nd, &q, yd, yd + nd))
             return imp_fail(IMP_ERR_NUMERIC,
                             "model: constraint Gram matrix DPhi M^-1 DPhi^T not positive definite (sample %d)", s);
     }
@@ -367,14 +368,18 @@ int imp_chnn_rhs_(const imp_cmodel *m, const double *params, const double *y, in
 }
 
 int imp_chnn_rhs_vjp_(const imp_cmodel *m, const double *params, const double *y, int B,
-                      const double *fbar, double *ybar, double *theta_bar, imp_cmodel_work *w)
+                      const double *fbar, double *ybar, double *theta_bar, imp_cmodel_work *w,
+                      int slot, int cached)
 {
     int nd = m->sys.n_points * m->sys.d;
+    double *g = w->out[slot];
     proj_buf q;
     proj_layout(m, w->small, &q);
     load_winv(m, params, q.winv);
-    gather_x(m, y, B, w->in);
-    imp_mlp_grad_input(&m->net, params, w->in, B, w->out, NULL, w->mlp);
+    if (!cached) {
+        gather_x(m, y, B, w->in);
+        imp_mlp_grad_input(&m->net, params, w->in, B, g, NULL, w->mlp[slot]);
+    }
     memset(w->out_bar, 0, (size_t)B * nd * sizeof(double));
     double *phibar = theta_bar ? theta_bar + m->off_mass : w->pscratch + m->off_mass;
     for (int s = 0; s < B; s++) {
@@ -382,20 +387,16 @@ int imp_chnn_rhs_vjp_(const imp_cmodel *m, const double *params, const double *y
         double *yb = ybar + (size_t)s * 2 * nd;
         const double *fb = fbar + (size_t)s * 2 * nd;
         double *xd = q.xd_s, *vd = q.vd_s; /* the recomputed output is not needed */
-        if (proj_forward(m, ys, ys + nd, w->out + (size_t)s * nd, &q, xd, vd))
+        if (proj_forward(m, ys, ys + nd, g + (size_t)s * nd, &q, xd, vd))
             return imp_fail(IMP_ERR_NUMERIC,
                             "model: constraint Gram matrix DPhi M^-1 DPhi^T not positive definite (sample %d)", s);
-        proj_backward(m, ys, ys + nd, w->out + (size_t)s * nd, &q, fb, fb + nd, yb, yb + nd,
+        proj_backward(m, ys, ys + nd, g + (size_t)s * nd, &q, fb, fb + nd, yb, yb + nd,
                       w->out_bar + (size_t)s * nd, phibar);
     }
     /* gbar -> Hessian-vector product and weight gradients (sweep 2) */
     memset(w->in_bar, 0, (size_t)B * nd * sizeof(double));
-    double *dp = theta_bar;
-    if (!dp) {
-        dp = w->pscratch;
-        memset(dp, 0, m->net.n_params * sizeof(double));
-    }
-    imp_mlp_grad_input_vjp(&m->net, params, w->out_bar, B, dp, w->in_bar, w->mlp);
+    /* theta_bar == NULL: a Hessian-vector product only, no weight products */
+    imp_mlp_grad_input_vjp(&m->net, params, w->out_bar, B, theta_bar, w->in_bar, w->mlp[slot]);
     for (int s = 0; s < B; s++) {
         double *yb = ybar + (size_t)s * 2 * nd;
         const double *xb = w->in_bar + (size_t)s * nd;

@@ -102,26 +102,39 @@ void imp_cmodel_init_params(const imp_cmodel *m, double *params, imp_rng *rng)
     for (size_t p = m->off_mass; p < m->n_params; p++) params[p] = 0.1 * imp_rng_normal(rng);
 }
 
-imp_cmodel_work *imp_cmodel_work_new(const imp_cmodel *m, int max_batch)
+imp_cmodel_work *imp_cmodel_work_new_slots(const imp_cmodel *m, int max_batch, int n_slots)
 {
-    if (!m || max_batch < 1) {
-        imp_fail(IMP_ERR_INVALID, "max_batch: %d must be positive", max_batch);
+    if (!m || max_batch < 1 || n_slots < 1) {
+        imp_fail(IMP_ERR_INVALID, "work: max_batch %d and n_slots %d must be positive", max_batch, n_slots);
         return NULL;
     }
     imp_cmodel_work *w = calloc(1, sizeof *w);
     if (!w) goto nomem;
     w->max_batch = max_batch;
-    w->mlp = imp_mlp_work_new(&m->net, max_batch);
+    w->n_slots = n_slots;
     size_t nin = (size_t)m->net.sizes[0], nout = (size_t)m->net.sizes[m->net.n_layers];
     size_t ng = nin > nout ? nin : nout;
+    w->mlp = calloc((size_t)n_slots, sizeof *w->mlp);
+    w->out = calloc((size_t)n_slots, sizeof *w->out);
+    if (!w->mlp || !w->out) {
+        imp_cmodel_work_free(w);
+        goto nomem;
+    }
+    for (int s = 0; s < n_slots; s++) {
+        w->mlp[s] = imp_mlp_work_new(&m->net, max_batch);
+        w->out[s] = malloc((size_t)max_batch * ng * sizeof(double));
+        if (!w->mlp[s] || !w->out[s]) {
+            imp_cmodel_work_free(w);
+            goto nomem;
+        }
+    }
     w->in = malloc((size_t)max_batch * nin * sizeof(double));
     w->in_bar = malloc((size_t)max_batch * nin * sizeof(double));
-    w->out = malloc((size_t)max_batch * ng * sizeof(double));
     w->out_bar = malloc((size_t)max_batch * ng * sizeof(double));
     w->pscratch = calloc(m->n_params, sizeof(double));
     w->small_size = m->cartesian ? imp_chnn_small_size_(m) : 1;
     w->small = malloc(w->small_size * sizeof(double));
-    if (!w->mlp || !w->in || !w->in_bar || !w->out || !w->out_bar || !w->pscratch || !w->small) {
+    if (!w->in || !w->in_bar || !w->out_bar || !w->pscratch || !w->small) {
         imp_cmodel_work_free(w);
         goto nomem;
     }
@@ -131,13 +144,24 @@ nomem:
     return NULL;
 }
 
+int imp_cmodel_work_slots(const imp_cmodel_work *w) { return w ? w->n_slots : 0; }
+
+imp_cmodel_work *imp_cmodel_work_new(const imp_cmodel *m, int max_batch)
+{
+    return imp_cmodel_work_new_slots(m, max_batch, 1);
+}
+
 void imp_cmodel_work_free(imp_cmodel_work *w)
 {
     if (!w) return;
-    imp_mlp_work_free(w->mlp);
+    for (int s = 0; s < w->n_slots; s++) {
+        if (w->mlp) imp_mlp_work_free(w->mlp[s]);
+        if (w->out) free(w->out[s]);
+    }
+    free(w->mlp);
+    free(w->out);
     free(w->in);
     free(w->in_bar);
-    free(w->out);
     free(w->out_bar);
     free(w->pscratch);
     free(w->small);
@@ -153,12 +177,39 @@ static int check_call(const imp_cmodel *m, const double *params, const double *y
     return IMP_OK;
 }
 
+static int check_slot(const imp_cmodel_work *w, int slot)
+{
+    if (slot < 0 || slot >= w->n_slots)
+        return imp_fail(IMP_ERR_INVALID, "slot: %d outside [0, %d)", slot, w->n_slots);
+    return IMP_OK;
+}
+
+int imp_cmodel_rhs_slot(const imp_cmodel *m, const double *params, const double *y, int B,
+                        double *ydot, imp_cmodel_work *w, int slot)
+{
+    int st = check_call(m, params, y, B, w);
+    if (!st) st = check_slot(w, slot);
+    if (st) return st;
+    return m->cartesian ? imp_chnn_rhs_(m, params, y, B, ydot, w, slot)
+                        : imp_node_rhs_(m, params, y, B, ydot, w, slot);
+}
+
+int imp_cmodel_rhs_vjp_slot(const imp_cmodel *m, const double *params, const double *y, int B,
+                            const double *fbar, double *ybar, double *theta_bar, imp_cmodel_work *w,
+                            int slot)
+{
+    int st = check_call(m, params, y, B, w);
+    if (!st) st = check_slot(w, slot);
+    if (st) return st;
+    if (!fbar || !ybar) return imp_fail(IMP_ERR_INVALID, "fbar/ybar: NULL");
+    return m->cartesian ? imp_chnn_rhs_vjp_(m, params, y, B, fbar, ybar, theta_bar, w, slot, 1)
+                        : imp_node_rhs_vjp_(m, params, y, B, fbar, ybar, theta_bar, w, slot, 1);
+}
+
 int imp_cmodel_rhs(const imp_cmodel *m, const double *params, const double *y, int B,
                    double *ydot, imp_cmodel_work *w)
 {
-    int st = check_call(m, params, y, B, w);
-    if (st) return st;
-    return m->cartesian ? imp_chnn_rhs_(m, params, y, B, ydot, w) : imp_node_rhs_(m, params, y, B, ydot, w);
+    return imp_cmodel_rhs_slot(m, params, y, B, ydot, w, 0);
 }
 
 int imp_cmodel_rhs_vjp(const imp_cmodel *m, const double *params, const double *y, int B,
@@ -167,8 +218,8 @@ int imp_cmodel_rhs_vjp(const imp_cmodel *m, const double *params, const double *
     int st = check_call(m, params, y, B, w);
     if (st) return st;
     if (!fbar || !ybar) return imp_fail(IMP_ERR_INVALID, "fbar/ybar: NULL");
-    return m->cartesian ? imp_chnn_rhs_vjp_(m, params, y, B, fbar, ybar, theta_bar, w)
-                        : imp_node_rhs_vjp_(m, params, y, B, fbar, ybar, theta_bar, w);
+    return m->cartesian ? imp_chnn_rhs_vjp_(m, params, y, B, fbar, ybar, theta_bar, w, 0, 0)
+                        : imp_node_rhs_vjp_(m, params, y, B, fbar, ybar, theta_bar, w, 0, 0);
 }
 
 static int bound_rhs(void *user, double t, const double *y, int B, double *ydot)

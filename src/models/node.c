@@ -43,27 +43,25 @@ static void embed_vjp(const imp_csystem *sys, const double *z, const double *inb
 }
 
 int imp_node_rhs_(const imp_cmodel *m, const double *params, const double *y, int B, double *ydot,
-                  imp_cmodel_work *w)
+                  imp_cmodel_work *w, int slot)
 {
     int nin = m->net.sizes[0], dim = m->dim;
     for (int s = 0; s < B; s++) embed(&m->sys, y + (size_t)s * dim, w->in + (size_t)s * nin);
-    imp_mlp_forward(&m->net, params, w->in, B, ydot, w->mlp);
+    imp_mlp_forward(&m->net, params, w->in, B, ydot, w->mlp[slot]);
     return IMP_OK;
 }
 
 int imp_node_rhs_vjp_(const imp_cmodel *m, const double *params, const double *y, int B,
-                      const double *fbar, double *ybar, double *theta_bar, imp_cmodel_work *w)
+                      const double *fbar, double *ybar, double *theta_bar, imp_cmodel_work *w,
+                      int slot, int cached)
 {
     int nin = m->net.sizes[0], dim = m->dim;
-    for (int s = 0; s < B; s++) embed(&m->sys, y + (size_t)s * dim, w->in + (size_t)s * nin);
-    imp_mlp_forward(&m->net, params, w->in, B, w->out, w->mlp);
-    memset(w->in_bar, 0, (size_t)B * nin * sizeof(double));
-    double *dp = theta_bar;
-    if (!dp) {
-        dp = w->pscratch;
-        memset(dp, 0, m->n_params * sizeof(double));
+    if (!cached) {
+        for (int s = 0; s < B; s++) embed(&m->sys, y + (size_t)s * dim, w->in + (size_t)s * nin);
+        imp_mlp_forward(&m->net, params, w->in, B, w->out[slot], w->mlp[slot]);
     }
-    imp_mlp_backward(&m->net, params, fbar, B, dp, w->in_bar, w->mlp);
+    memset(w->in_bar, 0, (size_t)B * nin * sizeof(double));
+    imp_mlp_backward(&m->net, params, fbar, B, theta_bar, w->in_bar, w->mlp[slot]);
     for (int s = 0; s < B; s++)
         embed_vjp(&m->sys, y + (size_t)s * dim, w->in_bar + (size_t)s * nin, ybar + (size_t)s * dim);
     return IMP_OK;

@@ -46,20 +46,96 @@ int imp_ctrain_make_chunks(const imp_ctraj *data, int n_chunks, int chunk_steps,
     return IMP_OK;
 }
 
+/* Kutta's 3/8 rule (torchdiffeq "rk4", used by the reference for training). */
+static const double rk38_a[4][4] = {
+    {0, 0, 0, 0}, {1.0 / 3.0, 0, 0, 0}, {-1.0 / 3.0, 1.0, 0, 0}, {1.0, -1.0, 1.0, 0}};
+static const double rk38_b[4] = {1.0 / 8.0, 3.0 / 8.0, 3.0 / 8.0, 1.0 / 8.0};
+
+/* Taped RK4 rollout: traj (S+1) x B x dim from traj[0]; stage states Y
+ * (S x 4 x B x dim) kept, network passes in slots 1 + 4k + i. */
+static int taped_forward(const imp_cmodel *m, const double *params, int B, int S, double h,
+                         imp_cmodel_work *w, double *traj, double *Y, double *K)
+{
+    size_t n = (size_t)B * m->dim;
+    for (int k = 0; k < S; k++) {
+        const double *y = traj + (size_t)k * n;
+        double *Kk = K + (size_t)k * 4 * n;
+        for (int i = 0; i < 4; i++) {
+            double *Yi = Y + ((size_t)k * 4 + i) * n;
+            memcpy(Yi, y, n * sizeof(double));
+            for (int j = 0; j < i; j++) {
+                double c = h * rk38_a[i][j];
+                const double *kj = Kk + (size_t)j * n;
+                for (size_t q = 0; q < n; q++) Yi[q] += c * kj[q];
+            }
+            int st = imp_cmodel_rhs_slot(m, params, Yi, B, Kk + (size_t)i * n, w, 1 + 4 * k + i);
+            if (st) return st;
+        }
+        double *y1 = traj + (size_t)(k + 1) * n;
+        memcpy(y1, y, n * sizeof(double));
+        for (int i = 0; i < 4; i++) {
+            double c = h * rk38_b[i];
+            const double *ki = Kk + (size_t)i * n;
+            for (size_t q = 0; q < n; q++) y1[q] += c * ki[q];
+        }
+    }
+    return IMP_OK;
+}
+
+/* Reverse sweep of taped_forward: the transpose of each linearised step. */
+static int taped_backward(const imp_cmodel *m, const double *params, int B, int S, double h,
+                          imp_cmodel_work *w, const double *Y, const double *traj_bar, double *grad,
+                          double *a, double *kbar, double *Ybar)
+{
+    size_t n = (size_t)B * m->dim;
+    memcpy(a, traj_bar + (size_t)S * n, n * sizeof(double));
+    for (int k = S - 1; k >= 0; k--) {
+        for (int i = 0; i < 4; i++)
+            for (size_t q = 0; q < n; q++) kbar[(size_t)i * n + q] = h * rk38_b[i] * a[q];
+        /* a <- dL/dy_k: identity path plus every stage */
+        for (int i = 3; i >= 0; i--) {
+            memset(Ybar, 0, n * sizeof(double));
+            int st = imp_cmodel_rhs_vjp_slot(m, params, Y + ((size_t)k * 4 + i) * n, B, kbar + (size_t)i * n,
+                                             Ybar, grad, w, 1 + 4 * k + i);
+            if (st) return st;
+            for (size_t q = 0; q < n; q++) a[q] += Ybar[q];
+            for (int j = 0; j < i; j++) {
+                double c = h * rk38_a[i][j];
+                if (c == 0.0) continue;
+                for (size_t q = 0; q < n; q++) kbar[(size_t)j * n + q] += c * Ybar[q];
+            }
+        }
+        const double *tb = traj_bar + (size_t)k * n;
+        for (size_t q = 0; q < n; q++) a[q] += tb[q];
+    }
+    return IMP_OK;
+}
+
 int imp_ctrain_chunk_loss(const imp_cmodel *m, const double *params, const double *chunks, int B,
                           int S, double dt, imp_cmodel_work *w, double *traj, double *traj_bar,
                           double *grad, double *loss)
 {
     int dim = m->dim;
     size_t n = (size_t)B * dim;
+    int taped = imp_cmodel_work_slots(w) >= 4 * S + 1;
     imp_cmodel_binding bind = {m, params, w};
     imp_ode ode;
     imp_cmodel_ode(&ode, &bind);
+    double *tape = NULL;
+    if (taped) {
+        /* Y and K (4 S n each), then a, kbar (4 n), Ybar for the reverse sweep */
+        tape = malloc((8 * (size_t)S + 6) * n * sizeof(double));
+        if (!tape) return imp_fail(IMP_ERR_NOMEM, "train: out of memory");
+    }
     /* y0 = first state of each chunk; traj is (S+1) x B x dim */
     for (int b = 0; b < B; b++)
         memcpy(traj + (size_t)b * dim, chunks + (size_t)b * (S + 1) * dim, (size_t)dim * sizeof(double));
-    int st = imp_integrate_fixed(&imp_stepper_rk4, &ode, 0.0, dt, S, traj, B, traj);
-    if (st) return st;
+    int st = taped ? taped_forward(m, params, B, S, dt, w, traj, tape, tape + 4 * (size_t)S * n)
+                   : imp_integrate_fixed(&imp_stepper_rk4, &ode, 0.0, dt, S, traj, B, traj);
+    if (st) {
+        free(tape);
+        return st;
+    }
     double total = (double)(S + 1) * (double)n, acc = 0;
     for (int k = 0; k <= S; k++)
         for (int b = 0; b < B; b++) {
@@ -73,7 +149,20 @@ int imp_ctrain_chunk_loss(const imp_cmodel *m, const double *params, const doubl
             }
         }
     *loss = acc / total;
-    if (!grad) return IMP_OK;
+    if (!isfinite(*loss)) {
+        free(tape);
+        return imp_fail(IMP_ERR_NUMERIC, "train: loss is not finite (the rollout diverged)");
+    }
+    if (!grad) {
+        free(tape);
+        return IMP_OK;
+    }
+    if (taped) {
+        double *a = tape + 8 * (size_t)S * n;
+        st = taped_backward(m, params, B, S, dt, w, tape, traj_bar, grad, a, a + n, a + 5 * n);
+        free(tape);
+        return st;
+    }
     double *y0bar = calloc(n, sizeof(double));
     if (!y0bar) return imp_fail(IMP_ERR_NOMEM, "train: out of memory");
     st = imp_integrate_fixed_vjp(&imp_stepper_rk4, &ode, 0.0, dt, S, traj, B, traj_bar, y0bar, grad);
@@ -102,7 +191,7 @@ int imp_ctrain(const imp_cmodel *m, double *params, const imp_ctraj *data,
     int S = o->chunk_steps, dim = m->dim;
     int B = o->batch < n_chunks ? o->batch : n_chunks;
     size_t csz = (size_t)(S + 1) * dim;
-    imp_cmodel_work *w = imp_cmodel_work_new(m, B);
+    imp_cmodel_work *w = imp_cmodel_work_new_slots(m, B, 4 * S + 1);
     double *grad = malloc(m->n_params * sizeof(double));
     double *batch = malloc((size_t)B * csz * sizeof(double));
     double *traj = malloc((size_t)B * csz * sizeof(double));
