@@ -21,8 +21,13 @@
  *   distance: Phi = |x_i - x_j|^2 - l^2 (x_j a fixed anchor when j < 0);
  *             links, tethers and rigid internal distances ([F] appendix D).
  *   linear:   Phi = sum_t w_t x[idx_t] - value; one row per coordinate of a
- *             ball joint X_A c~_A - X_B c~_B = 0 (c~ = (1 - sum c, c)) or a
- *             hinge axis X_A u~_A - X_B u~_B = 0 (u~ = (-sum u, u)).
+ *             ball joint X_A c~_A - X_B c~_B = 0 (c~ = (1 - sum c, c)).
+ *   dot:      Phi = (X_A u~_A) . (X_B p~_k) with u~ = (-sum u, u): a hinge
+ *             keeps body A's axis u_A parallel to body B's axis u_B with two
+ *             rows, p_1, p_2 an orthonormal complement of u_B in B's frame.
+ *             (Δ [F] appendix D writes the hinge as X_A u~_A - X_B u~_B = 0,
+ *             3 rows of which only 2 are independent once the bodies are
+ *             rigid, which makes DPhi rank deficient.)
  * The description (imp_csys) is an immutable value (fixed capacity, safe to
  * copy); run-time scratch lives in an imp_csys_work.
  */
@@ -57,7 +62,8 @@ typedef struct imp_cbody {
 
 typedef enum imp_crow_kind {
     IMP_CROW_DISTANCE = 0,
-    IMP_CROW_LINEAR = 1
+    IMP_CROW_LINEAR = 1,
+    IMP_CROW_DOT = 2
 } imp_crow_kind;
 
 typedef struct imp_crow {
@@ -71,6 +77,11 @@ typedef struct imp_crow {
     int idx[IMP_CSYS_MAX_TERMS];      /* flattened coordinate indices into x */
     double w[IMP_CSYS_MAX_TERMS];
     double value;
+    /* dot: Phi = a . b with a = sum_t wa_t x_{pa_t}, b = sum_t wb_t x_{pb_t}
+     * (body directions; used for hinges) */
+    int n_a, n_b;
+    int pa[4], pb[4];
+    double wa[4], wb[4];
     int con;                          /* the imp_ccon it belongs to */
 } imp_crow;
 
@@ -150,7 +161,8 @@ int imp_csys_add_tether(imp_csys *s, int body, const double *anchor, double leng
  * point `anchor` (NULL: origin) when body_b < 0. */
 int imp_csys_add_joint(imp_csys *s, int body_a, const double *at_a, int body_b,
                        const double *at_b, const double *anchor, int line);
-/* Hinge: body-frame direction axis_a of body_a equals axis_b of body_b. */
+/* Hinge: body-frame direction axis_a of body_a stays parallel to axis_b of
+ * body_b (both bodies extended with d = 3 axes; two dot rows). */
 int imp_csys_add_hinge(imp_csys *s, int body_a, const double *axis_a, int body_b,
                        const double *axis_b, int line);
 int imp_csys_add_gravity(imp_csys *s, double g, int axis);

@@ -148,14 +148,51 @@ int imp_csys_add_hinge(imp_csys *s, int body_a, const double *axis_a, int body_b
     if (!st) st = check_body(s, body_b, "hinge");
     if (st) return st;
     if (body_a == body_b) return imp_fail(IMP_ERR_INVALID, "hinge: body '%s' hinged to itself", s->bodies[body_a].name);
-    if (s->bodies[body_a].n_axes == 0 || s->bodies[body_b].n_axes == 0)
-        return imp_fail(IMP_ERR_INVALID, "hinge: bodies '%s' and '%s' must both be extended",
-                        s->bodies[body_a].name, s->bodies[body_b].name);
+    const imp_cbody *A = &s->bodies[body_a], *B = &s->bodies[body_b];
+    if (s->d != 3 || A->n_axes != 3 || B->n_axes != 3)
+        return imp_fail(IMP_ERR_INVALID, "hinge: bodies '%s' and '%s' must be 3D bodies with 3 axes",
+                        A->name, B->name);
     if (!axis_a || !axis_b) return imp_fail(IMP_ERR_INVALID, "hinge: missing axis");
-    double wa[4], wb[4];
-    if ((st = point_weights(s, body_a, axis_a, wa, 1, "hinge"))) return st;
-    if ((st = point_weights(s, body_b, axis_b, wb, 1, "hinge"))) return st;
-    return add_linear_vector(s, body_a, wa, body_b, wb, NULL, line, "hinge %s %s");
+    double na = 0, nb = 0;
+    for (int k = 0; k < 3; k++) {
+        if (!isfinite(axis_a[k]) || !isfinite(axis_b[k]))
+            return imp_fail(IMP_ERR_INVALID, "hinge: axis not finite");
+        na += axis_a[k] * axis_a[k];
+        nb += axis_b[k] * axis_b[k];
+    }
+    if (!(na > 1e-24) || !(nb > 1e-24)) return imp_fail(IMP_ERR_INVALID, "hinge: zero axis");
+    /* orthonormal complement p1, p2 of u_B (body-B frame) */
+    double u[3], p1[3], p2[3];
+    for (int k = 0; k < 3; k++) u[k] = axis_b[k] / sqrt(nb);
+    int m = fabs(u[0]) < 0.9 ? 0 : 1;
+    double e[3] = {0, 0, 0};
+    e[m] = 1;
+    double dot = u[m];
+    double nrm = 0;
+    for (int k = 0; k < 3; k++) { p1[k] = e[k] - dot * u[k]; nrm += p1[k] * p1[k]; }
+    for (int k = 0; k < 3; k++) p1[k] /= sqrt(nrm);
+    p2[0] = u[1] * p1[2] - u[2] * p1[1];
+    p2[1] = u[2] * p1[0] - u[0] * p1[2];
+    p2[2] = u[0] * p1[1] - u[1] * p1[0];
+    imp_ccon *c = begin_con(s, 2, line, "hinge %s %s", A->name, B->name);
+    if (!c) return IMP_ERR_INVALID;
+    double wa[4];
+    point_weights(s, body_a, axis_a, wa, 1, "hinge");
+    for (int r2 = 0; r2 < 2; r2++) {
+        const double *pk = r2 ? p2 : p1;
+        double wb[4];
+        point_weights(s, body_b, pk, wb, 1, "hinge");
+        imp_crow *r = &s->rows[s->n_rows++];
+        memset(r, 0, sizeof *r);
+        r->kind = IMP_CROW_DOT;
+        for (int t = 0; t < 4; t++) {
+            if (wa[t] != 0.0) { r->pa[r->n_a] = A->first_point + t; r->wa[r->n_a++] = wa[t]; }
+            if (wb[t] != 0.0) { r->pb[r->n_b] = B->first_point + t; r->wb[r->n_b++] = wb[t]; }
+        }
+        r->con = s->n_cons;
+    }
+    s->n_cons++;
+    return IMP_OK;
 }
 
 int imp_csys_validate(const imp_csys *s)
@@ -171,6 +208,18 @@ int imp_csys_validate(const imp_csys *s)
 }
 
 /* ---- evaluation ---- */
+
+/* a = sum wa x_pa and b = sum wb x_pb of a dot row */
+static void dot_ab(const imp_csys *s, const imp_crow *r, const double *x, double *a, double *b)
+{
+    int d = s->d;
+    for (int k = 0; k < d; k++) {
+        a[k] = 0;
+        b[k] = 0;
+        for (int t = 0; t < r->n_a; t++) a[k] += r->wa[t] * x[r->pa[t] * d + k];
+        for (int t = 0; t < r->n_b; t++) b[k] += r->wb[t] * x[r->pb[t] * d + k];
+    }
+}
 
 static void row_r(const imp_csys *s, const imp_crow *r, const double *x, double *out, int is_vel)
 {
@@ -188,6 +237,11 @@ void imp_csys_phi(const imp_csys *s, const double *x, double *phi)
             row_r(s, r, x, d3, 0);
             for (int k = 0; k < s->d; k++) r2 += d3[k] * d3[k];
             phi[c] = r2 - r->length * r->length;
+        } else if (r->kind == IMP_CROW_DOT) {
+            double a[3], b[3], acc = -r->value;
+            dot_ab(s, r, x, a, b);
+            for (int k = 0; k < s->d; k++) acc += a[k] * b[k];
+            phi[c] = acc;
         } else {
             double acc = -r->value;
             for (int t = 0; t < r->n_terms; t++) acc += r->w[t] * x[r->idx[t]];
@@ -206,6 +260,12 @@ void imp_csys_phidot(const imp_csys *s, const double *x, const double *v, double
             row_r(s, r, v, dv, 1);
             for (int k = 0; k < s->d; k++) acc += 2.0 * dx[k] * dv[k];
             phidot[c] = acc;
+        } else if (r->kind == IMP_CROW_DOT) {
+            double a[3], b[3], ad[3], bd[3], acc = 0;
+            dot_ab(s, r, x, a, b);
+            dot_ab(s, r, v, ad, bd);
+            for (int k = 0; k < s->d; k++) acc += ad[k] * b[k] + a[k] * bd[k];
+            phidot[c] = acc;
         } else {
             double acc = 0;
             for (int t = 0; t < r->n_terms; t++) acc += r->w[t] * v[r->idx[t]];
@@ -215,8 +275,9 @@ void imp_csys_phidot(const imp_csys *s, const double *x, const double *v, double
 }
 
 /* Rows of distance constraints are 2 r (+ at i, - at j) with r built from
- * x (DPhi) or from v (dPhidot/dx); linear rows are constant weights in
- * DPhi and zero in dPhidot/dx. */
+ * x (DPhi) or from v (dPhidot/dx); dot rows are (wa b, wb a) with a, b
+ * built from x or v; linear rows are constant weights in DPhi and zero in
+ * dPhidot/dx. */
 static void jacobian_rows(const imp_csys *s, const double *xv, int is_vel, double *J)
 {
     int N = imp_csys_ndof(s), d = s->d;
@@ -230,6 +291,13 @@ static void jacobian_rows(const imp_csys *s, const double *xv, int is_vel, doubl
             for (int k = 0; k < d; k++) {
                 Jc[r->i * d + k] += 2.0 * dr[k];
                 if (r->j >= 0) Jc[r->j * d + k] -= 2.0 * dr[k];
+            }
+        } else if (r->kind == IMP_CROW_DOT) {
+            double a[3], b[3];
+            dot_ab(s, r, xv, a, b);
+            for (int k = 0; k < d; k++) {
+                for (int t = 0; t < r->n_a; t++) Jc[r->pa[t] * d + k] += r->wa[t] * b[k];
+                for (int t = 0; t < r->n_b; t++) Jc[r->pb[t] * d + k] += r->wb[t] * a[k];
             }
         } else if (!is_vel) {
             for (int t = 0; t < r->n_terms; t++) Jc[r->idx[t]] += r->w[t];
@@ -249,8 +317,19 @@ void imp_csys_jacobian_vjp(const imp_csys *s, const double *Jbar, double *xbar)
     int N = imp_csys_ndof(s), d = s->d;
     for (int c = 0; c < s->n_rows; c++) {
         const imp_crow *r = &s->rows[c];
-        if (r->kind != IMP_CROW_DISTANCE) continue;
         const double *Jb = Jbar + (size_t)c * N;
+        if (r->kind == IMP_CROW_DOT) {
+            /* <Jbar_c, J_c> = sum_k ga_k b_k + gb_k a_k, ga = sum wa Jbar[pa], gb likewise */
+            for (int k = 0; k < d; k++) {
+                double ga = 0, gb = 0;
+                for (int t = 0; t < r->n_a; t++) ga += r->wa[t] * Jb[r->pa[t] * d + k];
+                for (int t = 0; t < r->n_b; t++) gb += r->wb[t] * Jb[r->pb[t] * d + k];
+                for (int t = 0; t < r->n_b; t++) xbar[r->pb[t] * d + k] += r->wb[t] * ga;
+                for (int t = 0; t < r->n_a; t++) xbar[r->pa[t] * d + k] += r->wa[t] * gb;
+            }
+            continue;
+        }
+        if (r->kind != IMP_CROW_DISTANCE) continue;
         for (int k = 0; k < d; k++) {
             double g = 2.0 * (Jb[r->i * d + k] - (r->j >= 0 ? Jb[r->j * d + k] : 0.0));
             xbar[r->i * d + k] += g;
