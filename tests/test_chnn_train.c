@@ -5,6 +5,7 @@
  * trajectory files and checkpoints (round trip and bad input). */
 #include "impulse/chnn_models.h"
 #include "impulse/io.h"
+#include "impulse/chnn_systems.h"
 #include "test.h"
 
 #include <math.h>
@@ -55,15 +56,15 @@ static int teacher_data(const fixture *t, int n_traj, int T, double dt, uint64_t
     imp_rng_seed(&rng, seed);
     double *y0 = malloc((size_t)n_traj * dim * sizeof(double));
     double *traj = malloc((size_t)T * n_traj * dim * sizeof(double));
+    imp_csys_work *cw = imp_csys_work_new(&cs->full);
+    double *xv = malloc((size_t)2 * cs->n_points * cs->d * sizeof(double));
     for (int i = 0; i < n_traj; i++) {
-        double z[2 * IMP_CS_MAX_GEN];
-        for (int g = 0; g < cs->n_gen; g++) {
-            z[g] = imp_rng_uniform_range(&rng, -1.0, 1.0);
-            z[cs->n_gen + g] = 0.5 * imp_rng_normal(&rng);
-        }
-        if (t->m.cartesian) imp_csystem_from_generalised(cs, z, y0 + (size_t)i * dim);
-        else memcpy(y0 + (size_t)i * dim, z, (size_t)dim * sizeof(double));
+        imp_chnn_sample_state(&cs->full, &rng, 0.0, xv, cw);
+        if (t->m.cartesian) memcpy(y0 + (size_t)i * dim, xv, (size_t)dim * sizeof(double));
+        else imp_csystem_to_generalised(cs, xv, y0 + (size_t)i * dim);
     }
+    free(xv);
+    imp_csys_work_free(cw);
     imp_cmodel_work *w = imp_cmodel_work_new(&t->m, n_traj);
     imp_cmodel_binding bind = {&t->m, t->params, w};
     imp_ode ode;

@@ -19,68 +19,37 @@
 #include "impulse/core.h"
 #include "impulse/integrate.h"
 #include "impulse/nn.h"
+#include "impulse/constrained.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define IMP_CS_MAX_POINTS 16
-#define IMP_CS_MAX_BODIES 16
-#define IMP_CS_MAX_ROWS 32
-#define IMP_CS_MAX_TERMS 8
-#define IMP_CS_MAX_GEN 16
-
-/* One scalar holonomic constraint Phi_c(x) = 0 ([F] appendix D.4). */
-typedef enum imp_cs_row_kind {
-    IMP_CS_DISTANCE = 0, /* |x_i - x_j|^2 - l^2, x_j a fixed anchor when j < 0 */
-    IMP_CS_LINEAR        /* sum_t w_t x[idx_t] - const (ball joints, one row per axis) */
-} imp_cs_row_kind;
-
-typedef struct imp_cs_row {
-    imp_cs_row_kind kind;
-    int i, j;                       /* distance: point indices (j < 0: anchor) */
-    double anchor[3];               /* distance to a fixed point */
-    double length;                  /* l (only for reporting Phi; DPhi needs none) */
-    int n_terms;                    /* linear: flattened coordinate indices/weights */
-    int idx[IMP_CS_MAX_TERMS];
-    double w[IMP_CS_MAX_TERMS];
-    double value;                   /* linear: the constant */
-} imp_cs_row;
-
-/* Immutable description of a constrained system as the models see it:
- * points grouped into bodies (a point mass is a body of 1 point; a rigid
- * body in d dimensions is d+1 points, the centre of mass and d unit-axis
- * points, [F] section 6), the constraints, and the generalised coordinates
- * the baselines use. Also the true physics (masses, potential) the
- * evaluation needs for energies. */
+/* The constrained system as the models see it: the full description of
+ * include/impulse/constrained.h (bodies, constraint rows, potentials, the
+ * generalised coordinates of the baselines; built by chnn_systems.h) plus
+ * the grouping of points into bodies that the learned mass matrix of
+ * [F] eq 9 needs (a point mass is a body of 1 point, a rigid body in d
+ * dimensions d+1 points). Immutable value. */
 typedef struct imp_csystem {
-    char name[64];              /* e.g. "pendulum-chain:3" */
-    int d;                      /* 2 or 3 */
-    int n_points, n_bodies, n_rows;
-    int body_first[IMP_CS_MAX_BODIES], body_size[IMP_CS_MAX_BODIES];
-    imp_cs_row rows[IMP_CS_MAX_ROWS];
-    /* generalised coordinates (baselines): count and which are angles */
-    int n_gen;
-    int gen_is_angle[IMP_CS_MAX_GEN];
-    /* true physics: per-body mass m and, for rigid bodies, lambda-tilde
-     * (= m * diag Sigma), gravity g along the last axis. */
-    double mass[IMP_CS_MAX_BODIES];
-    double lam[IMP_CS_MAX_BODIES][3];
-    double gravity;
+    imp_csys full;
+    char name[64];
+    int d, n_points, n_bodies, n_rows, n_gen;
+    int body_first[IMP_CSYS_MAX_BODIES], body_size[IMP_CSYS_MAX_BODIES];
+    int gen_is_angle[IMP_CSYS_MAX_GEN];
     double dt;                  /* the benchmark's time step */
 } imp_csystem;
 
-/* Build the description of a benchmark system by name:
- * "pendulum-chain:N" (N = 1..8; also "pendulum:N"), "gyroscope", "rotor".
- * Unknown names fail with IMP_ERR_NOT_FOUND. */
+/* A benchmark by name (imp_chnn_system: "pendulum-chain:N",
+ * "coupled-pendulums:N", "magnet-pendulum", "gyroscope", "rotor"). */
 int imp_csystem_from_name(imp_csystem *cs, const char *name);
+/* Wrap an already built description (e.g. from a system file). */
+int imp_csystem_from_csys(imp_csystem *cs, const imp_csys *s);
 /* Phi (n_rows) and Phi_dot (n_rows) of one Cartesian state y = (x, v). */
 void imp_csystem_violation(const imp_csystem *cs, const double *y, double *phi, double *phidot);
-/* True total energy of one Cartesian state y = (x, v): 1/2 v^T M v + g m z. */
+/* True total energy of one Cartesian state y = (x, v). */
 double imp_csystem_energy(const imp_csystem *cs, const double *y);
-/* Cartesian (x, v) <-> generalised (q, qdot) for the baselines. Only the
- * pendulum chain is supported (absolute angles from the -y axis); link
- * lengths come from cs->rows. Fails with IMP_ERR_UNSUPPORTED otherwise. */
+/* Cartesian (x, v) <-> generalised (q, qdot) for the baselines (n_gen > 0). */
 int imp_csystem_to_generalised(const imp_csystem *cs, const double *y, double *z);
 int imp_csystem_from_generalised(const imp_csystem *cs, const double *z, double *y);
 

@@ -104,7 +104,7 @@ int imp_ceval(const imp_cmodel *m, const double *params, const imp_ctraj *test,
         goto done;
     }
     double sum_geo = 0, sum_e = 0, sum_v = 0;
-    double phi[IMP_CS_MAX_ROWS], phid[IMP_CS_MAX_ROWS];
+    double phi[IMP_CSYS_MAX_ROWS], phid[IMP_CSYS_MAX_ROWS];
     for (int i = 0; i < n; i++) {
         for (int k = 0; k < T; k++) {
             const double *pred = yout + ((size_t)k * n + i) * dim;

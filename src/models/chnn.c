@@ -95,49 +95,18 @@ static void apply_winv_phi_vjp(const imp_csystem *cs, const double *winv, const 
     }
 }
 
-/* D = DPhi(x) and A = L(v) (zero for linear rows), dense C x nd. */
+/* D = DPhi(x) and A = dPhidot/dx = L(v), dense C x nd (constrained.h). */
 static void build_jacobians(const imp_csystem *cs, const double *x, const double *v, double *D,
                             double *A)
 {
-    int d = cs->d, nd = cs->n_points * d, C = cs->n_rows;
-    memset(D, 0, (size_t)C * nd * sizeof(double));
-    memset(A, 0, (size_t)C * nd * sizeof(double));
-    for (int c = 0; c < C; c++) {
-        const imp_cs_row *r = &cs->rows[c];
-        double *Dr = D + (size_t)c * nd, *Ar = A + (size_t)c * nd;
-        if (r->kind == IMP_CS_DISTANCE) {
-            /* Phi = |x_i - x_j|^2 - l^2: dPhi/dx_i = 2(x_i - x_j) = -dPhi/dx_j,
-             * dPhidot/dx_i = 2(v_i - v_j) ([F] appendix D.4). */
-            for (int a = 0; a < d; a++) {
-                double dx = x[r->i * d + a] - (r->j >= 0 ? x[r->j * d + a] : r->anchor[a]);
-                double dv = v[r->i * d + a] - (r->j >= 0 ? v[r->j * d + a] : 0.0);
-                Dr[r->i * d + a] += 2.0 * dx;
-                Ar[r->i * d + a] += 2.0 * dv;
-                if (r->j >= 0) {
-                    Dr[r->j * d + a] -= 2.0 * dx;
-                    Ar[r->j * d + a] -= 2.0 * dv;
-                }
-            }
-        } else {
-            for (int t = 0; t < r->n_terms; t++) Dr[r->idx[t]] += r->w[t];
-        }
-    }
+    imp_csys_jacobian(&cs->full, x, D);
+    imp_csys_jacobian_dot(&cs->full, v, A);
 }
 
 /* xbar += L^T(Dbar): the adjoint of x -> D(x) (and of v -> A(v)). */
 static void jacobian_adjoint(const imp_csystem *cs, const double *Dbar, double *xbar)
 {
-    int d = cs->d, nd = cs->n_points * d;
-    for (int c = 0; c < cs->n_rows; c++) {
-        const imp_cs_row *r = &cs->rows[c];
-        if (r->kind != IMP_CS_DISTANCE) continue;
-        const double *Gr = Dbar + (size_t)c * nd;
-        for (int a = 0; a < d; a++) {
-            double gv = Gr[r->i * d + a] - (r->j >= 0 ? Gr[r->j * d + a] : 0.0);
-            xbar[r->i * d + a] += 2.0 * gv;
-            if (r->j >= 0) xbar[r->j * d + a] -= 2.0 * gv;
-        }
-    }
+    imp_csys_jacobian_vjp(&cs->full, Dbar, xbar);
 }
 
 /* In-place Cholesky S = L L^T (lower part of L). Returns -1 if S is not SPD. */

@@ -4,6 +4,7 @@
  * "t" (T) or meta "dt"; the system name from meta "system". */
 #include "impulse/chnn_models.h"
 #include "impulse/io.h"
+#include "impulse/chnn_systems.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -88,11 +89,10 @@ int imp_ctraj_load_cartesian(const char *path, imp_ctraj *out, char *sys_name)
     return IMP_OK;
 }
 
-static const double two_pi = 6.283185307179586;
-
 int imp_ctraj_to_generalised(const imp_csystem *sys, const imp_ctraj *in, imp_ctraj *out)
 {
     int k = sys->n_gen, nd = sys->n_points * sys->d;
+    if (k < 1) return imp_fail(IMP_ERR_UNSUPPORTED, "system: '%s' has no generalised coordinates", sys->name);
     if (in->dim != 2 * nd) return imp_fail(IMP_ERR_SHAPE, "data: state size %d is not 2nd = %d", in->dim, 2 * nd);
     memset(out, 0, sizeof *out);
     out->z = malloc((size_t)in->n_traj * in->T * 2 * k * sizeof(double));
@@ -101,7 +101,7 @@ int imp_ctraj_to_generalised(const imp_csystem *sys, const imp_ctraj *in, imp_ct
     out->T = in->T;
     out->dim = 2 * k;
     out->dt = in->dt;
-    for (int i = 0; i < in->n_traj; i++)
+    for (int i = 0; i < in->n_traj; i++) {
         for (int s = 0; s < in->T; s++) {
             size_t r = (size_t)i * in->T + s;
             int st = imp_csystem_to_generalised(sys, in->z + r * in->dim, out->z + r * out->dim);
@@ -109,13 +109,9 @@ int imp_ctraj_to_generalised(const imp_csystem *sys, const imp_ctraj *in, imp_ct
                 imp_ctraj_free(out);
                 return st;
             }
-            /* unwrap angles along time so chunks see continuous q */
-            if (s > 0)
-                for (int g = 0; g < k; g++) {
-                    if (!sys->gen_is_angle[g]) continue;
-                    double prev = out->z[(r - 1) * out->dim + g], *cur = &out->z[r * out->dim + g];
-                    *cur -= two_pi * round((*cur - prev) / (two_pi));
-                }
         }
+        /* unwrap angles along time so chunks see continuous q */
+        imp_chnn_unwrap(&sys->full, out->z + (size_t)i * in->T * out->dim, in->T);
+    }
     return IMP_OK;
 }
