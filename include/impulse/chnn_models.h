@@ -16,6 +16,7 @@
 #define IMPULSE_CHNN_MODELS_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include "impulse/core.h"
 #include "impulse/integrate.h"
 #include "impulse/nn.h"
@@ -207,6 +208,22 @@ double imp_ceval_geo_mean(const double *err, int T);
  * trajectory (Cartesian data, n x T x 2nd), compare in Cartesian space. */
 int imp_ceval(const imp_cmodel *m, const double *params, const imp_ctraj *test,
               const imp_ceval_opts *opts, imp_ceval_result *res);
+
+/* ---- benchmark data for experiments ([chnn] section 1) ---- */
+/* Training set: n_traj ground-truth trajectories of T states (the
+ * benchmark's dt) from the reference initial-state distribution, seed
+ * `seed` (the reference uses 0 for training, 2 for testing). */
+int imp_cexp_train_data(const imp_csystem *sys, int n_traj, int T, uint64_t seed, imp_ctraj *out);
+/* Test set as the reference evaluates: each trajectory starts at the first
+ * state of a random 5-state chunk of a ground-truth trajectory (start in
+ * {0, 5, ..., 95}) and runs T states from there. */
+int imp_cexp_test_data(const imp_csystem *sys, int n_traj, int T, uint64_t seed, imp_ctraj *out);
+/* "GT + pert": ground truth from each test start perturbed by
+ * 1e-4 N(0, 1) and projected onto the constraints; the relative error of
+ * those rollouts against the test set, per trajectory geometric mean,
+ * averaged (the paper's noise floor bar). */
+int imp_cexp_perturbed_floor(const imp_csystem *sys, const imp_ctraj *test, uint64_t seed,
+                             double *mean_geo);
 
 /* ---- checkpoints ---- */
 /* opts/res (may be NULL) are recorded in the meta for provenance. */
