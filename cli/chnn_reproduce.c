@@ -155,10 +155,10 @@ static void cell_free(cell *c)
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: impulse reproduce chnn [--quick] [--systems a,b,...] [--models chnn,clnn,node]\n"
+            "usage: impulse reproduce chnn [--quick] [--systems a,b,...] [--models chnn,clnn,hnn,delan,node]\n"
             "         [--epochs E] [--n-train N] [--n-test N] [--lr X] [--hidden H] [--seed K]\n"
             "         [--out DIR] [--resume] [--data-efficiency [--n-train-list 20,200,800]]\n"
-            "  default: pendulum-chain:1,2,3, gyroscope, rotor; chnn, clnn, node; 2000 epochs,\n"
+            "  default: pendulum-chain:1,2,3, gyroscope, rotor; all five models; 2000 epochs,\n"
             "  800 training chunks, 100 test trajectories (the reference settings)\n"
             "  --quick: pendulum-chain:1,2; chnn, node; 30 epochs, 200 chunks, 20 test trajectories\n");
 }
@@ -286,7 +286,7 @@ int cli_reproduce_chnn(int argc, char **argv)
 {
     run_cfg cfg = {2000, 800, 100, 256, 100, 0, 0.0, 0, "reproduce-chnn"};
     char sys_default[] = "pendulum-chain:1,pendulum-chain:2,pendulum-chain:3,gyroscope,rotor";
-    char models_default[] = "chnn,clnn,node";
+    char models_default[] = "chnn,clnn,hnn,delan,node";
     char ntr_default[] = "20,200,800";
     char *sys_text = sys_default, *model_text = models_default, *ntr_text = ntr_default;
     int quick = 0, deff = 0, set_epochs = 0, set_ntrain = 0, set_ntest = 0, set_sys = 0, set_models = 0;
@@ -360,8 +360,6 @@ int cli_reproduce_chnn(int argc, char **argv)
     for (int mi = 0; mi < n_models; mi++) {
         imp_cmodel_kind k;
         if (imp_cmodel_kind_from_name(models[mi], &k)) return cli_fail(verb);
-        if (k == IMP_CMODEL_HNN || k == IMP_CMODEL_DELAN)
-            return cli_failf(verb, "--models: '%s' is not implemented yet (chnn, clnn, node)", models[mi]);
     }
     if (deff) {
         char *items[MAX_NTRAIN];
@@ -392,7 +390,7 @@ int cli_reproduce_chnn(int argc, char **argv)
         for (int mi = 0; mi < n_models && !st; mi++) {
             imp_cmodel_kind k;
             imp_cmodel_kind_from_name(models[mi], &k);
-            if (k == IMP_CMODEL_NODE && sys.n_gen < 1) continue;
+            if (k != IMP_CMODEL_CHNN && k != IMP_CMODEL_CLNN && sys.n_gen < 1) continue;
             st = run_cell(&cfg, &sys, models[mi], &train, &test, cfg.n_train, &cells[si * MAX_MODELS + mi]);
             if (st) imp_fail_context(st, "%s %s", sys.name, models[mi]);
         }
