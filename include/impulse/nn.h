@@ -60,6 +60,12 @@ double imp_mlp_l2(const imp_mlp *m, const double *params, double lambda, double 
 typedef struct imp_mlp_work imp_mlp_work;
 imp_mlp_work *imp_mlp_work_new(const imp_mlp *m, int max_batch);
 void imp_mlp_work_free(imp_mlp_work *w);
+int imp_mlp_work_max_batch(const imp_mlp_work *w);
+/* IMP_OK if w was made for m's shape and holds B rows (1 <= B <= max_batch),
+ * else IMP_ERR_SHAPE naming the field. Precondition of every pass below:
+ * the passes check it themselves and, on violation, record the message
+ * (imp_last_error) and fill their outputs with NaN instead of overflowing. */
+int imp_mlp_work_check(const imp_mlp *m, const imp_mlp_work *w, int B);
 
 /* y (B x out) = mlp(x (B x in)); caches what imp_mlp_backward needs in w. */
 void imp_mlp_forward(const imp_mlp *m, const double *params, const double *x, int B,
@@ -78,6 +84,17 @@ void imp_mlp_grad_input(const imp_mlp *m, const double *params, const double *x,
  * dx != NULL, dx += (d^2V/dx^2) gbar. */
 void imp_mlp_grad_input_vjp(const imp_mlp *m, const double *params, const double *gbar, int B,
                             double *dparams, double *dx, imp_mlp_work *w);
+/* dparams may be NULL in imp_mlp_backward and imp_mlp_grad_input_vjp: the
+ * weight products are then skipped (a Hessian-vector product costs half a
+ * sweep 2). Sweep 2 leaves the sweep-1 cache intact, so it may be called
+ * several times (different gbar) after one imp_mlp_grad_input. */
+
+/* Per-row input Hessians of a scalar network at the x of the last
+ * imp_mlp_grad_input on w: H (B x in x in), H[b] = d^2 V / dx^2 at row b.
+ * Costs `in` weight-free sweeps 2 (meant for small inputs, e.g. Newton
+ * steps of implicit integrators). Overwrites H. */
+void imp_mlp_hessian_input(const imp_mlp *m, const double *params, int B, double *H,
+                           imp_mlp_work *w);
 
 /* ---- Optimisers ---- */
 typedef struct imp_adam {
@@ -86,6 +103,12 @@ typedef struct imp_adam {
     double weight_decay;     /* AdamW decoupled decay (0 for plain Adam) */
     long t;
     double *m, *v;
+    /* Where eps goes (imp_adam_init sets 0):
+     *   0, PyTorch / Kingma-Ba Algorithm 1:
+     *      p -= lr * mhat / (sqrt(vhat) + eps),  mhat = m/(1-b1^t), vhat = v/(1-b2^t)
+     *   1, Keras ("epsilon hat", Kingma-Ba sec. 2 last paragraph):
+     *      p -= lr sqrt(1-b2^t)/(1-b1^t) * m / (sqrt(v) + eps). */
+    int eps_hat;
 } imp_adam;
 
 /* Plain Adam: weight_decay = 0. AdamW (Loshchilov & Hutter): decoupled decay
@@ -96,7 +119,8 @@ void imp_adam_free(imp_adam *opt);
 /* One step with learning rate lr (pass opt->lr for a constant schedule). */
 void imp_adam_step(imp_adam *opt, double *params, const double *grad, double lr);
 
-/* Cosine schedule: lr(step) = lr_min + (lr0 - lr_min)(1 + cos(pi step/total))/2. */
+/* Cosine schedule: lr(step) = lr_min + (lr0 - lr_min)(1 + cos(pi step/total))/2,
+ * with step clamped to [0, total]; total <= 0 gives lr0. */
 double imp_cosine_lr(double lr0, double lr_min, long step, long total);
 
 /* ---- Losses: each returns the loss and writes its gradient wrt pred ---- */
@@ -107,6 +131,9 @@ double imp_l1(const double *pred, const double *target, size_t n, double *grad);
 /* Binary cross-entropy on probabilities p in (0,1) (clamped to [1e-7, 1-1e-7]
  * as Keras does), summed over n; grad wrt p. */
 double imp_bce(const double *p, const double *label, size_t n, double *grad);
+/* The same loss on logits z (p = sigmoid(z)), unclamped and stable for any
+ * z: sum of max(z,0) - z y + log1p(exp(-|z|)); grad = sigmoid(z) - y. */
+double imp_bce_logits(const double *z, const double *label, size_t n, double *grad);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,432 @@
+/* MLP kernels: forward/backward for any output size, and for scalar networks
+ * the input gradient (sweep 1) and its vector-Jacobian product (sweep 2).
+ * Derivation and notation: docs/derivations/mlp-double-backprop.md.
+ *
+ * Notation (0-based layers l = 0..L-1, n_l = sizes[l], a_{-1} = x):
+ *   z_l = a_{l-1} W_l^T + b_l   (B x n_{l+1}),  a_l = phi_l(z_l),
+ *   s_l = phi_l'(z_l),  t_l = phi_l''(z_l),  phi_l = hidden_act for l < L-1.
+ * Every product is a row-major GEMM over the whole batch through
+ * cblas_dgemm (single-threaded, see src/core/blas.c), or through the plain
+ * reference loops when the work space asks for them (tests compare both).
+ * No pass allocates: all scratch lives in imp_mlp_work. */
+#include "nn/mlp_internal.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- description ---- */
+
+int imp_mlp_init(imp_mlp *m, int n_layers, const int *sizes, imp_activation hidden_act,
+                 imp_activation output_act, int last_bias)
+{
+    if (!m) return imp_fail(IMP_ERR_INVALID, "mlp: NULL description");
+    if (n_layers < 1 || n_layers > IMP_MLP_MAX_LAYERS)
+        return imp_fail(IMP_ERR_INVALID, "n_layers: %d, want 1..%d", n_layers, IMP_MLP_MAX_LAYERS);
+    if (!sizes) return imp_fail(IMP_ERR_INVALID, "sizes: NULL");
+    if ((unsigned)hidden_act > IMP_ACT_SIGMOID)
+        return imp_fail(IMP_ERR_INVALID, "hidden_act: unknown activation %d", (int)hidden_act);
+    if ((unsigned)output_act > IMP_ACT_SIGMOID)
+        return imp_fail(IMP_ERR_INVALID, "output_act: unknown activation %d", (int)output_act);
+    if (last_bias != 0 && last_bias != 1)
+        return imp_fail(IMP_ERR_INVALID, "last_bias: %d, want 0 or 1", last_bias);
+    for (int l = 0; l <= n_layers; l++)
+        if (sizes[l] < 1 || sizes[l] > (1 << 20))
+            return imp_fail(IMP_ERR_INVALID, "sizes[%d]: %d, want 1..%d", l, sizes[l], 1 << 20);
+    memset(m, 0, sizeof *m);
+    m->n_layers = n_layers;
+    m->hidden_act = hidden_act;
+    m->output_act = output_act;
+    m->last_bias = last_bias;
+    size_t off = 0;
+    for (int l = 0; l <= n_layers; l++) m->sizes[l] = sizes[l];
+    for (int l = 0; l < n_layers; l++) {
+        /* Keras order within a layer: kernel, then bias. */
+        m->w_off[l] = off;
+        off += (size_t)sizes[l + 1] * (size_t)sizes[l];
+        if (l < n_layers - 1 || last_bias) {
+            m->b_off[l] = off;
+            off += (size_t)sizes[l + 1];
+        } else {
+            m->b_off[l] = SIZE_MAX;
+        }
+    }
+    for (int l = n_layers; l < IMP_MLP_MAX_LAYERS; l++) m->b_off[l] = SIZE_MAX;
+    m->n_params = off;
+    return IMP_OK;
+}
+
+void imp_mlp_init_params(const imp_mlp *m, double *params, imp_rng *rng)
+{
+    for (int l = 0; l < m->n_layers; l++) {
+        int fan_in = m->sizes[l], fan_out = m->sizes[l + 1];
+        /* Glorot & Bengio 2010 uniform: U(-r, r), r = sqrt(6/(fan_in+fan_out)). */
+        double r = sqrt(6.0 / (double)(fan_in + fan_out));
+        double *W = params + m->w_off[l];
+        for (size_t i = 0; i < (size_t)fan_in * (size_t)fan_out; i++)
+            W[i] = imp_rng_uniform_range(rng, -r, r);
+        if (m->b_off[l] != SIZE_MAX) memset(params + m->b_off[l], 0, (size_t)fan_out * sizeof(double));
+    }
+}
+
+double imp_mlp_l2(const imp_mlp *m, const double *params, double lambda, double *dparams)
+{
+    double sum = 0.0;
+    for (int l = 0; l < m->n_layers; l++) {
+        size_t n = (size_t)m->sizes[l + 1] * (size_t)m->sizes[l];
+        const double *W = params + m->w_off[l];
+        for (size_t i = 0; i < n; i++) sum += W[i] * W[i];
+        if (dparams) {
+            double *dW = dparams + m->w_off[l];
+            for (size_t i = 0; i < n; i++) dW[i] += 2.0 * lambda * W[i];
+        }
+    }
+    return lambda * sum;
+}
+
+/* ---- work space ---- */
+
+imp_mlp_work *imp_mlp_work_new(const imp_mlp *m, int max_batch)
+{
+    if (!m || m->n_layers < 1 || m->n_layers > IMP_MLP_MAX_LAYERS) {
+        imp_fail(IMP_ERR_INVALID, "mlp: not initialised");
+        return NULL;
+    }
+    if (max_batch < 1) {
+        imp_fail(IMP_ERR_INVALID, "max_batch: %d, want >= 1", max_batch);
+        return NULL;
+    }
+    imp_mlp_work *w = calloc(1, sizeof *w);
+    if (!w) {
+        imp_fail(IMP_ERR_NOMEM, "mlp work: out of memory");
+        return NULL;
+    }
+    int L = m->n_layers, n_max = 0;
+    for (int l = 0; l <= L; l++) n_max = m->sizes[l] > n_max ? m->sizes[l] : n_max;
+    size_t Bz = (size_t)max_batch, total = 2 * Bz * (size_t)m->sizes[0] + 3 * Bz * (size_t)n_max;
+    for (int l = 0; l < L; l++) total += 5 * Bz * (size_t)m->sizes[l + 1];
+    w->slab = calloc(total, sizeof(double));
+    if (!w->slab) {
+        free(w);
+        imp_fail(IMP_ERR_NOMEM, "mlp work: cannot allocate %zu doubles for batch %d", total,
+                 max_batch);
+        return NULL;
+    }
+    double *p = w->slab;
+    w->x = p, p += Bz * (size_t)m->sizes[0];
+    w->unit = p, p += Bz * (size_t)m->sizes[0];
+    for (int k = 0; k < 3; k++) w->buf[k] = p, p += Bz * (size_t)n_max;
+    for (int l = 0; l < L; l++) {
+        size_t n = Bz * (size_t)m->sizes[l + 1];
+        w->a[l] = p, p += n;
+        w->s[l] = p, p += n;
+        w->delta[l] = p, p += n;
+        w->e[l] = p, p += n;
+        w->r[l] = p, p += n;
+    }
+    w->n_layers = L;
+    memcpy(w->sizes, m->sizes, sizeof w->sizes);
+    w->max_batch = max_batch;
+    w->n_max = n_max;
+    return w;
+}
+
+void imp_mlp_work_free(imp_mlp_work *w)
+{
+    if (!w) return;
+    free(w->slab);
+    free(w);
+}
+
+void imp_mlp_work_set_reference(imp_mlp_work *w, int on) { w->use_reference = on != 0; }
+
+int imp_mlp_work_max_batch(const imp_mlp_work *w) { return w ? w->max_batch : 0; }
+
+int imp_mlp_work_check(const imp_mlp *m, const imp_mlp_work *w, int B)
+{
+    if (!m || !w) return imp_fail(IMP_ERR_INVALID, "mlp work: NULL");
+    if (w->n_layers != m->n_layers ||
+        memcmp(w->sizes, m->sizes, (size_t)(m->n_layers + 1) * sizeof(int)) != 0)
+        return imp_fail(IMP_ERR_SHAPE, "mlp work: made for a network of another shape");
+    if (B < 1 || B > w->max_batch)
+        return imp_fail(IMP_ERR_SHAPE, "B: batch %d, work space holds 1..%d rows", B,
+                        w->max_batch);
+    return IMP_OK;
+}
+
+/* Misuse (batch too large, wrong work space, no cached pass) must not
+ * overflow; the void kernels then record the message and fill what they
+ * would have written with NaN so the mistake cannot go unnoticed. */
+static void fill_nan(double *p, size_t n)
+{
+    if (p)
+        for (size_t i = 0; i < n; i++) p[i] = NAN;
+}
+
+/* ---- matrix products ---- */
+
+/* C (M x N) = alpha op(A) op(B) + beta C, row-major, op = transpose when
+ * the flag is set; the algorithmic reference for the BLAS call below. */
+static void gemm_ref(int ta, int tb, int M, int N, int K, double alpha, const double *A, int lda,
+                     const double *Bm, int ldb, double beta, double *C, int ldc)
+{
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            double acc = 0.0;
+            for (int k = 0; k < K; k++) {
+                double aik = ta ? A[(size_t)k * lda + i] : A[(size_t)i * lda + k];
+                double bkj = tb ? Bm[(size_t)j * ldb + k] : Bm[(size_t)k * ldb + j];
+                acc += aik * bkj;
+            }
+            double *c = &C[(size_t)i * ldc + j];
+            *c = alpha * acc + (beta == 0.0 ? 0.0 : beta * *c);
+        }
+}
+
+static void gemm(const imp_mlp_work *w, int ta, int tb, int M, int N, int K, double alpha,
+                 const double *A, int lda, const double *Bm, int ldb, double beta, double *C,
+                 int ldc)
+{
+    if (w->use_reference) {
+        gemm_ref(ta, tb, M, N, K, alpha, A, lda, Bm, ldb, beta, C, ldc);
+        return;
+    }
+    cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M,
+                N, K, alpha, A, lda, Bm, ldb, beta, C, ldc);
+}
+
+/* dW (n_out x n_in) += Z^T (B x n_out) A (B x n_in);  db += column sums of Z. */
+static void accumulate_layer_grad(const imp_mlp *m, const imp_mlp_work *w, int l, const double *Z,
+                                  const double *A_in, int B, double *dparams)
+{
+    int n_in = m->sizes[l], n_out = m->sizes[l + 1];
+    gemm(w, 1, 0, n_out, n_in, B, 1.0, Z, n_out, A_in, n_in, 1.0, dparams + m->w_off[l], n_in);
+    if (m->b_off[l] != SIZE_MAX) {
+        double *db = dparams + m->b_off[l];
+        for (int b = 0; b < B; b++) {
+            const double *z = Z + (size_t)b * n_out;
+            for (int j = 0; j < n_out; j++) db[j] += z[j];
+        }
+    }
+}
+
+static imp_activation layer_act(const imp_mlp *m, int l)
+{
+    return l == m->n_layers - 1 ? m->output_act : m->hidden_act;
+}
+
+/* ---- forward / backward ---- */
+
+/* Fills the cache a_l, s_l for all layers from x. */
+static void forward_cache(const imp_mlp *m, const double *params, const double *x, int B,
+                          imp_mlp_work *w)
+{
+    memcpy(w->x, x, (size_t)B * (size_t)m->sizes[0] * sizeof(double));
+    const double *in = w->x;
+    for (int l = 0; l < m->n_layers; l++) {
+        int n_in = m->sizes[l], n_out = m->sizes[l + 1];
+        double *z = w->a[l];
+        double beta = 0.0;
+        if (m->b_off[l] != SIZE_MAX) {
+            /* broadcast the bias, then let the GEMM accumulate onto it */
+            const double *bias = params + m->b_off[l];
+            for (int b = 0; b < B; b++) memcpy(z + (size_t)b * n_out, bias, (size_t)n_out * sizeof(double));
+            beta = 1.0;
+        }
+        gemm(w, 0, 1, B, n_out, n_in, 1.0, in, n_in, params + m->w_off[l], n_in, beta, z, n_out);
+        imp_act_forward(layer_act(m, l), z, w->s[l], (size_t)B * (size_t)n_out);
+        in = z;
+    }
+    w->fwd_batch = B;
+    w->sweep1_batch = 0;
+}
+
+void imp_mlp_forward(const imp_mlp *m, const double *params, const double *x, int B, double *y,
+                     imp_mlp_work *w)
+{
+    int L = m->n_layers;
+    if (imp_mlp_work_check(m, w, B) != IMP_OK) {
+        if (w) w->fwd_batch = w->sweep1_batch = 0;
+        if (B > 0) fill_nan(y, (size_t)B * (size_t)m->sizes[L]);
+        return;
+    }
+    forward_cache(m, params, x, B, w);
+    memcpy(y, w->a[L - 1], (size_t)B * (size_t)m->sizes[L] * sizeof(double));
+}
+
+void imp_mlp_backward(const imp_mlp *m, const double *params, const double *dy, int B,
+                      double *dparams, double *dx, imp_mlp_work *w)
+{
+    int L = m->n_layers;
+    if (imp_mlp_work_check(m, w, B) != IMP_OK || w->fwd_batch != B) {
+        if (w && imp_mlp_work_check(m, w, B) == IMP_OK)
+            imp_fail(IMP_ERR_INVALID, "B: backward over %d rows, but the cached forward has %d",
+                     B, w->fwd_batch);
+        fill_nan(dparams, m->n_params);
+        if (B > 0) fill_nan(dx, (size_t)B * (size_t)m->sizes[0]);
+        return;
+    }
+    /* Z = dL/dz_L-1 = dy * s_L-1, then Z_{l-1} = (Z_l W_l) * s_{l-1}. */
+    double *Z = w->buf[0], *next = w->buf[1];
+    size_t n = (size_t)B * (size_t)m->sizes[L];
+    for (size_t i = 0; i < n; i++) Z[i] = dy[i] * w->s[L - 1][i];
+    for (int l = L - 1; l >= 0; l--) {
+        int n_in = m->sizes[l], n_out = m->sizes[l + 1];
+        const double *A_in = l > 0 ? w->a[l - 1] : w->x;
+        if (dparams) accumulate_layer_grad(m, w, l, Z, A_in, B, dparams);
+        const double *W = params + m->w_off[l];
+        if (l > 0) {
+            gemm(w, 0, 0, B, n_in, n_out, 1.0, Z, n_out, W, n_in, 0.0, next, n_in);
+            const double *s = w->s[l - 1];
+            for (size_t i = 0; i < (size_t)B * (size_t)n_in; i++) next[i] *= s[i];
+            double *t = Z;
+            Z = next;
+            next = t;
+        } else if (dx) {
+            gemm(w, 0, 0, B, n_in, n_out, 1.0, Z, n_out, W, n_in, 1.0, dx, n_in);
+        }
+    }
+}
+
+/* ---- sweep 1: g = dV/dx for a scalar network ---- */
+
+static int check_scalar(const imp_mlp *m)
+{
+    if (m->sizes[m->n_layers] != 1)
+        return imp_fail(IMP_ERR_SHAPE, "sizes[%d]: output size %d, input gradients need a scalar network",
+                        m->n_layers, m->sizes[m->n_layers]);
+    return IMP_OK;
+}
+
+void imp_mlp_grad_input(const imp_mlp *m, const double *params, const double *x, int B,
+                        double *g, double *V, imp_mlp_work *w)
+{
+    int L = m->n_layers;
+    if (check_scalar(m) != IMP_OK || imp_mlp_work_check(m, w, B) != IMP_OK) {
+        if (w) w->fwd_batch = w->sweep1_batch = 0;
+        if (B > 0) {
+            fill_nan(g, (size_t)B * (size_t)m->sizes[0]);
+            fill_nan(V, (size_t)B);
+        }
+        return;
+    }
+    forward_cache(m, params, x, B, w);
+    if (V) memcpy(V, w->a[L - 1], (size_t)B * sizeof(double));
+    /* e_{L-1} = dV/da_{L-1} = 1, so delta_{L-1} = s_{L-1}. */
+    memcpy(w->delta[L - 1], w->s[L - 1], (size_t)B * sizeof(double));
+    for (int l = L - 1; l >= 1; l--) {
+        int n_in = m->sizes[l], n_out = m->sizes[l + 1];
+        /* e_{l-1} = delta_l W_l;  delta_{l-1} = s_{l-1} * e_{l-1} */
+        gemm(w, 0, 0, B, n_in, n_out, 1.0, w->delta[l], n_out, params + m->w_off[l], n_in, 0.0,
+             w->e[l - 1], n_in);
+        const double *s = w->s[l - 1], *e = w->e[l - 1];
+        double *d = w->delta[l - 1];
+        for (size_t i = 0; i < (size_t)B * (size_t)n_in; i++) d[i] = s[i] * e[i];
+    }
+    /* g = delta_0 W_0 */
+    gemm(w, 0, 0, B, m->sizes[0], m->sizes[1], 1.0, w->delta[0], m->sizes[1], params + m->w_off[0],
+         m->sizes[0], 0.0, g, m->sizes[0]);
+    w->sweep1_batch = B;
+}
+
+/* ---- sweep 2: reverse mode through sweep 1 ---- */
+
+/* Shared by the public VJP and the Hessian: up pass through sweep 1 from
+ * gbar, then ordinary backprop of the collected z-adjoints. */
+static void sweep2(const imp_mlp *m, const double *params, const double *gbar, int B,
+                   double *dparams, double *dx, int ldx, imp_mlp_work *w)
+{
+    int L = m->n_layers;
+    int n0 = m->sizes[0], n1 = m->sizes[1];
+    double *dbar = w->buf[0], *ebar = w->buf[1], *abar = w->buf[2];
+    /* g = delta_0 W_0:  W0bar += delta_0^T gbar,  deltabar_0 = gbar W_0^T */
+    if (dparams)
+        gemm(w, 1, 0, n1, n0, B, 1.0, w->delta[0], n1, gbar, n0, 1.0, dparams + m->w_off[0], n0);
+    gemm(w, 0, 1, B, n1, n0, 1.0, gbar, n0, params + m->w_off[0], n0, 0.0, dbar, n1);
+    /* Up pass, l = 0..L-1: delta_l = s_l * e_l gives
+     *   sbar_l = deltabar_l * e_l  -> z-adjoint r_l = sbar_l * phi''(z_l)
+     *   ebar_l = deltabar_l * s_l, and e_l = delta_{l+1} W_{l+1} gives
+     *   W_{l+1}bar += delta_{l+1}^T ebar_l,  deltabar_{l+1} = ebar_l W_{l+1}^T. */
+    for (int l = 0; l < L; l++) {
+        int n = m->sizes[l + 1];
+        size_t cnt = (size_t)B * (size_t)n;
+        imp_activation act = layer_act(m, l);
+        const double *a = w->a[l], *s = w->s[l];
+        double *r = w->r[l];
+        if (l == L - 1) { /* e_{L-1} = 1 */
+            for (size_t i = 0; i < cnt; i++) r[i] = dbar[i] * imp_act_second(act, a[i], s[i]);
+            break;
+        }
+        const double *e = w->e[l];
+        for (size_t i = 0; i < cnt; i++) {
+            r[i] = dbar[i] * e[i] * imp_act_second(act, a[i], s[i]);
+            ebar[i] = dbar[i] * s[i];
+        }
+        int n_next = m->sizes[l + 2];
+        const double *W = params + m->w_off[l + 1];
+        if (dparams)
+            gemm(w, 1, 0, n_next, n, B, 1.0, w->delta[l + 1], n_next, ebar, n, 1.0,
+                 dparams + m->w_off[l + 1], n);
+        gemm(w, 0, 1, B, n_next, n, 1.0, ebar, n, W, n, 0.0, dbar, n_next);
+    }
+    /* Down pass: zbar_l = r_l + s_l * abar_l, abar_{l-1} = zbar_l W_l. */
+    for (int l = L - 1; l >= 0; l--) {
+        int n_in = m->sizes[l], n_out = m->sizes[l + 1];
+        size_t cnt = (size_t)B * (size_t)n_out;
+        double *Z = w->r[l];
+        if (l < L - 1) {
+            const double *s = w->s[l];
+            for (size_t i = 0; i < cnt; i++) Z[i] += s[i] * abar[i];
+        }
+        const double *A_in = l > 0 ? w->a[l - 1] : w->x;
+        if (dparams) accumulate_layer_grad(m, w, l, Z, A_in, B, dparams);
+        const double *W = params + m->w_off[l];
+        if (l > 0)
+            gemm(w, 0, 0, B, n_in, n_out, 1.0, Z, n_out, W, n_in, 0.0, abar, n_in);
+        else if (dx)
+            gemm(w, 0, 0, B, n_in, n_out, 1.0, Z, n_out, W, n_in, 1.0, dx, ldx);
+    }
+}
+
+static int check_sweep1(const imp_mlp *m, const imp_mlp_work *w, int B)
+{
+    int st = check_scalar(m);
+    if (st == IMP_OK) st = imp_mlp_work_check(m, w, B);
+    if (st == IMP_OK && w->sweep1_batch != B)
+        st = imp_fail(IMP_ERR_INVALID,
+                      "B: sweep 2 over %d rows, but the cached sweep 1 has %d (0 = none)", B,
+                      w->sweep1_batch);
+    return st;
+}
+
+void imp_mlp_grad_input_vjp(const imp_mlp *m, const double *params, const double *gbar, int B,
+                            double *dparams, double *dx, imp_mlp_work *w)
+{
+    if (check_sweep1(m, w, B) != IMP_OK) {
+        fill_nan(dparams, m->n_params);
+        if (B > 0) fill_nan(dx, (size_t)B * (size_t)m->sizes[0]);
+        return;
+    }
+    sweep2(m, params, gbar, B, dparams, dx, m->sizes[0], w);
+}
+
+void imp_mlp_hessian_input(const imp_mlp *m, const double *params, int B, double *H,
+                           imp_mlp_work *w)
+{
+    int d = m->sizes[0];
+    if (check_sweep1(m, w, B) != IMP_OK) {
+        if (B > 0) fill_nan(H, (size_t)B * (size_t)d * (size_t)d);
+        return;
+    }
+    memset(H, 0, (size_t)B * (size_t)d * (size_t)d * sizeof(double));
+    /* Row k of each row's Hessian is the HVP seeded with gbar = e_k (the
+     * Hessian is symmetric); it lands in H[b][k][:] by a leading dimension
+     * of d*d. */
+    for (int k = 0; k < d; k++) {
+        memset(w->unit, 0, (size_t)B * (size_t)d * sizeof(double));
+        for (int b = 0; b < B; b++) w->unit[(size_t)b * d + k] = 1.0;
+        sweep2(m, params, w->unit, B, NULL, H + (size_t)k * d, d * d, w);
+    }
+}

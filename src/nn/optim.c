@@ -1,0 +1,81 @@
+/* Optimisers and learning-rate schedules. */
+#include "impulse/nn.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+int imp_adam_init(imp_adam *opt, size_t n, double lr, double beta1, double beta2, double eps,
+                  double weight_decay)
+{
+    if (!opt) return imp_fail(IMP_ERR_INVALID, "adam: NULL optimiser");
+    opt->m = opt->v = NULL;
+    if (n == 0) return imp_fail(IMP_ERR_INVALID, "n: no parameters to optimise");
+    if (!(lr > 0.0) || !isfinite(lr)) return imp_fail(IMP_ERR_INVALID, "lr: %g, want > 0", lr);
+    if (!(beta1 >= 0.0 && beta1 < 1.0))
+        return imp_fail(IMP_ERR_INVALID, "beta1: %g, want [0, 1)", beta1);
+    if (!(beta2 >= 0.0 && beta2 < 1.0))
+        return imp_fail(IMP_ERR_INVALID, "beta2: %g, want [0, 1)", beta2);
+    if (!(eps >= 0.0) || !isfinite(eps)) return imp_fail(IMP_ERR_INVALID, "eps: %g, want >= 0", eps);
+    if (!(weight_decay >= 0.0) || !isfinite(weight_decay))
+        return imp_fail(IMP_ERR_INVALID, "weight_decay: %g, want >= 0", weight_decay);
+    opt->m = calloc(n, sizeof(double));
+    opt->v = calloc(n, sizeof(double));
+    if (!opt->m || !opt->v) {
+        imp_adam_free(opt);
+        return imp_fail(IMP_ERR_NOMEM, "adam: cannot allocate moments for %zu parameters", n);
+    }
+    opt->n = n;
+    opt->lr = lr;
+    opt->beta1 = beta1;
+    opt->beta2 = beta2;
+    opt->eps = eps;
+    opt->weight_decay = weight_decay;
+    opt->t = 0;
+    opt->eps_hat = 0;
+    return IMP_OK;
+}
+
+void imp_adam_free(imp_adam *opt)
+{
+    if (!opt) return;
+    free(opt->m);
+    free(opt->v);
+    opt->m = opt->v = NULL;
+}
+
+void imp_adam_step(imp_adam *opt, double *params, const double *grad, double lr)
+{
+    opt->t++;
+    double b1 = opt->beta1, b2 = opt->beta2, eps = opt->eps;
+    double bc1 = 1.0 - pow(b1, (double)opt->t), bc2 = 1.0 - pow(b2, (double)opt->t);
+    /* AdamW (Loshchilov & Hutter 2019, PyTorch semantics): the decay uses
+     * the scheduled lr and acts before, and apart from, the moment update. */
+    double decay = 1.0 - lr * opt->weight_decay;
+    double *m = opt->m, *v = opt->v;
+    if (opt->eps_hat) {
+        double alpha = lr * sqrt(bc2) / bc1;
+        for (size_t i = 0; i < opt->n; i++) {
+            double g = grad[i];
+            m[i] = b1 * m[i] + (1.0 - b1) * g;
+            v[i] = b2 * v[i] + (1.0 - b2) * g * g;
+            params[i] = params[i] * decay - alpha * m[i] / (sqrt(v[i]) + eps);
+        }
+    } else {
+        double step = lr / bc1, inv_sqrt_bc2 = 1.0 / sqrt(bc2);
+        for (size_t i = 0; i < opt->n; i++) {
+            double g = grad[i];
+            m[i] = b1 * m[i] + (1.0 - b1) * g;
+            v[i] = b2 * v[i] + (1.0 - b2) * g * g;
+            params[i] = params[i] * decay - step * m[i] / (sqrt(v[i]) * inv_sqrt_bc2 + eps);
+        }
+    }
+}
+
+double imp_cosine_lr(double lr0, double lr_min, long step, long total)
+{
+    if (total <= 0) return lr0;
+    if (step < 0) step = 0;
+    if (step > total) step = total;
+    const double pi = 3.14159265358979323846;
+    return lr_min + (lr0 - lr_min) * 0.5 * (1.0 + cos(pi * (double)step / (double)total));
+}

@@ -1,0 +1,785 @@
+/* nn: every derivative of the MLP kernels against central differences
+ * (and complex steps for sweep 1 and sweep 2), BLAS against the reference
+ * loops, losses, L2, Glorot init, Adam/AdamW against PyTorch numbers,
+ * cosine endpoints, and misuse (bad shapes, batch overflow, missing cache).
+ *
+ * Gradient checks compare block by block (each layer's W, each b, dx) with
+ * err = max|analytic - numeric| / max(max|numeric|, 1e-3) < 1e-6. Central
+ * differences with h = 1e-5 are good to ~1e-10 here, while a wrong sign or a
+ * missing factor gives an error of order 1; check_detects() shows on each
+ * kind of check that a corrupted gradient is caught. */
+#include "impulse/nn.h"
+#include "nn/mlp_internal.h"
+#include "test.h"
+
+#include <complex.h>
+#include <stdint.h>
+
+#define FD_H 1e-5
+#define GRAD_TOL 1e-6
+#define GRAD_FLOOR 1e-3
+#define MAXP 512
+#define MAXB 8
+#define MAXIN 8
+
+typedef struct {
+    int n_layers;
+    int sizes[6];
+} shape;
+
+/* scalar outputs (sweeps) and general outputs (forward/backward) */
+static const shape scalar_shapes[] = {
+    {1, {3, 1}}, {2, {1, 6, 1}}, {3, {3, 7, 5, 1}}, {4, {2, 4, 3, 5, 1}}};
+static const shape vector_shapes[] = {{1, {3, 2}}, {2, {2, 5, 1}}, {3, {4, 6, 5, 3}}};
+#define N_SCALAR (int)(sizeof scalar_shapes / sizeof scalar_shapes[0])
+#define N_VECTOR (int)(sizeof vector_shapes / sizeof vector_shapes[0])
+
+static const imp_activation all_acts[] = {IMP_ACT_IDENTITY, IMP_ACT_TANH, IMP_ACT_SOFTPLUS,
+                                          IMP_ACT_RELU, IMP_ACT_SIGMOID};
+
+static void fill_uniform(imp_rng *rng, double *p, size_t n, double lo, double hi)
+{
+    for (size_t i = 0; i < n; i++) p[i] = imp_rng_uniform_range(rng, lo, hi);
+}
+
+/* Glorot weights plus non-zero biases, so that bias gradients are exercised. */
+static void random_params(const imp_mlp *m, double *params, imp_rng *rng)
+{
+    imp_mlp_init_params(m, params, rng);
+    for (int l = 0; l < m->n_layers; l++)
+        if (m->b_off[l] != SIZE_MAX) fill_uniform(rng, params + m->b_off[l], (size_t)m->sizes[l + 1], -0.5, 0.5);
+    /* a little larger than Glorot so that curvature terms are not tiny */
+    for (int l = 0; l < m->n_layers; l++)
+        for (int i = 0; i < m->sizes[l] * m->sizes[l + 1]; i++) params[m->w_off[l] + (size_t)i] *= 1.5;
+}
+
+static double block_err(const double *an, const double *num, size_t n)
+{
+    return test_grad_rel_err(an, num, n, GRAD_FLOOR);
+}
+
+/* Compare per block: W_l, b_l for every layer. */
+static double param_err(const imp_mlp *m, const double *an, const double *num)
+{
+    double worst = 0.0;
+    for (int l = 0; l < m->n_layers; l++) {
+        double e = block_err(an + m->w_off[l], num + m->w_off[l], (size_t)m->sizes[l] * (size_t)m->sizes[l + 1]);
+        if (e > worst) worst = e;
+        if (m->b_off[l] != SIZE_MAX) {
+            e = block_err(an + m->b_off[l], num + m->b_off[l], (size_t)m->sizes[l + 1]);
+            if (e > worst) worst = e;
+        }
+    }
+    return worst;
+}
+
+/* A check that cannot fail is a defect: corrupt the analytic gradient (one
+ * sign flip; separately one 1e-4 relative scale error) and make sure the
+ * same error measure rejects it. */
+static void check_detects(const double *an, const double *num, size_t n, const char *what)
+{
+    double bad[MAXP] = {0};
+    if (n == 0 || n > MAXP) return;
+    size_t imax = 0;
+    for (size_t i = 0; i < n; i++)
+        if (fabs(num[i]) > fabs(num[imax])) imax = i;
+    if (fabs(num[imax]) < 10 * GRAD_FLOOR) return; /* nothing to corrupt */
+    memcpy(bad, an, n * sizeof(double));
+    bad[imax] = -bad[imax];
+    CHECK_MSG(block_err(bad, num, n) > GRAD_TOL, "%s: a sign flip went unnoticed", what);
+    memcpy(bad, an, n * sizeof(double));
+    for (size_t i = 0; i < n; i++) bad[i] *= 1.0 + 1e-4;
+    CHECK_MSG(block_err(bad, num, n) > GRAD_TOL, "%s: a 1e-4 scale error went unnoticed", what);
+}
+
+/* Gradients accumulate (+=): run each pass on top of a random baseline and
+ * subtract it afterwards, so that an overwrite (beta = 0) is caught. */
+static double baseline_p[MAXP], baseline_x[MAXB * MAXIN];
+static void accumulate_check_begin(double *dp, size_t np_, double *dx, size_t nx, imp_rng *rng)
+{
+    fill_uniform(rng, baseline_p, np_, -1, 1);
+    fill_uniform(rng, baseline_x, nx, -1, 1);
+    memcpy(dp, baseline_p, np_ * sizeof(double));
+    memcpy(dx, baseline_x, nx * sizeof(double));
+}
+static void accumulate_check_end(double *dp, size_t np_, double *dx, size_t nx)
+{
+    for (size_t i = 0; i < np_; i++) dp[i] -= baseline_p[i];
+    for (size_t i = 0; i < nx; i++) dx[i] -= baseline_x[i];
+}
+
+/* ---- scalar objectives for finite differences ---- */
+
+static double out_dot(const imp_mlp *m, const double *params, const double *x, int B, const double *c,
+                      imp_mlp_work *w)
+{
+    double y[MAXB * 4];
+    imp_mlp_forward(m, params, x, B, y, w);
+    double s = 0.0;
+    for (int i = 0; i < B * m->sizes[m->n_layers]; i++) s += c[i] * y[i];
+    return s;
+}
+
+static double sum_V(const imp_mlp *m, const double *params, const double *x, int B, imp_mlp_work *w)
+{
+    double g[MAXB * MAXIN], V[MAXB];
+    imp_mlp_grad_input(m, params, x, B, g, V, w);
+    double s = 0.0;
+    for (int b = 0; b < B; b++) s += V[b];
+    return s;
+}
+
+static double g_dot(const imp_mlp *m, const double *params, const double *x, int B, const double *gbar,
+                    imp_mlp_work *w)
+{
+    double g[MAXB * MAXIN];
+    imp_mlp_grad_input(m, params, x, B, g, NULL, w);
+    double s = 0.0;
+    for (int i = 0; i < B * m->sizes[0]; i++) s += gbar[i] * g[i];
+    return s;
+}
+
+typedef double (*objective)(const imp_mlp *, const double *, const double *, int, const double *,
+                            imp_mlp_work *);
+
+static double obj_V(const imp_mlp *m, const double *p, const double *x, int B, const double *unused,
+                    imp_mlp_work *w)
+{
+    (void)unused;
+    return sum_V(m, p, x, B, w);
+}
+
+/* Central differences of f wrt all params and all x. */
+static void fd_grads(objective f, const imp_mlp *m, double *params, double *x, int B,
+                     const double *aux, imp_mlp_work *w, double *dp, double *dx)
+{
+    for (size_t i = 0; i < m->n_params; i++) {
+        double keep = params[i];
+        params[i] = keep + FD_H;
+        double fp = f(m, params, x, B, aux, w);
+        params[i] = keep - FD_H;
+        double fm = f(m, params, x, B, aux, w);
+        params[i] = keep;
+        dp[i] = (fp - fm) / (2 * FD_H);
+    }
+    for (int i = 0; i < B * m->sizes[0]; i++) {
+        double keep = x[i];
+        x[i] = keep + FD_H;
+        double fp = f(m, params, x, B, aux, w);
+        x[i] = keep - FD_H;
+        double fm = f(m, params, x, B, aux, w);
+        x[i] = keep;
+        dx[i] = (fp - fm) / (2 * FD_H);
+    }
+}
+
+static int make_net(imp_mlp *m, const shape *sh, imp_activation hid, imp_activation out, int last_bias)
+{
+    return imp_mlp_init(m, sh->n_layers, sh->sizes, hid, out, last_bias);
+}
+
+/* ---- backward: params and inputs, every activation, any output size ---- */
+static void test_backward_fd(void)
+{
+    imp_rng rng;
+    imp_rng_seed(&rng, 101);
+    double worst = 0.0;
+    int cases = 0, detect_done = 0;
+    for (int si = 0; si < N_VECTOR + N_SCALAR; si++) {
+        const shape *sh = si < N_VECTOR ? &vector_shapes[si] : &scalar_shapes[si - N_VECTOR];
+        for (int hi = 0; hi < 5; hi++)
+            for (int oi = 0; oi < 5; oi++)
+                for (int lb = 0; lb <= 1; lb++) {
+                    imp_mlp m;
+                    CHECK_OK(make_net(&m, sh, all_acts[hi], all_acts[oi], lb));
+                    int B = 3, in = m.sizes[0], out = m.sizes[m.n_layers];
+                    double params[MAXP], x[MAXB * MAXIN], c[MAXB * 4], y[MAXB * 4];
+                    double dp[MAXP] = {0}, dx[MAXB * MAXIN] = {0}, np_[MAXP], nx[MAXB * MAXIN];
+                    random_params(&m, params, &rng);
+                    fill_uniform(&rng, x, (size_t)(B * in), -1.5, 1.5);
+                    fill_uniform(&rng, c, (size_t)(B * out), -1.0, 1.0);
+                    imp_mlp_work *w = imp_mlp_work_new(&m, B);
+                    imp_mlp_forward(&m, params, x, B, y, w);
+                    accumulate_check_begin(dp, m.n_params, dx, (size_t)(B * in), &rng);
+                    imp_mlp_backward(&m, params, c, B, dp, dx, w);
+                    accumulate_check_end(dp, m.n_params, dx, (size_t)(B * in));
+                    fd_grads(out_dot, &m, params, x, B, c, w, np_, nx);
+                    double ep = param_err(&m, dp, np_), ex = block_err(dx, nx, (size_t)(B * in));
+                    CHECK_MSG(ep < GRAD_TOL && ex < GRAD_TOL,
+                              "backward shape %d hidden %s out %s bias %d: err params %.2e x %.2e", si,
+                              imp_activation_name(all_acts[hi]), imp_activation_name(all_acts[oi]), lb, ep, ex);
+                    worst = fmax(worst, fmax(ep, ex));
+                    if (!detect_done && all_acts[hi] == IMP_ACT_TANH && m.n_layers >= 2) {
+                        check_detects(dp, np_, m.n_params, "backward dparams");
+                        check_detects(dx, nx, (size_t)(B * in), "backward dx");
+                        detect_done = 1;
+                    }
+                    /* accumulation: a second backward adds the same again */
+                    double dp2[MAXP];
+                    memcpy(dp2, dp, sizeof dp2);
+                    imp_mlp_forward(&m, params, x, B, y, w); /* the FD left another x cached */
+                    imp_mlp_backward(&m, params, c, B, dp2, NULL, w);
+                    int ok = 1;
+                    for (size_t i = 0; i < m.n_params; i++) ok &= fabs(dp2[i] - 2 * dp[i]) <= 1e-12 * (1 + fabs(dp[i]));
+                    CHECK_MSG(ok, "backward does not accumulate (+=)");
+                    imp_mlp_work_free(w);
+                    cases++;
+                }
+    }
+    printf("backward: %d networks, worst relative error %.2e\n", cases, worst);
+}
+
+/* ---- sweep 1 (g = dV/dx) and sweep 2 (VJP of g) ---- */
+static void test_sweeps_fd(void)
+{
+    imp_rng rng;
+    imp_rng_seed(&rng, 202);
+    double worst1 = 0.0, worst2 = 0.0;
+    int cases = 0, detect_done = 0;
+    for (int si = 0; si < N_SCALAR; si++)
+        for (int hi = 0; hi < 5; hi++)
+            for (int oi = 0; oi < 5; oi++)
+                for (int lb = 0; lb <= 1; lb++) {
+                    imp_mlp m;
+                    CHECK_OK(make_net(&m, &scalar_shapes[si], all_acts[hi], all_acts[oi], lb));
+                    int B = 4, in = m.sizes[0];
+                    double params[MAXP], x[MAXB * MAXIN], gbar[MAXB * MAXIN], g[MAXB * MAXIN], V[MAXB], y[MAXB];
+                    double dp[MAXP] = {0}, dx[MAXB * MAXIN] = {0}, np_[MAXP], nx[MAXB * MAXIN];
+                    random_params(&m, params, &rng);
+                    fill_uniform(&rng, x, (size_t)(B * in), -1.5, 1.5);
+                    fill_uniform(&rng, gbar, (size_t)(B * in), -1.0, 1.0);
+                    imp_mlp_work *w = imp_mlp_work_new(&m, MAXB);
+
+                    /* sweep 1 against FD of V; V against the forward pass */
+                    imp_mlp_forward(&m, params, x, B, y, w);
+                    imp_mlp_grad_input(&m, params, x, B, g, V, w);
+                    int same = 1;
+                    for (int b = 0; b < B; b++) same &= V[b] == y[b];
+                    CHECK_MSG(same, "grad_input V differs from forward");
+                    fd_grads(obj_V, &m, params, x, B, NULL, w, np_, nx);
+                    double e1 = block_err(g, nx, (size_t)(B * in));
+                    CHECK_MSG(e1 < GRAD_TOL, "sweep 1 shape %d hidden %s out %s bias %d: err %.2e", si,
+                              imp_activation_name(all_acts[hi]), imp_activation_name(all_acts[oi]), lb, e1);
+                    worst1 = fmax(worst1, e1);
+
+                    /* sweep 2 against FD of <gbar, g(x; theta)> */
+                    imp_mlp_grad_input(&m, params, x, B, g, NULL, w);
+                    accumulate_check_begin(dp, m.n_params, dx, (size_t)(B * in), &rng);
+                    imp_mlp_grad_input_vjp(&m, params, gbar, B, dp, dx, w);
+                    accumulate_check_end(dp, m.n_params, dx, (size_t)(B * in));
+                    fd_grads(g_dot, &m, params, x, B, gbar, w, np_, nx);
+                    double ep = param_err(&m, dp, np_), ex = block_err(dx, nx, (size_t)(B * in));
+                    CHECK_MSG(ep < GRAD_TOL && ex < GRAD_TOL,
+                              "sweep 2 shape %d hidden %s out %s bias %d: err params %.2e x %.2e", si,
+                              imp_activation_name(all_acts[hi]), imp_activation_name(all_acts[oi]), lb, ep, ex);
+                    worst2 = fmax(worst2, fmax(ep, ex));
+                    if (!detect_done && all_acts[hi] == IMP_ACT_SOFTPLUS && m.n_layers >= 3) {
+                        check_detects(g, nx, (size_t)(B * in), "sweep 1 g");
+                        check_detects(dp, np_, m.n_params, "sweep 2 dparams");
+                        check_detects(dx, nx, (size_t)(B * in), "sweep 2 dx");
+                        detect_done = 1;
+                    }
+
+                    /* sweep 2 keeps the sweep 1 cache: a second call with
+                     * dparams = NULL gives the same dx (now the HVP alone) */
+                    imp_mlp_grad_input(&m, params, x, B, g, NULL, w);
+                    double dxa[MAXB * MAXIN] = {0}, dxb[MAXB * MAXIN] = {0};
+                    imp_mlp_grad_input_vjp(&m, params, gbar, B, NULL, dxa, w);
+                    imp_mlp_grad_input_vjp(&m, params, gbar, B, NULL, dxb, w);
+                    same = 1;
+                    for (int i = 0; i < B * in; i++) same &= dxa[i] == dxb[i] && fabs(dxa[i] - dx[i]) <= 1e-12 * (1 + fabs(dx[i]));
+                    CHECK_MSG(same, "repeated sweep 2 or dparams = NULL changes dx");
+                    imp_mlp_work_free(w);
+                    cases++;
+                }
+    printf("sweeps: %d networks, worst relative error sweep 1 %.2e, sweep 2 %.2e\n", cases, worst1, worst2);
+}
+
+/* ---- per-row Hessians against FD of g ---- */
+static void test_hessian(void)
+{
+    imp_rng rng;
+    imp_rng_seed(&rng, 303);
+    for (int oi = 0; oi < 5; oi++) {
+        imp_mlp m;
+        int sizes[] = {3, 6, 5, 1};
+        CHECK_OK(imp_mlp_init(&m, 3, sizes, IMP_ACT_TANH, all_acts[oi], 1));
+        int B = 3, d = 3;
+        double params[MAXP], x[MAXB * MAXIN], g[MAXB * MAXIN], gp[MAXB * MAXIN], gm[MAXB * MAXIN];
+        double H[MAXB * MAXIN * MAXIN], Hn[MAXB * MAXIN * MAXIN];
+        random_params(&m, params, &rng);
+        fill_uniform(&rng, x, (size_t)(B * d), -1.0, 1.0);
+        imp_mlp_work *w = imp_mlp_work_new(&m, B);
+        for (int k = 0; k < d; k++) {
+            double xs[MAXB * MAXIN];
+            memcpy(xs, x, sizeof xs);
+            for (int b = 0; b < B; b++) xs[b * d + k] = x[b * d + k] + FD_H;
+            imp_mlp_grad_input(&m, params, xs, B, gp, NULL, w);
+            for (int b = 0; b < B; b++) xs[b * d + k] = x[b * d + k] - FD_H;
+            imp_mlp_grad_input(&m, params, xs, B, gm, NULL, w);
+            for (int b = 0; b < B; b++)
+                for (int j = 0; j < d; j++) Hn[(b * d + k) * d + j] = (gp[b * d + j] - gm[b * d + j]) / (2 * FD_H);
+        }
+        imp_mlp_grad_input(&m, params, x, B, g, NULL, w);
+        imp_mlp_hessian_input(&m, params, B, H, w);
+        double e = block_err(H, Hn, (size_t)(B * d * d));
+        CHECK_MSG(e < GRAD_TOL, "hessian output %s: err %.2e", imp_activation_name(all_acts[oi]), e);
+        check_detects(H, Hn, (size_t)(B * d * d), "hessian");
+        double asym = 0.0;
+        for (int b = 0; b < B; b++)
+            for (int i = 0; i < d; i++)
+                for (int j = 0; j < d; j++) asym = fmax(asym, fabs(H[(b * d + i) * d + j] - H[(b * d + j) * d + i]));
+        CHECK(asym < 1e-12);
+        imp_mlp_work_free(w);
+    }
+}
+
+/* ---- complex step: an independent complex-valued sweep 1 in the test ---- */
+static double complex cact(imp_activation a, double complex z, double complex *s)
+{
+    double complex v;
+    switch (a) {
+    case IMP_ACT_TANH: v = ctanh(z); *s = 1 - v * v; return v;
+    case IMP_ACT_SIGMOID: v = 1 / (1 + cexp(-z)); *s = v * (1 - v); return v;
+    case IMP_ACT_SOFTPLUS: *s = 1 / (1 + cexp(-z)); return clog(1 + cexp(z));
+    default: *s = 1; return z;
+    }
+}
+
+/* g(x; theta) for one row, all in complex arithmetic (dense loops). */
+static void csweep1(const imp_mlp *m, const double complex *p, const double complex *x, double complex *g)
+{
+    double complex a[IMP_MLP_MAX_LAYERS + 1][16], s[IMP_MLP_MAX_LAYERS][16], e[16], d[16];
+    int L = m->n_layers;
+    for (int i = 0; i < m->sizes[0]; i++) a[0][i] = x[i];
+    for (int l = 0; l < L; l++) {
+        imp_activation act = l == L - 1 ? m->output_act : m->hidden_act;
+        for (int j = 0; j < m->sizes[l + 1]; j++) {
+            double complex z = m->b_off[l] != SIZE_MAX ? p[m->b_off[l] + (size_t)j] : 0;
+            for (int i = 0; i < m->sizes[l]; i++) z += p[m->w_off[l] + (size_t)(j * m->sizes[l] + i)] * a[l][i];
+            a[l + 1][j] = cact(act, z, &s[l][j]);
+        }
+    }
+    e[0] = 1;
+    for (int l = L - 1; l >= 0; l--) {
+        for (int j = 0; j < m->sizes[l + 1]; j++) d[j] = s[l][j] * e[j];
+        for (int i = 0; i < m->sizes[l]; i++) {
+            e[i] = 0;
+            for (int j = 0; j < m->sizes[l + 1]; j++) e[i] += d[j] * p[m->w_off[l] + (size_t)(j * m->sizes[l] + i)];
+        }
+    }
+    for (int i = 0; i < m->sizes[0]; i++) g[i] = e[i];
+}
+
+static void test_complex_step(void)
+{
+    const double hc = 1e-30;
+    imp_rng rng;
+    imp_rng_seed(&rng, 404);
+    imp_activation smooth[] = {IMP_ACT_TANH, IMP_ACT_SOFTPLUS, IMP_ACT_SIGMOID, IMP_ACT_IDENTITY};
+    double worst = 0.0;
+    for (int hi = 0; hi < 4; hi++)
+        for (int oi = 0; oi < 4; oi++) {
+            imp_mlp m;
+            int sizes[] = {3, 7, 5, 1};
+            CHECK_OK(imp_mlp_init(&m, 3, sizes, smooth[hi], smooth[oi], oi % 2));
+            int B = 2, d = 3;
+            double params[MAXP], x[MAXB * MAXIN], gbar[MAXB * MAXIN], g[MAXB * MAXIN];
+            double dp[MAXP] = {0}, dx[MAXB * MAXIN] = {0}, cp_[MAXP] = {0}, cx[MAXB * MAXIN];
+            random_params(&m, params, &rng);
+            fill_uniform(&rng, x, (size_t)(B * d), -1.5, 1.5);
+            fill_uniform(&rng, gbar, (size_t)(B * d), -1.0, 1.0);
+            imp_mlp_work *w = imp_mlp_work_new(&m, B);
+            imp_mlp_grad_input(&m, params, x, B, g, NULL, w);
+            imp_mlp_grad_input_vjp(&m, params, gbar, B, dp, dx, w);
+            double complex P[MAXP], X[MAXIN], G[MAXIN];
+            for (size_t i = 0; i < m.n_params; i++) P[i] = params[i];
+            double gref_err = 0.0;
+            for (int b = 0; b < B; b++) {
+                for (int i = 0; i < d; i++) X[i] = x[b * d + i];
+                csweep1(&m, P, X, G);
+                for (int i = 0; i < d; i++) gref_err = fmax(gref_err, fabs(creal(G[i]) - g[b * d + i]));
+                /* d<gbar_b, g_b>/dtheta_i = Im(<gbar_b, g_b(theta + i hc e_i)>)/hc */
+                for (size_t k = 0; k < m.n_params; k++) {
+                    P[k] = params[k] + I * hc;
+                    csweep1(&m, P, X, G);
+                    P[k] = params[k];
+                    double s = 0.0;
+                    for (int i = 0; i < d; i++) s += gbar[b * d + i] * cimag(G[i]) / hc;
+                    cp_[k] += s;
+                }
+                for (int k = 0; k < d; k++) {
+                    X[k] = x[b * d + k] + I * hc;
+                    csweep1(&m, P, X, G);
+                    X[k] = x[b * d + k];
+                    double s = 0.0;
+                    for (int i = 0; i < d; i++) s += gbar[b * d + i] * cimag(G[i]) / hc;
+                    cx[b * d + k] = s;
+                }
+            }
+            CHECK_MSG(gref_err < 1e-13, "complex reference sweep 1 disagrees: %.2e", gref_err);
+            double ep = param_err(&m, dp, cp_), ex = block_err(dx, cx, (size_t)(B * d));
+            CHECK_MSG(ep < 1e-12 && ex < 1e-12, "complex step sweep 2 hidden %s out %s: err %.2e %.2e",
+                      imp_activation_name(smooth[hi]), imp_activation_name(smooth[oi]), ep, ex);
+            worst = fmax(worst, fmax(ep, ex));
+            imp_mlp_work_free(w);
+        }
+    printf("complex step: worst relative error of sweep 2 %.2e\n", worst);
+}
+
+/* ---- BLAS path against the reference loops ---- */
+static double max_rel_diff(const double *a, const double *b, size_t n)
+{
+    double num = 0.0, den = 1e-300;
+    for (size_t i = 0; i < n; i++) {
+        num = fmax(num, fabs(a[i] - b[i]));
+        den = fmax(den, fabs(b[i]));
+    }
+    return num / den;
+}
+
+static void test_blas_vs_reference(void)
+{
+    imp_rng rng;
+    imp_rng_seed(&rng, 505);
+    for (int outn = 1; outn <= 3; outn += 2) {
+        imp_mlp m;
+        int sizes[] = {5, 40, 30, 24, outn};
+        CHECK_OK(imp_mlp_init(&m, 4, sizes, outn == 1 ? IMP_ACT_SOFTPLUS : IMP_ACT_TANH,
+                              outn == 1 ? IMP_ACT_TANH : IMP_ACT_SIGMOID, outn == 1));
+        int B = 17;
+        size_t np_ = m.n_params;
+        double *params = malloc(np_ * sizeof(double));
+        double x[17 * 5], dy[17 * 3], gbar[17 * 5];
+        double y[2][17 * 3], dx[2][17 * 5], g[2][17 * 5], V[2][17], hx[2][17 * 5], H[2][17 * 25];
+        double *dp[2] = {calloc(np_, sizeof(double)), calloc(np_, sizeof(double))};
+        double *dp2[2] = {calloc(np_, sizeof(double)), calloc(np_, sizeof(double))};
+        random_params(&m, params, &rng);
+        fill_uniform(&rng, x, sizeof x / sizeof x[0], -1, 1);
+        fill_uniform(&rng, dy, sizeof dy / sizeof dy[0], -1, 1);
+        fill_uniform(&rng, gbar, sizeof gbar / sizeof gbar[0], -1, 1);
+        imp_mlp_work *w = imp_mlp_work_new(&m, 32);
+        for (int ref = 0; ref < 2; ref++) {
+            imp_mlp_work_set_reference(w, ref);
+            memset(dx[ref], 0, sizeof dx[ref]);
+            memset(hx[ref], 0, sizeof hx[ref]);
+            imp_mlp_forward(&m, params, x, B, y[ref], w);
+            imp_mlp_backward(&m, params, dy, B, dp[ref], dx[ref], w);
+            if (outn == 1) {
+                imp_mlp_grad_input(&m, params, x, B, g[ref], V[ref], w);
+                imp_mlp_grad_input_vjp(&m, params, gbar, B, dp2[ref], hx[ref], w);
+                imp_mlp_hessian_input(&m, params, B, H[ref], w);
+            }
+        }
+        double e = max_rel_diff(y[0], y[1], (size_t)(B * outn));
+        e = fmax(e, max_rel_diff(dp[0], dp[1], np_));
+        e = fmax(e, max_rel_diff(dx[0], dx[1], (size_t)(B * 5)));
+        if (outn == 1) {
+            e = fmax(e, max_rel_diff(g[0], g[1], (size_t)(B * 5)));
+            e = fmax(e, max_rel_diff(V[0], V[1], (size_t)B));
+            e = fmax(e, max_rel_diff(dp2[0], dp2[1], np_));
+            e = fmax(e, max_rel_diff(hx[0], hx[1], (size_t)(B * 5)));
+            e = fmax(e, max_rel_diff(H[0], H[1], (size_t)(B * 25)));
+        }
+        CHECK_MSG(e < 1e-12, "BLAS and reference loops differ by %.2e (out %d)", e, outn);
+        /* and the comparison is not vacuous */
+        CHECK(max_rel_diff(dp[0], dp2[0], np_) > 1e-3 || outn != 1);
+        imp_mlp_work_free(w);
+        free(params);
+        for (int k = 0; k < 2; k++) free(dp[k]), free(dp2[k]);
+    }
+}
+
+/* ---- description, init, L2 ---- */
+static void test_init_and_l2(void)
+{
+    imp_mlp m;
+    int sizes[] = {4, 300, 200, 1};
+    CHECK_OK(imp_mlp_init(&m, 3, sizes, IMP_ACT_TANH, IMP_ACT_IDENTITY, 0));
+    CHECK(m.n_params == (size_t)(4 * 300 + 300 + 300 * 200 + 200 + 200));
+    CHECK(m.w_off[0] == 0 && m.b_off[0] == 1200 && m.w_off[1] == 1500 && m.b_off[2] == SIZE_MAX);
+    double *p = malloc(m.n_params * sizeof(double));
+    imp_rng rng;
+    imp_rng_seed(&rng, 9);
+    imp_mlp_init_params(&m, p, &rng);
+    /* layer 1: U(-r, r), r = sqrt(6/500): max near r, variance r^2/3 */
+    double r = sqrt(6.0 / 500.0), mx = 0.0, s2 = 0.0;
+    size_t n = 300 * 200;
+    for (size_t i = 0; i < n; i++) {
+        double v = p[m.w_off[1] + i];
+        mx = fmax(mx, fabs(v));
+        s2 += v * v;
+    }
+    CHECK(mx <= r && mx > 0.999 * r);
+    CHECK_CLOSE(s2 / (double)n, r * r / 3.0, 0.02, 0);
+    int zero = 1;
+    for (int j = 0; j < 300; j++) zero &= p[m.b_off[0] + (size_t)j] == 0.0;
+    CHECK(zero);
+    free(p);
+
+    /* L2 value and gradient (FD), kernels only */
+    int small[] = {2, 3, 1};
+    CHECK_OK(imp_mlp_init(&m, 2, small, IMP_ACT_TANH, IMP_ACT_IDENTITY, 1));
+    double q[MAXP], dq[MAXP] = {0}, nq[MAXP];
+    fill_uniform(&rng, q, m.n_params, -1, 1);
+    double lambda = 0.05, want = 0.0;
+    for (int i = 0; i < 6; i++) want += q[m.w_off[0] + (size_t)i] * q[m.w_off[0] + (size_t)i];
+    for (int i = 0; i < 3; i++) want += q[m.w_off[1] + (size_t)i] * q[m.w_off[1] + (size_t)i];
+    CHECK_CLOSE(imp_mlp_l2(&m, q, lambda, dq), lambda * want, 1e-14, 0);
+    for (size_t i = 0; i < m.n_params; i++) {
+        double keep = q[i];
+        q[i] = keep + FD_H;
+        double fp = imp_mlp_l2(&m, q, lambda, NULL);
+        q[i] = keep - FD_H;
+        double fm = imp_mlp_l2(&m, q, lambda, NULL);
+        q[i] = keep;
+        nq[i] = (fp - fm) / (2 * FD_H);
+    }
+    CHECK(param_err(&m, dq, nq) < GRAD_TOL);
+    check_detects(dq, nq, m.n_params, "l2");
+    CHECK(dq[m.b_off[0]] == 0.0 && dq[m.b_off[1]] == 0.0);
+
+    /* activation names */
+    imp_activation a;
+    CHECK_OK(imp_activation_from_name("softplus", &a));
+    CHECK(a == IMP_ACT_SOFTPLUS);
+    CHECK_OK(imp_activation_from_name("linear", &a));
+    CHECK(a == IMP_ACT_IDENTITY);
+    CHECK_FAILS(imp_activation_from_name("gelu", &a), IMP_ERR_NOT_FOUND);
+    for (int k = 0; k < 5; k++) {
+        CHECK_OK(imp_activation_from_name(imp_activation_name(all_acts[k]), &a));
+        CHECK(a == all_acts[k]);
+    }
+}
+
+/* ---- activations at extreme inputs stay finite and accurate ---- */
+static void test_activation_extremes(void)
+{
+    double z[4] = {-800, -40, 40, 800}, s[4];
+    double zc[4];
+    memcpy(zc, z, sizeof z);
+    imp_act_forward(IMP_ACT_SOFTPLUS, zc, s, 4);
+    CHECK(zc[0] == 0.0 && s[0] == 0.0);
+    CHECK_CLOSE(zc[1], exp(-40.0), 1e-12, 0);
+    CHECK_CLOSE(s[1], exp(-40.0), 1e-12, 0);
+    CHECK(zc[3] == 800.0 && s[3] == 1.0);
+    memcpy(zc, z, sizeof z);
+    imp_act_forward(IMP_ACT_SIGMOID, zc, s, 4);
+    CHECK_CLOSE(zc[1], exp(-40.0), 1e-12, 0);
+    CHECK_CLOSE(s[2], exp(-40.0), 1e-12, 0);
+    CHECK(zc[3] == 1.0 && isfinite(s[3]) && isfinite(s[0]));
+}
+
+/* ---- misuse ---- */
+static void test_misuse(void)
+{
+    imp_mlp m;
+    int sizes[] = {2, 4, 1}, bad[] = {2, 0, 1}, vec[] = {2, 4, 3};
+    CHECK_FAILS(imp_mlp_init(&m, 0, sizes, IMP_ACT_TANH, IMP_ACT_IDENTITY, 1), IMP_ERR_INVALID);
+    CHECK_FAILS(imp_mlp_init(&m, IMP_MLP_MAX_LAYERS + 1, sizes, IMP_ACT_TANH, IMP_ACT_IDENTITY, 1), IMP_ERR_INVALID);
+    CHECK_FAILS(imp_mlp_init(&m, 2, bad, IMP_ACT_TANH, IMP_ACT_IDENTITY, 1), IMP_ERR_INVALID);
+    CHECK_FAILS(imp_mlp_init(&m, 2, sizes, (imp_activation)17, IMP_ACT_IDENTITY, 1), IMP_ERR_INVALID);
+    CHECK_FAILS(imp_mlp_init(&m, 2, sizes, IMP_ACT_TANH, IMP_ACT_IDENTITY, 2), IMP_ERR_INVALID);
+    CHECK_OK(imp_mlp_init(&m, 2, sizes, IMP_ACT_TANH, IMP_ACT_IDENTITY, 1));
+    imp_clear_error();
+    CHECK(imp_mlp_work_new(&m, 0) == NULL && imp_last_error()[0] != '\0');
+
+    double params[MAXP], x[8 * 2] = {0}, y[8], g[8 * 2], V[8], dp[MAXP], dx[8 * 2];
+    imp_rng rng;
+    imp_rng_seed(&rng, 1);
+    imp_mlp_init_params(&m, params, &rng);
+    imp_mlp_work *w = imp_mlp_work_new(&m, 4);
+    CHECK(imp_mlp_work_max_batch(w) == 4);
+    CHECK_OK(imp_mlp_work_check(&m, w, 4));
+    CHECK_FAILS(imp_mlp_work_check(&m, w, 5), IMP_ERR_SHAPE);
+    CHECK_FAILS(imp_mlp_work_check(&m, w, 0), IMP_ERR_SHAPE);
+
+    /* B > max_batch: outputs become NaN, message recorded, nothing overflows
+     * (the sanitizer build would catch an overflow here) */
+    imp_clear_error();
+    imp_mlp_forward(&m, params, x, 8, y, w);
+    CHECK(isnan(y[0]) && isnan(y[7]) && strstr(imp_last_error(), "B:") != NULL);
+    imp_mlp_grad_input(&m, params, x, 8, g, V, w);
+    CHECK(isnan(g[15]) && isnan(V[7]));
+
+    /* backward without a matching forward */
+    imp_mlp_work *w2 = imp_mlp_work_new(&m, 4);
+    memset(dp, 0, sizeof dp);
+    imp_clear_error();
+    imp_mlp_backward(&m, params, y, 2, dp, NULL, w2);
+    CHECK(isnan(dp[0]) && imp_last_error()[0] != '\0');
+    imp_mlp_forward(&m, params, x, 3, y, w2);
+    memset(dp, 0, sizeof dp);
+    imp_mlp_backward(&m, params, y, 2, dp, NULL, w2); /* batch mismatch */
+    CHECK(isnan(dp[0]));
+    /* sweep 2 without sweep 1 (a forward alone does not count) */
+    memset(dx, 0, sizeof dx);
+    imp_mlp_grad_input_vjp(&m, params, x, 3, NULL, dx, w2);
+    CHECK(isnan(dx[0]));
+    /* sweep 1 on a vector-output network */
+    imp_mlp mv;
+    CHECK_OK(imp_mlp_init(&mv, 2, vec, IMP_ACT_TANH, IMP_ACT_IDENTITY, 1));
+    imp_mlp_work *wv = imp_mlp_work_new(&mv, 4);
+    imp_clear_error();
+    imp_mlp_grad_input(&mv, params, x, 2, g, NULL, wv);
+    CHECK(isnan(g[0]) && strstr(imp_last_error(), "sizes[2]") != NULL);
+    /* a work space of another shape */
+    CHECK_FAILS(imp_mlp_work_check(&m, wv, 2), IMP_ERR_SHAPE);
+    imp_mlp_forward(&m, params, x, 2, y, wv);
+    CHECK(isnan(y[0]));
+    imp_mlp_work_free(w);
+    imp_mlp_work_free(w2);
+    imp_mlp_work_free(wv);
+    imp_mlp_work_free(NULL);
+}
+
+/* ---- losses ---- */
+static void test_losses(void)
+{
+    imp_rng rng;
+    imp_rng_seed(&rng, 606);
+    enum { N = 7 };
+    double p[N], t[N], gr[N], num[N];
+    fill_uniform(&rng, p, N, -2, 2);
+    fill_uniform(&rng, t, N, -2, 2);
+    double (*fns[2])(const double *, const double *, size_t, double *) = {imp_mse, imp_l1};
+    for (int k = 0; k < 2; k++) {
+        fns[k](p, t, N, gr);
+        for (int i = 0; i < N; i++) {
+            double keep = p[i];
+            p[i] = keep + FD_H;
+            double fp = fns[k](p, t, N, NULL);
+            p[i] = keep - FD_H;
+            double fm = fns[k](p, t, N, NULL);
+            p[i] = keep;
+            num[i] = (fp - fm) / (2 * FD_H);
+        }
+        CHECK(block_err(gr, num, N) < GRAD_TOL);
+        check_detects(gr, num, N, k ? "l1" : "mse");
+    }
+    double a[2] = {1.0, 3.0}, b[2] = {2.0, 0.0};
+    CHECK_CLOSE(imp_mse(a, b, 2, NULL), (1.0 + 9.0) / 2, 1e-15, 0);
+    CHECK_CLOSE(imp_l1(a, b, 2, NULL), (1.0 + 3.0) / 2, 1e-15, 0);
+    double g0[1];
+    imp_l1(a, a, 1, g0);
+    CHECK(g0[0] == 0.0);
+
+    /* BCE on probabilities: value, FD gradient inside, clamp outside */
+    double pr[N], lab[N], z[N];
+    fill_uniform(&rng, pr, N, 0.05, 0.95);
+    for (int i = 0; i < N; i++) lab[i] = i % 3 == 0 ? 0.3 : (double)(i % 2);
+    imp_bce(pr, lab, N, gr);
+    for (int i = 0; i < N; i++) {
+        double keep = pr[i];
+        pr[i] = keep + 1e-6;
+        double fp = imp_bce(pr, lab, N, NULL);
+        pr[i] = keep - 1e-6;
+        double fm = imp_bce(pr, lab, N, NULL);
+        pr[i] = keep;
+        num[i] = (fp - fm) / 2e-6;
+    }
+    CHECK(block_err(gr, num, N) < GRAD_TOL);
+    check_detects(gr, num, N, "bce");
+    double one = 1.0, zero = 0.0, half = 0.5;
+    CHECK_CLOSE(imp_bce(&half, &one, 1, NULL), log(2.0), 1e-15, 0);
+    CHECK_CLOSE(imp_bce(&zero, &one, 1, gr), -log(1e-7), 1e-12, 0); /* clamped, finite */
+    CHECK(gr[0] == 0.0);
+    CHECK_CLOSE(imp_bce(&one, &zero, 1, gr), -log1p(-(1.0 - 1e-7)), 1e-9, 0);
+    CHECK(gr[0] == 0.0);
+
+    /* BCE on logits equals BCE of sigmoid, gradient sigmoid - y */
+    fill_uniform(&rng, z, N, -4, 4);
+    for (int i = 0; i < N; i++) pr[i] = 1.0 / (1.0 + exp(-z[i]));
+    CHECK_CLOSE(imp_bce_logits(z, lab, N, gr), imp_bce(pr, lab, N, NULL), 1e-12, 0);
+    for (int i = 0; i < N; i++) {
+        double keep = z[i];
+        z[i] = keep + FD_H;
+        double fp = imp_bce_logits(z, lab, N, NULL);
+        z[i] = keep - FD_H;
+        double fm = imp_bce_logits(z, lab, N, NULL);
+        z[i] = keep;
+        num[i] = (fp - fm) / (2 * FD_H);
+    }
+    CHECK(block_err(gr, num, N) < GRAD_TOL);
+    double big = 800.0;
+    CHECK(isfinite(imp_bce_logits(&big, &zero, 1, gr)) && gr[0] == 1.0);
+}
+
+/* ---- optimisers: PyTorch 1.13 and hand-computed trajectories ---- */
+static void test_adam(void)
+{
+    static const double grads[3][3] = {{0.5, -2.0, 1e-3}, {0.1, -1.0, -3.0}, {-0.7, 0.25, 2.0}};
+    /* torch.optim.Adam(lr=0.1, betas=(0.9,0.999), eps=1e-8), float64 */
+    static const double adam[3][3] = {
+        {0.90000000199999997, -0.40000000050000001, 1.9000009999900001},
+        {0.81969590638465184, -0.30678203720851044, 1.9743923537626746},
+        {0.83482263486916053, -0.24227550431405509, 1.9867845434107847}};
+    /* torch.optim.AdamW(same, weight_decay=0.01) */
+    static const double adamw[3][3] = {
+        {0.89900000199999996, -0.39950000050000001, 1.89800099999},
+        {0.81779690638265179, -0.30588253720801045, 1.9704943527626846},
+        {0.83210583796077786, -0.24107012177634707, 1.9809160480580319}};
+    /* torch.optim.Adam(lr=0.05, betas=(0.5,0.8), eps=1e-3): eps matters here */
+    static const double adam_b[3][3] = {
+        {0.95009980039920161, -0.45002498750624687, 1.9750000000000001},
+        {0.91604300593062182, -0.4064099621954661, 2.0196939162766796},
+        {0.94487254650540198, -0.38833198386781548, 2.0130258135471362}};
+    /* Keras placement, same settings as adam_b (hand loop in Python) */
+    static const double keras_b[3][3] = {
+        {0.95022261124997498, -0.45005583926923659, 1.9845491502812527},
+        {0.91623196606236712, -0.40645982836964417, 2.0292297513317776},
+        {0.94503761748302628, -0.38838842851423699, 2.0225629906707927}};
+    struct { double lr, b1, b2, eps, wd; int hat; const double (*want)[3]; const char *name; } cases[] = {
+        {0.1, 0.9, 0.999, 1e-8, 0.0, 0, adam, "adam"},
+        {0.1, 0.9, 0.999, 1e-8, 0.01, 0, adamw, "adamw"},
+        {0.05, 0.5, 0.8, 1e-3, 0.0, 0, adam_b, "adam eps"},
+        {0.05, 0.5, 0.8, 1e-3, 0.0, 1, keras_b, "adam keras eps"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        imp_adam opt;
+        CHECK_OK(imp_adam_init(&opt, 3, cases[c].lr, cases[c].b1, cases[c].b2, cases[c].eps, cases[c].wd));
+        opt.eps_hat = cases[c].hat;
+        double p[3] = {1.0, -0.5, 2.0};
+        for (int s = 0; s < 3; s++) {
+            imp_adam_step(&opt, p, grads[s], opt.lr);
+            for (int i = 0; i < 3; i++)
+                CHECK_MSG(fabs(p[i] - cases[c].want[s][i]) <= 1e-14, "%s step %d param %d: %.17g want %.17g",
+                          cases[c].name, s + 1, i, p[i], cases[c].want[s][i]);
+        }
+        CHECK(opt.t == 3);
+        imp_adam_free(&opt);
+    }
+    /* first Keras step by hand: p -= lr g / (|g| + eps / sqrt(1 - b2)) */
+    CHECK_CLOSE(keras_b[0][2], 2.0 - 0.05 * 1e-3 / (1e-3 + 1e-3 / sqrt(0.2)), 1e-15, 0);
+
+    imp_adam opt;
+    CHECK_FAILS(imp_adam_init(&opt, 3, -1.0, 0.9, 0.999, 1e-8, 0), IMP_ERR_INVALID);
+    CHECK_FAILS(imp_adam_init(&opt, 3, 1e-3, 1.0, 0.999, 1e-8, 0), IMP_ERR_INVALID);
+    CHECK_FAILS(imp_adam_init(&opt, 3, 1e-3, 0.9, 0.999, -1, 0), IMP_ERR_INVALID);
+    CHECK_FAILS(imp_adam_init(&opt, 3, 1e-3, 0.9, 0.999, 1e-8, NAN), IMP_ERR_INVALID);
+    CHECK_FAILS(imp_adam_init(&opt, 0, 1e-3, 0.9, 0.999, 1e-8, 0), IMP_ERR_INVALID);
+
+    /* cosine schedule: endpoints, midpoint, clamping */
+    CHECK(imp_cosine_lr(1e-2, 1e-4, 0, 100) == 1e-2);
+    CHECK_CLOSE(imp_cosine_lr(1e-2, 1e-4, 100, 100), 1e-4, 1e-15, 0);
+    CHECK_CLOSE(imp_cosine_lr(1e-2, 1e-4, 50, 100), 0.5 * (1e-2 + 1e-4), 1e-14, 0);
+    CHECK_CLOSE(imp_cosine_lr(1e-2, 0, 25, 100), 1e-2 * (1 + sqrt(0.5)) / 2, 1e-14, 0);
+    CHECK_CLOSE(imp_cosine_lr(1e-2, 1e-4, 500, 100), 1e-4, 1e-15, 0);
+    CHECK(imp_cosine_lr(1e-2, 1e-4, 5, 0) == 1e-2);
+}
+
+int main(void)
+{
+    imp_blas_init();
+    test_init_and_l2();
+    test_activation_extremes();
+    test_backward_fd();
+    test_sweeps_fd();
+    test_hessian();
+    test_complex_step();
+    test_blas_vs_reference();
+    test_misuse();
+    test_losses();
+    test_adam();
+    TEST_MAIN_END();
+}
