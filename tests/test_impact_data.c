@@ -2,10 +2,13 @@
  * convention switch, bad input. Data tests skip if ../shared is absent. */
 #include "impulse/core.h"
 #include "impulse/impact.h"
+#include "impulse/io.h"
 #include "test.h"
 
+#include <matio.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define DATA IMPULSE_SOURCE_DIR "/../shared/data/planar-impact"
 
@@ -130,8 +133,109 @@ static void test_data(void)
     CHECK_FAILS(imp_impact_load_mat(&s, DATA "/no_such_file.mat"), IMP_ERR_IO);
 }
 
+/* Write a MAT v5 file holding struct `data` with the fields of the processed
+ * data set, each rows x cols (cols per field), optionally dropping one field
+ * and planting a NaN. */
+static void write_mat(const char *path, size_t rows, const char *drop, size_t n_cols, int nan)
+{
+    static const char *names[4] = {"states_i", "states_f", "n", "d"};
+    size_t cols[4] = {6, 6, n_cols, 3};
+    const char *fields[5];
+    int nf = 0;
+    for (int k = 0; k < 4; k++)
+        if (!drop || strcmp(drop, names[k])) fields[nf++] = names[k];
+    mat_t *m = Mat_CreateVer(path, NULL, MAT_FT_MAT5);
+    size_t one[2] = {1, 1};
+    fields[nf] = NULL;
+    matvar_t *st = Mat_VarCreateStruct2("data", 2, one, fields);
+    for (int k = 0; k < 4; k++) {
+        if (drop && !strcmp(drop, names[k])) continue;
+        size_t dims[2] = {rows, cols[k]};
+        double *buf = calloc(rows * cols[k], sizeof(double));
+        for (size_t i = 0; i < rows; i++) {
+            if (k == 0) buf[4 * rows + i] = -2.0;           /* vy < 0: impacting */
+            if (k == 2) buf[1 * rows + i] = 1.0;            /* n = (0, 1, .) */
+            if (k == 3) buf[i] = 1.0;                        /* d = (1, 0, .) */
+        }
+        if (nan && k == 1) buf[rows + 1] = NAN;
+        matvar_t *f = Mat_VarCreate(NULL, MAT_C_DOUBLE, MAT_T_DOUBLE, 2, dims, buf, 0);
+        Mat_VarSetStructFieldByName(st, names[k], 0, f);
+        free(buf);
+    }
+    Mat_VarWrite(m, st, MAT_COMPRESSION_ZLIB);
+    Mat_VarFree(st);
+    Mat_Close(m);
+}
+
+static void test_bad_mat(void)
+{
+    const char *path = "test_impact_bad.mat";
+    imp_impact_set s;
+    write_mat(path, 4, NULL, 3, 0);
+    CHECK_OK(imp_impact_load_mat(&s, path));
+    CHECK(s.count == 4 && s.valid[0] == 1);
+    imp_impact_set_free(&s);
+    write_mat(path, 4, "d", 3, 0);
+    CHECK_FAILS(imp_impact_load_mat(&s, path), IMP_ERR_NOT_FOUND);
+    CHECK(strstr(imp_last_error(), "data.d") != NULL);
+    write_mat(path, 4, NULL, 2, 0);
+    CHECK_FAILS(imp_impact_load_mat(&s, path), IMP_ERR_SHAPE);
+    CHECK(strstr(imp_last_error(), "data.n") != NULL);
+    write_mat(path, 4, NULL, 3, 1);
+    CHECK_FAILS(imp_impact_load_mat(&s, path), IMP_ERR_NUMERIC);
+    CHECK(strstr(imp_last_error(), "data.states_f") != NULL);
+    remove(path);
+}
+
+/* .npz round trip and bad .npz input. */
+static void test_npz(void)
+{
+    imp_impact_set s, r;
+    CHECK_OK(imp_impact_set_alloc(&s, 3));
+    for (size_t i = 0; i < 18; i++) { s.pre[i] = 0.1 * i - 1; s.post[i] = 0.2 * i; }
+    for (size_t i = 0; i < 3; i++) {
+        s.n[3 * i + 1] = 1; s.n[3 * i + 2] = 0.001 * i;
+        s.d[3 * i] = 1; s.d[3 * i + 2] = 0.03;
+    }
+    CHECK_OK(imp_impact_set_validate(&s, NULL));
+    imp_impact_set_convention(&s, IMP_TANGENT_CORRECTED);
+    const char *path = "test_impact_set.npz";
+    CHECK_OK(imp_impact_save_npz(&s, path));
+    CHECK_OK(imp_impact_load_npz(&r, path));
+    CHECK(r.count == 3 && r.convention == IMP_TANGENT_CORRECTED);
+    int same = r.count == 3;
+    for (size_t i = 0; same && i < 18; i++) same = r.pre[i] == s.pre[i] && r.post[i] == s.post[i];
+    for (size_t i = 0; same && i < 9; i++) same = r.n[i] == s.n[i] && r.d[i] == s.d[i];
+    for (size_t i = 0; same && i < 3; i++) same = r.valid[i] == s.valid[i];
+    CHECK(same);
+    CHECK_CLOSE(r.object.kg, s.object.kg, 0, 0);
+    imp_impact_set_free(&r);
+    /* bad files: missing array, wrong shape, NaN, not an impact set */
+    size_t sh[2] = {3, 6}, sh5[2] = {3, 5};
+    imp_npz *z = imp_npz_new();
+    imp_npz_add_f64(z, "pre", 2, sh, s.pre);
+    imp_npz_set_meta(z, "{\"kind\": \"impact_set\"}");
+    imp_npz_save(z, path);
+    CHECK_FAILS(imp_impact_load_npz(&r, path), IMP_ERR_NOT_FOUND);
+    imp_npz_add_f64(z, "post", 2, sh5, s.post);
+    imp_npz_save(z, path);
+    CHECK_FAILS(imp_impact_load_npz(&r, path), IMP_ERR_SHAPE);
+    double bad[18];
+    for (int i = 0; i < 18; i++) bad[i] = s.pre[i];
+    bad[4] = NAN;
+    imp_npz_add_f64(z, "pre", 2, sh, bad);
+    imp_npz_save(z, path);
+    CHECK_FAILS(imp_impact_load_npz(&r, path), IMP_ERR_NUMERIC);
+    imp_npz_free(z);
+    CHECK_FAILS(imp_impact_load_npz(&r, "no_such_file.npz"), IMP_ERR_IO);
+    remove(path);
+    imp_impact_set_free(&s);
+}
+
 int main(void)
 {
+    test_npz();
+    test_bad_mat();
     test_contact_space();
     test_set_basics();
     if (have_data()) test_data();
