@@ -4,6 +4,8 @@
  * truth, seeded reproducibility, bad input. */
 #include "impulse/core.h"
 #include "impulse/drop.h"
+#include "impulse/impact.h"
+#include "impulse/io.h"
 #include "test.h"
 
 #include <stdlib.h>
@@ -182,8 +184,57 @@ static void test_bad_simulate(void)
     CHECK_OK(imp_drop_simulate(&p, s0, 0.0, t, 2, S, NULL, NULL));
 }
 
+/* .npz in the real data's layout, loaded back as an impact set */
+static void test_files(void)
+{
+    imp_drop_params p;
+    imp_drop_params_default(&p);
+    enum { N = 12 };
+    imp_drop_sample s[N];
+    CHECK_OK(imp_drop_generate(&p, 3, N, s, NULL));
+    const char *path = "test_drop_set.npz";
+    CHECK_OK(imp_drop_save_npz(s, N, &p, 3, path));
+    imp_impact_set a, b;
+    CHECK_OK(imp_drop_to_impact_set(s, N, &p, &a));
+    CHECK_OK(imp_drop_load_impact_set(&b, path));
+    if (a.count == N && b.count == N) {
+        CHECK(memcmp(a.pre, b.pre, N * 6 * sizeof(double)) == 0);
+        CHECK(memcmp(a.post, b.post, N * 6 * sizeof(double)) == 0);
+        CHECK(memcmp(a.d, b.d, N * 3 * sizeof(double)) == 0);
+        CHECK(b.convention == IMP_TANGENT_CORRECTED);
+        CHECK_CLOSE(b.object.mass, p.mass, 0, 0);
+        CHECK_CLOSE(b.object.kg, p.kg, 0, 0);
+        size_t bad = 0;
+        CHECK_OK(imp_impact_set_validate(&b, &bad));
+        CHECK(bad == 0);
+    }
+    imp_impact_set_free(&a);
+    imp_impact_set_free(&b);
+    imp_npz *z = NULL;
+    CHECK_OK(imp_npz_load(&z, path));
+    const double *x;
+    size_t sh[2] = {N, 6};
+    CHECK_OK(imp_npz_get_f64(z, "states_i", 2, sh, &x, NULL));
+    CHECK_OK(imp_npz_get_f64(z, "states_f_true", 2, sh, &x, NULL));
+    CHECK(imp_npz_meta(z) && strstr(imp_npz_meta(z), "\"drop_set\""));
+    imp_npz_free(z);
+    remove(path);
+    /* bad input */
+    CHECK_FAILS(imp_drop_load_impact_set(&b, "no/such/file.npz"), IMP_ERR_IO);
+    CHECK_FAILS(imp_drop_save_npz(s, 0, &p, 3, path), IMP_ERR_SHAPE);
+    z = imp_npz_new();
+    double one[6] = {0};
+    size_t sh1[2] = {1, 6};
+    imp_npz_add_f64(z, "states_i", 2, sh1, one);
+    CHECK_OK(imp_npz_save(z, path));
+    imp_npz_free(z);
+    CHECK_FAILS(imp_drop_load_impact_set(&b, path), IMP_ERR_NOT_FOUND);
+    remove(path);
+}
+
 int main(void)
 {
+    test_files();
     test_params();
     test_free_flight_exact();
     test_energy();

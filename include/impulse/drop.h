@@ -104,6 +104,26 @@ int imp_drop_run(const imp_drop_params *p, imp_rng *rng, imp_drop_sample *out, s
 int imp_drop_generate(const imp_drop_params *p, uint64_t seed, size_t count, imp_drop_sample *out,
                       size_t *n_rejected);
 
+/* ---- drop sets as impact sets and files (src/impact/drop_set.c) ---- */
+struct imp_impact_set;
+
+/* An impact set (include/impulse/impact.h) from processed drops: pre/post
+ * from the fits, n/d rows, object constants from p, convention "corrected"
+ * (d consistent with theta/omega), validated. Free with imp_impact_set_free. */
+int imp_drop_to_impact_set(const imp_drop_sample *s, size_t count, const imp_drop_params *p,
+                           struct imp_impact_set *set);
+/* Write drops as .npz in the layout of the real data (data_ellipse.mat):
+ * "states_i", "states_f" (count x 6), "n", "d" (count x 3), plus the truth
+ * "states_i_true", "states_f_true" (count x 6), "t_ref", "t_contact",
+ * "duration" (count), and "meta" JSON (kind "drop_set", convention
+ * "corrected", seed, every parameter). Atomic write. */
+int imp_drop_save_npz(const imp_drop_sample *s, size_t count, const imp_drop_params *p,
+                      uint64_t seed, const char *path);
+/* Load an impact set from an .npz holding states_i, states_f, n, d (a drop
+ * file or the real data converted); the meta "convention" (default
+ * "stored") and object constants "mass", "kg", "g" are honoured. */
+int imp_drop_load_impact_set(struct imp_impact_set *set, const char *path);
+
 #ifdef __cplusplus
 }
 #endif
