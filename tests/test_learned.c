@@ -105,6 +105,40 @@ static void test_models(void)
         imp_gpi_model_free(&m);
     }
 
+    /* save / load: identical predictions, training indices and meta kept */
+    for (int k = IMP_GPI_X1_WRENCH; k <= IMP_GPI_RESIDUAL_IMPULSE; k++) {
+        imp_gpi_model a, b;
+        CHECK_OK(imp_gpi_fit(&a, (imp_gpi_kind)k, &d, idx, 40, &go, &io));
+        CHECK_OK(imp_gpi_save(&a, idx, 40, "\"convention\": \"corrected\"", "test_gpi.npz"));
+        char *meta = NULL;
+        size_t *ti = NULL, nti = 0;
+        CHECK_OK(imp_gpi_load(&b, "test_gpi.npz", &meta, &ti, &nti));
+        double *va = malloc(30 * 3 * sizeof *va), *vb = malloc(30 * 3 * sizeof *vb);
+        CHECK_OK(imp_gpi_predict(&a, test, 30, va));
+        CHECK_OK(imp_gpi_predict(&b, test, 30, vb));
+        CHECK(memcmp(va, vb, 30 * 3 * sizeof *va) == 0);
+        CHECK(b.kind == a.kind && b.base.model == a.base.model && b.base.mu == a.base.mu);
+        CHECK(nti == 40 && ti && ti[39] == idx[39]);
+        CHECK(meta && strstr(meta, "\"corrected\""));
+        free(va);
+        free(vb);
+        free(meta);
+        free(ti);
+        imp_gpi_model_free(&a);
+        imp_gpi_model_free(&b);
+    }
+    {
+        imp_gpi_model b;
+        FILE *f = fopen("test_gpi.npz", "wb");
+        if (f) {
+            fputs("PK not really", f);
+            fclose(f);
+        }
+        CHECK_FAILS(imp_gpi_load(&b, "test_gpi.npz", NULL, NULL, NULL), IMP_ERR_FORMAT);
+        remove("test_gpi.npz");
+        CHECK_FAILS(imp_gpi_load(&b, "test_gpi.npz", NULL, NULL, NULL), IMP_ERR_IO);
+    }
+
     /* bad input */
     imp_gpi_model m;
     CHECK_FAILS(imp_gpi_fit(&m, IMP_GPI_X1_IMPULSE, &d, idx, 1, &go, &io), IMP_ERR_SHAPE);

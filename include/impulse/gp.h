@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "impulse/core.h"
 #include "impulse/impact_analysis.h"
 
 #ifdef __cplusplus
@@ -144,6 +145,21 @@ int imp_gpi_fit(imp_gpi_model *m, imp_gpi_kind kind, const imp_gpi_data *d, cons
 /* Post-impact velocities (k x 3: vx, vy, omega) predicted for contacts. */
 int imp_gpi_predict(const imp_gpi_model *m, const imp_contact *c, size_t k, double *v_out);
 void imp_gpi_model_free(imp_gpi_model *m);
+
+/* Save a fitted model as .npz: per output j the arrays "gp<j>_x",
+ * "gp<j>_x_mean", "gp<j>_x_scale", "gp<j>_log_theta", "gp<j>_alpha",
+ * "gp<j>_chol", "gp<j>_scalars" (y_mean, y_scale, jitter, lml), optional
+ * "train_index" (int64, may be NULL/0), and meta JSON {"kind":
+ * "gp_impact_model", "model", "law", "variant", "mu", "eps", "outputs",
+ * plus the caller's extra JSON members `extra_meta` (text such as
+ * "\"convention\": \"corrected\"", may be NULL)}. Atomic write. */
+int imp_gpi_save(const imp_gpi_model *m, const size_t *train_index, size_t n_train,
+                 const char *extra_meta, const char *path);
+/* Load a model saved by imp_gpi_save; *meta_out (may be NULL) receives a
+ * malloc'd copy of the meta JSON, *train_out/n_train_out (may be NULL) the
+ * training indices. Shapes and values are validated. */
+int imp_gpi_load(imp_gpi_model *m, const char *path, char **meta_out, size_t **train_out,
+                 size_t *n_train_out);
 
 /* ---- learning curves ([CoRL] Fig. 8) ----
  * For each repeat: a seeded random split of the table into a test set
