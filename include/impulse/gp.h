@@ -33,7 +33,7 @@ int imp_gp_lml(const double *x, const double *y, size_t n, size_t d, const doubl
                double *lml, double *grad, double *jitter_used);
 
 typedef struct imp_gp_options {
-    int max_iter;        /* L-BFGS iterations per start (default 100) */
+    int max_iter;        /* L-BFGS iterations per start (default 60) */
     int restarts;        /* starts in addition to the default one (default 2) */
     uint64_t seed;       /* seed of the restart draws (default 1) */
     int standardize;     /* fit in standardised units (default 1) */

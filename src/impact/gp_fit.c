@@ -17,7 +17,7 @@
 
 void imp_gp_options_default(imp_gp_options *opt)
 {
-    opt->max_iter = 100;
+    opt->max_iter = 60;
     opt->restarts = 2;
     opt->seed = 1;
     opt->standardize = 1;
@@ -59,7 +59,7 @@ static int lbfgs_run(gp_search *s, double *theta, int max_iter, double *fbest)
     double S[LBFGS_M][IMP_GP__MAX_DIM + 2], Y[LBFGS_M][IMP_GP__MAX_DIM + 2], rho[LBFGS_M];
     double g[IMP_GP__MAX_DIM + 2], gn[IMP_GP__MAX_DIM + 2], dir[IMP_GP__MAX_DIM + 2];
     double tn[IMP_GP__MAX_DIM + 2], a[LBFGS_M];
-    int mem = 0, head = 0;
+    int mem = 0, head = 0, small = 0;
     double f;
     int st = search_eval(s, theta, &f, g);
     if (st) return st;
@@ -137,7 +137,10 @@ static int lbfgs_run(gp_search *s, double *theta, int max_iter, double *fbest)
         memcpy(theta, tn, p * sizeof *theta);
         memcpy(g, gn, p * sizeof *g);
         f = fn;
-        if (df <= 1e-10 * (1.0 + fabs(f))) break;
+        /* stop once two successive steps gain less than 1e-6 (1 + |lml|):
+         * the remaining creep of irrelevant length scales changes nothing */
+        small = df <= 1e-6 * (1.0 + fabs(f)) ? small + 1 : 0;
+        if (small >= 2) break;
     }
     *fbest = f;
     return IMP_OK;
