@@ -271,7 +271,7 @@ void imp_mlp_backward(const imp_mlp *m, const double *params, const double *dy, 
     /* Z = dL/dz_L-1 = dy * s_L-1, then Z_{l-1} = (Z_l W_l) * s_{l-1}. */
     double *Z = w->buf[0], *next = w->buf[1];
     size_t n = (size_t)B * (size_t)m->sizes[L];
-    for (size_t i = 0; i < n; i++) Z[i] = dy[i] * w->s[L - 1][i];
+    imp_vec_mul(Z, dy, w->s[L - 1], n);
     for (int l = L - 1; l >= 0; l--) {
         int n_in = m->sizes[l], n_out = m->sizes[l + 1];
         const double *A_in = l > 0 ? w->a[l - 1] : w->x;
@@ -279,8 +279,7 @@ void imp_mlp_backward(const imp_mlp *m, const double *params, const double *dy, 
         const double *W = params + m->w_off[l];
         if (l > 0) {
             gemm(w, 0, 0, B, n_in, n_out, 1.0, Z, n_out, W, n_in, 0.0, next, n_in);
-            const double *s = w->s[l - 1];
-            for (size_t i = 0; i < (size_t)B * (size_t)n_in; i++) next[i] *= s[i];
+            imp_vec_mul_inplace(next, w->s[l - 1], (size_t)B * (size_t)n_in);
             double *t = Z;
             Z = next;
             next = t;
@@ -321,9 +320,7 @@ void imp_mlp_grad_input(const imp_mlp *m, const double *params, const double *x,
         /* e_{l-1} = delta_l W_l;  delta_{l-1} = s_{l-1} * e_{l-1} */
         gemm(w, 0, 0, B, n_in, n_out, 1.0, w->delta[l], n_out, params + m->w_off[l], n_in, 0.0,
              w->e[l - 1], n_in);
-        const double *s = w->s[l - 1], *e = w->e[l - 1];
-        double *d = w->delta[l - 1];
-        for (size_t i = 0; i < (size_t)B * (size_t)n_in; i++) d[i] = s[i] * e[i];
+        imp_vec_mul(w->delta[l - 1], w->s[l - 1], w->e[l - 1], (size_t)B * (size_t)n_in);
     }
     /* g = delta_0 W_0 */
     gemm(w, 0, 0, B, m->sizes[0], m->sizes[1], 1.0, w->delta[0], m->sizes[1], params + m->w_off[0],
@@ -352,18 +349,11 @@ static void sweep2(const imp_mlp *m, const double *params, const double *gbar, i
     for (int l = 0; l < L; l++) {
         int n = m->sizes[l + 1];
         size_t cnt = (size_t)B * (size_t)n;
-        imp_activation act = layer_act(m, l);
-        const double *a = w->a[l], *s = w->s[l];
-        double *r = w->r[l];
         if (l == L - 1) { /* e_{L-1} = 1 */
-            for (size_t i = 0; i < cnt; i++) r[i] = dbar[i] * imp_act_second(act, a[i], s[i]);
+            imp_act_sweep2_up(layer_act(m, l), cnt, dbar, NULL, w->a[l], w->s[l], w->r[l], NULL);
             break;
         }
-        const double *e = w->e[l];
-        for (size_t i = 0; i < cnt; i++) {
-            r[i] = dbar[i] * e[i] * imp_act_second(act, a[i], s[i]);
-            ebar[i] = dbar[i] * s[i];
-        }
+        imp_act_sweep2_up(layer_act(m, l), cnt, dbar, w->e[l], w->a[l], w->s[l], w->r[l], ebar);
         int n_next = m->sizes[l + 2];
         const double *W = params + m->w_off[l + 1];
         if (dparams)
@@ -376,10 +366,7 @@ static void sweep2(const imp_mlp *m, const double *params, const double *gbar, i
         int n_in = m->sizes[l], n_out = m->sizes[l + 1];
         size_t cnt = (size_t)B * (size_t)n_out;
         double *Z = w->r[l];
-        if (l < L - 1) {
-            const double *s = w->s[l];
-            for (size_t i = 0; i < cnt; i++) Z[i] += s[i] * abar[i];
-        }
+        if (l < L - 1) imp_vec_fma_inplace(Z, w->s[l], abar, cnt);
         const double *A_in = l > 0 ? w->a[l - 1] : w->x;
         if (dparams) accumulate_layer_grad(m, w, l, Z, A_in, B, dparams);
         const double *W = params + m->w_off[l];
