@@ -522,6 +522,11 @@ static void report_convention(text *t, const imp_impact_eval *e, const imp_impac
     tprintf(t, "\n## Convention: %s (d3 %s)\n\n", cn, e->convention == IMP_TANGENT_STORED ? "as stored" : "-> -d3");
     tprintf(t, "%zu impacts; laws: %s variant; identification target: %s impulse; %.1f s.\n\n", e->count,
             imp_impact_variant_name(e->variant), imp_impact_target_name(e->target), e->seconds);
+    tprintf(t, "Measurements against rigid point contact (%s): contact impulse Mc J dv gains contact energy in %.1f%% of "
+               "impacts, momentum least-squares impulse in %.1f%%; measured un+ >= 0 in %.1f%%; median post-impact slip "
+               "|ut+| %.3f m/s; rms residual torque impulse %.3g N m s.\n\n",
+            cn, 100 * e->meas_energy_gain_share, 100 * e->meas_ls_energy_gain_share, 100 * e->meas_separating_share,
+            e->meas_median_post_slip, e->residual_torque_rms);
     tprintf(t, "### Table 1 (%s): ensemble identification, k = %zu, %zu draws without replacement\n\n", cn,
             e->model[0].ensemble.k, e->model[0].ensemble.reps);
     tprintf(t, "| model | mu | eps | best %% | worst %% | paper mu | paper eps | paper best/worst %% |\n"

@@ -48,6 +48,12 @@ typedef struct imp_impact_eval {
     double bph_mean_error_table1;    /* Best Post Hoc at Table 1 parameters */
     double bph_mean_error_identified;
     double irb_velocity_mean_error, irb_momentum_mean_error;
+    /* consistency of the measurements themselves with rigid point contact */
+    double meas_energy_gain_share;    /* contact impulse Mc J dv: u+^T Mc u+ > u^T Mc u */
+    double meas_ls_energy_gain_share; /* momentum least-squares impulse (J J^T)^-1 J M dv: alpha > 1 */
+    double meas_separating_share;     /* measured un+ >= 0 */
+    double meas_median_post_slip;     /* median |ut+| of the measurement, m/s */
+    double residual_torque_rms;       /* rms of I domega - (J^T P)_3, P = (m dvx, m dvy), N m s */
     /* per-impact errors at identified parameters, count x 9 row-major:
      * six laws, Best Post Hoc, IRB velocity, IRB momentum (figure data) */
     double *errors;

@@ -28,6 +28,12 @@ void imp_impact_eval_free(imp_impact_eval *e)
     e->errors = NULL;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
 static void mean_std(const double *x, size_t n, size_t stride, double *mean, double *std)
 {
     double s = 0, v = 0;
@@ -109,6 +115,47 @@ int imp_impact_evaluate(imp_impact_eval *out, const imp_impact_set *s, const imp
         for (size_t i = 0; i < n; i++) { err[9 * i + 7 + metric] = e1[i]; sum += e1[i]; }
         if (metric == 0) out->irb_velocity_mean_error = sum / n;
         else out->irb_momentum_mean_error = sum / n;
+    }
+    /* the measurements against rigid point contact in this convention */
+    {
+        size_t gain = 0, lsgain = 0, sep = 0;
+        double tau2 = 0;
+        for (size_t i = 0; i < n; i++) {
+            const imp_contact *c = &t.contact[i];
+            double Pm[2] = {P[2 * i], P[2 * i + 1]};
+            if (o.target != IMP_TARGET_CONTACT) {
+                double du[2] = {c->u_post[0] - c->u[0], c->u_post[1] - c->u[1]};
+                Pm[0] = c->Mc[0] * du[0] + c->Mc[1] * du[1];
+                Pm[1] = c->Mc[2] * du[0] + c->Mc[3] * du[1];
+            }
+            gain += imp_contact_ellipse_alpha(c, Pm) > 1 + 1e-9;
+            sep += c->u_post[1] >= 0;
+            e1[i] = fabs(c->u_post[0]);
+            /* momentum least squares: (J J^T) P = J M dv */
+            double JJ[4] = {0, 0, 0, 0}, r[2] = {0, 0}, Pl[2];
+            for (int k = 0; k < 3; k++) {
+                double mdv = (c->v_post[k] - c->v_pre[k]) / c->minv[k];
+                JJ[0] += c->J[k] * c->J[k];
+                JJ[1] += c->J[k] * c->J[3 + k];
+                JJ[3] += c->J[3 + k] * c->J[3 + k];
+                r[0] += c->J[k] * mdv;
+                r[1] += c->J[3 + k] * mdv;
+            }
+            double det = JJ[0] * JJ[3] - JJ[1] * JJ[1];
+            Pl[0] = (JJ[3] * r[0] - JJ[1] * r[1]) / det;
+            Pl[1] = (-JJ[1] * r[0] + JJ[0] * r[1]) / det;
+            lsgain += imp_contact_ellipse_alpha(c, Pl) > 1 + 1e-9;
+            /* residual torque with P = (m dvx, m dvy) (w_true_data.mat layout) */
+            double pt = (c->v_post[0] - c->v_pre[0]) / c->minv[0], pn = (c->v_post[1] - c->v_pre[1]) / c->minv[1];
+            double tau = (c->v_post[2] - c->v_pre[2]) / c->minv[2] - (c->J[2] * pt + c->J[5] * pn);
+            tau2 += tau * tau;
+        }
+        qsort(e1, n, sizeof(double), cmp_double);
+        out->meas_energy_gain_share = (double)gain / n;
+        out->meas_ls_energy_gain_share = (double)lsgain / n;
+        out->meas_separating_share = (double)sep / n;
+        out->meas_median_post_slip = n % 2 ? e1[n / 2] : 0.5 * (e1[n / 2 - 1] + e1[n / 2]);
+        out->residual_torque_rms = sqrt(tau2 / n);
     }
     /* Table 2 on all impacts or a seeded subsample */
     size_t n2 = o.table2_max && o.table2_max < n ? o.table2_max : n;
