@@ -129,6 +129,9 @@ void imp_json_null(imp_json *j);
 void imp_json_kv_string(imp_json *j, const char *key, const char *s);
 void imp_json_kv_number(imp_json *j, const char *key, double x);
 void imp_json_kv_int(imp_json *j, const char *key, long long x);
+/* Insert an already-encoded JSON value (object, array, number...) verbatim,
+ * e.g. one produced by another imp_json. The caller vouches for it. */
+void imp_json_raw(imp_json *j, const char *json_value);
 /* Returns the text (owned by j) or NULL if an allocation failed. */
 const char *imp_json_text(const imp_json *j);
 

@@ -151,6 +151,13 @@ void imp_json_null(imp_json *j)
     j->need_comma = 1;
 }
 
+void imp_json_raw(imp_json *j, const char *json_value)
+{
+    sep(j);
+    puts_(j, json_value ? json_value : "null");
+    j->need_comma = 1;
+}
+
 void imp_json_kv_string(imp_json *j, const char *key, const char *s)
 {
     imp_json_key(j, key);
