@@ -17,6 +17,7 @@
 #include "impulse/impact_models.h"
 #include "impulse/impact_reproduce.h"
 #include "impulse/io.h"
+#include "impulse/report.h"
 
 /* ---- options shared by the verbs ---- */
 typedef struct impact_opts {
@@ -564,6 +565,66 @@ static void report_convention(text *t, const imp_impact_eval *e, const imp_impac
     tprintf(t, "| IRB bound, momentum metric | %.4f | | | | | |\n", e->irb_momentum_mean_error);
 }
 
+static void add_error_panel(imp_figure *f, int panel, const char *conv, const double *errors, size_t n)
+{
+    static const char *labels[9] = {"Drumwright-Shell", "AP Poisson", "AP Newton", "Mirtich", "Wang-Mason",
+                                    "Whittaker", "Best Post Hoc", "IRB bound (velocity)", "IRB bound (momentum)"};
+    static const char *styles[9] = {"-|C0", "-|C1", "-|C2", "-|C3", "-|C4", "-|C5", "--|k", ":|k", "-.|0.5"};
+    enum { NX = 240 };
+    double xs[NX], dens[NX], xmax = 0;
+    for (size_t i = 0; i < n; i++)
+        for (int k = 0; k < 8; k++)
+            if (errors[9 * i + k] > xmax) xmax = errors[9 * i + k];
+    char title[96];
+    snprintf(title, sizeof title, "%s convention (identified parameters)", conv);
+    imp_figure_axes(f, panel, title, "error (m/s)", "density (Gaussian kernel, Silverman bandwidth)");
+    for (int j = 0; j < NX; j++) xs[j] = xmax * j / (NX - 1);
+    for (int k = 0; k < 8; k++) { /* momentum IRB is in the .npz, not drawn: it ignores omega */
+        double m = 0, v = 0;
+        for (size_t i = 0; i < n; i++) m += errors[9 * i + k] / n;
+        for (size_t i = 0; i < n; i++) v += (errors[9 * i + k] - m) * (errors[9 * i + k] - m) / (n - 1);
+        double h = 1.06 * sqrt(v) * pow((double)n, -0.2);
+        for (int j = 0; j < NX; j++) {
+            double sum = 0;
+            for (size_t i = 0; i < n; i++) {
+                double z = (xs[j] - errors[9 * i + k]) / h;
+                sum += exp(-0.5 * z * z);
+            }
+            dens[j] = sum / (n * h * 2.5066282746310002);
+        }
+        imp_figure_line(f, panel, xs, dens, NX, labels[k], styles[k]);
+    }
+}
+
+static void add_ellipse_panel(imp_figure *f, int panel, const char *conv, const double *boundary, size_t nb,
+                              const double *lines, const double *preds, size_t ng, const double *meas, const double *irb)
+{
+    double *x = malloc(ng * ng * sizeof(double)), *y = malloc(ng * ng * sizeof(double));
+    if (!x || !y) { free(x); free(y); return; }
+    char title[96];
+    snprintf(title, sizeof title, "%s convention", conv);
+    imp_figure_axes(f, panel, title, "Pt (N s)", "Pn (N s)");
+    for (size_t i = 0; i < nb; i++) { x[i] = boundary[2 * i]; y[i] = boundary[2 * i + 1]; }
+    imp_figure_polygon(f, panel, x, y, nb, 0, "energy ellipse (no energy change)", "-|k");
+    double lx[2] = {lines[0], lines[2]}, ly[2] = {lines[1], lines[3]};
+    imp_figure_line(f, panel, lx, ly, 2, "sticking line", "--|0.4");
+    lx[0] = lines[4]; lx[1] = lines[6]; ly[0] = lines[5]; ly[1] = lines[7];
+    imp_figure_line(f, panel, lx, ly, 2, "maximum compression line", ":|0.4");
+    static const char *styles[6] = {".|C0", ".|C1", ".|C2", ".|C3", ".|C4", ".|C5"};
+    for (int m = 0; m < IMP_IMPACT_MODEL_COUNT; m++) {
+        for (size_t j = 0; j < ng * ng; j++) {
+            x[j] = preds[2 * (m * ng * ng + j)];
+            y[j] = preds[2 * (m * ng * ng + j) + 1];
+        }
+        imp_figure_scatter(f, panel, x, y, ng * ng, imp_impact_model_title((imp_impact_model)m), styles[m]);
+    }
+    imp_figure_scatter(f, panel, meas, meas + 1, 1, "measured Mc J dv", "x|r");
+    imp_figure_scatter(f, panel, irb, irb + 1, 1, "IRB (velocity metric)", "*|k");
+    imp_figure_equal_aspect(f, panel);
+    free(x);
+    free(y);
+}
+
 int cli_reproduce_impact(int argc, char **argv)
 {
     const char *verb = "reproduce impact";
@@ -603,6 +664,19 @@ int cli_reproduce_impact(int argc, char **argv)
     imp_npz *z = imp_npz_new();
     int st = IMP_OK;
     double t0 = imp_time_now();
+    /* Fig. 5/8-style error densities and the energy-ellipse picture, one panel per convention */
+    imp_figure *fig_err = imp_figure_new(1, 2, 12, 4.5), *fig_ell = imp_figure_new(1, 2, 12, 5.5);
+    if (fig_err) imp_figure_title(fig_err, "Error density of the post-impact velocity, ||(dvx, dvy, kg domega)||");
+    if (fig_ell) imp_figure_title(fig_ell, "Energy ellipse of one impact and each law's predictions over 0<=mu<=1, 0<=eps<=1");
+    /* the impact drawn in the ellipse figure: the largest tangential contact speed (stored) */
+    size_t pic = 0;
+    {
+        double best = -1;
+        for (size_t i = 0; i < s.count; i++) {
+            imp_contact ct;
+            if (s.valid[i] && !imp_impact_contact(&s, i, &ct) && fabs(ct.u[0]) > best) { best = fabs(ct.u[0]); pic = i; }
+        }
+    }
     for (int c = 0; c < 2 && !st; c++) {
         imp_impact_set_convention(&s, (imp_tangent_sign)c);
         if (cli_progress_enabled()) fprintf(stderr, "reproduce impact: %s convention...\n", imp_tangent_sign_name(s.convention));
@@ -633,7 +707,7 @@ int cli_reproduce_impact(int argc, char **argv)
             imp_contact ct;
             enum { NB = 200, NG = 21 };
             double boundary[2 * NB], lines[8], preds[IMP_IMPACT_MODEL_COUNT * NG * NG * 2], meas[2], irb[2];
-            st = imp_impact_contact(&s, 0, &ct);
+            st = imp_impact_contact(&s, pic, &ct);
             if (!st) st = imp_impact_ellipse_picture(&ct, s.object.kg, eo.variant, NB, NG, eo.ident.mu_cap, boundary,
                                                      lines, preds, meas, irb);
             size_t s1[2] = {NB, 2}, s2[2] = {2, 4}, s3[4] = {IMP_IMPACT_MODEL_COUNT, NG, NG, 2}, s4[1] = {2};
@@ -648,7 +722,9 @@ int cli_reproduce_impact(int argc, char **argv)
             if (!st) st = imp_npz_add_f64(z, name, 1, s4, meas);
             snprintf(name, sizeof name, "ellipse_irb_%s", cn);
             if (!st) st = imp_npz_add_f64(z, name, 1, s4, irb);
+            if (!st && fig_ell) add_ellipse_panel(fig_ell, c, cn, boundary, NB, lines, preds, NG, meas, irb);
         }
+        if (!st && fig_err) add_error_panel(fig_err, c, imp_tangent_sign_name(s.convention), e.errors, e.count);
         imp_impact_eval_free(&e);
     }
     if (!st) {
@@ -665,14 +741,25 @@ int cli_reproduce_impact(int argc, char **argv)
                  "\"tables_rows\": \"drumshell, ap-poisson, ap-newton, mirtich, wang-mason, whittaker\", "
                  "\"bounds\": \"bph_table1, bph_identified, irb_velocity, irb_momentum\", "
                  "\"errors_columns\": \"six laws at identified params, best_post_hoc, irb_velocity, irb_momentum\", "
-                 "\"ellipse\": \"impact 0: boundary alpha=1, lines [sticking; max compression] as (x0,y0,x1,y1), "
+                 "\"ellipse_impact\": %zu, \"ellipse\": \"boundary alpha=1, lines [sticking; max compression] as (x0,y0,x1,y1), "
                  "predictions [model, mu in 0..mu_cap, eps in 0..1, (Pt, Pn)]\", \"tool\": \"impulse %s\"}",
-                 imp_impact_variant_name(eo.variant), imp_impact_target_name(eo.target), o.quick, IMP_VERSION_STRING);
+                 imp_impact_variant_name(eo.variant), imp_impact_target_name(eo.target), o.quick, pic, IMP_VERSION_STRING);
         if (!st) st = imp_npz_set_meta(z, meta);
         snprintf(path, sizeof path, "%s/impact_results.npz", o.out);
         if (!st) st = imp_npz_save(z, path);
         if (!st) printf("\nwrote %s/impact_report.md and %s/impact_results.npz\n", o.out, o.out);
     }
+    if (!st) {
+        char stem[PATH_MAX + 64];
+        snprintf(stem, sizeof stem, "%s/impact_error_density", o.out);
+        if (!fig_err || imp_figure_save(fig_err, stem)) cli_fail("reproduce impact (figure, continuing)");
+        else printf("wrote %s.png/.svg/.npz\n", stem);
+        snprintf(stem, sizeof stem, "%s/impact_energy_ellipse", o.out);
+        if (!fig_ell || imp_figure_save(fig_ell, stem)) cli_fail("reproduce impact (figure, continuing)");
+        else printf("wrote %s.png/.svg/.npz\n", stem);
+    }
+    imp_figure_free(fig_err);
+    imp_figure_free(fig_ell);
     free(t.s);
     imp_npz_free(z);
     imp_impact_set_free(&s);
