@@ -71,7 +71,7 @@ static void path_of(char *buf, size_t cap, const settings *s, const char *sub, c
 static int epochs_of(const settings *s, const experiment *e)
 {
     if (s->epochs_override > 0) return s->epochs_override;
-    return s->quick ? 150 : e->epochs;
+    return s->quick ? 100 : e->epochs;
 }
 
 static int make_data(const experiment *e, int seed, imp_trajset *ts)
@@ -278,7 +278,6 @@ static int figures_for(const settings *s, int ei)
         qt[t] = data.q_clean[(size_t)t * D], vt[t] = data.qdot_clean[(size_t)t * D], tt[t] = t * data.dt;
         cp[t] = data.contact[(size_t)t * K];
     }
-    imp_figure_scatter(fig, 0, data.q, data.qdot, 0, NULL, NULL);
     for (int t = 0; t < T; t++) qp[t] = data.q[(size_t)t * D], vp[t] = data.qdot[(size_t)t * D];
     imp_figure_scatter(fig, 0, qp, vp, (size_t)T, "noisy observations", ".|0.75");
     imp_figure_line(fig, 0, qt, vt, (size_t)T, "truth", "-|k");
@@ -342,7 +341,7 @@ static void usage(FILE *f)
             "  cradle-notouch. Prints one table per experiment (mean +- standard error over\n"
             "  seeds) and writes DIR/results.md, DIR/figures/<ID>.{png,svg,npz},\n"
             "  DIR/models/ (seed-0 checkpoints) and DIR/runs/ (per-run metrics).\n"
-            "  --quick     150 epochs, 2 seeds (a smoke run, not the paper's numbers)\n"
+            "  --quick     100 epochs, 2 seeds (a smoke run, not the paper's numbers)\n"
             "  --seeds N   seeds per experiment and model (default 3)\n"
             "  --jobs J    worker processes (default 2)\n"
             "  --epochs E  override every experiment's epoch count\n"
