@@ -33,6 +33,10 @@ static void usage(FILE *f)
             "  --seed K          random seed for initial states, noise and chunks (default 0)\n"
             "  --chunk L         also save one random window of L steps per trajectory\n"
             "                    (the reference trains on L = 4)\n"
+            "  --rollout-start L start each trajectory at the first state of a random\n"
+            "                    (L+1)-state window of a reference-length trajectory, as the\n"
+            "                    reference's test rollouts (L = 4); saves rollout_offset\n"
+            "                    (reference splits: train seed 0, validation 1, test 2)\n"
             "  --spread S        system files: N(0, S) perturbation of the nominal state (default 0.1)\n"
             "  --rtol R --atol A integrator tolerances (default 1e-10, 1e-12)\n"
             "  --system-file F   describe the system in a text file (docs/chnn-systems.md)\n"
@@ -125,7 +129,7 @@ int cli_simulate_chnn(int argc, char **argv, const char *system)
     int mine = is_my_system(system) || has_flag(argc, argv, "--system-file");
     if (!mine) return CLI_NOT_MINE;
 
-    long n_traj = 100, steps = -1, seed = 0, chunk = 0;
+    long n_traj = 100, steps = -1, seed = 0, chunk = 0, rollout_L = 0;
     double dt = 0, noise = 0, spread = 0.1, rtol = 1e-10, atol = 1e-12;
     const char *out = NULL;
     int quiet = 0, st = IMP_OK;
@@ -142,6 +146,7 @@ int cli_simulate_chnn(int argc, char **argv, const char *system)
         else if (!strcmp(a, "--steps")) st = cli_parse_long(a, val, 1, 100000000, &steps);
         else if (!strcmp(a, "--seed")) st = cli_parse_long(a, val, 0, INT64_MAX, &seed);
         else if (!strcmp(a, "--chunk")) st = cli_parse_long(a, val, 1, 100000000, &chunk);
+        else if (!strcmp(a, "--rollout-start")) st = cli_parse_long(a, val, 1, 100000000, &rollout_L);
         else if (!strcmp(a, "--dt")) st = cli_parse_double(a, val, 1e-12, 1e6, &dt);
         else if (!strcmp(a, "--noise")) st = cli_parse_double(a, val, 0, 1e6, &noise);
         else if (!strcmp(a, "--spread")) st = cli_parse_double(a, val, 0, 1e6, &spread);
@@ -193,10 +198,18 @@ int cli_simulate_chnn(int argc, char **argv, const char *system)
     double *xv = malloc((size_t)dim * sizeof(double));
     double max_drift = 0, max_viol = 0;
     long rhs = 0;
+    int64_t *offsets = rollout_L > 0 ? calloc((size_t)n_traj, sizeof(int64_t)) : NULL;
+    if (rollout_L > 0 && !offsets) st = imp_fail(IMP_ERR_NOMEM, "rollout offsets");
     for (long i = 0; i < n_traj && !st; i++) {
         double *ti = traj + (size_t)i * T * dim;
         imp_dopri5_stats ds = {0, 0, 0};
-        st = imp_chnn_sample_state(&s, &rng, spread, xv, w);
+        if (rollout_L > 0) {
+            int off = 0;
+            st = imp_chnn_sample_rollout_start(&s, &rng, spread, (int)rollout_L, &so, xv, &off, w);
+            offsets[i] = off;
+        } else {
+            st = imp_chnn_sample_state(&s, &rng, spread, xv, w);
+        }
         if (!st) st = imp_chnn_simulate(&s, xv, dt, (int)steps, &so, ti, &ds);
         if (st) {
             imp_fail_context(st, "trajectory %ld", i);
@@ -262,6 +275,10 @@ int cli_simulate_chnn(int argc, char **argv, const char *system)
             size_t sh_q[4] = {(size_t)n_traj, (size_t)T, 2, (size_t)k};
             st = imp_npz_add_f64(z, "q", 4, sh_q, qtraj);
         }
+        if (!st && rollout_L > 0) {
+            size_t sh_o[1] = {(size_t)n_traj};
+            st = imp_npz_add_i64(z, "rollout_offset", 1, sh_o, offsets);
+        }
         if (!st && chunk > 0) {
             size_t sh_c[5] = {(size_t)n_traj, (size_t)(chunk + 1), 2, (size_t)s.n_points, (size_t)s.d};
             st = imp_npz_add_f64(z, "chunks", 5, sh_c, chunks);
@@ -302,6 +319,7 @@ int cli_simulate_chnn(int argc, char **argv, const char *system)
         imp_json_kv_number(&j, "noise", noise);
         imp_json_kv_number(&j, "spread", spread);
         imp_json_kv_int(&j, "chunk", chunk);
+        imp_json_kv_int(&j, "rollout_start", rollout_L);
         imp_json_kv_string(&j, "integrator", "dopri5 on (x, p), constrained Hamiltonian flow [F] eq 6");
         imp_json_kv_number(&j, "rtol", rtol);
         imp_json_kv_number(&j, "atol", atol);
@@ -319,7 +337,7 @@ int cli_simulate_chnn(int argc, char **argv, const char *system)
     }
     if (!st) st = imp_npz_save(z, out);
     imp_npz_free(z);
-    free(traj); free(energy); free(qtraj); free(chunks); free(chunks_q); free(start);
+    free(traj); free(energy); free(qtraj); free(chunks); free(chunks_q); free(start); free(offsets);
     if (st) return cli_fail(VERB);
     if (!quiet)
         fprintf(stderr,

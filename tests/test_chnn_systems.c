@@ -220,6 +220,38 @@ static void test_generate_and_chunks(void)
     free(a); free(b); free(ch);
 }
 
+static void test_rollout_start(void)
+{
+    imp_csys s;
+    CHECK_OK(imp_chnn_system(&s, "pendulum-chain:2"));
+    int N = imp_csys_ndof(&s);
+    imp_csys_work *w = imp_csys_work_new(&s);
+    double *traj = malloc((size_t)100 * 2 * N * sizeof(double));
+    int nonzero = 0;
+    for (int trial = 0; trial < 6; trial++) {
+        imp_rng r1, r2;
+        imp_rng_seed(&r1, 50 + trial);
+        imp_rng_seed(&r2, 50 + trial);
+        double xv[8], xv0[8];
+        int off = -1;
+        CHECK_OK(imp_chnn_sample_rollout_start(&s, &r1, 0, 4, NULL, xv, &off, w));
+        CHECK(off >= 0 && off % 5 == 0 && off + 4 < 100);
+        nonzero += off > 0;
+        /* the same draw, integrated over the whole reference horizon */
+        CHECK_OK(imp_chnn_sample_state(&s, &r2, 0, xv0, w));
+        CHECK((int)imp_rng_below(&r2, 20) * 5 == off);
+        CHECK_OK(imp_chnn_simulate(&s, xv0, s.dt, 99, NULL, traj, NULL));
+        double d = 0;
+        for (int q = 0; q < 2 * N; q++) d = fmax(d, fabs(traj[(size_t)off * 2 * N + q] - xv[q]));
+        CHECK_MSG(d < 1e-7, "rollout start differs by %.3g", d);
+        CHECK(imp_csys_violation(&s, xv, xv + N) < 1e-8);
+    }
+    CHECK(nonzero > 0);
+    CHECK_FAILS(imp_chnn_sample_rollout_start(&s, &(imp_rng){{1, 2, 3, 4}, 0, 0}, 0, 0, NULL, traj, NULL, w), IMP_ERR_INVALID);
+    free(traj);
+    imp_csys_work_free(w);
+}
+
 static void test_names_and_files(void)
 {
     imp_csys s;
@@ -326,6 +358,7 @@ int main(void)
     test_two_forms_agree();
     test_generalized();
     test_generate_and_chunks();
+    test_rollout_start();
     test_names_and_files();
     test_cli();
     TEST_MAIN_END();
