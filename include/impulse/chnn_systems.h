@@ -43,6 +43,15 @@ typedef struct imp_chnn_sim_opts {
     double rtol, atol;   /* 0, 0: 1e-10, 1e-12 */
 } imp_chnn_sim_opts;
 
+/* Start of a test rollout as in the reference ([chnn] section 1): draw an
+ * initial state, cut its reference-length trajectory (s->n_steps + 1 states,
+ * step s->dt) into windows of L + 1 states and return the first state of a
+ * random window (found by integrating up to it). *offset (may be NULL)
+ * receives that state's index in the reference trajectory. */
+int imp_chnn_sample_rollout_start(const imp_csys *s, imp_rng *rng, double spread, int L,
+                                  const imp_chnn_sim_opts *o, double *xv, int *offset,
+                                  imp_csys_work *w);
+
 /* Integrate the constrained Hamiltonian flow ([F] eq 6) on (x, p = M v)
  * from xv0 with DOPRI5 and write the states (x, v) at t = k dt,
  * k = 0..n_steps: traj ((n_steps + 1) x 2N). stats may be NULL. */

@@ -67,6 +67,30 @@ int imp_chnn_simulate(const imp_csys *s, const double *xv0, double dt, int n_ste
     return st;
 }
 
+int imp_chnn_sample_rollout_start(const imp_csys *s, imp_rng *rng, double spread, int L,
+                                  const imp_chnn_sim_opts *o, double *xv, int *offset,
+                                  imp_csys_work *w)
+{
+    if (!s || !rng || !xv || !w) return imp_fail(IMP_ERR_INVALID, "rollout start: NULL");
+    if (L < 1) return imp_fail(IMP_ERR_INVALID, "chunk: %d steps must be >= 1", L);
+    int T = (s->n_steps > 0 ? s->n_steps : 99) + 1;
+    double dt = s->dt > 0 ? s->dt : 0.03;
+    int per = T / (L + 1);
+    if (per < 1) return imp_fail(IMP_ERR_INVALID, "chunk: %d steps longer than the reference trajectory", L);
+    int st = imp_chnn_sample_state(s, rng, spread, xv, w);
+    if (st) return st;
+    int k = (int)imp_rng_below(rng, (size_t)per), start = k * (L + 1);
+    if (offset) *offset = start;
+    if (start == 0) return IMP_OK;
+    int N = imp_csys_ndof(s);
+    double *traj = malloc((size_t)(start + 1) * 2 * N * sizeof(double));
+    if (!traj) return imp_fail(IMP_ERR_NOMEM, "rollout start: buffer");
+    st = imp_chnn_simulate(s, xv, dt, start, o, traj, NULL);
+    if (!st) memcpy(xv, traj + (size_t)start * 2 * N, 2 * (size_t)N * sizeof(double));
+    free(traj);
+    return st;
+}
+
 int imp_chnn_generate(const imp_csys *s, int n_traj, int n_steps, double dt, uint64_t seed,
                       double spread, const imp_chnn_sim_opts *o, double *traj)
 {

@@ -213,7 +213,7 @@ int imp_csys_hamilton_rhs(const imp_csys *s, const double *z, double *zdot, imp_
 {
     int st = check_work(s, w);
     if (st) return st;
-    int N = w->N, C = w->C, C2 = 2 * C;
+    int N = w->N, C = w->C;
     const double *x = z, *p = z + N;
     double *v = w->tmp2;
     imp_csys_mass_inv_mul(s, p, v);
@@ -225,44 +225,54 @@ int imp_csys_hamilton_rhs(const imp_csys *s, const double *z, double *zdot, imp_
         memcpy(zdot, w->u, (size_t)2 * N * sizeof(double));
         return IMP_OK;
     }
-    /* G columns: g_c = (DPhi_c^T, 0) and g_{C+c} = (dPhidot_c/dx^T, M^-1 DPhi_c^T),
-     * i.e. a_i (x part) and b_i (p part). */
+    /* G columns: g_c = (DPhi_c^T, 0) and g_{C+c} = (dPhidot_c/dx^T, M^-1 DPhi_c^T).
+     * G^T Jsym G (entries a_i.b_j - b_i.a_j over the x and p parts) has the
+     * block form [[0, S], [-S, W]] with S = DPhi M^-1 DPhi^T and
+     * W_ij = Jdot_i . M^-1 J_j - M^-1 J_i . Jdot_j, so (G^T Jsym G) mu = G^T u
+     * needs only S: S mu2 = r1, mu1 = S^-1 (W mu2 - r2). */
     build_schur(s, x, w);
     imp_csys_jacobian_dot(s, v, w->Jdot);
-#define GA(i) ((i) < C ? w->J + (size_t)(i) * N : w->Jdot + (size_t)((i) - C) * N)
-#define GB(i) ((i) < C ? NULL : w->MinvJt + (size_t)((i) - C) * N)
-    /* A = G^T Jsym G: entries a_i.b_j - b_i.a_j */
-    for (int i = 0; i < C2; i++)
-        for (int j = 0; j < C2; j++) {
-            const double *ai = GA(i), *bi = GB(i), *aj = GA(j), *bj = GB(j);
-            double acc = 0;
-            if (bj) for (int q = 0; q < N; q++) acc += ai[q] * bj[q];
-            if (bi) for (int q = 0; q < N; q++) acc -= bi[q] * aj[q];
-            w->A[i * C2 + j] = acc;
+    double *r1 = w->b, *r2 = w->b + C, *mu1 = w->mu, *mu2 = w->mu + C;
+    for (int i = 0; i < C; i++) {
+        const double *ji = w->J + (size_t)i * N, *jd = w->Jdot + (size_t)i * N,
+                     *mi = w->MinvJt + (size_t)i * N;
+        double a1 = 0, a2 = 0;
+        for (int q = 0; q < N; q++) {
+            a1 += ji[q] * w->u[q];
+            a2 += jd[q] * w->u[q] + mi[q] * w->u[N + q];
         }
-    /* rhs = G^T u */
-    for (int i = 0; i < C2; i++) {
-        const double *ai = GA(i), *bi = GB(i);
-        double acc = 0;
-        for (int q = 0; q < N; q++) acc += ai[q] * w->u[q];
-        if (bi) for (int q = 0; q < N; q++) acc += bi[q] * w->u[N + q];
-        w->mu[i] = acc;
+        r1[i] = a1;
+        r2[i] = a2;
     }
-    if (lu_factor(C2, w->A, w->piv, 1e-13)) {
-        if ((st = imp_csys_check_rank(s, x, w))) return st;
-        return imp_fail(IMP_ERR_NUMERIC, "constraints: G^T J G is singular at this state");
+    double *W = w->A; /* C x C */
+    for (int i = 0; i < C; i++)
+        for (int j = 0; j < C; j++) {
+            const double *jdi = w->Jdot + (size_t)i * N, *mj = w->MinvJt + (size_t)j * N,
+                         *mi = w->MinvJt + (size_t)i * N, *jdj = w->Jdot + (size_t)j * N;
+            double acc = 0;
+            for (int q = 0; q < N; q++) acc += jdi[q] * mj[q] - mi[q] * jdj[q];
+            W[i * C + j] = acc;
+        }
+    if ((st = factor_schur(s, x, w))) return st;
+    memcpy(mu2, r1, (size_t)C * sizeof(double));
+    lu_solve(C, w->S, w->piv, mu2);
+    for (int i = 0; i < C; i++) {
+        double acc = -r2[i];
+        for (int j = 0; j < C; j++) acc += W[i * C + j] * mu2[j];
+        mu1[i] = acc;
     }
-    lu_solve(C2, w->A, w->piv, w->mu);
+    lu_solve(C, w->S, w->piv, mu1);
     /* zdot = u - Jsym (G mu), Jsym (wa, wb) = (wb, -wa) */
     double *ga = w->tmp, *gb = w->tmp + N;
     memset(ga, 0, (size_t)2 * N * sizeof(double));
-    for (int i = 0; i < C2; i++) {
-        const double *ai = GA(i), *bi = GB(i);
-        for (int q = 0; q < N; q++) ga[q] += ai[q] * w->mu[i];
-        if (bi) for (int q = 0; q < N; q++) gb[q] += bi[q] * w->mu[i];
+    for (int i = 0; i < C; i++) {
+        const double *ji = w->J + (size_t)i * N, *jd = w->Jdot + (size_t)i * N,
+                     *mi = w->MinvJt + (size_t)i * N;
+        for (int q = 0; q < N; q++) {
+            ga[q] += ji[q] * mu1[i] + jd[q] * mu2[i];
+            gb[q] += mi[q] * mu2[i];
+        }
     }
-#undef GA
-#undef GB
     for (int q = 0; q < N; q++) {
         zdot[q] = w->u[q] - gb[q];
         zdot[N + q] = w->u[N + q] + ga[q];
