@@ -13,7 +13,7 @@
 void imp_act_forward(imp_activation act, double *z_to_a, double *s, size_t n);
 
 /* phi''(z) expressed through the cached a = phi(z) and s = phi'(z):
- *   tanh:     s = 1 - a^2,      phi'' = -2 a s
+ *   tanh:     s = 1 - a^2,      phi'' = -2 a s   (s is computed as 4e/(1+e)^2)
  *   sigmoid:  s = a (1 - a),    phi'' = s (1 - 2a)
  *   softplus: s = sigmoid(z),   phi'' = s (1 - s)
  *   relu, identity:             phi'' = 0 (relu: almost everywhere). */
