@@ -1,7 +1,101 @@
+/* impulse rollout --model model.npz (--data d.npz [--trajectory i] | --state q..,v..) --steps T -o out.npz */
 #include "cli.h"
+#include "impulse/cdl.h"
+#include "impulse/io.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: impulse rollout --model model.npz [--data d.npz [--trajectory I] | --state x1,x2,...]\n"
+            "                       [--steps T] [--touch-rollout] -o out.npz\n"
+            "  Predicts T samples from an initial state (q then qdot, 2D values), taken from\n"
+            "  --state or from the noise-free first sample of trajectory I of --data.\n"
+            "  Writes arrays states (T x 2D) and contact (T x K).\n");
+}
 
 int cli_rollout(int argc, char **argv)
 {
-    (void)argc; (void)argv;
-    return cli_failf("rollout", "not built yet");
+    const char *model_path = NULL, *data_path = NULL, *out = NULL, *state = NULL;
+    long traj = 0, steps = -1;
+    int touch = 0;
+    static const struct option opts[] = {
+        {"model", required_argument, 0, 'm'}, {"data", required_argument, 0, 'd'},
+        {"trajectory", required_argument, 0, 'i'}, {"state", required_argument, 0, 's'},
+        {"steps", required_argument, 0, 'T'}, {"touch-rollout", no_argument, 0, 't'},
+        {"output", required_argument, 0, 'o'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+        int st = IMP_OK;
+        switch (c) {
+        case 'm': model_path = optarg; break;
+        case 'd': data_path = optarg; break;
+        case 'i': st = cli_parse_long("--trajectory", optarg, 0, 100000000, &traj); break;
+        case 's': state = optarg; break;
+        case 'T': st = cli_parse_long("--steps", optarg, 1, 100000000, &steps); break;
+        case 't': touch = 1; break;
+        case 'o': out = optarg; break;
+        case 'h': usage(stdout); return 0;
+        default: return cli_failf("rollout", "unknown or incomplete option '%s' (see --help)", argv[optind - 1]);
+        }
+        if (st) return cli_fail("rollout");
+    }
+    if (!model_path || !out) return cli_failf("rollout", "needs --model FILE and -o FILE (see --help)");
+    if (!data_path && !state) return cli_failf("rollout", "needs --data FILE or --state VALUES");
+    imp_model *m = NULL;
+    if (imp_model_load(&m, model_path)) return cli_fail("rollout");
+    int S = 2 * m->D, st = IMP_OK;
+    double x0[2 * IMP_MAX_BODIES * IMP_MAX_DIM];
+    double *gates = NULL;
+    imp_trajset ts = {0};
+    if (state) {
+        char *p = (char *)state;
+        for (int i = 0; i < S && !st; i++) {
+            char *end;
+            x0[i] = strtod(p, &end);
+            if (end == p) st = imp_fail(IMP_ERR_INVALID, "--state: needs %d comma-separated numbers (q then qdot)", S);
+            p = *end == ',' ? end + 1 : end;
+            if (i == S - 1 && *end != '\0') st = imp_fail(IMP_ERR_INVALID, "--state: more than %d numbers", S);
+        }
+        if (!st) st = imp_check_finite(x0, S, "--state");
+        if (!st && steps < 0) steps = 100;
+        if (!st && touch) st = imp_fail(IMP_ERR_INVALID, "--touch-rollout needs --data (the observed contact signal)");
+    } else {
+        st = imp_trajset_load(&ts, data_path);
+        if (!st && traj >= ts.n_traj)
+            st = imp_fail(IMP_ERR_INVALID, "--trajectory: %ld, the data has %d", traj, ts.n_traj);
+        if (!st && (ts.geom.n_bodies != m->K || ts.geom.dim != m->geom.dim))
+            st = imp_fail(IMP_ERR_SHAPE, "--data: %d bodies, the model expects %d", ts.geom.n_bodies, m->K);
+        if (!st) {
+            if (steps < 0) steps = ts.n_steps;
+            if (touch && steps > ts.n_steps) st = imp_fail(IMP_ERR_INVALID, "--steps: %ld > data length %d", steps, ts.n_steps);
+            memcpy(x0, ts.q_clean + (size_t)traj * ts.n_steps * m->D, m->D * sizeof(double));
+            memcpy(x0 + m->D, ts.qdot_clean + (size_t)traj * ts.n_steps * m->D, m->D * sizeof(double));
+            if (touch) gates = ts.contact + (size_t)traj * ts.n_steps * m->K;
+        }
+    }
+    double *states = NULL, *contact = NULL;
+    if (!st) {
+        states = malloc((size_t)steps * S * sizeof(double));
+        contact = malloc((size_t)steps * m->K * sizeof(double));
+        st = states && contact ? imp_model_rollout(m, x0, (int)steps, gates, states, contact)
+                               : imp_fail(IMP_ERR_NOMEM, "rollout: out of memory");
+    }
+    if (!st) {
+        imp_npz *z = imp_npz_new();
+        size_t shs[2] = {(size_t)steps, (size_t)S}, shc[2] = {(size_t)steps, (size_t)m->K};
+        st = z ? imp_npz_add_f64(z, "states", 2, shs, states) : imp_fail(IMP_ERR_NOMEM, "out of memory");
+        if (!st) st = imp_npz_add_f64(z, "contact", 2, shc, contact);
+        if (!st) st = imp_npz_save(z, out);
+        imp_npz_free(z);
+    }
+    free(states), free(contact);
+    imp_trajset_free(&ts);
+    imp_model_free(m);
+    return st ? cli_fail("rollout") : 0;
 }

@@ -82,7 +82,14 @@ int imp_npz_get_string(const imp_npz *z, const char *name, char **text);
 /* The "meta" JSON, or NULL if absent. Pointer valid until imp_npz_free. */
 const char *imp_npz_meta(const imp_npz *z);
 
+/* Add a copy of any array (any supported dtype; a->name is ignored). */
+int imp_npz_add_array(imp_npz *z, const char *name, const imp_npy_array *a);
+/* Parse / build a whole .npz image in memory (used by load/save and the fuzzer). */
+int imp_npz_parse(imp_npz **out, const unsigned char *buf, size_t len, const char *what);
+int imp_npz_serialise(const imp_npz *z, unsigned char **out, size_t *out_len);
+
 /* Single .npy files. */
+int imp_npy_save(const char *path, const imp_npy_array *a);
 int imp_npy_save_f64(const char *path, int ndim, const size_t *shape, const double *data);
 int imp_npy_load(imp_npy_array *out, const char *path);
 void imp_npy_array_clear(imp_npy_array *a);
@@ -97,7 +104,8 @@ int imp_read_file(const char *path, unsigned char **data, size_t *len);
 
 /* ---- Minimal JSON writer, for metadata and `--json` outputs. ----
  * Builds text in a growing buffer; keys and strings are escaped; doubles are
- * printed with %.17g (non-finite -> null). */
+ * printed with the shortest of %.15g/%.16g/%.17g that round-trips exactly
+ * (non-finite -> null). */
 typedef struct imp_json {
     char *buf;
     size_t len, cap;
@@ -121,6 +129,9 @@ void imp_json_null(imp_json *j);
 void imp_json_kv_string(imp_json *j, const char *key, const char *s);
 void imp_json_kv_number(imp_json *j, const char *key, double x);
 void imp_json_kv_int(imp_json *j, const char *key, long long x);
+/* Insert an already-encoded JSON value (object, array, number...) verbatim,
+ * e.g. one produced by another imp_json. The caller vouches for it. */
+void imp_json_raw(imp_json *j, const char *json_value);
 /* Returns the text (owned by j) or NULL if an allocation failed. */
 const char *imp_json_text(const imp_json *j);
 

@@ -1,0 +1,116 @@
+/* Contact systems of the CD-Lagrange strand (Hochlehnert et al. 2021):
+ * the contact geometry shared by simulators and models, trajectory sets,
+ * and the ground-truth simulators (pendulum, bouncing ball, Newton's cradle).
+ *
+ * Bodies are single nodes: K bodies with d coordinates each, state
+ * Q = (q^1..q^K) in R^(K d), diagonal mass matrix M = diag(m_k I_d).
+ * A contact candidate is a body-wall pair (gap = n . q_j - offset) or a
+ * body-body pair (gap = n . (q_j - q_i) - offset); n is the unit normal
+ * pointing from the wall (or body i) towards body j. Impacts follow Newton's
+ * restitution law, post-impact normal velocity = -e x pre-impact normal velocity.
+ *
+ * Velocities in data files are the bodies' velocities at the sample times.
+ * contact[n, k] = 1 when body k had an impact in (t_{n-1}, t_n] or rests in
+ * contact at t_n (the idealised touch sensor).
+ */
+#ifndef IMPULSE_CONTACT_SYSTEMS_H
+#define IMPULSE_CONTACT_SYSTEMS_H
+
+#include <stddef.h>
+#include "impulse/core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define IMP_MAX_BODIES 16
+#define IMP_MAX_DIM 3
+#define IMP_MAX_CONTACTS 32
+#define IMP_WALL (-1)
+
+typedef struct imp_contact_pair {
+    int body_i;                 /* IMP_WALL for a fixed wall */
+    int body_j;
+    double normal[IMP_MAX_DIM]; /* unit normal from i (or the wall) towards j */
+    double offset;              /* gap = n . (q_j - q_i) - offset */
+} imp_contact_pair;
+
+typedef struct imp_contact_geometry {
+    int n_bodies, dim;
+    double mass[IMP_MAX_BODIES];
+    double restitution;         /* e in [0, 1] */
+    int n_pairs;
+    imp_contact_pair pairs[IMP_MAX_CONTACTS];
+} imp_contact_geometry;
+
+/* Checks counts, masses > 0, finite unit normals, bodies in range, 0 <= e <= 1. */
+int imp_contact_geometry_check(const imp_contact_geometry *g);
+/* gap of pair p at positions q (K d). */
+double imp_contact_gap(const imp_contact_geometry *g, int p, const double *q);
+/* normal velocity n . (v_j - v_i) of pair p. */
+double imp_contact_normal_velocity(const imp_contact_geometry *g, int p, const double *v);
+
+/* Geometry as .npz arrays masses (K), contact_pairs (P x 2, -1 = wall),
+ * contact_normals (P x d), contact_offsets (P); dim and restitution are read
+ * from the meta JSON. */
+struct imp_npz;
+int imp_contact_geometry_to_npz(const imp_contact_geometry *g, struct imp_npz *z);
+int imp_contact_geometry_from_npz(const struct imp_npz *z, const char *meta, imp_contact_geometry *g);
+
+/* A set of trajectories, all with the same length and step. Arrays are
+ * n_traj x n_steps x (K d) for q, qdot, q_clean, qdot_clean and
+ * n_traj x n_steps x K for contact. The *_clean arrays hold the noise-free
+ * ground truth (equal to q, qdot when noise = 0). */
+typedef struct imp_trajset {
+    int n_traj, n_steps;
+    double dt;
+    imp_contact_geometry geom;
+    double *q, *qdot, *q_clean, *qdot_clean, *contact;
+    char system[64];
+    double noise;
+    unsigned long long seed;
+    /* system parameters for energy evaluation (see imp_trajset_energy) */
+    double gravity, length;
+} imp_trajset;
+
+int imp_trajset_alloc(imp_trajset *ts, int n_traj, int n_steps, const imp_contact_geometry *g);
+void imp_trajset_free(imp_trajset *ts);
+/* Add N(0, sigma^2) to q and qdot (not to the clean copies or contacts). */
+void imp_trajset_add_noise(imp_trajset *ts, double sigma, imp_rng *rng);
+/* .npz with arrays q, qdot, q_clean, qdot_clean, contact, masses,
+ * contact_pairs (P x 2, -1 = wall), contact_normals (P x d), contact_offsets (P),
+ * and meta JSON (system, dt, restitution, gravity, length, noise, seed, version). */
+int imp_trajset_save(const imp_trajset *ts, const char *path);
+/* Validates every array's shape, values (finite, contact in {0,1}) and the geometry. */
+int imp_trajset_load(imp_trajset *ts, const char *path);
+
+/* True mechanical energy of a state (q, v) for the known systems
+ * (pendulum, bouncing-ball, newtons-cradle); IMP_ERR_UNSUPPORTED otherwise. */
+int imp_system_energy(const char *system, const imp_contact_geometry *g, double gravity,
+                      double length, const double *q, const double *v, double *energy);
+
+/* ---- Ground-truth simulators (double precision, event-driven) ---- */
+typedef struct imp_sim_opts {
+    int n_traj;          /* >= 1 */
+    int n_steps;         /* samples per trajectory, >= 2 */
+    double dt;           /* sample period > 0 */
+    double noise;        /* Gaussian std on q and qdot, >= 0 */
+    double restitution;  /* bouncing ball / cradle, in [0, 1] */
+    double gravity;      /* m/s^2 > 0 */
+    double length;       /* pendulum length > 0 */
+    double q0, v0;       /* initial state of the first trajectory (see below) */
+    int randomize;       /* 1: trajectories after the first draw random initial states */
+    unsigned long long seed;
+} imp_sim_opts;
+
+/* Defaults of the paper's experiments for a system name:
+ * pendulum (q0 = 1 rad, dt 0.02, 200 steps), bouncing-ball (q0 = 10 m,
+ * dt 0.02, 500 steps, e = 1), newtons-cradle (Q0 = (0,0), Qdot0 = (2,0),
+ * dt 0.01, 540 steps, e = 1). Unknown names fail with IMP_ERR_NOT_FOUND. */
+int imp_sim_defaults(const char *system, imp_sim_opts *opts);
+int imp_simulate(const char *system, const imp_sim_opts *opts, imp_trajset *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,95 @@
+/* impulse planar impact: the six analytical impact laws of Fazeli et al.
+ * 2017 ([ISRR] sec 2, reference sec 2) as exact closed-form or exact
+ * piecewise (Routh-style) computations in contact space, plus the sticking
+ * threshold.
+ *
+ * Every law maps the compliance W = J M^-1 J^T (row-major [Wtt Wtn; Wnt Wnn])
+ * and the pre-impact contact velocity u = (ut, un), un < 0, to a contact
+ * impulse P = (Pt, Pn). Tangent first, as in include/impulse/impact.h.
+ *
+ * Variants: IMP_VARIANT_TEXTBOOK is the law as published; IMP_VARIANT_AUTHORS
+ * reproduces the authors' MATLAB ([CODE] planar-contact-models) where it
+ * differs, so that their stored predictions (p_models.mat) can be matched:
+ *   - AP Poisson, Drumwright-Shell: authors scale only the normal impulse of
+ *     the plastic solution by (1 + eps) and keep its tangential impulse (no
+ *     friction in restitution); textbook runs a restitution phase of normal
+ *     impulse eps*Pn0 with Coulomb friction (maximum dissipation, clipped to
+ *     the cone).
+ *   - Mirtich: authors integrate dPt = -mu ut dPn (friction proportional to
+ *     slip velocity; exact exponential solution here); textbook is Coulomb
+ *     friction with Stronge's energetic restitution (Routh segments).
+ *   - AP Newton, Wang-Mason, Whittaker: the two variants coincide.
+ */
+#ifndef IMPULSE_IMPACT_MODELS_H
+#define IMPULSE_IMPACT_MODELS_H
+
+#include "impulse/impact.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Order of the p_models.mat / v_models.mat column pairs. */
+typedef enum imp_impact_model {
+    IMP_IMPACT_DRUMSHELL = 0,
+    IMP_IMPACT_AP_POISSON = 1,
+    IMP_IMPACT_AP_NEWTON = 2,
+    IMP_IMPACT_MIRTICH = 3,
+    IMP_IMPACT_WANG_MASON = 4,
+    IMP_IMPACT_WHITTAKER = 5,
+    IMP_IMPACT_MODEL_COUNT = 6
+} imp_impact_model;
+
+typedef enum imp_impact_variant {
+    IMP_VARIANT_TEXTBOOK = 0,
+    IMP_VARIANT_AUTHORS = 1
+} imp_impact_variant;
+
+/* Immutable description of one law with its parameters. */
+typedef struct imp_impact_law {
+    imp_impact_model model;
+    imp_impact_variant variant;
+    double mu;   /* Coulomb friction coefficient, >= 0 */
+    double eps;  /* restitution coefficient, 0 <= eps <= 1 */
+} imp_impact_law;
+
+/* "drumshell", "ap-poisson", "ap-newton", "mirtich", "wang-mason",
+ * "whittaker" (CLI names), NULL for an unknown id. */
+const char *imp_impact_model_name(imp_impact_model m);
+/* "Drumwright-Shell", "AP Poisson", ... (table titles). */
+const char *imp_impact_model_title(imp_impact_model m);
+/* One line: restitution law, friction law, how it is solved here. */
+const char *imp_impact_model_summary(imp_impact_model m);
+int imp_impact_model_parse(const char *text, imp_impact_model *out, const char *what);
+/* "textbook" / "authors" */
+const char *imp_impact_variant_name(imp_impact_variant v);
+int imp_impact_variant_parse(const char *text, imp_impact_variant *out, const char *what);
+/* Table 1 of [ISRR]/[CoRL]: identified (mu, eps) used for p_models.mat. */
+void imp_impact_table1(imp_impact_model m, double *mu, double *eps);
+
+/* Checks the law (known model/variant, finite 0 <= mu <= 10, 0 <= eps <= 1). */
+int imp_impact_law_check(const imp_impact_law *law);
+
+/* P = law(W, u). Fails on an invalid law, non-finite or non-positive-definite
+ * W, non-finite u, or a non-impacting state (un >= 0). */
+int imp_impact_predict(const imp_impact_law *law, const double W[4], const double u[2], double P[2]);
+/* Same without argument checks (caller guarantees a checked law, W positive
+ * definite, un < 0): the hot path for identification and benchmarks.
+ * Returns IMP_OK, or IMP_ERR_NUMERIC if a piecewise law cannot finish
+ * (normal compliance along the friction direction <= 0, a Painleve-type
+ * configuration for very large mu). */
+int imp_impact_predict_fast(const imp_impact_law *law, const double W[4], const double u[2], double P[2]);
+
+/* Sticking threshold mu_s(eps): the smallest mu at which the law's
+ * prediction no longer changes with mu (the impact ends sticking). Closed
+ * form for AP Newton, Whittaker (Newton stick impulse) and AP Poisson,
+ * Drumwright-Shell (plastic stick impulse); bisection on the prediction
+ * (relative tolerance 1e-9) for the others. Returns mu_cap if the prediction
+ * still changes at mu_cap (e.g. authors' Mirtich, whose slip never stops). */
+int imp_impact_sticking_threshold(const imp_impact_law *law, const double W[4], const double u[2],
+                                  double mu_cap, double *mu_s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,22 @@
+/* Internal helpers shared by the impact-law files (not installed). */
+#ifndef IMPULSE_IMPACT_INTERNAL_H
+#define IMPULSE_IMPACT_INTERNAL_H
+
+/* Restitution criterion that ends a Routh integration. */
+typedef enum routh_stop {
+    ROUTH_POISSON = 0,   /* Pn_final = (1 + eps) Pn at maximum compression */
+    ROUTH_ENERGETIC = 1  /* restitution work = -eps^2 compression work (Stronge) */
+} routh_stop;
+
+/* Exact piecewise-linear integration of u(p) = u0 + W P(p) in the normal
+ * impulse p with Coulomb friction (slide, stick, reversal), reference 2.5.
+ * Returns IMP_OK or IMP_ERR_NUMERIC (no finite end). */
+int impact_routh(const double W[4], const double u0[2], double mu, double eps, routh_stop stop,
+                 double P[2], double u_end[2]);
+
+/* Authors' Mirtich: dPt = -mu ut dPn with the energetic stop, solved from
+ * the exact exponential solution of the linear ODE. */
+int impact_mirtich_proportional(const double W[4], const double u0[2], double mu, double eps,
+                                double P[2]);
+
+#endif

@@ -1,0 +1,148 @@
+/* Whole-file reads and atomic writes.
+ *
+ * Atomic means: a reader of `path` sees either the old content or the
+ * complete new content, never a prefix. We write a temp file in the SAME
+ * directory (rename(2) is atomic only within one filesystem), fsync it,
+ * rename it over the target and fsync the directory so the rename itself
+ * survives a crash. On any failure the temp file is removed and the old
+ * file is untouched. */
+#define _POSIX_C_SOURCE 200809L
+#include "io_internal.h"
+#include "impulse/core.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Distinguishes temp names of concurrent writers in one process. */
+static atomic_uint temp_counter;
+
+static int write_all(int fd, const unsigned char *p, size_t len)
+{
+    while (len > 0) {
+        size_t chunk = len > (1u << 30) ? (1u << 30) : len;
+        ssize_t w = write(fd, p, chunk);
+        if (w < 0) {
+            if (errno == EINTR) continue;
+            return -1;
+        }
+        p += (size_t)w;
+        len -= (size_t)w;
+    }
+    return 0;
+}
+
+/* Best effort: some filesystems refuse fsync on directories; the data file
+ * itself has already been synced, so a failure here is not reported. */
+static void fsync_parent_dir(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    char dir[4096];
+    if (!slash) snprintf(dir, sizeof dir, ".");
+    else if (slash == path) snprintf(dir, sizeof dir, "/");
+    else {
+        size_t n = (size_t)(slash - path);
+        if (n >= sizeof dir) return;
+        memcpy(dir, path, n);
+        dir[n] = '\0';
+    }
+    int fd = open(dir, O_RDONLY);
+    if (fd >= 0) {
+        (void)fsync(fd);
+        close(fd);
+    }
+}
+
+int imp_write_file_atomic(const char *path, const void *data, size_t len)
+{
+    if (!path || !path[0]) return imp_fail(IMP_ERR_INVALID, "path: empty");
+    if (!data && len > 0) return imp_fail(IMP_ERR_INVALID, "%s: data is NULL", path);
+
+    size_t plen = strlen(path);
+    size_t cap = plen + 64;
+    char *tmp = malloc(cap);
+    if (!tmp) return imp_fail(IMP_ERR_NOMEM, "%s: temp name", path);
+    snprintf(tmp, cap, "%s.tmp.%ld.%u", path, (long)getpid(), atomic_fetch_add(&temp_counter, 1u));
+
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    if (fd < 0) {
+        int e = errno;
+        free(tmp);
+        return imp_fail(IMP_ERR_IO, "%s: cannot create temp file: %s", path, strerror(e));
+    }
+    const char *step = NULL;
+    int e = 0;
+    if (write_all(fd, data, len) != 0) step = "write";
+    else if (fsync(fd) != 0) step = "fsync";
+    if (step) e = errno;
+    if (close(fd) != 0 && !step) {
+        step = "close";
+        e = errno;
+    }
+    if (!step && rename(tmp, path) != 0) {
+        step = "rename";
+        e = errno;
+    }
+    if (step) {
+        unlink(tmp);
+        free(tmp);
+        return imp_fail(IMP_ERR_IO, "%s: %s failed: %s", path, step, strerror(e));
+    }
+    free(tmp);
+    fsync_parent_dir(path);
+    return IMP_OK;
+}
+
+int imp_read_file(const char *path, unsigned char **data, size_t *len)
+{
+    if (!path || !data || !len) return imp_fail(IMP_ERR_INVALID, "read_file: NULL argument");
+    *data = NULL;
+    *len = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f) return imp_fail(IMP_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+
+    /* Grow as we read rather than trusting a size from stat: works for
+     * pipes and for files that change while we read. */
+    size_t cap = 1 << 16, n = 0;
+    unsigned char *buf = malloc(cap + 1);
+    if (!buf) {
+        fclose(f);
+        return imp_fail(IMP_ERR_NOMEM, "%s: read buffer", path);
+    }
+    for (;;) {
+        if (n == cap) {
+            size_t ncap;
+            if (!imp_size_mul(cap, 2, &ncap) || ncap == SIZE_MAX) {
+                free(buf);
+                fclose(f);
+                return imp_fail(IMP_ERR_NOMEM, "%s: file too large", path);
+            }
+            unsigned char *nb = realloc(buf, ncap + 1);
+            if (!nb) {
+                free(buf);
+                fclose(f);
+                return imp_fail(IMP_ERR_NOMEM, "%s: file too large to read", path);
+            }
+            buf = nb;
+            cap = ncap;
+        }
+        size_t r = fread(buf + n, 1, cap - n, f);
+        n += r;
+        if (r == 0) break;
+    }
+    int err = ferror(f);
+    fclose(f);
+    if (err) {
+        free(buf);
+        return imp_fail(IMP_ERR_IO, "%s: read error", path);
+    }
+    buf[n] = '\0';
+    *data = buf;
+    *len = n;
+    return IMP_OK;
+}

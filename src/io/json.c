@@ -1,0 +1,355 @@
+/* Minimal JSON: a writer for metadata / --json output and a reader that
+ * only answers "what is the top-level value of key K" for our own files.
+ * A full parser is not needed: the reader skips over nested values
+ * structurally, so a key inside a nested object never shadows a top-level
+ * one. */
+#include "impulse/io.h"
+#include "impulse/core.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------------- writer ---------------- */
+
+void imp_json_init(imp_json *j) { memset(j, 0, sizeof *j); }
+
+void imp_json_free(imp_json *j)
+{
+    free(j->buf);
+    memset(j, 0, sizeof *j);
+}
+
+static void put(imp_json *j, const char *s, size_t n)
+{
+    if (j->failed) return;
+    if (j->len + n + 1 > j->cap) {
+        size_t cap = j->cap ? j->cap : 256;
+        while (cap < j->len + n + 1) cap *= 2;
+        char *nb = realloc(j->buf, cap);
+        if (!nb) {
+            j->failed = 1;
+            return;
+        }
+        j->buf = nb;
+        j->cap = cap;
+    }
+    memcpy(j->buf + j->len, s, n);
+    j->len += n;
+    j->buf[j->len] = '\0';
+}
+
+static void puts_(imp_json *j, const char *s) { put(j, s, strlen(s)); }
+
+/* Separate consecutive values; a key resets the flag so its value follows
+ * the colon directly. */
+static void sep(imp_json *j)
+{
+    if (j->need_comma) put(j, ",", 1);
+    j->need_comma = 0;
+}
+
+static void put_escaped(imp_json *j, const char *s)
+{
+    put(j, "\"", 1);
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+        char esc[8];
+        switch (*p) {
+        case '"': puts_(j, "\\\""); break;
+        case '\\': puts_(j, "\\\\"); break;
+        case '\n': puts_(j, "\\n"); break;
+        case '\r': puts_(j, "\\r"); break;
+        case '\t': puts_(j, "\\t"); break;
+        default:
+            if (*p < 0x20) {
+                snprintf(esc, sizeof esc, "\\u%04x", *p);
+                puts_(j, esc);
+            } else {
+                put(j, (const char *)p, 1); /* UTF-8 passes through */
+            }
+        }
+    }
+    put(j, "\"", 1);
+}
+
+void imp_json_begin_object(imp_json *j)
+{
+    sep(j);
+    put(j, "{", 1);
+}
+
+void imp_json_end_object(imp_json *j)
+{
+    put(j, "}", 1);
+    j->need_comma = 1;
+}
+
+void imp_json_begin_array(imp_json *j)
+{
+    sep(j);
+    put(j, "[", 1);
+}
+
+void imp_json_end_array(imp_json *j)
+{
+    put(j, "]", 1);
+    j->need_comma = 1;
+}
+
+void imp_json_key(imp_json *j, const char *key)
+{
+    sep(j);
+    put_escaped(j, key);
+    put(j, ":", 1);
+}
+
+void imp_json_string(imp_json *j, const char *s)
+{
+    sep(j);
+    put_escaped(j, s);
+    j->need_comma = 1;
+}
+
+void imp_json_number(imp_json *j, double x)
+{
+    sep(j);
+    if (!isfinite(x)) puts_(j, "null"); /* JSON has no NaN/Inf */
+    else {
+        /* Shortest of %.15g/%.16g/%.17g that reads back exactly: 0.1 stays
+         * "0.1" while every double still round-trips. */
+        char b[40];
+        for (int prec = 15; prec <= 17; prec++) {
+            snprintf(b, sizeof b, "%.*g", prec, x);
+            if (strtod(b, NULL) == x) break;
+        }
+        puts_(j, b);
+    }
+    j->need_comma = 1;
+}
+
+void imp_json_int(imp_json *j, long long x)
+{
+    char b[32];
+    sep(j);
+    snprintf(b, sizeof b, "%lld", x);
+    puts_(j, b);
+    j->need_comma = 1;
+}
+
+void imp_json_bool(imp_json *j, int b)
+{
+    sep(j);
+    puts_(j, b ? "true" : "false");
+    j->need_comma = 1;
+}
+
+void imp_json_null(imp_json *j)
+{
+    sep(j);
+    puts_(j, "null");
+    j->need_comma = 1;
+}
+
+void imp_json_raw(imp_json *j, const char *json_value)
+{
+    sep(j);
+    puts_(j, json_value ? json_value : "null");
+    j->need_comma = 1;
+}
+
+void imp_json_kv_string(imp_json *j, const char *key, const char *s)
+{
+    imp_json_key(j, key);
+    imp_json_string(j, s);
+}
+
+void imp_json_kv_number(imp_json *j, const char *key, double x)
+{
+    imp_json_key(j, key);
+    imp_json_number(j, x);
+}
+
+void imp_json_kv_int(imp_json *j, const char *key, long long x)
+{
+    imp_json_key(j, key);
+    imp_json_int(j, x);
+}
+
+const char *imp_json_text(const imp_json *j)
+{
+    if (j->failed) return NULL;
+    return j->buf ? j->buf : "";
+}
+
+/* ---------------- reader ---------------- */
+
+static const char *skip_ws(const char *p)
+{
+    while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') p++;
+    return p;
+}
+
+/* Returns the end of the string starting at the opening quote, or NULL. */
+static const char *skip_string(const char *p)
+{
+    for (p++; *p; p++) {
+        if (*p == '"') return p + 1;
+        if (*p == '\\') {
+            if (!p[1]) return NULL;
+            p++;
+        }
+    }
+    return NULL;
+}
+
+static const char *skip_value(const char *p, int depth)
+{
+    p = skip_ws(p);
+    if (depth > 64) return NULL;
+    if (*p == '"') return skip_string(p);
+    if (*p == '{' || *p == '[') {
+        char close = *p == '{' ? '}' : ']';
+        p = skip_ws(p + 1);
+        if (*p == close) return p + 1;
+        for (;;) {
+            if (close == '}') {
+                if (*p != '"' || !(p = skip_string(p))) return NULL;
+                p = skip_ws(p);
+                if (*p++ != ':') return NULL;
+            }
+            if (!(p = skip_value(p, depth + 1))) return NULL;
+            p = skip_ws(p);
+            if (*p == ',') {
+                p = skip_ws(p + 1);
+                continue;
+            }
+            if (*p == close) return p + 1;
+            return NULL;
+        }
+    }
+    /* number, true, false, null */
+    const char *s = p;
+    while (*p && strchr("+-.0123456789eEtruefalsn", *p)) p++;
+    return p > s ? p : NULL;
+}
+
+/* Decode a JSON string literal (p at the opening quote) into out; UTF-8
+ * for \u escapes, surrogate pairs joined. */
+static int decode_string(const char *p, char *out, size_t cap, const char *key)
+{
+    size_t k = 0;
+    for (p++; *p != '"'; p++) {
+        if (!*p) return imp_fail(IMP_ERR_FORMAT, "%s: unterminated string", key);
+        char tmp[4];
+        size_t n = 1;
+        tmp[0] = *p;
+        if (*p == '\\') {
+            p++;
+            switch (*p) {
+            case '"': case '\\': case '/': tmp[0] = *p; break;
+            case 'b': tmp[0] = '\b'; break;
+            case 'f': tmp[0] = '\f'; break;
+            case 'n': tmp[0] = '\n'; break;
+            case 'r': tmp[0] = '\r'; break;
+            case 't': tmp[0] = '\t'; break;
+            case 'u': {
+                unsigned long c = 0;
+                for (int pass = 0; pass < 2; pass++) {
+                    char hex[5] = {0};
+                    for (int i = 0; i < 4; i++) {
+                        hex[i] = p[1 + i];
+                        if (!strchr("0123456789abcdefABCDEF", hex[i]) || !hex[i])
+                            return imp_fail(IMP_ERR_FORMAT, "%s: bad \\u escape", key);
+                    }
+                    unsigned long v = strtoul(hex, NULL, 16);
+                    p += 4;
+                    if (pass == 0) c = v;
+                    else c = 0x10000 + ((c - 0xD800) << 10) + (v - 0xDC00);
+                    if (pass == 0 && v >= 0xD800 && v <= 0xDBFF && p[1] == '\\' && p[2] == 'u') p += 2;
+                    else break;
+                }
+                if (c < 0x80) tmp[0] = (char)c;
+                else if (c < 0x800) {
+                    tmp[0] = (char)(0xC0 | (c >> 6));
+                    tmp[1] = (char)(0x80 | (c & 0x3F));
+                    n = 2;
+                } else if (c < 0x10000) {
+                    tmp[0] = (char)(0xE0 | (c >> 12));
+                    tmp[1] = (char)(0x80 | ((c >> 6) & 0x3F));
+                    tmp[2] = (char)(0x80 | (c & 0x3F));
+                    n = 3;
+                } else {
+                    tmp[0] = (char)(0xF0 | (c >> 18));
+                    tmp[1] = (char)(0x80 | ((c >> 12) & 0x3F));
+                    tmp[2] = (char)(0x80 | ((c >> 6) & 0x3F));
+                    tmp[3] = (char)(0x80 | (c & 0x3F));
+                    n = 4;
+                }
+                break;
+            }
+            default: return imp_fail(IMP_ERR_FORMAT, "%s: bad escape", key);
+            }
+        }
+        if (k + n >= cap) return imp_fail(IMP_ERR_INVALID, "%s: string longer than %zu bytes", key, cap - 1);
+        memcpy(out + k, tmp, n);
+        k += n;
+    }
+    out[k] = '\0';
+    return IMP_OK;
+}
+
+/* Find the value of top-level `key`; *val points at its first byte. */
+static int find_key(const char *json, const char *key, const char **val)
+{
+    if (!json || !key) return imp_fail(IMP_ERR_INVALID, "json: NULL argument");
+    const char *p = skip_ws(json);
+    if (*p != '{') return imp_fail(IMP_ERR_FORMAT, "json: top level is not an object");
+    p = skip_ws(p + 1);
+    if (*p == '}') return imp_fail(IMP_ERR_NOT_FOUND, "%s: key not in JSON", key);
+    char name[256];
+    for (;;) {
+        if (*p != '"') return imp_fail(IMP_ERR_FORMAT, "json: expected a key string");
+        const char *end = skip_string(p);
+        if (!end) return imp_fail(IMP_ERR_FORMAT, "json: unterminated key");
+        int match = decode_string(p, name, sizeof name, "json key") == IMP_OK && strcmp(name, key) == 0;
+        p = skip_ws(end);
+        if (*p++ != ':') return imp_fail(IMP_ERR_FORMAT, "json: expected ':' after a key");
+        p = skip_ws(p);
+        if (match) {
+            *val = p;
+            return IMP_OK;
+        }
+        if (!(p = skip_value(p, 0))) return imp_fail(IMP_ERR_FORMAT, "json: malformed value");
+        p = skip_ws(p);
+        if (*p == ',') {
+            p = skip_ws(p + 1);
+            continue;
+        }
+        if (*p == '}') return imp_fail(IMP_ERR_NOT_FOUND, "%s: key not in JSON", key);
+        return imp_fail(IMP_ERR_FORMAT, "json: expected ',' or '}'");
+    }
+}
+
+int imp_json_get_number(const char *json, const char *key, double *out)
+{
+    const char *v;
+    int st = find_key(json, key, &v);
+    if (st) return st;
+    char *end;
+    double x = strtod(v, &end);
+    if (end == v || (*v != '-' && (*v < '0' || *v > '9')))
+        return imp_fail(IMP_ERR_SHAPE, "%s: JSON value is not a number", key);
+    if (out) *out = x;
+    return IMP_OK;
+}
+
+int imp_json_get_string(const char *json, const char *key, char *out, size_t cap)
+{
+    const char *v;
+    int st = find_key(json, key, &v);
+    if (st) return st;
+    if (*v != '"') return imp_fail(IMP_ERR_SHAPE, "%s: JSON value is not a string", key);
+    if (!out || cap == 0) return imp_fail(IMP_ERR_INVALID, "%s: no output buffer", key);
+    return decode_string(v, out, cap, key);
+}

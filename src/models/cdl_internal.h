@@ -1,0 +1,69 @@
+/* Internals shared by the CD-Lagrange strand's model files. */
+#ifndef IMPULSE_CDL_INTERNAL_H
+#define IMPULSE_CDL_INTERNAL_H
+
+#include "impulse/cdl.h"
+
+/* ---- contact_impulse.c: the Newton-restitution impulse and the
+ * closest-point projection, per sample, with their reverse passes. ---- */
+
+/* dv (D) += M^-1 I for every contact pair ([A] eqs 48-50, pairwise form):
+ *   u- = n.(vh_j - vh_i), uS = n.(vS_j - vS_i), mu = 1/(w_i + w_j),
+ *   P = mu (-e u- - uS), dv_j += gate_j P w_j n, dv_i -= gate_i P w_i n,
+ * with w the inverse masses (w_i = 0 for a wall) and gate (K) in [0,1]. */
+void imp_impulse_forward(const imp_contact_geometry *g, const double *w, const double *gate,
+                         const double *vh, const double *vS, double *dv);
+/* Reverse of imp_impulse_forward given dv_bar; accumulates into vh_bar,
+ * vS_bar, gate_bar (K) and w_bar (K) (each may be NULL). */
+void imp_impulse_backward(const imp_contact_geometry *g, const double *w, const double *gate,
+                          const double *vh, const double *vS, const double *dv_bar, double *vh_bar,
+                          double *vS_bar, double *gate_bar, double *w_bar);
+
+/* Closest-point projection in the mass metric of every pair whose bodies are
+ * both gated on (gate >= 0.5; walls count as on) and whose gap is negative:
+ * q <- q - gap M^-1 grad(gap) / (grad(gap)^T M^-1 grad(gap)) (exact for the
+ * linear gaps used here). Records which pairs were projected in `active`
+ * (n_pairs) for the reverse pass. */
+void imp_project_forward(const imp_contact_geometry *g, const double *w, const double *gate,
+                         double *q, unsigned char *active);
+/* Reverse of the projection at the *pre-projection* q_in: q_bar is updated in
+ * place from d/dq_out to d/dq_in; w_bar (K, may be NULL) accumulates. */
+void imp_project_backward(const imp_contact_geometry *g, const double *w, const double *q_in,
+                          const unsigned char *active, double *q_bar, double *w_bar);
+
+/* ---- model.c helpers ---- */
+/* Inverse masses w (K) and damping coefficients C (D) from the parameters. */
+void imp_model_inverse_masses(const imp_model *m, const double *params, double *w);
+void imp_model_damping(const imp_model *m, const double *params, double *C);
+
+/* ---- structured (CDL, VIN) and ResNet kernels ---- */
+int imp_structured_window_loss(const imp_model *m, const double *params, imp_model_work *w,
+                               const double *x0, const double *target, const double *labels, int B,
+                               int H, double *grad, imp_loss_parts *parts);
+int imp_structured_rollout(const imp_model *m, imp_model_work *w, const double *x0, int n_steps,
+                           const double *gates, double *states, double *contact);
+int imp_resnet_window_loss(const imp_model *m, const double *params, imp_model_work *w,
+                           const double *x0, const double *target, const double *labels, int B,
+                           int H, double *grad, imp_loss_parts *parts);
+int imp_resnet_rollout(const imp_model *m, imp_model_work *w, const double *x0, int n_steps,
+                       const double *gates, double *states, double *contact);
+
+/* The scratch of a batch of windows: one MLP cache per time slot. */
+struct imp_model_work {
+    int B, H, D, K;
+    imp_mlp_work **net;      /* H + 1 slots */
+    imp_mlp_work **contact;  /* H slots */
+    /* per-slot arrays, (H + 1) x B x D unless noted */
+    double *q, *v, *g, *vh, *qt, *vS, *a1;
+    double *p, *gate;        /* H x B x K */
+    unsigned char *active;   /* H x B x n_pairs */
+    double *qbar, *vbar, *gbar;
+    double *pbar;            /* H x B x K */
+    double *lab;             /* H x B x K contact labels of the batch, step-major */
+    double *in, *din;        /* B x (2D + K) network inputs and their gradients */
+    double *out, *dout;      /* B x max(2D, K) */
+    double *xs;              /* (H + 1) x B x 2D ResNet states */
+    double *xbar;            /* (H + 1) x B x 2D */
+};
+
+#endif

@@ -1,0 +1,262 @@
+/* The structured models: the CD-Lagrange network (CDL) and the variational
+ * integrator network with velocity Verlet (VIN = CDL without contacts), their
+ * window loss with its exact reverse pass, and rollouts.
+ *
+ * One step, n -> n+1, in the synchronised form of the central-difference
+ * Lagrange scheme (see include/impulse/cdl.h and [A] eqs 39, 45-50):
+ *   a0 = M^-1(-grad U(q_n) - C v_n)           vh = v_n + h/2 a0
+ *   qt = q_n + h vh                            (45)
+ *   p  = c_theta(qt, vh)                       contact probability per body
+ *   q_{n+1} = projection(qt) at impacts        (closest point, optional)
+ *   a1 = M^-1(-grad U(q_{n+1}) - C vh)         vS = vh + h a1        (39)
+ *   v_{n+1} = vh + h/2 a1 + M^-1 I(vh, vS, gate)                     (48-50)
+ * grad U(q_{n+1}) is computed once and reused by the next step's a0. */
+#include "cdl_internal.h"
+
+#include <math.h>
+#include <string.h>
+
+enum gate_mode { GATE_LABELS, GATE_SOFT, GATE_HARD };
+
+#define SLOT(arr, k, stride) ((arr) + (size_t)(k) * (stride))
+
+/* Forward of step n for the whole batch. labels_n: B x K (GATE_LABELS). */
+static void step_forward(const imp_model *m, const double *params, imp_model_work *w, int n, int B,
+                         enum gate_mode mode, const double *labels_n, const double *winv,
+                         const double *C)
+{
+    const int D = m->D, K = m->K, d = m->geom.dim, P = m->geom.n_pairs;
+    const double h = m->dt;
+    const size_t sBD = (size_t)B * D, sBK = (size_t)B * K;
+    const double *q = SLOT(w->q, n, sBD), *v = SLOT(w->v, n, sBD), *g = SLOT(w->g, n, sBD);
+    double *vh = SLOT(w->vh, n, sBD), *qt = SLOT(w->qt, n, sBD);
+    double *qn = SLOT(w->q, n + 1, sBD), *vn = SLOT(w->v, n + 1, sBD), *gn = SLOT(w->g, n + 1, sBD);
+    double *vS = SLOT(w->vS, n, sBD), *a1 = SLOT(w->a1, n, sBD);
+    double *p = SLOT(w->p, n, sBK), *gate = SLOT(w->gate, n, sBK);
+
+    for (int b = 0; b < B; b++)
+        for (int i = 0; i < D; i++) {
+            size_t bi = (size_t)b * D + i;
+            double a0 = winv[i / d] * (-g[bi] - C[i] * v[bi]);
+            vh[bi] = v[bi] + 0.5 * h * a0;
+            qt[bi] = q[bi] + h * vh[bi];
+        }
+    if (m->has_contact_net) {
+        for (int b = 0; b < B; b++) {
+            memcpy(w->in + (size_t)b * 2 * D, qt + (size_t)b * D, D * sizeof(double));
+            memcpy(w->in + (size_t)b * 2 * D + D, vh + (size_t)b * D, D * sizeof(double));
+        }
+        imp_mlp_forward(&m->contact, params + m->off_contact, w->in, B, p, w->contact[n]);
+        for (size_t i = 0; i < sBK; i++)
+            gate[i] = mode == GATE_LABELS ? labels_n[i] : mode == GATE_SOFT ? p[i] : (p[i] > 0.5);
+    } else {
+        memset(p, 0, sBK * sizeof(double));
+        memset(gate, 0, sBK * sizeof(double));
+    }
+    memcpy(qn, qt, sBD * sizeof(double));
+    if (m->cfg.projection && m->has_contact_net)
+        for (int b = 0; b < B; b++) {
+            double hard[IMP_MAX_BODIES];
+            for (int k = 0; k < K; k++) hard[k] = gate[(size_t)b * K + k] >= 0.5;
+            imp_project_forward(&m->geom, winv, hard, qn + (size_t)b * D,
+                                w->active + ((size_t)n * B + b) * (P > 0 ? P : 1));
+        }
+    imp_mlp_grad_input(&m->net, params + m->off_net, qn, B, gn, NULL, w->net[n + 1]);
+    for (int b = 0; b < B; b++)
+        for (int i = 0; i < D; i++) {
+            size_t bi = (size_t)b * D + i;
+            a1[bi] = winv[i / d] * (-gn[bi] - C[i] * vh[bi]);
+            vS[bi] = vh[bi] + h * a1[bi];
+            vn[bi] = vh[bi] + 0.5 * h * a1[bi];
+        }
+    if (m->has_contact_net)
+        for (int b = 0; b < B; b++)
+            imp_impulse_forward(&m->geom, winv, gate + (size_t)b * K, vh + (size_t)b * D,
+                                vS + (size_t)b * D, vn + (size_t)b * D);
+}
+
+/* Reverse of step n. Consumes qbar/vbar/gbar of slot n+1 (gbar partial: the
+ * next step's a0 term), completes gbar[n+1], runs sweep 2 there, and
+ * accumulates into qbar/vbar/gbar of slot n and the parameter gradient. */
+static void step_backward(const imp_model *m, const double *params, imp_model_work *w, int n, int B,
+                          enum gate_mode mode, const double *winv, const double *C, double *grad,
+                          double *wbar, double *Cbar)
+{
+    const int D = m->D, K = m->K, d = m->geom.dim, P = m->geom.n_pairs;
+    const double h = m->dt;
+    const size_t sBD = (size_t)B * D, sBK = (size_t)B * K;
+    const double *q = SLOT(w->q, n, sBD), *v = SLOT(w->v, n, sBD), *g = SLOT(w->g, n, sBD);
+    const double *vh = SLOT(w->vh, n, sBD), *qt = SLOT(w->qt, n, sBD), *vS = SLOT(w->vS, n, sBD);
+    const double *gn = SLOT(w->g, n + 1, sBD);
+    const double *gate = SLOT(w->gate, n, sBK);
+    double *qbar_n1 = SLOT(w->qbar, n + 1, sBD), *vbar_n1 = SLOT(w->vbar, n + 1, sBD);
+    double *gbar_n1 = SLOT(w->gbar, n + 1, sBD);
+    double *qbar = SLOT(w->qbar, n, sBD), *vbar = SLOT(w->vbar, n, sBD), *gbar = SLOT(w->gbar, n, sBD);
+    double *pbar = SLOT(w->pbar, n, sBK);
+    double *vh_bar = w->out; /* B x D scratch */
+    double *vS_bar = w->dout;
+    double gate_bar[IMP_MAX_BODIES];
+
+    memset(vh_bar, 0, sBD * sizeof(double));
+    memset(vS_bar, 0, sBD * sizeof(double));
+    for (int b = 0; b < B; b++) {
+        const double *vnb = vbar_n1 + (size_t)b * D;
+        for (int i = 0; i < D; i++) vh_bar[(size_t)b * D + i] = vnb[i];
+        if (m->has_contact_net) {
+            memset(gate_bar, 0, sizeof gate_bar);
+            imp_impulse_backward(&m->geom, winv, gate + (size_t)b * K, vh + (size_t)b * D,
+                                 vS + (size_t)b * D, vnb, vh_bar + (size_t)b * D,
+                                 vS_bar + (size_t)b * D, gate_bar, wbar);
+            if (mode == GATE_SOFT)
+                for (int k = 0; k < K; k++) pbar[(size_t)b * K + k] += gate_bar[k];
+        }
+        for (int i = 0; i < D; i++) {
+            size_t bi = (size_t)b * D + i;
+            double a1_bar = 0.5 * h * vnb[i] + h * vS_bar[bi];
+            vh_bar[bi] += vS_bar[bi];
+            double wi = winv[i / d];
+            gbar_n1[bi] += -wi * a1_bar;
+            vh_bar[bi] += -wi * C[i] * a1_bar;
+            Cbar[i] += -wi * vh[bi] * a1_bar;
+            wbar[i / d] += (-gn[bi] - C[i] * vh[bi]) * a1_bar;
+        }
+    }
+    /* gbar[n+1] is complete: sweep 2 gives the potential's gradient and the
+     * Hessian-vector product that flows into q_{n+1}. */
+    imp_mlp_grad_input_vjp(&m->net, params + m->off_net, gbar_n1, B, grad + m->off_net, qbar_n1,
+                           w->net[n + 1]);
+    /* projection: qbar_n1 becomes d/d(qt) */
+    if (m->cfg.projection && m->has_contact_net)
+        for (int b = 0; b < B; b++)
+            imp_project_backward(&m->geom, winv, qt + (size_t)b * D,
+                                 w->active + ((size_t)n * B + b) * (P > 0 ? P : 1),
+                                 qbar_n1 + (size_t)b * D, wbar);
+    if (m->has_contact_net) {
+        memset(w->din, 0, (size_t)B * 2 * D * sizeof(double));
+        imp_mlp_backward(&m->contact, params + m->off_contact, pbar, B, grad + m->off_contact, w->din,
+                         w->contact[n]);
+    }
+    for (int b = 0; b < B; b++)
+        for (int i = 0; i < D; i++) {
+            size_t bi = (size_t)b * D + i;
+            double qt_bar = qbar_n1[bi];
+            if (m->has_contact_net) {
+                qt_bar += w->din[(size_t)b * 2 * D + i];
+                vh_bar[bi] += w->din[(size_t)b * 2 * D + D + i];
+            }
+            qbar[bi] += qt_bar;
+            vh_bar[bi] += h * qt_bar;
+            vbar[bi] += vh_bar[bi];
+            double a0_bar = 0.5 * h * vh_bar[bi];
+            double wi = winv[i / d];
+            gbar[bi] += -wi * a0_bar;
+            vbar[bi] += -wi * C[i] * a0_bar;
+            Cbar[i] += -wi * v[bi] * a0_bar;
+            wbar[i / d] += (-g[bi] - C[i] * v[bi]) * a0_bar;
+        }
+    (void)q;
+}
+
+int imp_structured_window_loss(const imp_model *m, const double *params, imp_model_work *w,
+                               const double *x0, const double *target, const double *labels, int B,
+                               int H, double *grad, imp_loss_parts *parts)
+{
+    const int D = m->D, K = m->K;
+    const size_t sBD = (size_t)B * D, sBK = (size_t)B * K;
+    enum gate_mode mode = m->cfg.touch ? GATE_LABELS : GATE_SOFT;
+    double winv[IMP_MAX_BODIES], C[IMP_MAX_BODIES * IMP_MAX_DIM];
+    imp_model_inverse_masses(m, params, winv);
+    imp_model_damping(m, params, C);
+
+    for (int b = 0; b < B; b++) {
+        memcpy(w->q + (size_t)b * D, x0 + (size_t)b * 2 * D, D * sizeof(double));
+        memcpy(w->v + (size_t)b * D, x0 + (size_t)b * 2 * D + D, D * sizeof(double));
+    }
+    imp_mlp_grad_input(&m->net, params + m->off_net, w->q, B, w->g, NULL, w->net[0]);
+    for (int n = 0; n < H; n++) {
+        if (mode == GATE_LABELS)
+            for (int b = 0; b < B; b++)
+                memcpy(w->lab + (size_t)n * sBK + (size_t)b * K, labels + ((size_t)b * H + n) * K,
+                       K * sizeof(double));
+        step_forward(m, params, w, n, B, mode, w->lab + (size_t)n * sBK, winv, C);
+    }
+
+    /* losses: state MSE (mean over dims, sum over steps, mean over batch) and
+     * contact BCE (mean over bodies, sum over steps, mean over batch) */
+    double Ls = 0.0, Lc = 0.0;
+    for (int n = 1; n <= H; n++)
+        for (int b = 0; b < B; b++) {
+            const double *tq = target + ((size_t)b * H + (n - 1)) * 2 * D, *tv = tq + D;
+            const double *qh = w->q + (size_t)n * sBD + (size_t)b * D, *vhat = w->v + (size_t)n * sBD + (size_t)b * D;
+            double *qb = w->qbar + (size_t)n * sBD + (size_t)b * D, *vb = w->vbar + (size_t)n * sBD + (size_t)b * D;
+            for (int i = 0; i < D; i++) {
+                double eq = qh[i] - tq[i], ev = vhat[i] - tv[i];
+                Ls += (eq * eq + ev * ev) / (2.0 * D);
+                qb[i] = eq / (D * (double)B);
+                vb[i] = ev / (D * (double)B);
+            }
+        }
+    Ls /= B;
+    memset(w->qbar, 0, sBD * sizeof(double));
+    memset(w->vbar, 0, sBD * sizeof(double));
+    memset(w->gbar, 0, (size_t)(H + 1) * sBD * sizeof(double));
+    if (m->has_contact_net && mode == GATE_LABELS) {
+        for (int n = 0; n < H; n++) {
+            double *pb = w->pbar + (size_t)n * sBK;
+            const double *p = w->p + (size_t)n * sBK, *lab = w->lab + (size_t)n * sBK;
+            for (int b = 0; b < B; b++) {
+                Lc += imp_bce(p + (size_t)b * K, lab + (size_t)b * K, K, pb + (size_t)b * K) / K;
+                for (int k = 0; k < K; k++) pb[(size_t)b * K + k] /= K * (double)B;
+            }
+        }
+        Lc /= B;
+    } else {
+        memset(w->pbar, 0, (size_t)H * sBK * sizeof(double));
+    }
+    double Ll2 = 0.0;
+    if (parts) {
+        parts->state = Ls;
+        parts->contact = Lc;
+    }
+    if (grad) {
+        double wbar[IMP_MAX_BODIES] = {0}, Cbar[IMP_MAX_BODIES * IMP_MAX_DIM] = {0};
+        for (int n = H - 1; n >= 0; n--) step_backward(m, params, w, n, B, mode, winv, C, grad, wbar, Cbar);
+        imp_mlp_grad_input_vjp(&m->net, params + m->off_net, w->gbar, B, grad + m->off_net, NULL, w->net[0]);
+        if (m->cfg.learn_damping)
+            for (int i = 0; i < D; i++) grad[m->off_damping + i] += C[i] * Cbar[i];
+        if (m->cfg.learn_mass)
+            for (int k = 0; k < K; k++) grad[m->off_mass + k] += -winv[k] * wbar[k];
+    }
+    if (parts) {
+        parts->l2 = Ll2;
+        parts->total = Ls + Lc;
+    }
+    return IMP_OK;
+}
+
+int imp_structured_rollout(const imp_model *m, imp_model_work *w, const double *x0, int n_steps,
+                           const double *gates, double *states, double *contact)
+{
+    const int D = m->D, K = m->K;
+    double winv[IMP_MAX_BODIES], C[IMP_MAX_BODIES * IMP_MAX_DIM];
+    imp_model_inverse_masses(m, m->params, winv);
+    imp_model_damping(m, m->params, C);
+    memcpy(w->q, x0, D * sizeof(double));
+    memcpy(w->v, x0 + D, D * sizeof(double));
+    memcpy(states, x0, 2 * D * sizeof(double));
+    for (int k = 0; k < K; k++) contact[k] = 0.0;
+    imp_mlp_grad_input(&m->net, m->params + m->off_net, w->q, 1, w->g, NULL, w->net[0]);
+    for (int t = 1; t < n_steps; t++) {
+        step_forward(m, m->params, w, 0, 1, gates ? GATE_LABELS : GATE_HARD,
+                     gates ? gates + (size_t)t * K : NULL, winv, C);
+        memcpy(states + (size_t)t * 2 * D, w->q + D, D * sizeof(double));
+        memcpy(states + (size_t)t * 2 * D + D, w->v + D, D * sizeof(double));
+        for (int k = 0; k < K; k++) contact[(size_t)t * K + k] = w->gate[k] >= 0.5;
+        if (imp_check_finite(states + (size_t)t * 2 * D, 2 * D, "rollout state"))
+            return imp_fail(IMP_ERR_NUMERIC, "rollout: state became non-finite at step %d", t);
+        memcpy(w->q, w->q + D, D * sizeof(double));
+        memcpy(w->v, w->v + D, D * sizeof(double));
+        memcpy(w->g, w->g + D, D * sizeof(double));
+    }
+    return IMP_OK;
+}

@@ -1,0 +1,131 @@
+/* Contact geometry of single-node bodies: gaps and normal velocities of
+ * body-wall and body-body pairs ([A] eqs 41-43 in pairwise form). */
+#include "impulse/contact_systems.h"
+
+#include "impulse/io.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+int imp_contact_geometry_check(const imp_contact_geometry *g)
+{
+    if (g->n_bodies < 1 || g->n_bodies > IMP_MAX_BODIES)
+        return imp_fail(IMP_ERR_INVALID, "n_bodies: %d is outside [1, %d]", g->n_bodies, IMP_MAX_BODIES);
+    if (g->dim < 1 || g->dim > IMP_MAX_DIM)
+        return imp_fail(IMP_ERR_INVALID, "dim: %d is outside [1, %d]", g->dim, IMP_MAX_DIM);
+    for (int k = 0; k < g->n_bodies; k++)
+        if (!(g->mass[k] > 0.0) || !isfinite(g->mass[k]))
+            return imp_fail(IMP_ERR_INVALID, "masses[%d]: %g must be positive and finite", k, g->mass[k]);
+    if (!(g->restitution >= 0.0 && g->restitution <= 1.0))
+        return imp_fail(IMP_ERR_INVALID, "restitution: %g is outside [0, 1]", g->restitution);
+    if (g->n_pairs < 0 || g->n_pairs > IMP_MAX_CONTACTS)
+        return imp_fail(IMP_ERR_INVALID, "contact_pairs: %d pairs, at most %d", g->n_pairs, IMP_MAX_CONTACTS);
+    for (int p = 0; p < g->n_pairs; p++) {
+        const imp_contact_pair *c = &g->pairs[p];
+        if (c->body_j < 0 || c->body_j >= g->n_bodies)
+            return imp_fail(IMP_ERR_INVALID, "contact_pairs[%d]: body %d does not exist", p, c->body_j);
+        if (c->body_i != IMP_WALL && (c->body_i < 0 || c->body_i >= g->n_bodies || c->body_i == c->body_j))
+            return imp_fail(IMP_ERR_INVALID, "contact_pairs[%d]: body %d is not a valid partner", p, c->body_i);
+        double nn = 0.0;
+        for (int a = 0; a < g->dim; a++) nn += c->normal[a] * c->normal[a];
+        if (!(fabs(nn - 1.0) < 1e-9))
+            return imp_fail(IMP_ERR_INVALID, "contact_normals[%d]: not a unit vector (|n|^2 = %g)", p, nn);
+        if (!isfinite(c->offset))
+            return imp_fail(IMP_ERR_INVALID, "contact_offsets[%d]: not finite", p);
+    }
+    return IMP_OK;
+}
+
+double imp_contact_gap(const imp_contact_geometry *g, int p, const double *q)
+{
+    const imp_contact_pair *c = &g->pairs[p];
+    double s = -c->offset;
+    for (int a = 0; a < g->dim; a++) {
+        double rel = q[c->body_j * g->dim + a] - (c->body_i == IMP_WALL ? 0.0 : q[c->body_i * g->dim + a]);
+        s += c->normal[a] * rel;
+    }
+    return s;
+}
+
+double imp_contact_normal_velocity(const imp_contact_geometry *g, int p, const double *v)
+{
+    const imp_contact_pair *c = &g->pairs[p];
+    double s = 0.0;
+    for (int a = 0; a < g->dim; a++) {
+        double rel = v[c->body_j * g->dim + a] - (c->body_i == IMP_WALL ? 0.0 : v[c->body_i * g->dim + a]);
+        s += c->normal[a] * rel;
+    }
+    return s;
+}
+
+int imp_contact_geometry_to_npz(const imp_contact_geometry *g, imp_npz *z)
+{
+    int K = g->n_bodies, d = g->dim, P = g->n_pairs;
+    double normals[IMP_MAX_CONTACTS * IMP_MAX_DIM], offsets[IMP_MAX_CONTACTS];
+    int64_t pairs[IMP_MAX_CONTACTS * 2];
+    for (int p = 0; p < P; p++) {
+        pairs[2 * p] = g->pairs[p].body_i;
+        pairs[2 * p + 1] = g->pairs[p].body_j;
+        offsets[p] = g->pairs[p].offset;
+        for (int a = 0; a < d; a++) normals[p * d + a] = g->pairs[p].normal[a];
+    }
+    size_t shm[1] = {(size_t)K}, shp[2] = {(size_t)P, 2}, shn[2] = {(size_t)P, (size_t)d},
+           sho[1] = {(size_t)P};
+    int st = imp_npz_add_f64(z, "masses", 1, shm, g->mass);
+    if (!st) st = imp_npz_add_i64(z, "contact_pairs", 2, shp, pairs);
+    if (!st) st = imp_npz_add_f64(z, "contact_normals", 2, shn, normals);
+    if (!st) st = imp_npz_add_f64(z, "contact_offsets", 1, sho, offsets);
+    return st;
+}
+
+int imp_contact_geometry_from_npz(const imp_npz *z, const char *meta, imp_contact_geometry *g)
+{
+    memset(g, 0, sizeof *g);
+    const double *masses;
+    size_t shm[1];
+    int st = imp_npz_get_f64(z, "masses", 1, NULL, &masses, shm);
+    if (st) return st;
+    if (shm[0] < 1 || shm[0] > IMP_MAX_BODIES)
+        return imp_fail(IMP_ERR_SHAPE, "masses: %zu bodies, need 1..%d", shm[0], IMP_MAX_BODIES);
+    g->n_bodies = (int)shm[0];
+    memcpy(g->mass, masses, shm[0] * sizeof(double));
+    double dim = 1, e = 0;
+    if (imp_json_get_number(meta, "dim", &dim) || imp_json_get_number(meta, "restitution", &e))
+        return imp_fail(IMP_ERR_FORMAT, "meta: needs numbers 'dim' and 'restitution'");
+    if (dim < 1 || dim > IMP_MAX_DIM || dim != floor(dim))
+        return imp_fail(IMP_ERR_FORMAT, "meta: dim %g is not an integer in [1, %d]", dim, IMP_MAX_DIM);
+    g->dim = (int)dim;
+    g->restitution = e;
+    int64_t *pairs = NULL;
+    size_t shp[2];
+    st = imp_npz_get_i64_copy(z, "contact_pairs", 2, (size_t[]){0, 2}, &pairs, shp);
+    if (st) return st;
+    if (shp[0] > IMP_MAX_CONTACTS) {
+        free(pairs);
+        return imp_fail(IMP_ERR_SHAPE, "contact_pairs: %zu pairs, at most %d", shp[0], IMP_MAX_CONTACTS);
+    }
+    g->n_pairs = (int)shp[0];
+    const double *normals = NULL, *offsets = NULL;
+    size_t P = shp[0];
+    if (P > 0) {
+        st = imp_npz_get_f64(z, "contact_normals", 2, (size_t[]){P, (size_t)g->dim}, &normals, NULL);
+        if (!st) st = imp_npz_get_f64(z, "contact_offsets", 1, (size_t[]){P}, &offsets, NULL);
+    }
+    for (size_t p = 0; !st && p < P; p++) {
+        if (pairs[2 * p] < IMP_WALL || pairs[2 * p] >= IMP_MAX_BODIES || pairs[2 * p + 1] < 0 ||
+            pairs[2 * p + 1] >= IMP_MAX_BODIES) {
+            st = imp_fail(IMP_ERR_INVALID, "contact_pairs[%zu]: bodies (%lld, %lld) out of range", p,
+                          (long long)pairs[2 * p], (long long)pairs[2 * p + 1]);
+            break;
+        }
+        g->pairs[p].body_i = (int)pairs[2 * p];
+        g->pairs[p].body_j = (int)pairs[2 * p + 1];
+        g->pairs[p].offset = offsets[p];
+        for (int a = 0; a < g->dim; a++) g->pairs[p].normal[a] = normals[p * (size_t)g->dim + a];
+    }
+    free(pairs);
+    if (!st) st = imp_contact_geometry_check(g);
+    return st;
+}
+

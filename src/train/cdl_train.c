@@ -1,0 +1,112 @@
+/* Training of the CD-Lagrange strand's models: every window of horizon H
+ * (stride 1, as the reference code) of every trajectory, shuffled into
+ * mini-batches each epoch, Adam on state MSE + contact BCE + L2 ([P] 3.2). */
+#include "impulse/cdl.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void imp_train_opts_default(imp_train_opts *o, int code_settings)
+{
+    memset(o, 0, sizeof *o);
+    o->horizon = 10;
+    o->batch = 32;
+    o->epochs = 3000;
+    o->lr = code_settings ? 1e-2 : 1e-3;
+    o->l2 = code_settings ? 5e-3 : 0.05;
+}
+
+static int check_opts(const imp_train_opts *o, const imp_trajset *d)
+{
+    if (o->epochs < 0) return imp_fail(IMP_ERR_INVALID, "epochs: %d must be >= 0", o->epochs);
+    if (o->horizon < 1) return imp_fail(IMP_ERR_INVALID, "horizon: %d must be >= 1", o->horizon);
+    if (o->horizon >= d->n_steps)
+        return imp_fail(IMP_ERR_INVALID, "horizon: %d must be shorter than the trajectories (%d steps)",
+                        o->horizon, d->n_steps);
+    if (o->batch < 1) return imp_fail(IMP_ERR_INVALID, "batch: %d must be >= 1", o->batch);
+    if (!(o->lr > 0.0) || !isfinite(o->lr)) return imp_fail(IMP_ERR_INVALID, "lr: %g must be positive", o->lr);
+    if (!(o->l2 >= 0.0) || !isfinite(o->l2)) return imp_fail(IMP_ERR_INVALID, "l2: %g must be >= 0", o->l2);
+    return IMP_OK;
+}
+
+int imp_model_train(imp_model *m, const imp_trajset *data, const imp_train_opts *opts,
+                    imp_loss_parts *final_loss)
+{
+    int st = check_opts(opts, data);
+    if (st) return st;
+    if (data->geom.n_bodies != m->K || data->geom.dim != m->geom.dim)
+        return imp_fail(IMP_ERR_SHAPE, "data: %d bodies x %d dims, the model expects %d x %d",
+                        data->geom.n_bodies, data->geom.dim, m->K, m->geom.dim);
+    if (fabs(data->dt - m->dt) > 1e-12 * m->dt)
+        return imp_fail(IMP_ERR_INVALID, "data: dt %g differs from the model's %g", data->dt, m->dt);
+    size_t nq = (size_t)data->n_traj * data->n_steps * m->D;
+    if ((st = imp_check_finite(data->q, nq, "q")) || (st = imp_check_finite(data->qdot, nq, "qdot")))
+        return st;
+    snprintf(m->system, sizeof m->system, "%s", data->system);
+    m->gravity = data->gravity;
+    m->length = data->length;
+
+    const int H = opts->horizon, B = opts->batch, D = m->D, K = m->K, S = 2 * D;
+    const int per_traj = data->n_steps - H;
+    const size_t n_windows = (size_t)data->n_traj * per_traj;
+    size_t *order = malloc(n_windows * sizeof *order);
+    double *x0 = malloc((size_t)B * S * sizeof(double));
+    double *target = malloc((size_t)B * H * S * sizeof(double));
+    double *labels = malloc((size_t)B * H * K * sizeof(double));
+    double *grad = malloc(m->n_params * sizeof(double));
+    imp_model_work *w = imp_model_work_new(m, B, H);
+    imp_adam opt = {0};
+    if (!order || !x0 || !target || !labels || !grad || !w) {
+        st = imp_fail(IMP_ERR_NOMEM, "training: out of memory");
+        goto done;
+    }
+    if ((st = imp_adam_init(&opt, m->n_params, opts->lr, 0.9, 0.999, 1e-7, 0.0))) goto done;
+    for (size_t i = 0; i < n_windows; i++) order[i] = i;
+    imp_rng rng;
+    imp_rng_seed(&rng, opts->seed ^ 0x5EEDF00Dull);
+    imp_loss_parts mean = {0};
+    for (int epoch = 1; epoch <= opts->epochs; epoch++) {
+        imp_rng_shuffle(&rng, order, n_windows);
+        memset(&mean, 0, sizeof mean);
+        size_t n_batches = 0;
+        for (size_t start = 0; start < n_windows; start += B) {
+            int bs = (int)(n_windows - start < (size_t)B ? n_windows - start : (size_t)B);
+            for (int b = 0; b < bs; b++) {
+                size_t win = order[start + b];
+                size_t tr = win / per_traj, t0 = win % per_traj;
+                size_t base = tr * data->n_steps;
+                memcpy(x0 + (size_t)b * S, data->q + (base + t0) * D, D * sizeof(double));
+                memcpy(x0 + (size_t)b * S + D, data->qdot + (base + t0) * D, D * sizeof(double));
+                for (int k = 0; k < H; k++) {
+                    size_t t = base + t0 + 1 + k;
+                    memcpy(target + ((size_t)b * H + k) * S, data->q + t * D, D * sizeof(double));
+                    memcpy(target + ((size_t)b * H + k) * S + D, data->qdot + t * D, D * sizeof(double));
+                    memcpy(labels + ((size_t)b * H + k) * K, data->contact + t * K, K * sizeof(double));
+                }
+            }
+            memset(grad, 0, m->n_params * sizeof(double));
+            imp_loss_parts lp;
+            st = imp_model_window_loss(m, m->params, w, x0, target, labels, bs, H, opts->l2, grad, &lp);
+            if (st) {
+                imp_fail_context(st, "epoch %d", epoch);
+                goto done;
+            }
+            imp_adam_step(&opt, m->params, grad, opts->lr);
+            mean.state += lp.state, mean.contact += lp.contact, mean.l2 += lp.l2, mean.total += lp.total;
+            n_batches++;
+        }
+        mean.state /= n_batches, mean.contact /= n_batches, mean.l2 /= n_batches, mean.total /= n_batches;
+        if (opts->on_progress && opts->progress > 0 && (epoch % opts->progress == 0 || epoch == opts->epochs))
+            opts->on_progress(opts->user, epoch, &mean);
+    }
+    if ((st = imp_check_finite(m->params, m->n_params, "parameters")))
+        imp_fail_context(st, "training diverged");
+    if (final_loss) *final_loss = mean;
+done:
+    imp_adam_free(&opt);
+    imp_model_work_free(w);
+    free(order), free(x0), free(target), free(labels), free(grad);
+    return st;
+}

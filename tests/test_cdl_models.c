@@ -1,0 +1,184 @@
+/* CD-Lagrange strand models: finite-difference checks of whole window
+ * losses (CDL in every option combination, VIN, ResNet, ResNetContact),
+ * including windows in which impacts happen; the impulse law itself. */
+#include "impulse/cdl.h"
+#include "../src/models/cdl_internal.h"
+#include "test.h"
+
+#include <stdlib.h>
+
+/* Windows from a simulated system; starts chosen to contain impacts. */
+typedef struct batch {
+    int B, H, D, K;
+    double *x0, *target, *labels;
+} batch;
+
+static void make_batch(const imp_trajset *ts, int B, int H, const int *starts, batch *bt)
+{
+    int D = ts->geom.n_bodies * ts->geom.dim, K = ts->geom.n_bodies, S = 2 * D;
+    bt->B = B, bt->H = H, bt->D = D, bt->K = K;
+    bt->x0 = malloc(sizeof(double) * B * S);
+    bt->target = malloc(sizeof(double) * B * H * S);
+    bt->labels = malloc(sizeof(double) * B * H * K);
+    for (int b = 0; b < B; b++) {
+        int t0 = starts[b];
+        memcpy(bt->x0 + b * S, ts->q + t0 * D, D * sizeof(double));
+        memcpy(bt->x0 + b * S + D, ts->qdot + t0 * D, D * sizeof(double));
+        for (int k = 0; k < H; k++) {
+            memcpy(bt->target + (b * H + k) * S, ts->q + (t0 + 1 + k) * D, D * sizeof(double));
+            memcpy(bt->target + (b * H + k) * S + D, ts->qdot + (t0 + 1 + k) * D, D * sizeof(double));
+            memcpy(bt->labels + (b * H + k) * K, ts->contact + (t0 + 1 + k) * K, K * sizeof(double));
+        }
+    }
+}
+
+static void free_batch(batch *bt) { free(bt->x0), free(bt->target), free(bt->labels); }
+
+/* Central differences of the total loss against the analytic gradient, on
+ * every parameter of the small model; returns the worst relative error. */
+static double fd_check(imp_model *m, const batch *bt, double l2, const char *what)
+{
+    imp_model_work *w = imp_model_work_new(m, bt->B, bt->H);
+    double *grad = calloc(m->n_params, sizeof(double));
+    double *num = calloc(m->n_params, sizeof(double));
+    imp_loss_parts lp;
+    int st = imp_model_window_loss(m, m->params, w, bt->x0, bt->target, bt->labels, bt->B, bt->H, l2, grad, &lp);
+    CHECK_MSG(st == IMP_OK, "%s: %s", what, imp_last_error());
+    const double eps = 1e-6;
+    for (size_t i = 0; i < m->n_params; i++) {
+        double keep = m->params[i];
+        imp_loss_parts lp1, lp2;
+        m->params[i] = keep + eps;
+        imp_model_window_loss(m, m->params, w, bt->x0, bt->target, bt->labels, bt->B, bt->H, l2, NULL, &lp1);
+        m->params[i] = keep - eps;
+        imp_model_window_loss(m, m->params, w, bt->x0, bt->target, bt->labels, bt->B, bt->H, l2, NULL, &lp2);
+        m->params[i] = keep;
+        num[i] = (lp1.total - lp2.total) / (2 * eps);
+    }
+    double err = test_grad_rel_err(grad, num, m->n_params, 1e-8);
+    /* the check must be able to fail: a gradient with one flipped sign does */
+    size_t imax = 0;
+    for (size_t i = 0; i < m->n_params; i++) if (fabs(grad[i]) > fabs(grad[imax])) imax = i;
+    grad[imax] = -grad[imax];
+    double err_wrong = test_grad_rel_err(grad, num, m->n_params, 1e-8);
+    printf("%-40s loss %.4g  FD rel err %.2e (sign-flipped %.2e)\n", what, lp.total, err, err_wrong);
+    CHECK_MSG(err < 1e-5, "%s: gradient relative error %g", what, err);
+    CHECK(err_wrong > 1e-2);
+    free(grad), free(num);
+    imp_model_work_free(w);
+    return err;
+}
+
+static imp_model *small_model(imp_model_kind kind, const imp_contact_geometry *g, double dt, int touch,
+                              int projection, int damping, int mass, imp_activation act)
+{
+    imp_cdl_config cfg;
+    imp_cdl_config_default(&cfg, kind);
+    cfg.hidden = 7;
+    cfg.hidden_layers = 2;
+    cfg.contact_hidden = 6;
+    cfg.act = act;
+    cfg.touch = touch;
+    cfg.projection = projection;
+    cfg.learn_damping = damping;
+    cfg.learn_mass = mass;
+    imp_model *m = NULL;
+    int st = imp_model_create(&m, &cfg, g, dt, 11);
+    CHECK_MSG(st == IMP_OK, "create: %s", imp_last_error());
+    /* perturb damping/mass away from their initial values */
+    imp_rng r;
+    imp_rng_seed(&r, 5);
+    if (damping) for (int i = 0; i < m->D; i++) m->params[m->off_damping + i] = -1.0 + 0.3 * imp_rng_normal(&r);
+    if (mass) for (int k = 0; k < m->K; k++) m->params[m->off_mass + k] = 0.2 * imp_rng_normal(&r);
+    return m;
+}
+
+static void test_ball_gradients(void)
+{
+    imp_sim_opts o;
+    CHECK_OK(imp_sim_defaults("bouncing-ball", &o));
+    o.noise = 0.05;
+    o.restitution = 0.8;
+    imp_trajset ts;
+    CHECK_OK(imp_simulate("bouncing-ball", &o, &ts));
+    /* first impact at t = sqrt(2*10/9.81) = 1.43 s, step ~71: windows around it */
+    int first = -1;
+    for (int t = 0; t < ts.n_steps; t++) if (ts.contact[t] > 0.5) { first = t; break; }
+    CHECK(first > 60 && first < 80);
+    int starts[4] = {first - 3, first - 6, first - 1, 20};
+    batch bt;
+    make_batch(&ts, 4, 6, starts, &bt);
+    const imp_activation acts[3] = {IMP_ACT_TANH, IMP_ACT_SOFTPLUS, IMP_ACT_TANH};
+    for (int variant = 0; variant < 6; variant++) {
+        int touch = variant != 1, proj = variant == 2 || variant == 5, damp = variant >= 3, mass = variant >= 4;
+        imp_model *m = small_model(IMP_MODEL_CDL, &ts.geom, ts.dt, touch, proj, damp, mass, acts[variant % 3]);
+        char what[128];
+        snprintf(what, sizeof what, "ball cdl touch=%d proj=%d damp=%d mass=%d", touch, proj, damp, mass);
+        fd_check(m, &bt, 0.01, what);
+        imp_model_free(m);
+    }
+    imp_model *m = small_model(IMP_MODEL_VIN, &ts.geom, ts.dt, 1, 0, 0, 0, IMP_ACT_TANH);
+    fd_check(m, &bt, 0.01, "ball vin");
+    imp_model_free(m);
+    m = small_model(IMP_MODEL_RESNET, &ts.geom, ts.dt, 1, 0, 0, 0, IMP_ACT_TANH);
+    fd_check(m, &bt, 0.0, "ball resnet");
+    imp_model_free(m);
+    m = small_model(IMP_MODEL_RESNET_CONTACT, &ts.geom, ts.dt, 1, 0, 0, 0, IMP_ACT_SOFTPLUS);
+    fd_check(m, &bt, 0.0, "ball resnet-contact");
+    imp_model_free(m);
+    free_batch(&bt);
+    imp_trajset_free(&ts);
+}
+
+static void test_cradle_gradients(void)
+{
+    imp_sim_opts o;
+    CHECK_OK(imp_sim_defaults("newtons-cradle", &o));
+    o.noise = 0.01;
+    imp_trajset ts;
+    CHECK_OK(imp_simulate("newtons-cradle", &o, &ts));
+    int first = -1;
+    for (int t = 0; t < ts.n_steps; t++) if (ts.contact[2 * t] > 0.5) { first = t; break; }
+    CHECK(first > 0);
+    int starts[3] = {first - 2, first - 4, 10};
+    batch bt;
+    make_batch(&ts, 3, 5, starts, &bt);
+    for (int variant = 0; variant < 3; variant++) {
+        imp_model *m = small_model(IMP_MODEL_CDL, &ts.geom, ts.dt, variant != 1, variant == 2, variant == 2,
+                                   variant == 2, IMP_ACT_TANH);
+        char what[96];
+        snprintf(what, sizeof what, "cradle cdl variant %d", variant);
+        fd_check(m, &bt, 0.005, what);
+        imp_model_free(m);
+    }
+    free_batch(&bt);
+    imp_trajset_free(&ts);
+}
+
+/* The impulse law: for a body-body pair the post-impact relative normal
+ * velocity of the half-step grid is -e times the pre-impact one, and
+ * momentum is conserved ([A] eqs 48-50). */
+static void test_impulse_law(void)
+{
+    imp_contact_geometry g = {.n_bodies = 2, .dim = 1, .mass = {1.0, 3.0}, .restitution = 0.6, .n_pairs = 1};
+    g.pairs[0] = (imp_contact_pair){.body_i = 1, .body_j = 0, .normal = {1.0}, .offset = 0.0};
+    double w[2] = {1.0, 1.0 / 3.0}, gate[2] = {1, 1};
+    double vh[2] = {-1.5, 0.5}, vS[2] = {-1.4, 0.45}, dv[2] = {0, 0};
+    imp_impulse_forward(&g, w, gate, vh, vS, dv);
+    double post[2] = {vS[0] + dv[0], vS[1] + dv[1]};
+    CHECK_CLOSE(post[0] - post[1], -0.6 * (vh[0] - vh[1]), 1e-12, 1e-12);
+    CHECK_CLOSE(1.0 * dv[0] + 3.0 * dv[1], 0.0, 0, 1e-12);
+    /* gate off: no impulse */
+    double gate0[2] = {0, 0}, dv0[2] = {0, 0};
+    imp_impulse_forward(&g, w, gate0, vh, vS, dv0);
+    CHECK(dv0[0] == 0.0 && dv0[1] == 0.0);
+}
+
+int main(void)
+{
+    imp_blas_init();
+    test_impulse_law();
+    test_ball_gradients();
+    test_cradle_gradients();
+    TEST_MAIN_END();
+}

@@ -1,0 +1,200 @@
+/* Ground-truth simulators and the CD-Lagrange integrator with the true
+ * potential: conservation and impact physics. */
+#include "impulse/cdl.h"
+#include "impulse/io.h"
+#include "test.h"
+
+#include <stdlib.h>
+
+static void test_pendulum_energy(void)
+{
+    imp_sim_opts o;
+    CHECK_OK(imp_sim_defaults("pendulum", &o));
+    o.n_steps = 2000; /* 40 s */
+    imp_trajset ts;
+    CHECK_OK(imp_simulate("pendulum", &o, &ts));
+    double e0, e, drift = 0;
+    imp_system_energy("pendulum", &ts.geom, 9.81, 1.0, ts.q, ts.qdot, &e0);
+    for (int t = 0; t < ts.n_steps; t++) {
+        imp_system_energy("pendulum", &ts.geom, 9.81, 1.0, ts.q + t, ts.qdot + t, &e);
+        if (fabs(e - e0) > drift) drift = fabs(e - e0);
+    }
+    printf("pendulum: energy %.6f, max drift over 40 s %.2e\n", e0, drift);
+    CHECK(drift < 1e-9);
+    CHECK_CLOSE(e0, 9.81 * (1 - cos(1.0)), 1e-12, 0);
+    imp_trajset_free(&ts);
+}
+
+static void test_ball(double e)
+{
+    imp_sim_opts o;
+    CHECK_OK(imp_sim_defaults("bouncing-ball", &o));
+    o.restitution = e;
+    imp_trajset ts;
+    CHECK_OK(imp_simulate("bouncing-ball", &o, &ts));
+    double qmin = 1e9, apex_after = -1e9;
+    int impacts = 0, first = -1, second = -1;
+    for (int t = 0; t < ts.n_steps; t++) {
+        if (ts.q[t] < qmin) qmin = ts.q[t];
+        if (ts.contact[t] > 0.5 && (t == 0 || ts.contact[t - 1] < 0.5)) {
+            impacts++;
+            if (first < 0) first = t;
+            else if (second < 0) second = t;
+        }
+        if (first >= 0 && t > first && second < 0) apex_after = fmax(apex_after, ts.q[t]);
+    }
+    CHECK(qmin >= -1e-9); /* the exact simulator never penetrates */
+    double t_hit = sqrt(2 * 10.0 / 9.81);
+    CHECK(first == (int)ceil(t_hit / ts.dt));
+    if (e == 1.0) {
+        /* the elastic ball returns to its drop height (sampled apex within g dt^2/8) */
+        printf("ball e=1: %d impacts, apex after first bounce %.6f m\n", impacts, apex_after);
+        CHECK(fabs(apex_after - 10.0) < 9.81 * ts.dt * ts.dt);
+        CHECK(impacts >= 3);
+        double E0, E;
+        imp_system_energy("bouncing-ball", &ts.geom, 9.81, 1, ts.q, ts.qdot, &E0);
+        imp_system_energy("bouncing-ball", &ts.geom, 9.81, 1, ts.q + ts.n_steps - 1, ts.qdot + ts.n_steps - 1, &E);
+        CHECK_CLOSE(E, E0, 1e-9, 0);
+    } else {
+        /* e < 1: apex heights shrink by e^2; the Zeno sequence ends at rest */
+        double expect_apex = 10.0 * e * e;
+        printf("ball e=%.1f: %d impact events, apex after first bounce %.4f (e^2 h0 = %.4f), final q %.2e v %.2e\n",
+               e, impacts, apex_after, expect_apex, ts.q[ts.n_steps - 1], ts.qdot[ts.n_steps - 1]);
+        CHECK(fabs(apex_after - expect_apex) < 9.81 * ts.dt * ts.dt + 1e-9);
+        CHECK(fabs(ts.q[ts.n_steps - 1]) < 1e-9 && fabs(ts.qdot[ts.n_steps - 1]) < 1e-9);
+        CHECK(ts.contact[ts.n_steps - 1] == 1.0);
+    }
+    imp_trajset_free(&ts);
+}
+
+static void test_cradle(void)
+{
+    imp_sim_opts o;
+    CHECK_OK(imp_sim_defaults("newtons-cradle", &o));
+    imp_trajset ts;
+    CHECK_OK(imp_simulate("newtons-cradle", &o, &ts));
+    /* around each impact the velocities are exchanged and momentum conserved */
+    int impacts = 0;
+    for (int t = 1; t < ts.n_steps; t++) {
+        if (!(ts.contact[2 * t] > 0.5)) continue;
+        impacts++;
+        CHECK(ts.contact[2 * t + 1] > 0.5);
+        const double *vb = ts.qdot + 2 * (t - 1), *va = ts.qdot + 2 * t;
+        /* smooth motion over one dt changes velocities by O(g dt); the swap is O(2) */
+        CHECK(fabs(va[0] - vb[1]) < 0.2 && fabs(va[1] - vb[0]) < 0.2);
+        CHECK(fabs((va[0] + va[1]) - (vb[0] + vb[1])) < 0.2);
+    }
+    double E0, E, drift = 0;
+    imp_system_energy("newtons-cradle", &ts.geom, 9.81, 1, ts.q, ts.qdot, &E0);
+    for (int t = 0; t < ts.n_steps; t++) {
+        imp_system_energy("newtons-cradle", &ts.geom, 9.81, 1, ts.q + 2 * t, ts.qdot + 2 * t, &E);
+        drift = fmax(drift, fabs(E - E0));
+        CHECK(ts.q[2 * t] - ts.q[2 * t + 1] >= -1e-9); /* no interpenetration */
+    }
+    printf("cradle: %d impacts, energy drift %.2e\n", impacts, drift);
+    CHECK(impacts >= 2);
+    CHECK(drift < 1e-9);
+    imp_trajset_free(&ts);
+}
+
+/* A structured model whose potential is the true one is the CD-Lagrange
+ * integrator itself. U(q) = g q exactly: g (softplus(q) - softplus(-q)) = g q. */
+static imp_model *true_ball_model(const imp_trajset *ts, int projection)
+{
+    imp_cdl_config cfg;
+    imp_cdl_config_default(&cfg, IMP_MODEL_CDL);
+    cfg.hidden = 2;
+    cfg.hidden_layers = 1;
+    cfg.projection = projection;
+    imp_model *m;
+    CHECK_OK(imp_model_create(&m, &cfg, &ts->geom, ts->dt, 1));
+    double *p = m->params + m->net.w_off[0];
+    p[0] = 1.0, p[1] = -1.0;
+    m->params[m->net.b_off[0]] = 0.0, m->params[m->net.b_off[0] + 1] = 0.0;
+    double *w1 = m->params + m->net.w_off[1];
+    w1[0] = 9.81, w1[1] = -9.81;
+    return m;
+}
+
+static void test_cd_integrator_ball(void)
+{
+    imp_sim_opts o;
+    CHECK_OK(imp_sim_defaults("bouncing-ball", &o));
+    imp_trajset ts;
+    CHECK_OK(imp_simulate("bouncing-ball", &o, &ts));
+    for (int projection = 0; projection <= 1; projection++) {
+        imp_model *m = true_ball_model(&ts, projection);
+        double *states = malloc(sizeof(double) * 2 * ts.n_steps), *c = malloc(sizeof(double) * ts.n_steps);
+        double x0[2] = {10.0, 0.0};
+        /* the observed touch signal gates the impulses: the integrator alone */
+        CHECK_OK(imp_model_rollout(m, x0, ts.n_steps, ts.contact, states, c));
+        double pen = 0, vmax = 0, apex = -1e9, free_err = 0;
+        int first = -1;
+        for (int t = 0; t < ts.n_steps; t++) {
+            pen = fmax(pen, -states[2 * t]);
+            vmax = fmax(vmax, fabs(states[2 * t + 1]));
+            if (first < 0 && ts.contact[t] > 0.5) first = t;
+            if (first < 0) free_err = fmax(free_err, fabs(states[2 * t] - ts.q[t]) + fabs(states[2 * t + 1] - ts.qdot[t]));
+            if (first >= 0 && t > first + 5 && t < first + 150) apex = fmax(apex, states[2 * t]);
+        }
+        printf("CD integrator ball (projection %d): free-flight error %.1e, max penetration %.4f m (h v = %.4f), apex after bounce %.4f\n",
+               projection, free_err, pen, ts.dt * vmax, apex);
+        /* kick-drift-kick is exact for a constant force */
+        CHECK(free_err < 1e-9);
+        /* penetration is O(h v) without projection, zero with it */
+        if (projection) CHECK(pen < 1e-12);
+        else CHECK(pen <= ts.dt * vmax && pen > 0);
+        /* e = 1: the bounce returns to the drop height up to O(h v) */
+        CHECK(fabs(apex - 10.0) <= ts.dt * vmax);
+        free(states), free(c);
+        imp_model_free(m);
+    }
+    imp_trajset_free(&ts);
+}
+
+static void test_trajset_file(void)
+{
+    imp_sim_opts o;
+    CHECK_OK(imp_sim_defaults("newtons-cradle", &o));
+    o.n_traj = 3, o.n_steps = 50, o.noise = 0.1, o.seed = 9;
+    imp_trajset a, b;
+    CHECK_OK(imp_simulate("newtons-cradle", &o, &a));
+    CHECK_OK(imp_trajset_save(&a, "test_traj.npz"));
+    CHECK_OK(imp_trajset_load(&b, "test_traj.npz"));
+    CHECK(b.n_traj == 3 && b.n_steps == 50 && b.geom.n_bodies == 2 && b.geom.n_pairs == 1);
+    CHECK(memcmp(a.q, b.q, sizeof(double) * 3 * 50 * 2) == 0);
+    CHECK(memcmp(a.contact, b.contact, sizeof(double) * 3 * 50 * 2) == 0);
+    CHECK(strcmp(b.system, "newtons-cradle") == 0 && b.dt == a.dt && b.noise == 0.1);
+    imp_trajset c;
+    CHECK_OK(imp_simulate("newtons-cradle", &o, &c));
+    CHECK(memcmp(a.q, c.q, sizeof(double) * 3 * 50 * 2) == 0); /* same seed, same data */
+    imp_trajset_free(&a), imp_trajset_free(&b), imp_trajset_free(&c);
+    CHECK_FAILS(imp_sim_defaults("double-pendulum", &o), IMP_ERR_NOT_FOUND);
+    CHECK_OK(imp_sim_defaults("pendulum", &o));
+    o.n_steps = -5;
+    CHECK_FAILS(imp_simulate("pendulum", &o, &a), IMP_ERR_INVALID);
+    CHECK(strstr(imp_last_error(), "steps") != NULL);
+    CHECK_OK(imp_sim_defaults("bouncing-ball", &o));
+    o.restitution = 1.5;
+    CHECK_FAILS(imp_simulate("bouncing-ball", &o, &a), IMP_ERR_INVALID);
+    CHECK_OK(imp_sim_defaults("pendulum", &o));
+    o.n_steps = 10;
+    CHECK_OK(imp_simulate("pendulum", &o, &a));
+    a.q[3] = NAN;
+    CHECK_OK(imp_trajset_save(&a, "test_traj_nan.npz"));
+    CHECK_FAILS(imp_trajset_load(&b, "test_traj_nan.npz"), IMP_ERR_NUMERIC);
+    printf("NaN file: %s\n", imp_last_error());
+    imp_trajset_free(&a);
+}
+
+int main(void)
+{
+    imp_blas_init();
+    test_pendulum_energy();
+    test_ball(1.0);
+    test_ball(0.7);
+    test_cradle();
+    test_cd_integrator_ball();
+    test_trajset_file();
+    TEST_MAIN_END();
+}

@@ -1,0 +1,317 @@
+/* The six impact laws: first-principles properties and the authors'
+ * stored predictions (p_models.mat; skipped if ../shared is absent). */
+#include "impulse/core.h"
+#include "impulse/impact.h"
+#include "impulse/impact_models.h"
+#include "test.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#define DATA IMPULSE_SOURCE_DIR "/../shared/data/planar-impact"
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* A contact of the data set's ellipse with offset (rx, ry) and velocity v. */
+static void make_contact(imp_contact *c, double rx, double ry, const double v[3])
+{
+    double m = 0.0364, kg = 0.0192, d[3] = {1, 0, -ry}, n[3] = {0, 1, rx};
+    imp_contact_make(c, d, n, m, m * kg * kg, v, NULL);
+}
+
+static void test_p_models(void)
+{
+    imp_impact_set s;
+    double *pm = NULL;
+    size_t r, c;
+    CHECK_OK(imp_impact_load_mat(&s, DATA "/data_ellipse.mat"));
+    CHECK_OK(imp_impact_load_mat_matrix(DATA "/p_models.mat", "p_models", 1718, 12, &pm, &r, &c));
+    if (!pm || s.count != 1718) return;
+    double *rel = malloc(s.count * sizeof(double));
+    for (int m = 0; m < IMP_IMPACT_MODEL_COUNT; m++) {
+        imp_impact_law law = {(imp_impact_model)m, IMP_VARIANT_AUTHORS, 0, 0};
+        imp_impact_table1(law.model, &law.mu, &law.eps);
+        int fails = 0;
+        for (size_t i = 0; i < s.count; i++) {
+            imp_contact ct;
+            double P[2];
+            if (imp_impact_contact(&s, i, &ct) || imp_impact_predict(&law, ct.W, ct.u, P)) { fails++; rel[i] = 1; continue; }
+            const double *q = pm + 12 * i + 2 * m;
+            rel[i] = hypot(P[0] - q[0], P[1] - q[1]) / hypot(q[0], q[1]);
+        }
+        qsort(rel, s.count, sizeof(double), cmp_double);
+        printf("%-17s median rel diff %.4f%%, 90%% %.4f%%, max %.3f%% (stored convention, Table 1, authors)\n",
+               imp_impact_model_title(law.model), 100 * rel[s.count / 2], 100 * rel[s.count * 9 / 10],
+               100 * rel[s.count - 1]);
+        CHECK(fails == 0);
+        CHECK_MSG(rel[s.count / 2] <= 0.01, "%s", imp_impact_model_title(law.model));
+    }
+    free(rel);
+    free(pm);
+    imp_impact_set_free(&s);
+}
+
+static const imp_impact_variant variants[2] = {IMP_VARIANT_TEXTBOOK, IMP_VARIANT_AUTHORS};
+
+/* Frictionless impacts: every law but Whittaker reduces to
+ * P = (0, -(1+eps) un / Wnn). Whittaker keeps the normal impulse of the
+ * Newton stick solution, -(Mc_nt ut + Mc_nn (1+eps) un), even at mu = 0. */
+static void test_frictionless(void)
+{
+    imp_contact c;
+    double v[3] = {0.6, -2.5, 7.0};
+    make_contact(&c, 0.008, -0.03, v);
+    for (int m = 0; m < IMP_IMPACT_MODEL_COUNT; m++)
+        for (int k = 0; k < 2; k++)
+            for (double e = 0; e <= 1.0; e += 0.25) {
+                imp_impact_law law = {(imp_impact_model)m, variants[k], 0.0, e};
+                double P[2] = {9, 9};
+                CHECK_OK(imp_impact_predict(&law, c.W, c.u, P));
+                CHECK_CLOSE(P[0], 0.0, 0, 1e-14);
+                if (m == IMP_IMPACT_WHITTAKER)
+                    CHECK_CLOSE(P[1], -(c.Mc[2] * c.u[0] + c.Mc[3] * (1 + e) * c.u[1]), 1e-9, 0);
+                else
+                    CHECK_CLOSE(P[1], -(1 + e) * c.u[1] / c.W[3], 1e-9, 0);
+            }
+}
+
+/* Random contacts spanning the data set (|rx| <= 10 mm, -ry in 25..35 mm)
+ * and beyond (|rx| up to 30 mm): cone, non-penetration, energy. */
+static void test_properties(void)
+{
+    imp_rng rng;
+    imp_rng_seed(&rng, 7);
+    int n_cone = 0, n_neg_whit = 0, n_pen = 0, n_gain = 0, trials = 0, n_pen_whit = 0;
+    for (int t = 0; t < 3000; t++) {
+        double rx = imp_rng_uniform_range(&rng, -0.03, 0.03), ry = imp_rng_uniform_range(&rng, -0.035, -0.02);
+        double v[3] = {imp_rng_uniform_range(&rng, -1.5, 1.5), imp_rng_uniform_range(&rng, -3, -0.5),
+                       imp_rng_uniform_range(&rng, -30, 30)};
+        imp_contact c;
+        make_contact(&c, rx, ry, v);
+        if (!(c.u[1] < 0)) continue;
+        double mu = imp_rng_uniform_range(&rng, 0, 0.6), e = imp_rng_uniform(&rng);
+        for (int m = 0; m < IMP_IMPACT_MODEL_COUNT; m++)
+            for (int k = 0; k < 2; k++) {
+                imp_impact_law law = {(imp_impact_model)m, variants[k], mu, e};
+                double P[2], up[2];
+                if (imp_impact_predict(&law, c.W, c.u, P)) { CHECK_MSG(0, "%s: %s", imp_impact_model_name(law.model), imp_last_error()); continue; }
+                trials++;
+                imp_contact_u_after(&c, P, up);
+                double tolP = 1e-9 * hypot(P[0], P[1]), tolu = 1e-9 * fabs(c.u[1]);
+                int coulomb = !(m == IMP_IMPACT_MIRTICH && variants[k] == IMP_VARIANT_AUTHORS);
+                /* Coulomb laws keep the impulse in the friction cone */
+                if (coulomb && (P[1] < -tolP || fabs(P[0]) > mu * P[1] + tolP)) {
+                    if (m == IMP_IMPACT_WHITTAKER && P[1] < 0) n_neg_whit++;
+                    else {
+                        n_cone++;
+                        fprintf(stderr, "cone violation: %s/%s P = (%g, %g) mu %g\n", imp_impact_model_name(law.model),
+                                imp_impact_variant_name(law.variant), P[0], P[1], mu);
+                    }
+                }
+                /* every law but Whittaker guarantees un+ >= 0 */
+                if (m != IMP_IMPACT_WHITTAKER && up[1] < -tolu) n_pen++;
+                if (m == IMP_IMPACT_WHITTAKER && up[1] < -tolu) n_pen_whit++;
+                /* Newton laws gain energy at times (Kane); Poisson with Routh
+                 * modes and Stronge never do */
+                double gain = imp_contact_energy_after(&c, P) - imp_contact_energy_before(&c);
+                if ((m == IMP_IMPACT_WANG_MASON || (m == IMP_IMPACT_MIRTICH && variants[k] == IMP_VARIANT_TEXTBOOK)) &&
+                    gain > 1e-9 * imp_contact_energy_before(&c))
+                    n_gain++;
+                if (m == IMP_IMPACT_AP_NEWTON) CHECK_CLOSE(up[1], -e * c.u[1], 1e-9, 1e-12);
+            }
+    }
+    printf("random contacts: %d predictions; cone violations %d, penetrations %d, energy gains (WM, Stronge) %d; "
+           "Whittaker: pulling (Pn < 0) %d, penetrations %d\n", trials, n_cone, n_pen, n_gain, n_neg_whit, n_pen_whit);
+    CHECK(trials > 20000);
+    CHECK(n_cone == 0);
+    CHECK(n_pen == 0);
+    CHECK(n_gain == 0);
+}
+
+/* Kane's paradox: with enough friction to stick, Newton's law gives
+ * u+ = (0, -eps un); for ut = -(Mc_tn/Mc_tt) un the pre-impact contact energy
+ * is un^2/(2 Wnn) and the impact gains energy iff
+ * eps^2 > 1 - Wtn^2/(Wtt Wnn). */
+static void test_kane(void)
+{
+    imp_contact c;
+    double v[3] = {0, -2.0, 0};
+    make_contact(&c, 0.03, -0.03, v); /* large offsets: strong coupling Wtn */
+    double un = -2.0, ut = -(c.Mc[1] / c.Mc[0]) * un;
+    double u[2] = {ut, un};
+    double thr = sqrt(1 - c.W[1] * c.W[1] / (c.W[0] * c.W[3]));
+    imp_contact cu = c;
+    cu.u[0] = ut;
+    cu.u[1] = un;
+    CHECK_CLOSE(imp_contact_energy_before(&cu), un * un / (2 * c.W[3]), 1e-9, 0);
+    for (int m = 0; m < 2; m++) {
+        imp_impact_model mod = m ? IMP_IMPACT_WHITTAKER : IMP_IMPACT_AP_NEWTON;
+        double P[2];
+        imp_impact_law hi = {mod, IMP_VARIANT_AUTHORS, 5.0, thr + 0.05};
+        CHECK_OK(imp_impact_predict(&hi, c.W, u, P));
+        double gain = imp_contact_energy_after(&cu, P) - imp_contact_energy_before(&cu);
+        printf("Kane (%s): eps %.3f > threshold %.3f, energy change %+.4g J\n", imp_impact_model_title(mod),
+               hi.eps, thr, gain);
+        CHECK(gain > 0);
+        imp_impact_law lo = {mod, IMP_VARIANT_AUTHORS, 5.0, thr - 0.05};
+        CHECK_OK(imp_impact_predict(&lo, c.W, u, P));
+        CHECK(imp_contact_energy_after(&cu, P) < imp_contact_energy_before(&cu));
+        /* the Poisson/Routh law never gains here */
+        imp_impact_law wm = {IMP_IMPACT_WANG_MASON, IMP_VARIANT_TEXTBOOK, 5.0, thr + 0.05};
+        CHECK_OK(imp_impact_predict(&wm, c.W, u, P));
+        CHECK(imp_contact_energy_after(&cu, P) <= imp_contact_energy_before(&cu) * (1 + 1e-12));
+    }
+}
+
+/* Whittaker keeps the Newton stick normal impulse, which is negative
+ * (pulling) when the stick solution demands it; Whittaker tests the cone with
+ * |Pn| so it returns that pulling impulse. AP Newton does not. */
+static void test_whittaker_negative(void)
+{
+    imp_contact c;
+    double v[3] = {0, -1.0, 0};
+    make_contact(&c, 0.03, -0.03, v);
+    /* choose ut so that -(Mc_nt ut + Mc_nn (1+e) un) < 0 */
+    double e = 0.5, un = -0.1;
+    double ut = -2.0 * c.Mc[3] * (1 + e) * un / c.Mc[2];
+    double u[2] = {ut, un}, P[2];
+    imp_impact_law w = {IMP_IMPACT_WHITTAKER, IMP_VARIANT_AUTHORS, 10.0, e};
+    CHECK_OK(imp_impact_predict(&w, c.W, u, P));
+    printf("Whittaker stick normal impulse %.4g N s (negative: reproduced)\n", P[1]);
+    CHECK(P[1] < 0);
+    imp_impact_law a = {IMP_IMPACT_AP_NEWTON, IMP_VARIANT_AUTHORS, 10.0, e};
+    CHECK_OK(imp_impact_predict(&a, c.W, u, P));
+    CHECK(P[1] >= 0);
+}
+
+/* Exact Routh segments against fixed-step integration of the same process
+ * (the authors' dp-stepping): the difference shrinks ~ linearly with dp. */
+static double stepped(const double W[4], const double u0[2], double mu, double eps, int mirtich_prop, double dp, double P[2])
+{
+    double ut = u0[0], un = u0[1], pt = 0, pn = 0, wc = 0, wr = 0, pc = -1;
+    for (long it = 0; it < 100000000L; it++) {
+        if (mirtich_prop) {
+            if (un >= 0 && wr >= -eps * eps * wc) break;
+        } else if (pc >= 0 && pn >= (1 + eps) * pc) break;
+        double dpt = mirtich_prop ? -mu * ut * dp : -(ut > 0 ? 1 : -1) * mu * dp;
+        if (un < 0) wc += un * dp;
+        else wr += un * dp;
+        pt += dpt;
+        pn += dp;
+        ut += W[0] * dpt + W[1] * dp;
+        un += W[2] * dpt + W[3] * dp;
+        if (pc < 0 && un >= 0) pc = pn;
+    }
+    P[0] = pt;
+    P[1] = pn;
+    return 0;
+}
+
+static void test_routh_convergence(void)
+{
+    imp_contact c;
+    double v[3] = {0.9, -2.6, 3.0};
+    make_contact(&c, -0.006, -0.03, v);
+    struct { imp_impact_model m; imp_impact_variant var; int prop; double mu; } cases[3] = {
+        {IMP_IMPACT_WANG_MASON, IMP_VARIANT_TEXTBOOK, 0, 0.4}, /* slides, halts, sticks */
+        {IMP_IMPACT_WANG_MASON, IMP_VARIANT_TEXTBOOK, 0, 0.05}, /* slides throughout */
+        {IMP_IMPACT_MIRTICH, IMP_VARIANT_AUTHORS, 1, 0.1}};
+    for (int k = 0; k < 3; k++) {
+        imp_impact_law law = {cases[k].m, cases[k].var, cases[k].mu, 0.55};
+        double P[2], Q1[2], Q2[2];
+        CHECK_OK(imp_impact_predict(&law, c.W, c.u, P));
+        stepped(c.W, c.u, law.mu, law.eps, cases[k].prop, 1e-5, Q1);
+        stepped(c.W, c.u, law.mu, law.eps, cases[k].prop, 1e-6, Q2);
+        double e1 = hypot(P[0] - Q1[0], P[1] - Q1[1]), e2 = hypot(P[0] - Q2[0], P[1] - Q2[1]);
+        printf("%s mu=%.2f: |exact - stepped| = %.3g (dp 1e-5), %.3g (dp 1e-6)\n",
+               imp_impact_model_title(law.model), law.mu, e1, e2);
+        CHECK(e2 < 0.3 * e1 + 1e-12);
+        CHECK(e2 < 1e-4 * hypot(P[0], P[1]));
+    }
+}
+
+/* mu_s: above it the prediction no longer depends on mu (closed-form laws)
+ * or the impact ends sticking (Routh laws); below it, it does not. */
+static void test_sticking_threshold(void)
+{
+    imp_contact c;
+    double v[3] = {0.7, -2.6, -4.0};
+    make_contact(&c, 0.005, -0.03, v);
+    for (int m = 0; m < IMP_IMPACT_MODEL_COUNT; m++)
+        for (int k = 0; k < 2; k++) {
+            imp_impact_law law = {(imp_impact_model)m, variants[k], 0, 0.5};
+            double ms;
+            CHECK_OK(imp_impact_sticking_threshold(&law, c.W, c.u, 1.0, &ms));
+            if (m == IMP_IMPACT_MIRTICH && variants[k] == IMP_VARIANT_AUTHORS) { CHECK(ms == 1.0); continue; }
+            CHECK(ms > 0 && ms < 1.0);
+            double Pa[2], Pb[2], Pc[2], ua[2], ub[2];
+            law.mu = ms * (1 + 1e-6) + 1e-9;
+            CHECK_OK(imp_impact_predict(&law, c.W, c.u, Pa));
+            law.mu = 0.9;
+            CHECK_OK(imp_impact_predict(&law, c.W, c.u, Pb));
+            law.mu = ms * 0.98;
+            CHECK_OK(imp_impact_predict(&law, c.W, c.u, Pc));
+            double scale = hypot(Pb[0], Pb[1]);
+            imp_contact_u_after(&c, Pa, ua);
+            imp_contact_u_after(&c, Pc, ub);
+            if (m == IMP_IMPACT_WANG_MASON || m == IMP_IMPACT_MIRTICH) {
+                CHECK_MSG(fabs(ua[0]) < 1e-6, "%s ut+ %g", imp_impact_model_name(law.model), ua[0]);
+                CHECK(fabs(ub[0]) > 1e-6);
+            } else {
+                CHECK_MSG(hypot(Pa[0] - Pb[0], Pa[1] - Pb[1]) < 1e-6 * scale, "%s", imp_impact_model_name(law.model));
+                CHECK(hypot(Pc[0] - Pb[0], Pc[1] - Pb[1]) > 1e-5 * scale);
+            }
+        }
+}
+
+static void test_bad_input(void)
+{
+    imp_contact c;
+    double v[3] = {0.6, -2.5, 7.0}, P[2];
+    make_contact(&c, 0.008, -0.03, v);
+    imp_impact_law law = {IMP_IMPACT_AP_NEWTON, IMP_VARIANT_AUTHORS, 0.1, 0.5};
+    double away[2] = {0.1, 0.3}, touching[2] = {0.1, 0.0}, nanu[2] = {NAN, -1};
+    CHECK_FAILS(imp_impact_predict(&law, c.W, away, P), IMP_ERR_INVALID);
+    CHECK_FAILS(imp_impact_predict(&law, c.W, touching, P), IMP_ERR_INVALID);
+    CHECK_FAILS(imp_impact_predict(&law, c.W, nanu, P), IMP_ERR_NUMERIC);
+    law.mu = -0.1;
+    CHECK_FAILS(imp_impact_predict(&law, c.W, c.u, P), IMP_ERR_INVALID);
+    law.mu = NAN;
+    CHECK_FAILS(imp_impact_predict(&law, c.W, c.u, P), IMP_ERR_INVALID);
+    law.mu = 0.1;
+    law.eps = 1.2;
+    CHECK_FAILS(imp_impact_predict(&law, c.W, c.u, P), IMP_ERR_INVALID);
+    law.eps = -0.01;
+    CHECK_FAILS(imp_impact_predict(&law, c.W, c.u, P), IMP_ERR_INVALID);
+    law.eps = 0.5;
+    law.model = (imp_impact_model)17;
+    CHECK_FAILS(imp_impact_predict(&law, c.W, c.u, P), IMP_ERR_INVALID);
+    law.model = IMP_IMPACT_WHITTAKER;
+    double Wbad[4] = {1, 2, 2, 1};
+    CHECK_FAILS(imp_impact_predict(&law, Wbad, c.u, P), IMP_ERR_NUMERIC);
+    imp_impact_model m;
+    CHECK_FAILS(imp_impact_model_parse("newton", &m, "--model"), IMP_ERR_NOT_FOUND);
+    CHECK_OK(imp_impact_model_parse("wang-mason", &m, "--model"));
+    CHECK(m == IMP_IMPACT_WANG_MASON);
+    double ms;
+    CHECK_FAILS(imp_impact_sticking_threshold(&law, c.W, c.u, -1, &ms), IMP_ERR_INVALID);
+}
+
+int main(void)
+{
+    test_frictionless();
+    test_properties();
+    test_kane();
+    test_whittaker_negative();
+    test_routh_convergence();
+    test_sticking_threshold();
+    test_bad_input();
+    FILE *f = fopen(DATA "/p_models.mat", "rb");
+    if (f) { fclose(f); test_p_models(); }
+    else printf("SKIP: data set not found at %s\n", DATA);
+    TEST_MAIN_END();
+}
