@@ -200,17 +200,27 @@ void imp_vec_fma_inplace(double *restrict out, const double *restrict x, const d
     for (size_t i = 0; i < n; i++) out[i] += x[i] * y[i];
 }
 
-/* r = dbar * e * phi''(z) with phi'' from (a, s) as in mlp_internal.h;
- * e == NULL means e = 1 (two loops, so that each one vectorises). */
+IMP_VEC_CLONES
+void imp_vec_add_inplace(double *restrict out, const double *restrict x, size_t n)
+{
+    for (size_t i = 0; i < n; i++) out[i] += x[i];
+}
+
+/* r = dbar * e * phi''(z) with phi'' from (a, s) as in mlp_internal.h, and
+ * ebar = dbar * s in the same pass; e == NULL (the output layer, e = 1)
+ * comes with ebar == NULL. Two loops, so that each one vectorises. */
 #define UP_KERNEL(name, second)                                                          \
     IMP_VEC_CLONES                                                                       \
     static void name(size_t n, const double *restrict dbar, const double *restrict e,   \
                      const double *restrict a, const double *restrict s,                \
-                     double *restrict r)                                                 \
+                     double *restrict r, double *restrict ebar)                          \
     {                                                                                    \
         (void)a;                                                                         \
-        if (e)                                                                           \
-            for (size_t i = 0; i < n; i++) r[i] = dbar[i] * e[i] * (second);             \
+        if (e && ebar)                                                                   \
+            for (size_t i = 0; i < n; i++) {                                             \
+                r[i] = dbar[i] * e[i] * (second);                                        \
+                ebar[i] = dbar[i] * s[i];                                                \
+            }                                                                            \
         else                                                                             \
             for (size_t i = 0; i < n; i++) r[i] = dbar[i] * (second);                    \
     }
@@ -221,11 +231,14 @@ UP_KERNEL(up_softplus, s[i] * (1.0 - s[i]))
 void imp_act_sweep2_up(imp_activation act, size_t n, const double *dbar, const double *e,
                        const double *a, const double *s, double *r, double *ebar)
 {
+    if (!e || !ebar) e = NULL, ebar = NULL;
     switch (act) {
-    case IMP_ACT_TANH: up_tanh(n, dbar, e, a, s, r); break;
-    case IMP_ACT_SIGMOID: up_sigmoid(n, dbar, e, a, s, r); break;
-    case IMP_ACT_SOFTPLUS: up_softplus(n, dbar, e, a, s, r); break;
-    default: memset(r, 0, n * sizeof(double)); break;
+    case IMP_ACT_TANH: up_tanh(n, dbar, e, a, s, r, ebar); return;
+    case IMP_ACT_SIGMOID: up_sigmoid(n, dbar, e, a, s, r, ebar); return;
+    case IMP_ACT_SOFTPLUS: up_softplus(n, dbar, e, a, s, r, ebar); return;
+    default:
+        memset(r, 0, n * sizeof(double));
+        if (ebar) imp_vec_mul(ebar, dbar, s, n);
+        return;
     }
-    if (ebar) imp_vec_mul(ebar, dbar, s, n);
 }

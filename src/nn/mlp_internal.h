@@ -13,7 +13,7 @@
 void imp_act_forward(imp_activation act, double *z_to_a, double *s, size_t n);
 
 /* phi''(z) expressed through the cached a = phi(z) and s = phi'(z):
- *   tanh:     s = 1 - a^2,      phi'' = -2 a s
+ *   tanh:     s = 1 - a^2,      phi'' = -2 a s   (s is computed as 4e/(1+e)^2)
  *   sigmoid:  s = a (1 - a),    phi'' = s (1 - 2a)
  *   softplus: s = sigmoid(z),   phi'' = s (1 - s)
  *   relu, identity:             phi'' = 0 (relu: almost everywhere). */
@@ -27,14 +27,15 @@ static inline double imp_act_second(imp_activation act, double a, double s)
     }
 }
 
-/* Sweep 2 up-pass step (see mlp.c): r = dbar * e * phi''(z), with e == NULL
- * standing for e = 1 (the output layer), and ebar = dbar * s if not NULL. */
+/* Sweep 2 up-pass step (see mlp.c): r = dbar * e * phi''(z) and
+ * ebar = dbar * s; e and ebar both NULL for the output layer (e = 1). */
 void imp_act_sweep2_up(imp_activation act, size_t n, const double *dbar, const double *e,
                        const double *a, const double *s, double *r, double *ebar);
 /* out = x * y;  out *= x;  out += x * y  (elementwise, no aliasing) */
 void imp_vec_mul(double *out, const double *x, const double *y, size_t n);
 void imp_vec_mul_inplace(double *out, const double *x, size_t n);
 void imp_vec_fma_inplace(double *out, const double *x, const double *y, size_t n);
+void imp_vec_add_inplace(double *out, const double *x, size_t n);
 
 struct imp_mlp_work {
     int n_layers;
