@@ -212,7 +212,9 @@ static int write_figures(const run_cfg *cfg, char **systems, int n_sys, char **m
                 if (!imp_csystem_from_name(&cs, systems[si])) dt = cs.dt;
                 for (int k = 0; k < c->T; k++) t[k] = k * dt;
                 const double *y = kind == 0 ? c->mean_rel : kind == 1 ? c->mean_energy : c->mean_viol;
-                imp_figure_line(f, si, t, y, (size_t)c->T, models[mi], NULL);
+                /* from the first step on: at t = 0 the errors are ~0 and would
+                 * stretch the log axis */
+                if (c->T > 1) imp_figure_line(f, si, t + 1, y + 1, (size_t)c->T - 1, models[mi], NULL);
                 free(t);
             }
         }
