@@ -234,7 +234,7 @@ static void test_files(void)
     char path[256];
     snprintf(path, sizeof path, "chnn_data_%d.npz", (int)getpid());
     /* 3 trajectories of 6 states of the 2-pendulum */
-    double x[3 * 6 * 2 * 2], v[3 * 6 * 2 * 2], t[6];
+    double x[3 * 6 * 3 * 2] = {0}, v[3 * 6 * 3 * 2] = {0}, t[6]; /* room for the bad shape below */
     for (int i = 0; i < 72; i++) {
         x[i] = 0.01 * i;
         v[i] = -0.02 * i;
