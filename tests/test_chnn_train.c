@@ -333,6 +333,37 @@ static void test_cli(void)
     remove(out);
 }
 
+/* CHNN with the true masses and V = const is the true rotor ([F] eq 6 with
+ * no potential): its DOPRI5 rollouts must match the simulator's test data. */
+static void test_true_rotor(void)
+{
+    fixture f;
+    CHECK_OK(make_model(&f, IMP_CMODEL_CHNN, "rotor", 8, 3));
+    const imp_mlp *n = &f.m.net;
+    int L = n->n_layers - 1;
+    for (int i = 0; i < n->sizes[L]; i++) f.params[n->w_off[L] + i] = 0.0; /* V = const */
+    const imp_cbody *b = &f.m.sys.full.bodies[0];
+    f.params[f.m.off_mass] = log(b->mass);
+    for (int a = 0; a < b->n_axes; a++) f.params[f.m.off_mass + 1 + a] = log(b->inertia[a]);
+    imp_ctraj test;
+    CHECK_OK(imp_cexp_test_data(&f.m.sys, 4, 40, 2, &test));
+    imp_ceval_opts eo;
+    imp_ceval_opts_default(&eo);
+    imp_ceval_result r;
+    CHECK_OK(imp_ceval(&f.m, f.params, &test, &eo, &r));
+    double worst = 0;
+    for (int i = 0; i < r.n_test * r.T; i++) worst = fmax(worst, r.rel_err[i]);
+    CHECK_MSG(worst < 1e-5, "true-parameter CHNN vs rotor simulator: rel err %g", worst);
+    imp_ceval_result_free(&r);
+    /* a wrong inertia is visibly wrong (the check can fail) */
+    f.params[f.m.off_mass + 1] += 1.0;
+    CHECK_OK(imp_ceval(&f.m, f.params, &test, &eo, &r));
+    CHECK(r.mean_geo > 1e-3);
+    imp_ceval_result_free(&r);
+    imp_ctraj_free(&test);
+    free(f.params);
+}
+
 int main(void)
 {
     imp_blas_init();
@@ -345,5 +376,6 @@ int main(void)
     test_training_and_eval();
     test_files();
     test_cli();
+    test_true_rotor();
     TEST_MAIN_END();
 }
