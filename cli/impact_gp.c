@@ -5,6 +5,7 @@
 #include "impulse/gp.h"
 #include "impulse/impact.h"
 #include "impulse/io.h"
+#include "impulse/report.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -511,9 +512,27 @@ static int save_curve_npz(const imp_lc_result *r, const gp_opts *o, const char *
     return st;
 }
 
+/* One panel of Fig. 8: each model's mean error with its spread over the
+ * splits, Best Post Hoc and the IRB bound as horizontal lines. */
+static void add_curve_panel(imp_figure *fig, int panel, const imp_lc_result *r, const char *title)
+{
+    static const char *const styles[IMP_GPI_KIND_COUNT] = {"o-|C0", "s-|C1", "^-|C2", "o--|C3", "^--|C4", "d:|C5"};
+    double x[64];
+    for (size_t s = 0; s < r->n_sizes; s++) x[s] = (double)r->sizes[s];
+    imp_figure_axes(fig, panel, title, "training impacts", "mean error ||(dvx, dvy, k_g dw)|| (m/s)");
+    imp_figure_logscale(fig, panel, 1, 1);
+    for (int k = 0; k < IMP_GPI_KIND_COUNT; k++)
+        if (r->kinds & (1u << k))
+            imp_figure_errorbar(fig, panel, x, r->mean[k], r->std[k], r->n_sizes,
+                                imp_gpi_kind_name((imp_gpi_kind)k), styles[k]);
+    imp_figure_refline(fig, panel, 0, r->ref_mean[IMP_LC_REF_BEST_POST_HOC], "Best Post Hoc", "--|black");
+    imp_figure_refline(fig, panel, 0, r->ref_mean[IMP_LC_REF_IRB], "IRB bound", ":|black");
+}
+
 /* Run one learning curve with options o; appends its table to f (may be NULL)
- * and stdout. */
-static int run_curve(const gp_opts *o_in, FILE *f, const char *title, const char *npz_path)
+ * and stdout, and a panel to fig (may be NULL). */
+static int run_curve(const gp_opts *o_in, FILE *f, const char *title, const char *npz_path,
+                     imp_figure *fig, int panel)
 {
     gp_opts o = *o_in;
     size_t sizes[64], n_sizes;
@@ -546,6 +565,7 @@ static int run_curve(const gp_opts *o_in, FILE *f, const char *title, const char
             write_table(stdout, &r, full);
             if (f) write_table(f, &r, full);
             if (npz_path) st = save_curve_npz(&r, &o, imp_tangent_sign_name(t.convention), npz_path);
+            if (fig) add_curve_panel(fig, panel, &r, title);
             imp_lc_result_free(&r);
         }
         imp_gpi_data_free(&d);
@@ -589,7 +609,8 @@ static int verb_curve(int argc, char **argv)
         f = fopen(o.out, "w");
         if (!f) return cli_failf(verb, "--out: cannot write '%s'", o.out);
     }
-    int st = run_curve(&o, f, o.synthetic ? "Learning curve, synthetic drops" : "Learning curve", o.npz);
+    int st = run_curve(&o, f, o.synthetic ? "Learning curve, synthetic drops" : "Learning curve", o.npz,
+                       NULL, 0);
     if (f && fclose(f) && !st) st = imp_fail(IMP_ERR_IO, "--out: write failed");
     if (st) return cli_fail(verb);
     if (o.out) printf("wrote %s\n", o.out);
@@ -689,14 +710,25 @@ int cli_reproduce_impact_gp(int argc, char **argv, const char *outdir, int quick
                "Produced by `impulse reproduce impact%s`. Class I: x1-impulse, x2-impulse, x1-wrench;\n"
                "Class II: residual-impulse, residual-wrench (law + GP), param-gp (GP -> (mu, eps) -> law).\n\n",
             o.quick ? " --quick" : "");
-    int st = run_curve(&o, f, "Learning curve, MIT planar-impact data", npz1);
+    imp_figure *fig = imp_figure_new(1, 2, 12.0, 4.8);
+    if (fig) imp_figure_title(fig, "Data-driven impact models: error vs training-set size ([CoRL] Fig. 8)");
+    int st = run_curve(&o, f, "Learning curve, MIT planar-impact data", npz1, fig, 0);
     if (!st) {
         gp_opts syn = o;
         syn.synthetic = o.quick ? 600 : 1718;
-        st = run_curve(&syn, f, "Learning curve, synthetic drops (impulse impact drop defaults)", npz2);
+        st = run_curve(&syn, f, "Learning curve, synthetic drops (impulse impact drop defaults)", npz2, fig, 1);
     }
     if (fclose(f) && !st) st = imp_fail(IMP_ERR_IO, "%s: write failed", path);
-    if (st) return cli_fail(verb);
+    if (st) {
+        imp_figure_free(fig);
+        return cli_fail(verb);
+    }
     printf("wrote %s, %s, %s\n", path, npz1, npz2);
+    char stem[4096];
+    snprintf(stem, sizeof stem, "%s/impact_gp_learning_curves", outdir);
+    /* the figure needs python + matplotlib; its absence is reported, not fatal */
+    if (!fig || imp_figure_save(fig, stem)) cli_fail("reproduce impact (learning-curve figure, continuing)");
+    else printf("wrote %s.png/.svg/.npz\n", stem);
+    imp_figure_free(fig);
     return 0;
 }
