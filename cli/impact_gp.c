@@ -463,15 +463,18 @@ static int save_curve_npz(const imp_lc_result *r, const gp_opts *o, const char *
 {
     imp_npz *z = imp_npz_new();
     if (!z) return imp_fail(IMP_ERR_NOMEM, "out of memory");
-    size_t S = r->n_sizes;
+    size_t S = r->n_sizes, K = 0;
     double sizes[64], mean[IMP_GPI_KIND_COUNT * 64], std[IMP_GPI_KIND_COUNT * 64];
     for (size_t s = 0; s < S; s++) sizes[s] = (double)r->sizes[s];
-    for (int k = 0; k < IMP_GPI_KIND_COUNT; k++)
+    for (int k = 0; k < IMP_GPI_KIND_COUNT; k++) {
+        if (!(r->kinds & (1u << k))) continue; /* rows of the selected models only */
         for (size_t s = 0; s < S; s++) {
-            mean[k * S + s] = r->mean[k][s];
-            std[k * S + s] = r->std[k][s];
+            mean[K * S + s] = r->mean[k][s];
+            std[K * S + s] = r->std[k][s];
         }
-    size_t s1[1] = {S}, s2[2] = {IMP_GPI_KIND_COUNT, S}, s3[1] = {IMP_LC_REF_COUNT};
+        K++;
+    }
+    size_t s1[1] = {S}, s2[2] = {K, S}, s3[1] = {IMP_LC_REF_COUNT};
     int st = imp_npz_add_f64(z, "sizes", 1, s1, sizes);
     if (!st) st = imp_npz_add_f64(z, "mean", 2, s2, mean);
     if (!st) st = imp_npz_add_f64(z, "std", 2, s2, std);
@@ -489,7 +492,8 @@ static int save_curve_npz(const imp_lc_result *r, const gp_opts *o, const char *
         imp_json_kv_string(&j, "variant", imp_impact_variant_name(r->base.variant));
         imp_json_key(&j, "models");
         imp_json_begin_array(&j);
-        for (int k = 0; k < IMP_GPI_KIND_COUNT; k++) imp_json_string(&j, imp_gpi_kind_name((imp_gpi_kind)k));
+        for (int k = 0; k < IMP_GPI_KIND_COUNT; k++)
+            if (r->kinds & (1u << k)) imp_json_string(&j, imp_gpi_kind_name((imp_gpi_kind)k));
         imp_json_end_array(&j);
         imp_json_key(&j, "references");
         imp_json_begin_array(&j);
