@@ -203,6 +203,87 @@ static void test_models(void)
     free(irb);
 }
 
+/* ---- the real data (skipped if ../shared is absent) ---- */
+static void test_real_data(void)
+{
+    FILE *f = fopen(DATA "/data_ellipse.mat", "rb");
+    if (!f) {
+        printf("SKIP real-data checks: %s not found\n", DATA);
+        return;
+    }
+    fclose(f);
+    imp_impact_set s;
+    imp_impact_table t;
+    CHECK_OK(imp_impact_load_mat(&s, DATA "/data_ellipse.mat"));
+    if (s.count == 0) return;
+    /* features in the stored convention equal gpFeature5.mat / gpFeature2.mat */
+    double *f5 = NULL, *f2 = NULL;
+    size_t r5, c5, r2, c2;
+    CHECK_OK(imp_impact_load_mat_matrix(DATA "/gpFeature5.mat", "feature5", s.count, 5, &f5, &r5, &c5));
+    CHECK_OK(imp_impact_load_mat_matrix(DATA "/gpFeature2.mat", "feature2", s.count, 2, &f2, &r2, &c2));
+    CHECK_OK(imp_impact_table_build(&t, &s));
+    if (f5 && f2 && t.count > 0) {
+        double maxd = 0.0;
+        for (size_t i = 0; i < t.count; i++) {
+            double x1[5], x2[2];
+            imp_gpi_features(&t.contact[i], x1, x2);
+            size_t j = t.index[i];
+            for (int q = 0; q < 5; q++) maxd = fmax(maxd, fabs(x1[q] - f5[5 * j + q]) / (fabs(f5[5 * j + q]) + 1e-6));
+            for (int q = 0; q < 2; q++) maxd = fmax(maxd, fabs(x2[q] - f2[2 * j + q]) / (fabs(f2[2 * j + q]) + 1e-6));
+        }
+        CHECK_MSG(maxd < 1e-6, "features vs gpFeature5/2.mat: max relative difference %.3g", maxd);
+    }
+    free(f5);
+    free(f2);
+    imp_impact_table_free(&t);
+
+    /* corrected convention: a GP on X1 trained on 300 impacts beats the
+     * analytical law identified on the same impacts ([CoRL] §5) */
+    imp_impact_set_convention(&s, IMP_TANGENT_CORRECTED);
+    CHECK_OK(imp_impact_table_build(&t, &s));
+    imp_impact_law base = {IMP_IMPACT_AP_NEWTON, IMP_VARIANT_TEXTBOOK, 0, 0};
+    imp_gpi_data d;
+    imp_ident_options io = imp_ident_options_default();
+    io.grid = 11;
+    CHECK_OK(imp_gpi_data_build(&d, &t, IMP_TARGET_IRB_VELOCITY, &base, 0, &io));
+    size_t n = t.count, ntrain = 300, ntest = 400;
+    if (n >= ntrain + ntest) {
+        size_t *idx = malloc(n * sizeof *idx);
+        imp_contact *test = malloc(ntest * sizeof *test);
+        double *v = malloc(ntest * 3 * sizeof *v);
+        imp_rng rng;
+        imp_rng_seed(&rng, 12);
+        for (size_t i = 0; i < n; i++) idx[i] = i;
+        imp_rng_shuffle(&rng, idx, n);
+        for (size_t a = 0; a < ntest; a++) test[a] = t.contact[idx[ntrain + a]];
+        imp_gp_options go;
+        imp_gp_options_default(&go);
+        go.restarts = 0;
+        imp_gpi_model m;
+        CHECK_OK(imp_gpi_fit(&m, IMP_GPI_X1_IMPULSE, &d, idx, ntrain, &go, &io));
+        CHECK_OK(imp_gpi_predict(&m, test, ntest, v));
+        double e_gp = mean_error(test, ntest, v, t.kg);
+        imp_impact_law law = base;
+        CHECK_OK(imp_impact_identify_set(&law, &t, d.target, idx, ntrain, &io, NULL));
+        double e_law = 0.0;
+        for (size_t a = 0; a < ntest; a++) {
+            double P[2];
+            CHECK_OK(imp_impact_predict(&law, test[a].W, test[a].u, P));
+            e_law += imp_contact_impulse_error(&test[a], P, t.kg) / (double)ntest;
+        }
+        printf("real data (corrected): x1-impulse GP on %zu impacts %.4f m/s, ap-newton identified %.4f m/s\n",
+               ntrain, e_gp, e_law);
+        CHECK(e_gp < e_law);
+        imp_gpi_model_free(&m);
+        free(idx);
+        free(test);
+        free(v);
+    }
+    imp_gpi_data_free(&d);
+    imp_impact_table_free(&t);
+    imp_impact_set_free(&s);
+}
+
 /* ---- the CLI verbs end to end; failures give one stderr line ---- */
 static int run_cli(const char *args, char *out, size_t cap)
 {
@@ -307,6 +388,7 @@ int main(void)
     test_features();
     test_models();
     test_cli();
+    test_real_data();
     imp_impact_table_free(&g_table);
     imp_impact_set_free(&g_set);
     TEST_MAIN_END();
