@@ -16,7 +16,7 @@
 /* shared option handling                                                 */
 
 typedef struct gp_opts {
-    const char *data, *out, *model_path, *npz, *models, *sizes;
+    const char *data, *out, *model_path, *npz, *models, *sizes, *set_out;
     imp_tangent_sign conv;
     int conv_given;
     imp_gpi_kind kind;
@@ -69,6 +69,7 @@ static int parse_one(gp_opts *o, int argc, char **argv, int *i)
     else if (!strcmp(a, "--out")) o->out = v;
     else if (!strcmp(a, "--model-file") || !strcmp(a, "--gp")) o->model_path = v;
     else if (!strcmp(a, "--npz")) o->npz = v;
+    else if (!strcmp(a, "--set")) o->set_out = v;
     else if (!strcmp(a, "--models")) o->models = v;
     else if (!strcmp(a, "--sizes")) o->sizes = v;
     else if (!strcmp(a, "--convention")) {
@@ -642,7 +643,7 @@ int cli_impact_drop(int argc, char **argv)
     int help;
     if (parse_all(&o, argc, argv, verb, &help)) return 1;
     if (help) {
-        printf("usage: impulse impact drop --out DROPS.npz [--count N] [--seed S]\n"
+        printf("usage: impulse impact drop --out DROPS.npz [--set SET.npz] [--count N] [--seed S]\n"
                "         [--mu M] [--k-n K] [--c-n C] [--k-t K] [--c-t C] [--noise-pos M] [--noise-theta R]\n"
                "         [--a M] [--b M] [--mass KG] [--kg M] [--frame-rate HZ] [--dt S]\n"
                "Simulates N drops of a planar ellipse (default: the data set's object, a = 35 mm,\n"
@@ -650,7 +651,9 @@ int cli_impact_drop(int argc, char **argv)
                "elastic-plastic Coulomb tangential contact, films them at 250 Hz with pose noise,\n"
                "detects the impact and fits parabolas as the authors did, and writes states_i,\n"
                "states_f, n, d (the data set's layout, consistent tangent convention) plus the\n"
-               "true states. Use the file with --data in the other impact verbs.\n");
+               "true states (use it with --data in gp-fit, gp-eval, learning-curve). --set also\n"
+               "writes the impact-set layout (pre, post, n, d, valid) read by predict, identify,\n"
+               "bounds.\n");
         return 0;
     }
     if (!o.out) return cli_failf(verb, "--out: missing (file for the drops)");
@@ -661,6 +664,14 @@ int cli_impact_drop(int argc, char **argv)
     double t0 = imp_time_now();
     int st = imp_drop_generate(&o.drop, (uint64_t)o.seed, n, s, &rej);
     if (!st) st = imp_drop_save_npz(s, n, &o.drop, (uint64_t)o.seed, o.out);
+    if (!st && o.set_out) { /* the impact-set layout read by the other impact verbs */
+        imp_impact_set set;
+        st = imp_drop_to_impact_set(s, n, &o.drop, &set);
+        if (!st) {
+            st = imp_impact_save_npz(&set, o.set_out);
+            imp_impact_set_free(&set);
+        }
+    }
     if (st) {
         free(s);
         return cli_fail(verb);
@@ -678,6 +689,7 @@ int cli_impact_drop(int argc, char **argv)
     printf("%zu drops (%zu redrawn) in %.2f s: mean contact %.3f ms, median Newton restitution %.3f, "
            "largest energy rise per step %.2g J\nwrote %s\n",
            n, rej, imp_time_now() - t0, dur * 1e3, e ? e[n / 2] : NAN, gain, o.out);
+    if (o.set_out) printf("wrote %s (impact-set layout)\n", o.set_out);
     free(e);
     free(s);
     return 0;
