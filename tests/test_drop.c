@@ -170,6 +170,32 @@ static void test_drops(void)
     CHECK_MSG(err > 0.0 && err < 0.05, "noisy velocity error %.3g m/s", err);
 }
 
+/* RK4 order inside a contact phase (smooth while delta > 0 and the friction
+ * cone is not reached): halving the step divides the error by ~16. */
+static void test_convergence_order(void)
+{
+    imp_drop_params p;
+    imp_drop_params_default(&p);
+    p.mu = 50.0; /* keep the tangential force off the cone: a smooth right-hand side */
+    double r[2];
+    double h = imp_drop_lowest_point(&p, 0.3, r);
+    double s0[7] = {0.0, h - 2e-5, 0.3, 0.3, -1.0, 2.0, 0.0};
+    double T = 1e-4, ref[7], out[7], err[3];
+    p.dt = p.dt_free = 2.5e-8;
+    CHECK_OK(imp_drop_simulate(&p, s0, 0.0, &T, 1, ref, NULL, NULL));
+    double steps[3] = {1e-5, 5e-6, 2.5e-6};
+    for (int k = 0; k < 3; k++) {
+        p.dt = p.dt_free = steps[k];
+        CHECK_OK(imp_drop_simulate(&p, s0, 0.0, &T, 1, out, NULL, NULL));
+        err[k] = 0.0;
+        for (int i = 3; i < 6; i++) err[k] = fmax(err[k], fabs(out[i] - ref[i]));
+    }
+    CHECK(ref[1] < h); /* still in contact at T */
+    double o1 = log2(err[0] / err[1]), o2 = log2(err[1] / err[2]);
+    CHECK_MSG(o1 > 3.5 && o2 > 3.5, "observed orders %.2f %.2f (errors %.3g %.3g %.3g)", o1, o2, err[0],
+              err[1], err[2]);
+}
+
 static void test_bad_simulate(void)
 {
     imp_drop_params p;
@@ -239,6 +265,7 @@ int main(void)
     test_free_flight_exact();
     test_energy();
     test_drops();
+    test_convergence_order();
     test_bad_simulate();
     TEST_MAIN_END();
 }
