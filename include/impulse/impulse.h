@@ -9,5 +9,7 @@
 #include "impulse/report.h"
 #include "impulse/contact_systems.h"
 #include "impulse/cdl.h"
+#include "impulse/constrained.h"
+#include "impulse/chnn_systems.h"
 
 #endif
