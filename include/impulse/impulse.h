@@ -11,5 +11,6 @@
 #include "impulse/cdl.h"
 #include "impulse/constrained.h"
 #include "impulse/chnn_systems.h"
+#include "impulse/flat.h"
 
 #endif
