@@ -152,7 +152,15 @@ static int load_set(imp_impact_set *s, const char *path)
         path = buf;
     }
     if (ends_with(path, ".npz")) return imp_impact_load_npz(s, path);
-    return imp_impact_load_mat(s, path);
+    int st = imp_impact_load_mat(s, path);
+    if (st == IMP_ERR_NOT_FOUND) {
+        /* not the processed file: maybe the raw 2000-drop file */
+        char first[512];
+        snprintf(first, sizeof first, "%s", imp_last_error());
+        if (imp_impact_load_raw_mat(s, path) == IMP_OK) return IMP_OK;
+        return imp_fail(st, "%s", first);
+    }
+    return st;
 }
 
 /* ---- list-models ---- */
