@@ -1,7 +1,450 @@
+/* impulse reproduce cdl [--quick] [--seeds N] [--jobs J] [--out DIR]
+ *
+ * Reruns the experiments of Hochlehnert et al. 2021 (section 4, appendix):
+ * pendulum; bouncing ball e = 1 with and without touch feedback; ball with
+ * e = 0.7 (appendix Fig. 10); Newton's cradle with and without touch
+ * feedback. Each (experiment, model, seed) is one job: simulate, train,
+ * evaluate by rollout from the noise-free first state. Jobs run in J worker
+ * processes; the parent prints tables (mean and standard error over seeds)
+ * and draws the figures from the seed-0 checkpoints. */
+#define _GNU_SOURCE
 #include "cli.h"
+#include "impulse/cdl.h"
+#include "impulse/io.h"
+#include "impulse/report.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+typedef struct experiment {
+    const char *id, *title, *system;
+    double restitution, noise;
+    int steps;           /* 0: system default */
+    int touch;
+    int epochs;          /* full run */
+    const char *models[4];
+} experiment;
+
+/* Noise and epochs: the paper's appendix (pendulum and ball sigma 0.2; cradle
+ * sigma 0.02 as the reference code; e = 0.7 ball without noise as the code's
+ * run_zenos_paradox). */
+static const experiment experiments[] = {
+    {"pendulum", "Pendulum", "pendulum", 1.0, 0.2, 0, 1, 3000, {"cdl", "vin", "resnet", NULL}},
+    {"ball-touch", "Bouncing ball, e = 1, touch feedback", "bouncing-ball", 1.0, 0.2, 0, 1, 2000,
+     {"cdl", "resnet-contact", "resnet", NULL}},
+    {"ball-notouch", "Bouncing ball, e = 1, no touch feedback", "bouncing-ball", 1.0, 0.2, 0, 0, 2000,
+     {"cdl", "resnet", NULL}},
+    {"ball-e07", "Bouncing ball, e = 0.7 (appendix Fig. 10)", "bouncing-ball", 0.7, 0.0, 0, 1, 2000,
+     {"cdl", "resnet-contact", "resnet", NULL}},
+    {"cradle-touch", "Newton's cradle, touch feedback", "newtons-cradle", 1.0, 0.02, 0, 1, 2000,
+     {"cdl", "resnet-contact", "resnet", NULL}},
+    {"cradle-notouch", "Newton's cradle, no touch feedback", "newtons-cradle", 1.0, 0.02, 0, 0, 2000,
+     {"cdl", "resnet", NULL}},
+};
+#define N_EXP ((int)(sizeof experiments / sizeof experiments[0]))
+
+typedef struct job {
+    int exp, model, seed;
+} job;
+
+typedef struct run_result {
+    double rmse, rmse_code, energy_drift, timing, seconds;
+    int ok;
+} run_result;
+
+typedef struct settings {
+    const char *out;
+    int seeds, jobs, quick, code, epochs_override;
+} settings;
+
+static void path_of(char *buf, size_t cap, const settings *s, const char *sub, const job *j, const char *ext)
+{
+    const experiment *e = &experiments[j->exp];
+    snprintf(buf, cap, "%s/%s/%s-%s-s%d%s", s->out, sub, e->id, e->models[j->model], j->seed, ext);
+}
+
+static int epochs_of(const settings *s, const experiment *e)
+{
+    if (s->epochs_override > 0) return s->epochs_override;
+    return s->quick ? 100 : e->epochs;
+}
+
+static int make_data(const experiment *e, int seed, imp_trajset *ts)
+{
+    imp_sim_opts o;
+    int st = imp_sim_defaults(e->system, &o);
+    if (st) return st;
+    o.restitution = e->restitution;
+    o.noise = e->noise;
+    o.seed = 1000u + (unsigned)seed;
+    if (e->steps) o.n_steps = e->steps;
+    return imp_simulate(e->system, &o, ts);
+}
+
+/* One job in a worker process: returns 0 and writes the run's metrics file. */
+static int run_job(const settings *s, const job *j)
+{
+    const experiment *e = &experiments[j->exp];
+    imp_trajset data;
+    int st = make_data(e, j->seed, &data);
+    if (st) return st;
+    imp_cdl_config cfg;
+    imp_model_kind kind;
+    st = imp_model_kind_from_name(e->models[j->model], &kind);
+    imp_cdl_config_default(&cfg, kind);
+    cfg.touch = e->touch;
+    cfg.act = s->code ? IMP_ACT_SOFTPLUS : IMP_ACT_TANH;
+    imp_train_opts to;
+    imp_train_opts_default(&to, s->code);
+    to.epochs = epochs_of(s, e);
+    to.seed = (unsigned long long)j->seed;
+    imp_model *m = NULL;
+    if (!st) st = imp_model_create(&m, &cfg, &data.geom, data.dt, to.seed);
+    double t0 = imp_time_now();
+    imp_loss_parts lp;
+    if (!st) st = imp_model_train(m, &data, &to, &lp);
+    double secs = imp_time_now() - t0;
+    imp_eval_result r;
+    if (!st) st = imp_model_evaluate(m, &data, 0, &r, NULL, NULL, NULL);
+    char path[1024];
+    if (!st && j->seed == 0) {
+        path_of(path, sizeof path, s, "models", j, ".npz");
+        st = imp_model_save(m, path, NULL);
+    }
+    if (!st) {
+        path_of(path, sizeof path, s, "runs", j, ".txt");
+        char text[256];
+        int n = snprintf(text, sizeof text, "%.17g %.17g %.17g %.17g %.6f\n", r.rmse, r.rmse_code, r.energy_drift,
+                         r.contact_timing, secs);
+        st = imp_write_file_atomic(path, text, (size_t)n);
+    }
+    imp_model_free(m);
+    imp_trajset_free(&data);
+    return st;
+}
+
+static int read_result(const settings *s, const job *j, run_result *r)
+{
+    char path[1024];
+    path_of(path, sizeof path, s, "runs", j, ".txt");
+    unsigned char *buf = NULL;
+    size_t len = 0;
+    memset(r, 0, sizeof *r);
+    if (imp_read_file(path, &buf, &len)) return -1;
+    r->ok = sscanf((char *)buf, "%lf %lf %lf %lf %lf", &r->rmse, &r->rmse_code, &r->energy_drift, &r->timing,
+                   &r->seconds) == 5;
+    free(buf);
+    return r->ok ? 0 : -1;
+}
+
+/* Run every job with at most s->jobs worker processes. */
+static int run_pool(const settings *s, const job *jobs, int n_jobs)
+{
+    int next = 0, running = 0, done = 0, failed = 0;
+    double t0 = imp_time_now();
+    pid_t *pids = calloc((size_t)s->jobs, sizeof *pids);
+    int *which = calloc((size_t)s->jobs, sizeof *which);
+    if (!pids || !which) {
+        free(pids), free(which);
+        return cli_failf("reproduce cdl", "out of memory");
+    }
+    while (done < n_jobs) {
+        while (running < s->jobs && next < n_jobs) {
+            int slot = 0;
+            while (pids[slot]) slot++;
+            fflush(NULL);
+            pid_t pid = fork();
+            if (pid < 0) {
+                free(pids), free(which);
+                return cli_failf("reproduce cdl", "fork: %s", strerror(errno));
+            }
+            if (pid == 0) {
+                int st = run_job(s, &jobs[next]);
+                if (st) {
+                    const experiment *e = &experiments[jobs[next].exp];
+                    fprintf(stderr, "impulse reproduce cdl: error: %s/%s seed %d: %s\n", e->id,
+                            e->models[jobs[next].model], jobs[next].seed, imp_last_error());
+                }
+                _exit(st ? 1 : 0);
+            }
+            pids[slot] = pid;
+            which[slot] = next++;
+            running++;
+        }
+        int status;
+        pid_t pid = wait(&status);
+        if (pid < 0) break;
+        for (int slot = 0; slot < s->jobs; slot++)
+            if (pids[slot] == pid) {
+                pids[slot] = 0;
+                running--;
+                done++;
+                if (!WIFEXITED(status) || WEXITSTATUS(status)) failed++;
+                const job *j = &jobs[which[slot]];
+                run_result r;
+                if (cli_progress_enabled() && read_result(s, j, &r) == 0)
+                    fprintf(stderr, "  [%3d/%d %5.0f s] %-15s %-15s seed %d: rmse %.4g (code %.4g), %.1f s\n", done,
+                            n_jobs, imp_time_now() - t0, experiments[j->exp].id,
+                            experiments[j->exp].models[j->model], j->seed, r.rmse, r.rmse_code, r.seconds);
+            }
+    }
+    free(pids), free(which);
+    return failed ? cli_failf("reproduce cdl", "%d of %d runs failed", failed, n_jobs) : 0;
+}
+
+static void mean_se(const double *x, int n, double *mean, double *se)
+{
+    double s = 0, s2 = 0;
+    for (int i = 0; i < n; i++) s += x[i];
+    *mean = s / n;
+    for (int i = 0; i < n; i++) s2 += (x[i] - *mean) * (x[i] - *mean);
+    *se = n > 1 ? sqrt(s2 / (n - 1) / n) : 0.0;
+}
+
+/* Markdown table of one experiment: models x (RMSE paper, RMSE code, energy drift, timing). */
+static int table_for(const settings *s, int ei, char **md)
+{
+    static const char *headers[] = {"model", "RMSE (paper def.)", "RMSE (ref. code def.)", "energy drift",
+                                    "contact timing [s]", "train time [s]"};
+    imp_table *t = imp_table_new(6, headers);
+    if (!t) return -1;
+    const experiment *e = &experiments[ei];
+    for (int mi = 0; e->models[mi]; mi++) {
+        double v[5][64];
+        int n = 0;
+        for (int seed = 0; seed < s->seeds && seed < 64; seed++) {
+            job j = {ei, mi, seed};
+            run_result r;
+            if (read_result(s, &j, &r)) continue;
+            v[0][n] = r.rmse, v[1][n] = r.rmse_code, v[2][n] = r.energy_drift, v[3][n] = r.timing, v[4][n] = r.seconds;
+            n++;
+        }
+        const char *label = e->models[mi];
+        if (!strcmp(label, "cdl") && !e->touch) label = "cdl (no touch)";
+        imp_table_cellf(t, "%s", label);
+        for (int c = 0; c < 5; c++) {
+            char buf[64] = "n/a";
+            double mean, se;
+            int finite = 0;
+            double tmp[64];
+            for (int i = 0; i < n; i++)
+                if (isfinite(v[c][i])) tmp[finite++] = v[c][i];
+            if (finite) {
+                mean_se(tmp, finite, &mean, &se);
+                if (c == 4) snprintf(buf, sizeof buf, "%.1f", mean);
+                else imp_format_mean_se(buf, sizeof buf, mean, se);
+            }
+            imp_table_cellf(t, "%s", buf);
+        }
+    }
+    int st = imp_table_markdown(t, md);
+    imp_table_free(t);
+    return st;
+}
+
+/* True dU/dq of the known systems along body 0's coordinate. */
+static double true_dU(const char *system, double q)
+{
+    return !strcmp(system, "bouncing-ball") ? 9.81 : 9.81 * sin(q);
+}
+
+static int figures_for(const settings *s, int ei)
+{
+    const experiment *e = &experiments[ei];
+    imp_trajset data;
+    int st = make_data(e, 0, &data);
+    if (st) return st;
+    int T = data.n_steps, D = data.geom.n_bodies * data.geom.dim, K = data.geom.n_bodies, S = 2 * D;
+    imp_figure *fig = imp_figure_new(1, 3, 15, 4.2);
+    if (!fig) {
+        imp_trajset_free(&data);
+        return -1;
+    }
+    char title[256];
+    snprintf(title, sizeof title, "%s (seed 0)", e->title);
+    imp_figure_title(fig, title);
+    imp_figure_axes(fig, 0, "phase portrait (body 1)", "q", "q dot");
+    imp_figure_axes(fig, 1, "potential gradient", "q (body 1)", "dU/dq");
+    imp_figure_axes(fig, 2, "contact signal (body 1)", "t [s]", "contact");
+    double *qt = malloc(sizeof(double) * T), *vt = malloc(sizeof(double) * T), *tt = malloc(sizeof(double) * T);
+    double *states = malloc(sizeof(double) * T * S), *contact = malloc(sizeof(double) * T * K);
+    double *qp = malloc(sizeof(double) * T), *vp = malloc(sizeof(double) * T), *cp = malloc(sizeof(double) * T);
+    for (int t = 0; t < T; t++) {
+        qt[t] = data.q_clean[(size_t)t * D], vt[t] = data.qdot_clean[(size_t)t * D], tt[t] = t * data.dt;
+        cp[t] = data.contact[(size_t)t * K];
+    }
+    for (int t = 0; t < T; t++) qp[t] = data.q[(size_t)t * D], vp[t] = data.qdot[(size_t)t * D];
+    imp_figure_scatter(fig, 0, qp, vp, (size_t)T, "noisy observations", ".|0.75");
+    imp_figure_line(fig, 0, qt, vt, (size_t)T, "truth", "-|k");
+    imp_figure_line(fig, 2, tt, cp, (size_t)T, "truth", "-|k");
+    /* gradient of the true potential over the range of the data */
+    double lo = qt[0], hi = qt[0];
+    for (int t = 0; t < T; t++) lo = fmin(lo, qt[t]), hi = fmax(hi, qt[t]);
+    enum { NG = 101 };
+    double qg[NG], gtrue[NG];
+    for (int i = 0; i < NG; i++) qg[i] = lo + (hi - lo) * i / (NG - 1), gtrue[i] = true_dU(e->system, qg[i]);
+    imp_figure_line(fig, 1, qg, gtrue, NG, "true", "-|k");
+    for (int mi = 0; e->models[mi] && !st; mi++) {
+        job j = {ei, mi, 0};
+        char path[1024];
+        path_of(path, sizeof path, s, "models", &j, ".npz");
+        imp_model *m = NULL;
+        if (imp_model_load(&m, path)) continue;
+        double x0[2 * IMP_MAX_BODIES * IMP_MAX_DIM];
+        memcpy(x0, data.q_clean, D * sizeof(double));
+        memcpy(x0 + D, data.qdot_clean, D * sizeof(double));
+        if (imp_model_rollout(m, x0, T, NULL, states, contact) == IMP_OK) {
+            for (int t = 0; t < T; t++) qp[t] = states[(size_t)t * S], vp[t] = states[(size_t)t * S + D], cp[t] = contact[(size_t)t * K];
+            imp_figure_line(fig, 0, qp, vp, (size_t)T, e->models[mi], "--");
+            if (m->has_contact_net) imp_figure_line(fig, 2, tt, cp, (size_t)T, e->models[mi], "--");
+        }
+        if (m->cfg.kind == IMP_MODEL_CDL || m->cfg.kind == IMP_MODEL_VIN) {
+            double qin[NG * IMP_MAX_BODIES * IMP_MAX_DIM], g[NG * IMP_MAX_BODIES * IMP_MAX_DIM], gl[NG];
+            /* other bodies at their initial configuration */
+            for (int i = 0; i < NG; i++) {
+                memcpy(qin + (size_t)i * D, data.q_clean, D * sizeof(double));
+                qin[(size_t)i * D] = qg[i];
+            }
+            if (imp_model_potential_grad(m, qin, NG, g) == IMP_OK) {
+                for (int i = 0; i < NG; i++) gl[i] = g[(size_t)i * D];
+                imp_figure_line(fig, 1, qg, gl, NG, e->models[mi], "--");
+            }
+        }
+        imp_model_free(m);
+    }
+    char stem[1024];
+    snprintf(stem, sizeof stem, "%s/figures/%s", s->out, e->id);
+    st = imp_figure_save(fig, stem);
+    imp_figure_free(fig);
+    free(qt), free(vt), free(tt), free(states), free(contact), free(qp), free(vp), free(cp);
+    imp_trajset_free(&data);
+    return st;
+}
+
+static int make_dir(const char *path)
+{
+    if (mkdir(path, 0777) == 0 || errno == EEXIST) return 0;
+    return imp_fail(IMP_ERR_IO, "%s: cannot create directory: %s", path, strerror(errno));
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: impulse reproduce cdl [--quick] [--seeds N] [--jobs J] [--epochs E]\n"
+            "                             [--settings code|paper] [--only ID[,ID...]] [--out DIR]\n"
+            "  Experiments (IDs): pendulum, ball-touch, ball-notouch, ball-e07, cradle-touch,\n"
+            "  cradle-notouch. Prints one table per experiment (mean +- standard error over\n"
+            "  seeds) and writes DIR/results.md, DIR/figures/<ID>.{png,svg,npz},\n"
+            "  DIR/models/ (seed-0 checkpoints) and DIR/runs/ (per-run metrics).\n"
+            "  --quick     100 epochs, 2 seeds (a smoke run, not the paper's numbers)\n"
+            "  --seeds N   seeds per experiment and model (default 3)\n"
+            "  --jobs J    worker processes (default 2)\n"
+            "  --epochs E  override every experiment's epoch count\n"
+            "  --out DIR   output folder (default reproduce-cdl)\n");
+}
 
 int cli_reproduce_cdl(int argc, char **argv)
 {
-    (void)argc; (void)argv;
-    return cli_failf("reproduce cdl", "not built yet");
+    settings s = {.out = "reproduce-cdl", .seeds = 3, .jobs = 2, .quick = 0, .code = 1};
+    const char *only = NULL;
+    int seeds_set = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        long lv;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(a, "--quick")) {
+            s.quick = 1;
+        } else if (!strcmp(a, "--seeds") && v) {
+            if (cli_parse_long("--seeds", v, 1, 64, &lv)) return cli_fail("reproduce cdl");
+            s.seeds = (int)lv, seeds_set = 1, i++;
+        } else if (!strcmp(a, "--jobs") && v) {
+            if (cli_parse_long("--jobs", v, 1, 64, &lv)) return cli_fail("reproduce cdl");
+            s.jobs = (int)lv, i++;
+        } else if (!strcmp(a, "--epochs") && v) {
+            if (cli_parse_long("--epochs", v, 1, 1000000, &lv)) return cli_fail("reproduce cdl");
+            s.epochs_override = (int)lv, i++;
+        } else if (!strcmp(a, "--settings") && v) {
+            if (strcmp(v, "code") && strcmp(v, "paper"))
+                return cli_failf("reproduce cdl", "--settings: '%s' is not code or paper", v);
+            s.code = !strcmp(v, "code"), i++;
+        } else if (!strcmp(a, "--only") && v) {
+            only = v, i++;
+        } else if (!strcmp(a, "--out") && v) {
+            s.out = v, i++;
+        } else {
+            return cli_failf("reproduce cdl", "unknown or incomplete option '%s' (see --help)", a);
+        }
+    }
+    if (s.quick && !seeds_set) s.seeds = 2;
+    if (only) {
+        /* validate the list of experiment IDs */
+        char buf[512];
+        snprintf(buf, sizeof buf, "%s", only);
+        for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+            int found = 0;
+            for (int e = 0; e < N_EXP; e++) found |= !strcmp(tok, experiments[e].id);
+            if (!found) return cli_failf("reproduce cdl", "--only: unknown experiment '%s'", tok);
+        }
+    }
+    char dir[1024];
+    if (make_dir(s.out)) return cli_fail("reproduce cdl");
+    const char *subs[] = {"runs", "models", "figures"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(dir, sizeof dir, "%s/%s", s.out, subs[i]);
+        if (make_dir(dir)) return cli_fail("reproduce cdl");
+    }
+    job *jobs = malloc(sizeof(job) * N_EXP * 4 * s.seeds);
+    int n_jobs = 0;
+    int selected[N_EXP];
+    for (int e = 0; e < N_EXP; e++) {
+        selected[e] = 1;
+        if (only) {
+            char pat[128];
+            snprintf(pat, sizeof pat, ",%s,", experiments[e].id);
+            char list[600];
+            snprintf(list, sizeof list, ",%s,", only);
+            selected[e] = strstr(list, pat) != NULL;
+        }
+        if (!selected[e]) continue;
+        /* long runs first keeps both workers busy to the end */
+        for (int seed = 0; seed < s.seeds; seed++)
+            for (int m = 0; experiments[e].models[m]; m++) jobs[n_jobs++] = (job){e, m, seed};
+    }
+    double t0 = imp_time_now();
+    fprintf(stderr, "impulse reproduce cdl: %d runs (%s settings, %d seeds, %d workers) -> %s\n", n_jobs,
+            s.code ? "reference-code" : "paper", s.seeds, s.jobs, s.out);
+    int rc = run_pool(&s, jobs, n_jobs);
+    free(jobs);
+    /* tables: stdout and results.md */
+    size_t cap = 1 << 16, len = 0;
+    char *report = malloc(cap);
+    len += (size_t)snprintf(report + len, cap - len,
+                            "# CD-Lagrange reproduction\n\nCommand: `impulse reproduce cdl%s --seeds %d%s`; "
+                            "mean ± standard error over %d seeds (each seed: new noise and initialisation); "
+                            "RMSE of the rollout from the noise-free first state over the whole trajectory.\n\n",
+                            s.quick ? " --quick" : "", s.seeds, s.code ? "" : " --settings paper", s.seeds);
+    for (int e = 0; e < N_EXP; e++) {
+        if (!selected[e]) continue;
+        char *md = NULL;
+        if (table_for(&s, e, &md)) continue;
+        len += (size_t)snprintf(report + len, cap - len, "## %s\n\n%s\n", experiments[e].title, md);
+        free(md);
+        if (figures_for(&s, e))
+            fprintf(stderr, "impulse reproduce cdl: warning: figure for %s not written: %s\n", experiments[e].id,
+                    imp_last_error());
+    }
+    len += (size_t)snprintf(report + len, cap - len, "Total time: %.0f s.\n", imp_time_now() - t0);
+    fputs(report, stdout);
+    char path[1024];
+    snprintf(path, sizeof path, "%s/results.md", s.out);
+    if (imp_write_file_atomic(path, report, len)) rc = cli_fail("reproduce cdl");
+    free(report);
+    return rc;
 }

@@ -209,6 +209,9 @@ static const char *py_write =
     "np.save(d + '/np_big.npy', np.arange(3, dtype='>f8'))\n"
     "np.save(d + '/np_c16.npy', np.zeros(2, dtype=np.complex128))\n"
     "np.savez_compressed(d + '/np_big_deflated.npz', a=np.linspace(0, 1, 5000))\n"
+    "import io, zipfile\n"
+    "b = io.BytesIO(); np.save(b, np.arange(10.0)); img = b.getvalue()\n"
+    "with zipfile.ZipFile(d + '/trunc_member.npz', 'w') as zf: zf.writestr('cut.npy', img[:-5])\n"
     "print('OK')\n";
 
 static void check_numpy_file(const char *name)
@@ -267,6 +270,10 @@ static void test_numpy_interop(void)
     if (z) CHECK_OK(imp_npz_get_f64(z, "a", 1, e, &a, NULL));
     if (a) CHECK_CLOSE(a[4999], 1.0, 0, 0);
     imp_npz_free(z);
+
+    /* a well-formed zip holding a truncated .npy: the error names the member */
+    CHECK_FAILS(imp_npz_load(&z, tpath("trunc_member.npz")), IMP_ERR_FORMAT);
+    CHECK(msg_has("cut.npy") && msg_has("truncated"));
 
     imp_npy_array arr;
     CHECK_FAILS(imp_npy_load(&arr, tpath("np_fortran.npy")), IMP_ERR_UNSUPPORTED);
@@ -473,6 +480,7 @@ static void test_getters(void)
     CHECK_FAILS(imp_npz_get_f64(z, "inf", 1, NULL, &d, NULL), IMP_ERR_NUMERIC);
     CHECK_FAILS(imp_npz_get_f64(z, "absent", 1, NULL, &d, NULL), IMP_ERR_NOT_FOUND);
     CHECK(msg_has("absent"));
+    CHECK_FAILS(imp_npz_get_f64(z, "good", 99, NULL, &d, NULL), IMP_ERR_INVALID);
     int64_t *iv = NULL;
     CHECK_FAILS(imp_npz_get_i64_copy(z, "good", 2, NULL, &iv, NULL), IMP_ERR_SHAPE);
     CHECK(iv == NULL);

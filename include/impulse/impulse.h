@@ -6,5 +6,8 @@
 #include "impulse/io.h"
 #include "impulse/nn.h"
 #include "impulse/integrate.h"
+#include "impulse/report.h"
+#include "impulse/contact_systems.h"
+#include "impulse/cdl.h"
 
 #endif

@@ -48,8 +48,14 @@ int imp_fail_context(int status, const char *fmt, ...)
     va_start(ap, fmt);
     int n = vsnprintf(errmsg, sizeof errmsg, fmt, ap);
     va_end(ap);
-    if (n >= 0 && (size_t)n < sizeof errmsg && old[0] != '\0')
-        snprintf(errmsg + n, sizeof errmsg - (size_t)n, ": %s", old);
+    if (n >= 0 && (size_t)n + 2 < sizeof errmsg && old[0] != '\0') {
+        /* append ": <old>", truncated to fit */
+        size_t room = sizeof errmsg - (size_t)n - 3, len = strlen(old);
+        if (len > room) len = room;
+        memcpy(errmsg + n, ": ", 2);
+        memcpy(errmsg + n + 2, old, len);
+        errmsg[n + 2 + len] = '\0';
+    }
     return status;
 }
 

@@ -211,6 +211,8 @@ static void format_shape(char *out, size_t cap, int ndim, const size_t *shape, i
 
 static int check_shape(const imp_npy_array *a, const char *name, int ndim, const size_t *expect)
 {
+    if (ndim < 0 || ndim > IMP_NPY_MAX_DIMS)
+        return imp_fail(IMP_ERR_INVALID, "%s: requested ndim %d outside [0, %d]", name, ndim, IMP_NPY_MAX_DIMS);
     int ok = a->ndim == ndim;
     for (int i = 0; ok && i < ndim; i++)
         if (expect && expect[i] != 0 && expect[i] != a->shape[i]) ok = 0;

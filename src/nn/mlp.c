@@ -219,11 +219,34 @@ static imp_activation layer_act(const imp_mlp *m, int l)
 
 /* ---- forward / backward ---- */
 
-/* Fills the cache a_l, s_l for all layers from x. */
-static void forward_cache(const imp_mlp *m, const double *params, const double *x, int B,
+/* NaN over B rows of width n at stride ld (ld < n: the (B-1) ld + n
+ * elements such a call would have touched). */
+static void fill_nan_rows(double *p, int B, int n, int ld)
+{
+    if (!p || B < 1) return;
+    if (ld < n) {
+        fill_nan(p, (size_t)(B - 1) * (size_t)(ld > 0 ? ld : 0) + (size_t)n);
+        return;
+    }
+    for (int b = 0; b < B; b++) fill_nan(p + (size_t)b * (size_t)ld, (size_t)n);
+}
+
+static int check_ld(int ld, int n, const char *what)
+{
+    if (ld < n) return imp_fail(IMP_ERR_SHAPE, "%s: leading dimension %d < row length %d", what, ld, n);
+    return IMP_OK;
+}
+
+/* Fills the cache x, a_l, s_l for all layers from x (rows at stride ldx). */
+static void forward_cache(const imp_mlp *m, const double *params, const double *x, int ldx, int B,
                           imp_mlp_work *w)
 {
-    memcpy(w->x, x, (size_t)B * (size_t)m->sizes[0] * sizeof(double));
+    int n0 = m->sizes[0];
+    if (ldx == n0)
+        memcpy(w->x, x, (size_t)B * (size_t)n0 * sizeof(double));
+    else
+        for (int b = 0; b < B; b++)
+            memcpy(w->x + (size_t)b * n0, x + (size_t)b * ldx, (size_t)n0 * sizeof(double));
     const double *in = w->x;
     for (int l = 0; l < m->n_layers; l++) {
         int n_in = m->sizes[l], n_out = m->sizes[l + 1];
@@ -243,35 +266,47 @@ static void forward_cache(const imp_mlp *m, const double *params, const double *
     w->sweep1_batch = 0;
 }
 
+void imp_mlp_forward_ld(const imp_mlp *m, const double *params, const double *x, int ldx, int B,
+                        double *y, int ldy, imp_mlp_work *w)
+{
+    int L = m->n_layers, n_out = m->sizes[L];
+    if (imp_mlp_work_check(m, w, B) != IMP_OK || check_ld(ldx, m->sizes[0], "ldx") != IMP_OK ||
+        check_ld(ldy, n_out, "ldy") != IMP_OK) {
+        if (w) w->fwd_batch = w->sweep1_batch = 0;
+        fill_nan_rows(y, B, n_out, ldy);
+        return;
+    }
+    forward_cache(m, params, x, ldx, B, w);
+    for (int b = 0; b < B; b++)
+        memcpy(y + (size_t)b * ldy, w->a[L - 1] + (size_t)b * n_out, (size_t)n_out * sizeof(double));
+}
+
 void imp_mlp_forward(const imp_mlp *m, const double *params, const double *x, int B, double *y,
                      imp_mlp_work *w)
 {
-    int L = m->n_layers;
-    if (imp_mlp_work_check(m, w, B) != IMP_OK) {
-        if (w) w->fwd_batch = w->sweep1_batch = 0;
-        if (B > 0) fill_nan(y, (size_t)B * (size_t)m->sizes[L]);
-        return;
-    }
-    forward_cache(m, params, x, B, w);
-    memcpy(y, w->a[L - 1], (size_t)B * (size_t)m->sizes[L] * sizeof(double));
+    imp_mlp_forward_ld(m, params, x, m->sizes[0], B, y, m->sizes[m->n_layers], w);
 }
 
-void imp_mlp_backward(const imp_mlp *m, const double *params, const double *dy, int B,
-                      double *dparams, double *dx, imp_mlp_work *w)
+void imp_mlp_backward_ld(const imp_mlp *m, const double *params, const double *dy, int lddy, int B,
+                         double *dparams, double *dx, int lddx, imp_mlp_work *w)
 {
-    int L = m->n_layers;
-    if (imp_mlp_work_check(m, w, B) != IMP_OK || w->fwd_batch != B) {
-        if (w && imp_mlp_work_check(m, w, B) == IMP_OK)
-            imp_fail(IMP_ERR_INVALID, "B: backward over %d rows, but the cached forward has %d",
-                     B, w->fwd_batch);
+    int L = m->n_layers, n_out_last = m->sizes[L];
+    int st = imp_mlp_work_check(m, w, B);
+    if (st == IMP_OK && w->fwd_batch != B)
+        st = imp_fail(IMP_ERR_INVALID, "B: backward over %d rows, but the cached forward has %d (0 = none)",
+                      B, w->fwd_batch);
+    if (st == IMP_OK) st = check_ld(lddy, n_out_last, "lddy");
+    if (st == IMP_OK && dx) st = check_ld(lddx, m->sizes[0], "lddx");
+    if (st != IMP_OK) {
         fill_nan(dparams, m->n_params);
-        if (B > 0) fill_nan(dx, (size_t)B * (size_t)m->sizes[0]);
+        fill_nan_rows(dx, B, m->sizes[0], lddx);
         return;
     }
     /* Z = dL/dz_L-1 = dy * s_L-1, then Z_{l-1} = (Z_l W_l) * s_{l-1}. */
     double *Z = w->buf[0], *next = w->buf[1];
-    size_t n = (size_t)B * (size_t)m->sizes[L];
-    for (size_t i = 0; i < n; i++) Z[i] = dy[i] * w->s[L - 1][i];
+    for (int b = 0; b < B; b++)
+        imp_vec_mul(Z + (size_t)b * n_out_last, dy + (size_t)b * lddy,
+                    w->s[L - 1] + (size_t)b * n_out_last, (size_t)n_out_last);
     for (int l = L - 1; l >= 0; l--) {
         int n_in = m->sizes[l], n_out = m->sizes[l + 1];
         const double *A_in = l > 0 ? w->a[l - 1] : w->x;
@@ -279,15 +314,20 @@ void imp_mlp_backward(const imp_mlp *m, const double *params, const double *dy, 
         const double *W = params + m->w_off[l];
         if (l > 0) {
             gemm(w, 0, 0, B, n_in, n_out, 1.0, Z, n_out, W, n_in, 0.0, next, n_in);
-            const double *s = w->s[l - 1];
-            for (size_t i = 0; i < (size_t)B * (size_t)n_in; i++) next[i] *= s[i];
+            imp_vec_mul_inplace(next, w->s[l - 1], (size_t)B * (size_t)n_in);
             double *t = Z;
             Z = next;
             next = t;
         } else if (dx) {
-            gemm(w, 0, 0, B, n_in, n_out, 1.0, Z, n_out, W, n_in, 1.0, dx, n_in);
+            gemm(w, 0, 0, B, n_in, n_out, 1.0, Z, n_out, W, n_in, 1.0, dx, lddx);
         }
     }
+}
+
+void imp_mlp_backward(const imp_mlp *m, const double *params, const double *dy, int B,
+                      double *dparams, double *dx, imp_mlp_work *w)
+{
+    imp_mlp_backward_ld(m, params, dy, m->sizes[m->n_layers], B, dparams, dx, m->sizes[0], w);
 }
 
 /* ---- sweep 1: g = dV/dx for a scalar network ---- */
@@ -300,19 +340,18 @@ static int check_scalar(const imp_mlp *m)
     return IMP_OK;
 }
 
-void imp_mlp_grad_input(const imp_mlp *m, const double *params, const double *x, int B,
-                        double *g, double *V, imp_mlp_work *w)
+void imp_mlp_grad_input_ld(const imp_mlp *m, const double *params, const double *x, int ldx, int B,
+                           double *g, int ldg, double *V, imp_mlp_work *w)
 {
-    int L = m->n_layers;
-    if (check_scalar(m) != IMP_OK || imp_mlp_work_check(m, w, B) != IMP_OK) {
+    int L = m->n_layers, n0 = m->sizes[0];
+    if (check_scalar(m) != IMP_OK || imp_mlp_work_check(m, w, B) != IMP_OK ||
+        check_ld(ldx, n0, "ldx") != IMP_OK || check_ld(ldg, n0, "ldg") != IMP_OK) {
         if (w) w->fwd_batch = w->sweep1_batch = 0;
-        if (B > 0) {
-            fill_nan(g, (size_t)B * (size_t)m->sizes[0]);
-            fill_nan(V, (size_t)B);
-        }
+        fill_nan_rows(g, B, n0, ldg);
+        if (B > 0) fill_nan(V, (size_t)B);
         return;
     }
-    forward_cache(m, params, x, B, w);
+    forward_cache(m, params, x, ldx, B, w);
     if (V) memcpy(V, w->a[L - 1], (size_t)B * sizeof(double));
     /* e_{L-1} = dV/da_{L-1} = 1, so delta_{L-1} = s_{L-1}. */
     memcpy(w->delta[L - 1], w->s[L - 1], (size_t)B * sizeof(double));
@@ -321,21 +360,25 @@ void imp_mlp_grad_input(const imp_mlp *m, const double *params, const double *x,
         /* e_{l-1} = delta_l W_l;  delta_{l-1} = s_{l-1} * e_{l-1} */
         gemm(w, 0, 0, B, n_in, n_out, 1.0, w->delta[l], n_out, params + m->w_off[l], n_in, 0.0,
              w->e[l - 1], n_in);
-        const double *s = w->s[l - 1], *e = w->e[l - 1];
-        double *d = w->delta[l - 1];
-        for (size_t i = 0; i < (size_t)B * (size_t)n_in; i++) d[i] = s[i] * e[i];
+        imp_vec_mul(w->delta[l - 1], w->s[l - 1], w->e[l - 1], (size_t)B * (size_t)n_in);
     }
     /* g = delta_0 W_0 */
-    gemm(w, 0, 0, B, m->sizes[0], m->sizes[1], 1.0, w->delta[0], m->sizes[1], params + m->w_off[0],
-         m->sizes[0], 0.0, g, m->sizes[0]);
+    gemm(w, 0, 0, B, n0, m->sizes[1], 1.0, w->delta[0], m->sizes[1], params + m->w_off[0], n0, 0.0,
+         g, ldg);
     w->sweep1_batch = B;
+}
+
+void imp_mlp_grad_input(const imp_mlp *m, const double *params, const double *x, int B,
+                        double *g, double *V, imp_mlp_work *w)
+{
+    imp_mlp_grad_input_ld(m, params, x, m->sizes[0], B, g, m->sizes[0], V, w);
 }
 
 /* ---- sweep 2: reverse mode through sweep 1 ---- */
 
 /* Shared by the public VJP and the Hessian: up pass through sweep 1 from
  * gbar, then ordinary backprop of the collected z-adjoints. */
-static void sweep2(const imp_mlp *m, const double *params, const double *gbar, int B,
+static void sweep2(const imp_mlp *m, const double *params, const double *gbar, int ldgbar, int B,
                    double *dparams, double *dx, int ldx, imp_mlp_work *w)
 {
     int L = m->n_layers;
@@ -343,8 +386,8 @@ static void sweep2(const imp_mlp *m, const double *params, const double *gbar, i
     double *dbar = w->buf[0], *ebar = w->buf[1], *abar = w->buf[2];
     /* g = delta_0 W_0:  W0bar += delta_0^T gbar,  deltabar_0 = gbar W_0^T */
     if (dparams)
-        gemm(w, 1, 0, n1, n0, B, 1.0, w->delta[0], n1, gbar, n0, 1.0, dparams + m->w_off[0], n0);
-    gemm(w, 0, 1, B, n1, n0, 1.0, gbar, n0, params + m->w_off[0], n0, 0.0, dbar, n1);
+        gemm(w, 1, 0, n1, n0, B, 1.0, w->delta[0], n1, gbar, ldgbar, 1.0, dparams + m->w_off[0], n0);
+    gemm(w, 0, 1, B, n1, n0, 1.0, gbar, ldgbar, params + m->w_off[0], n0, 0.0, dbar, n1);
     /* Up pass, l = 0..L-1: delta_l = s_l * e_l gives
      *   sbar_l = deltabar_l * e_l  -> z-adjoint r_l = sbar_l * phi''(z_l)
      *   ebar_l = deltabar_l * s_l, and e_l = delta_{l+1} W_{l+1} gives
@@ -352,18 +395,11 @@ static void sweep2(const imp_mlp *m, const double *params, const double *gbar, i
     for (int l = 0; l < L; l++) {
         int n = m->sizes[l + 1];
         size_t cnt = (size_t)B * (size_t)n;
-        imp_activation act = layer_act(m, l);
-        const double *a = w->a[l], *s = w->s[l];
-        double *r = w->r[l];
         if (l == L - 1) { /* e_{L-1} = 1 */
-            for (size_t i = 0; i < cnt; i++) r[i] = dbar[i] * imp_act_second(act, a[i], s[i]);
+            imp_act_sweep2_up(layer_act(m, l), cnt, dbar, NULL, w->a[l], w->s[l], w->r[l], NULL);
             break;
         }
-        const double *e = w->e[l];
-        for (size_t i = 0; i < cnt; i++) {
-            r[i] = dbar[i] * e[i] * imp_act_second(act, a[i], s[i]);
-            ebar[i] = dbar[i] * s[i];
-        }
+        imp_act_sweep2_up(layer_act(m, l), cnt, dbar, w->e[l], w->a[l], w->s[l], w->r[l], ebar);
         int n_next = m->sizes[l + 2];
         const double *W = params + m->w_off[l + 1];
         if (dparams)
@@ -376,10 +412,7 @@ static void sweep2(const imp_mlp *m, const double *params, const double *gbar, i
         int n_in = m->sizes[l], n_out = m->sizes[l + 1];
         size_t cnt = (size_t)B * (size_t)n_out;
         double *Z = w->r[l];
-        if (l < L - 1) {
-            const double *s = w->s[l];
-            for (size_t i = 0; i < cnt; i++) Z[i] += s[i] * abar[i];
-        }
+        if (l < L - 1) imp_vec_fma_inplace(Z, w->s[l], abar, cnt);
         const double *A_in = l > 0 ? w->a[l - 1] : w->x;
         if (dparams) accumulate_layer_grad(m, w, l, Z, A_in, B, dparams);
         const double *W = params + m->w_off[l];
@@ -401,15 +434,26 @@ static int check_sweep1(const imp_mlp *m, const imp_mlp_work *w, int B)
     return st;
 }
 
+void imp_mlp_grad_input_vjp_ld(const imp_mlp *m, const double *params, const double *gbar,
+                               int ldgbar, int B, double *dparams, double *dx, int lddx,
+                               imp_mlp_work *w)
+{
+    int n0 = m->sizes[0];
+    int st = check_sweep1(m, w, B);
+    if (st == IMP_OK) st = check_ld(ldgbar, n0, "ldgbar");
+    if (st == IMP_OK && dx) st = check_ld(lddx, n0, "lddx");
+    if (st != IMP_OK) {
+        fill_nan(dparams, m->n_params);
+        fill_nan_rows(dx, B, n0, lddx);
+        return;
+    }
+    sweep2(m, params, gbar, ldgbar, B, dparams, dx, lddx, w);
+}
+
 void imp_mlp_grad_input_vjp(const imp_mlp *m, const double *params, const double *gbar, int B,
                             double *dparams, double *dx, imp_mlp_work *w)
 {
-    if (check_sweep1(m, w, B) != IMP_OK) {
-        fill_nan(dparams, m->n_params);
-        if (B > 0) fill_nan(dx, (size_t)B * (size_t)m->sizes[0]);
-        return;
-    }
-    sweep2(m, params, gbar, B, dparams, dx, m->sizes[0], w);
+    imp_mlp_grad_input_vjp_ld(m, params, gbar, m->sizes[0], B, dparams, dx, m->sizes[0], w);
 }
 
 void imp_mlp_hessian_input(const imp_mlp *m, const double *params, int B, double *H,
@@ -427,6 +471,6 @@ void imp_mlp_hessian_input(const imp_mlp *m, const double *params, int B, double
     for (int k = 0; k < d; k++) {
         memset(w->unit, 0, (size_t)B * (size_t)d * sizeof(double));
         for (int b = 0; b < B; b++) w->unit[(size_t)b * d + k] = 1.0;
-        sweep2(m, params, w->unit, B, NULL, H + (size_t)k * d, d * d, w);
+        sweep2(m, params, w->unit, d, B, NULL, H + (size_t)k * d, d * d, w);
     }
 }

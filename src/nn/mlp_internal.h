@@ -27,6 +27,15 @@ static inline double imp_act_second(imp_activation act, double a, double s)
     }
 }
 
+/* Sweep 2 up-pass step (see mlp.c): r = dbar * e * phi''(z), with e == NULL
+ * standing for e = 1 (the output layer), and ebar = dbar * s if not NULL. */
+void imp_act_sweep2_up(imp_activation act, size_t n, const double *dbar, const double *e,
+                       const double *a, const double *s, double *r, double *ebar);
+/* out = x * y;  out *= x;  out += x * y  (elementwise, no aliasing) */
+void imp_vec_mul(double *out, const double *x, const double *y, size_t n);
+void imp_vec_mul_inplace(double *out, const double *x, size_t n);
+void imp_vec_fma_inplace(double *out, const double *x, const double *y, size_t n);
+
 struct imp_mlp_work {
     int n_layers;
     int sizes[IMP_MLP_MAX_LAYERS + 1];

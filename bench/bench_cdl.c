@@ -1,0 +1,66 @@
+/* Speed of the CD-Lagrange strand (not part of the test suite):
+ *  1. one training epoch of the bouncing-ball experiment (one trajectory of
+ *     500 steps, horizon 10, batch 32, reference-code architecture), timed
+ *     here and, if /usr/bin/python3 has torch, in bench/cdl_epoch_torch.py
+ *     (same model, float64, one thread), printed as a ratio;
+ *  2. the latency of one rollout step of a trained CDL network.
+ * Run: ./build/bench_cdl [epochs]   (from the source root) */
+#define _POSIX_C_SOURCE 200809L
+#include "impulse/cdl.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int main(int argc, char **argv)
+{
+    imp_blas_init();
+    int epochs = argc > 1 ? atoi(argv[1]) : 20;
+    if (epochs < 1) epochs = 1;
+    imp_sim_opts o;
+    imp_trajset ts;
+    imp_sim_defaults("bouncing-ball", &o);
+    o.noise = 0.2;
+    if (imp_simulate("bouncing-ball", &o, &ts) || imp_trajset_save(&ts, "bench_cdl_ball.npz")) {
+        fprintf(stderr, "bench_cdl: %s\n", imp_last_error());
+        return 1;
+    }
+    imp_cdl_config cfg;
+    imp_cdl_config_default(&cfg, IMP_MODEL_CDL);
+    imp_model *m;
+    imp_train_opts to;
+    imp_train_opts_default(&to, 1);
+    to.epochs = 1;
+    if (imp_model_create(&m, &cfg, &ts.geom, ts.dt, 0)) return 1;
+    imp_model_train(m, &ts, &to, NULL); /* warm-up */
+    to.epochs = epochs;
+    double t0 = imp_time_now();
+    if (imp_model_train(m, &ts, &to, NULL)) {
+        fprintf(stderr, "bench_cdl: %s\n", imp_last_error());
+        return 1;
+    }
+    double ours = (imp_time_now() - t0) / epochs;
+    printf("impulse: one CDL training epoch (ball, 500 steps, H=10, B=32): %.2f ms (BLAS core %s)\n",
+           1e3 * ours, imp_blas_corename());
+
+    /* rollout step latency */
+    double x0[2] = {10.0, 0.0};
+    int T = 20000;
+    double *states = malloc(sizeof(double) * 2 * T), *c = malloc(sizeof(double) * T);
+    t0 = imp_time_now();
+    imp_model_rollout(m, x0, T, NULL, states, c);
+    double step_us = 1e6 * (imp_time_now() - t0) / (T - 1);
+    printf("impulse: one CDL rollout step (potential 1-500-1 + contact net 2-100-100-1): %.2f us\n", step_us);
+    free(states), free(c);
+
+    FILE *p = popen("OMP_NUM_THREADS=1 /usr/bin/python3 bench/cdl_epoch_torch.py bench_cdl_ball.npz 3 2>/dev/null", "r");
+    double torch_s = 0;
+    if (p && fscanf(p, "%lf", &torch_s) == 1 && torch_s > 0)
+        printf("pytorch: one epoch %.1f ms  ->  impulse is %.1fx faster\n", 1e3 * torch_s, torch_s / ours);
+    else
+        printf("pytorch: not measured (needs /usr/bin/python3 with torch: apt-get install python3-torch)\n");
+    if (p) pclose(p);
+    imp_model_free(m);
+    imp_trajset_free(&ts);
+    return 0;
+}

@@ -1,0 +1,121 @@
+/* The command-line tool end to end, and its handling of bad input: each
+ * case must exit non-zero with exactly one clear line on stderr. */
+#define _POSIX_C_SOURCE 200809L
+#include "impulse/cdl.h"
+#include "impulse/io.h"
+#include "test.h"
+
+#include <stdlib.h>
+#include <sys/wait.h>
+
+/* Run a shell command line; capture stderr into err (first 4 KiB). */
+static int run(const char *args, char *err, size_t cap)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "IMPULSE_PROGRESS=0 %s %s 2>cli_stderr.txt >cli_stdout.txt", IMPULSE_CLI_PATH, args);
+    int status = system(cmd);
+    FILE *f = fopen("cli_stderr.txt", "r");
+    size_t n = f ? fread(err, 1, cap - 1, f) : 0;
+    err[n] = '\0';
+    if (f) fclose(f);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static int count_lines(const char *s)
+{
+    int n = 0;
+    for (; *s; s++) n += *s == '\n';
+    return n;
+}
+
+/* A failing invocation: non-zero exit, one stderr line containing `needle`. */
+static void expect_error(const char *args, const char *needle)
+{
+    char err[4096];
+    int rc = run(args, err, sizeof err);
+    int ok = rc != 0 && count_lines(err) == 1 && strstr(err, needle) != NULL && strstr(err, "error") != NULL;
+    CHECK_MSG(ok, "impulse %s -> exit %d, stderr '%s' (want one line with '%s')", args, rc, err, needle);
+}
+
+static void write_bytes(const char *path, const void *data, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    fwrite(data, 1, n, f);
+    fclose(f);
+}
+
+int main(void)
+{
+    char err[4096];
+    /* the happy path: simulate, train briefly, evaluate with --json */
+    CHECK(run("simulate bouncing-ball --steps 120 --noise 0.1 --seed 3 -o cli_ball.npz", err, sizeof err) == 0);
+    CHECK(run("train cdl --data cli_ball.npz --epochs 2 --hidden 16 --quiet -o cli_model.npz", err, sizeof err) == 0);
+    CHECK(run("eval --model cli_model.npz --data cli_ball.npz --json", err, sizeof err) == 0);
+    unsigned char *out = NULL;
+    size_t len = 0;
+    CHECK_OK(imp_read_file("cli_stdout.txt", &out, &len));
+    double rmse = -1;
+    CHECK(out && out[0] == '{' && imp_json_get_number((char *)out, "rmse", &rmse) == IMP_OK && rmse >= 0);
+    free(out);
+    CHECK(run("rollout --model cli_model.npz --data cli_ball.npz --steps 50 -o cli_roll.npz", err, sizeof err) == 0);
+    CHECK(run("train resnet --data cli_ball.npz --epochs 1 --hidden 8 --quiet -o cli_resnet.npz", err, sizeof err) == 0);
+    CHECK(run("simulate --help", err, sizeof err) == 0);
+    CHECK(run("train --help", err, sizeof err) == 0);
+    CHECK(run("eval --help", err, sizeof err) == 0);
+    CHECK(run("reproduce cdl --help", err, sizeof err) == 0);
+
+    /* unknown system, model, verb; negative and malformed numbers */
+    expect_error("simulate double-pendulum -o x.npz", "double-pendulum");
+    expect_error("train transformer --data cli_ball.npz -o x.npz", "transformer");
+    expect_error("simulate pendulum --steps -5 -o x.npz", "--steps");
+    expect_error("simulate pendulum --trajectories 0 -o x.npz", "--trajectories");
+    expect_error("simulate bouncing-ball --restitution 1.5 -o x.npz", "--restitution");
+    expect_error("simulate pendulum --dt abc -o x.npz", "--dt");
+    expect_error("train cdl --data cli_ball.npz --epochs -3 -o x.npz", "--epochs");
+    expect_error("simulate pendulum", "-o");
+    expect_error("rollout --model cli_model.npz --data cli_ball.npz --steps -1 -o x.npz", "--steps");
+    expect_error("train resnet-contact --no-touch --data cli_ball.npz -o x.npz", "touch");
+
+    /* malformed, truncated, wrong files */
+    expect_error("train cdl --data does_not_exist.npz -o x.npz", "does_not_exist.npz");
+    write_bytes("cli_garbage.npz", "this is not a zip archive at all", 32);
+    expect_error("train cdl --data cli_garbage.npz -o x.npz", "cli_garbage.npz");
+    CHECK_OK(imp_read_file("cli_ball.npz", &out, &len));
+    write_bytes("cli_trunc.npz", out, len / 2);
+    free(out);
+    expect_error("train cdl --data cli_trunc.npz -o x.npz", "cli_trunc.npz");
+    expect_error("eval --model cli_ball.npz --data cli_ball.npz", "model");
+
+    /* missing array and NaN in data */
+    imp_trajset ts;
+    CHECK_OK(imp_trajset_load(&ts, "cli_ball.npz"));
+    imp_npz *z = imp_npz_new();
+    size_t sh[3] = {1, (size_t)ts.n_steps, 1};
+    imp_npz_add_f64(z, "q", 3, sh, ts.q);
+    imp_npz_set_meta(z, "{\"dt\": 0.02, \"dim\": 1, \"restitution\": 1}");
+    imp_npz_add_f64(z, "masses", 1, (size_t[]){1}, ts.geom.mass);
+    CHECK_OK(imp_npz_save(z, "cli_missing.npz"));
+    imp_npz_free(z);
+    expect_error("train cdl --data cli_missing.npz -o x.npz", "contact_pairs");
+    ts.qdot[7] = NAN;
+    CHECK_OK(imp_trajset_save(&ts, "cli_nan.npz"));
+    expect_error("train cdl --data cli_nan.npz -o x.npz", "qdot");
+    imp_trajset_free(&ts);
+
+    /* determinism: same seed, same checkpoint bytes */
+    CHECK(run("train cdl --data cli_ball.npz --epochs 2 --hidden 16 --seed 5 --quiet -o cli_a.npz", err, sizeof err) == 0);
+    CHECK(run("train cdl --data cli_ball.npz --epochs 2 --hidden 16 --seed 5 --quiet -o cli_b.npz", err, sizeof err) == 0);
+    unsigned char *a = NULL, *b = NULL;
+    size_t la = 0, lb = 0;
+    CHECK_OK(imp_read_file("cli_a.npz", &a, &la));
+    CHECK_OK(imp_read_file("cli_b.npz", &b, &lb));
+    /* the meta records the wall-clock training time: compare the parameters */
+    imp_npz *za = NULL, *zb = NULL;
+    CHECK_OK(imp_npz_load(&za, "cli_a.npz"));
+    CHECK_OK(imp_npz_load(&zb, "cli_b.npz"));
+    const imp_npy_array *pa = imp_npz_find(za, "params"), *pb = imp_npz_find(zb, "params");
+    CHECK(pa && pb && pa->count == pb->count && memcmp(pa->data, pb->data, pa->count * 8) == 0);
+    imp_npz_free(za), imp_npz_free(zb);
+    free(a), free(b);
+    TEST_MAIN_END();
+}
