@@ -72,14 +72,14 @@ static int parse_opts(int argc, char **argv, const char *allowed, impact_opts *o
             else {
                 imp_tangent_sign c;
                 st = imp_tangent_sign_parse(v, &c, "--convention");
-                o->conv_mask = 1 << (int)c;
+                if (!st) o->conv_mask = 1 << (int)c;
             }
         } else if (!strcmp(a, "--model")) {
             if (!strcmp(v, "all")) o->model = -1;
             else {
                 imp_impact_model m;
                 st = imp_impact_model_parse(v, &m, "--model");
-                o->model = (int)m;
+                if (!st) o->model = (int)m;
             }
         } else if (!strcmp(a, "--variant")) st = imp_impact_variant_parse(v, &o->variant, "--variant");
         else if (!strcmp(a, "--target")) st = imp_impact_target_parse(v, &o->target, "--target");
