@@ -125,8 +125,9 @@ static int default_data_dir(char *buf, size_t cap)
             char dir[PATH_MAX + 64];
             snprintf(dir, sizeof dir, "%s", exe);
             for (int u = 0; u < up; u++) strncat(dir, "/..", sizeof dir - strlen(dir) - 1);
-            snprintf(probe, sizeof probe, "%s/shared/data/planar-impact/data_ellipse.mat", dir);
-            if (file_exists(probe)) {
+            /* a path too long for probe is simply not a candidate */
+            int len = snprintf(probe, sizeof probe, "%s/shared/data/planar-impact/data_ellipse.mat", dir);
+            if (len > 0 && (size_t)len < sizeof probe && file_exists(probe)) {
                 snprintf(buf, cap, "%s/shared/data/planar-impact", dir);
                 return IMP_OK;
             }
