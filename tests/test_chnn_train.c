@@ -234,7 +234,8 @@ static void test_files(void)
     char path[256];
     snprintf(path, sizeof path, "chnn_data_%d.npz", (int)getpid());
     /* 3 trajectories of 6 states of the 2-pendulum */
-    double x[3 * 6 * 2 * 2], v[3 * 6 * 2 * 2], t[6];
+    /* sized for the 3-point "bad" case below too */
+    double x[3 * 6 * 3 * 2] = {0}, v[3 * 6 * 3 * 2] = {0}, t[6];
     for (int i = 0; i < 72; i++) {
         x[i] = 0.01 * i;
         v[i] = -0.02 * i;
