@@ -12,6 +12,13 @@
  * the sweeps need, and no pre-activation has to be stored. */
 void imp_act_forward(imp_activation act, double *z_to_a, double *s, size_t n);
 
+/* Instruction-set versions of the activation kernels. imp_act_force_isa
+ * pins one (tests run every version the CPU has); -1 restores automatic
+ * choice. Not thread-safe: for tests only. Fails with IMP_ERR_UNSUPPORTED
+ * if the CPU or the build lacks that version. */
+enum { IMP_ISA_BASE = 0, IMP_ISA_AVX2 = 1, IMP_ISA_AVX512 = 2 };
+int imp_act_force_isa(int isa);
+
 /* phi''(z) expressed through the cached a = phi(z) and s = phi'(z):
  *   tanh:     s = 1 - a^2,      phi'' = -2 a s   (s is computed as 4e/(1+e)^2)
  *   sigmoid:  s = a (1 - a),    phi'' = s (1 - 2a)
