@@ -579,7 +579,7 @@ static double ulp_err(double got, double want)
     return fabs(got - want) / fmax(fabs(want), 1e-300) / 2.220446049250313e-16;
 }
 
-static void test_activation_accuracy(void)
+static void activation_accuracy(const char *isa_name)
 {
     enum { N = 40000 };
     static double z[N], a[N], s[N];
@@ -609,8 +609,8 @@ static void test_activation_accuracy(void)
             worst_a = fmax(worst_a, ulp_err(a[i], wa));
             worst_s = fmax(worst_s, ulp_err(s[i], ws));
         }
-        CHECK_MSG(worst_a < 6.0 && worst_s < 8.0, "%s: value %.1f ulp, derivative %.1f ulp",
-                  imp_activation_name(act), worst_a, worst_s);
+        CHECK_MSG(worst_a < 6.0 && worst_s < 8.0, "%s (%s): value %.1f ulp, derivative %.1f ulp",
+                  imp_activation_name(act), isa_name, worst_a, worst_s);
         /* NaN in, NaN out; infinities saturate */
         double zn[3] = {NAN, INFINITY, -INFINITY}, sn[3];
         imp_act_forward(act, zn, sn, 3);
@@ -618,6 +618,26 @@ static void test_activation_accuracy(void)
         CHECK(sn[1] == (q == 1 ? 1.0 : 0.0) && sn[2] == 0.0);
         CHECK(zn[1] == (q == 1 ? INFINITY : 1.0) && zn[2] == (q == 0 ? -1.0 : 0.0));
     }
+
+}
+
+/* Every instruction-set version the CPU has, then the automatic choice. */
+static void test_activation_accuracy(void)
+{
+    static const char *names[] = {"base", "avx2", "avx512"};
+    int ran = 0;
+    for (int isa = IMP_ISA_BASE; isa <= IMP_ISA_AVX512; isa++) {
+        if (imp_act_force_isa(isa) != IMP_OK) {
+            printf("activation kernels: %s version not available here, skipped\n", names[isa]);
+            continue;
+        }
+        activation_accuracy(names[isa]);
+        ran++;
+    }
+    CHECK_OK(imp_act_force_isa(-1));
+    CHECK(ran >= 1);
+    CHECK_FAILS(imp_act_force_isa(7), IMP_ERR_UNSUPPORTED);
+    activation_accuracy("auto");
 
     /* second derivatives (sweep 2 up step with dbar = e = 1) against central
      * differences of the first derivative, for every activation */

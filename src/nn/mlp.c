@@ -205,10 +205,7 @@ static void accumulate_layer_grad(const imp_mlp *m, const imp_mlp_work *w, int l
     gemm(w, 1, 0, n_out, n_in, B, 1.0, Z, n_out, A_in, n_in, 1.0, dparams + m->w_off[l], n_in);
     if (m->b_off[l] != SIZE_MAX) {
         double *db = dparams + m->b_off[l];
-        for (int b = 0; b < B; b++) {
-            const double *z = Z + (size_t)b * n_out;
-            for (int j = 0; j < n_out; j++) db[j] += z[j];
-        }
+        for (int b = 0; b < B; b++) imp_vec_add_inplace(db, Z + (size_t)b * n_out, (size_t)n_out);
     }
 }
 
