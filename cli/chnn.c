@@ -1,5 +1,5 @@
 /* CLI entry points of the constrained-network strand ([F]): training and
- * evaluation of chnn, clnn, node (hnn and delan are named but not built). */
+ * evaluation of chnn, clnn, node . */
 #include "cli.h"
 #include "impulse/chnn_models.h"
 #include "impulse/io.h"
@@ -18,7 +18,7 @@ static int is_mine(const char *model)
 
 static void train_usage(FILE *f)
 {
-    fprintf(f, "usage: impulse train chnn|clnn|node --data data.npz -o model.npz [options]\n"
+    fprintf(f, "usage: impulse train chnn|clnn|hnn|delan|node --data data.npz -o model.npz [options]\n"
                "  --epochs E     training epochs (reference 2000; default 2000)\n"
                "  --lr X         AdamW learning rate (3e-3), cosine schedule to 0\n"
                "  --wd X         AdamW weight decay (1e-4)\n"

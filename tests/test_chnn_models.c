@@ -227,7 +227,15 @@ static void test_vjp(const char *sysname, imp_cmodel_kind kind)
         idx[np++] = s.m.net.w_off[l] + imp_rng_below(&rng, (size_t)s.m.net.sizes[l] * s.m.net.sizes[l + 1]);
         idx[np++] = s.m.net.b_off[l] + imp_rng_below(&rng, (size_t)s.m.net.sizes[l + 1]);
     }
-    while (np < 24) idx[np++] = imp_rng_below(&rng, s.m.net.n_params);
+    if (kind == IMP_CMODEL_HNN || kind == IMP_CMODEL_DELAN) {
+        const imp_mlp *mn = &s.m.mass_net;
+        for (int l = 0; l < mn->n_layers; l++)
+            for (int rep = 0; rep < 3; rep++) {
+                idx[np++] = s.m.off_mass + mn->w_off[l] + imp_rng_below(&rng, (size_t)mn->sizes[l] * mn->sizes[l + 1]);
+                idx[np++] = s.m.off_mass + mn->b_off[l] + imp_rng_below(&rng, (size_t)mn->sizes[l + 1]);
+            }
+    }
+    while (np < 40) idx[np++] = imp_rng_below(&rng, s.m.net.n_params);
     for (size_t p = s.m.off_mass; p < s.m.n_params && np < 64; p++) idx[np++] = p;
     double an[64], nu[64];
     for (int i = 0; i < np; i++) {
@@ -254,7 +262,12 @@ static void test_bad_input(void)
     CHECK_OK(imp_csystem_from_name(&cs, "pendulum-chain:2"));
     CHECK_FAILS(imp_cmodel_init(&m, IMP_CMODEL_CHNN, &cs, 0, 3), IMP_ERR_INVALID);
     CHECK_FAILS(imp_cmodel_init(&m, IMP_CMODEL_CHNN, &cs, 32, 0), IMP_ERR_INVALID);
-    CHECK_FAILS(imp_cmodel_init(&m, IMP_CMODEL_HNN, &cs, 32, 3), IMP_ERR_UNSUPPORTED);
+    CHECK_OK(imp_cmodel_init(&m, IMP_CMODEL_HNN, &cs, 32, 3));
+    /* the reference HNN on the 3-pendulum has 269,322 parameters */
+    imp_csystem cs3;
+    CHECK_OK(imp_csystem_from_name(&cs3, "pendulum-chain:3"));
+    CHECK_OK(imp_cmodel_init(&m, IMP_CMODEL_HNN, &cs3, 256, 3));
+    CHECK(m.n_params == 269322);
     imp_cmodel_kind k;
     CHECK_FAILS(imp_cmodel_kind_from_name("resnet", &k), IMP_ERR_NOT_FOUND);
     CHECK_OK(imp_cmodel_kind_from_name("clnn", &k));
@@ -293,5 +306,10 @@ int main(void)
     test_vjp("pendulum-chain:1", IMP_CMODEL_NODE);
     test_vjp("gyroscope", IMP_CMODEL_NODE);
     test_vjp("rotor", IMP_CMODEL_NODE);
+    const char *gsys[4] = {"pendulum-chain:2", "pendulum-chain:3", "gyroscope", "rotor"};
+    for (int i = 0; i < 4; i++) {
+        test_vjp(gsys[i], IMP_CMODEL_HNN);
+        test_vjp(gsys[i], IMP_CMODEL_DELAN);
+    }
     TEST_MAIN_END();
 }

@@ -10,7 +10,9 @@
  *   The CHNN is the constrained Hamiltonian flow on (x, p = M v) ([F] eq 6);
  *   because M is constant, integrating it in (x, v) gives the same RK4
  *   trajectory, so no encode/decode step is needed.
- *   Generalised models (NODE): y = (q[k], qdot[k]).
+ *   Generalised models (NODE, HNN, DeLaN): y = (q[k], qdot[k]). HNN is
+ *   integrated in (q, qdot) rather than the reference's (q, p = M qdot):
+ *   the same flow, a different RK4 discretisation.
  */
 #ifndef IMPULSE_CHNN_MODELS_H
 #define IMPULSE_CHNN_MODELS_H
@@ -59,8 +61,8 @@ typedef enum imp_cmodel_kind {
     IMP_CMODEL_CHNN = 0,
     IMP_CMODEL_CLNN,
     IMP_CMODEL_NODE,
-    IMP_CMODEL_HNN,   /* declared for the CLI; not implemented yet */
-    IMP_CMODEL_DELAN  /* declared for the CLI; not implemented yet */
+    IMP_CMODEL_HNN,   /* generalised coordinates, learned M^-1(q) = L L^T + 1e-4 I */
+    IMP_CMODEL_DELAN  /* generalised coordinates, learned M(q) = L L^T + 1e-4 I */
 } imp_cmodel_kind;
 
 int imp_cmodel_kind_from_name(const char *name, imp_cmodel_kind *out);
@@ -76,8 +78,9 @@ typedef struct imp_cmodel {
     int cartesian;      /* 1: state (x, v) in R^{2nd}; 0: (q, qdot) in R^{2k} */
     int dim;            /* ODE state size per sample */
     int hidden, depth;  /* MLP width and hidden layers (reference 256, 3) */
-    imp_mlp net;        /* V(x) for CHNN/CLNN; dynamics for NODE */
-    size_t off_mass;    /* first mass parameter */
+    imp_mlp net;        /* V(x) for CHNN/CLNN, V(q) for HNN/DeLaN; dynamics for NODE */
+    imp_mlp mass_net;   /* HNN/DeLaN: embed(q) -> k x k entries of the Cholesky factor */
+    size_t off_mass;    /* first mass parameter (CHNN/CLNN) or mass_net's (HNN/DeLaN) */
     size_t n_params;
 } imp_cmodel;
 

@@ -14,6 +14,10 @@ struct imp_cmodel_work {
     double *out_bar;  /* max_batch x net output, or gbar */
     double *pscratch; /* n_params: sink for parameter gradients nobody asked for */
     double *small;    /* per-sample scratch of the constrained projection */
+    int hnn;          /* HNN/DeLaN extras allocated */
+    struct imp_tmlp_work **tmlp; /* HNN/DeLaN: mass-network caches per slot */
+    double *emb_t;    /* HNN/DeLaN: (max_batch k) x embed tangents */
+    double *emb_tbar, *gx, *gxbar, *obar, *odbar, *xbar2;
     size_t small_size;
 };
 
@@ -33,5 +37,15 @@ int imp_node_rhs_(const imp_cmodel *m, const double *params, const double *y, in
 int imp_node_rhs_vjp_(const imp_cmodel *m, const double *params, const double *y, int B,
                       const double *fbar, double *ybar, double *theta_bar, imp_cmodel_work *w,
                       int slot, int cached);
+
+/* HNN and DeLaN (src/models/hnn.c). */
+int imp_hnn_embed_size_(const imp_csystem *sys);
+int imp_hnn_alloc_(const imp_cmodel *m, imp_cmodel_work *w);
+void imp_hnn_free_(imp_cmodel_work *w);
+int imp_hnn_rhs_(const imp_cmodel *m, const double *params, const double *y, int B, double *ydot,
+                 imp_cmodel_work *w, int slot);
+int imp_hnn_rhs_vjp_(const imp_cmodel *m, const double *params, const double *y, int B,
+                     const double *fbar, double *ybar, double *theta_bar, imp_cmodel_work *w, int slot,
+                     int cached);
 
 #endif

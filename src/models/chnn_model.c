@@ -55,6 +55,18 @@ int imp_cmodel_init(imp_cmodel *m, imp_cmodel_kind kind, const imp_csystem *sys,
         sizes[0] = imp_node_input_size_(sys);
         sizes[depth + 1] = m->dim;
         break;
+    case IMP_CMODEL_HNN:
+    case IMP_CMODEL_DELAN:
+        if (sys->n_gen < 1)
+            return imp_fail(IMP_ERR_UNSUPPORTED, "system: '%s' has no generalised coordinates", sys->name);
+        if (sys->n_gen > 8)
+            return imp_fail(IMP_ERR_UNSUPPORTED, "system: %d generalised coordinates (HNN/DeLaN support <= 8)",
+                            sys->n_gen);
+        m->cartesian = 0;
+        m->dim = 2 * sys->n_gen;
+        sizes[0] = imp_hnn_embed_size_(sys);
+        sizes[depth + 1] = 1;
+        break;
     default:
         return imp_fail(IMP_ERR_UNSUPPORTED, "model: '%s' is not implemented", imp_cmodel_kind_name(kind));
     }
@@ -63,6 +75,13 @@ int imp_cmodel_init(imp_cmodel *m, imp_cmodel_kind kind, const imp_csystem *sys,
     if (st) return st;
     m->off_mass = m->net.n_params;
     m->n_params = m->net.n_params + (m->cartesian ? (size_t)sys->n_points : 0);
+    if (kind == IMP_CMODEL_HNN || kind == IMP_CMODEL_DELAN) {
+        /* mass network with q_dim^2 outputs, as the reference */
+        sizes[depth + 1] = sys->n_gen * sys->n_gen;
+        st = imp_mlp_init(&m->mass_net, depth + 1, sizes, IMP_ACT_TANH, IMP_ACT_IDENTITY, 1);
+        if (st) return st;
+        m->n_params = m->net.n_params + m->mass_net.n_params;
+    }
     return IMP_OK;
 }
 
@@ -88,9 +107,8 @@ static void orthogonal_init(double *W, int rows, int cols, imp_rng *rng)
 #undef EL
 }
 
-void imp_cmodel_init_params(const imp_cmodel *m, double *params, imp_rng *rng)
+static void init_mlp(const imp_mlp *n, double *params, imp_rng *rng)
 {
-    const imp_mlp *n = &m->net;
     for (int l = 0; l < n->n_layers; l++) {
         int in = n->sizes[l], out = n->sizes[l + 1];
         orthogonal_init(params + n->w_off[l], out, in, rng);
@@ -98,6 +116,15 @@ void imp_cmodel_init_params(const imp_cmodel *m, double *params, imp_rng *rng)
             double bound = 1.0 / sqrt((double)in);
             for (int i = 0; i < out; i++) params[n->b_off[l] + i] = imp_rng_uniform_range(rng, -bound, bound);
         }
+    }
+}
+
+void imp_cmodel_init_params(const imp_cmodel *m, double *params, imp_rng *rng)
+{
+    init_mlp(&m->net, params, rng);
+    if (m->kind == IMP_CMODEL_HNN || m->kind == IMP_CMODEL_DELAN) {
+        init_mlp(&m->mass_net, params + m->off_mass, rng);
+        return;
     }
     for (size_t p = m->off_mass; p < m->n_params; p++) params[p] = 0.1 * imp_rng_normal(rng);
 }
@@ -138,6 +165,11 @@ imp_cmodel_work *imp_cmodel_work_new_slots(const imp_cmodel *m, int max_batch, i
         imp_cmodel_work_free(w);
         goto nomem;
     }
+    w->hnn = m->kind == IMP_CMODEL_HNN || m->kind == IMP_CMODEL_DELAN;
+    if (w->hnn && imp_hnn_alloc_(m, w)) {
+        imp_cmodel_work_free(w);
+        goto nomem;
+    }
     return w;
 nomem:
     imp_fail(IMP_ERR_NOMEM, "model work: out of memory");
@@ -154,6 +186,7 @@ imp_cmodel_work *imp_cmodel_work_new(const imp_cmodel *m, int max_batch)
 void imp_cmodel_work_free(imp_cmodel_work *w)
 {
     if (!w) return;
+    if (w->hnn) imp_hnn_free_(w);
     for (int s = 0; s < w->n_slots; s++) {
         if (w->mlp) imp_mlp_work_free(w->mlp[s]);
         if (w->out) free(w->out[s]);
@@ -190,8 +223,9 @@ int imp_cmodel_rhs_slot(const imp_cmodel *m, const double *params, const double 
     int st = check_call(m, params, y, B, w);
     if (!st) st = check_slot(w, slot);
     if (st) return st;
-    return m->cartesian ? imp_chnn_rhs_(m, params, y, B, ydot, w, slot)
-                        : imp_node_rhs_(m, params, y, B, ydot, w, slot);
+    if (m->cartesian) return imp_chnn_rhs_(m, params, y, B, ydot, w, slot);
+    if (m->kind == IMP_CMODEL_NODE) return imp_node_rhs_(m, params, y, B, ydot, w, slot);
+    return imp_hnn_rhs_(m, params, y, B, ydot, w, slot);
 }
 
 int imp_cmodel_rhs_vjp_slot(const imp_cmodel *m, const double *params, const double *y, int B,
@@ -202,8 +236,9 @@ int imp_cmodel_rhs_vjp_slot(const imp_cmodel *m, const double *params, const dou
     if (!st) st = check_slot(w, slot);
     if (st) return st;
     if (!fbar || !ybar) return imp_fail(IMP_ERR_INVALID, "fbar/ybar: NULL");
-    return m->cartesian ? imp_chnn_rhs_vjp_(m, params, y, B, fbar, ybar, theta_bar, w, slot, 1)
-                        : imp_node_rhs_vjp_(m, params, y, B, fbar, ybar, theta_bar, w, slot, 1);
+    if (m->cartesian) return imp_chnn_rhs_vjp_(m, params, y, B, fbar, ybar, theta_bar, w, slot, 1);
+    if (m->kind == IMP_CMODEL_NODE) return imp_node_rhs_vjp_(m, params, y, B, fbar, ybar, theta_bar, w, slot, 1);
+    return imp_hnn_rhs_vjp_(m, params, y, B, fbar, ybar, theta_bar, w, slot, 1);
 }
 
 int imp_cmodel_rhs(const imp_cmodel *m, const double *params, const double *y, int B,
@@ -218,8 +253,9 @@ int imp_cmodel_rhs_vjp(const imp_cmodel *m, const double *params, const double *
     int st = check_call(m, params, y, B, w);
     if (st) return st;
     if (!fbar || !ybar) return imp_fail(IMP_ERR_INVALID, "fbar/ybar: NULL");
-    return m->cartesian ? imp_chnn_rhs_vjp_(m, params, y, B, fbar, ybar, theta_bar, w, 0, 0)
-                        : imp_node_rhs_vjp_(m, params, y, B, fbar, ybar, theta_bar, w, 0, 0);
+    if (m->cartesian) return imp_chnn_rhs_vjp_(m, params, y, B, fbar, ybar, theta_bar, w, 0, 0);
+    if (m->kind == IMP_CMODEL_NODE) return imp_node_rhs_vjp_(m, params, y, B, fbar, ybar, theta_bar, w, 0, 0);
+    return imp_hnn_rhs_vjp_(m, params, y, B, fbar, ybar, theta_bar, w, 0, 0);
 }
 
 static int bound_rhs(void *user, double t, const double *y, int B, double *ydot)
