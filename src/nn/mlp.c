@@ -185,12 +185,45 @@ static void gemm_ref(int ta, int tb, int M, int N, int K, double alpha, const do
         }
 }
 
+/* Products with a unit dimension: every product of a network with one
+ * input or one output is of this kind (a potential R^D -> R with D = 1 or
+ * 2), and general GEMM spends more time in call overhead and packing than in
+ * arithmetic there. Outer products (K = 1) are plain loops the compiler
+ * vectorises; matrix-vector products (M = 1 or N = 1) go to BLAS's GEMV. */
+static void gemm_thin(int ta, int tb, int M, int N, int K, double alpha, const double *A, int lda,
+                      const double *Bm, int ldb, double beta, double *C, int ldc)
+{
+    if (K == 1) {
+        const size_t sai = ta ? 1 : (size_t)lda;  /* A(i,0) = A[i sai] */
+        const size_t sbj = tb ? (size_t)ldb : 1;  /* B(0,j) = B[j sbj] */
+        for (int i = 0; i < M; i++) {
+            double ai = alpha * A[(size_t)i * sai];
+            double *c = C + (size_t)i * ldc;
+            if (beta == 0.0)
+                for (int j = 0; j < N; j++) c[j] = ai * Bm[(size_t)j * sbj];
+            else
+                for (int j = 0; j < N; j++) c[j] = ai * Bm[(size_t)j * sbj] + beta * c[j];
+        }
+    } else if (N == 1) {
+        /* c (M) = alpha op(A) (M x K) b (K) + beta c; b has stride ldb unless transposed */
+        cblas_dgemv(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, ta ? K : M, ta ? M : K, alpha, A, lda, Bm,
+                    tb ? 1 : ldb, beta, C, ldc);
+    } else { /* M == 1: c (N) = alpha op(B)^T a + beta c */
+        cblas_dgemv(CblasRowMajor, tb ? CblasNoTrans : CblasTrans, tb ? N : K, tb ? K : N, alpha, Bm, ldb, A,
+                    ta ? lda : 1, beta, C, 1);
+    }
+}
+
 static void gemm(const imp_mlp_work *w, int ta, int tb, int M, int N, int K, double alpha,
                  const double *A, int lda, const double *Bm, int ldb, double beta, double *C,
                  int ldc)
 {
     if (w->use_reference) {
         gemm_ref(ta, tb, M, N, K, alpha, A, lda, Bm, ldb, beta, C, ldc);
+        return;
+    }
+    if (M == 1 || N == 1 || K == 1) {
+        gemm_thin(ta, tb, M, N, K, alpha, A, lda, Bm, ldb, beta, C, ldc);
         return;
     }
     cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M,
