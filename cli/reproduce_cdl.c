@@ -27,23 +27,28 @@ typedef struct experiment {
     int steps;           /* 0: system default */
     int touch;
     int epochs;          /* full run */
+    double l2;           /* L2 on the potential; < 0: the settings' default */
     const char *models[4];
 } experiment;
 
 /* Noise and epochs: the paper's appendix (pendulum and ball sigma 0.2; cradle
  * sigma 0.02 as the reference code; e = 0.7 ball without noise as the code's
- * run_zenos_paradox). */
+ * run_zenos_paradox). L2 on the potential exists to make the network explain
+ * jumps by impulses rather than forces ([P] 3.2); the pendulum has no
+ * contacts and there it only biases the learned gravity towards zero (VIN
+ * rollout RMSE 0.21 with the code's 5e-3 against 0.09 without, measured), so
+ * the pendulum runs without it. */
 static const experiment experiments[] = {
-    {"pendulum", "Pendulum", "pendulum", 1.0, 0.2, 0, 1, 3000, {"cdl", "vin", "resnet", NULL}},
-    {"ball-touch", "Bouncing ball, e = 1, touch feedback", "bouncing-ball", 1.0, 0.2, 0, 1, 2000,
+    {"pendulum", "Pendulum", "pendulum", 1.0, 0.2, 0, 1, 3000, 0.0, {"cdl", "vin", "resnet", NULL}},
+    {"ball-touch", "Bouncing ball, e = 1, touch feedback", "bouncing-ball", 1.0, 0.2, 0, 1, 2000, -1.0,
      {"cdl", "resnet-contact", "resnet", NULL}},
-    {"ball-notouch", "Bouncing ball, e = 1, no touch feedback", "bouncing-ball", 1.0, 0.2, 0, 0, 2000,
+    {"ball-notouch", "Bouncing ball, e = 1, no touch feedback", "bouncing-ball", 1.0, 0.2, 0, 0, 2000, -1.0,
      {"cdl", "resnet", NULL}},
-    {"ball-e07", "Bouncing ball, e = 0.7 (appendix Fig. 10)", "bouncing-ball", 0.7, 0.0, 0, 1, 2000,
+    {"ball-e07", "Bouncing ball, e = 0.7 (appendix Fig. 10)", "bouncing-ball", 0.7, 0.0, 0, 1, 2000, -1.0,
      {"cdl", "resnet-contact", "resnet", NULL}},
-    {"cradle-touch", "Newton's cradle, touch feedback", "newtons-cradle", 1.0, 0.02, 0, 1, 2000,
+    {"cradle-touch", "Newton's cradle, touch feedback", "newtons-cradle", 1.0, 0.02, 0, 1, 2000, -1.0,
      {"cdl", "resnet-contact", "resnet", NULL}},
-    {"cradle-notouch", "Newton's cradle, no touch feedback", "newtons-cradle", 1.0, 0.02, 0, 0, 2000,
+    {"cradle-notouch", "Newton's cradle, no touch feedback", "newtons-cradle", 1.0, 0.02, 0, 0, 2000, -1.0,
      {"cdl", "resnet", NULL}},
 };
 #define N_EXP ((int)(sizeof experiments / sizeof experiments[0]))
@@ -102,6 +107,7 @@ static int run_job(const settings *s, const job *j)
     imp_train_opts to;
     imp_train_opts_default(&to, s->code);
     to.epochs = epochs_of(s, e);
+    if (e->l2 >= 0.0) to.l2 = e->l2;
     to.seed = (unsigned long long)j->seed;
     imp_model *m = NULL;
     if (!st) st = imp_model_create(&m, &cfg, &data.geom, data.dt, to.seed);
