@@ -266,7 +266,7 @@ static int figures_for(const settings *s, int ei)
     int st = make_data(e, 0, &data);
     if (st) return st;
     int T = data.n_steps, D = data.geom.n_bodies * data.geom.dim, K = data.geom.n_bodies, S = 2 * D;
-    imp_figure *fig = imp_figure_new(1, 3, 15, 4.2);
+    imp_figure *fig = imp_figure_new(1, 4, 20, 4.2);
     if (!fig) {
         imp_trajset_free(&data);
         return -1;
@@ -277,6 +277,8 @@ static int figures_for(const settings *s, int ei)
     imp_figure_axes(fig, 0, "phase portrait (body 1)", "q", "q dot");
     imp_figure_axes(fig, 1, "potential gradient", "q (body 1)", "dU/dq");
     imp_figure_axes(fig, 2, "contact signal (body 1)", "t [s]", "contact");
+    imp_figure_axes(fig, 3, "true energy of the rollout", "t [s]", "E [J]");
+    double *energy = malloc(sizeof(double) * T);
     double *qt = malloc(sizeof(double) * T), *vt = malloc(sizeof(double) * T), *tt = malloc(sizeof(double) * T);
     double *states = malloc(sizeof(double) * T * S), *contact = malloc(sizeof(double) * T * K);
     double *qp = malloc(sizeof(double) * T), *vp = malloc(sizeof(double) * T), *cp = malloc(sizeof(double) * T);
@@ -288,6 +290,19 @@ static int figures_for(const settings *s, int ei)
     imp_figure_scatter(fig, 0, qp, vp, (size_t)T, "noisy observations", ".|0.75");
     imp_figure_line(fig, 0, qt, vt, (size_t)T, "truth", "-|k");
     imp_figure_line(fig, 2, tt, cp, (size_t)T, "truth", "-|k");
+    for (int t = 0; t < T; t++)
+        imp_system_energy(data.system, &data.geom, data.gravity, data.length, data.q_clean + (size_t)t * D,
+                          data.qdot_clean + (size_t)t * D, &energy[t]);
+    imp_figure_line(fig, 3, tt, energy, (size_t)T, "truth", "-|k");
+    /* a diverging baseline must not hide the truth: clip the views */
+    double emax = 0, vlo = vt[0], vhi = vt[0], qlo = qt[0], qhi = qt[0];
+    for (int t = 0; t < T; t++) {
+        emax = fmax(emax, energy[t]);
+        vlo = fmin(vlo, vt[t]), vhi = fmax(vhi, vt[t]), qlo = fmin(qlo, qt[t]), qhi = fmax(qhi, qt[t]);
+    }
+    imp_figure_limits(fig, 3, NAN, NAN, 0.0, 2.0 * emax + 1e-9);
+    imp_figure_limits(fig, 0, qlo - 0.5 * (qhi - qlo) - 0.1, qhi + 0.5 * (qhi - qlo) + 0.1,
+                      vlo - 0.5 * (vhi - vlo) - 0.1, vhi + 0.5 * (vhi - vlo) + 0.1);
     /* gradient of the true potential over the range of the data */
     double lo = qt[0], hi = qt[0];
     for (int t = 0; t < T; t++) lo = fmin(lo, qt[t]), hi = fmax(hi, qt[t]);
@@ -308,6 +323,10 @@ static int figures_for(const settings *s, int ei)
             for (int t = 0; t < T; t++) qp[t] = states[(size_t)t * S], vp[t] = states[(size_t)t * S + D], cp[t] = contact[(size_t)t * K];
             imp_figure_line(fig, 0, qp, vp, (size_t)T, e->models[mi], "--");
             if (m->has_contact_net) imp_figure_line(fig, 2, tt, cp, (size_t)T, e->models[mi], "--");
+            for (int t = 0; t < T; t++)
+                imp_system_energy(data.system, &data.geom, data.gravity, data.length, states + (size_t)t * S,
+                                  states + (size_t)t * S + D, &energy[t]);
+            imp_figure_line(fig, 3, tt, energy, (size_t)T, e->models[mi], "--");
         }
         if (m->cfg.kind == IMP_MODEL_CDL || m->cfg.kind == IMP_MODEL_VIN) {
             double qin[NG * IMP_MAX_BODIES * IMP_MAX_DIM], g[NG * IMP_MAX_BODIES * IMP_MAX_DIM], gl[NG];
@@ -327,7 +346,7 @@ static int figures_for(const settings *s, int ei)
     snprintf(stem, sizeof stem, "%s/figures/%s", s->out, e->id);
     st = imp_figure_save(fig, stem);
     imp_figure_free(fig);
-    free(qt), free(vt), free(tt), free(states), free(contact), free(qp), free(vp), free(cp);
+    free(qt), free(vt), free(tt), free(states), free(contact), free(qp), free(vp), free(cp), free(energy);
     imp_trajset_free(&data);
     return st;
 }
