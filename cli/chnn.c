@@ -1,20 +1,230 @@
-/* CLI entry points of the constrained-network strand (issue 3). */
+/* CLI entry points of the constrained-network strand ([F]): training and
+ * evaluation of chnn, clnn, node . */
 #include "cli.h"
+#include "impulse/chnn_models.h"
+#include "impulse/io.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int is_mine(const char *model)
+{
+    static const char *names[] = {"chnn", "clnn", "node", "hnn", "delan"};
+    for (int i = 0; i < 5; i++)
+        if (model && !strcmp(model, names[i])) return 1;
+    return 0;
+}
+
+static void train_usage(FILE *f)
+{
+    fprintf(f, "usage: impulse train chnn|clnn|hnn|delan|node --data data.npz -o model.npz [options]\n"
+               "  --epochs E     training epochs (reference 2000; default 2000)\n"
+               "  --lr X         AdamW learning rate (3e-3), cosine schedule to 0\n"
+               "  --wd X         AdamW weight decay (1e-4)\n"
+               "  --batch B      minibatch size (200)\n"
+               "  --chunks N     training chunks, one per trajectory (800)\n"
+               "  --hidden H     MLP width (256; 3 hidden layers)\n"
+               "  --seed K       initialisation and chunk sampling seed (0)\n");
+}
+
+typedef struct progress_ctx {
+    int every;
+} progress_ctx;
+
+static void on_progress(void *user, int epoch, double loss, double seconds)
+{
+    progress_ctx *p = user;
+    if ((epoch + 1) % p->every == 0)
+        fprintf(stderr, "epoch %d  loss %.6g  %.1f s\n", epoch + 1, loss, seconds);
+}
 
 int cli_train_chnn(int argc, char **argv, const char *model)
 {
-    (void)argc; (void)argv; (void)model;
-    return CLI_NOT_MINE;
+    if (!is_mine(model)) return CLI_NOT_MINE;
+    const char *verb = "train";
+    const char *data_path = NULL, *out_path = NULL;
+    imp_ctrain_opts o;
+    imp_ctrain_opts_default(&o);
+    long hidden = 256;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+        long lv;
+        double dv;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            train_usage(stdout);
+            return 0;
+        } else if (!strcmp(a, model) || !strcmp(a, "--model")) {
+            if (!strcmp(a, "--model")) i++;
+            continue;
+        } else if (!strcmp(a, "--data")) {
+            data_path = val;
+            i++;
+        } else if (!strcmp(a, "-o") || !strcmp(a, "--out")) {
+            out_path = val;
+            i++;
+        } else if (!strcmp(a, "--epochs")) {
+            if (cli_parse_long(a, val, 0, 1000000, &lv)) return cli_fail(verb);
+            o.epochs = (int)lv;
+            i++;
+        } else if (!strcmp(a, "--batch")) {
+            if (cli_parse_long(a, val, 1, 100000, &lv)) return cli_fail(verb);
+            o.batch = (int)lv;
+            i++;
+        } else if (!strcmp(a, "--chunks")) {
+            if (cli_parse_long(a, val, 1, 100000000, &lv)) return cli_fail(verb);
+            o.n_chunks = (int)lv;
+            i++;
+        } else if (!strcmp(a, "--hidden")) {
+            if (cli_parse_long(a, val, 1, 4096, &hidden)) return cli_fail(verb);
+            i++;
+        } else if (!strcmp(a, "--seed")) {
+            if (cli_parse_long(a, val, 0, 2147483647L, &lv)) return cli_fail(verb);
+            o.seed = (unsigned long long)lv;
+            i++;
+        } else if (!strcmp(a, "--lr")) {
+            if (cli_parse_double(a, val, 1e-12, 10.0, &dv)) return cli_fail(verb);
+            o.lr = dv;
+            i++;
+        } else if (!strcmp(a, "--wd")) {
+            if (cli_parse_double(a, val, 0.0, 10.0, &dv)) return cli_fail(verb);
+            o.weight_decay = dv;
+            i++;
+        } else {
+            return cli_failf(verb, "unknown option '%s' (see impulse train %s --help)", a, model);
+        }
+    }
+    if (!data_path) return cli_failf(verb, "--data: missing (trajectory file from impulse simulate)");
+    if (!out_path) return cli_failf(verb, "-o: missing (checkpoint path)");
+    imp_cmodel_kind kind;
+    if (imp_cmodel_kind_from_name(model, &kind)) return cli_fail(verb);
+    imp_ctraj cart, gen;
+    memset(&gen, 0, sizeof gen);
+    char sysname[64];
+    if (imp_ctraj_load_cartesian(data_path, &cart, sysname)) return cli_fail(verb);
+    imp_csystem cs;
+    imp_cmodel m;
+    double *params = NULL;
+    int st = imp_csystem_from_name(&cs, sysname);
+    if (!st) st = imp_cmodel_init(&m, kind, &cs, (int)hidden, 3);
+    if (!st && !m.cartesian) st = imp_ctraj_to_generalised(&cs, &cart, &gen);
+    if (st) {
+        imp_ctraj_free(&cart);
+        return cli_fail(verb);
+    }
+    params = malloc(m.n_params * sizeof(double));
+    if (!params) {
+        imp_ctraj_free(&cart);
+        imp_ctraj_free(&gen);
+        return cli_failf(verb, "out of memory");
+    }
+    imp_rng rng;
+    imp_rng_seed(&rng, o.seed ^ 0x5eedULL);
+    imp_cmodel_init_params(&m, params, &rng);
+    progress_ctx pc = {o.epochs >= 100 ? o.epochs / 20 : 1};
+    if (cli_progress_enabled()) {
+        o.progress = on_progress;
+        o.progress_user = &pc;
+    }
+    imp_ctrain_result res;
+    st = imp_ctrain(&m, params, m.cartesian ? &cart : &gen, &o, &res);
+    if (!st) st = imp_cmodel_save(out_path, &m, params, &o, &res);
+    imp_ctraj_free(&cart);
+    imp_ctraj_free(&gen);
+    free(params);
+    if (st) return cli_fail(verb);
+    printf("trained %s on %s: %d epochs, final loss %.6g, %.2f s (%.3f s/epoch), %zu parameters -> %s\n",
+           model, sysname, res.epochs, res.final_loss, res.seconds, res.epochs ? res.seconds / res.epochs : 0.0,
+           m.n_params, out_path);
+    return 0;
 }
 
 int cli_eval_chnn(int argc, char **argv, const char *model_kind)
 {
-    (void)argc; (void)argv; (void)model_kind;
-    return CLI_NOT_MINE;
-}
-
-int cli_reproduce_chnn(int argc, char **argv)
-{
-    (void)argc; (void)argv;
-    return cli_failf("reproduce chnn", "not built yet");
+    if (model_kind && !is_mine(model_kind)) return CLI_NOT_MINE;
+    const char *verb = "eval";
+    const char *model_path = NULL, *data_path = NULL;
+    int json = 0;
+    imp_ceval_opts eo;
+    imp_ceval_opts_default(&eo);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+        long lv;
+        double dv;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            printf("usage: impulse eval --model model.npz --data test.npz [--json] [--n-test N] [--steps S] [--rtol X]\n");
+            return 0;
+        } else if (!strcmp(a, "--model")) {
+            model_path = val;
+            i++;
+        } else if (!strcmp(a, "--data")) {
+            data_path = val;
+            i++;
+        } else if (!strcmp(a, "--json")) {
+            json = 1;
+        } else if (!strcmp(a, "--n-test")) {
+            if (cli_parse_long(a, val, 1, 1000000, &lv)) return cli_fail(verb);
+            eo.n_test = (int)lv;
+            i++;
+        } else if (!strcmp(a, "--steps")) {
+            if (cli_parse_long(a, val, 1, 10000000, &lv)) return cli_fail(verb);
+            eo.steps = (int)lv;
+            i++;
+        } else if (!strcmp(a, "--rtol")) {
+            if (cli_parse_double(a, val, 1e-14, 1.0, &dv)) return cli_fail(verb);
+            eo.rtol = dv;
+            eo.atol = dv * 1e-2;
+            i++;
+        } else {
+            return cli_failf(verb, "unknown option '%s'", a);
+        }
+    }
+    if (!model_path) return cli_failf(verb, "--model: missing");
+    if (!data_path) return cli_failf(verb, "--data: missing");
+    imp_cmodel m;
+    double *params = NULL;
+    if (imp_cmodel_load(model_path, &m, &params)) return cli_fail(verb);
+    imp_ctraj test;
+    char sysname[64];
+    if (imp_ctraj_load_cartesian(data_path, &test, sysname)) {
+        free(params);
+        return cli_fail(verb);
+    }
+    if (strcmp(sysname, m.sys.name)) {
+        free(params);
+        imp_ctraj_free(&test);
+        return cli_failf(verb, "%s: system '%s' differs from the model's '%s'", data_path, sysname, m.sys.name);
+    }
+    imp_ceval_result r;
+    int st = imp_ceval(&m, params, &test, &eo, &r);
+    free(params);
+    imp_ctraj_free(&test);
+    if (st) return cli_fail(verb);
+    if (json) {
+        imp_json j;
+        imp_json_init(&j);
+        imp_json_begin_object(&j);
+        imp_json_kv_string(&j, "model", imp_cmodel_kind_name(m.kind));
+        imp_json_kv_string(&j, "system", m.sys.name);
+        imp_json_kv_int(&j, "n_test", r.n_test);
+        imp_json_kv_int(&j, "states", r.T);
+        imp_json_kv_number(&j, "mean_geo_rel_err", r.mean_geo);
+        imp_json_kv_number(&j, "median_geo_rel_err", r.median_geo);
+        imp_json_kv_number(&j, "mean_energy_err", r.mean_energy_err);
+        imp_json_kv_number(&j, "mean_violation", r.mean_violation);
+        imp_json_kv_number(&j, "seconds", r.seconds);
+        imp_json_end_object(&j);
+        const char *t = imp_json_text(&j);
+        printf("%s\n", t ? t : "{}");
+        imp_json_free(&j);
+    } else {
+        printf("%s on %s: %d test trajectories x %d states\n", imp_cmodel_kind_name(m.kind), m.sys.name, r.n_test, r.T);
+        printf("  geometric-mean relative error: mean %.4g, median %.4g\n", r.mean_geo, r.median_geo);
+        printf("  mean energy error %.4g, mean constraint violation %.4g (%.2f s)\n", r.mean_energy_err,
+               r.mean_violation, r.seconds);
+    }
+    imp_ceval_result_free(&r);
+    return 0;
 }

@@ -1,8 +1,348 @@
-/* `impulse simulate` for the constrained-network systems (issue 3). */
+/* `impulse simulate` for the constrained-network systems ([F], issue 3):
+ * ground-truth trajectories of a benchmark or of a system file, written as
+ * .npz (Cartesian states, generalised coordinates, training chunks, true
+ * energies) with the metadata JSON. */
 #include "cli.h"
+#include "impulse/chnn_systems.h"
+#include "impulse/io.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *VERB = "simulate";
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: impulse simulate SYSTEM [options] -o data.npz\n"
+            "       impulse simulate --system-file path.txt [options] -o data.npz\n"
+            "\n"
+            "Ground-truth trajectories of a constrained system (Finzi et al. 2020): the\n"
+            "constrained Hamiltonian flow in Cartesian coordinates, integrated in double\n"
+            "precision by adaptive Dormand-Prince 5(4).\n"
+            "\n"
+            "SYSTEM: %s\n"
+            "\n"
+            "options:\n"
+            "  --trajectories N  number of trajectories (default 100)\n"
+            "  --steps T         steps per trajectory, T+1 states (default: the system's, 99)\n"
+            "  --dt H            time between saved states (default: the system's)\n"
+            "  --noise S         Gaussian observation noise added to the saved states (default 0)\n"
+            "  --seed K          random seed for initial states, noise and chunks (default 0)\n"
+            "  --chunk L         also save one random window of L steps per trajectory\n"
+            "                    (the reference trains on L = 4)\n"
+            "  --rollout-start L start each trajectory at the first state of a random\n"
+            "                    (L+1)-state window of a reference-length trajectory, as the\n"
+            "                    reference's test rollouts (L = 4); saves rollout_offset\n"
+            "                    (reference splits: train seed 0, validation 1, test 2)\n"
+            "  --spread S        system files: N(0, S) perturbation of the nominal state (default 0.1)\n"
+            "  --rtol R --atol A integrator tolerances (default 1e-10, 1e-12)\n"
+            "  --system-file F   describe the system in a text file (docs/chnn-systems.md)\n"
+            "  -o, --output F    output .npz (required)\n"
+            "  --quiet           no progress or summary\n"
+            "\n"
+            "arrays: t (T+1), z (n, T+1, 2, points, d) = (x, v), energy (n, T+1),\n"
+            "q (n, T+1, 2, k) generalised coordinates (benchmarks), chunks, chunk_start,\n"
+            "chunks_q (with --chunk); meta: JSON with the system, parameters and seed.\n",
+            imp_chnn_system_names());
+}
+
+static int is_my_system(const char *name)
+{
+    if (!name) return 0;
+    const char *prefixes[] = {"pendulum-chain", "coupled-pendulums", "magnet-pendulum", "gyroscope",
+                              "rotor"};
+    for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++) {
+        size_t n = strlen(prefixes[i]);
+        if (strncmp(name, prefixes[i], n) == 0 && (name[n] == '\0' || name[n] == ':')) return 1;
+    }
+    return 0;
+}
+
+static int has_flag(int argc, char **argv, const char *flag)
+{
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], flag) == 0) return 1;
+    return 0;
+}
+
+static void meta_parameters(imp_json *j, const imp_csys *s)
+{
+    imp_json_key(j, "bodies");
+    imp_json_begin_array(j);
+    for (int b = 0; b < s->n_bodies; b++) {
+        const imp_cbody *body = &s->bodies[b];
+        imp_json_begin_object(j);
+        imp_json_kv_string(j, "name", body->name);
+        imp_json_kv_number(j, "mass", body->mass);
+        imp_json_kv_int(j, "axes", body->n_axes);
+        imp_json_key(j, "inertia");
+        imp_json_begin_array(j);
+        for (int i = 0; i < body->n_axes; i++) imp_json_number(j, body->inertia[i]);
+        imp_json_end_array(j);
+        imp_json_kv_int(j, "first_point", body->first_point);
+        imp_json_end_object(j);
+    }
+    imp_json_end_array(j);
+    imp_json_key(j, "constraints");
+    imp_json_begin_array(j);
+    for (int c = 0; c < s->n_cons; c++) {
+        const imp_ccon *con = &s->cons[c];
+        imp_json_begin_object(j);
+        imp_json_kv_string(j, "label", con->label);
+        imp_json_kv_int(j, "rows", con->n_rows);
+        const imp_crow *r = &s->rows[con->first_row];
+        if (r->kind == IMP_CROW_DISTANCE) imp_json_kv_number(j, "length", r->length);
+        imp_json_end_object(j);
+    }
+    imp_json_end_array(j);
+    imp_json_key(j, "potential");
+    imp_json_begin_array(j);
+    for (int p = 0; p < s->n_pots; p++) {
+        const imp_cpot *pot = &s->pots[p];
+        imp_json_begin_object(j);
+        if (pot->kind == IMP_CPOT_GRAVITY) {
+            imp_json_kv_string(j, "kind", "gravity");
+            imp_json_kv_number(j, "g", pot->g);
+            imp_json_kv_int(j, "axis", pot->axis);
+        } else if (pot->kind == IMP_CPOT_SPRING) {
+            imp_json_kv_string(j, "kind", "spring");
+            imp_json_kv_number(j, "k", pot->k);
+            imp_json_kv_number(j, "rest", pot->rest);
+        } else {
+            imp_json_kv_string(j, "kind", "magnet");
+            imp_json_kv_number(j, "q", pot->q);
+            imp_json_kv_int(j, "magnets", pot->n_magnets);
+        }
+        imp_json_end_object(j);
+    }
+    imp_json_end_array(j);
+}
 
 int cli_simulate_chnn(int argc, char **argv, const char *system)
 {
-    (void)argc; (void)argv; (void)system;
-    return CLI_NOT_MINE;
+    const char *system_file = NULL;
+    for (int i = 1; i + 1 < argc; i++)
+        if (strcmp(argv[i], "--system-file") == 0) system_file = argv[i + 1];
+    int mine = is_my_system(system) || has_flag(argc, argv, "--system-file");
+    if (!mine) return CLI_NOT_MINE;
+
+    long n_traj = 100, steps = -1, seed = 0, chunk = 0, rollout_L = 0;
+    double dt = 0, noise = 0, spread = 0.1, rtol = 1e-10, atol = 1e-12;
+    const char *out = NULL;
+    int quiet = 0, st = IMP_OK;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            return 0;
+        }
+        if (system && !strcmp(a, system)) continue;
+        if (!strcmp(a, "--quiet")) { quiet = 1; continue; }
+        if (!strcmp(a, "--trajectories")) st = cli_parse_long(a, val, 1, 10000000, &n_traj);
+        else if (!strcmp(a, "--steps")) st = cli_parse_long(a, val, 1, 100000000, &steps);
+        else if (!strcmp(a, "--seed")) st = cli_parse_long(a, val, 0, INT64_MAX, &seed);
+        else if (!strcmp(a, "--chunk")) st = cli_parse_long(a, val, 1, 100000000, &chunk);
+        else if (!strcmp(a, "--rollout-start")) st = cli_parse_long(a, val, 1, 100000000, &rollout_L);
+        else if (!strcmp(a, "--dt")) st = cli_parse_double(a, val, 1e-12, 1e6, &dt);
+        else if (!strcmp(a, "--noise")) st = cli_parse_double(a, val, 0, 1e6, &noise);
+        else if (!strcmp(a, "--spread")) st = cli_parse_double(a, val, 0, 1e6, &spread);
+        else if (!strcmp(a, "--rtol")) st = cli_parse_double(a, val, 1e-15, 1, &rtol);
+        else if (!strcmp(a, "--atol")) st = cli_parse_double(a, val, 1e-300, 1, &atol);
+        else if (!strcmp(a, "--system-file")) { if (!val) st = imp_fail(IMP_ERR_INVALID, "--system-file: missing path"); }
+        else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
+            if (!val) st = imp_fail(IMP_ERR_INVALID, "%s: missing path", a);
+            out = val;
+        } else {
+            return cli_failf(VERB, "unknown option '%s' (impulse simulate --help)", a);
+        }
+        if (st) return cli_fail(VERB);
+        i++;
+    }
+    if (!out) return cli_failf(VERB, "-o: output file required");
+    if (system_file && is_my_system(system))
+        return cli_failf(VERB, "give either a system name or --system-file, not both");
+
+    imp_csys s;
+    st = system_file ? imp_csys_load(&s, system_file) : imp_chnn_system(&s, system);
+    if (st) return cli_fail(VERB);
+    if (dt == 0) dt = s.dt > 0 ? s.dt : 0.03;
+    if (steps < 0) steps = s.n_steps > 0 ? s.n_steps : 99;
+    long T = steps + 1;
+    if (chunk > 0 && chunk + 1 > T)
+        return cli_failf(VERB, "--chunk: %ld steps need %ld states, trajectories have %ld", chunk,
+                         chunk + 1, T);
+    int N = imp_csys_ndof(&s), dim = 2 * N, k = s.n_gen;
+    size_t n_states = (size_t)n_traj * (size_t)T;
+    if (n_states * (size_t)dim > ((size_t)1 << 31))
+        return cli_failf(VERB, "%ld trajectories x %ld states is too large", n_traj, T);
+
+    double *traj = malloc(n_states * dim * sizeof(double));
+    double *energy = malloc(n_states * sizeof(double));
+    double *qtraj = k > 0 ? malloc(n_states * 2 * k * sizeof(double)) : NULL;
+    if (!traj || !energy || (k > 0 && !qtraj)) {
+        free(traj); free(energy); free(qtraj);
+        return cli_failf(VERB, "out of memory for %ld trajectories", n_traj);
+    }
+    imp_chnn_sim_opts so = {rtol, atol};
+    double t0 = imp_time_now();
+    int progress = !quiet && cli_progress_enabled();
+    /* generate in blocks so progress can be shown; each block has its own
+     * seed derived from the run seed, so the result does not depend on it */
+    imp_csys_work *w = imp_csys_work_new(&s);
+    imp_rng rng;
+    imp_rng_seed(&rng, (uint64_t)seed);
+    double *xv = malloc((size_t)dim * sizeof(double));
+    double max_drift = 0, max_viol = 0;
+    long rhs = 0;
+    int64_t *offsets = rollout_L > 0 ? calloc((size_t)n_traj, sizeof(int64_t)) : NULL;
+    if (rollout_L > 0 && !offsets) st = imp_fail(IMP_ERR_NOMEM, "rollout offsets");
+    for (long i = 0; i < n_traj && !st; i++) {
+        double *ti = traj + (size_t)i * T * dim;
+        imp_dopri5_stats ds = {0, 0, 0};
+        if (rollout_L > 0) {
+            int off = 0;
+            st = imp_chnn_sample_rollout_start(&s, &rng, spread, (int)rollout_L, &so, xv, &off, w);
+            offsets[i] = off;
+        } else {
+            st = imp_chnn_sample_state(&s, &rng, spread, xv, w);
+        }
+        if (!st) st = imp_chnn_simulate(&s, xv, dt, (int)steps, &so, ti, &ds);
+        if (st) {
+            imp_fail_context(st, "trajectory %ld", i);
+            break;
+        }
+        rhs += ds.n_rhs;
+        double H0 = imp_csys_energy(&s, ti, ti + N);
+        for (long t = 0; t < T; t++) {
+            const double *z = ti + (size_t)t * dim;
+            double H = imp_csys_energy(&s, z, z + N);
+            energy[(size_t)i * T + t] = H;
+            max_drift = fmax(max_drift, fabs(H - H0) / fmax(fabs(H0), 1e-300));
+            max_viol = fmax(max_viol, imp_csys_violation(&s, z, z + N));
+        }
+        if (progress && (i % 50 == 49 || i == n_traj - 1))
+            fprintf(stderr, "\rimpulse simulate: %ld/%ld trajectories", i + 1, n_traj);
+    }
+    if (progress) fputc('\n', stderr);
+    free(xv);
+    imp_csys_work_free(w);
+    double seconds = imp_time_now() - t0;
+    if (!st && noise > 0)
+        for (size_t q = 0; q < n_states * dim; q++) traj[q] += noise * imp_rng_normal(&rng);
+    if (!st && k > 0) {
+        for (long i = 0; i < n_traj && !st; i++) {
+            for (long t = 0; t < T && !st; t++)
+                st = imp_chnn_to_generalized(&s, traj + ((size_t)i * T + t) * dim,
+                                             qtraj + ((size_t)i * T + t) * 2 * k);
+            imp_chnn_unwrap(&s, qtraj + (size_t)i * T * 2 * k, (int)T);
+        }
+    }
+    double *chunks = NULL, *chunks_q = NULL;
+    int *start = NULL;
+    if (!st && chunk > 0) {
+        size_t clen = (size_t)(chunk + 1);
+        chunks = malloc((size_t)n_traj * clen * dim * sizeof(double));
+        start = malloc((size_t)n_traj * sizeof(int));
+        if (k > 0) chunks_q = malloc((size_t)n_traj * clen * 2 * k * sizeof(double));
+        if (!chunks || !start || (k > 0 && !chunks_q)) st = imp_fail(IMP_ERR_NOMEM, "chunks");
+        if (!st) st = imp_chnn_chunks(traj, (int)n_traj, (int)T, dim, (int)chunk, &rng, chunks, start);
+        if (!st && k > 0)
+            for (long i = 0; i < n_traj; i++)
+                memcpy(chunks_q + (size_t)i * clen * 2 * k, qtraj + ((size_t)i * T + start[i]) * 2 * k,
+                       clen * 2 * k * sizeof(double));
+    }
+    imp_npz *z = NULL;
+    if (!st) {
+        z = imp_npz_new();
+        if (!z) st = imp_fail(IMP_ERR_NOMEM, "npz");
+    }
+    if (!st) {
+        double *t = malloc((size_t)T * sizeof(double));
+        if (!t) st = imp_fail(IMP_ERR_NOMEM, "t");
+        for (long i = 0; !st && i < T; i++) t[i] = i * dt;
+        size_t sh_t[1] = {(size_t)T};
+        if (!st) st = imp_npz_add_f64(z, "t", 1, sh_t, t);
+        free(t);
+        size_t sh_z[5] = {(size_t)n_traj, (size_t)T, 2, (size_t)s.n_points, (size_t)s.d};
+        if (!st) st = imp_npz_add_f64(z, "z", 5, sh_z, traj);
+        size_t sh_e[2] = {(size_t)n_traj, (size_t)T};
+        if (!st) st = imp_npz_add_f64(z, "energy", 2, sh_e, energy);
+        if (!st && k > 0) {
+            size_t sh_q[4] = {(size_t)n_traj, (size_t)T, 2, (size_t)k};
+            st = imp_npz_add_f64(z, "q", 4, sh_q, qtraj);
+        }
+        if (!st && rollout_L > 0) {
+            size_t sh_o[1] = {(size_t)n_traj};
+            st = imp_npz_add_i64(z, "rollout_offset", 1, sh_o, offsets);
+        }
+        if (!st && chunk > 0) {
+            size_t sh_c[5] = {(size_t)n_traj, (size_t)(chunk + 1), 2, (size_t)s.n_points, (size_t)s.d};
+            st = imp_npz_add_f64(z, "chunks", 5, sh_c, chunks);
+            int64_t *st64 = malloc((size_t)n_traj * sizeof(int64_t));
+            if (!st64 && !st) st = imp_fail(IMP_ERR_NOMEM, "chunk_start");
+            for (long i = 0; !st && i < n_traj; i++) st64[i] = start[i];
+            size_t sh_s[1] = {(size_t)n_traj};
+            if (!st) st = imp_npz_add_i64(z, "chunk_start", 1, sh_s, st64);
+            free(st64);
+            if (!st && k > 0) {
+                size_t sh_cq[4] = {(size_t)n_traj, (size_t)(chunk + 1), 2, (size_t)k};
+                st = imp_npz_add_f64(z, "chunks_q", 4, sh_cq, chunks_q);
+            }
+        }
+    }
+    if (!st) {
+        imp_json j;
+        imp_json_init(&j);
+        imp_json_begin_object(&j);
+        imp_json_kv_string(&j, "format", "impulse-chnn-trajectories");
+        imp_json_kv_string(&j, "tool", "impulse");
+        imp_json_kv_string(&j, "version", IMP_VERSION_STRING);
+        imp_json_kv_string(&j, "system", s.name);
+        if (system_file) imp_json_kv_string(&j, "system_file", system_file);
+        imp_json_kv_int(&j, "d", s.d);
+        imp_json_kv_int(&j, "n_points", s.n_points);
+        imp_json_kv_int(&j, "n_bodies", s.n_bodies);
+        imp_json_kv_int(&j, "n_constraint_rows", s.n_rows);
+        imp_json_kv_int(&j, "n_gen", k);
+        imp_json_key(&j, "gen_is_angle");
+        imp_json_begin_array(&j);
+        for (int i = 0; i < k; i++) imp_json_int(&j, s.gen_is_angle[i]);
+        imp_json_end_array(&j);
+        imp_json_kv_int(&j, "trajectories", n_traj);
+        imp_json_kv_int(&j, "steps", steps);
+        imp_json_kv_number(&j, "dt", dt);
+        imp_json_kv_int(&j, "seed", seed);
+        imp_json_kv_number(&j, "noise", noise);
+        imp_json_kv_number(&j, "spread", spread);
+        imp_json_kv_int(&j, "chunk", chunk);
+        imp_json_kv_int(&j, "rollout_start", rollout_L);
+        imp_json_kv_string(&j, "integrator", "dopri5 on (x, p), constrained Hamiltonian flow [F] eq 6");
+        imp_json_kv_number(&j, "rtol", rtol);
+        imp_json_kv_number(&j, "atol", atol);
+        imp_json_key(&j, "parameters");
+        imp_json_begin_object(&j);
+        meta_parameters(&j, &s);
+        imp_json_end_object(&j);
+        imp_json_kv_number(&j, "max_rel_energy_drift", max_drift);
+        imp_json_kv_number(&j, "max_constraint_violation", max_viol);
+        imp_json_kv_number(&j, "seconds", seconds);
+        imp_json_end_object(&j);
+        const char *text = imp_json_text(&j);
+        st = text ? imp_npz_set_meta(z, text) : imp_fail(IMP_ERR_NOMEM, "meta");
+        imp_json_free(&j);
+    }
+    if (!st) st = imp_npz_save(z, out);
+    imp_npz_free(z);
+    free(traj); free(energy); free(qtraj); free(chunks); free(chunks_q); free(start); free(offsets);
+    if (st) return cli_fail(VERB);
+    if (!quiet)
+        fprintf(stderr,
+                "impulse simulate: %s: %ld trajectories x %ld steps (dt %g) in %.2f s, %ld rhs; "
+                "max relative energy drift %.2e, max constraint violation %.2e -> %s\n",
+                s.name, n_traj, steps, dt, seconds, rhs, max_drift, max_viol, out);
+    return 0;
 }

@@ -579,7 +579,7 @@ static double ulp_err(double got, double want)
     return fabs(got - want) / fmax(fabs(want), 1e-300) / 2.220446049250313e-16;
 }
 
-static void test_activation_accuracy(void)
+static void activation_accuracy(const char *isa_name)
 {
     enum { N = 40000 };
     static double z[N], a[N], s[N];
@@ -609,8 +609,8 @@ static void test_activation_accuracy(void)
             worst_a = fmax(worst_a, ulp_err(a[i], wa));
             worst_s = fmax(worst_s, ulp_err(s[i], ws));
         }
-        CHECK_MSG(worst_a < 6.0 && worst_s < 8.0, "%s: value %.1f ulp, derivative %.1f ulp",
-                  imp_activation_name(act), worst_a, worst_s);
+        CHECK_MSG(worst_a < 6.0 && worst_s < 8.0, "%s (%s): value %.1f ulp, derivative %.1f ulp",
+                  imp_activation_name(act), isa_name, worst_a, worst_s);
         /* NaN in, NaN out; infinities saturate */
         double zn[3] = {NAN, INFINITY, -INFINITY}, sn[3];
         imp_act_forward(act, zn, sn, 3);
@@ -618,6 +618,26 @@ static void test_activation_accuracy(void)
         CHECK(sn[1] == (q == 1 ? 1.0 : 0.0) && sn[2] == 0.0);
         CHECK(zn[1] == (q == 1 ? INFINITY : 1.0) && zn[2] == (q == 0 ? -1.0 : 0.0));
     }
+
+}
+
+/* Every instruction-set version the CPU has, then the automatic choice. */
+static void test_activation_accuracy(void)
+{
+    static const char *names[] = {"base", "avx2", "avx512"};
+    int ran = 0;
+    for (int isa = IMP_ISA_BASE; isa <= IMP_ISA_AVX512; isa++) {
+        if (imp_act_force_isa(isa) != IMP_OK) {
+            printf("activation kernels: %s version not available here, skipped\n", names[isa]);
+            continue;
+        }
+        activation_accuracy(names[isa]);
+        ran++;
+    }
+    CHECK_OK(imp_act_force_isa(-1));
+    CHECK(ran >= 1);
+    CHECK_FAILS(imp_act_force_isa(7), IMP_ERR_UNSUPPORTED);
+    activation_accuracy("auto");
 
     /* second derivatives (sweep 2 up step with dbar = e = 1) against central
      * differences of the first derivative, for every activation */
@@ -638,6 +658,67 @@ static void test_activation_accuracy(void)
         for (int i = 0; i < M; i++)
             CHECK_CLOSE(r[i], imp_act_second(all_acts[k], aa[i], ss[i]), 1e-14, 1e-300);
     }
+}
+
+/* ---- strided (leading-dimension) variants equal the contiguous ones and
+ * leave the gaps between rows alone ---- */
+static void test_strided(void)
+{
+    imp_rng rng;
+    imp_rng_seed(&rng, 707);
+    imp_mlp m;
+    int sizes[] = {3, 6, 5, 1};
+    CHECK_OK(imp_mlp_init(&m, 3, sizes, IMP_ACT_SOFTPLUS, IMP_ACT_TANH, 1));
+    enum { B = 4, D = 3, LD = 7 };
+    const double sentinel = 12345.0;
+    double params[MAXP], x[B * D], gbar[B * D], y[B], g[B * D], V[B], dx[B * D] = {0}, dxg[B * D] = {0};
+    double dp[MAXP] = {0}, dpg[MAXP] = {0}, dps[MAXP] = {0}, dpgs[MAXP] = {0};
+    double xs[B * LD], gbars[B * LD], ys[B * 2], gs[B * LD], dxs[B * LD], dxgs[B * LD], dys[B * 2];
+    random_params(&m, params, &rng);
+    fill_uniform(&rng, x, B * D, -1, 1);
+    fill_uniform(&rng, gbar, B * D, -1, 1);
+    for (int i = 0; i < B * LD; i++) xs[i] = gbars[i] = gs[i] = dxs[i] = dxgs[i] = sentinel;
+    for (int i = 0; i < B * 2; i++) ys[i] = dys[i] = sentinel;
+    for (int b = 0; b < B; b++)
+        for (int j = 0; j < D; j++) {
+            xs[b * LD + 2 + j] = x[b * D + j]; /* x sits at column 2 of each row */
+            gbars[b * LD + 1 + j] = gbar[b * D + j];
+            dxs[b * LD + j] = dxgs[b * LD + j] = 0.0;
+        }
+    for (int b = 0; b < B; b++) dys[b * 2] = 1.0 + b;
+    double dy[B] = {1, 2, 3, 4};
+    imp_mlp_work *w = imp_mlp_work_new(&m, B);
+    imp_mlp_forward(&m, params, x, B, y, w);
+    imp_mlp_backward(&m, params, dy, B, dp, dx, w);
+    imp_mlp_grad_input(&m, params, x, B, g, V, w);
+    imp_mlp_grad_input_vjp(&m, params, gbar, B, dpg, dxg, w);
+
+    imp_mlp_forward_ld(&m, params, xs + 2, LD, B, ys, 2, w);
+    imp_mlp_backward_ld(&m, params, dys, 2, B, dps, dxs, LD, w);
+    imp_mlp_grad_input_ld(&m, params, xs + 2, LD, B, gs + 4, LD, NULL, w);
+    imp_mlp_grad_input_vjp_ld(&m, params, gbars + 1, LD, B, dpgs, dxgs, LD, w);
+    int same = 1, gaps = 1;
+    for (int b = 0; b < B; b++) {
+        same &= ys[b * 2] == y[b];
+        gaps &= ys[b * 2 + 1] == sentinel;
+        for (int j = 0; j < LD; j++) {
+            /* g lands in columns 4..6, dx in columns 0..2 of each row */
+            if (j >= 4) same &= gs[b * LD + j] == g[b * D + j - 4];
+            else gaps &= gs[b * LD + j] == sentinel;
+            if (j < D)
+                same &= dxs[b * LD + j] == dx[b * D + j] && dxgs[b * LD + j] == dxg[b * D + j];
+            else
+                gaps &= dxs[b * LD + j] == sentinel && dxgs[b * LD + j] == sentinel;
+        }
+    }
+    for (size_t i = 0; i < m.n_params; i++) same &= dps[i] == dp[i] && dpgs[i] == dpg[i];
+    CHECK_MSG(same, "strided passes differ from contiguous ones");
+    CHECK_MSG(gaps, "strided passes wrote between rows");
+    /* a leading dimension shorter than the row */
+    imp_clear_error();
+    imp_mlp_grad_input_ld(&m, params, xs, 2, B, gs, LD, NULL, w);
+    CHECK(isnan(gs[0]) && strstr(imp_last_error(), "ldx") != NULL);
+    imp_mlp_work_free(w);
 }
 
 /* ---- misuse ---- */
@@ -849,6 +930,7 @@ int main(void)
     test_hessian();
     test_complex_step();
     test_blas_vs_reference();
+    test_strided();
     test_misuse();
     test_losses();
     test_adam();

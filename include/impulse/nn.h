@@ -89,6 +89,20 @@ void imp_mlp_grad_input_vjp(const imp_mlp *m, const double *params, const double
  * sweep 2). Sweep 2 leaves the sweep-1 cache intact, so it may be called
  * several times (different gbar) after one imp_mlp_grad_input. */
 
+/* The same four passes on rows stored at a stride (leading dimension) ld >=
+ * the row length, so that an integrator can read q straight out of a state
+ * array y = [q, qdot] (x = y, ldx = 2d) and write dV/dq into a slice of
+ * its right-hand side without copies. ld < row length fails like a bad B. */
+void imp_mlp_forward_ld(const imp_mlp *m, const double *params, const double *x, int ldx, int B,
+                        double *y, int ldy, imp_mlp_work *w);
+void imp_mlp_backward_ld(const imp_mlp *m, const double *params, const double *dy, int lddy, int B,
+                         double *dparams, double *dx, int lddx, imp_mlp_work *w);
+void imp_mlp_grad_input_ld(const imp_mlp *m, const double *params, const double *x, int ldx, int B,
+                           double *g, int ldg, double *V, imp_mlp_work *w);
+void imp_mlp_grad_input_vjp_ld(const imp_mlp *m, const double *params, const double *gbar,
+                               int ldgbar, int B, double *dparams, double *dx, int lddx,
+                               imp_mlp_work *w);
+
 /* Per-row input Hessians of a scalar network at the x of the last
  * imp_mlp_grad_input on w: H (B x in x in), H[b] = d^2 V / dx^2 at row b.
  * Costs `in` weight-free sweeps 2 (meant for small inputs, e.g. Newton

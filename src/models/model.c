@@ -268,8 +268,7 @@ int imp_model_save(const imp_model *m, const char *path, const char *extra_meta)
     imp_json_kv_string(&j, "impulse_version", IMP_VERSION_STRING);
     if (extra_meta && extra_meta[0]) {
         imp_json_key(&j, "training");
-        /* extra_meta is a complete JSON object: splice it verbatim */
-        imp_json_string(&j, extra_meta);
+        imp_json_raw(&j, extra_meta); /* a complete JSON object from the caller */
     }
     imp_json_end_object(&j);
     imp_npz *z = imp_npz_new();

@@ -6,8 +6,8 @@
  * dimension 1..12 into 500 units) the transcendental functions, not the
  * matrix products, dominate the first layer, and glibc's scalar tanh costs
  * ~9 ns. The exponential below is branch-free, so GCC vectorises the loops;
- * target_clones adds AVX2 and AVX-512 versions picked at load time without
- * a global -march flag. Accuracy: a few ulp (tests/test_nn.c compares
+ * AVX2 and AVX-512 versions are picked at run time from the CPU features,
+ * without a global -march flag. Accuracy: a few ulp (tests/test_nn.c compares
  * against libm over a dense grid). */
 #include "nn/mlp_internal.h"
 
@@ -16,14 +16,80 @@
 #include <string.h>
 
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(IMPULSE_NO_CLONES)
+#define IMP_HAVE_ISA_VERSIONS 1
 /* no-trapping-math lets GCC evaluate both arms of the selects (we never
  * read floating-point exception flags); the dynamic cost model lets -O2
  * vectorise loops of unknown trip count. */
-#define IMP_VEC_CLONES                                                                   \
-    __attribute__((target_clones("avx512f", "avx2", "default"),     \
-                   optimize("no-trapping-math", "vect-cost-model=dynamic")))
+#define IMP_VEC_OPTS __attribute__((optimize("no-trapping-math", "vect-cost-model=dynamic")))
+#define IMP_VEC_CLONES __attribute__((target_clones("avx512f", "avx2", "default"))) IMP_VEC_OPTS
 #else
+#define IMP_HAVE_ISA_VERSIONS 0
+#define IMP_VEC_OPTS
 #define IMP_VEC_CLONES
+#endif
+
+/* The transcendental kernels are dispatched by hand rather than by
+ * target_clones, so that tests can force each version (see
+ * imp_act_force_isa) and check all of them on one machine. */
+static int forced_isa = -1;
+
+int imp_act_force_isa(int isa)
+{
+    if (isa < 0 || isa == IMP_ISA_BASE) {
+        forced_isa = isa < 0 ? -1 : isa;
+        return IMP_OK;
+    }
+#if IMP_HAVE_ISA_VERSIONS
+    if ((isa == IMP_ISA_AVX2 && __builtin_cpu_supports("avx2")) ||
+        (isa == IMP_ISA_AVX512 && __builtin_cpu_supports("avx512f"))) {
+        forced_isa = isa;
+        return IMP_OK;
+    }
+#endif
+    return imp_fail(IMP_ERR_UNSUPPORTED, "isa: %d not available on this CPU or build", isa);
+}
+
+static int pick_isa(void)
+{
+    if (forced_isa >= 0) return forced_isa;
+#if IMP_HAVE_ISA_VERSIONS
+    if (__builtin_cpu_supports("avx512f")) return IMP_ISA_AVX512;
+    if (__builtin_cpu_supports("avx2")) return IMP_ISA_AVX2;
+#endif
+    return IMP_ISA_BASE;
+}
+
+#if IMP_HAVE_ISA_VERSIONS
+#define ACT_DISPATCH(name)                                                                  \
+    IMP_VEC_OPTS __attribute__((target("avx512f"))) static void name##_avx512(             \
+        double *restrict z, double *restrict s, size_t n)                                  \
+    {                                                                                       \
+        name##_body(z, s, n);                                                               \
+    }                                                                                       \
+    IMP_VEC_OPTS __attribute__((target("avx2"))) static void name##_avx2(                  \
+        double *restrict z, double *restrict s, size_t n)                                  \
+    {                                                                                       \
+        name##_body(z, s, n);                                                               \
+    }                                                                                       \
+    IMP_VEC_OPTS static void name##_base(double *restrict z, double *restrict s, size_t n) \
+    {                                                                                       \
+        name##_body(z, s, n);                                                               \
+    }                                                                                       \
+    static void name(double *z, double *s, size_t n)                                       \
+    {                                                                                       \
+        switch (pick_isa()) {                                                               \
+        case IMP_ISA_AVX512: name##_avx512(z, s, n); break;                                 \
+        case IMP_ISA_AVX2: name##_avx2(z, s, n); break;                                     \
+        default: name##_base(z, s, n); break;                                               \
+        }                                                                                   \
+    }
+#else
+#define ACT_DISPATCH(name)                                                                  \
+    static void name(double *z, double *s, size_t n)                                       \
+    {                                                                                       \
+        (void)pick_isa;                                                                     \
+        name##_body(z, s, n);                                                               \
+    }
 #endif
 
 int imp_activation_from_name(const char *name, imp_activation *out)
@@ -115,8 +181,8 @@ static inline __attribute__((always_inline)) double log1p_unit(double e)
     return hi ? ln2 + l : l;
 }
 
-IMP_VEC_CLONES
-static void tanh_forward(double *restrict z, double *restrict s, size_t n)
+IMP_VEC_OPTS static inline __attribute__((always_inline)) void tanh_forward_body(double *restrict z,
+                                                                double *restrict s, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         /* with e = exp(-2|z|): tanh|z| = -expm1(-2|z|) / (2 + expm1(-2|z|))
@@ -130,8 +196,10 @@ static void tanh_forward(double *restrict z, double *restrict s, size_t n)
     }
 }
 
-IMP_VEC_CLONES
-static void softplus_forward(double *restrict z, double *restrict s, size_t n)
+ACT_DISPATCH(tanh_forward)
+
+IMP_VEC_OPTS static inline __attribute__((always_inline)) void softplus_forward_body(double *restrict z,
+                                                                double *restrict s, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         /* softplus(z) = max(z,0) + log1p(exp(-|z|)) never overflows; its
@@ -144,8 +212,10 @@ static void softplus_forward(double *restrict z, double *restrict s, size_t n)
     }
 }
 
-IMP_VEC_CLONES
-static void sigmoid_forward(double *restrict z, double *restrict s, size_t n)
+ACT_DISPATCH(softplus_forward)
+
+IMP_VEC_OPTS static inline __attribute__((always_inline)) void sigmoid_forward_body(double *restrict z,
+                                                                double *restrict s, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         /* s = e/(1+e)^2 with e = exp(-|z|) keeps the tiny tails of
@@ -157,6 +227,8 @@ static void sigmoid_forward(double *restrict z, double *restrict s, size_t n)
         s[i] = e * inv * inv;
     }
 }
+
+ACT_DISPATCH(sigmoid_forward)
 
 void imp_act_forward(imp_activation act, double *z, double *s, size_t n)
 {
@@ -200,17 +272,27 @@ void imp_vec_fma_inplace(double *restrict out, const double *restrict x, const d
     for (size_t i = 0; i < n; i++) out[i] += x[i] * y[i];
 }
 
-/* r = dbar * e * phi''(z) with phi'' from (a, s) as in mlp_internal.h;
- * e == NULL means e = 1 (two loops, so that each one vectorises). */
+IMP_VEC_CLONES
+void imp_vec_add_inplace(double *restrict out, const double *restrict x, size_t n)
+{
+    for (size_t i = 0; i < n; i++) out[i] += x[i];
+}
+
+/* r = dbar * e * phi''(z) with phi'' from (a, s) as in mlp_internal.h, and
+ * ebar = dbar * s in the same pass; e == NULL (the output layer, e = 1)
+ * comes with ebar == NULL. Two loops, so that each one vectorises. */
 #define UP_KERNEL(name, second)                                                          \
     IMP_VEC_CLONES                                                                       \
     static void name(size_t n, const double *restrict dbar, const double *restrict e,   \
                      const double *restrict a, const double *restrict s,                \
-                     double *restrict r)                                                 \
+                     double *restrict r, double *restrict ebar)                          \
     {                                                                                    \
         (void)a;                                                                         \
-        if (e)                                                                           \
-            for (size_t i = 0; i < n; i++) r[i] = dbar[i] * e[i] * (second);             \
+        if (e && ebar)                                                                   \
+            for (size_t i = 0; i < n; i++) {                                             \
+                r[i] = dbar[i] * e[i] * (second);                                        \
+                ebar[i] = dbar[i] * s[i];                                                \
+            }                                                                            \
         else                                                                             \
             for (size_t i = 0; i < n; i++) r[i] = dbar[i] * (second);                    \
     }
@@ -221,11 +303,14 @@ UP_KERNEL(up_softplus, s[i] * (1.0 - s[i]))
 void imp_act_sweep2_up(imp_activation act, size_t n, const double *dbar, const double *e,
                        const double *a, const double *s, double *r, double *ebar)
 {
+    if (!e || !ebar) e = NULL, ebar = NULL;
     switch (act) {
-    case IMP_ACT_TANH: up_tanh(n, dbar, e, a, s, r); break;
-    case IMP_ACT_SIGMOID: up_sigmoid(n, dbar, e, a, s, r); break;
-    case IMP_ACT_SOFTPLUS: up_softplus(n, dbar, e, a, s, r); break;
-    default: memset(r, 0, n * sizeof(double)); break;
+    case IMP_ACT_TANH: up_tanh(n, dbar, e, a, s, r, ebar); return;
+    case IMP_ACT_SIGMOID: up_sigmoid(n, dbar, e, a, s, r, ebar); return;
+    case IMP_ACT_SOFTPLUS: up_softplus(n, dbar, e, a, s, r, ebar); return;
+    default:
+        memset(r, 0, n * sizeof(double));
+        if (ebar) imp_vec_mul(ebar, dbar, s, n);
+        return;
     }
-    if (ebar) imp_vec_mul(ebar, dbar, s, n);
 }

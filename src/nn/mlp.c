@@ -185,12 +185,45 @@ static void gemm_ref(int ta, int tb, int M, int N, int K, double alpha, const do
         }
 }
 
+/* Products with a unit dimension: every product of a network with one
+ * input or one output is of this kind (a potential R^D -> R with D = 1 or
+ * 2), and general GEMM spends more time in call overhead and packing than in
+ * arithmetic there. Outer products (K = 1) are plain loops the compiler
+ * vectorises; matrix-vector products (M = 1 or N = 1) go to BLAS's GEMV. */
+static void gemm_thin(int ta, int tb, int M, int N, int K, double alpha, const double *A, int lda,
+                      const double *Bm, int ldb, double beta, double *C, int ldc)
+{
+    if (K == 1) {
+        const size_t sai = ta ? 1 : (size_t)lda;  /* A(i,0) = A[i sai] */
+        const size_t sbj = tb ? (size_t)ldb : 1;  /* B(0,j) = B[j sbj] */
+        for (int i = 0; i < M; i++) {
+            double ai = alpha * A[(size_t)i * sai];
+            double *c = C + (size_t)i * ldc;
+            if (beta == 0.0)
+                for (int j = 0; j < N; j++) c[j] = ai * Bm[(size_t)j * sbj];
+            else
+                for (int j = 0; j < N; j++) c[j] = ai * Bm[(size_t)j * sbj] + beta * c[j];
+        }
+    } else if (N == 1) {
+        /* c (M) = alpha op(A) (M x K) b (K) + beta c; b has stride ldb unless transposed */
+        cblas_dgemv(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, ta ? K : M, ta ? M : K, alpha, A, lda, Bm,
+                    tb ? 1 : ldb, beta, C, ldc);
+    } else { /* M == 1: c (N) = alpha op(B)^T a + beta c */
+        cblas_dgemv(CblasRowMajor, tb ? CblasNoTrans : CblasTrans, tb ? N : K, tb ? K : N, alpha, Bm, ldb, A,
+                    ta ? lda : 1, beta, C, 1);
+    }
+}
+
 static void gemm(const imp_mlp_work *w, int ta, int tb, int M, int N, int K, double alpha,
                  const double *A, int lda, const double *Bm, int ldb, double beta, double *C,
                  int ldc)
 {
     if (w->use_reference) {
         gemm_ref(ta, tb, M, N, K, alpha, A, lda, Bm, ldb, beta, C, ldc);
+        return;
+    }
+    if (M == 1 || N == 1 || K == 1) {
+        gemm_thin(ta, tb, M, N, K, alpha, A, lda, Bm, ldb, beta, C, ldc);
         return;
     }
     cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M,
@@ -205,10 +238,7 @@ static void accumulate_layer_grad(const imp_mlp *m, const imp_mlp_work *w, int l
     gemm(w, 1, 0, n_out, n_in, B, 1.0, Z, n_out, A_in, n_in, 1.0, dparams + m->w_off[l], n_in);
     if (m->b_off[l] != SIZE_MAX) {
         double *db = dparams + m->b_off[l];
-        for (int b = 0; b < B; b++) {
-            const double *z = Z + (size_t)b * n_out;
-            for (int j = 0; j < n_out; j++) db[j] += z[j];
-        }
+        for (int b = 0; b < B; b++) imp_vec_add_inplace(db, Z + (size_t)b * n_out, (size_t)n_out);
     }
 }
 
@@ -219,11 +249,34 @@ static imp_activation layer_act(const imp_mlp *m, int l)
 
 /* ---- forward / backward ---- */
 
-/* Fills the cache a_l, s_l for all layers from x. */
-static void forward_cache(const imp_mlp *m, const double *params, const double *x, int B,
+/* NaN over B rows of width n at stride ld (ld < n: the (B-1) ld + n
+ * elements such a call would have touched). */
+static void fill_nan_rows(double *p, int B, int n, int ld)
+{
+    if (!p || B < 1) return;
+    if (ld < n) {
+        fill_nan(p, (size_t)(B - 1) * (size_t)(ld > 0 ? ld : 0) + (size_t)n);
+        return;
+    }
+    for (int b = 0; b < B; b++) fill_nan(p + (size_t)b * (size_t)ld, (size_t)n);
+}
+
+static int check_ld(int ld, int n, const char *what)
+{
+    if (ld < n) return imp_fail(IMP_ERR_SHAPE, "%s: leading dimension %d < row length %d", what, ld, n);
+    return IMP_OK;
+}
+
+/* Fills the cache x, a_l, s_l for all layers from x (rows at stride ldx). */
+static void forward_cache(const imp_mlp *m, const double *params, const double *x, int ldx, int B,
                           imp_mlp_work *w)
 {
-    memcpy(w->x, x, (size_t)B * (size_t)m->sizes[0] * sizeof(double));
+    int n0 = m->sizes[0];
+    if (ldx == n0)
+        memcpy(w->x, x, (size_t)B * (size_t)n0 * sizeof(double));
+    else
+        for (int b = 0; b < B; b++)
+            memcpy(w->x + (size_t)b * n0, x + (size_t)b * ldx, (size_t)n0 * sizeof(double));
     const double *in = w->x;
     for (int l = 0; l < m->n_layers; l++) {
         int n_in = m->sizes[l], n_out = m->sizes[l + 1];
@@ -243,35 +296,47 @@ static void forward_cache(const imp_mlp *m, const double *params, const double *
     w->sweep1_batch = 0;
 }
 
+void imp_mlp_forward_ld(const imp_mlp *m, const double *params, const double *x, int ldx, int B,
+                        double *y, int ldy, imp_mlp_work *w)
+{
+    int L = m->n_layers, n_out = m->sizes[L];
+    if (imp_mlp_work_check(m, w, B) != IMP_OK || check_ld(ldx, m->sizes[0], "ldx") != IMP_OK ||
+        check_ld(ldy, n_out, "ldy") != IMP_OK) {
+        if (w) w->fwd_batch = w->sweep1_batch = 0;
+        fill_nan_rows(y, B, n_out, ldy);
+        return;
+    }
+    forward_cache(m, params, x, ldx, B, w);
+    for (int b = 0; b < B; b++)
+        memcpy(y + (size_t)b * ldy, w->a[L - 1] + (size_t)b * n_out, (size_t)n_out * sizeof(double));
+}
+
 void imp_mlp_forward(const imp_mlp *m, const double *params, const double *x, int B, double *y,
                      imp_mlp_work *w)
 {
-    int L = m->n_layers;
-    if (imp_mlp_work_check(m, w, B) != IMP_OK) {
-        if (w) w->fwd_batch = w->sweep1_batch = 0;
-        if (B > 0) fill_nan(y, (size_t)B * (size_t)m->sizes[L]);
-        return;
-    }
-    forward_cache(m, params, x, B, w);
-    memcpy(y, w->a[L - 1], (size_t)B * (size_t)m->sizes[L] * sizeof(double));
+    imp_mlp_forward_ld(m, params, x, m->sizes[0], B, y, m->sizes[m->n_layers], w);
 }
 
-void imp_mlp_backward(const imp_mlp *m, const double *params, const double *dy, int B,
-                      double *dparams, double *dx, imp_mlp_work *w)
+void imp_mlp_backward_ld(const imp_mlp *m, const double *params, const double *dy, int lddy, int B,
+                         double *dparams, double *dx, int lddx, imp_mlp_work *w)
 {
-    int L = m->n_layers;
-    if (imp_mlp_work_check(m, w, B) != IMP_OK || w->fwd_batch != B) {
-        if (w && imp_mlp_work_check(m, w, B) == IMP_OK)
-            imp_fail(IMP_ERR_INVALID, "B: backward over %d rows, but the cached forward has %d",
-                     B, w->fwd_batch);
+    int L = m->n_layers, n_out_last = m->sizes[L];
+    int st = imp_mlp_work_check(m, w, B);
+    if (st == IMP_OK && w->fwd_batch != B)
+        st = imp_fail(IMP_ERR_INVALID, "B: backward over %d rows, but the cached forward has %d (0 = none)",
+                      B, w->fwd_batch);
+    if (st == IMP_OK) st = check_ld(lddy, n_out_last, "lddy");
+    if (st == IMP_OK && dx) st = check_ld(lddx, m->sizes[0], "lddx");
+    if (st != IMP_OK) {
         fill_nan(dparams, m->n_params);
-        if (B > 0) fill_nan(dx, (size_t)B * (size_t)m->sizes[0]);
+        fill_nan_rows(dx, B, m->sizes[0], lddx);
         return;
     }
     /* Z = dL/dz_L-1 = dy * s_L-1, then Z_{l-1} = (Z_l W_l) * s_{l-1}. */
     double *Z = w->buf[0], *next = w->buf[1];
-    size_t n = (size_t)B * (size_t)m->sizes[L];
-    imp_vec_mul(Z, dy, w->s[L - 1], n);
+    for (int b = 0; b < B; b++)
+        imp_vec_mul(Z + (size_t)b * n_out_last, dy + (size_t)b * lddy,
+                    w->s[L - 1] + (size_t)b * n_out_last, (size_t)n_out_last);
     for (int l = L - 1; l >= 0; l--) {
         int n_in = m->sizes[l], n_out = m->sizes[l + 1];
         const double *A_in = l > 0 ? w->a[l - 1] : w->x;
@@ -284,9 +349,15 @@ void imp_mlp_backward(const imp_mlp *m, const double *params, const double *dy, 
             Z = next;
             next = t;
         } else if (dx) {
-            gemm(w, 0, 0, B, n_in, n_out, 1.0, Z, n_out, W, n_in, 1.0, dx, n_in);
+            gemm(w, 0, 0, B, n_in, n_out, 1.0, Z, n_out, W, n_in, 1.0, dx, lddx);
         }
     }
+}
+
+void imp_mlp_backward(const imp_mlp *m, const double *params, const double *dy, int B,
+                      double *dparams, double *dx, imp_mlp_work *w)
+{
+    imp_mlp_backward_ld(m, params, dy, m->sizes[m->n_layers], B, dparams, dx, m->sizes[0], w);
 }
 
 /* ---- sweep 1: g = dV/dx for a scalar network ---- */
@@ -299,19 +370,18 @@ static int check_scalar(const imp_mlp *m)
     return IMP_OK;
 }
 
-void imp_mlp_grad_input(const imp_mlp *m, const double *params, const double *x, int B,
-                        double *g, double *V, imp_mlp_work *w)
+void imp_mlp_grad_input_ld(const imp_mlp *m, const double *params, const double *x, int ldx, int B,
+                           double *g, int ldg, double *V, imp_mlp_work *w)
 {
-    int L = m->n_layers;
-    if (check_scalar(m) != IMP_OK || imp_mlp_work_check(m, w, B) != IMP_OK) {
+    int L = m->n_layers, n0 = m->sizes[0];
+    if (check_scalar(m) != IMP_OK || imp_mlp_work_check(m, w, B) != IMP_OK ||
+        check_ld(ldx, n0, "ldx") != IMP_OK || check_ld(ldg, n0, "ldg") != IMP_OK) {
         if (w) w->fwd_batch = w->sweep1_batch = 0;
-        if (B > 0) {
-            fill_nan(g, (size_t)B * (size_t)m->sizes[0]);
-            fill_nan(V, (size_t)B);
-        }
+        fill_nan_rows(g, B, n0, ldg);
+        if (B > 0) fill_nan(V, (size_t)B);
         return;
     }
-    forward_cache(m, params, x, B, w);
+    forward_cache(m, params, x, ldx, B, w);
     if (V) memcpy(V, w->a[L - 1], (size_t)B * sizeof(double));
     /* e_{L-1} = dV/da_{L-1} = 1, so delta_{L-1} = s_{L-1}. */
     memcpy(w->delta[L - 1], w->s[L - 1], (size_t)B * sizeof(double));
@@ -323,16 +393,22 @@ void imp_mlp_grad_input(const imp_mlp *m, const double *params, const double *x,
         imp_vec_mul(w->delta[l - 1], w->s[l - 1], w->e[l - 1], (size_t)B * (size_t)n_in);
     }
     /* g = delta_0 W_0 */
-    gemm(w, 0, 0, B, m->sizes[0], m->sizes[1], 1.0, w->delta[0], m->sizes[1], params + m->w_off[0],
-         m->sizes[0], 0.0, g, m->sizes[0]);
+    gemm(w, 0, 0, B, n0, m->sizes[1], 1.0, w->delta[0], m->sizes[1], params + m->w_off[0], n0, 0.0,
+         g, ldg);
     w->sweep1_batch = B;
+}
+
+void imp_mlp_grad_input(const imp_mlp *m, const double *params, const double *x, int B,
+                        double *g, double *V, imp_mlp_work *w)
+{
+    imp_mlp_grad_input_ld(m, params, x, m->sizes[0], B, g, m->sizes[0], V, w);
 }
 
 /* ---- sweep 2: reverse mode through sweep 1 ---- */
 
 /* Shared by the public VJP and the Hessian: up pass through sweep 1 from
  * gbar, then ordinary backprop of the collected z-adjoints. */
-static void sweep2(const imp_mlp *m, const double *params, const double *gbar, int B,
+static void sweep2(const imp_mlp *m, const double *params, const double *gbar, int ldgbar, int B,
                    double *dparams, double *dx, int ldx, imp_mlp_work *w)
 {
     int L = m->n_layers;
@@ -340,8 +416,8 @@ static void sweep2(const imp_mlp *m, const double *params, const double *gbar, i
     double *dbar = w->buf[0], *ebar = w->buf[1], *abar = w->buf[2];
     /* g = delta_0 W_0:  W0bar += delta_0^T gbar,  deltabar_0 = gbar W_0^T */
     if (dparams)
-        gemm(w, 1, 0, n1, n0, B, 1.0, w->delta[0], n1, gbar, n0, 1.0, dparams + m->w_off[0], n0);
-    gemm(w, 0, 1, B, n1, n0, 1.0, gbar, n0, params + m->w_off[0], n0, 0.0, dbar, n1);
+        gemm(w, 1, 0, n1, n0, B, 1.0, w->delta[0], n1, gbar, ldgbar, 1.0, dparams + m->w_off[0], n0);
+    gemm(w, 0, 1, B, n1, n0, 1.0, gbar, ldgbar, params + m->w_off[0], n0, 0.0, dbar, n1);
     /* Up pass, l = 0..L-1: delta_l = s_l * e_l gives
      *   sbar_l = deltabar_l * e_l  -> z-adjoint r_l = sbar_l * phi''(z_l)
      *   ebar_l = deltabar_l * s_l, and e_l = delta_{l+1} W_{l+1} gives
@@ -388,15 +464,26 @@ static int check_sweep1(const imp_mlp *m, const imp_mlp_work *w, int B)
     return st;
 }
 
+void imp_mlp_grad_input_vjp_ld(const imp_mlp *m, const double *params, const double *gbar,
+                               int ldgbar, int B, double *dparams, double *dx, int lddx,
+                               imp_mlp_work *w)
+{
+    int n0 = m->sizes[0];
+    int st = check_sweep1(m, w, B);
+    if (st == IMP_OK) st = check_ld(ldgbar, n0, "ldgbar");
+    if (st == IMP_OK && dx) st = check_ld(lddx, n0, "lddx");
+    if (st != IMP_OK) {
+        fill_nan(dparams, m->n_params);
+        fill_nan_rows(dx, B, n0, lddx);
+        return;
+    }
+    sweep2(m, params, gbar, ldgbar, B, dparams, dx, lddx, w);
+}
+
 void imp_mlp_grad_input_vjp(const imp_mlp *m, const double *params, const double *gbar, int B,
                             double *dparams, double *dx, imp_mlp_work *w)
 {
-    if (check_sweep1(m, w, B) != IMP_OK) {
-        fill_nan(dparams, m->n_params);
-        if (B > 0) fill_nan(dx, (size_t)B * (size_t)m->sizes[0]);
-        return;
-    }
-    sweep2(m, params, gbar, B, dparams, dx, m->sizes[0], w);
+    imp_mlp_grad_input_vjp_ld(m, params, gbar, m->sizes[0], B, dparams, dx, m->sizes[0], w);
 }
 
 void imp_mlp_hessian_input(const imp_mlp *m, const double *params, int B, double *H,
@@ -414,6 +501,6 @@ void imp_mlp_hessian_input(const imp_mlp *m, const double *params, int B, double
     for (int k = 0; k < d; k++) {
         memset(w->unit, 0, (size_t)B * (size_t)d * sizeof(double));
         for (int b = 0; b < B; b++) w->unit[(size_t)b * d + k] = 1.0;
-        sweep2(m, params, w->unit, B, NULL, H + (size_t)k * d, d * d, w);
+        sweep2(m, params, w->unit, d, B, NULL, H + (size_t)k * d, d * d, w);
     }
 }

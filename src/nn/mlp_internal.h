@@ -12,8 +12,15 @@
  * the sweeps need, and no pre-activation has to be stored. */
 void imp_act_forward(imp_activation act, double *z_to_a, double *s, size_t n);
 
+/* Instruction-set versions of the activation kernels. imp_act_force_isa
+ * pins one (tests run every version the CPU has); -1 restores automatic
+ * choice. Not thread-safe: for tests only. Fails with IMP_ERR_UNSUPPORTED
+ * if the CPU or the build lacks that version. */
+enum { IMP_ISA_BASE = 0, IMP_ISA_AVX2 = 1, IMP_ISA_AVX512 = 2 };
+int imp_act_force_isa(int isa);
+
 /* phi''(z) expressed through the cached a = phi(z) and s = phi'(z):
- *   tanh:     s = 1 - a^2,      phi'' = -2 a s
+ *   tanh:     s = 1 - a^2,      phi'' = -2 a s   (s is computed as 4e/(1+e)^2)
  *   sigmoid:  s = a (1 - a),    phi'' = s (1 - 2a)
  *   softplus: s = sigmoid(z),   phi'' = s (1 - s)
  *   relu, identity:             phi'' = 0 (relu: almost everywhere). */
@@ -27,14 +34,15 @@ static inline double imp_act_second(imp_activation act, double a, double s)
     }
 }
 
-/* Sweep 2 up-pass step (see mlp.c): r = dbar * e * phi''(z), with e == NULL
- * standing for e = 1 (the output layer), and ebar = dbar * s if not NULL. */
+/* Sweep 2 up-pass step (see mlp.c): r = dbar * e * phi''(z) and
+ * ebar = dbar * s; e and ebar both NULL for the output layer (e = 1). */
 void imp_act_sweep2_up(imp_activation act, size_t n, const double *dbar, const double *e,
                        const double *a, const double *s, double *r, double *ebar);
 /* out = x * y;  out *= x;  out += x * y  (elementwise, no aliasing) */
 void imp_vec_mul(double *out, const double *x, const double *y, size_t n);
 void imp_vec_mul_inplace(double *out, const double *x, size_t n);
 void imp_vec_fma_inplace(double *out, const double *x, const double *y, size_t n);
+void imp_vec_add_inplace(double *out, const double *x, size_t n);
 
 struct imp_mlp_work {
     int n_layers;

@@ -1,0 +1,32 @@
+#!/usr/bin/python3
+"""One CHNN training epoch on the 3-pendulum (800 chunks, batch 200, RK4
+3/8 rule x 4 steps, L1, AdamW): impulse vs the PyTorch peer, one thread
+each, printed as a ratio. Process CPU time is compared (the machine is
+shared); wall times are printed too.
+
+usage: bench/bench_chnn.py [BUILD_DIR] [EPOCHS]   (default build, 3)
+"""
+import os, re, subprocess, sys
+
+here = os.path.dirname(os.path.abspath(__file__))
+root = os.path.dirname(here)
+build = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else os.path.join(root, "build")
+epochs = sys.argv[2] if len(sys.argv) > 2 else "3"
+exe = os.path.join(build, "bench_chnn")
+subprocess.run(["cc", "-O2", "-std=c11", "-Wall", "-Wextra", "-Werror", "-I", os.path.join(root, "include"),
+                os.path.join(here, "bench_chnn.c"), os.path.join(build, "libimpulse.a"),
+                "-lopenblas", "-lmatio", "-lz", "-lm", "-lpthread", "-o", exe], check=True)
+env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
+core = subprocess.run([os.path.join(build, "impulse"), "info"], capture_output=True, text=True, env=env).stdout
+m = re.search(r"suggested core type: (\S+)", core)
+if m and "OPENBLAS_CORETYPE" not in env:
+    env["OPENBLAS_CORETYPE"] = m.group(1)
+data = os.path.join(build, "bench_chnn_data.npz")
+c = subprocess.run([exe, epochs, data], capture_output=True, text=True, env=env, check=True).stdout.strip()
+print(c)
+t = subprocess.run(["/usr/bin/python3", os.path.join(here, "bench_chnn_torch.py"), data, epochs],
+                   capture_output=True, text=True, env=env, check=True).stdout.strip().splitlines()[-1]
+print(t)
+cw, cc = map(float, re.search(r"([\d.]+) s/epoch wall, ([\d.]+) s/epoch cpu", c).groups())
+tw, tc = map(float, re.search(r"([\d.]+) s/epoch wall, ([\d.]+) s/epoch cpu", t).groups())
+print(f"speed-up of impulse over PyTorch (cpu time per epoch): {tc / cc:.2f}x  (wall: {tw / cw:.2f}x)")

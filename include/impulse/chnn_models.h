@@ -1,0 +1,243 @@
+/* impulse constrained-network models (Finzi, Wang, Wilson 2020, [F]):
+ * CHNN and CLNN in Cartesian coordinates with explicit constraints, and the
+ * Neural ODE baseline in generalised coordinates, each as an imp_ode
+ * right-hand side with its exact vector-Jacobian product, so that training
+ * backpropagates straight through RK4 (as torchdiffeq does in the
+ * reference), plus chunked training and the paper's evaluation metrics.
+ *
+ * State layout (per sample, row-major, batch-first):
+ *   Cartesian models (CHNN, CLNN): y = (x[n*d], v[n*d]), x_i the i-th point.
+ *   The CHNN is the constrained Hamiltonian flow on (x, p = M v) ([F] eq 6);
+ *   because M is constant, integrating it in (x, v) gives the same RK4
+ *   trajectory, so no encode/decode step is needed.
+ *   Generalised models (NODE, HNN, DeLaN): y = (q[k], qdot[k]). HNN is
+ *   integrated in (q, qdot) rather than the reference's (q, p = M qdot):
+ *   the same flow, a different RK4 discretisation.
+ */
+#ifndef IMPULSE_CHNN_MODELS_H
+#define IMPULSE_CHNN_MODELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "impulse/core.h"
+#include "impulse/integrate.h"
+#include "impulse/nn.h"
+#include "impulse/constrained.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The constrained system as the models see it: the full description of
+ * include/impulse/constrained.h (bodies, constraint rows, potentials, the
+ * generalised coordinates of the baselines; built by chnn_systems.h) plus
+ * the grouping of points into bodies that the learned mass matrix of
+ * [F] eq 9 needs (a point mass is a body of 1 point, a rigid body in d
+ * dimensions d+1 points). Immutable value. */
+typedef struct imp_csystem {
+    imp_csys full;
+    char name[64];
+    int d, n_points, n_bodies, n_rows, n_gen;
+    int body_first[IMP_CSYS_MAX_BODIES], body_size[IMP_CSYS_MAX_BODIES];
+    int gen_is_angle[IMP_CSYS_MAX_GEN];
+    double dt;                  /* the benchmark's time step */
+} imp_csystem;
+
+/* A benchmark by name (imp_chnn_system: "pendulum-chain:N",
+ * "coupled-pendulums:N", "magnet-pendulum", "gyroscope", "rotor"). */
+int imp_csystem_from_name(imp_csystem *cs, const char *name);
+/* Wrap an already built description (e.g. from a system file). */
+int imp_csystem_from_csys(imp_csystem *cs, const imp_csys *s);
+/* Phi (n_rows) and Phi_dot (n_rows) of one Cartesian state y = (x, v). */
+void imp_csystem_violation(const imp_csystem *cs, const double *y, double *phi, double *phidot);
+/* True total energy of one Cartesian state y = (x, v). */
+double imp_csystem_energy(const imp_csystem *cs, const double *y);
+/* Cartesian (x, v) <-> generalised (q, qdot) for the baselines (n_gen > 0). */
+int imp_csystem_to_generalised(const imp_csystem *cs, const double *y, double *z);
+int imp_csystem_from_generalised(const imp_csystem *cs, const double *z, double *y);
+
+/* ---- models ---- */
+typedef enum imp_cmodel_kind {
+    IMP_CMODEL_CHNN = 0,
+    IMP_CMODEL_CLNN,
+    IMP_CMODEL_NODE,
+    IMP_CMODEL_HNN,   /* generalised coordinates, learned M^-1(q) = L L^T + 1e-4 I */
+    IMP_CMODEL_DELAN  /* generalised coordinates, learned M(q) = L L^T + 1e-4 I */
+} imp_cmodel_kind;
+
+int imp_cmodel_kind_from_name(const char *name, imp_cmodel_kind *out);
+const char *imp_cmodel_kind_name(imp_cmodel_kind k);
+
+/* Immutable model description. Parameters live in a caller-owned flat
+ * array of n_params doubles: the MLP first, then (CHNN/CLNN) one mass
+ * parameter per point (body b: theta_0 -> m = e^theta_0, theta_i ->
+ * lambda-tilde_i = e^theta_i, [F] eq 9 as the reference implements it). */
+typedef struct imp_cmodel {
+    imp_cmodel_kind kind;
+    imp_csystem sys;
+    int cartesian;      /* 1: state (x, v) in R^{2nd}; 0: (q, qdot) in R^{2k} */
+    int dim;            /* ODE state size per sample */
+    int hidden, depth;  /* MLP width and hidden layers (reference 256, 3) */
+    imp_mlp net;        /* V(x) for CHNN/CLNN, V(q) for HNN/DeLaN; dynamics for NODE */
+    imp_mlp mass_net;   /* HNN/DeLaN: embed(q) -> k x k entries of the Cholesky factor */
+    size_t off_mass;    /* first mass parameter (CHNN/CLNN) or mass_net's (HNN/DeLaN) */
+    size_t n_params;
+} imp_cmodel;
+
+int imp_cmodel_init(imp_cmodel *m, imp_cmodel_kind kind, const imp_csystem *sys, int hidden,
+                    int depth);
+/* Reference initialisation: orthogonal weights, PyTorch-default biases
+ * U(-1/sqrt(fan_in), 1/sqrt(fan_in)), mass parameters 0.1 N(0, 1). */
+void imp_cmodel_init_params(const imp_cmodel *m, double *params, imp_rng *rng);
+
+/* Run-time scratch for batches of up to max_batch samples. */
+typedef struct imp_cmodel_work imp_cmodel_work;
+imp_cmodel_work *imp_cmodel_work_new(const imp_cmodel *m, int max_batch);
+/* With n_slots network caches side by side, so that a training rollout can
+ * keep every stage's network pass for its reverse sweep (see _slot below). */
+imp_cmodel_work *imp_cmodel_work_new_slots(const imp_cmodel *m, int max_batch, int n_slots);
+void imp_cmodel_work_free(imp_cmodel_work *w);
+int imp_cmodel_work_slots(const imp_cmodel_work *w);
+
+/* ydot (B x dim) = f(y (B x dim)). */
+int imp_cmodel_rhs(const imp_cmodel *m, const double *params, const double *y, int B,
+                   double *ydot, imp_cmodel_work *w);
+/* ybar += (df/dy)^T fbar; theta_bar (if not NULL) += (df/dtheta)^T fbar. */
+int imp_cmodel_rhs_vjp(const imp_cmodel *m, const double *params, const double *y, int B,
+                       const double *fbar, double *ybar, double *theta_bar,
+                       imp_cmodel_work *w);
+
+/* The same, keeping the network pass of this evaluation in cache `slot`;
+ * imp_cmodel_rhs_vjp_slot then reuses it instead of recomputing: y must be
+ * the state of the last imp_cmodel_rhs_slot on that slot. (Slot 0 is the
+ * one the plain calls overwrite.) */
+int imp_cmodel_rhs_slot(const imp_cmodel *m, const double *params, const double *y, int B,
+                        double *ydot, imp_cmodel_work *w, int slot);
+int imp_cmodel_rhs_vjp_slot(const imp_cmodel *m, const double *params, const double *y, int B,
+                            const double *fbar, double *ybar, double *theta_bar, imp_cmodel_work *w,
+                            int slot);
+
+/* Bind a model to an imp_ode (the binding must outlive the ode). */
+typedef struct imp_cmodel_binding {
+    const imp_cmodel *m;
+    const double *params;
+    imp_cmodel_work *w;
+} imp_cmodel_binding;
+void imp_cmodel_ode(imp_ode *ode, imp_cmodel_binding *bind);
+
+
+/* ---- data: trajectories in the model's coordinates ---- */
+/* A set of trajectories: n_traj x T x dim (dim = the model's state size). */
+typedef struct imp_ctraj {
+    int n_traj, T, dim;
+    double dt;
+    double *z;     /* owned */
+} imp_ctraj;
+void imp_ctraj_free(imp_ctraj *t);
+/* Load a trajectory file: arrays "x" and "v" (n_traj x T x n x d), "t" (T),
+ * meta JSON with "system". Writes the system name into sys_name (64 bytes). */
+int imp_ctraj_load_cartesian(const char *path, imp_ctraj *out, char *sys_name);
+/* Convert Cartesian trajectories to the generalised coordinates of sys
+ * (angles unwrapped along time). */
+int imp_ctraj_to_generalised(const imp_csystem *sys, const imp_ctraj *in, imp_ctraj *out);
+
+/* ---- training ([F] section 7, reference settings) ---- */
+typedef struct imp_ctrain_opts {
+    int epochs;            /* 2000 in the reference */
+    double lr;             /* 3e-3 */
+    double weight_decay;   /* 1e-4 (AdamW) */
+    int batch;             /* 200 */
+    int n_chunks;          /* 800: one random chunk per trajectory, first n kept */
+    int chunk_steps;       /* 4 target steps (5 states) */
+    unsigned long long seed;
+    int verbose;           /* progress callback every epoch if set */
+    void (*progress)(void *user, int epoch, double loss, double seconds);
+    void *progress_user;
+} imp_ctrain_opts;
+void imp_ctrain_opts_default(imp_ctrain_opts *o);
+
+typedef struct imp_ctrain_result {
+    double final_loss;     /* mean training loss of the last epoch */
+    double seconds;        /* training wall time */
+    int epochs;
+} imp_ctrain_result;
+
+/* Cut chunks: for trajectory i < n_chunks, one random window of
+ * chunk_steps + 1 states, non-overlapping grid of T / (steps+1) windows as in
+ * the reference. chunks: n_chunks x (steps+1) x dim (malloc'd). */
+int imp_ctrain_make_chunks(const imp_ctraj *data, int n_chunks, int chunk_steps, imp_rng *rng,
+                           double **chunks, int *n_out);
+/* L1 loss of one batch of chunks (B x (S+1) x dim) under RK4 with step dt,
+ * mean over every entry including t0 (as the reference); if grad != NULL,
+ * accumulates dL/dtheta. traj/traj_bar: (S+1) x B x dim each. If w has at
+ * least 4 S + 1 slots, the rollout keeps every stage's network pass and the
+ * reverse sweep reuses them (same result as imp_integrate_fixed_vjp through
+ * imp_stepper_rk4, a third of the network work); otherwise it goes through
+ * the generic integrator. */
+int imp_ctrain_chunk_loss(const imp_cmodel *m, const double *params, const double *chunks, int B,
+                          int S, double dt, imp_cmodel_work *w, double *traj, double *traj_bar,
+                          double *grad, double *loss);
+int imp_ctrain(const imp_cmodel *m, double *params, const imp_ctraj *data,
+               const imp_ctrain_opts *opts, imp_ctrain_result *res);
+
+/* ---- evaluation ([F] section 7, appendix B) ---- */
+typedef struct imp_ceval_opts {
+    int n_test;        /* trajectories used (<= file's count; 0: all) */
+    int steps;         /* rollout length in steps (reference 100 states) */
+    double rtol, atol; /* DOPRI5 (reference 1e-7, 1e-9) */
+} imp_ceval_opts;
+void imp_ceval_opts_default(imp_ceval_opts *o);
+
+typedef struct imp_ceval_result {
+    int n_test, T;
+    double mean_geo;       /* mean over test trajectories of the geometric mean rel. error */
+    double median_geo;
+    double *geo;           /* n_test */
+    double *rel_err;       /* n_test x T, relative error over time */
+    double *energy_err;    /* n_test x T */
+    double *violation;     /* n_test x T, |Psi(x, v)|_2 of the prediction */
+    double mean_energy_err;
+    double mean_violation;
+    double seconds;
+} imp_ceval_result;
+void imp_ceval_result_free(imp_ceval_result *r);
+
+/* Relative error ||a - b|| / (||a|| + ||b||) of two vectors. */
+double imp_ceval_rel_err(const double *a, const double *b, int n);
+/* g = exp(dt * trapz_k log(err_k + 1e-8) / (T dt)): the reference's
+ * per-trajectory geometric mean ([chnn] section 3). */
+double imp_ceval_geo_mean(const double *err, int T);
+/* Roll the model out with DOPRI5 from the first state of each test
+ * trajectory (Cartesian data, n x T x 2nd), compare in Cartesian space. */
+int imp_ceval(const imp_cmodel *m, const double *params, const imp_ctraj *test,
+              const imp_ceval_opts *opts, imp_ceval_result *res);
+
+/* ---- benchmark data for experiments ([chnn] section 1) ---- */
+/* Training set: n_traj ground-truth trajectories of T states (the
+ * benchmark's dt) from the reference initial-state distribution, seed
+ * `seed` (the reference uses 0 for training, 2 for testing). */
+int imp_cexp_train_data(const imp_csystem *sys, int n_traj, int T, uint64_t seed, imp_ctraj *out);
+/* Test set as the reference evaluates: each trajectory starts at the first
+ * state of a random 5-state chunk of a ground-truth trajectory (start in
+ * {0, 5, ..., 95}) and runs T states from there. */
+int imp_cexp_test_data(const imp_csystem *sys, int n_traj, int T, uint64_t seed, imp_ctraj *out);
+/* "GT + pert": ground truth from each test start perturbed by
+ * 1e-4 N(0, 1) and projected onto the constraints; the relative error of
+ * those rollouts against the test set, per trajectory geometric mean,
+ * averaged (the paper's noise floor bar). */
+int imp_cexp_perturbed_floor(const imp_csystem *sys, const imp_ctraj *test, uint64_t seed,
+                             double *mean_geo);
+
+/* ---- checkpoints ---- */
+/* opts/res (may be NULL) are recorded in the meta for provenance. */
+int imp_cmodel_save(const char *path, const imp_cmodel *m, const double *params,
+                    const imp_ctrain_opts *opts, const imp_ctrain_result *res);
+/* Loads the model description (kind, system, width) and parameters. */
+int imp_cmodel_load(const char *path, imp_cmodel *m, double **params);
+/* Read only the kind of a checkpoint (for CLI dispatch). */
+int imp_cmodel_peek_kind(const char *path, char *kind, size_t cap);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

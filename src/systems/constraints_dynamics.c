@@ -1,0 +1,362 @@
+/* Constrained dynamics and projection onto the constraint manifold:
+ * the constrained Hamiltonian flow ([F] eq 6), its Lagrange-multiplier
+ * form ([F] eq 7), Gauss-Newton projection of positions and the exact
+ * mass-metric projection of velocities. The systems are small (N <= 192),
+ * so the linear algebra is dense, unblocked and local. */
+#include "impulse/constrained.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct imp_csys_work {
+    int N, C;
+    double *J, *Jdot, *MinvJt; /* C x N, C x N, C x N (rows are M^-1 J_c^T) */
+    double *S, *A;             /* C x C; 2C x 2C */
+    int *piv;                  /* 2C */
+    double *u, *tmp, *tmp2;    /* 2N each */
+    double *b, *mu;            /* 2C each */
+    double *x_try;             /* N */
+};
+
+imp_csys_work *imp_csys_work_new(const imp_csys *s)
+{
+    if (!s) return NULL;
+    int N = imp_csys_ndof(s), C = s->n_rows > 0 ? s->n_rows : 1;
+    imp_csys_work *w = calloc(1, sizeof *w);
+    if (!w) return NULL;
+    w->N = N;
+    w->C = s->n_rows;
+    size_t nd = (size_t)3 * C * N + (size_t)C * C + (size_t)4 * C * C + 6 * (size_t)N + 4 * (size_t)C + N;
+    double *buf = calloc(nd, sizeof(double));
+    w->piv = calloc((size_t)2 * C, sizeof(int));
+    if (!buf || !w->piv) {
+        free(buf);
+        free(w->piv);
+        free(w);
+        return NULL;
+    }
+    w->J = buf;
+    w->Jdot = w->J + (size_t)C * N;
+    w->MinvJt = w->Jdot + (size_t)C * N;
+    w->S = w->MinvJt + (size_t)C * N;
+    w->A = w->S + (size_t)C * C;
+    w->u = w->A + (size_t)4 * C * C;
+    w->tmp = w->u + 2 * N;
+    w->tmp2 = w->tmp + 2 * N;
+    w->b = w->tmp2 + 2 * N;
+    w->mu = w->b + 2 * C;
+    w->x_try = w->mu + 2 * C;
+    return w;
+}
+
+void imp_csys_work_free(imp_csys_work *w)
+{
+    if (!w) return;
+    free(w->J);
+    free(w->piv);
+    free(w);
+}
+
+static int check_work(const imp_csys *s, const imp_csys_work *w)
+{
+    if (!s || !w) return imp_fail(IMP_ERR_INVALID, "constrained system: NULL system or work");
+    if (w->N != imp_csys_ndof(s) || w->C != s->n_rows)
+        return imp_fail(IMP_ERR_INVALID, "constrained work: made for another system");
+    return IMP_OK;
+}
+
+/* LU with partial pivoting; fails if a pivot is below rel_tol * max|A|. */
+static int lu_factor(int n, double *A, int *piv, double rel_tol)
+{
+    double amax = 0;
+    for (int i = 0; i < n * n; i++) amax = fmax(amax, fabs(A[i]));
+    if (amax == 0.0) return n > 0 ? -1 : 0;
+    for (int k = 0; k < n; k++) {
+        int p = k;
+        for (int i = k + 1; i < n; i++)
+            if (fabs(A[i * n + k]) > fabs(A[p * n + k])) p = i;
+        if (!(fabs(A[p * n + k]) > rel_tol * amax)) return -1;
+        piv[k] = p;
+        if (p != k)
+            for (int j = 0; j < n; j++) {
+                double t = A[k * n + j];
+                A[k * n + j] = A[p * n + j];
+                A[p * n + j] = t;
+            }
+        for (int i = k + 1; i < n; i++) {
+            double f = (A[i * n + k] /= A[k * n + k]);
+            for (int j = k + 1; j < n; j++) A[i * n + j] -= f * A[k * n + j];
+        }
+    }
+    return 0;
+}
+
+static void lu_solve(int n, const double *A, const int *piv, double *b)
+{
+    for (int k = 0; k < n; k++)
+        if (piv[k] != k) {
+            double t = b[k];
+            b[k] = b[piv[k]];
+            b[piv[k]] = t;
+        }
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < i; j++) b[i] -= A[i * n + j] * b[j];
+    for (int i = n - 1; i >= 0; i--) {
+        for (int j = i + 1; j < n; j++) b[i] -= A[i * n + j] * b[j];
+        b[i] /= A[i * n + i];
+    }
+}
+
+/* J, M^-1 J^T rows, and S = J M^-1 J^T at x. */
+static void build_schur(const imp_csys *s, const double *x, imp_csys_work *w)
+{
+    int N = w->N, C = w->C;
+    imp_csys_jacobian(s, x, w->J);
+    for (int c = 0; c < C; c++)
+        imp_csys_mass_inv_mul(s, w->J + (size_t)c * N, w->MinvJt + (size_t)c * N);
+    for (int a = 0; a < C; a++)
+        for (int b = 0; b < C; b++) {
+            double acc = 0;
+            const double *ja = w->J + (size_t)a * N, *mb = w->MinvJt + (size_t)b * N;
+            for (int q = 0; q < N; q++) acc += ja[q] * mb[q];
+            w->S[a * C + b] = acc;
+        }
+}
+
+static int con_line_fail(const imp_csys *s, int row, const char *what)
+{
+    const imp_ccon *c = &s->cons[s->rows[row].con];
+    if (c->line > 0)
+        return imp_fail(IMP_ERR_NUMERIC,
+                        "constraint '%s' (line %d): %s", c->label, c->line, what);
+    return imp_fail(IMP_ERR_NUMERIC, "constraint '%s': %s", c->label, what);
+}
+
+int imp_csys_check_rank(const imp_csys *s, const double *x, imp_csys_work *w)
+{
+    int st = check_work(s, w);
+    if (st) return st;
+    int N = w->N, C = w->C;
+    /* Gram-Schmidt on the rows of DPhi in the M^-1 metric: a row whose
+     * residual vanishes depends on the earlier rows. */
+    imp_csys_jacobian(s, x, w->J);
+    double *Q = w->MinvJt; /* orthonormalised rows, reused */
+    for (int c = 0; c < C; c++) {
+        double *q = Q + (size_t)c * N;
+        memcpy(q, w->J + (size_t)c * N, (size_t)N * sizeof(double));
+        imp_csys_mass_inv_mul(s, q, w->tmp);
+        double norm0 = 0;
+        for (int k = 0; k < N; k++) norm0 += q[k] * w->tmp[k];
+        norm0 = sqrt(norm0);
+        if (!(norm0 > 0.0)) return con_line_fail(s, c, "its gradient vanishes at this state (degenerate, e.g. zero length)");
+        for (int pass = 0; pass < 2; pass++)
+            for (int e = 0; e < c; e++) {
+                const double *qe = Q + (size_t)e * N;
+                imp_csys_mass_inv_mul(s, qe, w->tmp);
+                double dot = 0;
+                for (int k = 0; k < N; k++) dot += q[k] * w->tmp[k];
+                for (int k = 0; k < N; k++) q[k] -= dot * qe[k];
+            }
+        imp_csys_mass_inv_mul(s, q, w->tmp);
+        double norm = 0;
+        for (int k = 0; k < N; k++) norm += q[k] * w->tmp[k];
+        norm = sqrt(fmax(norm, 0.0));
+        if (!(norm > 1e-8 * norm0))
+            return con_line_fail(s, c, "redundant with earlier constraints (singular constraint set)");
+        for (int k = 0; k < N; k++) q[k] /= norm;
+    }
+    return IMP_OK;
+}
+
+static int factor_schur(const imp_csys *s, const double *x, imp_csys_work *w)
+{
+    if (lu_factor(w->C, w->S, w->piv, 1e-13)) {
+        int st = imp_csys_check_rank(s, x, w);
+        if (st) return st;
+        return imp_fail(IMP_ERR_NUMERIC, "constraints: DPhi M^-1 DPhi^T is singular at this state");
+    }
+    return IMP_OK;
+}
+
+int imp_csys_lagrange_accel(const imp_csys *s, const double *x, const double *v, double *a,
+                            double *lambda, imp_csys_work *w)
+{
+    int st = check_work(s, w);
+    if (st) return st;
+    int N = w->N, C = w->C;
+    /* a0 = M^-1 (-grad V) */
+    imp_csys_potential_grad(s, x, w->tmp);
+    for (int q = 0; q < N; q++) w->tmp[q] = -w->tmp[q];
+    imp_csys_mass_inv_mul(s, w->tmp, a);
+    if (C == 0) return IMP_OK;
+    build_schur(s, x, w);
+    imp_csys_jacobian_dot(s, v, w->Jdot);
+    /* S lambda = J a0 + Jdot v ([F] eq 7 with f_c = 0) */
+    for (int c = 0; c < C; c++) {
+        const double *jc = w->J + (size_t)c * N, *jd = w->Jdot + (size_t)c * N;
+        double acc = 0;
+        for (int q = 0; q < N; q++) acc += jc[q] * a[q] + jd[q] * v[q];
+        w->b[c] = acc;
+    }
+    if ((st = factor_schur(s, x, w))) return st;
+    lu_solve(C, w->S, w->piv, w->b);
+    for (int c = 0; c < C; c++) {
+        const double *mc = w->MinvJt + (size_t)c * N;
+        for (int q = 0; q < N; q++) a[q] -= mc[q] * w->b[c];
+    }
+    if (lambda) memcpy(lambda, w->b, (size_t)C * sizeof(double));
+    return IMP_OK;
+}
+
+int imp_csys_hamilton_rhs(const imp_csys *s, const double *z, double *zdot, imp_csys_work *w)
+{
+    int st = check_work(s, w);
+    if (st) return st;
+    int N = w->N, C = w->C;
+    const double *x = z, *p = z + N;
+    double *v = w->tmp2;
+    imp_csys_mass_inv_mul(s, p, v);
+    /* u = J grad H = (dH/dp, -dH/dx) = (v, -grad V) */
+    memcpy(w->u, v, (size_t)N * sizeof(double));
+    imp_csys_potential_grad(s, x, w->u + N);
+    for (int q = 0; q < N; q++) w->u[N + q] = -w->u[N + q];
+    if (C == 0) {
+        memcpy(zdot, w->u, (size_t)2 * N * sizeof(double));
+        return IMP_OK;
+    }
+    /* G columns: g_c = (DPhi_c^T, 0) and g_{C+c} = (dPhidot_c/dx^T, M^-1 DPhi_c^T).
+     * G^T Jsym G (entries a_i.b_j - b_i.a_j over the x and p parts) has the
+     * block form [[0, S], [-S, W]] with S = DPhi M^-1 DPhi^T and
+     * W_ij = Jdot_i . M^-1 J_j - M^-1 J_i . Jdot_j, so (G^T Jsym G) mu = G^T u
+     * needs only S: S mu2 = r1, mu1 = S^-1 (W mu2 - r2). */
+    build_schur(s, x, w);
+    imp_csys_jacobian_dot(s, v, w->Jdot);
+    double *r1 = w->b, *r2 = w->b + C, *mu1 = w->mu, *mu2 = w->mu + C;
+    for (int i = 0; i < C; i++) {
+        const double *ji = w->J + (size_t)i * N, *jd = w->Jdot + (size_t)i * N,
+                     *mi = w->MinvJt + (size_t)i * N;
+        double a1 = 0, a2 = 0;
+        for (int q = 0; q < N; q++) {
+            a1 += ji[q] * w->u[q];
+            a2 += jd[q] * w->u[q] + mi[q] * w->u[N + q];
+        }
+        r1[i] = a1;
+        r2[i] = a2;
+    }
+    double *W = w->A; /* C x C */
+    for (int i = 0; i < C; i++)
+        for (int j = 0; j < C; j++) {
+            const double *jdi = w->Jdot + (size_t)i * N, *mj = w->MinvJt + (size_t)j * N,
+                         *mi = w->MinvJt + (size_t)i * N, *jdj = w->Jdot + (size_t)j * N;
+            double acc = 0;
+            for (int q = 0; q < N; q++) acc += jdi[q] * mj[q] - mi[q] * jdj[q];
+            W[i * C + j] = acc;
+        }
+    if ((st = factor_schur(s, x, w))) return st;
+    memcpy(mu2, r1, (size_t)C * sizeof(double));
+    lu_solve(C, w->S, w->piv, mu2);
+    for (int i = 0; i < C; i++) {
+        double acc = -r2[i];
+        for (int j = 0; j < C; j++) acc += W[i * C + j] * mu2[j];
+        mu1[i] = acc;
+    }
+    lu_solve(C, w->S, w->piv, mu1);
+    /* zdot = u - Jsym (G mu), Jsym (wa, wb) = (wb, -wa) */
+    double *ga = w->tmp, *gb = w->tmp + N;
+    memset(ga, 0, (size_t)2 * N * sizeof(double));
+    for (int i = 0; i < C; i++) {
+        const double *ji = w->J + (size_t)i * N, *jd = w->Jdot + (size_t)i * N,
+                     *mi = w->MinvJt + (size_t)i * N;
+        for (int q = 0; q < N; q++) {
+            ga[q] += ji[q] * mu1[i] + jd[q] * mu2[i];
+            gb[q] += mi[q] * mu2[i];
+        }
+    }
+    for (int q = 0; q < N; q++) {
+        zdot[q] = w->u[q] - gb[q];
+        zdot[N + q] = w->u[N + q] + ga[q];
+    }
+    return IMP_OK;
+}
+
+static double max_abs(const double *a, int n)
+{
+    double m = 0;
+    for (int i = 0; i < n; i++) m = fmax(m, fabs(a[i]));
+    return m;
+}
+
+int imp_csys_project(const imp_csys *s, double *x, double *v, const imp_csys_project_opts *o,
+                     imp_csys_work *w)
+{
+    int st = check_work(s, w);
+    if (st) return st;
+    int N = w->N, C = w->C;
+    if ((st = imp_check_finite(x, (size_t)N, "x"))) return st;
+    if (v && (st = imp_check_finite(v, (size_t)N, "v"))) return st;
+    if (C == 0) return IMP_OK;
+    double tol = o && o->tol > 0 ? o->tol : 1e-12;
+    int max_iter = o && o->max_iter > 0 ? o->max_iter : 100;
+    double phi[IMP_CSYS_MAX_ROWS], phi_try[IMP_CSYS_MAX_ROWS];
+    imp_csys_phi(s, x, phi);
+    double err = max_abs(phi, C);
+    int it = 0;
+    while (err > tol) {
+        if (it++ >= max_iter) {
+            int worst = 0;
+            for (int c = 1; c < C; c++) if (fabs(phi[c]) > fabs(phi[worst])) worst = c;
+            const imp_ccon *cc = &s->cons[s->rows[worst].con];
+            return imp_fail(IMP_ERR_NUMERIC,
+                            "projection: constraints cannot be met (after %d Gauss-Newton steps "
+                            "|Phi| = %.3g, worst '%s'%s)",
+                            max_iter, err, cc->label, cc->line ? " in the system file" : "");
+        }
+        /* dx = -M^-1 J^T S^-1 Phi: the smallest step in the mass metric that
+         * zeroes the linearised constraints */
+        build_schur(s, x, w);
+        if ((st = factor_schur(s, x, w))) return st;
+        memcpy(w->b, phi, (size_t)C * sizeof(double));
+        lu_solve(C, w->S, w->piv, w->b);
+        memset(w->tmp, 0, (size_t)N * sizeof(double));
+        for (int c = 0; c < C; c++) {
+            const double *mc = w->MinvJt + (size_t)c * N;
+            for (int q = 0; q < N; q++) w->tmp[q] -= mc[q] * w->b[c];
+        }
+        /* backtrack so that |Phi| decreases (Gauss-Newton can overshoot far
+         * from the manifold) */
+        double alpha = 1.0, err_try = INFINITY;
+        for (int ls = 0; ls < 30; ls++) {
+            for (int q = 0; q < N; q++) w->x_try[q] = x[q] + alpha * w->tmp[q];
+            imp_csys_phi(s, w->x_try, phi_try);
+            err_try = max_abs(phi_try, C);
+            if (err_try < err || err_try <= tol) break;
+            alpha *= 0.5;
+        }
+        if (!(err_try < err) && !(err_try <= tol)) {
+            return imp_fail(IMP_ERR_NUMERIC,
+                            "projection: constraints cannot be met (Gauss-Newton stalled at |Phi| = %.3g)",
+                            err);
+        }
+        memcpy(x, w->x_try, (size_t)N * sizeof(double));
+        memcpy(phi, phi_try, (size_t)C * sizeof(double));
+        err = err_try;
+    }
+    build_schur(s, x, w);
+    if ((st = factor_schur(s, x, w))) return st;
+    if (v) {
+        /* v -= M^-1 J^T S^-1 J v: the mass-metric projection onto the tangent space */
+        for (int c = 0; c < C; c++) {
+            const double *jc = w->J + (size_t)c * N;
+            double acc = 0;
+            for (int q = 0; q < N; q++) acc += jc[q] * v[q];
+            w->b[c] = acc;
+        }
+        lu_solve(C, w->S, w->piv, w->b);
+        for (int c = 0; c < C; c++) {
+            const double *mc = w->MinvJt + (size_t)c * N;
+            for (int q = 0; q < N; q++) v[q] -= mc[q] * w->b[c];
+        }
+    }
+    return IMP_OK;
+}

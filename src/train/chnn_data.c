@@ -1,0 +1,117 @@
+/* Trajectory files of the constrained systems, in the model's coordinates.
+ * Accepted layouts (float64): "x" and "v" of shape (n_traj, T, n, d), or the
+ * reference's "z" of shape (n_traj, T, 2, n, d); the time step comes from
+ * "t" (T) or meta "dt"; the system name from meta "system". */
+#include "impulse/chnn_models.h"
+#include "impulse/io.h"
+#include "impulse/chnn_systems.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void imp_ctraj_free(imp_ctraj *t)
+{
+    if (!t) return;
+    free(t->z);
+    t->z = NULL;
+}
+
+int imp_ctraj_load_cartesian(const char *path, imp_ctraj *out, char *sys_name)
+{
+    if (!path || !out || !sys_name) return imp_fail(IMP_ERR_INVALID, "data: NULL argument");
+    memset(out, 0, sizeof *out);
+    imp_npz *z = NULL;
+    int st = imp_npz_load(&z, path);
+    if (st) return imp_fail_context(st, "loading %s", path);
+    const char *meta = imp_npz_meta(z);
+    if (!meta || imp_json_get_string(meta, "system", sys_name, 64)) {
+        imp_npz_free(z);
+        return imp_fail(IMP_ERR_FORMAT, "%s: meta: missing \"system\"", path);
+    }
+    imp_csystem cs;
+    st = imp_csystem_from_name(&cs, sys_name);
+    if (st) {
+        imp_npz_free(z);
+        return imp_fail_context(st, "%s", path);
+    }
+    int nd = cs.n_points * cs.d;
+    const double *x = NULL, *v = NULL, *zz = NULL;
+    size_t shape[5];
+    if (imp_npz_find(z, "z")) {
+        size_t expect[5] = {0, 0, 2, (size_t)cs.n_points, (size_t)cs.d};
+        st = imp_npz_get_f64(z, "z", 5, expect, &zz, shape);
+    } else {
+        size_t expect[4] = {0, 0, (size_t)cs.n_points, (size_t)cs.d}, s2[4];
+        st = imp_npz_get_f64(z, "x", 4, expect, &x, shape);
+        if (!st) st = imp_npz_get_f64(z, "v", 4, expect, &v, s2);
+        if (!st && (s2[0] != shape[0] || s2[1] != shape[1]))
+            st = imp_fail(IMP_ERR_SHAPE, "v: shape (%zu, %zu, ...) differs from x's (%zu, %zu, ...)", s2[0],
+                          s2[1], shape[0], shape[1]);
+    }
+    if (st) {
+        imp_npz_free(z);
+        return imp_fail_context(st, "%s", path);
+    }
+    int n_traj = (int)shape[0], T = (int)shape[1];
+    if (n_traj < 1 || T < 2) {
+        imp_npz_free(z);
+        return imp_fail(IMP_ERR_SHAPE, "%s: need at least 1 trajectory of 2 states, got %d x %d", path, n_traj, T);
+    }
+    double dt = 0;
+    const double *t = NULL;
+    size_t tshape[1], texp[1] = {(size_t)T};
+    if (imp_npz_find(z, "t") && !imp_npz_get_f64(z, "t", 1, texp, &t, tshape)) dt = t[1] - t[0];
+    else if (imp_json_get_number(meta, "dt", &dt)) dt = cs.dt;
+    if (!(dt > 0) || !isfinite(dt)) {
+        imp_npz_free(z);
+        return imp_fail(IMP_ERR_FORMAT, "%s: time step %g must be positive", path, dt);
+    }
+    out->z = malloc((size_t)n_traj * T * 2 * nd * sizeof(double));
+    if (!out->z) {
+        imp_npz_free(z);
+        return imp_fail(IMP_ERR_NOMEM, "data: out of memory");
+    }
+    out->n_traj = n_traj;
+    out->T = T;
+    out->dim = 2 * nd;
+    out->dt = dt;
+    for (size_t s = 0; s < (size_t)n_traj * T; s++) {
+        double *dst = out->z + s * 2 * nd;
+        if (zz) {
+            memcpy(dst, zz + s * 2 * nd, 2 * (size_t)nd * sizeof(double));
+        } else {
+            memcpy(dst, x + s * nd, (size_t)nd * sizeof(double));
+            memcpy(dst + nd, v + s * nd, (size_t)nd * sizeof(double));
+        }
+    }
+    imp_npz_free(z);
+    return IMP_OK;
+}
+
+int imp_ctraj_to_generalised(const imp_csystem *sys, const imp_ctraj *in, imp_ctraj *out)
+{
+    int k = sys->n_gen, nd = sys->n_points * sys->d;
+    if (k < 1) return imp_fail(IMP_ERR_UNSUPPORTED, "system: '%s' has no generalised coordinates", sys->name);
+    if (in->dim != 2 * nd) return imp_fail(IMP_ERR_SHAPE, "data: state size %d is not 2nd = %d", in->dim, 2 * nd);
+    memset(out, 0, sizeof *out);
+    out->z = malloc((size_t)in->n_traj * in->T * 2 * k * sizeof(double));
+    if (!out->z) return imp_fail(IMP_ERR_NOMEM, "data: out of memory");
+    out->n_traj = in->n_traj;
+    out->T = in->T;
+    out->dim = 2 * k;
+    out->dt = in->dt;
+    for (int i = 0; i < in->n_traj; i++) {
+        for (int s = 0; s < in->T; s++) {
+            size_t r = (size_t)i * in->T + s;
+            int st = imp_csystem_to_generalised(sys, in->z + r * in->dim, out->z + r * out->dim);
+            if (st) {
+                imp_ctraj_free(out);
+                return st;
+            }
+        }
+        /* unwrap angles along time so chunks see continuous q */
+        imp_chnn_unwrap(&sys->full, out->z + (size_t)i * in->T * out->dim, in->T);
+    }
+    return IMP_OK;
+}

@@ -1,0 +1,350 @@
+/* Training and evaluation of the constrained-network models: the metrics'
+ * formulas, a finite-difference check of the whole RK4 chunk loss (L1 over a
+ * 4-step chunk) with respect to the parameters, a short training run that
+ * must reduce the loss, evaluation of a teacher model on its own rollouts,
+ * trajectory files and checkpoints (round trip and bad input). */
+#include "impulse/chnn_models.h"
+#include "impulse/io.h"
+#include "impulse/chnn_systems.h"
+#include "test.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void test_metrics(void)
+{
+    double a[3] = {1, 0, 0}, b[3] = {0, 1, 0};
+    CHECK_CLOSE(imp_ceval_rel_err(a, b, 3), sqrt(2.0) / 2.0, 1e-14, 0);
+    CHECK_CLOSE(imp_ceval_rel_err(a, a, 3), 0.0, 0, 1e-15);
+    double e[10];
+    for (int k = 0; k < 10; k++) e[k] = 1e-3;
+    /* trapezoid over 9 intervals divided by 10: exp(0.9 log(1e-3 + 1e-8)) */
+    CHECK_CLOSE(imp_ceval_geo_mean(e, 10), exp(0.9 * log(1e-3 + 1e-8)), 1e-12, 0);
+    for (int k = 0; k < 10; k++) e[k] = exp(-(double)k);
+    double s = 0;
+    for (int k = 0; k < 9; k++) s += 0.5 * (log(e[k] + 1e-8) + log(e[k + 1] + 1e-8));
+    CHECK_CLOSE(imp_ceval_geo_mean(e, 10), exp(s / 10), 1e-12, 0);
+}
+
+typedef struct fixture {
+    imp_cmodel m;
+    double *params;
+} fixture;
+
+static int make_model(fixture *f, imp_cmodel_kind kind, const char *sys, int hidden, uint64_t seed)
+{
+    imp_csystem cs;
+    int st = imp_csystem_from_name(&cs, sys);
+    if (!st) st = imp_cmodel_init(&f->m, kind, &cs, hidden, 3);
+    if (st) return st;
+    f->params = malloc(f->m.n_params * sizeof(double));
+    imp_rng rng;
+    imp_rng_seed(&rng, seed);
+    imp_cmodel_init_params(&f->m, f->params, &rng);
+    return IMP_OK;
+}
+
+/* Trajectories of a teacher model from on-manifold pendulum states. */
+static int teacher_data(const fixture *t, int n_traj, int T, double dt, uint64_t seed, imp_ctraj *out)
+{
+    const imp_csystem *cs = &t->m.sys;
+    int dim = t->m.dim;
+    imp_rng rng;
+    imp_rng_seed(&rng, seed);
+    double *y0 = malloc((size_t)n_traj * dim * sizeof(double));
+    double *traj = malloc((size_t)T * n_traj * dim * sizeof(double));
+    imp_csys_work *cw = imp_csys_work_new(&cs->full);
+    double *xv = malloc((size_t)2 * cs->n_points * cs->d * sizeof(double));
+    for (int i = 0; i < n_traj; i++) {
+        imp_chnn_sample_state(&cs->full, &rng, 0.0, xv, cw);
+        if (t->m.cartesian) memcpy(y0 + (size_t)i * dim, xv, (size_t)dim * sizeof(double));
+        else imp_csystem_to_generalised(cs, xv, y0 + (size_t)i * dim);
+    }
+    free(xv);
+    imp_csys_work_free(cw);
+    imp_cmodel_work *w = imp_cmodel_work_new(&t->m, n_traj);
+    imp_cmodel_binding bind = {&t->m, t->params, w};
+    imp_ode ode;
+    imp_cmodel_ode(&ode, &bind);
+    int st = imp_integrate_fixed(&imp_stepper_rk4, &ode, 0.0, dt, T - 1, y0, n_traj, traj);
+    out->n_traj = n_traj;
+    out->T = T;
+    out->dim = dim;
+    out->dt = dt;
+    out->z = malloc((size_t)n_traj * T * dim * sizeof(double));
+    for (int i = 0; i < n_traj; i++)
+        for (int k = 0; k < T; k++)
+            memcpy(out->z + ((size_t)i * T + k) * dim, traj + ((size_t)k * n_traj + i) * dim,
+                   (size_t)dim * sizeof(double));
+    imp_cmodel_work_free(w);
+    free(y0);
+    free(traj);
+    return st;
+}
+
+static void test_chunk_loss_gradient(imp_cmodel_kind kind, const char *sys)
+{
+    fixture f;
+    CHECK_OK(make_model(&f, kind, sys, 16, 7));
+    const int B = 3, S = 4, dim = f.m.dim;
+    imp_rng rng;
+    imp_rng_seed(&rng, 17);
+    double *chunks = malloc((size_t)B * (S + 1) * dim * sizeof(double));
+    /* targets: a teacher-like rollout perturbed, so no residual sits at a kink */
+    fixture t;
+    CHECK_OK(make_model(&t, kind, sys, 16, 8));
+    imp_ctraj td;
+    CHECK_OK(teacher_data(&t, B, S + 1, 0.03, 5, &td));
+    for (size_t q = 0; q < (size_t)B * (S + 1) * dim; q++) chunks[q] = td.z[q] + 0.01 * imp_rng_normal(&rng);
+    for (int b = 0; b < B; b++) memcpy(chunks + (size_t)b * (S + 1) * dim, td.z + (size_t)b * (S + 1) * dim, dim * sizeof(double));
+    imp_cmodel_work *w = imp_cmodel_work_new(&f.m, B);
+    double *traj = malloc((size_t)B * (S + 1) * dim * sizeof(double));
+    double *tbar = malloc((size_t)B * (S + 1) * dim * sizeof(double));
+    double *grad = calloc(f.m.n_params, sizeof(double));
+    double loss;
+    CHECK_OK(imp_ctrain_chunk_loss(&f.m, f.params, chunks, B, S, 0.03, w, traj, tbar, grad, &loss));
+    CHECK(loss > 0);
+    const double h = 1e-6;
+    double an[40], nu[40];
+    int np = 0;
+    for (int l = 0; l < f.m.net.n_layers; l++) {
+        an[np] = 0;
+        size_t idx = f.m.net.w_off[l] + imp_rng_below(&rng, (size_t)f.m.net.sizes[l] * f.m.net.sizes[l + 1]);
+        size_t idb = f.m.net.b_off[l] + imp_rng_below(&rng, (size_t)f.m.net.sizes[l + 1]);
+        size_t list[2] = {idx, idb};
+        for (int u = 0; u < 2; u++) {
+            double keep = f.params[list[u]], lp, lm;
+            f.params[list[u]] = keep + h;
+            imp_ctrain_chunk_loss(&f.m, f.params, chunks, B, S, 0.03, w, traj, tbar, NULL, &lp);
+            f.params[list[u]] = keep - h;
+            imp_ctrain_chunk_loss(&f.m, f.params, chunks, B, S, 0.03, w, traj, tbar, NULL, &lm);
+            f.params[list[u]] = keep;
+            nu[np] = (lp - lm) / (2 * h);
+            an[np++] = grad[list[u]];
+        }
+    }
+    for (size_t p = f.m.off_mass; p < f.m.n_params && np < 40; p += 1 + (f.m.n_params - f.m.off_mass) / 24) {
+        double keep = f.params[p], lp, lm;
+        f.params[p] = keep + h;
+        imp_ctrain_chunk_loss(&f.m, f.params, chunks, B, S, 0.03, w, traj, tbar, NULL, &lp);
+        f.params[p] = keep - h;
+        imp_ctrain_chunk_loss(&f.m, f.params, chunks, B, S, 0.03, w, traj, tbar, NULL, &lm);
+        f.params[p] = keep;
+        nu[np] = (lp - lm) / (2 * h);
+        an[np++] = grad[p];
+    }
+    double e = test_grad_rel_err(an, nu, np, 1e-4);
+    CHECK_MSG(e < 1e-5, "%s %s: chunk-loss gradient rel err %g", sys, imp_cmodel_kind_name(kind), e);
+    /* the taped rollout (stage network passes kept) equals the generic
+     * integrator's adjoint */
+    imp_cmodel_work *wt = imp_cmodel_work_new_slots(&f.m, B, 4 * S + 1);
+    double *grad2 = calloc(f.m.n_params, sizeof(double)), loss2;
+    CHECK(imp_cmodel_work_slots(wt) == 4 * S + 1 && imp_cmodel_work_slots(w) == 1);
+    CHECK_OK(imp_ctrain_chunk_loss(&f.m, f.params, chunks, B, S, 0.03, wt, traj, tbar, grad2, &loss2));
+    CHECK_CLOSE(loss2, loss, 1e-13, 0);
+    double gmax = 0, dmax = 0;
+    for (size_t p = 0; p < f.m.n_params; p++) {
+        gmax = fmax(gmax, fabs(grad[p]));
+        dmax = fmax(dmax, fabs(grad[p] - grad2[p]));
+    }
+    CHECK_MSG(dmax <= 1e-12 * gmax, "%s %s: taped vs generic gradient differ by %g (max %g)", sys,
+              imp_cmodel_kind_name(kind), dmax, gmax);
+    free(grad2);
+    imp_cmodel_work_free(wt);
+    imp_cmodel_work_free(w);
+    imp_ctraj_free(&td);
+    free(chunks); free(traj); free(tbar); free(grad); free(f.params); free(t.params);
+}
+
+static void test_training_and_eval(void)
+{
+    fixture teacher, student;
+    CHECK_OK(make_model(&teacher, IMP_CMODEL_CHNN, "pendulum-chain:2", 16, 100));
+    CHECK_OK(make_model(&student, IMP_CMODEL_CHNN, "pendulum-chain:2", 16, 200));
+    imp_ctraj data;
+    CHECK_OK(teacher_data(&teacher, 40, 20, 0.03, 9, &data));
+    imp_ceval_opts eo;
+    imp_ceval_opts_default(&eo);
+    eo.n_test = 10;
+    /* the teacher reproduces its own trajectories (RK4 data vs DOPRI5) */
+    imp_ceval_result r0;
+    CHECK_OK(imp_ceval(&teacher.m, teacher.params, &data, &eo, &r0));
+    CHECK(r0.n_test == 10 && r0.T == 20);
+    CHECK_MSG(r0.mean_geo < 1e-6, "teacher geo mean %g", r0.mean_geo);
+    imp_ceval_result_free(&r0);
+    imp_ceval_result rb;
+    CHECK_OK(imp_ceval(&student.m, student.params, &data, &eo, &rb));
+    double before = rb.mean_geo;
+    imp_ceval_result_free(&rb);
+
+    imp_ctrain_opts o;
+    imp_ctrain_opts_default(&o);
+    o.epochs = 60;
+    o.batch = 20;
+    o.n_chunks = 40;
+    o.lr = 3e-3;
+    o.seed = 1;
+    imp_ctrain_result tr;
+    /* loss of the first epoch: train 1 epoch on a copy */
+    double *copy = malloc(student.m.n_params * sizeof(double));
+    memcpy(copy, student.params, student.m.n_params * sizeof(double));
+    imp_ctrain_opts o1 = o;
+    o1.epochs = 1;
+    CHECK_OK(imp_ctrain(&student.m, copy, &data, &o1, &tr));
+    double first = tr.final_loss;
+    CHECK_OK(imp_ctrain(&student.m, student.params, &data, &o, &tr));
+    CHECK(tr.epochs == 60);
+    CHECK_MSG(tr.final_loss < 0.5 * first, "training loss %g -> %g", first, tr.final_loss);
+    imp_ceval_result ra;
+    CHECK_OK(imp_ceval(&student.m, student.params, &data, &eo, &ra));
+    CHECK_MSG(ra.mean_geo < before, "geo mean %g -> %g", before, ra.mean_geo);
+    imp_ceval_result_free(&ra);
+
+    /* checkpoint round trip */
+    char path[256];
+    snprintf(path, sizeof path, "chnn_ckpt_%d.npz", (int)getpid());
+    CHECK_OK(imp_cmodel_save(path, &student.m, student.params, &o, &tr));
+    char kind[32];
+    CHECK_OK(imp_cmodel_peek_kind(path, kind, sizeof kind));
+    CHECK(!strcmp(kind, "chnn"));
+    imp_cmodel m2;
+    double *p2 = NULL;
+    CHECK_OK(imp_cmodel_load(path, &m2, &p2));
+    CHECK(m2.n_params == student.m.n_params && m2.kind == IMP_CMODEL_CHNN);
+    CHECK(p2 && !memcmp(p2, student.params, m2.n_params * sizeof(double)));
+    free(p2);
+    remove(path);
+    CHECK_FAILS(imp_cmodel_load("no_such_checkpoint.npz", &m2, &p2), IMP_ERR_IO);
+
+    /* bad training options */
+    o.batch = 0;
+    CHECK_FAILS(imp_ctrain(&student.m, student.params, &data, &o, &tr), IMP_ERR_INVALID);
+    o.batch = 20;
+    o.lr = -1;
+    CHECK_FAILS(imp_ctrain(&student.m, student.params, &data, &o, &tr), IMP_ERR_INVALID);
+    imp_ctraj_free(&data);
+    free(copy); free(teacher.params); free(student.params);
+}
+
+static void test_files(void)
+{
+    char path[256];
+    snprintf(path, sizeof path, "chnn_data_%d.npz", (int)getpid());
+    /* 3 trajectories of 6 states of the 2-pendulum */
+    /* sized for the 3-point "bad" case below too */
+    double x[3 * 6 * 3 * 2] = {0}, v[3 * 6 * 3 * 2] = {0}, t[6];
+    for (int i = 0; i < 72; i++) {
+        x[i] = 0.01 * i;
+        v[i] = -0.02 * i;
+    }
+    for (int k = 0; k < 6; k++) t[k] = 0.03 * k;
+    size_t sh[4] = {3, 6, 2, 2}, st1[1] = {6};
+    imp_npz *z = imp_npz_new();
+    imp_npz_add_f64(z, "x", 4, sh, x);
+    imp_npz_add_f64(z, "v", 4, sh, v);
+    imp_npz_add_f64(z, "t", 1, st1, t);
+    imp_npz_set_meta(z, "{\"system\": \"pendulum-chain:2\"}");
+    CHECK_OK(imp_npz_save(z, path));
+    imp_npz_free(z);
+    imp_ctraj d;
+    char sys[64];
+    CHECK_OK(imp_ctraj_load_cartesian(path, &d, sys));
+    CHECK(!strcmp(sys, "pendulum-chain:2") && d.n_traj == 3 && d.T == 6 && d.dim == 8);
+    CHECK_CLOSE(d.dt, 0.03, 1e-12, 0);
+    /* state 1 of trajectory 0: x entries 4..7, v entries 4..7 */
+    CHECK_CLOSE(d.z[8 + 0], x[4], 0, 0);
+    CHECK_CLOSE(d.z[8 + 4], v[4], 0, 0);
+    imp_ctraj_free(&d);
+    /* wrong point count for the system */
+    size_t bad[4] = {3, 6, 3, 2};
+    z = imp_npz_new();
+    imp_npz_add_f64(z, "x", 4, bad, x);
+    imp_npz_add_f64(z, "v", 4, bad, v);
+    imp_npz_set_meta(z, "{\"system\": \"pendulum-chain:2\"}");
+    imp_npz_save(z, path);
+    imp_npz_free(z);
+    CHECK_FAILS(imp_ctraj_load_cartesian(path, &d, sys), IMP_ERR_SHAPE);
+    /* missing system */
+    z = imp_npz_new();
+    imp_npz_add_f64(z, "x", 4, sh, x);
+    imp_npz_add_f64(z, "v", 4, sh, v);
+    imp_npz_set_meta(z, "{\"dt\": 0.03}");
+    imp_npz_save(z, path);
+    imp_npz_free(z);
+    CHECK_FAILS(imp_ctraj_load_cartesian(path, &d, sys), IMP_ERR_FORMAT);
+    /* NaN in the data */
+    x[5] = NAN;
+    z = imp_npz_new();
+    imp_npz_add_f64(z, "x", 4, sh, x);
+    imp_npz_add_f64(z, "v", 4, sh, v);
+    imp_npz_set_meta(z, "{\"system\": \"pendulum-chain:2\"}");
+    imp_npz_save(z, path);
+    imp_npz_free(z);
+    CHECK_FAILS(imp_ctraj_load_cartesian(path, &d, sys), IMP_ERR_NUMERIC);
+    remove(path);
+    CHECK_FAILS(imp_ctraj_load_cartesian("no_such_data.npz", &d, sys), IMP_ERR_IO);
+}
+
+/* End to end through the CLI: simulate, train, eval --json, and errors. */
+static int run(const char *cmd) { return system(cmd); }
+
+static void test_cli(void)
+{
+    char cmd[2048], data[128], data3[128], model[128], out[128];
+    int pid = (int)getpid();
+    snprintf(data, sizeof data, "chnn_cli_%d.npz", pid);
+    snprintf(data3, sizeof data3, "chnn_cli3_%d.npz", pid);
+    snprintf(model, sizeof model, "chnn_cli_model_%d.npz", pid);
+    snprintf(out, sizeof out, "chnn_cli_out_%d.txt", pid);
+    snprintf(cmd, sizeof cmd, "%s simulate pendulum-chain:2 --trajectories 12 --steps 10 -o %s >/dev/null 2>&1",
+             IMPULSE_CLI_PATH, data);
+    CHECK(run(cmd) == 0);
+    snprintf(cmd, sizeof cmd, "%s simulate pendulum-chain:3 --trajectories 4 --steps 10 -o %s >/dev/null 2>&1",
+             IMPULSE_CLI_PATH, data3);
+    CHECK(run(cmd) == 0);
+    snprintf(cmd, sizeof cmd, "%s train chnn --data %s --epochs 2 --batch 6 --chunks 12 --hidden 16 -o %s >/dev/null 2>&1",
+             IMPULSE_CLI_PATH, data, model);
+    CHECK(run(cmd) == 0);
+    snprintf(cmd, sizeof cmd, "%s eval --model %s --data %s --json --n-test 3 > %s 2>&1", IMPULSE_CLI_PATH, model,
+             data, out);
+    CHECK(run(cmd) == 0);
+    unsigned char *text = NULL;
+    size_t len = 0;
+    CHECK_OK(imp_read_file(out, &text, &len));
+    CHECK(text && strstr((char *)text, "\"mean_geo_rel_err\"") && strstr((char *)text, "\"model\":\"chnn\""));
+    free(text);
+    /* errors: missing --data, unknown option, wrong system, bad number */
+    snprintf(cmd, sizeof cmd, "%s train chnn -o %s >/dev/null 2>&1", IMPULSE_CLI_PATH, model);
+    CHECK(run(cmd) != 0);
+    snprintf(cmd, sizeof cmd, "%s train clnn --data %s --bogus 1 -o %s >/dev/null 2>&1", IMPULSE_CLI_PATH, data, model);
+    CHECK(run(cmd) != 0);
+    snprintf(cmd, sizeof cmd, "%s train node --data %s --epochs -3 -o %s >/dev/null 2>&1", IMPULSE_CLI_PATH, data, model);
+    CHECK(run(cmd) != 0);
+    snprintf(cmd, sizeof cmd, "%s eval --model %s --data %s > %s 2>&1", IMPULSE_CLI_PATH, model, data3, out);
+    CHECK(run(cmd) != 0);
+    CHECK_OK(imp_read_file(out, &text, &len));
+    CHECK(text && strstr((char *)text, "error") && strstr((char *)text, "pendulum-chain:3"));
+    free(text);
+    remove(data);
+    remove(data3);
+    remove(model);
+    remove(out);
+}
+
+int main(void)
+{
+    imp_blas_init();
+    test_metrics();
+    test_chunk_loss_gradient(IMP_CMODEL_CHNN, "pendulum-chain:2");
+    test_chunk_loss_gradient(IMP_CMODEL_CLNN, "pendulum-chain:3");
+    test_chunk_loss_gradient(IMP_CMODEL_NODE, "pendulum-chain:2");
+    test_chunk_loss_gradient(IMP_CMODEL_HNN, "pendulum-chain:2");
+    test_chunk_loss_gradient(IMP_CMODEL_DELAN, "gyroscope");
+    test_training_and_eval();
+    test_files();
+    test_cli();
+    TEST_MAIN_END();
+}
