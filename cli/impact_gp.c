@@ -98,6 +98,7 @@ static int parse_one(gp_opts *o, int argc, char **argv, int *i)
     DROP_OPT("--c-n", c_n)
     DROP_OPT("--k-t", k_t)
     DROP_OPT("--c-t", c_t)
+    DROP_OPT("--rho-patch", rho_patch)
     DROP_OPT("--noise-pos", noise_pos)
     DROP_OPT("--noise-theta", noise_theta)
     DROP_OPT("--a", a)
@@ -644,11 +645,13 @@ int cli_impact_drop(int argc, char **argv)
     if (parse_all(&o, argc, argv, verb, &help)) return 1;
     if (help) {
         printf("usage: impulse impact drop --out DROPS.npz [--set SET.npz] [--count N] [--seed S]\n"
-               "         [--mu M] [--k-n K] [--c-n C] [--k-t K] [--c-t C] [--noise-pos M] [--noise-theta R]\n"
+               "         [--mu M] [--k-n K] [--c-n C] [--k-t K] [--c-t C] [--rho-patch M]\n"
+               "         [--noise-pos M] [--noise-theta R]\n"
                "         [--a M] [--b M] [--mass KG] [--kg M] [--frame-rate HZ] [--dt S]\n"
                "Simulates N drops of a planar ellipse (default: the data set's object, a = 35 mm,\n"
                "b = 25 mm, m = 36.4 g, k_g = 19.2 mm) onto a plane with Hunt-Crossley normal and\n"
-               "elastic-plastic Coulomb tangential contact, films them at 250 Hz with pose noise,\n"
+               "elastic-plastic Coulomb tangential contact (optionally a patch rolling resistance\n"
+               "--rho-patch, the torque a point contact cannot explain), films them at 250 Hz with pose noise,\n"
                "detects the impact and fits parabolas as the authors did, and writes states_i,\n"
                "states_f, n, d (the data set's layout, consistent tangent convention) plus the\n"
                "true states (use it with --data in gp-fit, gp-eval, learning-curve). --set also\n"

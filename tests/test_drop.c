@@ -37,6 +37,8 @@ static void test_params(void)
     BAD(noise_pos, -1e-4);
     BAD(vy_mean, 1.0);
     BAD(pre_last, 0);
+    BAD(rho_patch, -1e-4);
+    BAD(rho_patch, 0.02);
     BAD(post_count, 2);
 #undef BAD
     CHECK_FAILS(imp_drop_params_check(NULL), IMP_ERR_INVALID);
@@ -103,6 +105,14 @@ static void test_energy(void)
     CHECK_MSG(rise < 1e-7 * e0, "largest energy rise between samples %.3g J", rise);
     CHECK_MSG(e1 < e0 - 0.05 * e0, "dissipative impact lost only %.3g of %.3g J", e0 - e1, e0);
 
+    /* a contact patch resisting rotation only dissipates */
+    imp_drop_params q = p;
+    q.rho_patch = 1e-3;
+    double e0q, e1q;
+    gain = energy_run(&q, &e0q, &e1q, &rise);
+    CHECK_MSG(gain < 1e-7 * e0q && rise < 1e-7 * e0q, "patch torque energy rise %.3g J", gain);
+    CHECK(e1q < e0q);
+
     /* no dissipation at all: energy is conserved through the contact */
     imp_drop_params c = p;
     c.c_n = 0.0;
@@ -150,6 +160,23 @@ static void test_drops(void)
     CHECK_MSG(max_post < 1e-9, "noise-free post fit error %.3g", max_post);
     CHECK_MSG(max_tref < 1e-5, "touch-down time error %.3g s", max_tref);
     CHECK_MSG(max_torque < 0.05, "torque-impulse mismatch %.3g", max_torque);
+    {
+        /* with a patch torque the angular impulse is no longer explained by
+         * the point contact: the mismatch test above must then fail */
+        imp_drop_params q = p;
+        q.rho_patch = 1e-3;
+        imp_drop_sample sq[5];
+        CHECK_OK(imp_drop_generate(&q, 77, 5, sq, NULL));
+        double worst = 0.0;
+        for (int i = 0; i < 5; i++) {
+            double Pt = q.mass * (sq[i].true_post[3] - sq[i].true_pre[3]);
+            double Pn = q.mass * (sq[i].true_post[4] - sq[i].true_pre[4]);
+            double dL = inertia * (sq[i].true_post[5] - sq[i].true_pre[5]);
+            double pred = sq[i].n[2] * Pn + sq[i].d[2] * Pt;
+            worst = fmax(worst, fabs(dL - pred) / (fabs(sq[i].n[2] * Pn) + fabs(sq[i].d[2] * Pt)));
+        }
+        CHECK_MSG(worst > 0.05, "patch torque left no unexplained angular impulse (%.3g)", worst);
+    }
     CHECK(separating);
 
     /* reproducible with the seed, different with another */
