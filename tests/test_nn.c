@@ -919,9 +919,45 @@ static void test_adam(void)
     CHECK(imp_cosine_lr(1e-2, 1e-4, 5, 0) == 1e-2);
 }
 
+/* Sweep 1 without the network value takes a cheaper path (no output layer,
+ * derivative-only last hidden layer for softplus/relu): both sweeps must
+ * give the same numbers as with the value, and the cache must refuse an
+ * ordinary backward afterwards. */
+static void test_gradient_only_path(void)
+{
+    const imp_activation acts[4] = {IMP_ACT_SOFTPLUS, IMP_ACT_RELU, IMP_ACT_TANH, IMP_ACT_SIGMOID};
+    for (int a = 0; a < 4; a++)
+        for (int depth = 2; depth <= 3; depth++) {
+            int sizes[4] = {3, 9, 7, 1};
+            if (depth == 2) sizes[2] = 1;
+            imp_mlp m;
+            CHECK_OK(imp_mlp_init(&m, depth, sizes, acts[a], IMP_ACT_IDENTITY, a % 2));
+            double *p = malloc(m.n_params * sizeof(double));
+            imp_rng r;
+            imp_rng_seed(&r, 40 + a);
+            imp_mlp_init_params(&m, p, &r);
+            const int B = 5;
+            double x[15], gbar[15], g1[15], g2[15], V[5], dx1[15] = {0}, dx2[15] = {0};
+            for (int i = 0; i < 15; i++) x[i] = imp_rng_normal(&r), gbar[i] = imp_rng_normal(&r);
+            double *dp1 = calloc(m.n_params, sizeof(double)), *dp2 = calloc(m.n_params, sizeof(double));
+            imp_mlp_work *w = imp_mlp_work_new(&m, B);
+            imp_mlp_grad_input(&m, p, x, B, g1, V, w);
+            imp_mlp_grad_input_vjp(&m, p, gbar, B, dp1, dx1, w);
+            imp_mlp_grad_input(&m, p, x, B, g2, NULL, w);
+            imp_mlp_grad_input_vjp(&m, p, gbar, B, dp2, dx2, w);
+            double err = 0;
+            for (int i = 0; i < 15; i++) err = fmax(err, fabs(g1[i] - g2[i]) + fabs(dx1[i] - dx2[i]));
+            for (size_t i = 0; i < m.n_params; i++) err = fmax(err, fabs(dp1[i] - dp2[i]));
+            CHECK_MSG(err < 1e-12, "gradient-only path differs by %g (act %d, depth %d)", err, a, depth);
+            free(p), free(dp1), free(dp2);
+            imp_mlp_work_free(w);
+        }
+}
+
 int main(void)
 {
     imp_blas_init();
+    test_gradient_only_path();
     test_init_and_l2();
     test_activation_extremes();
     test_activation_accuracy();

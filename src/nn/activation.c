@@ -214,6 +214,22 @@ IMP_VEC_OPTS static inline __attribute__((always_inline)) void softplus_forward_
 
 ACT_DISPATCH(softplus_forward)
 
+/* softplus'(z) = sigmoid(z) alone, z left as it is: sweep 1 of a network
+ * whose value is not asked for needs only the derivative of its last hidden
+ * layer, and this skips the logarithm. */
+IMP_VEC_OPTS static inline __attribute__((always_inline)) void softplus_deriv_body(double *restrict z,
+                                                                 double *restrict s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        double zi = z[i], em;
+        double e = exp_neg(-fabs(zi), &em);
+        double sig_abs = 1.0 / (1.0 + e);
+        s[i] = zi >= 0.0 ? sig_abs : e * sig_abs;
+    }
+}
+
+ACT_DISPATCH(softplus_deriv)
+
 IMP_VEC_OPTS static inline __attribute__((always_inline)) void sigmoid_forward_body(double *restrict z,
                                                                 double *restrict s, size_t n)
 {
@@ -229,6 +245,17 @@ IMP_VEC_OPTS static inline __attribute__((always_inline)) void sigmoid_forward_b
 }
 
 ACT_DISPATCH(sigmoid_forward)
+
+int imp_act_deriv_only(imp_activation act, double *z, double *s, size_t n)
+{
+    switch (act) {
+    case IMP_ACT_SOFTPLUS: softplus_deriv(z, s, n); return 0;
+    case IMP_ACT_RELU:
+        for (size_t i = 0; i < n; i++) s[i] = z[i] > 0.0 ? 1.0 : 0.0;
+        return 0;
+    default: imp_act_forward(act, z, s, n); return 1;
+    }
+}
 
 void imp_act_forward(imp_activation act, double *z, double *s, size_t n)
 {

@@ -198,11 +198,18 @@ static void gemm_thin(int ta, int tb, int M, int N, int K, double alpha, const d
         const size_t sbj = tb ? (size_t)ldb : 1;  /* B(0,j) = B[j sbj] */
         for (int i = 0; i < M; i++) {
             double ai = alpha * A[(size_t)i * sai];
-            double *c = C + (size_t)i * ldc;
-            if (beta == 0.0)
+            double *restrict c = C + (size_t)i * ldc;
+            if (sbj == 1) { /* contiguous row of B: the vectorised case */
+                const double *restrict b = Bm;
+                if (beta == 0.0)
+                    for (int j = 0; j < N; j++) c[j] = ai * b[j];
+                else
+                    for (int j = 0; j < N; j++) c[j] = ai * b[j] + beta * c[j];
+            } else if (beta == 0.0) {
                 for (int j = 0; j < N; j++) c[j] = ai * Bm[(size_t)j * sbj];
-            else
+            } else {
                 for (int j = 0; j < N; j++) c[j] = ai * Bm[(size_t)j * sbj] + beta * c[j];
+            }
         }
     } else if (N == 1) {
         /* c (M) = alpha op(A) (M x K) b (K) + beta c; b has stride ldb unless transposed */
@@ -268,8 +275,18 @@ static int check_ld(int ld, int n, const char *what)
 }
 
 /* Fills the cache x, a_l, s_l for all layers from x (rows at stride ldx). */
-static void forward_cache(const imp_mlp *m, const double *params, const double *x, int ldx, int B,
-                          imp_mlp_work *w)
+/* Fills the cache a_l, s_l for all layers from x. With gradient_only (sweep
+ * 1 of a scalar network with identity output whose value is not wanted) the
+ * output layer is skipped and the last hidden layer keeps only s where the
+ * activation allows: sweep 2 then needs neither value (see sweep2), and the
+ * cache is marked unusable for imp_mlp_backward. */
+static int gradient_only_ok(const imp_mlp *m)
+{
+    return m->n_layers >= 2 && m->output_act == IMP_ACT_IDENTITY;
+}
+
+static void forward_cache_mode(const imp_mlp *m, const double *params, const double *x, int ldx, int B,
+                               imp_mlp_work *w, int gradient_only)
 {
     int n0 = m->sizes[0];
     if (ldx == n0)
@@ -289,11 +306,25 @@ static void forward_cache(const imp_mlp *m, const double *params, const double *
             beta = 1.0;
         }
         gemm(w, 0, 1, B, n_out, n_in, 1.0, in, n_in, params + m->w_off[l], n_in, beta, z, n_out);
+        if (gradient_only && l == m->n_layers - 2) {
+            imp_act_deriv_only(layer_act(m, l), z, w->s[l], (size_t)B * (size_t)n_out);
+            w->fwd_batch = 0; /* values incomplete: no imp_mlp_backward on this cache */
+            w->sweep1_batch = 0;
+            w->gradient_only = 1;
+            return;
+        }
         imp_act_forward(layer_act(m, l), z, w->s[l], (size_t)B * (size_t)n_out);
         in = z;
     }
     w->fwd_batch = B;
     w->sweep1_batch = 0;
+    w->gradient_only = 0;
+}
+
+static void forward_cache(const imp_mlp *m, const double *params, const double *x, int ldx, int B,
+                          imp_mlp_work *w)
+{
+    forward_cache_mode(m, params, x, ldx, B, w, 0);
 }
 
 void imp_mlp_forward_ld(const imp_mlp *m, const double *params, const double *x, int ldx, int B,
@@ -381,10 +412,14 @@ void imp_mlp_grad_input_ld(const imp_mlp *m, const double *params, const double 
         if (B > 0) fill_nan(V, (size_t)B);
         return;
     }
-    forward_cache(m, params, x, ldx, B, w);
+    forward_cache_mode(m, params, x, ldx, B, w, V == NULL && gradient_only_ok(m));
     if (V) memcpy(V, w->a[L - 1], (size_t)B * sizeof(double));
-    /* e_{L-1} = dV/da_{L-1} = 1, so delta_{L-1} = s_{L-1}. */
-    memcpy(w->delta[L - 1], w->s[L - 1], (size_t)B * sizeof(double));
+    /* e_{L-1} = dV/da_{L-1} = 1, so delta_{L-1} = s_{L-1} (= 1 for an
+     * identity output, whose layer the gradient-only cache skips). */
+    if (w->gradient_only)
+        for (int b = 0; b < B; b++) w->delta[L - 1][b] = 1.0;
+    else
+        memcpy(w->delta[L - 1], w->s[L - 1], (size_t)B * sizeof(double));
     for (int l = L - 1; l >= 1; l--) {
         int n_in = m->sizes[l], n_out = m->sizes[l + 1];
         /* e_{l-1} = delta_l W_l;  delta_{l-1} = s_{l-1} * e_{l-1} */
@@ -437,12 +472,16 @@ static void sweep2(const imp_mlp *m, const double *params, const double *gbar, i
                  dparams + m->w_off[l + 1], n);
         gemm(w, 0, 1, B, n_next, n, 1.0, ebar, n, W, n, 0.0, dbar, n_next);
     }
-    /* Down pass: zbar_l = r_l + s_l * abar_l, abar_{l-1} = zbar_l W_l. */
-    for (int l = L - 1; l >= 0; l--) {
+    /* Down pass: zbar_l = r_l + s_l * abar_l, abar_{l-1} = zbar_l W_l. An
+     * identity output has r = 0 and abar = 0 there (the loss depends on g,
+     * not on V), so its layer contributes nothing and is skipped: this is
+     * also what lets the gradient-only cache omit the hidden values. */
+    int top = gradient_only_ok(m) ? L - 2 : L - 1;
+    for (int l = top; l >= 0; l--) {
         int n_in = m->sizes[l], n_out = m->sizes[l + 1];
         size_t cnt = (size_t)B * (size_t)n_out;
         double *Z = w->r[l];
-        if (l < L - 1) imp_vec_fma_inplace(Z, w->s[l], abar, cnt);
+        if (l < top) imp_vec_fma_inplace(Z, w->s[l], abar, cnt);
         const double *A_in = l > 0 ? w->a[l - 1] : w->x;
         if (dparams) accumulate_layer_grad(m, w, l, Z, A_in, B, dparams);
         const double *W = params + m->w_off[l];

@@ -11,6 +11,9 @@
  * Both come out of one pass so the forward pass caches what backward and
  * the sweeps need, and no pre-activation has to be stored. */
 void imp_act_forward(imp_activation act, double *z_to_a, double *s, size_t n);
+/* s = act'(z) only, where that is cheaper (softplus, relu): returns 0 and
+ * leaves z as the pre-activation; otherwise does imp_act_forward and returns 1. */
+int imp_act_deriv_only(imp_activation act, double *z, double *s, size_t n);
 
 /* Instruction-set versions of the activation kernels. imp_act_force_isa
  * pins one (tests run every version the CPU has); -1 restores automatic
@@ -52,6 +55,7 @@ struct imp_mlp_work {
     int use_reference;      /* 1: plain loops instead of cblas_dgemm */
     int fwd_batch;          /* batch of the cached forward pass, 0 = none */
     int sweep1_batch;       /* batch of the cached sweep 1, 0 = none */
+    int gradient_only;      /* 1: the cache skips the output layer and last hidden values */
     double *x;              /* (max_batch, sizes[0]) copy of the input */
     double *a[IMP_MLP_MAX_LAYERS];     /* (B, sizes[l+1]) activations */
     double *s[IMP_MLP_MAX_LAYERS];     /* (B, sizes[l+1]) phi'(z_l) */
