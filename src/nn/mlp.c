@@ -185,39 +185,52 @@ static void gemm_ref(int ta, int tb, int M, int N, int K, double alpha, const do
         }
 }
 
-/* Products with a unit dimension: every product of a network with one
- * input or one output is of this kind (a potential R^D -> R with D = 1 or
- * 2), and general GEMM spends more time in call overhead and packing than in
- * arithmetic there. Outer products (K = 1) are plain loops the compiler
- * vectorises; matrix-vector products (M = 1 or N = 1) go to BLAS's GEMV. */
+/* Products with a small dimension (<= THIN): every product of a network
+ * with a few inputs or outputs is of this kind (a potential R^D -> R, a
+ * residual net R^2 -> R^2), and general GEMM spends more time in call
+ * overhead and packing than in arithmetic there. A small inner dimension K
+ * becomes K vectorised axpy sweeps over each row of C; a small M or N
+ * becomes M or N matrix-vector products through BLAS's GEMV. */
+#define THIN 4
+
+static int gemm_is_thin(int M, int N, int K) { return M <= THIN || N <= THIN || K <= THIN; }
+
 static void gemm_thin(int ta, int tb, int M, int N, int K, double alpha, const double *A, int lda,
                       const double *Bm, int ldb, double beta, double *C, int ldc)
 {
-    if (K == 1) {
-        const size_t sai = ta ? 1 : (size_t)lda;  /* A(i,0) = A[i sai] */
-        const size_t sbj = tb ? (size_t)ldb : 1;  /* B(0,j) = B[j sbj] */
+    const size_t sai = ta ? 1 : (size_t)lda, sak = ta ? (size_t)lda : 1; /* A(i,k) = A[i sai + k sak] */
+    const size_t sbk = tb ? 1 : (size_t)ldb, sbj = tb ? (size_t)ldb : 1; /* B(k,j) = B[k sbk + j sbj] */
+    if (K <= THIN) {
         for (int i = 0; i < M; i++) {
-            double ai = alpha * A[(size_t)i * sai];
             double *restrict c = C + (size_t)i * ldc;
-            if (sbj == 1) { /* contiguous row of B: the vectorised case */
-                const double *restrict b = Bm;
-                if (beta == 0.0)
-                    for (int j = 0; j < N; j++) c[j] = ai * b[j];
+            for (int k = 0; k < K; k++) {
+                double aik = alpha * A[(size_t)i * sai + (size_t)k * sak];
+                const double *restrict b = Bm + (size_t)k * sbk;
+                /* the first term also applies beta, so C is swept K times, not K + 1 */
+                double cb = k > 0 ? 1.0 : beta;
+                if (sbj == 1 && cb == 0.0)
+                    for (int j = 0; j < N; j++) c[j] = aik * b[j];
+                else if (sbj == 1 && cb == 1.0)
+                    for (int j = 0; j < N; j++) c[j] += aik * b[j];
+                else if (sbj == 1)
+                    for (int j = 0; j < N; j++) c[j] = cb * c[j] + aik * b[j];
                 else
-                    for (int j = 0; j < N; j++) c[j] = ai * b[j] + beta * c[j];
-            } else if (beta == 0.0) {
-                for (int j = 0; j < N; j++) c[j] = ai * Bm[(size_t)j * sbj];
-            } else {
-                for (int j = 0; j < N; j++) c[j] = ai * Bm[(size_t)j * sbj] + beta * c[j];
+                    for (int j = 0; j < N; j++)
+                        c[j] = (cb == 0.0 ? 0.0 : cb * c[j]) + aik * b[(size_t)j * sbj];
             }
+            if (K == 0)
+                for (int j = 0; j < N; j++) c[j] = beta == 0.0 ? 0.0 : beta * c[j];
         }
-    } else if (N == 1) {
-        /* c (M) = alpha op(A) (M x K) b (K) + beta c; b has stride ldb unless transposed */
-        cblas_dgemv(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, ta ? K : M, ta ? M : K, alpha, A, lda, Bm,
-                    tb ? 1 : ldb, beta, C, ldc);
-    } else { /* M == 1: c (N) = alpha op(B)^T a + beta c */
-        cblas_dgemv(CblasRowMajor, tb ? CblasNoTrans : CblasTrans, tb ? N : K, tb ? K : N, alpha, Bm, ldb, A,
-                    ta ? lda : 1, beta, C, 1);
+    } else if (N <= THIN) {
+        /* column j of C: op(A) (M x K) times column j of op(B) */
+        for (int j = 0; j < N; j++)
+            cblas_dgemv(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, ta ? K : M, ta ? M : K, alpha, A, lda,
+                        Bm + (size_t)j * sbj, (int)sbk, beta, C + j, ldc);
+    } else {
+        /* row i of C: op(B)^T (N x K) times row i of op(A) */
+        for (int i = 0; i < M; i++)
+            cblas_dgemv(CblasRowMajor, tb ? CblasNoTrans : CblasTrans, tb ? N : K, tb ? K : N, alpha, Bm, ldb,
+                        A + (size_t)i * sai, (int)sak, beta, C + (size_t)i * ldc, 1);
     }
 }
 
@@ -229,7 +242,7 @@ static void gemm(const imp_mlp_work *w, int ta, int tb, int M, int N, int K, dou
         gemm_ref(ta, tb, M, N, K, alpha, A, lda, Bm, ldb, beta, C, ldc);
         return;
     }
-    if (M == 1 || N == 1 || K == 1) {
+    if (gemm_is_thin(M, N, K)) {
         gemm_thin(ta, tb, M, N, K, alpha, A, lda, Bm, ldb, beta, C, ldc);
         return;
     }
