@@ -5,6 +5,7 @@
 #include "impulse/gp.h"
 #include "impulse/impact.h"
 #include "impulse/io.h"
+#include "impulse/report.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -15,7 +16,7 @@
 /* shared option handling                                                 */
 
 typedef struct gp_opts {
-    const char *data, *out, *model_path, *npz, *models, *sizes;
+    const char *data, *out, *model_path, *npz, *models, *sizes, *set_out;
     imp_tangent_sign conv;
     int conv_given;
     imp_gpi_kind kind;
@@ -68,6 +69,7 @@ static int parse_one(gp_opts *o, int argc, char **argv, int *i)
     else if (!strcmp(a, "--out")) o->out = v;
     else if (!strcmp(a, "--model-file") || !strcmp(a, "--gp")) o->model_path = v;
     else if (!strcmp(a, "--npz")) o->npz = v;
+    else if (!strcmp(a, "--set")) o->set_out = v;
     else if (!strcmp(a, "--models")) o->models = v;
     else if (!strcmp(a, "--sizes")) o->sizes = v;
     else if (!strcmp(a, "--convention")) {
@@ -96,6 +98,7 @@ static int parse_one(gp_opts *o, int argc, char **argv, int *i)
     DROP_OPT("--c-n", c_n)
     DROP_OPT("--k-t", k_t)
     DROP_OPT("--c-t", c_t)
+    DROP_OPT("--rho-patch", rho_patch)
     DROP_OPT("--noise-pos", noise_pos)
     DROP_OPT("--noise-theta", noise_theta)
     DROP_OPT("--a", a)
@@ -462,15 +465,18 @@ static int save_curve_npz(const imp_lc_result *r, const gp_opts *o, const char *
 {
     imp_npz *z = imp_npz_new();
     if (!z) return imp_fail(IMP_ERR_NOMEM, "out of memory");
-    size_t S = r->n_sizes;
+    size_t S = r->n_sizes, K = 0;
     double sizes[64], mean[IMP_GPI_KIND_COUNT * 64], std[IMP_GPI_KIND_COUNT * 64];
     for (size_t s = 0; s < S; s++) sizes[s] = (double)r->sizes[s];
-    for (int k = 0; k < IMP_GPI_KIND_COUNT; k++)
+    for (int k = 0; k < IMP_GPI_KIND_COUNT; k++) {
+        if (!(r->kinds & (1u << k))) continue; /* rows of the selected models only */
         for (size_t s = 0; s < S; s++) {
-            mean[k * S + s] = r->mean[k][s];
-            std[k * S + s] = r->std[k][s];
+            mean[K * S + s] = r->mean[k][s];
+            std[K * S + s] = r->std[k][s];
         }
-    size_t s1[1] = {S}, s2[2] = {IMP_GPI_KIND_COUNT, S}, s3[1] = {IMP_LC_REF_COUNT};
+        K++;
+    }
+    size_t s1[1] = {S}, s2[2] = {K, S}, s3[1] = {IMP_LC_REF_COUNT};
     int st = imp_npz_add_f64(z, "sizes", 1, s1, sizes);
     if (!st) st = imp_npz_add_f64(z, "mean", 2, s2, mean);
     if (!st) st = imp_npz_add_f64(z, "std", 2, s2, std);
@@ -488,7 +494,8 @@ static int save_curve_npz(const imp_lc_result *r, const gp_opts *o, const char *
         imp_json_kv_string(&j, "variant", imp_impact_variant_name(r->base.variant));
         imp_json_key(&j, "models");
         imp_json_begin_array(&j);
-        for (int k = 0; k < IMP_GPI_KIND_COUNT; k++) imp_json_string(&j, imp_gpi_kind_name((imp_gpi_kind)k));
+        for (int k = 0; k < IMP_GPI_KIND_COUNT; k++)
+            if (r->kinds & (1u << k)) imp_json_string(&j, imp_gpi_kind_name((imp_gpi_kind)k));
         imp_json_end_array(&j);
         imp_json_key(&j, "references");
         imp_json_begin_array(&j);
@@ -511,9 +518,27 @@ static int save_curve_npz(const imp_lc_result *r, const gp_opts *o, const char *
     return st;
 }
 
+/* One panel of Fig. 8: each model's mean error with its spread over the
+ * splits, Best Post Hoc and the IRB bound as horizontal lines. */
+static void add_curve_panel(imp_figure *fig, int panel, const imp_lc_result *r, const char *title)
+{
+    static const char *const styles[IMP_GPI_KIND_COUNT] = {"o-|C0", "s-|C1", "^-|C2", "o--|C3", "^--|C4", "d:|C5"};
+    double x[64];
+    for (size_t s = 0; s < r->n_sizes; s++) x[s] = (double)r->sizes[s];
+    imp_figure_axes(fig, panel, title, "training impacts", "mean error ||(dvx, dvy, k_g dw)|| (m/s)");
+    imp_figure_logscale(fig, panel, 1, 1);
+    for (int k = 0; k < IMP_GPI_KIND_COUNT; k++)
+        if (r->kinds & (1u << k))
+            imp_figure_errorbar(fig, panel, x, r->mean[k], r->std[k], r->n_sizes,
+                                imp_gpi_kind_name((imp_gpi_kind)k), styles[k]);
+    imp_figure_refline(fig, panel, 0, r->ref_mean[IMP_LC_REF_BEST_POST_HOC], "Best Post Hoc", "--|black");
+    imp_figure_refline(fig, panel, 0, r->ref_mean[IMP_LC_REF_IRB], "IRB bound", ":|black");
+}
+
 /* Run one learning curve with options o; appends its table to f (may be NULL)
- * and stdout. */
-static int run_curve(const gp_opts *o_in, FILE *f, const char *title, const char *npz_path)
+ * and stdout, and a panel to fig (may be NULL). */
+static int run_curve(const gp_opts *o_in, FILE *f, const char *title, const char *npz_path,
+                     imp_figure *fig, int panel)
 {
     gp_opts o = *o_in;
     size_t sizes[64], n_sizes;
@@ -546,6 +571,7 @@ static int run_curve(const gp_opts *o_in, FILE *f, const char *title, const char
             write_table(stdout, &r, full);
             if (f) write_table(f, &r, full);
             if (npz_path) st = save_curve_npz(&r, &o, imp_tangent_sign_name(t.convention), npz_path);
+            if (fig) add_curve_panel(fig, panel, &r, title);
             imp_lc_result_free(&r);
         }
         imp_gpi_data_free(&d);
@@ -589,7 +615,8 @@ static int verb_curve(int argc, char **argv)
         f = fopen(o.out, "w");
         if (!f) return cli_failf(verb, "--out: cannot write '%s'", o.out);
     }
-    int st = run_curve(&o, f, o.synthetic ? "Learning curve, synthetic drops" : "Learning curve", o.npz);
+    int st = run_curve(&o, f, o.synthetic ? "Learning curve, synthetic drops" : "Learning curve", o.npz,
+                       NULL, 0);
     if (f && fclose(f) && !st) st = imp_fail(IMP_ERR_IO, "--out: write failed");
     if (st) return cli_fail(verb);
     if (o.out) printf("wrote %s\n", o.out);
@@ -617,15 +644,19 @@ int cli_impact_drop(int argc, char **argv)
     int help;
     if (parse_all(&o, argc, argv, verb, &help)) return 1;
     if (help) {
-        printf("usage: impulse impact drop --out DROPS.npz [--count N] [--seed S]\n"
-               "         [--mu M] [--k-n K] [--c-n C] [--k-t K] [--c-t C] [--noise-pos M] [--noise-theta R]\n"
+        printf("usage: impulse impact drop --out DROPS.npz [--set SET.npz] [--count N] [--seed S]\n"
+               "         [--mu M] [--k-n K] [--c-n C] [--k-t K] [--c-t C] [--rho-patch M]\n"
+               "         [--noise-pos M] [--noise-theta R]\n"
                "         [--a M] [--b M] [--mass KG] [--kg M] [--frame-rate HZ] [--dt S]\n"
                "Simulates N drops of a planar ellipse (default: the data set's object, a = 35 mm,\n"
                "b = 25 mm, m = 36.4 g, k_g = 19.2 mm) onto a plane with Hunt-Crossley normal and\n"
-               "elastic-plastic Coulomb tangential contact, films them at 250 Hz with pose noise,\n"
+               "elastic-plastic Coulomb tangential contact (optionally a patch rolling resistance\n"
+               "--rho-patch, the torque a point contact cannot explain), films them at 250 Hz with pose noise,\n"
                "detects the impact and fits parabolas as the authors did, and writes states_i,\n"
                "states_f, n, d (the data set's layout, consistent tangent convention) plus the\n"
-               "true states. Use the file with --data in the other impact verbs.\n");
+               "true states (use it with --data in gp-fit, gp-eval, learning-curve). --set also\n"
+               "writes the impact-set layout (pre, post, n, d, valid) read by predict, identify,\n"
+               "bounds.\n");
         return 0;
     }
     if (!o.out) return cli_failf(verb, "--out: missing (file for the drops)");
@@ -636,6 +667,14 @@ int cli_impact_drop(int argc, char **argv)
     double t0 = imp_time_now();
     int st = imp_drop_generate(&o.drop, (uint64_t)o.seed, n, s, &rej);
     if (!st) st = imp_drop_save_npz(s, n, &o.drop, (uint64_t)o.seed, o.out);
+    if (!st && o.set_out) { /* the impact-set layout read by the other impact verbs */
+        imp_impact_set set;
+        st = imp_drop_to_impact_set(s, n, &o.drop, &set);
+        if (!st) {
+            st = imp_impact_save_npz(&set, o.set_out);
+            imp_impact_set_free(&set);
+        }
+    }
     if (st) {
         free(s);
         return cli_fail(verb);
@@ -653,6 +692,7 @@ int cli_impact_drop(int argc, char **argv)
     printf("%zu drops (%zu redrawn) in %.2f s: mean contact %.3f ms, median Newton restitution %.3f, "
            "largest energy rise per step %.2g J\nwrote %s\n",
            n, rej, imp_time_now() - t0, dur * 1e3, e ? e[n / 2] : NAN, gain, o.out);
+    if (o.set_out) printf("wrote %s (impact-set layout)\n", o.set_out);
     free(e);
     free(s);
     return 0;
@@ -689,14 +729,31 @@ int cli_reproduce_impact_gp(int argc, char **argv, const char *outdir, int quick
                "Produced by `impulse reproduce impact%s`. Class I: x1-impulse, x2-impulse, x1-wrench;\n"
                "Class II: residual-impulse, residual-wrench (law + GP), param-gp (GP -> (mu, eps) -> law).\n\n",
             o.quick ? " --quick" : "");
-    int st = run_curve(&o, f, "Learning curve, MIT planar-impact data", npz1);
+    imp_figure *fig = imp_figure_new(1, 2, 12.0, 4.8);
+    if (fig) imp_figure_title(fig, "Data-driven impact models: error vs training-set size ([CoRL] Fig. 8)");
+    int st = run_curve(&o, f, "Learning curve, MIT planar-impact data", npz1, fig, 0);
+    if (st == IMP_ERR_NOT_FOUND) { /* no real data here: the synthetic curve still runs */
+        fprintf(f, "Real data not found (%s); only the synthetic curve was run.\n\n", imp_last_error());
+        fprintf(stderr, "impulse reproduce impact: note: %s; GP curves on synthetic drops only\n", imp_last_error());
+        npz1[0] = '\0';
+        st = IMP_OK;
+    }
     if (!st) {
         gp_opts syn = o;
         syn.synthetic = o.quick ? 600 : 1718;
-        st = run_curve(&syn, f, "Learning curve, synthetic drops (impulse impact drop defaults)", npz2);
+        st = run_curve(&syn, f, "Learning curve, synthetic drops (impulse impact drop defaults)", npz2, fig, 1);
     }
     if (fclose(f) && !st) st = imp_fail(IMP_ERR_IO, "%s: write failed", path);
-    if (st) return cli_fail(verb);
-    printf("wrote %s, %s, %s\n", path, npz1, npz2);
+    if (st) {
+        imp_figure_free(fig);
+        return cli_fail(verb);
+    }
+    printf("wrote %s, %s%s%s\n", path, npz1, npz1[0] ? ", " : "", npz2);
+    char stem[4096];
+    snprintf(stem, sizeof stem, "%s/impact_gp_learning_curves", outdir);
+    /* the figure needs python + matplotlib; its absence is reported, not fatal */
+    if (!fig || imp_figure_save(fig, stem)) cli_fail("reproduce impact (learning-curve figure, continuing)");
+    else printf("wrote %s.png/.svg/.npz\n", stem);
+    imp_figure_free(fig);
     return 0;
 }

@@ -28,9 +28,11 @@ int cli_simulate(int argc, char **argv)
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
     }
-    const char *system = argv[1];
+    /* the constrained strand also takes `--system-file FILE` in place of a name */
+    const char *system = argv[1][0] != '-' ? argv[1] : NULL;
     int r = cli_simulate_chnn(argc, argv, system);
     if (r != CLI_NOT_MINE) return r;
+    if (!system) return cli_failf("simulate", "missing SYSTEM (see --help)");
     imp_sim_opts o;
     if (imp_sim_defaults(system, &o)) return cli_fail("simulate");
     const char *out = NULL;

@@ -123,13 +123,21 @@ int cli_train(int argc, char **argv)
         imp_loss_parts lp = {0};
         st = imp_model_train(m, &data, &to, &lp);
         if (!st) {
-            char extra[512];
-            snprintf(extra, sizeof extra,
-                     "{\"data\": \"%s\", \"epochs\": %d, \"horizon\": %d, \"batch\": %d, \"lr\": %g, \"l2\": %g, "
-                     "\"seed\": %llu, \"final_loss\": %.9g, \"seconds\": %.3f}",
-                     data_path, to.epochs, to.horizon, to.batch, to.lr, to.l2, to.seed, lp.total,
-                     imp_time_now() - t0);
-            st = imp_model_save(m, out, extra);
+            imp_json extra;
+            imp_json_init(&extra);
+            imp_json_begin_object(&extra);
+            imp_json_kv_string(&extra, "data", data_path);
+            imp_json_kv_int(&extra, "epochs", to.epochs);
+            imp_json_kv_int(&extra, "horizon", to.horizon);
+            imp_json_kv_int(&extra, "batch", to.batch);
+            imp_json_kv_number(&extra, "lr", to.lr);
+            imp_json_kv_number(&extra, "l2", to.l2);
+            imp_json_kv_int(&extra, "seed", (long long)to.seed);
+            imp_json_kv_number(&extra, "final_loss", lp.total);
+            imp_json_kv_number(&extra, "seconds", imp_time_now() - t0);
+            imp_json_end_object(&extra);
+            st = imp_model_save(m, out, imp_json_text(&extra));
+            imp_json_free(&extra);
             if (!st && !quiet)
                 fprintf(stderr, "impulse train: %s on %s, %d epochs in %.1f s, final loss %.5g -> %s\n",
                         model_name, data.system, to.epochs, imp_time_now() - t0, lp.total, out);

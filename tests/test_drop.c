@@ -37,6 +37,8 @@ static void test_params(void)
     BAD(noise_pos, -1e-4);
     BAD(vy_mean, 1.0);
     BAD(pre_last, 0);
+    BAD(rho_patch, -1e-4);
+    BAD(rho_patch, 0.02);
     BAD(post_count, 2);
 #undef BAD
     CHECK_FAILS(imp_drop_params_check(NULL), IMP_ERR_INVALID);
@@ -103,6 +105,14 @@ static void test_energy(void)
     CHECK_MSG(rise < 1e-7 * e0, "largest energy rise between samples %.3g J", rise);
     CHECK_MSG(e1 < e0 - 0.05 * e0, "dissipative impact lost only %.3g of %.3g J", e0 - e1, e0);
 
+    /* a contact patch resisting rotation only dissipates */
+    imp_drop_params q = p;
+    q.rho_patch = 1e-3;
+    double e0q, e1q;
+    gain = energy_run(&q, &e0q, &e1q, &rise);
+    CHECK_MSG(gain < 1e-7 * e0q && rise < 1e-7 * e0q, "patch torque energy rise %.3g J", gain);
+    CHECK(e1q < e0q);
+
     /* no dissipation at all: energy is conserved through the contact */
     imp_drop_params c = p;
     c.c_n = 0.0;
@@ -150,6 +160,23 @@ static void test_drops(void)
     CHECK_MSG(max_post < 1e-9, "noise-free post fit error %.3g", max_post);
     CHECK_MSG(max_tref < 1e-5, "touch-down time error %.3g s", max_tref);
     CHECK_MSG(max_torque < 0.05, "torque-impulse mismatch %.3g", max_torque);
+    {
+        /* with a patch torque the angular impulse is no longer explained by
+         * the point contact: the mismatch test above must then fail */
+        imp_drop_params q = p;
+        q.rho_patch = 1e-3;
+        imp_drop_sample sq[5];
+        CHECK_OK(imp_drop_generate(&q, 77, 5, sq, NULL));
+        double worst = 0.0;
+        for (int i = 0; i < 5; i++) {
+            double Pt = q.mass * (sq[i].true_post[3] - sq[i].true_pre[3]);
+            double Pn = q.mass * (sq[i].true_post[4] - sq[i].true_pre[4]);
+            double dL = inertia * (sq[i].true_post[5] - sq[i].true_pre[5]);
+            double pred = sq[i].n[2] * Pn + sq[i].d[2] * Pt;
+            worst = fmax(worst, fabs(dL - pred) / (fabs(sq[i].n[2] * Pn) + fabs(sq[i].d[2] * Pt)));
+        }
+        CHECK_MSG(worst > 0.05, "patch torque left no unexplained angular impulse (%.3g)", worst);
+    }
     CHECK(separating);
 
     /* reproducible with the seed, different with another */
@@ -168,6 +195,32 @@ static void test_drops(void)
             err += fabs(s[i].post[j] - s[i].true_post[j]) * sc / (3 * N);
         }
     CHECK_MSG(err > 0.0 && err < 0.05, "noisy velocity error %.3g m/s", err);
+}
+
+/* RK4 order inside a contact phase (smooth while delta > 0 and the friction
+ * cone is not reached): halving the step divides the error by ~16. */
+static void test_convergence_order(void)
+{
+    imp_drop_params p;
+    imp_drop_params_default(&p);
+    p.mu = 50.0; /* keep the tangential force off the cone: a smooth right-hand side */
+    double r[2];
+    double h = imp_drop_lowest_point(&p, 0.3, r);
+    double s0[7] = {0.0, h - 2e-5, 0.3, 0.3, -1.0, 2.0, 0.0};
+    double T = 1e-4, ref[7], out[7], err[3];
+    p.dt = p.dt_free = 2.5e-8;
+    CHECK_OK(imp_drop_simulate(&p, s0, 0.0, &T, 1, ref, NULL, NULL));
+    double steps[3] = {1e-5, 5e-6, 2.5e-6};
+    for (int k = 0; k < 3; k++) {
+        p.dt = p.dt_free = steps[k];
+        CHECK_OK(imp_drop_simulate(&p, s0, 0.0, &T, 1, out, NULL, NULL));
+        err[k] = 0.0;
+        for (int i = 3; i < 6; i++) err[k] = fmax(err[k], fabs(out[i] - ref[i]));
+    }
+    CHECK(ref[1] < h); /* still in contact at T */
+    double o1 = log2(err[0] / err[1]), o2 = log2(err[1] / err[2]);
+    CHECK_MSG(o1 > 3.5 && o2 > 3.5, "observed orders %.2f %.2f (errors %.3g %.3g %.3g)", o1, o2, err[0],
+              err[1], err[2]);
 }
 
 static void test_bad_simulate(void)
@@ -239,6 +292,7 @@ int main(void)
     test_free_flight_exact();
     test_energy();
     test_drops();
+    test_convergence_order();
     test_bad_simulate();
     TEST_MAIN_END();
 }

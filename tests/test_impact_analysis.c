@@ -40,8 +40,11 @@ static void test_irb(void)
     imp_rng_seed(&rng, 11);
     int worse = 0, checked = 0;
     for (int t = 0; t < 200; t++) {
-        imp_contact c;
-        random_contact(&rng, &c, NULL, 0);
+        imp_contact c0, c;
+        random_contact(&rng, &c0, NULL, 0);
+        /* half of the outcomes penetrate (un+ < 0) so the line and corners are exercised */
+        double vp[3] = {c0.v_post[0], t % 2 ? c0.v_post[1] : imp_rng_uniform_range(&rng, -2.0, 0.0), c0.v_post[2]};
+        imp_contact_make(&c, c0.J, c0.J + 3, M_, M_ * KG_ * KG_, c0.v_pre, vp);
         for (int metric = 0; metric < 2; metric++) {
             double P[2];
             int act;
@@ -102,6 +105,69 @@ static void test_irb(void)
             CHECK_CLOSE(P[1], Ptrue[1], 1e-7, 1e-10);
         }
     }
+}
+
+/* KKT conditions of the IRB problem min f(P) s.t. E(P) <= r^2, a^T P >= beta:
+ * grad f = nu a - lam grad E with lam, nu >= 0, each zero unless its
+ * constraint is active. */
+static void test_irb_kkt(void)
+{
+    imp_rng rng;
+    imp_rng_seed(&rng, 23);
+    int counts[4] = {0, 0, 0, 0}, bad = 0;
+    for (int t = 0; t < 2000; t++) {
+        imp_contact c0, c;
+        random_contact(&rng, &c0, NULL, 0);
+        /* measured outcomes that penetrate or gain energy too, so every active set occurs */
+        double vp[3] = {c0.v_post[0] + imp_rng_uniform_range(&rng, -1, 1), imp_rng_uniform_range(&rng, -2.0, 3.0),
+                        c0.v_post[2] + imp_rng_uniform_range(&rng, -60, 60)};
+        imp_contact_make(&c, c0.J, c0.J + 3, M_, M_ * KG_ * KG_, c0.v_pre, vp);
+        for (int metric = 0; metric < 2; metric++) {
+            double P[2];
+            int act;
+            if (imp_impact_irb(&c, KG_, (imp_irb_metric)metric, P, &act)) { bad++; continue; }
+            counts[act]++;
+            /* grad f = 2 A^T (A P - b) */
+            double v[3], gf[2] = {0, 0};
+            imp_contact_velocity_after(&c, P, v);
+            for (int k = 0; k < 3; k++) {
+                double s = metric == 0 ? (k == 2 ? KG_ : 1) : 1 / c.minv[k];
+                double Ad = metric == 0 ? s * c.minv[k] * c.J[k] : c.J[k];
+                double An = metric == 0 ? s * c.minv[k] * c.J[3 + k] : c.J[3 + k];
+                double res = s * (v[k] - c.v_post[k]);
+                gf[0] += 2 * Ad * res;
+                gf[1] += 2 * An * res;
+            }
+            double ps[2];
+            imp_contact_plastic_stick(&c, ps);
+            double gE[2] = {2 * (c.W[0] * (P[0] - ps[0]) + c.W[1] * (P[1] - ps[1])),
+                            2 * (c.W[2] * (P[0] - ps[0]) + c.W[3] * (P[1] - ps[1]))};
+            double a[2] = {c.W[2], c.W[3]};
+            double lam = 0, nu = 0, scale = hypot(gf[0], gf[1]) + 1e-300;
+            if (act == 1) lam = -(gf[0] * gE[0] + gf[1] * gE[1]) / (gE[0] * gE[0] + gE[1] * gE[1]);
+            else if (act == 2) nu = (gf[0] * a[0] + gf[1] * a[1]) / (a[0] * a[0] + a[1] * a[1]);
+            else if (act == 3) {
+                /* gf = nu a - lam gE: 2x2 system in (nu, lam) */
+                double det = a[0] * (-gE[1]) - (-gE[0]) * a[1];
+                nu = (gf[0] * (-gE[1]) - (-gE[0]) * gf[1]) / det;
+                lam = (a[0] * gf[1] - a[1] * gf[0]) / det;
+            }
+            double r0 = gf[0] - nu * a[0] + lam * gE[0], r1 = gf[1] - nu * a[1] + lam * gE[1];
+            double tol = 1e-6;
+            int ok = hypot(r0, r1) <= tol * scale && lam >= -tol * scale / (hypot(gE[0], gE[1]) + 1e-300) &&
+                     nu >= -tol * scale / hypot(a[0], a[1]);
+            if (act == 0) ok = scale <= 1e-9 * (fabs(gf[0]) + fabs(gf[1]) + 1) || hypot(gf[0], gf[1]) < 1e-9;
+            if (!ok) {
+                bad++;
+                fprintf(stderr, "KKT fails: metric %d active %d stationarity %g lam %g nu %g\n", metric, act,
+                        hypot(r0, r1) / scale, lam, nu);
+            }
+        }
+    }
+    printf("IRB KKT: interior %d, ellipse %d, line %d, corner %d; violations %d\n", counts[0], counts[1], counts[2],
+           counts[3], bad);
+    CHECK(bad == 0);
+    CHECK(counts[0] > 0 && counts[1] > 0 && counts[2] > 0 && counts[3] > 0);
 }
 
 /* Identification recovers the parameters that generated the targets. */
@@ -216,6 +282,7 @@ static void test_data(void)
 int main(void)
 {
     test_irb();
+    test_irb_kkt();
     test_identification();
     FILE *f = fopen(DATA "/data_ellipse.mat", "rb");
     if (f) { fclose(f); test_data(); }

@@ -69,6 +69,11 @@ int main(void)
     CHECK(strcmp(out, out2) == 0);
     CHECK(run("impact bounds --data " DATA "/data_ellipse.mat", out, sizeof out) == 0);
     CHECK(strstr(out, "| stored |") && strstr(out, "| corrected |"));
+    /* the authors' stored impulses as targets: only on the processed set */
+    CHECK(run("impact identify --data " DATA "/ellipse_uniform_raw2000.mat --target p-data --k 5 --reps 1", out,
+              sizeof out) != 0 && strstr(out, "processed set"));
+    CHECK(run("impact identify --data " DATA "/data_ellipse.mat --convention stored --model ap-newton --target p-data "
+              "--k 30 --reps 2 --grid 6", out, sizeof out) == 0 && strstr(out, "| stored | ap-newton | authors | p-data |"));
     remove("test_cli_set.npz");
     TEST_MAIN_END();
 }

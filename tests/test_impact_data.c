@@ -123,6 +123,28 @@ static void test_data(void)
     CHECK(e2 < 1e-6);
     CHECK(e3 < 1e-9);
     free(f5); free(f2); free(w); free(X1); free(X2); free(Wr);
+    /* the raw 2000-drop file: its 1718 valid drops are those of data_ellipse.mat,
+     * same pre-impact velocities and Jacobians; post vy lower by 3 frames of g */
+    imp_impact_set raw;
+    CHECK_OK(imp_impact_load_raw_mat(&raw, DATA "/ellipse_uniform_raw2000.mat"));
+    if (raw.count == 2000) {
+        size_t j = 0, nvalid = 0;
+        double maxdv = 0, maxdvy = 0;
+        for (size_t i = 0; i < raw.count && j < s.count; i++) {
+            if (!raw.valid[i]) continue;
+            nvalid++;
+            for (int k = 3; k < 6; k++) maxdv = fmax(maxdv, fabs(raw.pre[6 * i + k] - s.pre[6 * j + k]));
+            for (int k = 0; k < 3; k++) maxdv = fmax(maxdv, fabs(raw.d[3 * i + k] - s.d[3 * j + k]));
+            maxdvy = fmax(maxdvy, fabs(s.post[6 * j + 4] - raw.post[6 * i + 4] - 3 * s.object.g * s.object.h));
+            j++;
+        }
+        printf("raw file: %zu valid of %zu; max |pre v, d diff| %.3g; max |vy shift - 3 g h| %.3g\n", nvalid, raw.count,
+               maxdv, maxdvy);
+        CHECK(nvalid == 1718);
+        CHECK(maxdv == 0);
+        CHECK(maxdvy < 1e-12);
+    }
+    imp_impact_set_free(&raw);
     imp_impact_set_free(&s);
     /* bad input: missing variable, wrong file */
     double *x = NULL;
@@ -131,6 +153,7 @@ static void test_data(void)
     CHECK_FAILS(imp_impact_load_mat(&s, DATA "/p_models.mat"), IMP_ERR_NOT_FOUND);
     CHECK_FAILS(imp_impact_load_mat(&s, DATA "/README.md"), IMP_ERR_FORMAT);
     CHECK_FAILS(imp_impact_load_mat(&s, DATA "/no_such_file.mat"), IMP_ERR_IO);
+    CHECK_FAILS(imp_impact_load_raw_mat(&s, DATA "/data_ellipse.mat"), IMP_ERR_NOT_FOUND);
 }
 
 /* Write a MAT v5 file holding struct `data` with the fields of the processed

@@ -579,7 +579,7 @@ static double ulp_err(double got, double want)
     return fabs(got - want) / fmax(fabs(want), 1e-300) / 2.220446049250313e-16;
 }
 
-static void test_activation_accuracy(void)
+static void activation_accuracy(const char *isa_name)
 {
     enum { N = 40000 };
     static double z[N], a[N], s[N];
@@ -609,8 +609,8 @@ static void test_activation_accuracy(void)
             worst_a = fmax(worst_a, ulp_err(a[i], wa));
             worst_s = fmax(worst_s, ulp_err(s[i], ws));
         }
-        CHECK_MSG(worst_a < 6.0 && worst_s < 8.0, "%s: value %.1f ulp, derivative %.1f ulp",
-                  imp_activation_name(act), worst_a, worst_s);
+        CHECK_MSG(worst_a < 6.0 && worst_s < 8.0, "%s (%s): value %.1f ulp, derivative %.1f ulp",
+                  imp_activation_name(act), isa_name, worst_a, worst_s);
         /* NaN in, NaN out; infinities saturate */
         double zn[3] = {NAN, INFINITY, -INFINITY}, sn[3];
         imp_act_forward(act, zn, sn, 3);
@@ -618,6 +618,26 @@ static void test_activation_accuracy(void)
         CHECK(sn[1] == (q == 1 ? 1.0 : 0.0) && sn[2] == 0.0);
         CHECK(zn[1] == (q == 1 ? INFINITY : 1.0) && zn[2] == (q == 0 ? -1.0 : 0.0));
     }
+
+}
+
+/* Every instruction-set version the CPU has, then the automatic choice. */
+static void test_activation_accuracy(void)
+{
+    static const char *names[] = {"base", "avx2", "avx512"};
+    int ran = 0;
+    for (int isa = IMP_ISA_BASE; isa <= IMP_ISA_AVX512; isa++) {
+        if (imp_act_force_isa(isa) != IMP_OK) {
+            printf("activation kernels: %s version not available here, skipped\n", names[isa]);
+            continue;
+        }
+        activation_accuracy(names[isa]);
+        ran++;
+    }
+    CHECK_OK(imp_act_force_isa(-1));
+    CHECK(ran >= 1);
+    CHECK_FAILS(imp_act_force_isa(7), IMP_ERR_UNSUPPORTED);
+    activation_accuracy("auto");
 
     /* second derivatives (sweep 2 up step with dbar = e = 1) against central
      * differences of the first derivative, for every activation */
@@ -899,9 +919,45 @@ static void test_adam(void)
     CHECK(imp_cosine_lr(1e-2, 1e-4, 5, 0) == 1e-2);
 }
 
+/* Sweep 1 without the network value takes a cheaper path (no output layer,
+ * derivative-only last hidden layer for softplus/relu): both sweeps must
+ * give the same numbers as with the value, and the cache must refuse an
+ * ordinary backward afterwards. */
+static void test_gradient_only_path(void)
+{
+    const imp_activation acts[4] = {IMP_ACT_SOFTPLUS, IMP_ACT_RELU, IMP_ACT_TANH, IMP_ACT_SIGMOID};
+    for (int a = 0; a < 4; a++)
+        for (int depth = 2; depth <= 3; depth++) {
+            int sizes[4] = {3, 9, 7, 1};
+            if (depth == 2) sizes[2] = 1;
+            imp_mlp m;
+            CHECK_OK(imp_mlp_init(&m, depth, sizes, acts[a], IMP_ACT_IDENTITY, a % 2));
+            double *p = malloc(m.n_params * sizeof(double));
+            imp_rng r;
+            imp_rng_seed(&r, 40 + a);
+            imp_mlp_init_params(&m, p, &r);
+            const int B = 5;
+            double x[15], gbar[15], g1[15], g2[15], V[5], dx1[15] = {0}, dx2[15] = {0};
+            for (int i = 0; i < 15; i++) x[i] = imp_rng_normal(&r), gbar[i] = imp_rng_normal(&r);
+            double *dp1 = calloc(m.n_params, sizeof(double)), *dp2 = calloc(m.n_params, sizeof(double));
+            imp_mlp_work *w = imp_mlp_work_new(&m, B);
+            imp_mlp_grad_input(&m, p, x, B, g1, V, w);
+            imp_mlp_grad_input_vjp(&m, p, gbar, B, dp1, dx1, w);
+            imp_mlp_grad_input(&m, p, x, B, g2, NULL, w);
+            imp_mlp_grad_input_vjp(&m, p, gbar, B, dp2, dx2, w);
+            double err = 0;
+            for (int i = 0; i < 15; i++) err = fmax(err, fabs(g1[i] - g2[i]) + fabs(dx1[i] - dx2[i]));
+            for (size_t i = 0; i < m.n_params; i++) err = fmax(err, fabs(dp1[i] - dp2[i]));
+            CHECK_MSG(err < 1e-12, "gradient-only path differs by %g (act %d, depth %d)", err, a, depth);
+            free(p), free(dp1), free(dp2);
+            imp_mlp_work_free(w);
+        }
+}
+
 int main(void)
 {
     imp_blas_init();
+    test_gradient_only_path();
     test_init_and_l2();
     test_activation_extremes();
     test_activation_accuracy();

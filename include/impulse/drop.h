@@ -12,6 +12,9 @@
  *   tangential Ft = -(k_t z + c_t vt) clipped to |Ft| <= mu Fn, z' = vt,
  *              with |k_t z| <= mu Fn restored after every step (elastic-
  *              plastic tangential compliance: regularised Coulomb friction).
+ *   patch      torque -rho_patch Fn tanh(w / 0.5 rad/s): a finite contact
+ *              patch resisting rotation, the torque a point contact cannot
+ *              explain (default 0).
  * Stored energy E = T + m g y + k_n delta^2.5 / 2.5 + k_t z^2 / 2 never
  * increases for c_n, c_t >= 0 (up to integration error).
  *
@@ -40,6 +43,7 @@ typedef struct imp_drop_params {
     double mu;    /* Coulomb friction coefficient */
     double k_t;   /* tangential stiffness, N / m */
     double c_t;   /* tangential damping, N s / m */
+    double rho_patch; /* contact-patch rolling-resistance arm, m (0: point contact) */
     /* integration */
     double dt;        /* RK4 step near and in contact, s */
     double dt_free;   /* RK4 step in free flight far from the plane, s */

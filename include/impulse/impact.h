@@ -83,6 +83,13 @@ int imp_impact_set_validate(imp_impact_set *s, size_t *n_invalid);
  * clear error naming the field. */
 int imp_impact_load_mat(imp_impact_set *s, const char *path);
 
+/* Load the raw 2000-drop file (ellipse_uniform_raw2000.mat, [CODE2]):
+ * struct array `bounce_array` with .states (1x12: pre then post), .n, .d
+ * (1x3) and the validity flags (.flags 1x6, or flag_sb/en/cl/mc/de/ld);
+ * valid = all flags 0 and pre-impact un < 0. Its post-impact vy is the
+ * fitted value before the 3-frame back-propagation of data_ellipse.mat. */
+int imp_impact_load_raw_mat(imp_impact_set *s, const char *path);
+
 /* Load a single named 2-D double matrix (e.g. "p_models" from
  * p_models.mat) into a malloc'd row-major buffer; expect_rows/expect_cols
  * 0 = any. The caller frees *data. */

@@ -53,7 +53,9 @@ double imp_contact_impulse_error(const imp_contact *c, const double P[2], double
 typedef enum imp_impact_target {
     IMP_TARGET_CONTACT = 0,      /* Mc J (v+ - v-) ([CODE2] optimal_mu_e.m) */
     IMP_TARGET_IRB_VELOCITY = 1, /* P_IRB, velocity metric ([ISRR] eq 8) */
-    IMP_TARGET_IRB_MOMENTUM = 2  /* P_IRB, momentum metric */
+    IMP_TARGET_IRB_MOMENTUM = 2, /* P_IRB, momentum metric */
+    IMP_TARGET_GIVEN = 3         /* supplied by the caller (e.g. the stored p_true_data.mat);
+                                    imp_impact_targets cannot compute it */
 } imp_impact_target;
 const char *imp_impact_target_name(imp_impact_target t);
 int imp_impact_target_parse(const char *text, imp_impact_target *out, const char *what);

@@ -18,6 +18,7 @@ extern "C" {
 typedef struct imp_impact_eval_options {
     imp_impact_variant variant;  /* law variant (authors: as in p_models.mat) */
     imp_impact_target target;    /* impulses identified against (contact) */
+    const double *given_targets; /* IMP_TARGET_GIVEN: count x 2 in table order (valid impacts) */
     size_t k, reps;              /* ensemble: k trials per draw, reps draws (120, 20) */
     uint64_t seed;
     double table2_tol;           /* relative residual counted as "explained" (0.005) */

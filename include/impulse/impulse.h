@@ -9,5 +9,15 @@
 #include "impulse/report.h"
 #include "impulse/contact_systems.h"
 #include "impulse/cdl.h"
+#include "impulse/constrained.h"
+#include "impulse/chnn_systems.h"
+#include "impulse/flat.h"
+#include "impulse/impact.h"
+#include "impulse/impact_models.h"
+#include "impulse/impact_analysis.h"
+#include "impulse/impact_reproduce.h"
+#include "impulse/gp.h"
+#include "impulse/drop.h"
+#include "impulse/chnn_models.h"
 
 #endif

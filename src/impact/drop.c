@@ -23,6 +23,7 @@ void imp_drop_params_default(imp_drop_params *p)
     p->mu = 0.3;
     p->k_t = 2e5;
     p->c_t = 2.0;
+    p->rho_patch = 0.0;
     p->dt = 2e-6;
     p->dt_free = 2e-4;
     /* Vicon at 250 Hz; noise levels assumed (not published, reference §4) */
@@ -66,6 +67,9 @@ int imp_drop_params_check(const imp_drop_params *p)
     CHECK_NONNEG(mu);
     CHECK_POS(k_t);
     CHECK_NONNEG(c_t);
+    CHECK_NONNEG(rho_patch);
+    if (p->rho_patch >= 0.5 * fmin(p->a, p->b))
+        return imp_fail(IMP_ERR_INVALID, "drop: rho_patch: %g m is not small against the body", p->rho_patch);
     CHECK_POS(dt);
     CHECK_POS(dt_free);
     CHECK_POS(frame_rate);
@@ -153,7 +157,9 @@ static void drop_rhs(const imp_drop_params *p, const double *s, double *ds)
     ds[2] = s[5];
     ds[3] = F[0] / p->mass;
     ds[4] = F[1] / p->mass - p->g;
-    ds[5] = (r[0] * F[1] - r[1] * F[0]) / inertia; /* torque r x F */
+    /* torque r x F, plus the patch's rolling resistance (dissipative: its
+     * power -rho Fn w tanh(w / w0) <= 0) */
+    ds[5] = (r[0] * F[1] - r[1] * F[0] - p->rho_patch * F[1] * tanh(s[5] / 0.5)) / inertia;
     ds[6] = h - s[1] > 0.0 ? s[3] - s[5] * r[1] : 0.0; /* spring follows the slip */
 }
 

@@ -37,7 +37,7 @@ int imp_drop_to_impact_set(const imp_drop_sample *s, size_t count, const imp_dro
 static void kv_params(imp_json *j, const imp_drop_params *p)
 {
 #define KV(f) imp_json_kv_number(j, #f, p->f)
-    KV(a); KV(b); KV(mass); KV(kg); KV(g); KV(k_n); KV(c_n); KV(mu); KV(k_t); KV(c_t); KV(dt);
+    KV(a); KV(b); KV(mass); KV(kg); KV(g); KV(k_n); KV(c_n); KV(mu); KV(k_t); KV(c_t); KV(rho_patch); KV(dt);
     KV(dt_free); KV(frame_rate); KV(noise_pos); KV(noise_theta); KV(vx_mean); KV(vx_sd);
     KV(vy_mean); KV(vy_sd); KV(omega_mean); KV(omega_sd); KV(accel_threshold);
 #undef KV

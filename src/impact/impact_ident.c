@@ -40,18 +40,18 @@ void imp_impact_table_free(imp_impact_table *t)
     memset(t, 0, sizeof *t);
 }
 
-static const char *target_names[3] = {"contact", "irb-velocity", "irb-momentum"};
+static const char *target_names[4] = {"contact", "irb-velocity", "irb-momentum", "p-data"};
 
 const char *imp_impact_target_name(imp_impact_target t)
 {
-    return (unsigned)t < 3 ? target_names[t] : NULL;
+    return (unsigned)t < 4 ? target_names[t] : NULL;
 }
 
 int imp_impact_target_parse(const char *text, imp_impact_target *out, const char *what)
 {
-    for (int k = 0; text && k < 3; k++)
+    for (int k = 0; text && k < 4; k++)
         if (!strcmp(text, target_names[k])) { *out = (imp_impact_target)k; return IMP_OK; }
-    return imp_fail(IMP_ERR_INVALID, "%s: unknown target '%s' (contact, irb-velocity, irb-momentum)", what,
+    return imp_fail(IMP_ERR_INVALID, "%s: unknown target '%s' (contact, irb-velocity, irb-momentum, p-data)", what,
                     text ? text : "(null)");
 }
 
@@ -68,6 +68,8 @@ int imp_impact_targets(const imp_impact_table *t, imp_impact_target kind, double
             st = imp_impact_irb(c, t->kg, IMP_IRB_VELOCITY, P + 2 * i, NULL);
         } else if (kind == IMP_TARGET_IRB_MOMENTUM) {
             st = imp_impact_irb(c, t->kg, IMP_IRB_MOMENTUM, P + 2 * i, NULL);
+        } else if (kind == IMP_TARGET_GIVEN) {
+            return imp_fail(IMP_ERR_INVALID, "target: 'p-data' impulses are read from a file, not computed");
         } else {
             return imp_fail(IMP_ERR_INVALID, "target: unknown value %d", (int)kind);
         }

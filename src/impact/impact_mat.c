@@ -103,3 +103,90 @@ done:
     Mat_Close(m);
     return st;
 }
+
+/* Numeric value(s) of a struct field as doubles (any real numeric class). */
+static int field_values(matvar_t *st, size_t idx, const char *field, size_t want, double *out, int *found)
+{
+    matvar_t *f = Mat_VarGetStructFieldByName(st, field, idx);
+    *found = f != NULL;
+    if (!f) return IMP_OK;
+    size_t n = 1;
+    for (int k = 0; k < f->rank; k++) n *= f->dims[k];
+    if (n != want || !f->data || f->isComplex)
+        return imp_fail(IMP_ERR_SHAPE, "bounce_array(%zu).%s: expected %zu real values, found %zu", idx + 1, field, want, n);
+    for (size_t i = 0; i < n; i++) {
+        double x;
+        switch (f->data_type) {
+        case MAT_T_DOUBLE: x = ((const double *)f->data)[i]; break;
+        case MAT_T_SINGLE: x = ((const float *)f->data)[i]; break;
+        case MAT_T_UINT8: x = ((const unsigned char *)f->data)[i]; break;
+        case MAT_T_INT8: x = ((const signed char *)f->data)[i]; break;
+        case MAT_T_INT32: x = ((const int *)f->data)[i]; break;
+        case MAT_T_UINT32: x = ((const unsigned *)f->data)[i]; break;
+        case MAT_T_INT16: x = ((const short *)f->data)[i]; break;
+        case MAT_T_UINT16: x = ((const unsigned short *)f->data)[i]; break;
+        default:
+            return imp_fail(IMP_ERR_SHAPE, "bounce_array(%zu).%s: unsupported numeric type %d", idx + 1, field,
+                            (int)f->data_type);
+        }
+        out[i] = x;
+    }
+    return IMP_OK;
+}
+
+int imp_impact_load_raw_mat(imp_impact_set *s, const char *path)
+{
+    static const char *flag_names[6] = {"flag_sb", "flag_en", "flag_cl", "flag_mc", "flag_de", "flag_ld"};
+    int st = IMP_OK;
+    memset(s, 0, sizeof *s);
+    mat_t *m = open_mat(path, &st);
+    if (!m) return st;
+    matvar_t *v = Mat_VarRead(m, "bounce_array");
+    if (!v) { st = imp_fail(IMP_ERR_NOT_FOUND, "%s: variable 'bounce_array' missing", path); goto done; }
+    if (v->class_type != MAT_C_STRUCT) { st = imp_fail(IMP_ERR_SHAPE, "%s: 'bounce_array' is not a struct", path); goto done; }
+    size_t count = 1;
+    for (int k = 0; k < v->rank; k++) count *= v->dims[k];
+    if (count == 0) { st = imp_fail(IMP_ERR_SHAPE, "%s: 'bounce_array' is empty", path); goto done; }
+    if ((st = imp_impact_set_alloc(s, count))) goto done;
+    for (size_t i = 0; i < count && !st; i++) {
+        double states[12], flags[6];
+        int found;
+        if ((st = field_values(v, i, "states", 12, states, &found))) break;
+        if (!found) { st = imp_fail(IMP_ERR_NOT_FOUND, "bounce_array.states: field missing"); break; }
+        if ((st = field_values(v, i, "n", 3, s->n + 3 * i, &found))) break;
+        if (!found) { st = imp_fail(IMP_ERR_NOT_FOUND, "bounce_array.n: field missing"); break; }
+        if ((st = field_values(v, i, "d", 3, s->d + 3 * i, &found))) break;
+        if (!found) { st = imp_fail(IMP_ERR_NOT_FOUND, "bounce_array.d: field missing"); break; }
+        memcpy(s->pre + 6 * i, states, 6 * sizeof(double));
+        memcpy(s->post + 6 * i, states + 6, 6 * sizeof(double));
+        if ((st = field_values(v, i, "flags", 6, flags, &found))) break;
+        if (!found) {
+            for (int k = 0; k < 6 && !st; k++) {
+                st = field_values(v, i, flag_names[k], 1, flags + k, &found);
+                if (!st && !found) st = imp_fail(IMP_ERR_NOT_FOUND, "bounce_array.%s: field missing (and no .flags)", flag_names[k]);
+            }
+            if (st) break;
+        }
+        int bad = 0;
+        for (int k = 0; k < 6; k++) bad |= flags[k] != 0;
+        s->valid[i] = !bad;
+    }
+    if (!st) {
+        unsigned char *keep = malloc(count);
+        if (!keep) st = imp_fail(IMP_ERR_NOMEM, "%s: out of memory", path);
+        else {
+            memcpy(keep, s->valid, count);
+            st = imp_impact_set_validate(s, NULL); /* finite values; un < 0 */
+            for (size_t i = 0; !st && i < count; i++) s->valid[i] = s->valid[i] && keep[i];
+            free(keep);
+        }
+    }
+    if (st) {
+        imp_fail_context(st, "%s", path);
+        imp_impact_set_free(s);
+    }
+done:
+    Mat_VarFree(v);
+    Mat_Close(m);
+    return st;
+}

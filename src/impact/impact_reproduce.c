@@ -12,6 +12,7 @@ imp_impact_eval_options imp_impact_eval_options_default(void)
     imp_impact_eval_options o;
     o.variant = IMP_VARIANT_AUTHORS;
     o.target = IMP_TARGET_CONTACT;
+    o.given_targets = NULL;
     o.k = 120;   /* [CoRL] sec 4.3 */
     o.reps = 20; /* [CoRL] sec 4.3 */
     o.seed = 2017;
@@ -65,7 +66,11 @@ int imp_impact_evaluate(imp_impact_eval *out, const imp_impact_set *s, const imp
     out->variant = o.variant;
     out->target = o.target;
     out->count = n;
-    if ((st = imp_impact_targets(&t, o.target, P))) goto done;
+    if (o.target == IMP_TARGET_GIVEN) {
+        if (!o.given_targets) { st = imp_fail(IMP_ERR_INVALID, "given_targets: missing for target p-data"); goto done; }
+        if ((st = imp_check_finite(o.given_targets, 2 * n, "given_targets"))) goto done;
+        memcpy(P, o.given_targets, 2 * n * sizeof(double));
+    } else if ((st = imp_impact_targets(&t, o.target, P))) goto done;
     for (size_t i = 0; i < n; i++) bph1[i] = INFINITY;
     /* Table 1: ensemble identification; errors at Table 1 and identified parameters */
     for (int m = 0; m < IMP_IMPACT_MODEL_COUNT; m++) {

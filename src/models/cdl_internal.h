@@ -54,7 +54,7 @@ struct imp_model_work {
     imp_mlp_work **net;      /* H + 1 slots */
     imp_mlp_work **contact;  /* H slots */
     /* per-slot arrays, (H + 1) x B x D unless noted */
-    double *q, *v, *g, *vh, *qt, *vS, *a1;
+    double *q, *v, *g, *vh, *qt, *vS;
     double *p, *gate;        /* H x B x K */
     unsigned char *active;   /* H x B x n_pairs */
     double *qbar, *vbar, *gbar;

@@ -31,7 +31,7 @@ static void step_forward(const imp_model *m, const double *params, imp_model_wor
     const double *q = SLOT(w->q, n, sBD), *v = SLOT(w->v, n, sBD), *g = SLOT(w->g, n, sBD);
     double *vh = SLOT(w->vh, n, sBD), *qt = SLOT(w->qt, n, sBD);
     double *qn = SLOT(w->q, n + 1, sBD), *vn = SLOT(w->v, n + 1, sBD), *gn = SLOT(w->g, n + 1, sBD);
-    double *vS = SLOT(w->vS, n, sBD), *a1 = SLOT(w->a1, n, sBD);
+    double *vS = SLOT(w->vS, n, sBD);
     double *p = SLOT(w->p, n, sBK), *gate = SLOT(w->gate, n, sBK);
 
     for (int b = 0; b < B; b++)
@@ -65,9 +65,9 @@ static void step_forward(const imp_model *m, const double *params, imp_model_wor
     for (int b = 0; b < B; b++)
         for (int i = 0; i < D; i++) {
             size_t bi = (size_t)b * D + i;
-            a1[bi] = winv[i / d] * (-gn[bi] - C[i] * vh[bi]);
-            vS[bi] = vh[bi] + h * a1[bi];
-            vn[bi] = vh[bi] + 0.5 * h * a1[bi];
+            double a1 = winv[i / d] * (-gn[bi] - C[i] * vh[bi]);
+            vS[bi] = vh[bi] + h * a1;
+            vn[bi] = vh[bi] + 0.5 * h * a1;
         }
     if (m->has_contact_net)
         for (int b = 0; b < B; b++)
@@ -85,7 +85,7 @@ static void step_backward(const imp_model *m, const double *params, imp_model_wo
     const int D = m->D, K = m->K, d = m->geom.dim, P = m->geom.n_pairs;
     const double h = m->dt;
     const size_t sBD = (size_t)B * D, sBK = (size_t)B * K;
-    const double *q = SLOT(w->q, n, sBD), *v = SLOT(w->v, n, sBD), *g = SLOT(w->g, n, sBD);
+    const double *v = SLOT(w->v, n, sBD), *g = SLOT(w->g, n, sBD);
     const double *vh = SLOT(w->vh, n, sBD), *qt = SLOT(w->qt, n, sBD), *vS = SLOT(w->vS, n, sBD);
     const double *gn = SLOT(w->g, n + 1, sBD);
     const double *gate = SLOT(w->gate, n, sBK);
@@ -154,7 +154,6 @@ static void step_backward(const imp_model *m, const double *params, imp_model_wo
             Cbar[i] += -wi * v[bi] * a0_bar;
             wbar[i / d] += (-g[bi] - C[i] * v[bi]) * a0_bar;
         }
-    (void)q;
 }
 
 int imp_structured_window_loss(const imp_model *m, const double *params, imp_model_work *w,

@@ -146,7 +146,7 @@ imp_model_work *imp_model_work_new(const imp_model *m, int B, int H)
     size_t sBD = (size_t)B * m->D, sBK = (size_t)B * m->K, S1 = (size_t)H + 1;
     size_t P = m->geom.n_pairs > 0 ? (size_t)m->geom.n_pairs : 1;
     size_t width = (size_t)(2 * m->D + m->K);
-    double **arrays[] = {&w->q, &w->v, &w->g, &w->vh, &w->qt, &w->vS, &w->a1, &w->qbar, &w->vbar, &w->gbar};
+    double **arrays[] = {&w->q, &w->v, &w->g, &w->vh, &w->qt, &w->vS, &w->qbar, &w->vbar, &w->gbar};
     for (size_t i = 0; ok && i < sizeof arrays / sizeof arrays[0]; i++) ok = (*arrays[i] = calloc(S1 * sBD, sizeof(double))) != NULL;
     if (ok) ok = (w->p = calloc(S1 * sBK, sizeof(double))) && (w->gate = calloc(S1 * sBK, sizeof(double))) &&
                  (w->pbar = calloc(S1 * sBK, sizeof(double))) && (w->lab = calloc(S1 * sBK, sizeof(double))) &&
@@ -169,7 +169,7 @@ void imp_model_work_free(imp_model_work *w)
         if (w->contact) imp_mlp_work_free(w->contact[k]);
     }
     free(w->net), free(w->contact);
-    free(w->q), free(w->v), free(w->g), free(w->vh), free(w->qt), free(w->vS), free(w->a1);
+    free(w->q), free(w->v), free(w->g), free(w->vh), free(w->qt), free(w->vS);
     free(w->qbar), free(w->vbar), free(w->gbar);
     free(w->p), free(w->gate), free(w->pbar), free(w->lab), free(w->active);
     free(w->in), free(w->din), free(w->out), free(w->dout), free(w->xs), free(w->xbar);
@@ -268,8 +268,7 @@ int imp_model_save(const imp_model *m, const char *path, const char *extra_meta)
     imp_json_kv_string(&j, "impulse_version", IMP_VERSION_STRING);
     if (extra_meta && extra_meta[0]) {
         imp_json_key(&j, "training");
-        /* extra_meta is a complete JSON object: splice it verbatim */
-        imp_json_string(&j, extra_meta);
+        imp_json_raw(&j, extra_meta); /* a complete JSON object from the caller */
     }
     imp_json_end_object(&j);
     imp_npz *z = imp_npz_new();

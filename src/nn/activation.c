@@ -6,8 +6,8 @@
  * dimension 1..12 into 500 units) the transcendental functions, not the
  * matrix products, dominate the first layer, and glibc's scalar tanh costs
  * ~9 ns. The exponential below is branch-free, so GCC vectorises the loops;
- * target_clones adds AVX2 and AVX-512 versions picked at load time without
- * a global -march flag. Accuracy: a few ulp (tests/test_nn.c compares
+ * AVX2 and AVX-512 versions are picked at run time from the CPU features,
+ * without a global -march flag. Accuracy: a few ulp (tests/test_nn.c compares
  * against libm over a dense grid). */
 #include "nn/mlp_internal.h"
 
@@ -16,14 +16,80 @@
 #include <string.h>
 
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(IMPULSE_NO_CLONES)
+#define IMP_HAVE_ISA_VERSIONS 1
 /* no-trapping-math lets GCC evaluate both arms of the selects (we never
  * read floating-point exception flags); the dynamic cost model lets -O2
  * vectorise loops of unknown trip count. */
-#define IMP_VEC_CLONES                                                                   \
-    __attribute__((target_clones("avx512f", "avx2", "default"),     \
-                   optimize("no-trapping-math", "vect-cost-model=dynamic")))
+#define IMP_VEC_OPTS __attribute__((optimize("no-trapping-math", "vect-cost-model=dynamic")))
+#define IMP_VEC_CLONES __attribute__((target_clones("avx512f", "avx2", "default"))) IMP_VEC_OPTS
 #else
+#define IMP_HAVE_ISA_VERSIONS 0
+#define IMP_VEC_OPTS
 #define IMP_VEC_CLONES
+#endif
+
+/* The transcendental kernels are dispatched by hand rather than by
+ * target_clones, so that tests can force each version (see
+ * imp_act_force_isa) and check all of them on one machine. */
+static int forced_isa = -1;
+
+int imp_act_force_isa(int isa)
+{
+    if (isa < 0 || isa == IMP_ISA_BASE) {
+        forced_isa = isa < 0 ? -1 : isa;
+        return IMP_OK;
+    }
+#if IMP_HAVE_ISA_VERSIONS
+    if ((isa == IMP_ISA_AVX2 && __builtin_cpu_supports("avx2")) ||
+        (isa == IMP_ISA_AVX512 && __builtin_cpu_supports("avx512f"))) {
+        forced_isa = isa;
+        return IMP_OK;
+    }
+#endif
+    return imp_fail(IMP_ERR_UNSUPPORTED, "isa: %d not available on this CPU or build", isa);
+}
+
+static int pick_isa(void)
+{
+    if (forced_isa >= 0) return forced_isa;
+#if IMP_HAVE_ISA_VERSIONS
+    if (__builtin_cpu_supports("avx512f")) return IMP_ISA_AVX512;
+    if (__builtin_cpu_supports("avx2")) return IMP_ISA_AVX2;
+#endif
+    return IMP_ISA_BASE;
+}
+
+#if IMP_HAVE_ISA_VERSIONS
+#define ACT_DISPATCH(name)                                                                  \
+    IMP_VEC_OPTS __attribute__((target("avx512f"))) static void name##_avx512(             \
+        double *restrict z, double *restrict s, size_t n)                                  \
+    {                                                                                       \
+        name##_body(z, s, n);                                                               \
+    }                                                                                       \
+    IMP_VEC_OPTS __attribute__((target("avx2"))) static void name##_avx2(                  \
+        double *restrict z, double *restrict s, size_t n)                                  \
+    {                                                                                       \
+        name##_body(z, s, n);                                                               \
+    }                                                                                       \
+    IMP_VEC_OPTS static void name##_base(double *restrict z, double *restrict s, size_t n) \
+    {                                                                                       \
+        name##_body(z, s, n);                                                               \
+    }                                                                                       \
+    static void name(double *z, double *s, size_t n)                                       \
+    {                                                                                       \
+        switch (pick_isa()) {                                                               \
+        case IMP_ISA_AVX512: name##_avx512(z, s, n); break;                                 \
+        case IMP_ISA_AVX2: name##_avx2(z, s, n); break;                                     \
+        default: name##_base(z, s, n); break;                                               \
+        }                                                                                   \
+    }
+#else
+#define ACT_DISPATCH(name)                                                                  \
+    static void name(double *z, double *s, size_t n)                                       \
+    {                                                                                       \
+        (void)pick_isa;                                                                     \
+        name##_body(z, s, n);                                                               \
+    }
 #endif
 
 int imp_activation_from_name(const char *name, imp_activation *out)
@@ -115,8 +181,8 @@ static inline __attribute__((always_inline)) double log1p_unit(double e)
     return hi ? ln2 + l : l;
 }
 
-IMP_VEC_CLONES
-static void tanh_forward(double *restrict z, double *restrict s, size_t n)
+IMP_VEC_OPTS static inline __attribute__((always_inline)) void tanh_forward_body(double *restrict z,
+                                                                double *restrict s, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         /* with e = exp(-2|z|): tanh|z| = -expm1(-2|z|) / (2 + expm1(-2|z|))
@@ -130,8 +196,10 @@ static void tanh_forward(double *restrict z, double *restrict s, size_t n)
     }
 }
 
-IMP_VEC_CLONES
-static void softplus_forward(double *restrict z, double *restrict s, size_t n)
+ACT_DISPATCH(tanh_forward)
+
+IMP_VEC_OPTS static inline __attribute__((always_inline)) void softplus_forward_body(double *restrict z,
+                                                                double *restrict s, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         /* softplus(z) = max(z,0) + log1p(exp(-|z|)) never overflows; its
@@ -144,8 +212,26 @@ static void softplus_forward(double *restrict z, double *restrict s, size_t n)
     }
 }
 
-IMP_VEC_CLONES
-static void sigmoid_forward(double *restrict z, double *restrict s, size_t n)
+ACT_DISPATCH(softplus_forward)
+
+/* softplus'(z) = sigmoid(z) alone, z left as it is: sweep 1 of a network
+ * whose value is not asked for needs only the derivative of its last hidden
+ * layer, and this skips the logarithm. */
+IMP_VEC_OPTS static inline __attribute__((always_inline)) void softplus_deriv_body(double *restrict z,
+                                                                 double *restrict s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        double zi = z[i], em;
+        double e = exp_neg(-fabs(zi), &em);
+        double sig_abs = 1.0 / (1.0 + e);
+        s[i] = zi >= 0.0 ? sig_abs : e * sig_abs;
+    }
+}
+
+ACT_DISPATCH(softplus_deriv)
+
+IMP_VEC_OPTS static inline __attribute__((always_inline)) void sigmoid_forward_body(double *restrict z,
+                                                                double *restrict s, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         /* s = e/(1+e)^2 with e = exp(-|z|) keeps the tiny tails of
@@ -155,6 +241,19 @@ static void sigmoid_forward(double *restrict z, double *restrict s, size_t n)
         double inv = 1.0 / (1.0 + e);
         z[i] = zi >= 0.0 ? inv : e * inv;
         s[i] = e * inv * inv;
+    }
+}
+
+ACT_DISPATCH(sigmoid_forward)
+
+int imp_act_deriv_only(imp_activation act, double *z, double *s, size_t n)
+{
+    switch (act) {
+    case IMP_ACT_SOFTPLUS: softplus_deriv(z, s, n); return 0;
+    case IMP_ACT_RELU:
+        for (size_t i = 0; i < n; i++) s[i] = z[i] > 0.0 ? 1.0 : 0.0;
+        return 0;
+    default: imp_act_forward(act, z, s, n); return 1;
     }
 }
 

@@ -185,12 +185,65 @@ static void gemm_ref(int ta, int tb, int M, int N, int K, double alpha, const do
         }
 }
 
+/* Products with a small dimension (<= THIN): every product of a network
+ * with a few inputs or outputs is of this kind (a potential R^D -> R, a
+ * residual net R^2 -> R^2), and general GEMM spends more time in call
+ * overhead and packing than in arithmetic there. A small inner dimension K
+ * becomes K vectorised axpy sweeps over each row of C; a small M or N
+ * becomes M or N matrix-vector products through BLAS's GEMV. */
+#define THIN 4
+
+static int gemm_is_thin(int M, int N, int K) { return M <= THIN || N <= THIN || K <= THIN; }
+
+static void gemm_thin(int ta, int tb, int M, int N, int K, double alpha, const double *A, int lda,
+                      const double *Bm, int ldb, double beta, double *C, int ldc)
+{
+    const size_t sai = ta ? 1 : (size_t)lda, sak = ta ? (size_t)lda : 1; /* A(i,k) = A[i sai + k sak] */
+    const size_t sbk = tb ? 1 : (size_t)ldb, sbj = tb ? (size_t)ldb : 1; /* B(k,j) = B[k sbk + j sbj] */
+    if (K <= THIN) {
+        for (int i = 0; i < M; i++) {
+            double *restrict c = C + (size_t)i * ldc;
+            for (int k = 0; k < K; k++) {
+                double aik = alpha * A[(size_t)i * sai + (size_t)k * sak];
+                const double *restrict b = Bm + (size_t)k * sbk;
+                /* the first term also applies beta, so C is swept K times, not K + 1 */
+                double cb = k > 0 ? 1.0 : beta;
+                if (sbj == 1 && cb == 0.0)
+                    for (int j = 0; j < N; j++) c[j] = aik * b[j];
+                else if (sbj == 1 && cb == 1.0)
+                    for (int j = 0; j < N; j++) c[j] += aik * b[j];
+                else if (sbj == 1)
+                    for (int j = 0; j < N; j++) c[j] = cb * c[j] + aik * b[j];
+                else
+                    for (int j = 0; j < N; j++)
+                        c[j] = (cb == 0.0 ? 0.0 : cb * c[j]) + aik * b[(size_t)j * sbj];
+            }
+            if (K == 0)
+                for (int j = 0; j < N; j++) c[j] = beta == 0.0 ? 0.0 : beta * c[j];
+        }
+    } else if (N <= THIN) {
+        /* column j of C: op(A) (M x K) times column j of op(B) */
+        for (int j = 0; j < N; j++)
+            cblas_dgemv(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, ta ? K : M, ta ? M : K, alpha, A, lda,
+                        Bm + (size_t)j * sbj, (int)sbk, beta, C + j, ldc);
+    } else {
+        /* row i of C: op(B)^T (N x K) times row i of op(A) */
+        for (int i = 0; i < M; i++)
+            cblas_dgemv(CblasRowMajor, tb ? CblasNoTrans : CblasTrans, tb ? N : K, tb ? K : N, alpha, Bm, ldb,
+                        A + (size_t)i * sai, (int)sak, beta, C + (size_t)i * ldc, 1);
+    }
+}
+
 static void gemm(const imp_mlp_work *w, int ta, int tb, int M, int N, int K, double alpha,
                  const double *A, int lda, const double *Bm, int ldb, double beta, double *C,
                  int ldc)
 {
     if (w->use_reference) {
         gemm_ref(ta, tb, M, N, K, alpha, A, lda, Bm, ldb, beta, C, ldc);
+        return;
+    }
+    if (gemm_is_thin(M, N, K)) {
+        gemm_thin(ta, tb, M, N, K, alpha, A, lda, Bm, ldb, beta, C, ldc);
         return;
     }
     cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M,
@@ -235,8 +288,18 @@ static int check_ld(int ld, int n, const char *what)
 }
 
 /* Fills the cache x, a_l, s_l for all layers from x (rows at stride ldx). */
-static void forward_cache(const imp_mlp *m, const double *params, const double *x, int ldx, int B,
-                          imp_mlp_work *w)
+/* Fills the cache a_l, s_l for all layers from x. With gradient_only (sweep
+ * 1 of a scalar network with identity output whose value is not wanted) the
+ * output layer is skipped and the last hidden layer keeps only s where the
+ * activation allows: sweep 2 then needs neither value (see sweep2), and the
+ * cache is marked unusable for imp_mlp_backward. */
+static int gradient_only_ok(const imp_mlp *m)
+{
+    return m->n_layers >= 2 && m->output_act == IMP_ACT_IDENTITY;
+}
+
+static void forward_cache_mode(const imp_mlp *m, const double *params, const double *x, int ldx, int B,
+                               imp_mlp_work *w, int gradient_only)
 {
     int n0 = m->sizes[0];
     if (ldx == n0)
@@ -256,11 +319,25 @@ static void forward_cache(const imp_mlp *m, const double *params, const double *
             beta = 1.0;
         }
         gemm(w, 0, 1, B, n_out, n_in, 1.0, in, n_in, params + m->w_off[l], n_in, beta, z, n_out);
+        if (gradient_only && l == m->n_layers - 2) {
+            imp_act_deriv_only(layer_act(m, l), z, w->s[l], (size_t)B * (size_t)n_out);
+            w->fwd_batch = 0; /* values incomplete: no imp_mlp_backward on this cache */
+            w->sweep1_batch = 0;
+            w->gradient_only = 1;
+            return;
+        }
         imp_act_forward(layer_act(m, l), z, w->s[l], (size_t)B * (size_t)n_out);
         in = z;
     }
     w->fwd_batch = B;
     w->sweep1_batch = 0;
+    w->gradient_only = 0;
+}
+
+static void forward_cache(const imp_mlp *m, const double *params, const double *x, int ldx, int B,
+                          imp_mlp_work *w)
+{
+    forward_cache_mode(m, params, x, ldx, B, w, 0);
 }
 
 void imp_mlp_forward_ld(const imp_mlp *m, const double *params, const double *x, int ldx, int B,
@@ -348,10 +425,14 @@ void imp_mlp_grad_input_ld(const imp_mlp *m, const double *params, const double 
         if (B > 0) fill_nan(V, (size_t)B);
         return;
     }
-    forward_cache(m, params, x, ldx, B, w);
+    forward_cache_mode(m, params, x, ldx, B, w, V == NULL && gradient_only_ok(m));
     if (V) memcpy(V, w->a[L - 1], (size_t)B * sizeof(double));
-    /* e_{L-1} = dV/da_{L-1} = 1, so delta_{L-1} = s_{L-1}. */
-    memcpy(w->delta[L - 1], w->s[L - 1], (size_t)B * sizeof(double));
+    /* e_{L-1} = dV/da_{L-1} = 1, so delta_{L-1} = s_{L-1} (= 1 for an
+     * identity output, whose layer the gradient-only cache skips). */
+    if (w->gradient_only)
+        for (int b = 0; b < B; b++) w->delta[L - 1][b] = 1.0;
+    else
+        memcpy(w->delta[L - 1], w->s[L - 1], (size_t)B * sizeof(double));
     for (int l = L - 1; l >= 1; l--) {
         int n_in = m->sizes[l], n_out = m->sizes[l + 1];
         /* e_{l-1} = delta_l W_l;  delta_{l-1} = s_{l-1} * e_{l-1} */
@@ -404,12 +485,16 @@ static void sweep2(const imp_mlp *m, const double *params, const double *gbar, i
                  dparams + m->w_off[l + 1], n);
         gemm(w, 0, 1, B, n_next, n, 1.0, ebar, n, W, n, 0.0, dbar, n_next);
     }
-    /* Down pass: zbar_l = r_l + s_l * abar_l, abar_{l-1} = zbar_l W_l. */
-    for (int l = L - 1; l >= 0; l--) {
+    /* Down pass: zbar_l = r_l + s_l * abar_l, abar_{l-1} = zbar_l W_l. An
+     * identity output has r = 0 and abar = 0 there (the loss depends on g,
+     * not on V), so its layer contributes nothing and is skipped: this is
+     * also what lets the gradient-only cache omit the hidden values. */
+    int top = gradient_only_ok(m) ? L - 2 : L - 1;
+    for (int l = top; l >= 0; l--) {
         int n_in = m->sizes[l], n_out = m->sizes[l + 1];
         size_t cnt = (size_t)B * (size_t)n_out;
         double *Z = w->r[l];
-        if (l < L - 1) imp_vec_fma_inplace(Z, w->s[l], abar, cnt);
+        if (l < top) imp_vec_fma_inplace(Z, w->s[l], abar, cnt);
         const double *A_in = l > 0 ? w->a[l - 1] : w->x;
         if (dparams) accumulate_layer_grad(m, w, l, Z, A_in, B, dparams);
         const double *W = params + m->w_off[l];

@@ -11,6 +11,16 @@
  * Both come out of one pass so the forward pass caches what backward and
  * the sweeps need, and no pre-activation has to be stored. */
 void imp_act_forward(imp_activation act, double *z_to_a, double *s, size_t n);
+/* s = act'(z) only, where that is cheaper (softplus, relu): returns 0 and
+ * leaves z as the pre-activation; otherwise does imp_act_forward and returns 1. */
+int imp_act_deriv_only(imp_activation act, double *z, double *s, size_t n);
+
+/* Instruction-set versions of the activation kernels. imp_act_force_isa
+ * pins one (tests run every version the CPU has); -1 restores automatic
+ * choice. Not thread-safe: for tests only. Fails with IMP_ERR_UNSUPPORTED
+ * if the CPU or the build lacks that version. */
+enum { IMP_ISA_BASE = 0, IMP_ISA_AVX2 = 1, IMP_ISA_AVX512 = 2 };
+int imp_act_force_isa(int isa);
 
 /* phi''(z) expressed through the cached a = phi(z) and s = phi'(z):
  *   tanh:     s = 1 - a^2,      phi'' = -2 a s   (s is computed as 4e/(1+e)^2)
@@ -45,6 +55,7 @@ struct imp_mlp_work {
     int use_reference;      /* 1: plain loops instead of cblas_dgemm */
     int fwd_batch;          /* batch of the cached forward pass, 0 = none */
     int sweep1_batch;       /* batch of the cached sweep 1, 0 = none */
+    int gradient_only;      /* 1: the cache skips the output layer and last hidden values */
     double *x;              /* (max_batch, sizes[0]) copy of the input */
     double *a[IMP_MLP_MAX_LAYERS];     /* (B, sizes[l+1]) activations */
     double *s[IMP_MLP_MAX_LAYERS];     /* (B, sizes[l+1]) phi'(z_l) */

@@ -1,4 +1,9 @@
-/* Optimisers and learning-rate schedules. */
+/* Optimisers and learning-rate schedules.
+ * Adam: Kingma & Ba, ICLR 2015, Algorithm 1 (bias-corrected moments; the
+ * "epsilon hat" variant of their section 2 is what Keras implements).
+ * AdamW: Loshchilov & Hutter, ICLR 2019, Algorithm 2, in PyTorch's form.
+ * Cosine schedule: Loshchilov & Hutter, ICLR 2017 (SGDR), eq. 5 without
+ * restarts. */
 #include "impulse/nn.h"
 
 #include <math.h>
