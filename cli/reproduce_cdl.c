@@ -14,6 +14,7 @@
 #include "impulse/report.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -311,6 +312,12 @@ static int figures_for(const settings *s, int ei)
     double *qt = malloc(sizeof(double) * T), *vt = malloc(sizeof(double) * T), *tt = malloc(sizeof(double) * T);
     double *states = malloc(sizeof(double) * T * S), *contact = malloc(sizeof(double) * T * K);
     double *qp = malloc(sizeof(double) * T), *vp = malloc(sizeof(double) * T), *cp = malloc(sizeof(double) * T);
+    if (!energy || !qt || !vt || !tt || !states || !contact || !qp || !vp || !cp) {
+        free(energy), free(qt), free(vt), free(tt), free(states), free(contact), free(qp), free(vp), free(cp);
+        imp_figure_free(fig);
+        imp_trajset_free(&data);
+        return imp_fail(IMP_ERR_NOMEM, "figure: out of memory");
+    }
     for (int t = 0; t < T; t++) {
         qt[t] = data.q_clean[(size_t)t * D], vt[t] = data.qdot_clean[(size_t)t * D], tt[t] = t * data.dt;
         cp[t] = data.contact[(size_t)t * K];
@@ -378,6 +385,37 @@ static int figures_for(const settings *s, int ei)
     free(qt), free(vt), free(tt), free(states), free(contact), free(qp), free(vp), free(cp), free(energy);
     imp_trajset_free(&data);
     return st;
+}
+
+/* A growing text buffer for the report; on allocation failure it keeps what
+ * it has and sets failed. */
+typedef struct text {
+    char *buf;
+    size_t len, cap;
+    int failed;
+} text;
+
+static void text_appendf(text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void text_appendf(text *t, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0 || t->failed) return;
+    if (t->len + (size_t)n + 1 > t->cap) {
+        size_t cap = (t->cap ? 2 * t->cap : 4096) + (size_t)n;
+        char *nb = realloc(t->buf, cap);
+        if (!nb) {
+            t->failed = 1;
+            return;
+        }
+        t->buf = nb, t->cap = cap;
+    }
+    va_start(ap, fmt);
+    vsnprintf(t->buf + t->len, t->cap - t->len, fmt, ap);
+    va_end(ap);
+    t->len += (size_t)n;
 }
 
 static int make_dir(const char *path)
@@ -458,6 +496,7 @@ int cli_reproduce_cdl(int argc, char **argv)
         if (make_dir(dir)) return cli_fail("reproduce cdl");
     }
     job *jobs = malloc(sizeof(job) * N_EXP * 4 * s.seeds);
+    if (!jobs) return cli_failf("reproduce cdl", "out of memory");
     int n_jobs = 0;
     int selected[N_EXP];
     for (int e = 0; e < N_EXP; e++) {
@@ -485,28 +524,32 @@ int cli_reproduce_cdl(int argc, char **argv)
     int rc = run_pool(&s, jobs, n_jobs);
     free(jobs);
     /* tables: stdout and results.md */
-    size_t cap = 1 << 16, len = 0;
-    char *report = malloc(cap);
-    len += (size_t)snprintf(report + len, cap - len,
-                            "# CD-Lagrange reproduction\n\nCommand: `impulse reproduce cdl%s --seeds %d%s`; "
-                            "mean ± standard error over %d seeds (each seed: new noise and initialisation); "
-                            "RMSE of the rollout from the noise-free first state over the whole trajectory.\n\n",
-                            s.quick ? " --quick" : "", s.seeds, s.code ? "" : " --settings paper", s.seeds);
+    text report = {0};
+    text_appendf(&report,
+                 "# CD-Lagrange reproduction\n\nCommand: `impulse reproduce cdl%s --seeds %d%s`; "
+                 "mean ± standard error over %d seeds (each seed: new noise and initialisation); "
+                 "RMSE of the rollout from the noise-free first state over the whole trajectory.\n\n",
+                 s.quick ? " --quick" : "", s.seeds, s.code ? "" : " --settings paper", s.seeds);
     for (int e = 0; e < N_EXP; e++) {
         if (!selected[e]) continue;
         char *md = NULL;
         if (table_for(&s, e, &md)) continue;
-        len += (size_t)snprintf(report + len, cap - len, "## %s\n\n%s\n", experiments[e].title, md);
+        text_appendf(&report, "## %s\n\n%s\n", experiments[e].title, md);
         free(md);
         if (figures_for(&s, e))
             fprintf(stderr, "impulse reproduce cdl: warning: figure for %s not written: %s\n", experiments[e].id,
                     imp_last_error());
     }
-    len += (size_t)snprintf(report + len, cap - len, "Total time: %.0f s.\n", imp_time_now() - t0);
-    fputs(report, stdout);
+    text_appendf(&report, "Total time: %.0f s%s.\n", imp_time_now() - t0,
+                 s.resume ? " (this invocation; earlier runs were reused)" : "");
+    if (report.failed) {
+        free(report.buf);
+        return cli_failf("reproduce cdl", "report: out of memory");
+    }
+    fputs(report.buf, stdout);
     char path[1024];
     snprintf(path, sizeof path, "%s/results.md", s.out);
-    if (imp_write_file_atomic(path, report, len)) rc = cli_fail("reproduce cdl");
-    free(report);
+    if (imp_write_file_atomic(path, report.buf, report.len)) rc = cli_fail("reproduce cdl");
+    free(report.buf);
     return rc;
 }
