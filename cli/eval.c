@@ -129,8 +129,12 @@ int cli_eval(int argc, char **argv)
             printf("model %s on %s (%d trajectories x %d steps)\n", kind, test.system, res.n_traj, res.n_steps);
             printf("  rmse (paper)       %.6g\n  rmse (ref. code)   %.6g\n", res.rmse, res.rmse_code);
             printf("  energy drift       %.4g\n", res.energy_drift);
-            printf("  contact timing     %.4g s (%d true impacts, %d predicted, %d missed)\n", res.contact_timing,
-                   res.contacts_true, res.contacts_pred, res.contacts_missed);
+            if (isfinite(res.contact_timing))
+                printf("  contact timing     %.4g s", res.contact_timing);
+            else
+                printf("  contact timing     n/a");
+            printf(" (%d true impacts, %d predicted, %d missed)\n", res.contacts_true, res.contacts_pred,
+                   res.contacts_missed);
         }
     }
     free(states), free(contact), free(energy);
