@@ -212,11 +212,6 @@ int imp_structured_window_loss(const imp_model *m, const double *params, imp_mod
     } else {
         memset(w->pbar, 0, (size_t)H * sBK * sizeof(double));
     }
-    double Ll2 = 0.0;
-    if (parts) {
-        parts->state = Ls;
-        parts->contact = Lc;
-    }
     if (grad) {
         double wbar[IMP_MAX_BODIES] = {0}, Cbar[IMP_MAX_BODIES * IMP_MAX_DIM] = {0};
         for (int n = H - 1; n >= 0; n--) step_backward(m, params, w, n, B, mode, winv, C, grad, wbar, Cbar);
@@ -226,8 +221,10 @@ int imp_structured_window_loss(const imp_model *m, const double *params, imp_mod
         if (m->cfg.learn_mass)
             for (int k = 0; k < K; k++) grad[m->off_mass + k] += -winv[k] * wbar[k];
     }
-    if (parts) {
-        parts->l2 = Ll2;
+    if (parts) { /* the L2 term is added by imp_model_window_loss */
+        parts->state = Ls;
+        parts->contact = Lc;
+        parts->l2 = 0.0;
         parts->total = Ls + Lc;
     }
     return IMP_OK;
