@@ -4,7 +4,7 @@
  *     here and, if /usr/bin/python3 has torch, in bench/cdl_epoch_torch.py
  *     (same model, float64, one thread), printed as a ratio;
  *  2. the latency of one rollout step of a trained CDL network.
- * Run: ./build/bench_cdl [epochs]   (from the source root) */
+ * Run: ./build/bench_cdl [epochs] [--no-torch]   (from the source root) */
 #define _POSIX_C_SOURCE 200809L
 #include "impulse/cdl.h"
 
@@ -53,11 +53,13 @@ int main(int argc, char **argv)
     printf("impulse: one CDL rollout step (potential 1-500-1 + contact net 2-100-100-1): %.2f us\n", step_us);
     free(states), free(c);
 
-    FILE *p = popen("OMP_NUM_THREADS=1 /usr/bin/python3 bench/cdl_epoch_torch.py bench_cdl_ball.npz 3 2>/dev/null", "r");
+    int want_torch = !(argc > 2 && strcmp(argv[2], "--no-torch") == 0);
+    FILE *p = want_torch ? popen("OMP_NUM_THREADS=1 /usr/bin/python3 bench/cdl_epoch_torch.py bench_cdl_ball.npz 3 2>/dev/null", "r")
+                         : NULL;
     double torch_s = 0;
     if (p && fscanf(p, "%lf", &torch_s) == 1 && torch_s > 0)
         printf("pytorch: one epoch %.1f ms  ->  impulse is %.1fx faster\n", 1e3 * torch_s, torch_s / ours);
-    else
+    else if (want_torch)
         printf("pytorch: not measured (needs /usr/bin/python3 with torch: apt-get install python3-torch)\n");
     if (p) pclose(p);
     imp_model_free(m);

@@ -954,9 +954,61 @@ static void test_gradient_only_path(void)
         }
 }
 
+/* The fused one-hidden-layer sweeps (mlp_fused.c) against the general
+ * passes on the same work space: sweep 1, sweep 2 with and without
+ * parameter gradients, and the Hessian, for every activation and 1..8
+ * inputs (the fused limit), at a width that is not a multiple of the
+ * vector length. */
+static void test_fused_path(void)
+{
+    imp_rng r;
+    imp_rng_seed(&r, 77);
+    double worst = 0.0;
+    int taken = 0;
+    for (int a = 0; a < 5; a++)
+        for (int n0 = 1; n0 <= 9; n0 += 4) {
+            int sizes[3] = {n0, 37, 1};
+            imp_mlp m;
+            CHECK_OK(imp_mlp_init(&m, 2, sizes, all_acts[a], IMP_ACT_IDENTITY, a % 2));
+            double *p = malloc(m.n_params * sizeof(double));
+            random_params(&m, p, &r);
+            enum { B = 7 };
+            double x[B * 9], gbar[B * 9], g[2][B * 9], dx[2][B * 9], hx[2][B * 9], H[2][B * 81];
+            fill_uniform(&r, x, (size_t)(B * n0), -2, 2);
+            fill_uniform(&r, gbar, (size_t)(B * n0), -1, 1);
+            double *dp[2] = {calloc(m.n_params, sizeof(double)), calloc(m.n_params, sizeof(double))};
+            imp_mlp_work *w = imp_mlp_work_new(&m, B);
+            for (int general = 0; general < 2; general++) {
+                imp_mlp_work_set_fused(w, !general);
+                memset(dx[general], 0, sizeof dx[general]);
+                memset(hx[general], 0, sizeof hx[general]);
+                imp_mlp_grad_input(&m, p, x, B, g[general], NULL, w);
+                if (!general) taken += w->fused;
+                CHECK(general ? !w->fused : w->fused == (n0 <= 8));
+                imp_mlp_grad_input_vjp(&m, p, gbar, B, dp[general], dx[general], w);
+                imp_mlp_grad_input_vjp(&m, p, gbar, B, NULL, hx[general], w);
+                imp_mlp_hessian_input(&m, p, B, H[general], w);
+            }
+            size_t nx = (size_t)(B * n0);
+            double e = max_rel_diff(g[0], g[1], nx);
+            e = fmax(e, max_rel_diff(dp[0], dp[1], m.n_params));
+            e = fmax(e, max_rel_diff(dx[0], dx[1], nx));
+            e = fmax(e, max_rel_diff(hx[0], hx[1], nx));
+            e = fmax(e, max_rel_diff(H[0], H[1], nx * (size_t)n0));
+            CHECK_MSG(e < 1e-12, "fused and general sweeps differ by %.2e (act %s, %d inputs)", e,
+                      imp_activation_name(all_acts[a]), n0);
+            worst = fmax(worst, e);
+            imp_mlp_work_free(w);
+            free(p), free(dp[0]), free(dp[1]);
+        }
+    CHECK_MSG(taken == 10, "fused path taken %d times, want 10", taken);
+    printf("fused one-hidden-layer sweeps: worst relative difference to the general path %.2e\n", worst);
+}
+
 int main(void)
 {
     imp_blas_init();
+    test_fused_path();
     test_gradient_only_path();
     test_init_and_l2();
     test_activation_extremes();

@@ -107,6 +107,8 @@ imp_mlp_work *imp_mlp_work_new(const imp_mlp *m, int max_batch)
     for (int l = 0; l <= L; l++) n_max = m->sizes[l] > n_max ? m->sizes[l] : n_max;
     size_t Bz = (size_t)max_batch, total = 2 * Bz * (size_t)m->sizes[0] + 3 * Bz * (size_t)n_max;
     for (int l = 0; l < L; l++) total += 5 * Bz * (size_t)m->sizes[l + 1];
+    size_t fused_n = (size_t)(m->sizes[0] + 2) * (size_t)m->sizes[1];
+    total += 2 * fused_n;
     w->slab = calloc(total, sizeof(double));
     if (!w->slab) {
         free(w);
@@ -118,6 +120,8 @@ imp_mlp_work *imp_mlp_work_new(const imp_mlp *m, int max_batch)
     w->x = p, p += Bz * (size_t)m->sizes[0];
     w->unit = p, p += Bz * (size_t)m->sizes[0];
     for (int k = 0; k < 3; k++) w->buf[k] = p, p += Bz * (size_t)n_max;
+    w->fz = p, p += fused_n;
+    w->facc = p, p += fused_n;
     for (int l = 0; l < L; l++) {
         size_t n = Bz * (size_t)m->sizes[l + 1];
         w->a[l] = p, p += n;
@@ -298,8 +302,7 @@ static int gradient_only_ok(const imp_mlp *m)
     return m->n_layers >= 2 && m->output_act == IMP_ACT_IDENTITY;
 }
 
-static void forward_cache_mode(const imp_mlp *m, const double *params, const double *x, int ldx, int B,
-                               imp_mlp_work *w, int gradient_only)
+static void copy_input(const imp_mlp *m, const double *x, int ldx, int B, imp_mlp_work *w)
 {
     int n0 = m->sizes[0];
     if (ldx == n0)
@@ -307,6 +310,13 @@ static void forward_cache_mode(const imp_mlp *m, const double *params, const dou
     else
         for (int b = 0; b < B; b++)
             memcpy(w->x + (size_t)b * n0, x + (size_t)b * ldx, (size_t)n0 * sizeof(double));
+}
+
+static void forward_cache_mode(const imp_mlp *m, const double *params, const double *x, int ldx, int B,
+                               imp_mlp_work *w, int gradient_only)
+{
+    copy_input(m, x, ldx, B, w);
+    w->fused = 0;
     const double *in = w->x;
     for (int l = 0; l < m->n_layers; l++) {
         int n_in = m->sizes[l], n_out = m->sizes[l + 1];
@@ -425,6 +435,11 @@ void imp_mlp_grad_input_ld(const imp_mlp *m, const double *params, const double 
         if (B > 0) fill_nan(V, (size_t)B);
         return;
     }
+    if (V == NULL && imp_mlp_fused_ok(m, w)) {
+        copy_input(m, x, ldx, B, w);
+        imp_mlp_fused_sweep1(m, params, B, g, ldg, w);
+        return;
+    }
     forward_cache_mode(m, params, x, ldx, B, w, V == NULL && gradient_only_ok(m));
     if (V) memcpy(V, w->a[L - 1], (size_t)B * sizeof(double));
     /* e_{L-1} = dV/da_{L-1} = 1, so delta_{L-1} = s_{L-1} (= 1 for an
@@ -459,6 +474,10 @@ void imp_mlp_grad_input(const imp_mlp *m, const double *params, const double *x,
 static void sweep2(const imp_mlp *m, const double *params, const double *gbar, int ldgbar, int B,
                    double *dparams, double *dx, int ldx, imp_mlp_work *w)
 {
+    if (w->fused) {
+        imp_mlp_fused_sweep2(m, params, gbar, ldgbar, B, dparams, dx, ldx, w);
+        return;
+    }
     int L = m->n_layers;
     int n0 = m->sizes[0], n1 = m->sizes[1];
     double *dbar = w->buf[0], *ebar = w->buf[1], *abar = w->buf[2];

@@ -7,6 +7,43 @@
 
 #include "impulse/nn.h"
 
+/* Vectorised versions of the elementwise kernels: AVX-512, AVX2 and a
+ * baseline, picked at run time from the CPU features, without a global
+ * -march flag. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(IMPULSE_NO_CLONES)
+#define IMP_HAVE_ISA_VERSIONS 1
+/* no-trapping-math lets GCC evaluate both arms of the selects (we never
+ * read floating-point exception flags); the dynamic cost model lets -O2
+ * vectorise loops of unknown trip count. */
+#define IMP_VEC_OPTS \
+    __attribute__((optimize("no-trapping-math", "vect-cost-model=dynamic", "fp-contract=fast")))
+/* hand-dispatched versions (imp_act_isa) also use fused multiply-adds */
+#define IMP_TARGET_AVX512 __attribute__((target("avx512f,fma")))
+#define IMP_TARGET_AVX2 __attribute__((target("avx2,fma")))
+#define IMP_VEC_CLONES __attribute__((target_clones("avx512f", "avx2", "default"))) IMP_VEC_OPTS
+/* name##_body, an always-inline function, compiled three times and
+ * dispatched by imp_act_isa(): IMP_ISA_VERSIONS(name, (params), (args)). */
+#define IMP_ISA_VERSIONS(name, params, args)                                                   \
+    IMP_VEC_OPTS IMP_TARGET_AVX512 static void name##_avx512 params { name##_body args; }      \
+    IMP_VEC_OPTS IMP_TARGET_AVX2 static void name##_avx2 params { name##_body args; }          \
+    IMP_VEC_OPTS static void name##_base params { name##_body args; }                          \
+    static void name params                                                                    \
+    {                                                                                          \
+        switch (imp_act_isa()) {                                                               \
+        case IMP_ISA_AVX512: name##_avx512 args; break;                                        \
+        case IMP_ISA_AVX2: name##_avx2 args; break;                                            \
+        default: name##_base args; break;                                                      \
+        }                                                                                      \
+    }
+#else
+#define IMP_ISA_VERSIONS(name, params, args) \
+    static void name params { name##_body args; }
+#define IMP_HAVE_ISA_VERSIONS 0
+#define IMP_VEC_OPTS
+#define IMP_VEC_CLONES
+#endif
+
+
 /* Activation phi applied in place to z (n values), writing s = phi'(z).
  * Both come out of one pass so the forward pass caches what backward and
  * the sweeps need, and no pre-activation has to be stored. */
@@ -21,6 +58,9 @@ int imp_act_deriv_only(imp_activation act, double *z, double *s, size_t n);
  * if the CPU or the build lacks that version. */
 enum { IMP_ISA_BASE = 0, IMP_ISA_AVX2 = 1, IMP_ISA_AVX512 = 2 };
 int imp_act_force_isa(int isa);
+/* The version in use: the forced one, else the best the CPU has (AVX-512
+ * and AVX2 versions need FMA too). */
+int imp_act_isa(void);
 
 /* phi''(z) expressed through the cached a = phi(z) and s = phi'(z):
  *   tanh:     s = 1 - a^2,      phi'' = -2 a s   (s is computed as 4e/(1+e)^2)
@@ -56,6 +96,8 @@ struct imp_mlp_work {
     int fwd_batch;          /* batch of the cached forward pass, 0 = none */
     int sweep1_batch;       /* batch of the cached sweep 1, 0 = none */
     int gradient_only;      /* 1: the cache skips the output layer and last hidden values */
+    int fused;              /* 1: the cache was made by the fused one-hidden-layer sweep 1 */
+    int no_fused;           /* 1: never take the fused path (tests compare both) */
     double *x;              /* (max_batch, sizes[0]) copy of the input */
     double *a[IMP_MLP_MAX_LAYERS];     /* (B, sizes[l+1]) activations */
     double *s[IMP_MLP_MAX_LAYERS];     /* (B, sizes[l+1]) phi'(z_l) */
@@ -64,8 +106,22 @@ struct imp_mlp_work {
     double *r[IMP_MLP_MAX_LAYERS];     /* sweep 2: adjoint of z_l */
     double *buf[3];                    /* (max_batch, n_max) scratch */
     double *unit;                      /* (max_batch, sizes[0]) seed for Hessians */
+    double *fz;                        /* fused path: (sizes[0] + 2, sizes[1]) weights, rows */
+    double *facc;                      /* fused path: (sizes[0] + 2, sizes[1]) gradient sums */
     double *slab;                      /* the one allocation behind all of the above */
 };
+
+/* The fused sweeps of a network with one hidden layer, a few inputs and a
+ * scalar identity output (the CD-Lagrange and VIN potentials), in
+ * mlp_fused.c. imp_mlp_fused_ok says whether they apply; they use w->x,
+ * a[0], s[0] and the fused buffers only, and mark the cache with w->fused. */
+int imp_mlp_fused_ok(const imp_mlp *m, const imp_mlp_work *w);
+void imp_mlp_fused_sweep1(const imp_mlp *m, const double *params, int B, double *g, int ldg,
+                          imp_mlp_work *w);
+void imp_mlp_fused_sweep2(const imp_mlp *m, const double *params, const double *gbar, int ldgbar,
+                          int B, double *dparams, double *dx, int ldx, imp_mlp_work *w);
+/* Take the fused path where it applies (on != 0, the default) or never. */
+void imp_mlp_work_set_fused(imp_mlp_work *w, int on);
 
 /* Route the matrix products of every pass on w through the reference loops
  * (on != 0) or through cblas_dgemm (on == 0, the default). */

@@ -1,0 +1,193 @@
+/* Fused sweeps 1 and 2 for a scalar network with one hidden layer and a few
+ * inputs, V(x) = w1 . phi(W0 x + b0) + b1 (identity output): the potential
+ * of the CD-Lagrange and VIN models ([A] sec. 4: one hidden layer of 500
+ * softplus units on the D-dimensional configuration).
+ *
+ * The general passes in mlp.c sweep the B x n1 hidden arrays once per
+ * operation (about ten times per sweep 2), and at 500 units these arrays
+ * live in L2 or beyond, so those passes are memory-bound. Here every row's
+ * whole computation happens in one pass over its n1 units, in L1, and only
+ * s = phi'(z) (and a = phi(z) where phi'' needs it) is kept for sweep 2.
+ * The results equal the general path's up to summation order
+ * (tests/test_nn.c compares them).
+ *
+ * Sweep 1:  z = W0 x + b0,  g = W0^T (w1 * s)                 (per row)
+ * Sweep 2, from gbar (per row), with t = W0 gbar and
+ *           r = w1 * t * phi''(z)   (the z-adjoint):
+ *   w1bar += s * t,  b0bar += r,  W0bar += (w1 * s) gbar^T + r x^T,
+ *   xbar  += W0^T r.
+ * Derivation: docs/derivations/mlp-double-backprop.md with L = 2. */
+#include "nn/mlp_internal.h"
+
+#include <string.h>
+
+/* Inputs beyond this are better served by the matrix products of mlp.c. */
+#define FUSED_MAX_INPUTS 8
+
+int imp_mlp_fused_ok(const imp_mlp *m, const imp_mlp_work *w)
+{
+    return !w->use_reference && !w->no_fused && m->n_layers == 2 && m->sizes[2] == 1 &&
+           m->output_act == IMP_ACT_IDENTITY && m->sizes[0] <= FUSED_MAX_INPUTS &&
+           m->b_off[0] != SIZE_MAX;
+}
+
+void imp_mlp_work_set_fused(imp_mlp_work *w, int on) { w->no_fused = on == 0; }
+
+/* w->fz rows 0..n0-1: W0^T (column i of W0, contiguous); row n0: w1. */
+static void fused_weights(const imp_mlp *m, const double *params, imp_mlp_work *w)
+{
+    const int n0 = m->sizes[0], n1 = m->sizes[1];
+    const double *W0 = params + m->w_off[0];
+    for (int j = 0; j < n1; j++)
+        for (int i = 0; i < n0; i++) w->fz[(size_t)i * n1 + j] = W0[(size_t)j * n0 + i];
+    memcpy(w->fz + (size_t)n0 * n1, params + m->w_off[1], (size_t)n1 * sizeof(double));
+}
+
+/* sum_j a_j b_j c_j in eight fixed partial sums: a plain running sum is a
+ * serial chain the compiler may not reorder (no -ffast-math), the partial
+ * sums vectorise and give the same result at every vector width. */
+static inline __attribute__((always_inline)) double dot3(int n, const double *restrict a,
+                                                         const double *restrict b,
+                                                         const double *restrict c)
+{
+    double part[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+    int j = 0;
+    for (; j + 8 <= n; j += 8)
+        for (int k = 0; k < 8; k++) part[k] += a[j + k] * b[j + k] * (c ? c[j + k] : 1.0);
+    double tail = 0.0;
+    for (; j < n; j++) tail += a[j] * b[j] * (c ? c[j] : 1.0);
+    return ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7])) + tail;
+}
+
+/* z = W0 x + b0 for every row */
+static inline __attribute__((always_inline)) void pre_activation_rows_body(
+    int B, int n0, int n1, const double *restrict x, const double *restrict W0t,
+    const double *restrict b0, double *restrict z)
+{
+    for (int b = 0; b < B; b++) {
+        double *restrict zb = z + (size_t)b * n1;
+        for (int j = 0; j < n1; j++) zb[j] = b0[j];
+        for (int i = 0; i < n0; i++) {
+            const double xi = x[(size_t)b * n0 + i];
+            const double *restrict col = W0t + (size_t)i * n1;
+            for (int j = 0; j < n1; j++) zb[j] += xi * col[j];
+        }
+    }
+}
+IMP_ISA_VERSIONS(pre_activation_rows,
+                 (int B, int n0, int n1, const double *x, const double *W0t, const double *b0, double *z),
+                 (B, n0, n1, x, W0t, b0, z))
+
+/* g_i = sum_j s_j w1_j W0[j,i] for every row */
+static inline __attribute__((always_inline)) void grad_rows_body(int B, int n0, int n1,
+                                                                 const double *restrict s,
+                                                                 const double *restrict W0t,
+                                                                 const double *restrict w1,
+                                                                 double *restrict g, int ldg)
+{
+    for (int b = 0; b < B; b++)
+        for (int i = 0; i < n0; i++)
+            g[(size_t)b * ldg + i] = dot3(n1, s + (size_t)b * n1, w1, W0t + (size_t)i * n1);
+}
+IMP_ISA_VERSIONS(grad_rows,
+                 (int B, int n0, int n1, const double *s, const double *W0t, const double *w1, double *g,
+                  int ldg),
+                 (B, n0, n1, s, W0t, w1, g, ldg))
+
+void imp_mlp_fused_sweep1(const imp_mlp *m, const double *params, int B, double *g, int ldg,
+                          imp_mlp_work *w)
+{
+    const int n0 = m->sizes[0], n1 = m->sizes[1];
+    fused_weights(m, params, w);
+    const double *b0 = params + m->b_off[0], *w1 = w->fz + (size_t)n0 * n1;
+    pre_activation_rows(B, n0, n1, w->x, w->fz, b0, w->a[0]);
+    /* one call over the whole batch: the transcendental kernel vectorises best on long runs */
+    imp_act_deriv_only(m->hidden_act, w->a[0], w->s[0], (size_t)B * (size_t)n1);
+    grad_rows(B, n0, n1, w->s[0], w->fz, w1, g, ldg);
+    w->fwd_batch = 0;
+    w->gradient_only = 1;
+    w->fused = 1;
+    w->sweep1_batch = B;
+}
+
+/* One row of sweep 2: t = W0 gbar, the z-adjoint r_j = w1_j t_j phi''(z_j)
+ * from the cached a (= phi(z); softplus and relu need only s) and s, as
+ * imp_act_second; then the sums (acc rows 0..n0-1: W0bar^T, row n0:
+ * b0bar, row n0+1: w1bar) and xbar. */
+static inline __attribute__((always_inline)) void sweep2_row(
+    imp_activation act, int n0, int n1, const double *restrict W0t, const double *restrict w1,
+    const double *restrict gb, const double *restrict x, const double *restrict a,
+    const double *restrict s, double *restrict t, double *restrict r, double *restrict acc,
+    double *restrict dx)
+{
+    for (int j = 0; j < n1; j++) t[j] = 0.0;
+    for (int i = 0; i < n0; i++) {
+        const double gi = gb[i];
+        const double *restrict col = W0t + (size_t)i * n1;
+        for (int j = 0; j < n1; j++) t[j] += gi * col[j];
+    }
+    switch (act) {
+    case IMP_ACT_TANH:
+        for (int j = 0; j < n1; j++) r[j] = w1[j] * t[j] * (-2.0 * a[j] * s[j]);
+        break;
+    case IMP_ACT_SIGMOID:
+        for (int j = 0; j < n1; j++) r[j] = w1[j] * t[j] * (s[j] * (1.0 - 2.0 * a[j]));
+        break;
+    case IMP_ACT_SOFTPLUS:
+        for (int j = 0; j < n1; j++) r[j] = w1[j] * t[j] * (s[j] * (1.0 - s[j]));
+        break;
+    default: /* relu, identity: phi'' = 0 */
+        for (int j = 0; j < n1; j++) r[j] = 0.0;
+        break;
+    }
+    if (acc) {
+        double *restrict b0bar = acc + (size_t)n0 * n1, *restrict w1bar = b0bar + n1;
+        for (int j = 0; j < n1; j++) {
+            b0bar[j] += r[j];
+            w1bar[j] += s[j] * t[j];
+        }
+        for (int i = 0; i < n0; i++) {
+            const double gi = gb[i], xi = x[i];
+            double *restrict row = acc + (size_t)i * n1;
+            for (int j = 0; j < n1; j++) row[j] += w1[j] * s[j] * gi + r[j] * xi;
+        }
+    }
+    if (dx)
+        for (int i = 0; i < n0; i++) dx[i] += dot3(n1, r, W0t + (size_t)i * n1, NULL);
+}
+
+static inline __attribute__((always_inline)) void sweep2_rows_body(
+    imp_activation act, int B, int n0, int n1, const double *W0t, const double *w1, const double *gbar,
+    int ldgbar, const double *x, const double *a, const double *s, double *t, double *r, double *acc,
+    double *dx, int ldx)
+{
+    for (int b = 0; b < B; b++)
+        sweep2_row(act, n0, n1, W0t, w1, gbar + (size_t)b * ldgbar, x + (size_t)b * n0,
+                   a + (size_t)b * n1, s + (size_t)b * n1, t, r, acc, dx ? dx + (size_t)b * ldx : NULL);
+}
+IMP_ISA_VERSIONS(sweep2_rows,
+                 (imp_activation act, int B, int n0, int n1, const double *W0t, const double *w1,
+                  const double *gbar, int ldgbar, const double *x, const double *a, const double *s,
+                  double *t, double *r, double *acc, double *dx, int ldx),
+                 (act, B, n0, n1, W0t, w1, gbar, ldgbar, x, a, s, t, r, acc, dx, ldx))
+
+void imp_mlp_fused_sweep2(const imp_mlp *m, const double *params, const double *gbar, int ldgbar,
+                          int B, double *dparams, double *dx, int ldx, imp_mlp_work *w)
+{
+    const int n0 = m->sizes[0], n1 = m->sizes[1];
+    fused_weights(m, params, w);
+    const double *w1 = w->fz + (size_t)n0 * n1;
+    double *t = w->buf[0], *r = w->buf[1];
+    if (dparams) memset(w->facc, 0, (size_t)(n0 + 2) * n1 * sizeof(double));
+    sweep2_rows(m->hidden_act, B, n0, n1, w->fz, w1, gbar, ldgbar, w->x, w->a[0], w->s[0], t, r,
+                dparams ? w->facc : NULL, dx, ldx);
+    if (dparams) {
+        double *dW0 = dparams + m->w_off[0], *db0 = dparams + m->b_off[0], *dw1 = dparams + m->w_off[1];
+        const double *b0bar = w->facc + (size_t)n0 * n1, *w1bar = b0bar + n1;
+        for (int j = 0; j < n1; j++) {
+            for (int i = 0; i < n0; i++) dW0[(size_t)j * n0 + i] += w->facc[(size_t)i * n1 + j];
+            db0[j] += b0bar[j];
+            dw1[j] += w1bar[j];
+        }
+    }
+}
