@@ -33,19 +33,27 @@ int imp_mlp_fused_ok(const imp_mlp *m, const imp_mlp_work *w)
 
 void imp_mlp_work_set_fused(imp_mlp_work *w, int on) { w->no_fused = on == 0; }
 
-/* w->fz rows 0..n0-1: W0^T (column i of W0, contiguous); row n0: w1. */
-static void fused_weights(const imp_mlp *m, const double *params, imp_mlp_work *w)
+/* W0^T (row i: column i of W0, contiguous), in w->fz unless W0 is a
+ * single column already. */
+static const double *fused_weights(const imp_mlp *m, const double *params, imp_mlp_work *w)
 {
     const int n0 = m->sizes[0], n1 = m->sizes[1];
     const double *W0 = params + m->w_off[0];
+    if (n0 == 1) return W0;
     for (int j = 0; j < n1; j++)
         for (int i = 0; i < n0; i++) w->fz[(size_t)i * n1 + j] = W0[(size_t)j * n0 + i];
-    memcpy(w->fz + (size_t)n0 * n1, params + m->w_off[1], (size_t)n1 * sizeof(double));
+    return w->fz;
 }
 
-/* sum_j a_j b_j c_j in eight fixed partial sums: a plain running sum is a
- * serial chain the compiler may not reorder (no -ffast-math), the partial
- * sums vectorise and give the same result at every vector width. */
+/* sum_j a_j b_j c_j and sum_j a_j b_j in eight fixed partial sums: a plain
+ * running sum is a serial chain the compiler may not reorder (no
+ * -ffast-math); the partial sums vectorise and give the same result at
+ * every vector width. */
+static inline __attribute__((always_inline)) double sum_partials(const double *part, double tail)
+{
+    return ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7])) + tail;
+}
+
 static inline __attribute__((always_inline)) double dot3(int n, const double *restrict a,
                                                          const double *restrict b,
                                                          const double *restrict c)
@@ -53,10 +61,22 @@ static inline __attribute__((always_inline)) double dot3(int n, const double *re
     double part[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
     int j = 0;
     for (; j + 8 <= n; j += 8)
-        for (int k = 0; k < 8; k++) part[k] += a[j + k] * b[j + k] * (c ? c[j + k] : 1.0);
+        for (int k = 0; k < 8; k++) part[k] += a[j + k] * b[j + k] * c[j + k];
     double tail = 0.0;
-    for (; j < n; j++) tail += a[j] * b[j] * (c ? c[j] : 1.0);
-    return ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7])) + tail;
+    for (; j < n; j++) tail += a[j] * b[j] * c[j];
+    return sum_partials(part, tail);
+}
+
+static inline __attribute__((always_inline)) double dot2(int n, const double *restrict a,
+                                                         const double *restrict b)
+{
+    double part[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+    int j = 0;
+    for (; j + 8 <= n; j += 8)
+        for (int k = 0; k < 8; k++) part[k] += a[j + k] * b[j + k];
+    double tail = 0.0;
+    for (; j < n; j++) tail += a[j] * b[j];
+    return sum_partials(part, tail);
 }
 
 /* z = W0 x + b0 for every row */
@@ -98,12 +118,12 @@ void imp_mlp_fused_sweep1(const imp_mlp *m, const double *params, int B, double 
                           imp_mlp_work *w)
 {
     const int n0 = m->sizes[0], n1 = m->sizes[1];
-    fused_weights(m, params, w);
-    const double *b0 = params + m->b_off[0], *w1 = w->fz + (size_t)n0 * n1;
-    pre_activation_rows(B, n0, n1, w->x, w->fz, b0, w->a[0]);
+    const double *W0t = fused_weights(m, params, w);
+    const double *b0 = params + m->b_off[0], *w1 = params + m->w_off[1];
+    pre_activation_rows(B, n0, n1, w->x, W0t, b0, w->a[0]);
     /* one call over the whole batch: the transcendental kernel vectorises best on long runs */
     imp_act_deriv_only(m->hidden_act, w->a[0], w->s[0], (size_t)B * (size_t)n1);
-    grad_rows(B, n0, n1, w->s[0], w->fz, w1, g, ldg);
+    grad_rows(B, n0, n1, w->s[0], W0t, w1, g, ldg);
     w->fwd_batch = 0;
     w->gradient_only = 1;
     w->fused = 1;
@@ -153,7 +173,44 @@ static inline __attribute__((always_inline)) void sweep2_row(
         }
     }
     if (dx)
-        for (int i = 0; i < n0; i++) dx[i] += dot3(n1, r, W0t + (size_t)i * n1, NULL);
+        for (int i = 0; i < n0; i++) dx[i] += dot2(n1, r, W0t + (size_t)i * n1);
+}
+
+/* The same for one input (the ball, the pendulum): a single pass, so that
+ * s and a are read once; blocks of 8 with partial sums so that it
+ * vectorises (acc is never NULL here). */
+#define SWEEP2_ONE_INPUT_STEP(j, k, second)                                                \
+    do {                                                                                   \
+        const double tj = g0 * W0[j], sj = s[j];                                           \
+        const double rj = w1[j] * tj * (second);                                           \
+        acc[j] += w1[j] * sj * g0 + rj * x0;                                               \
+        b0bar[j] += rj;                                                                    \
+        w1bar[j] += sj * tj;                                                               \
+        part[k] += rj * W0[j];                                                             \
+    } while (0)
+#define SWEEP2_ONE_INPUT_LOOP(second)                                                      \
+    do {                                                                                   \
+        int j0 = 0;                                                                        \
+        for (; j0 + 8 <= n1; j0 += 8)                                                      \
+            for (int k = 0; k < 8; k++) {                                                  \
+                const int j = j0 + k;                                                      \
+                SWEEP2_ONE_INPUT_STEP(j, k, second);                                       \
+            }                                                                              \
+        for (int j = j0; j < n1; j++) SWEEP2_ONE_INPUT_STEP(j, 0, second);                 \
+    } while (0)
+static inline __attribute__((always_inline)) double sweep2_row_one_input(
+    imp_activation act, int n1, const double *restrict W0, const double *restrict w1, double g0,
+    double x0, const double *restrict a, const double *restrict s, double *restrict acc)
+{
+    double part[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+    double *restrict b0bar = acc + n1, *restrict w1bar = acc + 2 * (size_t)n1;
+    switch (act) {
+    case IMP_ACT_TANH: SWEEP2_ONE_INPUT_LOOP(-2.0 * a[j] * sj); break;
+    case IMP_ACT_SIGMOID: SWEEP2_ONE_INPUT_LOOP(sj * (1.0 - 2.0 * a[j])); break;
+    case IMP_ACT_SOFTPLUS: SWEEP2_ONE_INPUT_LOOP(sj * (1.0 - sj)); break;
+    default: SWEEP2_ONE_INPUT_LOOP(0.0); break;
+    }
+    return sum_partials(part, 0.0);
 }
 
 static inline __attribute__((always_inline)) void sweep2_rows_body(
@@ -161,6 +218,14 @@ static inline __attribute__((always_inline)) void sweep2_rows_body(
     int ldgbar, const double *x, const double *a, const double *s, double *t, double *r, double *acc,
     double *dx, int ldx)
 {
+    if (n0 == 1) {
+        for (int b = 0; b < B; b++) {
+            double xbar = sweep2_row_one_input(act, n1, W0t, w1, gbar[(size_t)b * ldgbar], x[b],
+                                               a + (size_t)b * n1, s + (size_t)b * n1, acc);
+            if (dx) dx[(size_t)b * ldx] += xbar;
+        }
+        return;
+    }
     for (int b = 0; b < B; b++)
         sweep2_row(act, n0, n1, W0t, w1, gbar + (size_t)b * ldgbar, x + (size_t)b * n0,
                    a + (size_t)b * n1, s + (size_t)b * n1, t, r, acc, dx ? dx + (size_t)b * ldx : NULL);
@@ -175,12 +240,14 @@ void imp_mlp_fused_sweep2(const imp_mlp *m, const double *params, const double *
                           int B, double *dparams, double *dx, int ldx, imp_mlp_work *w)
 {
     const int n0 = m->sizes[0], n1 = m->sizes[1];
-    fused_weights(m, params, w);
-    const double *w1 = w->fz + (size_t)n0 * n1;
+    const double *W0t = fused_weights(m, params, w);
+    const double *w1 = params + m->w_off[1];
     double *t = w->buf[0], *r = w->buf[1];
-    if (dparams) memset(w->facc, 0, (size_t)(n0 + 2) * n1 * sizeof(double));
-    sweep2_rows(m->hidden_act, B, n0, n1, w->fz, w1, gbar, ldgbar, w->x, w->a[0], w->s[0], t, r,
-                dparams ? w->facc : NULL, dx, ldx);
+    /* the one-input rows always accumulate (acc != NULL keeps their loop
+     * branch-free); the sums are used only if dparams is asked for */
+    memset(w->facc, 0, (size_t)(n0 + 2) * n1 * sizeof(double));
+    sweep2_rows(m->hidden_act, B, n0, n1, W0t, w1, gbar, ldgbar, w->x, w->a[0], w->s[0], t, r,
+                dparams || n0 == 1 ? w->facc : NULL, dx, ldx);
     if (dparams) {
         double *dW0 = dparams + m->w_off[0], *db0 = dparams + m->b_off[0], *dw1 = dparams + m->w_off[1];
         const double *b0bar = w->facc + (size_t)n0 * n1, *w1bar = b0bar + n1;

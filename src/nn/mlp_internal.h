@@ -16,7 +16,8 @@
  * read floating-point exception flags); the dynamic cost model lets -O2
  * vectorise loops of unknown trip count. */
 #define IMP_VEC_OPTS \
-    __attribute__((optimize("no-trapping-math", "vect-cost-model=dynamic", "fp-contract=fast")))
+    __attribute__((optimize("no-trapping-math", "vect-cost-model=dynamic", "fp-contract=fast", \
+                             "no-math-errno")))
 /* hand-dispatched versions (imp_act_isa) also use fused multiply-adds */
 #define IMP_TARGET_AVX512 __attribute__((target("avx512f,fma")))
 #define IMP_TARGET_AVX2 __attribute__((target("avx2,fma")))

@@ -5,6 +5,7 @@
  * Cosine schedule: Loshchilov & Hutter, ICLR 2017 (SGDR), eq. 5 without
  * restarts. */
 #include "impulse/nn.h"
+#include "nn/mlp_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -48,6 +49,7 @@ void imp_adam_free(imp_adam *opt)
     opt->m = opt->v = NULL;
 }
 
+IMP_VEC_CLONES
 void imp_adam_step(imp_adam *opt, double *params, const double *grad, double lr)
 {
     opt->t++;
