@@ -86,8 +86,9 @@ static inline __attribute__((always_inline)) void pre_activation_rows_body(
 {
     for (int b = 0; b < B; b++) {
         double *restrict zb = z + (size_t)b * n1;
-        for (int j = 0; j < n1; j++) zb[j] = b0[j];
-        for (int i = 0; i < n0; i++) {
+        const double x0 = x[(size_t)b * n0];
+        for (int j = 0; j < n1; j++) zb[j] = b0[j] + x0 * W0t[j]; /* bias and input 0 in one pass */
+        for (int i = 1; i < n0; i++) {
             const double xi = x[(size_t)b * n0 + i];
             const double *restrict col = W0t + (size_t)i * n1;
             for (int j = 0; j < n1; j++) zb[j] += xi * col[j];
