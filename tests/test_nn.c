@@ -1005,10 +1005,64 @@ static void test_fused_path(void)
     printf("fused one-hidden-layer sweeps: worst relative difference to the general path %.2e\n", worst);
 }
 
+/* The fused one-hidden-layer forward and backward against the general
+ * passes: outputs, parameter and input gradients, for hidden and output
+ * activations, both last-bias settings, 1..8 inputs and outputs; and each
+ * backward after the other forward (the caches are the same). */
+static void test_fused_forward_backward(void)
+{
+    imp_rng r;
+    imp_rng_seed(&r, 78);
+    double worst = 0.0;
+    int cases = 0;
+    const imp_activation outs[3] = {IMP_ACT_IDENTITY, IMP_ACT_SIGMOID, IMP_ACT_TANH};
+    for (int a = 0; a < 5; a++)
+        for (int o = 0; o < 3; o++)
+            for (int n0 = 1; n0 <= 8; n0 += 7)
+                for (int n2 = 1; n2 <= 8; n2 += 3) {
+                    int sizes[3] = {n0, 37, n2};
+                    imp_mlp m;
+                    CHECK_OK(imp_mlp_init(&m, 2, sizes, all_acts[a], outs[o], (a + o) % 2));
+                    double *p = malloc(m.n_params * sizeof(double));
+                    random_params(&m, p, &r);
+                    enum { B = 7 };
+                    double x[B * 8], dy[B * 8], y[4][B * 8], dx[4][B * 8];
+                    double *dp[4];
+                    fill_uniform(&r, x, (size_t)(B * n0), -2, 2);
+                    fill_uniform(&r, dy, (size_t)(B * n2), -1, 1);
+                    imp_mlp_work *w = imp_mlp_work_new(&m, B);
+                    /* k: bit 0 = fused forward, bit 1 = fused backward */
+                    for (int k = 0; k < 4; k++) {
+                        dp[k] = calloc(m.n_params, sizeof(double));
+                        memset(dx[k], 0, sizeof dx[k]);
+                        imp_mlp_work_set_fused(w, k & 1);
+                        imp_mlp_forward(&m, p, x, B, y[k], w);
+                        imp_mlp_work_set_fused(w, (k >> 1) & 1);
+                        imp_mlp_backward(&m, p, dy, B, dp[k], dx[k], w);
+                    }
+                    for (int k = 1; k < 4; k++) {
+                        double e = max_rel_diff(y[k], y[0], (size_t)(B * n2));
+                        e = fmax(e, max_rel_diff(dp[k], dp[0], m.n_params));
+                        e = fmax(e, max_rel_diff(dx[k], dx[0], (size_t)(B * n0)));
+                        CHECK_MSG(e < 1e-12, "fused forward/backward (%d) differ by %.2e (act %s, out %s, %d->%d)",
+                                  k, e, imp_activation_name(all_acts[a]), imp_activation_name(outs[o]), n0, n2);
+                        worst = fmax(worst, e);
+                    }
+                    imp_mlp_work_free(w);
+                    free(p);
+                    for (int k = 0; k < 4; k++) free(dp[k]);
+                    cases++;
+                }
+    CHECK(cases == 5 * 3 * 2 * 3);
+    printf("fused one-hidden-layer forward/backward: %d networks, worst relative difference %.2e\n", cases,
+           worst);
+}
+
 int main(void)
 {
     imp_blas_init();
     test_fused_path();
+    test_fused_forward_backward();
     test_gradient_only_path();
     test_init_and_l2();
     test_activation_extremes();

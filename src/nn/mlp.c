@@ -107,8 +107,9 @@ imp_mlp_work *imp_mlp_work_new(const imp_mlp *m, int max_batch)
     for (int l = 0; l <= L; l++) n_max = m->sizes[l] > n_max ? m->sizes[l] : n_max;
     size_t Bz = (size_t)max_batch, total = 2 * Bz * (size_t)m->sizes[0] + 3 * Bz * (size_t)n_max;
     for (int l = 0; l < L; l++) total += 5 * Bz * (size_t)m->sizes[l + 1];
-    size_t fused_n = (size_t)(m->sizes[0] + 2) * (size_t)m->sizes[1];
-    total += 2 * fused_n;
+    size_t fz_n = (size_t)m->sizes[0] * (size_t)m->sizes[1];
+    size_t facc_n = (size_t)(m->sizes[0] + 2 + (L >= 2 ? m->sizes[2] : 0)) * (size_t)m->sizes[1];
+    total += fz_n + facc_n;
     w->slab = calloc(total, sizeof(double));
     if (!w->slab) {
         free(w);
@@ -120,8 +121,8 @@ imp_mlp_work *imp_mlp_work_new(const imp_mlp *m, int max_batch)
     w->x = p, p += Bz * (size_t)m->sizes[0];
     w->unit = p, p += Bz * (size_t)m->sizes[0];
     for (int k = 0; k < 3; k++) w->buf[k] = p, p += Bz * (size_t)n_max;
-    w->fz = p, p += fused_n;
-    w->facc = p, p += fused_n;
+    w->fz = p, p += fz_n;
+    w->facc = p, p += facc_n;
     for (int l = 0; l < L; l++) {
         size_t n = Bz * (size_t)m->sizes[l + 1];
         w->a[l] = p, p += n;
@@ -317,6 +318,10 @@ static void forward_cache_mode(const imp_mlp *m, const double *params, const dou
 {
     copy_input(m, x, ldx, B, w);
     w->fused = 0;
+    if (!gradient_only && imp_mlp_fused_vec_ok(m, w)) {
+        imp_mlp_fused_forward(m, params, B, w);
+        return;
+    }
     const double *in = w->x;
     for (int l = 0; l < m->n_layers; l++) {
         int n_in = m->sizes[l], n_out = m->sizes[l + 1];
@@ -384,6 +389,10 @@ void imp_mlp_backward_ld(const imp_mlp *m, const double *params, const double *d
     if (st != IMP_OK) {
         fill_nan(dparams, m->n_params);
         fill_nan_rows(dx, B, m->sizes[0], lddx);
+        return;
+    }
+    if (imp_mlp_fused_vec_ok(m, w)) {
+        imp_mlp_fused_backward(m, params, dy, lddy, B, dparams, dx, lddx, w);
         return;
     }
     /* Z = dL/dz_L-1 = dy * s_L-1, then Z_{l-1} = (Z_l W_l) * s_{l-1}. */

@@ -259,3 +259,120 @@ void imp_mlp_fused_sweep2(const imp_mlp *m, const double *params, const double *
         }
     }
 }
+
+/* ---- forward and backward of a network with one hidden layer and few
+ * inputs and outputs (the ResNet baselines' f: R^(2D[+K]) -> R^(2D)) ----
+ *
+ * Forward:  z = W0 x + b0, a = phi(z), y = psi(W1 a + b1)   (cache as mlp.c:
+ *           a[0], s[0], a[1] = y, s[1] = psi'), so either backward can
+ *           follow either forward.
+ * Backward, from dy: Z1 = dy * s[1],  W1bar += Z1 a^T,  b1bar += Z1,
+ *           Z0 = s[0] * (W1^T Z1),  W0bar += Z0 x^T,  b0bar += Z0,
+ *           xbar += W0^T Z0. */
+#define FUSED_MAX_OUTPUTS 8
+
+int imp_mlp_fused_vec_ok(const imp_mlp *m, const imp_mlp_work *w)
+{
+    return !w->use_reference && !w->no_fused && m->n_layers == 2 && m->sizes[0] <= FUSED_MAX_INPUTS &&
+           m->sizes[2] <= FUSED_MAX_OUTPUTS && m->b_off[0] != SIZE_MAX;
+}
+
+/* y_k = b1_k + sum_j W1[k,j] a_j for every row (psi applied by the caller) */
+static inline __attribute__((always_inline)) void output_rows_body(int B, int n1, int n2,
+                                                                   const double *restrict a,
+                                                                   const double *restrict W1,
+                                                                   const double *restrict b1,
+                                                                   double *restrict y)
+{
+    for (int b = 0; b < B; b++)
+        for (int k = 0; k < n2; k++)
+            y[(size_t)b * n2 + k] = (b1 ? b1[k] : 0.0) + dot2(n1, a + (size_t)b * n1, W1 + (size_t)k * n1);
+}
+IMP_ISA_VERSIONS(output_rows,
+                 (int B, int n1, int n2, const double *a, const double *W1, const double *b1, double *y),
+                 (B, n1, n2, a, W1, b1, y))
+
+void imp_mlp_fused_forward(const imp_mlp *m, const double *params, int B, imp_mlp_work *w)
+{
+    const int n0 = m->sizes[0], n1 = m->sizes[1], n2 = m->sizes[2];
+    const double *W0t = fused_weights(m, params, w);
+    pre_activation_rows(B, n0, n1, w->x, W0t, params + m->b_off[0], w->a[0]);
+    imp_act_forward(m->hidden_act, w->a[0], w->s[0], (size_t)B * (size_t)n1);
+    output_rows(B, n1, n2, w->a[0], params + m->w_off[1],
+                m->b_off[1] != SIZE_MAX ? params + m->b_off[1] : NULL, w->a[1]);
+    imp_act_forward(m->output_act, w->a[1], w->s[1], (size_t)B * (size_t)n2);
+    w->fused = 0; /* a complete forward cache, valid for every backward */
+    w->gradient_only = 0;
+    w->fwd_batch = B;
+    w->sweep1_batch = 0;
+}
+
+/* One row: Z0 = s0 * (W1^T Z1); sums into acc (rows 0..n0-1: W0bar^T,
+ * n0: b0bar, n0+1..n0+n2: W1bar) and xbar. */
+static inline __attribute__((always_inline)) void backward_row(
+    int n0, int n1, int n2, const double *restrict W0t, const double *restrict W1,
+    const double *restrict Z1, const double *restrict x, const double *restrict a,
+    const double *restrict s, double *restrict Z0, double *restrict acc, double *restrict dx)
+{
+    for (int j = 0; j < n1; j++) Z0[j] = 0.0;
+    for (int k = 0; k < n2; k++) {
+        const double zk = Z1[k];
+        const double *restrict wk = W1 + (size_t)k * n1;
+        double *restrict w1bar = acc + (size_t)(n0 + 1 + k) * n1;
+        for (int j = 0; j < n1; j++) {
+            Z0[j] += zk * wk[j];
+            w1bar[j] += zk * a[j];
+        }
+    }
+    double *restrict b0bar = acc + (size_t)n0 * n1;
+    for (int j = 0; j < n1; j++) {
+        Z0[j] *= s[j];
+        b0bar[j] += Z0[j];
+    }
+    for (int i = 0; i < n0; i++) {
+        const double xi = x[i];
+        double *restrict row = acc + (size_t)i * n1;
+        for (int j = 0; j < n1; j++) row[j] += Z0[j] * xi;
+    }
+    if (dx)
+        for (int i = 0; i < n0; i++) dx[i] += dot2(n1, Z0, W0t + (size_t)i * n1);
+}
+
+static inline __attribute__((always_inline)) void backward_rows_body(
+    int B, int n0, int n1, int n2, const double *W0t, const double *W1, const double *Z1,
+    const double *x, const double *a, const double *s, double *Z0, double *acc, double *dx, int lddx)
+{
+    for (int b = 0; b < B; b++)
+        backward_row(n0, n1, n2, W0t, W1, Z1 + (size_t)b * n2, x + (size_t)b * n0, a + (size_t)b * n1,
+                     s + (size_t)b * n1, Z0, acc, dx ? dx + (size_t)b * lddx : NULL);
+}
+IMP_ISA_VERSIONS(backward_rows,
+                 (int B, int n0, int n1, int n2, const double *W0t, const double *W1, const double *Z1,
+                  const double *x, const double *a, const double *s, double *Z0, double *acc, double *dx,
+                  int lddx),
+                 (B, n0, n1, n2, W0t, W1, Z1, x, a, s, Z0, acc, dx, lddx))
+
+void imp_mlp_fused_backward(const imp_mlp *m, const double *params, const double *dy, int lddy, int B,
+                            double *dparams, double *dx, int lddx, imp_mlp_work *w)
+{
+    const int n0 = m->sizes[0], n1 = m->sizes[1], n2 = m->sizes[2];
+    const double *W0t = fused_weights(m, params, w);
+    double *Z1 = w->buf[0], *Z0 = w->buf[1];
+    for (int b = 0; b < B; b++)
+        for (int k = 0; k < n2; k++)
+            Z1[(size_t)b * n2 + k] = dy[(size_t)b * lddy + k] * w->s[1][(size_t)b * n2 + k];
+    memset(w->facc, 0, (size_t)(n0 + 1 + n2) * n1 * sizeof(double));
+    backward_rows(B, n0, n1, n2, W0t, params + m->w_off[1], Z1, w->x, w->a[0], w->s[0], Z0, w->facc, dx,
+                  lddx);
+    if (!dparams) return;
+    double *dW0 = dparams + m->w_off[0], *db0 = dparams + m->b_off[0], *dW1 = dparams + m->w_off[1];
+    const double *b0bar = w->facc + (size_t)n0 * n1, *W1bar = b0bar + n1;
+    for (int j = 0; j < n1; j++) {
+        for (int i = 0; i < n0; i++) dW0[(size_t)j * n0 + i] += w->facc[(size_t)i * n1 + j];
+        db0[j] += b0bar[j];
+    }
+    for (size_t q = 0; q < (size_t)n2 * n1; q++) dW1[q] += W1bar[q];
+    if (m->b_off[1] != SIZE_MAX)
+        for (int b = 0; b < B; b++)
+            for (int k = 0; k < n2; k++) dparams[m->b_off[1] + k] += Z1[(size_t)b * n2 + k];
+}

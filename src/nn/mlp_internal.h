@@ -107,8 +107,8 @@ struct imp_mlp_work {
     double *r[IMP_MLP_MAX_LAYERS];     /* sweep 2: adjoint of z_l */
     double *buf[3];                    /* (max_batch, n_max) scratch */
     double *unit;                      /* (max_batch, sizes[0]) seed for Hessians */
-    double *fz;                        /* fused path: (sizes[0] + 2, sizes[1]) weights, rows */
-    double *facc;                      /* fused path: (sizes[0] + 2, sizes[1]) gradient sums */
+    double *fz;                        /* fused paths: (sizes[0], sizes[1]) transposed W0 */
+    double *facc;                      /* fused paths: (sizes[0] + 2 + sizes[2], sizes[1]) sums */
     double *slab;                      /* the one allocation behind all of the above */
 };
 
@@ -121,6 +121,13 @@ void imp_mlp_fused_sweep1(const imp_mlp *m, const double *params, int B, double 
                           imp_mlp_work *w);
 void imp_mlp_fused_sweep2(const imp_mlp *m, const double *params, const double *gbar, int ldgbar,
                           int B, double *dparams, double *dx, int ldx, imp_mlp_work *w);
+/* Forward and backward of a network with one hidden layer and at most 8
+ * inputs and 8 outputs (the ResNet baselines). The forward cache is the
+ * one mlp.c makes, so either backward can follow either forward. */
+int imp_mlp_fused_vec_ok(const imp_mlp *m, const imp_mlp_work *w);
+void imp_mlp_fused_forward(const imp_mlp *m, const double *params, int B, imp_mlp_work *w);
+void imp_mlp_fused_backward(const imp_mlp *m, const double *params, const double *dy, int lddy, int B,
+                            double *dparams, double *dx, int lddx, imp_mlp_work *w);
 /* Take the fused path where it applies (on != 0, the default) or never. */
 void imp_mlp_work_set_fused(imp_mlp_work *w, int on);
 
