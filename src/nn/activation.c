@@ -146,29 +146,6 @@ static inline __attribute__((always_inline)) double exp_neg(double x, double *em
     return under ? 0.0 : scale * p + scale;
 }
 
-/* log1p(e) for e in [0, 1]: 2 atanh(u) with u = e/(2+e), or, above
- * sqrt(2)-1, ln 2 + 2 atanh((e-1)/(e+3)); |u| <= 0.1716 so the odd series
- * to u^21 is exact to double precision. */
-static inline __attribute__((always_inline)) double log1p_unit(double e)
-{
-    const double ln2 = 0.69314718055994530942;
-    int hi = e > 0.41421356237309504880;
-    double u = (hi ? e - 1.0 : e) / (hi ? e + 3.0 : e + 2.0);
-    double w = u * u;
-    double q = 1.0 / 21;
-    q = q * w + 1.0 / 19;
-    q = q * w + 1.0 / 17;
-    q = q * w + 1.0 / 15;
-    q = q * w + 1.0 / 13;
-    q = q * w + 1.0 / 11;
-    q = q * w + 1.0 / 9;
-    q = q * w + 1.0 / 7;
-    q = q * w + 1.0 / 5;
-    q = q * w + 1.0 / 3;
-    double l = 2.0 * (u + u * w * q);
-    return hi ? ln2 + l : l;
-}
-
 /* 1/d for d in [1, 2] (NaN propagates) without a division instruction,
  * which costs 8-16 cycles per vector against 9 fused multiply-adds here:
  * a linear first guess with |1 - d y| <= 1/17 on [1, 2], then four Newton steps
@@ -182,6 +159,31 @@ static inline __attribute__((always_inline)) double recip_1_2(double d)
     y = y + y * (1.0 - d * y);
     y = y + y * (1.0 - d * y);
     return y;
+}
+
+/* log1p(e) for e in [0, 1]: 2 atanh(u) with u = e/(2+e), or, above
+ * sqrt(2)-1, ln 2 + 2 atanh((e-1)/(e+3)); |u| <= 0.1716 so the odd series
+ * to u^21 is exact to double precision. */
+static inline __attribute__((always_inline)) double log1p_unit(double e)
+{
+    const double ln2 = 0.69314718055994530942;
+    int hi = e > 0.41421356237309504880;
+    /* 1/(e + 2) = recip(1 + e/2) / 2 and 1/(e + 3) = recip((e + 3)/2) / 2,
+     * both arguments in [1, 2] and the scalings exact */
+    double u = 0.5 * (hi ? e - 1.0 : e) * recip_1_2(hi ? 0.5 * (e + 3.0) : 1.0 + 0.5 * e);
+    double w = u * u;
+    double q = 1.0 / 21;
+    q = q * w + 1.0 / 19;
+    q = q * w + 1.0 / 17;
+    q = q * w + 1.0 / 15;
+    q = q * w + 1.0 / 13;
+    q = q * w + 1.0 / 11;
+    q = q * w + 1.0 / 9;
+    q = q * w + 1.0 / 7;
+    q = q * w + 1.0 / 5;
+    q = q * w + 1.0 / 3;
+    double l = 2.0 * (u + u * w * q);
+    return hi ? ln2 + l : l;
 }
 
 IMP_VEC_OPTS static inline __attribute__((always_inline)) void tanh_forward_body(double *restrict z,
