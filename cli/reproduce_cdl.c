@@ -70,8 +70,28 @@ typedef struct settings {
     int seeds, jobs, quick, code, epochs_override, resume;
 } settings;
 
-static void path_of(char *buf, size_t cap, const settings *s, const char *sub, const job *j, const char *ext)
+/* The ResNet ignores the touch signal, so its run in a no-touch experiment
+ * is the same run as in the touch experiment on the same data (the tables
+ * of the full run showed identical numbers): it is trained once and filed
+ * under the first such experiment. */
+static job canonical_job(const job *j)
 {
+    const experiment *e = &experiments[j->exp];
+    if (strcmp(e->models[j->model], "resnet") != 0) return *j;
+    for (int k = 0; k < j->exp; k++) {
+        const experiment *o = &experiments[k];
+        if (strcmp(o->system, e->system) || o->restitution != e->restitution || o->noise != e->noise ||
+            o->steps != e->steps || o->epochs != e->epochs || o->l2 != e->l2)
+            continue;
+        for (int m = 0; o->models[m]; m++)
+            if (!strcmp(o->models[m], "resnet")) return (job){k, m, j->seed};
+    }
+    return *j;
+}
+
+static void path_of(char *buf, size_t cap, const settings *s, const char *sub, const job *jin, const char *ext)
+{
+    const job canon = canonical_job(jin), *j = &canon;
     const experiment *e = &experiments[j->exp];
     snprintf(buf, cap, "%s/%s/%s-%s-s%d%s", s->out, sub, e->id, e->models[j->model], j->seed, ext);
 }
@@ -512,7 +532,8 @@ int cli_reproduce_cdl(int argc, char **argv)
         /* long runs first keeps both workers busy to the end */
         for (int seed = 0; seed < s.seeds; seed++)
             for (int m = 0; experiments[e].models[m]; m++) {
-                job j = {e, m, seed};
+                job j = {e, m, seed}, c = canonical_job(&j);
+                if (c.exp != e && selected[c.exp]) continue; /* the same run, listed under c */
                 run_result r;
                 if (s.resume && read_result(&s, &j, &r) == 0) continue; /* done in an earlier run */
                 jobs[n_jobs++] = j;
