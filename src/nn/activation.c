@@ -251,6 +251,18 @@ IMP_VEC_OPTS static inline __attribute__((always_inline)) void sigmoid_forward_b
 
 ACT_DISPATCH(sigmoid_forward)
 
+IMP_VEC_OPTS static inline __attribute__((always_inline)) void relu_forward_body(double *restrict z,
+                                                                                double *restrict s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        int pos = z[i] > 0.0;
+        s[i] = pos ? 1.0 : 0.0;
+        z[i] = pos ? z[i] : 0.0;
+    }
+}
+
+ACT_DISPATCH(relu_forward)
+
 int imp_act_deriv_only(imp_activation act, double *z, double *s, size_t n)
 {
     switch (act) {
@@ -270,13 +282,7 @@ void imp_act_forward(imp_activation act, double *z, double *s, size_t n)
         break;
     case IMP_ACT_TANH: tanh_forward(z, s, n); break;
     case IMP_ACT_SOFTPLUS: softplus_forward(z, s, n); break;
-    case IMP_ACT_RELU:
-        for (size_t i = 0; i < n; i++) {
-            int pos = z[i] > 0.0;
-            s[i] = pos ? 1.0 : 0.0;
-            z[i] = pos ? z[i] : 0.0;
-        }
-        break;
+    case IMP_ACT_RELU: relu_forward(z, s, n); break;
     case IMP_ACT_SIGMOID: sigmoid_forward(z, s, n); break;
     }
 }
