@@ -235,6 +235,22 @@ IMP_VEC_OPTS static inline __attribute__((always_inline)) void softplus_deriv_bo
 
 ACT_DISPATCH(softplus_deriv)
 
+/* The same in place (zs: z in, s out), for callers that keep only s. The
+ * second argument is unused; it gives the kernel the dispatcher's shape. */
+IMP_VEC_OPTS static inline __attribute__((always_inline)) void softplus_deriv_inplace_body(
+    double *restrict zs, double *restrict unused, size_t n)
+{
+    (void)unused;
+    for (size_t i = 0; i < n; i++) {
+        double zi = zs[i], em;
+        double e = exp_neg(-fabs(zi), &em);
+        double sig_abs = recip_1_2(1.0 + e);
+        zs[i] = zi >= 0.0 ? sig_abs : e * sig_abs;
+    }
+}
+
+ACT_DISPATCH(softplus_deriv_inplace)
+
 IMP_VEC_OPTS static inline __attribute__((always_inline)) void sigmoid_forward_body(double *restrict z,
                                                                 double *restrict s, size_t n)
 {
@@ -262,6 +278,17 @@ IMP_VEC_OPTS static inline __attribute__((always_inline)) void relu_forward_body
 }
 
 ACT_DISPATCH(relu_forward)
+
+int imp_act_deriv_inplace(imp_activation act, double *zs, size_t n)
+{
+    switch (act) {
+    case IMP_ACT_SOFTPLUS: softplus_deriv_inplace(zs, NULL, n); return 0;
+    case IMP_ACT_RELU:
+        for (size_t i = 0; i < n; i++) zs[i] = zs[i] > 0.0 ? 1.0 : 0.0;
+        return 0;
+    default: return 1;
+    }
+}
 
 int imp_act_deriv_only(imp_activation act, double *z, double *s, size_t n)
 {

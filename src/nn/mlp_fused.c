@@ -121,9 +121,17 @@ void imp_mlp_fused_sweep1(const imp_mlp *m, const double *params, int B, double 
     const int n0 = m->sizes[0], n1 = m->sizes[1];
     const double *W0t = fused_weights(m, params, w);
     const double *b0 = params + m->b_off[0], *w1 = params + m->w_off[1];
-    pre_activation_rows(B, n0, n1, w->x, W0t, b0, w->a[0]);
-    /* one call over the whole batch: the transcendental kernel vectorises best on long runs */
-    imp_act_deriv_only(m->hidden_act, w->a[0], w->s[0], (size_t)B * (size_t)n1);
+    /* one activation call over the whole batch: the transcendental kernel
+     * vectorises best on long runs. Softplus and relu need only s in sweep
+     * 2, so z is built in s's place and turned into s there: half the
+     * memory per cached pass (a training window keeps H + 1 of them). */
+    size_t n = (size_t)B * (size_t)n1;
+    int need_a = m->hidden_act != IMP_ACT_SOFTPLUS && m->hidden_act != IMP_ACT_RELU;
+    pre_activation_rows(B, n0, n1, w->x, W0t, b0, need_a ? w->a[0] : w->s[0]);
+    if (need_a)
+        imp_act_forward(m->hidden_act, w->a[0], w->s[0], n);
+    else
+        imp_act_deriv_inplace(m->hidden_act, w->s[0], n);
     grad_rows(B, n0, n1, w->s[0], W0t, w1, g, ldg);
     w->fwd_batch = 0;
     w->gradient_only = 1;

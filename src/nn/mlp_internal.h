@@ -52,6 +52,9 @@ void imp_act_forward(imp_activation act, double *z_to_a, double *s, size_t n);
 /* s = act'(z) only, where that is cheaper (softplus, relu): returns 0 and
  * leaves z as the pre-activation; otherwise does imp_act_forward and returns 1. */
 int imp_act_deriv_only(imp_activation act, double *z, double *s, size_t n);
+/* The same in place (z in, s out) for softplus and relu: returns 0; for
+ * the others does nothing and returns 1. */
+int imp_act_deriv_inplace(imp_activation act, double *zs, size_t n);
 
 /* Instruction-set versions of the activation kernels. imp_act_force_isa
  * pins one (tests run every version the CPU has); -1 restores automatic
