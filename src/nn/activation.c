@@ -219,24 +219,10 @@ IMP_VEC_OPTS static inline __attribute__((always_inline)) void softplus_forward_
 
 ACT_DISPATCH(softplus_forward)
 
-/* softplus'(z) = sigmoid(z) alone, z left as it is: sweep 1 of a network
- * whose value is not asked for needs only the derivative of its last hidden
- * layer, and this skips the logarithm. */
-IMP_VEC_OPTS static inline __attribute__((always_inline)) void softplus_deriv_body(double *restrict z,
-                                                                 double *restrict s, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        double zi = z[i], em;
-        double e = exp_neg(-fabs(zi), &em);
-        double sig_abs = recip_1_2(1.0 + e);
-        s[i] = zi >= 0.0 ? sig_abs : e * sig_abs;
-    }
-}
-
-ACT_DISPATCH(softplus_deriv)
-
-/* The same in place (zs: z in, s out), for callers that keep only s. The
- * second argument is unused; it gives the kernel the dispatcher's shape. */
+/* softplus'(z) = sigmoid(z) alone, in place (zs: z in, s out): sweep 1 of
+ * a network whose value is not asked for needs only the derivative of its
+ * last hidden layer, and this skips the logarithm. The second argument is
+ * unused; it gives the kernel the dispatcher's shape. */
 IMP_VEC_OPTS static inline __attribute__((always_inline)) void softplus_deriv_inplace_body(
     double *restrict zs, double *restrict unused, size_t n)
 {
@@ -293,7 +279,10 @@ int imp_act_deriv_inplace(imp_activation act, double *zs, size_t n)
 int imp_act_deriv_only(imp_activation act, double *z, double *s, size_t n)
 {
     switch (act) {
-    case IMP_ACT_SOFTPLUS: softplus_deriv(z, s, n); return 0;
+    case IMP_ACT_SOFTPLUS:
+        memcpy(s, z, n * sizeof(double));
+        softplus_deriv_inplace(s, NULL, n);
+        return 0;
     case IMP_ACT_RELU:
         for (size_t i = 0; i < n; i++) s[i] = z[i] > 0.0 ? 1.0 : 0.0;
         return 0;
