@@ -10,14 +10,37 @@
 The library is found through $IMPULSE_LIBRARY, then next to this package in
 the build tree (../../build/libimpulse.so), then the system's loader path.
 Errors raise impulse.Error with the library's one-line message.
+
+OpenBLAS picks its kernels from the CPU model when it is loaded, and on
+virtual CPUs with a generic model name it can fall back to SSE3 kernels
+(2-3x slower). Unless OPENBLAS_CORETYPE is set already, importing this module
+sets it from the CPU's flags, as the impulse command does; it takes effect
+only if OpenBLAS is not loaded yet (import impulse before numpy to be sure).
+impulse.blas_core() tells which kernels are in use.
 """
 import ctypes
 import ctypes.util
 import os
 
-import numpy as np
 
-__all__ = ["Error", "Model", "simulate", "train", "library"]
+def _suggest_coretype():
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), [])
+    except OSError:
+        return None
+    for flag, core in (("avx512f", "SkylakeX"), ("avx2", "Haswell"), ("avx", "Sandybridge")):
+        if flag in flags:
+            return core
+    return None
+
+
+if "OPENBLAS_CORETYPE" not in os.environ and _suggest_coretype():
+    os.environ["OPENBLAS_CORETYPE"] = _suggest_coretype()
+
+import numpy as np  # noqa: E402  (after OPENBLAS_CORETYPE: numpy may load OpenBLAS)
+
+__all__ = ["Error", "Model", "simulate", "train", "library", "blas_core"]
 
 
 class Error(RuntimeError):
@@ -42,6 +65,12 @@ def _load():
 library = _load()
 _dp = np.ctypeslib.ndpointer(np.float64, flags="C_CONTIGUOUS")
 library.imp_last_error.restype = ctypes.c_char_p
+library.imp_blas_corename.restype = ctypes.c_char_p
+
+
+def blas_core():
+    """The OpenBLAS kernel family in use (e.g. 'SkylakeX'; 'Prescott' means SSE3 only)."""
+    return library.imp_blas_corename().decode()
 library.imp_flat_simulate.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_int, ctypes.c_double,
                                       ctypes.c_double, ctypes.c_double, ctypes.c_ulonglong, ctypes.c_char_p]
 library.imp_flat_train.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_double,
