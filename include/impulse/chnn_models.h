@@ -164,6 +164,10 @@ void imp_ctrain_opts_default(imp_ctrain_opts *o);
 typedef struct imp_ctrain_result {
     double final_loss;     /* mean training loss of the last epoch */
     double seconds;        /* training wall time */
+    double critical_seconds; /* CPU time of the critical path: the calling thread's CPU
+                            * time with each minibatch's own slice replaced by the
+                            * slowest slice's (thread CPU clocks), i.e. the training
+                            * time on cores nothing else uses, without hand-off costs */
     int epochs;
 } imp_ctrain_result;
 
@@ -202,6 +206,9 @@ typedef struct imp_ctrain_pool imp_ctrain_pool;
 int imp_ctrain_pool_new(imp_ctrain_pool **out, const imp_cmodel *m, int max_batch, int chunk_steps,
                         int threads);
 int imp_ctrain_pool_threads(const imp_ctrain_pool *p);
+/* CPU seconds (thread CPU clock) thread t spent on its slice in the last
+ * imp_ctrain_pool_loss (0 for an empty slice). */
+double imp_ctrain_pool_slice_cpu(const imp_ctrain_pool *p, int t);
 int imp_ctrain_pool_loss(imp_ctrain_pool *p, const double *params, const double *chunks, int B, double dt,
                          double *grad, double *loss);
 void imp_ctrain_pool_free(imp_ctrain_pool *p);

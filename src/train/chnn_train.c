@@ -20,6 +20,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 void imp_ctrain_opts_default(imp_ctrain_opts *o)
 {
@@ -200,6 +201,7 @@ typedef struct pool_worker {
     double *traj, *traj_bar, *tape, *grad; /* grad: n_params (unused by worker 0) */
     int b0, nb;                            /* this minibatch's slice */
     double acc;
+    double cpu;                            /* thread CPU seconds of the last slice */
     int status;
     char msg[1024];
     pthread_t thread;
@@ -222,14 +224,24 @@ struct imp_ctrain_pool {
     int want_grad;
 };
 
+static double thread_cpu_now(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)) return 0.0;
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 static void run_slice(imp_ctrain_pool *p, pool_worker *wk, double *grad)
 {
     wk->acc = 0;
+    wk->cpu = 0;
     wk->status = IMP_OK;
     if (wk->nb < 1) return;
+    double c0 = thread_cpu_now();
     size_t csz = (size_t)(p->S + 1) * p->m->dim;
     wk->status = slice_loss(p->m, p->params, p->chunks + (size_t)wk->b0 * csz, wk->nb, p->S, p->dt, wk->w,
                             wk->traj, wk->traj_bar, wk->tape, p->total, grad, &wk->acc);
+    wk->cpu = thread_cpu_now() - c0;
     if (wk->status) {
         /* messages are thread-local: keep this one for the caller's thread */
         const char *e = imp_last_error();
@@ -352,6 +364,11 @@ nomem:
 
 int imp_ctrain_pool_threads(const imp_ctrain_pool *p) { return p ? p->threads : 0; }
 
+double imp_ctrain_pool_slice_cpu(const imp_ctrain_pool *p, int t)
+{
+    return p && t >= 0 && t < p->threads ? p->workers[t].cpu : 0.0;
+}
+
 int imp_ctrain_pool_loss(imp_ctrain_pool *p, const double *params, const double *chunks, int B, double dt,
                          double *grad, double *loss)
 {
@@ -445,7 +462,7 @@ int imp_ctrain(const imp_cmodel *m, double *params, const imp_ctraj *data,
     if (st) goto done;
     have_opt = 1;
     for (int i = 0; i < n_chunks; i++) perm[i] = (size_t)i;
-    double t_start = imp_time_now();
+    double t_start = imp_time_now(), cpu_start = thread_cpu_now(), cpu_extra = 0;
     for (int ep = 0; ep < o->epochs; ep++) {
         /* CosineAnnealingLR(T_max = epochs, eta_min = 0), stepped per epoch */
         double lr = imp_cosine_lr(o->lr, 0.0, ep, o->epochs);
@@ -463,6 +480,10 @@ int imp_ctrain(const imp_cmodel *m, double *params, const imp_ctraj *data,
                 imp_fail_context(st, "epoch %d", ep);
                 goto done;
             }
+            /* the slowest slice instead of this thread's own */
+            double slowest = 0;
+            for (int t = 0; t < o->threads; t++) slowest = fmax(slowest, imp_ctrain_pool_slice_cpu(pool, t));
+            cpu_extra += slowest - imp_ctrain_pool_slice_cpu(pool, 0);
             st = imp_check_finite(grad, m->n_params, "gradient");
             if (st) {
                 imp_fail_context(st, "epoch %d", ep);
@@ -477,6 +498,7 @@ int imp_ctrain(const imp_cmodel *m, double *params, const imp_ctraj *data,
         if (o->progress) o->progress(o->progress_user, ep, res->final_loss, imp_time_now() - t_start);
     }
     res->seconds = imp_time_now() - t_start;
+    res->critical_seconds = thread_cpu_now() - cpu_start + cpu_extra;
 done:
     if (have_opt) imp_adam_free(&opt);
     imp_ctrain_pool_free(pool);
