@@ -1,11 +1,16 @@
 /* One CHNN training epoch on the 3-pendulum with the reference settings
  * (800 chunks, batch 200, RK4 3/8 rule 4 steps of dt = 0.03, L1 loss,
- * AdamW 3e-3), timed. Writes the chunks it trained on to an .npz so that
- * bench/bench_chnn_torch.py times the same epoch in PyTorch.
+ * AdamW 3e-3), timed for each thread count asked for (wall time and process
+ * CPU time, i.e. summed over threads), with the projection to the
+ * reference's 2000 epochs. Writes the chunks it trained on to an .npz so
+ * that bench/bench_chnn_torch.py times the same epoch in PyTorch.
  *
- * usage: bench_chnn [epochs] [out.npz]
+ * usage: bench_chnn [epochs] [out.npz] [threads, e.g. 1,2]   (3, bench_chnn_data.npz, 1,2)
  * The trajectories come from a fixed random "teacher" CHNN started on the
- * constraint manifold: the timing does not depend on what is learned. */
+ * constraint manifold: the timing does not depend on what is learned.
+ * Also prints the cost of the thread hand-off: a pthread create + join, and
+ * a pool call on a minimal batch with 1 and 2 threads. */
+#define _POSIX_C_SOURCE 200809L
 #include "impulse/chnn_models.h"
 #include "impulse/io.h"
 #include "impulse/chnn_systems.h"
@@ -14,7 +19,57 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <time.h>
+
+static double cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void *empty_thread(void *arg) { return arg; }
+
+static imp_csystem data_sys;
+
+/* Per-minibatch overheads of the threading, in microseconds, on a 4-wide
+ * CHNN (almost no work, so the time is the hand-off). */
+static void handoff_costs(const imp_ctraj *data)
+{
+    imp_cmodel tiny, *m = &tiny;
+    if (imp_cmodel_init(&tiny, IMP_CMODEL_CHNN, &data_sys, 4, 3)) return;
+    const int n = 2000;
+    double t0 = imp_time_now();
+    for (int i = 0; i < n; i++) {
+        pthread_t th;
+        if (pthread_create(&th, NULL, empty_thread, NULL)) return;
+        pthread_join(th, NULL);
+    }
+    double create_us = 1e6 * (imp_time_now() - t0) / n;
+    /* 2 chunks, one per thread */
+    double call_us[2] = {0, 0};
+    double *params = malloc(m->n_params * sizeof(double)), *grad = calloc(m->n_params, sizeof(double));
+    imp_rng rng;
+    imp_rng_seed(&rng, 3);
+    imp_cmodel_init_params(m, params, &rng);
+    size_t csz = (size_t)data->T * data->dim;
+    for (int T = 1; T <= 2; T++) {
+        imp_ctrain_pool *p = NULL;
+        if (imp_ctrain_pool_new(&p, m, 2, data->T - 1, T)) break;
+        double loss;
+        imp_ctrain_pool_loss(p, params, data->z, 2, data->dt, grad, &loss);
+        t0 = imp_time_now();
+        for (int i = 0; i < n; i++) imp_ctrain_pool_loss(p, params, data->z + 0 * csz, 2, data->dt, grad, &loss);
+        call_us[T - 1] = 1e6 * (imp_time_now() - t0) / n;
+        imp_ctrain_pool_free(p);
+    }
+    printf("thread hand-off: pthread_create + join %.1f us; pool call on 2 chunks of a %d-wide CHNN: "
+           "%.1f us (1 thread), %.1f us (2 threads); a batch-200 minibatch takes ~150000 us\n",
+           create_us, m->hidden, call_us[0], call_us[1]);
+    free(params);
+    free(grad);
+}
 
 int main(int argc, char **argv)
 {
@@ -59,22 +114,36 @@ int main(int argc, char **argv)
     if (imp_npz_save(z, out)) fprintf(stderr, "bench_chnn: %s\n", imp_last_error());
     imp_npz_free(z);
 
-    double *params = malloc(m.n_params * sizeof(double));
-    imp_cmodel_init_params(&m, params, &rng);
-    imp_ctrain_opts o;
-    imp_ctrain_opts_default(&o);
-    o.epochs = epochs;
-    imp_ctrain_result res;
-    clock_t c0 = clock();
-    int rc = imp_ctrain(&m, params, &data, &o, &res);
-    double cpu = (double)(clock() - c0) / CLOCKS_PER_SEC;
-    if (rc) {
-        fprintf(stderr, "bench_chnn: %s\n", imp_last_error());
-        return 1;
+    /* every thread count starts from the same parameters */
+    double *params0 = malloc(m.n_params * sizeof(double)), *params = malloc(m.n_params * sizeof(double));
+    imp_cmodel_init_params(&m, params0, &rng);
+    char list[256];
+    snprintf(list, sizeof list, "%s", argc > 3 ? argv[3] : "1,2");
+    for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
+        memcpy(params, params0, m.n_params * sizeof(double));
+        imp_ctrain_opts o;
+        imp_ctrain_opts_default(&o);
+        o.epochs = epochs;
+        o.threads = atoi(tok);
+        imp_ctrain_result res;
+        double c0 = cpu_now();
+        int rc = imp_ctrain(&m, params, &data, &o, &res);
+        double cpu = cpu_now() - c0;
+        if (rc) {
+            fprintf(stderr, "bench_chnn: %s\n", imp_last_error());
+            return 1;
+        }
+        printf("impulse CHNN 3-pendulum, %d thread%s: %d epochs, %.4f s/epoch wall, %.4f s/epoch cpu, "
+               "%.4f s/epoch critical path (800 chunks, batch 200, RK4 x4, %zu params, final loss %.6g); "
+               "2000 epochs: %.1f min wall, %.1f min critical path\n",
+               o.threads, o.threads == 1 ? "" : "s", res.epochs, res.seconds / res.epochs, cpu / res.epochs,
+               res.critical_seconds / res.epochs, m.n_params, res.final_loss, 2000 * res.seconds / res.epochs / 60,
+               2000 * res.critical_seconds / res.epochs / 60);
+        fflush(stdout);
     }
-    printf("impulse CHNN 3-pendulum: %d epochs, %.4f s/epoch wall, %.4f s/epoch cpu (800 chunks, batch 200, RK4 x4, %zu params, final loss %.4g)\n",
-           res.epochs, res.seconds / res.epochs, cpu / res.epochs, m.n_params, res.final_loss);
+    data_sys = cs;
+    handoff_costs(&data);
     imp_cmodel_work_free(tw);
-    free(tp); free(y0); free(traj); free(data.z); free(params);
+    free(tp); free(y0); free(traj); free(data.z); free(params); free(params0);
     return 0;
 }

@@ -36,7 +36,7 @@ typedef struct cell {
 } cell;
 
 typedef struct run_cfg {
-    int epochs, n_train, n_test, hidden, T, resume;
+    int epochs, n_train, n_test, hidden, T, resume, threads;
     double lr;          /* 0: per-system default */
     unsigned long long seed;
     const char *out;
@@ -100,6 +100,7 @@ static int run_cell(const run_cfg *cfg, const imp_csystem *sys, const char *mode
         o.lr = cfg->lr > 0 ? cfg->lr : default_lr(sys->name);
         o.n_chunks = n_train;
         o.seed = cfg->seed;
+        o.threads = cfg->threads;
         o.progress = progress_cb;
         o.progress_user = tag;
         imp_ctrain_result res;
@@ -157,10 +158,12 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: impulse reproduce chnn [--quick] [--systems a,b,...] [--models chnn,clnn,hnn,delan,node]\n"
             "         [--epochs E] [--n-train N] [--n-test N] [--lr X] [--hidden H] [--seed K]\n"
-            "         [--out DIR] [--resume] [--data-efficiency [--n-train-list 20,200,800]]\n"
+            "         [--out DIR] [--resume] [--data-efficiency [--n-train-list 20,200,800]] [--threads N]\n"
             "  default: pendulum-chain:1,2,3, gyroscope, rotor; all five models; 2000 epochs,\n"
             "  800 training chunks, 100 test trajectories (the reference settings)\n"
-            "  --quick: pendulum-chain:1,2; chnn, node; 30 epochs, 200 chunks, 20 test trajectories\n");
+            "  --quick: pendulum-chain:1,2; chnn, node; 30 epochs, 200 chunks, 20 test trajectories\n"
+            "  --threads N: training threads per minibatch, 1..64 (default 2); the same N and seed\n"
+            "  give bit-identical checkpoints, another N agrees to rounding\n");
 }
 
 static int write_figures(const run_cfg *cfg, char **systems, int n_sys, char **models, int n_models, cell *cells,
@@ -292,7 +295,7 @@ static int data_efficiency(const run_cfg *cfg, char **models, int n_models, int 
 
 int cli_reproduce_chnn(int argc, char **argv)
 {
-    run_cfg cfg = {2000, 800, 100, 256, 100, 0, 0.0, 0, "reproduce-chnn"};
+    run_cfg cfg = {2000, 800, 100, 256, 100, 0, CLI_DEFAULT_THREADS, 0.0, 0, "reproduce-chnn"};
     char sys_default[] = "pendulum-chain:1,pendulum-chain:2,pendulum-chain:3,gyroscope,rotor";
     char models_default[] = "chnn,clnn,hnn,delan,node";
     char ntr_default[] = "20,200,800";
@@ -347,6 +350,10 @@ int cli_reproduce_chnn(int argc, char **argv)
         } else if (!strcmp(a, "--lr")) {
             if (cli_parse_double(a, val, 1e-12, 10, &dv)) return cli_fail(verb);
             cfg.lr = dv;
+            i++;
+        } else if (!strcmp(a, "--threads")) {
+            if (cli_parse_long(a, val, 1, CLI_MAX_THREADS, &lv)) return cli_fail(verb);
+            cfg.threads = (int)lv;
             i++;
         } else {
             return cli_failf(verb, "unknown option '%s' (see --help)", a);
@@ -413,7 +420,8 @@ int cli_reproduce_chnn(int argc, char **argv)
     }
     /* table: systems x models */
     printf("\nMean over %d test trajectories of the geometric-mean relative error ([F] figs 5/7)\n", cfg.n_test);
-    printf("(%d epochs, %d training chunks, seed %llu)\n\n", cfg.epochs, cfg.n_train, cfg.seed);
+    printf("(%d epochs, %d training chunks, seed %llu, %d training thread%s)\n\n", cfg.epochs, cfg.n_train, cfg.seed,
+           cfg.threads, cfg.threads == 1 ? "" : "s");
     const char *hdr[MAX_MODELS + 2];
     hdr[0] = "system";
     for (int mi = 0; mi < n_models; mi++) hdr[mi + 1] = models[mi];
@@ -426,6 +434,7 @@ int cli_reproduce_chnn(int argc, char **argv)
     imp_json_kv_int(&j, "n_train", cfg.n_train);
     imp_json_kv_int(&j, "n_test", cfg.n_test);
     imp_json_kv_int(&j, "seed", (long long)cfg.seed);
+    imp_json_kv_int(&j, "threads", cfg.threads);
     imp_json_key(&j, "results");
     imp_json_begin_array(&j);
     for (int si = 0; si < n_sys; si++) {

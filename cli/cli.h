@@ -48,6 +48,11 @@ int cli_failf(const char *verb, const char *fmt, ...)
 int cli_parse_long(const char *opt, const char *text, long lo, long hi, long *out);
 int cli_parse_double(const char *opt, const char *text, double lo, double hi, double *out);
 
+/* Training threads of the constrained-network verbs (`--threads N`): the
+ * machines this tool targets have 2 cores. */
+#define CLI_DEFAULT_THREADS 2
+#define CLI_MAX_THREADS 64
+
 /* Progress lines go to stderr, only when stderr is a terminal or
  * IMPULSE_PROGRESS=1; `--quiet` verbs pass quiet=1. */
 int cli_progress_enabled(void);

@@ -159,6 +159,162 @@ static void test_chunk_loss_gradient(imp_cmodel_kind kind, const char *sys)
     free(chunks); free(traj); free(tbar); free(grad); free(f.params); free(t.params);
 }
 
+/* Chunks of B windows: a teacher's rollout perturbed, y0 exact. */
+static double *make_chunks(imp_cmodel_kind kind, const char *sys, int B, int S, uint64_t seed)
+{
+    fixture t;
+    if (make_model(&t, kind, sys, 16, seed)) return NULL;
+    int dim = t.m.dim;
+    imp_ctraj td;
+    double *chunks = NULL;
+    if (!teacher_data(&t, B, S + 1, 0.03, seed + 1, &td)) {
+        imp_rng rng;
+        imp_rng_seed(&rng, seed + 2);
+        chunks = malloc((size_t)B * (S + 1) * dim * sizeof(double));
+        for (size_t q = 0; q < (size_t)B * (S + 1) * dim; q++) chunks[q] = td.z[q] + 0.01 * imp_rng_normal(&rng);
+        for (int b = 0; b < B; b++)
+            memcpy(chunks + (size_t)b * (S + 1) * dim, td.z + (size_t)b * (S + 1) * dim, dim * sizeof(double));
+    }
+    imp_ctraj_free(&td);
+    free(t.params);
+    return chunks;
+}
+
+static double max_abs_diff(const double *a, const double *b, size_t n, double *amax)
+{
+    double d = 0, m = 0;
+    for (size_t i = 0; i < n; i++) {
+        d = fmax(d, fabs(a[i] - b[i]));
+        m = fmax(m, fabs(b[i]));
+    }
+    if (amax) *amax = m;
+    return d;
+}
+
+/* The pool's minibatch loss on T threads equals the one-thread loss (T = 1
+ * bit for bit with imp_ctrain_chunk_loss, other T to 1e-12 relative), the
+ * same T twice gives the same bits, and a failing slice on a worker thread
+ * reports its message in the caller's thread. */
+static void test_pool(imp_cmodel_kind kind, const char *sys)
+{
+    const char *name = imp_cmodel_kind_name(kind);
+    fixture f;
+    CHECK_OK(make_model(&f, kind, sys, 16, 31));
+    const int B = 7, S = 4, dim = f.m.dim;
+    const size_t np = f.m.n_params;
+    double *chunks = make_chunks(kind, sys, B, S, 41);
+    CHECK(chunks != NULL);
+    if (!chunks) return;
+    /* reference: imp_ctrain_chunk_loss on the whole batch */
+    imp_cmodel_work *w = imp_cmodel_work_new_slots(&f.m, B, 4 * S + 1);
+    double *traj = malloc((size_t)B * (S + 1) * dim * sizeof(double));
+    double *tbar = malloc((size_t)B * (S + 1) * dim * sizeof(double));
+    double *g_ref = calloc(np, sizeof(double)), *g = calloc(np, sizeof(double)), *g2 = calloc(np, sizeof(double));
+    double l_ref, l, l2;
+    CHECK_OK(imp_ctrain_chunk_loss(&f.m, f.params, chunks, B, S, 0.03, w, traj, tbar, g_ref, &l_ref));
+    double gmax = 0;
+    max_abs_diff(g_ref, g_ref, np, &gmax);
+    CHECK(l_ref > 0 && gmax > 0);
+    const int Ts[5] = {1, 2, 3, 7, 8}; /* 8 > B: an empty slice */
+    char msg1[64] = "";
+    for (int i = 0; i < 5; i++) {
+        int T = Ts[i];
+        imp_ctrain_pool *p = NULL;
+        CHECK_OK(imp_ctrain_pool_new(&p, &f.m, B, S, T));
+        if (!p) continue;
+        CHECK(imp_ctrain_pool_threads(p) == T);
+        memset(g, 0, np * sizeof(double));
+        CHECK_OK(imp_ctrain_pool_loss(p, f.params, chunks, B, 0.03, g, &l));
+        double d = max_abs_diff(g, g_ref, np, NULL);
+        if (T == 1) {
+            CHECK_MSG(l == l_ref && !memcmp(g, g_ref, np * sizeof(double)),
+                      "%s: 1-thread pool differs from imp_ctrain_chunk_loss (loss %.17g vs %.17g, grad %g)", name, l,
+                      l_ref, d);
+        } else {
+            CHECK_CLOSE(l, l_ref, 1e-12, 0);
+            CHECK_MSG(d <= 1e-12 * gmax, "%s T=%d: gradient differs from 1 thread by %g (max %g)", name, T, d, gmax);
+        }
+        /* again: bit-identical */
+        memset(g2, 0, np * sizeof(double));
+        CHECK_OK(imp_ctrain_pool_loss(p, f.params, chunks, B, 0.03, g2, &l2));
+        CHECK_MSG(l2 == l && !memcmp(g2, g, np * sizeof(double)), "%s T=%d: two calls differ", name, T);
+        /* a shorter batch and the loss alone */
+        double l5, l5_ref;
+        CHECK_OK(imp_ctrain_pool_loss(p, f.params, chunks, 5, 0.03, NULL, &l5));
+        CHECK_OK(imp_ctrain_chunk_loss(&f.m, f.params, chunks, 5, S, 0.03, w, traj, tbar, NULL, &l5_ref));
+        CHECK_CLOSE(l5, l5_ref, 1e-12, 0);
+        /* the gradient accumulates (grad += ...) */
+        CHECK_OK(imp_ctrain_pool_loss(p, f.params, chunks, B, 0.03, g2, &l2));
+        double d2 = 0;
+        for (size_t q = 0; q < np; q++) d2 = fmax(d2, fabs(g2[q] - 2 * g[q]));
+        CHECK_MSG(d2 <= 1e-13 * gmax, "%s T=%d: second call does not accumulate (%g)", name, T, d2);
+        /* a diverging chunk in the last slice (a worker thread for T > 1) */
+        size_t last = (size_t)(B - 1) * (S + 1) * dim;
+        double keep = chunks[last];
+        chunks[last] = NAN;
+        CHECK_FAILS(imp_ctrain_pool_loss(p, f.params, chunks, B, 0.03, g2, &l2), IMP_ERR_NUMERIC);
+        if (T == 1) snprintf(msg1, sizeof msg1, "%.24s", imp_last_error());
+        CHECK_MSG(strlen(msg1) > 10 && strstr(imp_last_error(), msg1) != NULL &&
+                      (T == 1 || strstr(imp_last_error(), "(thread ") != NULL),
+                  "%s T=%d: message '%s' (1 thread: '%s')", name, T, imp_last_error(), msg1);
+        chunks[last] = keep;
+        CHECK_FAILS(imp_ctrain_pool_loss(p, f.params, chunks, B + 1, 0.03, g2, &l2), IMP_ERR_INVALID);
+        imp_ctrain_pool_free(p);
+    }
+    /* bad thread counts */
+    const int bad[3] = {0, -1, IMP_CTRAIN_MAX_THREADS + 1};
+    for (int i = 0; i < 3; i++) {
+        imp_ctrain_pool *p = (imp_ctrain_pool *)1;
+        CHECK_FAILS(imp_ctrain_pool_new(&p, &f.m, B, S, bad[i]), IMP_ERR_INVALID);
+        CHECK(p == NULL && strstr(imp_last_error(), "threads") != NULL);
+    }
+    imp_cmodel_work_free(w);
+    free(traj); free(tbar); free(g_ref); free(g); free(g2); free(chunks); free(f.params);
+}
+
+/* imp_ctrain with 2 threads reproduces itself bit for bit, agrees with 1
+ * thread to rounding, and rejects thread counts < 1. */
+static void test_threads_train(void)
+{
+    fixture teacher, student;
+    CHECK_OK(make_model(&teacher, IMP_CMODEL_CHNN, "pendulum-chain:2", 16, 300));
+    CHECK_OK(make_model(&student, IMP_CMODEL_CHNN, "pendulum-chain:2", 16, 301));
+    imp_ctraj data;
+    CHECK_OK(teacher_data(&teacher, 17, 10, 0.03, 11, &data));
+    size_t np = student.m.n_params;
+    double *p1 = malloc(np * sizeof(double)), *p2 = malloc(np * sizeof(double)), *p3 = malloc(np * sizeof(double));
+    memcpy(p1, student.params, np * sizeof(double));
+    memcpy(p2, student.params, np * sizeof(double));
+    memcpy(p3, student.params, np * sizeof(double));
+    imp_ctrain_opts o;
+    imp_ctrain_opts_default(&o);
+    CHECK(o.threads == 1);
+    o.epochs = 3;
+    o.batch = 7; /* 17 chunks: batches of 7, 7, 3 */
+    o.n_chunks = 17;
+    o.seed = 5;
+    o.threads = 2;
+    imp_ctrain_result r1, r2, r3;
+    CHECK_OK(imp_ctrain(&student.m, p1, &data, &o, &r1));
+    CHECK_OK(imp_ctrain(&student.m, p2, &data, &o, &r2));
+    CHECK(r1.epochs == 3 && r1.final_loss > 0);
+    CHECK_MSG(r1.final_loss == r2.final_loss && !memcmp(p1, p2, np * sizeof(double)),
+              "2-thread training runs differ (loss %.17g vs %.17g)", r1.final_loss, r2.final_loss);
+    o.threads = 1;
+    CHECK_OK(imp_ctrain(&student.m, p3, &data, &o, &r3));
+    double pmax = 0, d = max_abs_diff(p1, p3, np, &pmax);
+    CHECK_MSG(d <= 1e-9 * pmax, "2 vs 1 thread: parameters differ by %g after 3 epochs (max %g)", d, pmax);
+    CHECK_CLOSE(r1.final_loss, r3.final_loss, 1e-9, 0);
+    o.threads = 0;
+    CHECK_FAILS(imp_ctrain(&student.m, p3, &data, &o, &r3), IMP_ERR_INVALID);
+    CHECK(strstr(imp_last_error(), "threads") != NULL);
+    o.threads = -2;
+    CHECK_FAILS(imp_ctrain(&student.m, p3, &data, &o, &r3), IMP_ERR_INVALID);
+    CHECK(strstr(imp_last_error(), "threads") != NULL);
+    imp_ctraj_free(&data);
+    free(p1); free(p2); free(p3); free(teacher.params); free(student.params);
+}
+
 static void test_training_and_eval(void)
 {
     fixture teacher, student;
@@ -307,11 +463,41 @@ static void test_cli(void)
     snprintf(cmd, sizeof cmd, "%s train chnn --data %s --epochs 2 --batch 6 --chunks 12 --hidden 16 -o %s >/dev/null 2>&1",
              IMPULSE_CLI_PATH, data, model);
     CHECK(run(cmd) == 0);
+    unsigned char *text = NULL;
+    size_t len = 0;
+    /* the CLI trains on 2 threads by default and the checkpoint says so */
+    imp_npz *ck = NULL;
+    CHECK_OK(imp_npz_load(&ck, model));
+    CHECK(ck && imp_npz_meta(ck) && strstr(imp_npz_meta(ck), "\"threads\":2"));
+    imp_npz_free(ck);
+    snprintf(cmd, sizeof cmd, "%s train hnn --data %s --epochs 1 --batch 5 --chunks 12 --hidden 16 --threads 3 -o %s >/dev/null 2>&1",
+             IMPULSE_CLI_PATH, data, model);
+    CHECK(run(cmd) == 0);
+    ck = NULL;
+    CHECK_OK(imp_npz_load(&ck, model));
+    CHECK(ck && imp_npz_meta(ck) && strstr(imp_npz_meta(ck), "\"threads\":3") && strstr(imp_npz_meta(ck), "\"model\":\"hnn\""));
+    imp_npz_free(ck);
+    const char *bad_threads[3] = {"0", "-1", "65"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(cmd, sizeof cmd, "%s train chnn --data %s --epochs 1 --threads %s -o %s > %s 2>&1", IMPULSE_CLI_PATH,
+                 data, bad_threads[i], model, out);
+        CHECK(run(cmd) != 0);
+        CHECK_OK(imp_read_file(out, &text, &len));
+        CHECK_MSG(text && strstr((char *)text, "error: --threads"), "--threads %s: '%s'", bad_threads[i],
+                  text ? (char *)text : "");
+        free(text);
+    }
+    snprintf(cmd, sizeof cmd, "%s reproduce chnn --threads 0 --out %s > %s 2>&1", IMPULSE_CLI_PATH, out, out);
+    CHECK(run(cmd) != 0);
+    CHECK_OK(imp_read_file(out, &text, &len));
+    CHECK(text && strstr((char *)text, "error: --threads"));
+    free(text);
+    snprintf(cmd, sizeof cmd, "%s train chnn --data %s --epochs 2 --batch 6 --chunks 12 --hidden 16 -o %s >/dev/null 2>&1",
+             IMPULSE_CLI_PATH, data, model);
+    CHECK(run(cmd) == 0);
     snprintf(cmd, sizeof cmd, "%s eval --model %s --data %s --json --n-test 3 > %s 2>&1", IMPULSE_CLI_PATH, model,
              data, out);
     CHECK(run(cmd) == 0);
-    unsigned char *text = NULL;
-    size_t len = 0;
     CHECK_OK(imp_read_file(out, &text, &len));
     CHECK(text && strstr((char *)text, "\"mean_geo_rel_err\"") && strstr((char *)text, "\"model\":\"chnn\""));
     free(text);
@@ -373,6 +559,10 @@ int main(void)
     test_chunk_loss_gradient(IMP_CMODEL_NODE, "pendulum-chain:2");
     test_chunk_loss_gradient(IMP_CMODEL_HNN, "pendulum-chain:2");
     test_chunk_loss_gradient(IMP_CMODEL_DELAN, "gyroscope");
+    test_pool(IMP_CMODEL_CHNN, "pendulum-chain:3");
+    test_pool(IMP_CMODEL_HNN, "pendulum-chain:2");
+    test_pool(IMP_CMODEL_NODE, "pendulum-chain:2");
+    test_threads_train();
     test_training_and_eval();
     test_files();
     test_cli();

@@ -142,6 +142,7 @@ int imp_ctraj_load_cartesian(const char *path, imp_ctraj *out, char *sys_name);
 int imp_ctraj_to_generalised(const imp_csystem *sys, const imp_ctraj *in, imp_ctraj *out);
 
 /* ---- training ([F] section 7, reference settings) ---- */
+#define IMP_CTRAIN_MAX_THREADS 64
 typedef struct imp_ctrain_opts {
     int epochs;            /* 2000 in the reference */
     double lr;             /* 3e-3 */
@@ -150,6 +151,10 @@ typedef struct imp_ctrain_opts {
     int n_chunks;          /* 800: one random chunk per trajectory, first n kept */
     int chunk_steps;       /* 4 target steps (5 states) */
     unsigned long long seed;
+    int threads;           /* 1 (library default) .. IMP_CTRAIN_MAX_THREADS: each minibatch
+                            * is cut into this many contiguous slices, one per thread
+                            * (see imp_ctrain_pool); the same seed and thread count give
+                            * bit-identical results, other counts agree to rounding */
     int verbose;           /* progress callback every epoch if set */
     void (*progress)(void *user, int epoch, double loss, double seconds);
     void *progress_user;
@@ -159,6 +164,10 @@ void imp_ctrain_opts_default(imp_ctrain_opts *o);
 typedef struct imp_ctrain_result {
     double final_loss;     /* mean training loss of the last epoch */
     double seconds;        /* training wall time */
+    double critical_seconds; /* CPU time of the critical path: the calling thread's CPU
+                            * time with each minibatch's own slice replaced by the
+                            * slowest slice's (thread CPU clocks), i.e. the training
+                            * time on cores nothing else uses, without hand-off costs */
     int epochs;
 } imp_ctrain_result;
 
@@ -177,6 +186,34 @@ int imp_ctrain_make_chunks(const imp_ctraj *data, int n_chunks, int chunk_steps,
 int imp_ctrain_chunk_loss(const imp_cmodel *m, const double *params, const double *chunks, int B,
                           int S, double dt, imp_cmodel_work *w, double *traj, double *traj_bar,
                           double *grad, double *loss);
+
+/* The chunk loss of a minibatch on several threads. A pool keeps `threads`
+ * - 1 POSIX threads alive (the caller's thread is the first worker), each
+ * with its own work buffers (4 S + 1 network caches for ceil(max_batch /
+ * threads) chunks), rollout buffers and gradient buffer. imp_ctrain_pool_loss
+ * cuts the B chunks (B x (S+1) x dim, B <= max_batch) into `threads`
+ * contiguous slices (the first B % threads one chunk longer), runs the taped
+ * chunk loss of each slice on its thread, normalised by the whole batch's
+ * entry count, and sums losses and gradients in slice order: *loss is the
+ * mean L1 loss of imp_ctrain_chunk_loss on the whole batch and grad (if not
+ * NULL) += its gradient, equal to the one-thread result up to the order of
+ * the floating-point sums, and bit-identical from call to call for a given
+ * thread count. A failure in any slice is returned with that slice's
+ * message (the first failing slice in order). BLAS calls must be
+ * single-threaded (imp_blas_init()). One pool serves one caller thread at a
+ * time; the model must outlive it. */
+typedef struct imp_ctrain_pool imp_ctrain_pool;
+int imp_ctrain_pool_new(imp_ctrain_pool **out, const imp_cmodel *m, int max_batch, int chunk_steps,
+                        int threads);
+int imp_ctrain_pool_threads(const imp_ctrain_pool *p);
+/* CPU seconds (thread CPU clock) thread t spent on its slice in the last
+ * imp_ctrain_pool_loss (0 for an empty slice). */
+double imp_ctrain_pool_slice_cpu(const imp_ctrain_pool *p, int t);
+int imp_ctrain_pool_loss(imp_ctrain_pool *p, const double *params, const double *chunks, int B, double dt,
+                         double *grad, double *loss);
+void imp_ctrain_pool_free(imp_ctrain_pool *p);
+
+/* Train with opts->threads threads (an imp_ctrain_pool per run). */
 int imp_ctrain(const imp_cmodel *m, double *params, const imp_ctraj *data,
                const imp_ctrain_opts *opts, imp_ctrain_result *res);
 

@@ -28,6 +28,7 @@ int imp_cmodel_save(const char *path, const imp_cmodel *m, const double *params,
         imp_json_kv_int(&j, "batch", opts->batch);
         imp_json_kv_int(&j, "n_chunks", opts->n_chunks);
         imp_json_kv_int(&j, "seed", (long long)opts->seed);
+        imp_json_kv_int(&j, "threads", opts->threads);
     }
     if (res) {
         imp_json_kv_number(&j, "final_loss", res->final_loss);

@@ -2,12 +2,25 @@
  * ([F] section 7, [chnn] section 3): one random 5-state chunk per training
  * trajectory, RK4 (3/8 rule) with step dt through the chunk, L1 loss averaged
  * over every entry including t0, gradients straight through the solver,
- * AdamW with a cosine schedule stepped per epoch. */
+ * AdamW with a cosine schedule stepped per epoch.
+ *
+ * Threads: a minibatch of B chunks is cut into T contiguous slices; slice t
+ * runs the taped chunk loss (forward and reverse) in its own thread with its
+ * own work buffers and gradient buffer, slice 0 in the calling thread. The
+ * slices scale their loss gradients by the whole batch's entry count, so the
+ * sum of their gradients, taken in slice order, is the whole-batch mean's
+ * gradient; the only difference from one thread is the order of the
+ * floating-point sums (over rows inside each slice's weight-gradient
+ * products, then over slices). Same T, same result, bit for bit. */
+#define _POSIX_C_SOURCE 200809L
 #include "impulse/chnn_models.h"
 
+#include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 void imp_ctrain_opts_default(imp_ctrain_opts *o)
 {
@@ -19,6 +32,7 @@ void imp_ctrain_opts_default(imp_ctrain_opts *o)
     o->n_chunks = 800;
     o->chunk_steps = 4;
     o->seed = 0;
+    o->threads = 1;
 }
 
 int imp_ctrain_make_chunks(const imp_ctraj *data, int n_chunks, int chunk_steps, imp_rng *rng,
@@ -111,9 +125,13 @@ static int taped_backward(const imp_cmodel *m, const double *params, int B, int 
     return IMP_OK;
 }
 
-int imp_ctrain_chunk_loss(const imp_cmodel *m, const double *params, const double *chunks, int B,
-                          int S, double dt, imp_cmodel_work *w, double *traj, double *traj_bar,
-                          double *grad, double *loss)
+/* The chunk loss of B chunks with the loss normalised by `total` entries
+ * (the whole batch's, when this is one slice of it): *acc = sum |pred - true|,
+ * traj_bar = sign / total, grad (if not NULL) += d(acc / total)/dtheta.
+ * tape: (8 S + 6) B dim doubles, used when w has 4 S + 1 slots. */
+static int slice_loss(const imp_cmodel *m, const double *params, const double *chunks, int B, int S,
+                      double dt, imp_cmodel_work *w, double *traj, double *traj_bar, double *tape,
+                      double total, double *grad, double *acc_out)
 {
     int dim = m->dim;
     size_t n = (size_t)B * dim;
@@ -121,22 +139,13 @@ int imp_ctrain_chunk_loss(const imp_cmodel *m, const double *params, const doubl
     imp_cmodel_binding bind = {m, params, w};
     imp_ode ode;
     imp_cmodel_ode(&ode, &bind);
-    double *tape = NULL;
-    if (taped) {
-        /* Y and K (4 S n each), then a, kbar (4 n), Ybar for the reverse sweep */
-        tape = malloc((8 * (size_t)S + 6) * n * sizeof(double));
-        if (!tape) return imp_fail(IMP_ERR_NOMEM, "train: out of memory");
-    }
     /* y0 = first state of each chunk; traj is (S+1) x B x dim */
     for (int b = 0; b < B; b++)
         memcpy(traj + (size_t)b * dim, chunks + (size_t)b * (S + 1) * dim, (size_t)dim * sizeof(double));
     int st = taped ? taped_forward(m, params, B, S, dt, w, traj, tape, tape + 4 * (size_t)S * n)
                    : imp_integrate_fixed(&imp_stepper_rk4, &ode, 0.0, dt, S, traj, B, traj);
-    if (st) {
-        free(tape);
-        return st;
-    }
-    double total = (double)(S + 1) * (double)n, acc = 0;
+    if (st) return st;
+    double acc = 0;
     for (int k = 0; k <= S; k++)
         for (int b = 0; b < B; b++) {
             const double *pr = traj + ((size_t)k * B + b) * dim;
@@ -148,26 +157,270 @@ int imp_ctrain_chunk_loss(const imp_cmodel *m, const double *params, const doubl
                 gb[i] = (d > 0 ? 1.0 : d < 0 ? -1.0 : 0.0) / total;
             }
         }
-    *loss = acc / total;
-    if (!isfinite(*loss)) {
-        free(tape);
-        return imp_fail(IMP_ERR_NUMERIC, "train: loss is not finite (the rollout diverged)");
-    }
-    if (!grad) {
-        free(tape);
-        return IMP_OK;
-    }
+    *acc_out = acc;
+    if (!isfinite(acc)) return imp_fail(IMP_ERR_NUMERIC, "train: loss is not finite (the rollout diverged)");
+    if (!grad) return IMP_OK;
     if (taped) {
         double *a = tape + 8 * (size_t)S * n;
-        st = taped_backward(m, params, B, S, dt, w, tape, traj_bar, grad, a, a + n, a + 5 * n);
-        free(tape);
-        return st;
+        return taped_backward(m, params, B, S, dt, w, tape, traj_bar, grad, a, a + n, a + 5 * n);
     }
     double *y0bar = calloc(n, sizeof(double));
     if (!y0bar) return imp_fail(IMP_ERR_NOMEM, "train: out of memory");
     st = imp_integrate_fixed_vjp(&imp_stepper_rk4, &ode, 0.0, dt, S, traj, B, traj_bar, y0bar, grad);
     free(y0bar);
     return st;
+}
+
+static size_t tape_size(int B, int S, int dim)
+{
+    /* Y and K (4 S n each), then a, kbar (4 n), Ybar for the reverse sweep */
+    return (8 * (size_t)S + 6) * (size_t)B * (size_t)dim;
+}
+
+int imp_ctrain_chunk_loss(const imp_cmodel *m, const double *params, const double *chunks, int B,
+                          int S, double dt, imp_cmodel_work *w, double *traj, double *traj_bar,
+                          double *grad, double *loss)
+{
+    if (!m || !params || !chunks || !w || !traj || !traj_bar || !loss)
+        return imp_fail(IMP_ERR_INVALID, "chunk loss: NULL argument");
+    double *tape = NULL;
+    if (imp_cmodel_work_slots(w) >= 4 * S + 1) {
+        tape = malloc(tape_size(B, S, m->dim) * sizeof(double));
+        if (!tape) return imp_fail(IMP_ERR_NOMEM, "train: out of memory");
+    }
+    double total = (double)(S + 1) * (double)B * (double)m->dim, acc = 0;
+    int st = slice_loss(m, params, chunks, B, S, dt, w, traj, traj_bar, tape, total, grad, &acc);
+    free(tape);
+    *loss = acc / total;
+    return st;
+}
+
+/* ---- the thread pool ---- */
+typedef struct pool_worker {
+    imp_cmodel_work *w;
+    double *traj, *traj_bar, *tape, *grad; /* grad: n_params (unused by worker 0) */
+    int b0, nb;                            /* this minibatch's slice */
+    double acc;
+    double cpu;                            /* thread CPU seconds of the last slice */
+    int status;
+    char msg[1024];
+    pthread_t thread;
+    struct imp_ctrain_pool *pool;
+} pool_worker;
+
+struct imp_ctrain_pool {
+    const imp_cmodel *m;
+    int threads, max_batch, S, started;
+    pool_worker *workers;
+    pthread_mutex_t mu;
+    pthread_cond_t go, fin;
+    int have_sync;
+    unsigned long gen; /* job generation: workers run when it changes */
+    int pending;       /* workers still running the current job */
+    int quit;
+    /* the current job */
+    const double *params, *chunks;
+    double dt, total;
+    int want_grad;
+};
+
+static double thread_cpu_now(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)) return 0.0;
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void run_slice(imp_ctrain_pool *p, pool_worker *wk, double *grad)
+{
+    wk->acc = 0;
+    wk->cpu = 0;
+    wk->status = IMP_OK;
+    if (wk->nb < 1) return;
+    double c0 = thread_cpu_now();
+    size_t csz = (size_t)(p->S + 1) * p->m->dim;
+    wk->status = slice_loss(p->m, p->params, p->chunks + (size_t)wk->b0 * csz, wk->nb, p->S, p->dt, wk->w,
+                            wk->traj, wk->traj_bar, wk->tape, p->total, grad, &wk->acc);
+    wk->cpu = thread_cpu_now() - c0;
+    if (wk->status) {
+        /* messages are thread-local: keep this one for the caller's thread */
+        const char *e = imp_last_error();
+        size_t len = strlen(e);
+        if (len >= sizeof wk->msg) len = sizeof wk->msg - 1;
+        memcpy(wk->msg, e, len);
+        wk->msg[len] = '\0';
+    }
+}
+
+static void *worker_main(void *arg)
+{
+    pool_worker *wk = arg;
+    imp_ctrain_pool *p = wk->pool;
+    unsigned long seen = 0;
+    pthread_mutex_lock(&p->mu);
+    for (;;) {
+        while (p->gen == seen && !p->quit) pthread_cond_wait(&p->go, &p->mu);
+        if (p->quit) break;
+        seen = p->gen;
+        pthread_mutex_unlock(&p->mu);
+        if (p->want_grad && wk->nb > 0) memset(wk->grad, 0, p->m->n_params * sizeof(double));
+        run_slice(p, wk, p->want_grad ? wk->grad : NULL);
+        pthread_mutex_lock(&p->mu);
+        if (--p->pending == 0) pthread_cond_signal(&p->fin);
+    }
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+
+void imp_ctrain_pool_free(imp_ctrain_pool *p)
+{
+    if (!p) return;
+    if (p->started > 0) {
+        pthread_mutex_lock(&p->mu);
+        p->quit = 1;
+        pthread_cond_broadcast(&p->go);
+        pthread_mutex_unlock(&p->mu);
+        for (int t = 1; t <= p->started; t++) pthread_join(p->workers[t].thread, NULL);
+    }
+    if (p->have_sync) {
+        pthread_cond_destroy(&p->fin);
+        pthread_cond_destroy(&p->go);
+        pthread_mutex_destroy(&p->mu);
+    }
+    if (p->workers)
+        for (int t = 0; t < p->threads; t++) {
+            pool_worker *wk = &p->workers[t];
+            imp_cmodel_work_free(wk->w);
+            free(wk->traj);
+            free(wk->traj_bar);
+            free(wk->tape);
+            free(wk->grad);
+        }
+    free(p->workers);
+    free(p);
+}
+
+int imp_ctrain_pool_new(imp_ctrain_pool **out, const imp_cmodel *m, int max_batch, int chunk_steps,
+                        int threads)
+{
+    if (!out || !m) return imp_fail(IMP_ERR_INVALID, "pool: NULL argument");
+    *out = NULL;
+    if (threads < 1 || threads > IMP_CTRAIN_MAX_THREADS)
+        return imp_fail(IMP_ERR_INVALID, "threads: %d must be in 1..%d", threads, IMP_CTRAIN_MAX_THREADS);
+    if (max_batch < 1) return imp_fail(IMP_ERR_INVALID, "batch: %d must be >= 1", max_batch);
+    if (chunk_steps < 1) return imp_fail(IMP_ERR_INVALID, "chunk_steps: %d must be >= 1", chunk_steps);
+    imp_ctrain_pool *p = calloc(1, sizeof *p);
+    if (!p) return imp_fail(IMP_ERR_NOMEM, "pool: out of memory");
+    p->m = m;
+    p->threads = threads;
+    p->max_batch = max_batch;
+    p->S = chunk_steps;
+    p->workers = calloc((size_t)threads, sizeof *p->workers);
+    if (!p->workers) goto nomem;
+    /* every slice has at most ceil(max_batch / threads) chunks */
+    int slice = (max_batch + threads - 1) / threads;
+    size_t csz = (size_t)(chunk_steps + 1) * m->dim;
+    for (int t = 0; t < threads; t++) {
+        pool_worker *wk = &p->workers[t];
+        wk->pool = p;
+        wk->w = imp_cmodel_work_new_slots(m, slice, 4 * chunk_steps + 1);
+        wk->traj = malloc((size_t)slice * csz * sizeof(double));
+        wk->traj_bar = malloc((size_t)slice * csz * sizeof(double));
+        wk->tape = malloc(tape_size(slice, chunk_steps, m->dim) * sizeof(double));
+        wk->grad = t > 0 ? malloc(m->n_params * sizeof(double)) : NULL;
+        if (!wk->w || !wk->traj || !wk->traj_bar || !wk->tape || (t > 0 && !wk->grad)) goto nomem;
+    }
+    if (threads > 1) {
+        if (pthread_mutex_init(&p->mu, NULL)) goto sync_fail;
+        if (pthread_cond_init(&p->go, NULL)) {
+            pthread_mutex_destroy(&p->mu);
+            goto sync_fail;
+        }
+        if (pthread_cond_init(&p->fin, NULL)) {
+            pthread_cond_destroy(&p->go);
+            pthread_mutex_destroy(&p->mu);
+            goto sync_fail;
+        }
+        p->have_sync = 1;
+        for (int t = 1; t < threads; t++) {
+            int e = pthread_create(&p->workers[t].thread, NULL, worker_main, &p->workers[t]);
+            if (e) {
+                imp_ctrain_pool_free(p);
+                return imp_fail(e == EAGAIN ? IMP_ERR_NOMEM : IMP_ERR_INVALID,
+                                "threads: cannot start thread %d of %d (%s)", t + 1, threads, strerror(e));
+            }
+            p->started = t;
+        }
+    }
+    *out = p;
+    return IMP_OK;
+sync_fail:
+    imp_ctrain_pool_free(p);
+    return imp_fail(IMP_ERR_NOMEM, "threads: cannot create the pool's mutex or condition variables");
+nomem:
+    imp_ctrain_pool_free(p);
+    return imp_fail(IMP_ERR_NOMEM, "pool: out of memory (%d threads, batch %d)", threads, max_batch);
+}
+
+int imp_ctrain_pool_threads(const imp_ctrain_pool *p) { return p ? p->threads : 0; }
+
+double imp_ctrain_pool_slice_cpu(const imp_ctrain_pool *p, int t)
+{
+    return p && t >= 0 && t < p->threads ? p->workers[t].cpu : 0.0;
+}
+
+int imp_ctrain_pool_loss(imp_ctrain_pool *p, const double *params, const double *chunks, int B, double dt,
+                         double *grad, double *loss)
+{
+    if (!p || !params || !chunks || !loss) return imp_fail(IMP_ERR_INVALID, "pool: NULL argument");
+    if (B < 1 || B > p->max_batch)
+        return imp_fail(IMP_ERR_INVALID, "B: batch %d outside [1, %d] of the pool", B, p->max_batch);
+    int T = p->threads, S = p->S;
+    p->params = params;
+    p->chunks = chunks;
+    p->dt = dt;
+    p->total = (double)(S + 1) * (double)B * (double)p->m->dim;
+    p->want_grad = grad != NULL;
+    /* contiguous slices, the first B % T one chunk longer */
+    int b0 = 0;
+    for (int t = 0; t < T; t++) {
+        int nb = B / T + (t < B % T ? 1 : 0);
+        p->workers[t].b0 = b0;
+        p->workers[t].nb = nb;
+        b0 += nb;
+    }
+    if (T > 1) {
+        pthread_mutex_lock(&p->mu);
+        p->pending = T - 1;
+        p->gen++;
+        pthread_cond_broadcast(&p->go);
+        pthread_mutex_unlock(&p->mu);
+    }
+    /* slice 0 in this thread, straight into the caller's gradient */
+    run_slice(p, &p->workers[0], grad);
+    if (T > 1) {
+        pthread_mutex_lock(&p->mu);
+        while (p->pending > 0) pthread_cond_wait(&p->fin, &p->mu);
+        pthread_mutex_unlock(&p->mu);
+    }
+    /* first failure in slice order, its message moved to this thread */
+    for (int t = 0; t < T; t++) {
+        pool_worker *wk = &p->workers[t];
+        if (wk->status) {
+            if (T == 1) return imp_fail(wk->status, "%s", wk->msg);
+            return imp_fail(wk->status, "minibatch chunks %d..%d (thread %d of %d): %s", wk->b0,
+                            wk->b0 + wk->nb - 1, t + 1, T, wk->msg);
+        }
+    }
+    double acc = 0;
+    for (int t = 0; t < T; t++) {
+        pool_worker *wk = &p->workers[t];
+        acc += wk->acc;
+        if (grad && t > 0 && wk->nb > 0)
+            for (size_t q = 0; q < p->m->n_params; q++) grad[q] += wk->grad[q];
+    }
+    *loss = acc / p->total;
+    return IMP_OK;
 }
 
 int imp_ctrain(const imp_cmodel *m, double *params, const imp_ctraj *data,
@@ -181,6 +434,8 @@ int imp_ctrain(const imp_cmodel *m, double *params, const imp_ctraj *data,
     if (!(o->lr > 0) || !isfinite(o->lr)) return imp_fail(IMP_ERR_INVALID, "lr: %g must be positive", o->lr);
     if (!(o->weight_decay >= 0)) return imp_fail(IMP_ERR_INVALID, "weight_decay: %g must be >= 0", o->weight_decay);
     if (!(data->dt > 0)) return imp_fail(IMP_ERR_INVALID, "data.dt: %g must be positive", data->dt);
+    if (o->threads < 1 || o->threads > IMP_CTRAIN_MAX_THREADS)
+        return imp_fail(IMP_ERR_INVALID, "threads: %d must be in 1..%d", o->threads, IMP_CTRAIN_MAX_THREADS);
     memset(res, 0, sizeof *res);
     imp_rng rng;
     imp_rng_seed(&rng, o->seed);
@@ -191,23 +446,23 @@ int imp_ctrain(const imp_cmodel *m, double *params, const imp_ctraj *data,
     int S = o->chunk_steps, dim = m->dim;
     int B = o->batch < n_chunks ? o->batch : n_chunks;
     size_t csz = (size_t)(S + 1) * dim;
-    imp_cmodel_work *w = imp_cmodel_work_new_slots(m, B, 4 * S + 1);
+    imp_ctrain_pool *pool = NULL;
     double *grad = malloc(m->n_params * sizeof(double));
     double *batch = malloc((size_t)B * csz * sizeof(double));
-    double *traj = malloc((size_t)B * csz * sizeof(double));
-    double *traj_bar = malloc((size_t)B * csz * sizeof(double));
     size_t *perm = malloc((size_t)n_chunks * sizeof(size_t));
     imp_adam opt;
     int have_opt = 0;
-    if (!w || !grad || !batch || !traj || !traj_bar || !perm) {
+    if (!grad || !batch || !perm) {
         st = imp_fail(IMP_ERR_NOMEM, "train: out of memory");
         goto done;
     }
+    st = imp_ctrain_pool_new(&pool, m, B, S, o->threads);
+    if (st) goto done;
     st = imp_adam_init(&opt, m->n_params, o->lr, 0.9, 0.999, 1e-8, o->weight_decay);
     if (st) goto done;
     have_opt = 1;
     for (int i = 0; i < n_chunks; i++) perm[i] = (size_t)i;
-    double t_start = imp_time_now();
+    double t_start = imp_time_now(), cpu_start = thread_cpu_now(), cpu_extra = 0;
     for (int ep = 0; ep < o->epochs; ep++) {
         /* CosineAnnealingLR(T_max = epochs, eta_min = 0), stepped per epoch */
         double lr = imp_cosine_lr(o->lr, 0.0, ep, o->epochs);
@@ -220,11 +475,15 @@ int imp_ctrain(const imp_cmodel *m, double *params, const imp_ctraj *data,
                 memcpy(batch + (size_t)b * csz, chunks + perm[s0 + b] * csz, csz * sizeof(double));
             memset(grad, 0, m->n_params * sizeof(double));
             double loss;
-            st = imp_ctrain_chunk_loss(m, params, batch, bs, S, data->dt, w, traj, traj_bar, grad, &loss);
+            st = imp_ctrain_pool_loss(pool, params, batch, bs, data->dt, grad, &loss);
             if (st) {
                 imp_fail_context(st, "epoch %d", ep);
                 goto done;
             }
+            /* the slowest slice instead of this thread's own */
+            double slowest = 0;
+            for (int t = 0; t < o->threads; t++) slowest = fmax(slowest, imp_ctrain_pool_slice_cpu(pool, t));
+            cpu_extra += slowest - imp_ctrain_pool_slice_cpu(pool, 0);
             st = imp_check_finite(grad, m->n_params, "gradient");
             if (st) {
                 imp_fail_context(st, "epoch %d", ep);
@@ -239,13 +498,12 @@ int imp_ctrain(const imp_cmodel *m, double *params, const imp_ctraj *data,
         if (o->progress) o->progress(o->progress_user, ep, res->final_loss, imp_time_now() - t_start);
     }
     res->seconds = imp_time_now() - t_start;
+    res->critical_seconds = thread_cpu_now() - cpu_start + cpu_extra;
 done:
     if (have_opt) imp_adam_free(&opt);
-    imp_cmodel_work_free(w);
+    imp_ctrain_pool_free(pool);
     free(grad);
     free(batch);
-    free(traj);
-    free(traj_bar);
     free(perm);
     free(chunks);
     return st;
