@@ -49,12 +49,12 @@ int imp_act_isa(void)
 
 #if IMP_HAVE_ISA_VERSIONS
 #define ACT_DISPATCH(name)                                                                  \
-    IMP_VEC_OPTS IMP_TARGET_AVX512 static void name##_avx512(             \
+    IMP_VEC_OPTS IMP_TARGET_AVX512 static void name##_avx512(                               \
         double *restrict z, double *restrict s, size_t n)                                  \
     {                                                                                       \
         name##_body(z, s, n);                                                               \
     }                                                                                       \
-    IMP_VEC_OPTS IMP_TARGET_AVX2 static void name##_avx2(                  \
+    IMP_VEC_OPTS IMP_TARGET_AVX2 static void name##_avx2(                                   \
         double *restrict z, double *restrict s, size_t n)                                  \
     {                                                                                       \
         name##_body(z, s, n);                                                               \
@@ -65,7 +65,7 @@ int imp_act_isa(void)
     }                                                                                       \
     static void name(double *z, double *s, size_t n)                                       \
     {                                                                                       \
-        switch (imp_act_isa()) {                                                               \
+        switch (imp_act_isa()) {                                                            \
         case IMP_ISA_AVX512: name##_avx512(z, s, n); break;                                 \
         case IMP_ISA_AVX2: name##_avx2(z, s, n); break;                                     \
         default: name##_base(z, s, n); break;                                               \
@@ -75,7 +75,6 @@ int imp_act_isa(void)
 #define ACT_DISPATCH(name)                                                                  \
     static void name(double *z, double *s, size_t n)                                       \
     {                                                                                       \
-                                                                             \
         name##_body(z, s, n);                                                               \
     }
 #endif
