@@ -102,6 +102,32 @@ static int epochs_of(const settings *s, const experiment *e)
     return s->quick ? 100 : e->epochs;
 }
 
+/* A rough relative cost of a job, for scheduling only: epochs x trajectory
+ * steps x a per-step weight of the model (measured per-step costs of the
+ * full run: VIN about half a ResNet step, CD-Lagrange twice, ResNetContact
+ * two and a half times, the contact network being the largest network). */
+static double job_cost(const settings *s, const job *j)
+{
+    const experiment *e = &experiments[j->exp];
+    const char *model = e->models[j->model];
+    double w = !strcmp(model, "vin") ? 0.5 : !strcmp(model, "cdl") ? 2.0 : !strcmp(model, "resnet-contact") ? 2.5 : 1.0;
+    imp_sim_opts o;
+    int steps = e->steps;
+    if (!steps) steps = imp_sim_defaults(e->system, &o) == IMP_OK ? o.n_steps : 500;
+    return w * epochs_of(s, e) * steps;
+}
+
+static const settings *sort_settings;
+static int by_cost_descending(const void *a, const void *b)
+{
+    double ca = job_cost(sort_settings, a), cb = job_cost(sort_settings, b);
+    if (ca != cb) return ca < cb ? 1 : -1;
+    const job *ja = a, *jb = b; /* ties: the listing order, so the schedule is deterministic */
+    if (ja->exp != jb->exp) return ja->exp - jb->exp;
+    if (ja->seed != jb->seed) return ja->seed - jb->seed;
+    return ja->model - jb->model;
+}
+
 /* Two trajectories: the paper's (trained on, and evaluated from its
  * noise-free first state as in the reference code) and a held-out one from a
  * random initial state (pendulum angle in [-1.5, 1.5], ball height in
@@ -529,7 +555,6 @@ int cli_reproduce_cdl(int argc, char **argv)
             selected[e] = strstr(list, pat) != NULL;
         }
         if (!selected[e]) continue;
-        /* long runs first keeps both workers busy to the end */
         for (int seed = 0; seed < s.seeds; seed++)
             for (int m = 0; experiments[e].models[m]; m++) {
                 job j = {e, m, seed}, c = canonical_job(&j);
@@ -539,6 +564,11 @@ int cli_reproduce_cdl(int argc, char **argv)
                 jobs[n_jobs++] = j;
             }
     }
+    /* longest first: both workers stay busy to the end (the full run's
+     * makespan drops from 937 to 912 s for 1821 s of work, simulated on
+     * the measured job times) */
+    sort_settings = &s;
+    qsort(jobs, (size_t)n_jobs, sizeof *jobs, by_cost_descending);
     double t0 = imp_time_now();
     fprintf(stderr, "impulse reproduce cdl: %d runs (%s settings, %d seeds, %d workers) -> %s\n", n_jobs,
             s.code ? "reference-code" : "paper", s.seeds, s.jobs, s.out);
