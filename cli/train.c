@@ -27,6 +27,8 @@ static void usage(FILE *f)
             "  --damping            learn a diagonal damping (cdl, vin)\n"
             "  --learn-mass         learn the diagonal mass matrix (cdl, vin)\n"
             "  --seed K             initialisation and shuffling seed (default 0)\n"
+            "  --contact-precision P  single (default) or double: precision of the contact\n"
+            "                       network's 100x100 layers in training (evaluation is double)\n"
             "  --quiet              no progress lines\n"
             "  -o, --output FILE    checkpoint .npz (written atomically)\n");
 }
@@ -73,6 +75,7 @@ int cli_train(int argc, char **argv)
         {"projection", no_argument, 0, 'p'},    {"damping", no_argument, 0, 'c'},
         {"learn-mass", no_argument, 0, 'm'},    {"seed", required_argument, 0, 'k'},
         {"quiet", no_argument, 0, 'q'},         {"output", required_argument, 0, 'o'},
+        {"contact-precision", required_argument, 0, 'P'},
         {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
     optind = 2;
     opterr = 0;
@@ -99,6 +102,10 @@ int cli_train(int argc, char **argv)
         case 'k': st = cli_parse_long("--seed", optarg, 0, __LONG_MAX__, &lv), to.seed = (unsigned long long)lv; break;
         case 'q': quiet = 1; break;
         case 'o': out = optarg; break;
+        case 'P':
+            if (!strcmp(optarg, "single") || !strcmp(optarg, "double")) to.single_contact = !strcmp(optarg, "single");
+            else return cli_failf("train", "--contact-precision: '%s' is not single or double", optarg);
+            break;
         case 'h': usage(stdout); return 0;
         default: return cli_failf("train", "unknown or incomplete option '%s' (see --help)", argv[optind - 1]);
         }

@@ -174,9 +174,62 @@ static void test_impulse_law(void)
     CHECK(dv0[0] == 0.0 && dv0[1] == 0.0);
 }
 
+
+/* Training's single-precision contact network (imp_model_work_set_single_contact,
+ * 100-unit layers as in the reference code): the window loss and its
+ * gradient stay within float rounding of the all-double pass, whose
+ * gradient fd_check verifies; the single pass must really be taken. */
+static void test_single_contact(void)
+{
+    imp_sim_opts o;
+    CHECK_OK(imp_sim_defaults("bouncing-ball", &o));
+    o.noise = 0.05;
+    imp_trajset ts;
+    CHECK_OK(imp_simulate("bouncing-ball", &o, &ts));
+    int starts[4] = {66, 68, 70, 20};
+    batch bt;
+    make_batch(&ts, 4, 6, starts, &bt);
+    const imp_model_kind kinds[2] = {IMP_MODEL_CDL, IMP_MODEL_RESNET_CONTACT};
+    for (int k = 0; k < 2; k++) {
+        imp_cdl_config cfg;
+        imp_cdl_config_default(&cfg, kinds[k]);
+        cfg.hidden = 9;
+        imp_model *m = NULL;
+        CHECK_OK(imp_model_create(&m, &cfg, &ts.geom, ts.dt, 3));
+        imp_model_work *w = imp_model_work_new(m, bt.B, bt.H);
+        double *grad[2] = {calloc(m->n_params, sizeof(double)), calloc(m->n_params, sizeof(double))};
+        double loss[2];
+        for (int single = 0; single < 2; single++) {
+            CHECK_OK(imp_model_work_set_single_contact(w, single));
+            imp_loss_parts lp;
+            CHECK_OK(imp_model_window_loss(m, m->params, w, bt.x0, bt.target, bt.labels, bt.B, bt.H, 0.01, grad[single],
+                                           &lp));
+            loss[single] = lp.total;
+        }
+        double num = 0.0, den = 1e-300;
+        for (size_t i = 0; i < m->n_params; i++) {
+            num = fmax(num, fabs(grad[1][i] - grad[0][i]));
+            den = fmax(den, fabs(grad[0][i]));
+        }
+        printf("%-40s loss rel diff %.2e, gradient rel diff %.2e\n",
+               k ? "resnet-contact single vs double" : "cdl single vs double contact net",
+               fabs(loss[1] - loss[0]) / fabs(loss[0]), num / den);
+        CHECK(fabs(loss[1] - loss[0]) <= 1e-6 * fabs(loss[0]));
+        CHECK(num / den < 1e-5);
+        CHECK(num > 0.0); /* the single path was taken */
+        free(grad[0]), free(grad[1]);
+        imp_model_work_free(w);
+        imp_model_free(m);
+    }
+    CHECK(imp_model_work_set_single_contact(NULL, 1) == IMP_ERR_INVALID);
+    free_batch(&bt);
+    imp_trajset_free(&ts);
+}
+
 int main(void)
 {
     imp_blas_init();
+    test_single_contact();
     test_impulse_law();
     test_ball_gradients();
     test_cradle_gradients();

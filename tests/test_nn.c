@@ -1058,9 +1058,99 @@ static void test_fused_forward_backward(void)
            worst);
 }
 
+
+/* The single-precision path (mlp_single.c) against the double path, which
+ * the tests above check by finite differences: outputs, parameter and input
+ * gradients within float rounding (~1e-6 relative to the largest entry),
+ * on the contact network's shape (wide middle layer between thin ones), a
+ * smooth net (activations through the double kernels), a net whose first
+ * layer is wide, and one made of wide layers only. Then finite differences
+ * of the single path itself (smooth nets; steps large against float
+ * rounding), and a backward that follows a single forward after the flag
+ * was switched off must still match that forward's cache. */
+static double single_obj(const imp_mlp *m, const double *p, const double *x, int B, const double *c,
+                         imp_mlp_work *w)
+{
+    double y[64 * 8];
+    imp_mlp_forward(m, p, x, B, y, w);
+    double s = 0.0;
+    for (int i = 0; i < B * m->sizes[m->n_layers]; i++) s += c[i] * y[i];
+    return s;
+}
+
+static void test_single_path(void)
+{
+    static const struct {
+        int L, sizes[5];
+        imp_activation hid, out;
+        int last_bias, smooth;
+    } nets[] = {
+        {3, {6, 100, 100, 2}, IMP_ACT_RELU, IMP_ACT_SIGMOID, 1, 0},
+        {3, {3, 40, 30, 2}, IMP_ACT_TANH, IMP_ACT_IDENTITY, 0, 1},
+        {2, {9, 20, 1}, IMP_ACT_SOFTPLUS, IMP_ACT_SIGMOID, 1, 1},
+        {4, {5, 12, 12, 12, 6}, IMP_ACT_RELU, IMP_ACT_IDENTITY, 1, 0},
+    };
+    imp_rng r;
+    imp_rng_seed(&r, 4242);
+    double worst = 0.0, worst_fd = 0.0;
+    for (size_t k = 0; k < sizeof nets / sizeof nets[0]; k++) {
+        imp_mlp m;
+        CHECK_OK(imp_mlp_init(&m, nets[k].L, nets[k].sizes, nets[k].hid, nets[k].out, nets[k].last_bias));
+        enum { B = 13 };
+        const int n0 = m.sizes[0], nL = m.sizes[m.n_layers];
+        double *p = malloc(m.n_params * sizeof(double));
+        random_params(&m, p, &r);
+        double x[B * 9], dy[B * 6], y[2][B * 6], dx[2][B * 9];
+        fill_uniform(&r, x, (size_t)(B * n0), -1.5, 1.5);
+        fill_uniform(&r, dy, (size_t)(B * nL), -1, 1);
+        double *dp[2] = {calloc(m.n_params, sizeof(double)), calloc(m.n_params, sizeof(double))};
+        imp_mlp_work *w = imp_mlp_work_new(&m, B);
+        for (int single = 0; single < 2; single++) {
+            CHECK_OK(imp_mlp_work_set_single(w, single));
+            memset(dx[single], 0, sizeof dx[single]);
+            imp_mlp_forward(&m, p, x, B, y[single], w);
+            CHECK(w->single_cache == single);
+            if (single) CHECK_OK(imp_mlp_work_set_single(w, 0)); /* the cache decides the backward */
+            imp_mlp_backward(&m, p, dy, B, dp[single], dx[single], w);
+        }
+        double e = max_rel_diff(y[1], y[0], (size_t)(B * nL));
+        e = fmax(e, max_rel_diff(dp[1], dp[0], m.n_params));
+        e = fmax(e, max_rel_diff(dx[1], dx[0], (size_t)(B * n0)));
+        CHECK_MSG(e < 2e-5, "single path differs from double by %.2e (net %zu)", e, k);
+        CHECK_MSG(e > 0.0, "single path identical to double (net %zu): not taken?", k);
+        worst = fmax(worst, e);
+        if (nets[k].smooth) {
+            /* central differences of the single forward: 40 parameters and all inputs */
+            CHECK_OK(imp_mlp_work_set_single(w, 1));
+            const double h = 1e-2;
+            double num = 0.0, den = 1e-300;
+            for (int t = 0; t < 40 + B * n0; t++) {
+                double *v = t < 40 ? &p[imp_rng_next(&r) % m.n_params] : &x[t - 40];
+                double an = t < 40 ? dp[1][v - p] : dx[1][t - 40];
+                double v0 = *v;
+                *v = v0 + h;
+                double fp = single_obj(&m, p, x, B, dy, w);
+                *v = v0 - h;
+                double fm = single_obj(&m, p, x, B, dy, w);
+                *v = v0;
+                num = fmax(num, fabs((fp - fm) / (2 * h) - an));
+                den = fmax(den, fabs(an));
+            }
+            CHECK_MSG(num / den < 2e-3, "single path: finite differences differ by %.2e (net %zu)", num / den, k);
+            worst_fd = fmax(worst_fd, num / den);
+        }
+        imp_mlp_work_free(w);
+        free(p), free(dp[0]), free(dp[1]);
+    }
+    CHECK(imp_mlp_work_set_single(NULL, 1) == IMP_ERR_INVALID);
+    printf("single-precision wide layers: worst relative difference to double %.2e, to finite differences %.2e\n",
+           worst, worst_fd);
+}
+
 int main(void)
 {
     imp_blas_init();
+    test_single_path();
     test_fused_path();
     test_fused_forward_backward();
     test_gradient_only_path();

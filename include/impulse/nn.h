@@ -67,6 +67,14 @@ int imp_mlp_work_max_batch(const imp_mlp_work *w);
  * (imp_last_error) and fill their outputs with NaN instead of overflowing. */
 int imp_mlp_work_check(const imp_mlp *m, const imp_mlp_work *w, int B);
 
+/* Run the forward/backward passes on w with the wide layers (more than four
+ * inputs and outputs) in single precision (on != 0) or all in double (0,
+ * the default). For classifiers whose large products dominate (the contact
+ * networks): about 1.85x faster products, results within ~1e-6 relative of
+ * the double path. Input-gradient sweeps stay double. IMP_ERR_NOMEM if the
+ * float buffers cannot be allocated (w unchanged). */
+int imp_mlp_work_set_single(imp_mlp_work *w, int on);
+
 /* y (B x out) = mlp(x (B x in)); caches what imp_mlp_backward needs in w. */
 void imp_mlp_forward(const imp_mlp *m, const double *params, const double *x, int B,
                      double *y, imp_mlp_work *w);

@@ -161,6 +161,17 @@ imp_model_work *imp_model_work_new(const imp_model *m, int B, int H)
     return w;
 }
 
+int imp_model_work_set_single_contact(imp_model_work *w, int on)
+{
+    if (!w) return imp_fail(IMP_ERR_INVALID, "model work: NULL");
+    for (int k = 0; k <= w->H; k++) {
+        if (!w->contact[k]) continue;
+        int st = imp_mlp_work_set_single(w->contact[k], on);
+        if (st) return st;
+    }
+    return IMP_OK;
+}
+
 void imp_model_work_free(imp_model_work *w)
 {
     if (!w) return;

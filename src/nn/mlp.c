@@ -142,6 +142,7 @@ void imp_mlp_work_free(imp_mlp_work *w)
 {
     if (!w) return;
     free(w->slab);
+    free(w->fslab);
     free(w);
 }
 
@@ -196,7 +197,7 @@ static void gemm_ref(int ta, int tb, int M, int N, int K, double alpha, const do
  * overhead and packing than in arithmetic there. A small inner dimension K
  * becomes K vectorised axpy sweeps over each row of C; a small M or N
  * becomes M or N matrix-vector products through BLAS's GEMV. */
-#define THIN 4
+#define THIN IMP_MLP_THIN
 
 static int gemm_is_thin(int M, int N, int K) { return M <= THIN || N <= THIN || K <= THIN; }
 
@@ -255,6 +256,12 @@ static void gemm(const imp_mlp_work *w, int ta, int tb, int M, int N, int K, dou
                 N, K, alpha, A, lda, Bm, ldb, beta, C, ldc);
 }
 
+void imp_mlp_gemm(const imp_mlp_work *w, int ta, int tb, int M, int N, int K, double alpha, const double *A,
+                  int lda, const double *Bm, int ldb, double beta, double *C, int ldc)
+{
+    gemm(w, ta, tb, M, N, K, alpha, A, lda, Bm, ldb, beta, C, ldc);
+}
+
 /* dW (n_out x n_in) += Z^T (B x n_out) A (B x n_in);  db += column sums of Z. */
 static void accumulate_layer_grad(const imp_mlp *m, const imp_mlp_work *w, int l, const double *Z,
                                   const double *A_in, int B, double *dparams)
@@ -265,6 +272,12 @@ static void accumulate_layer_grad(const imp_mlp *m, const imp_mlp_work *w, int l
         double *db = dparams + m->b_off[l];
         for (int b = 0; b < B; b++) imp_vec_add_inplace(db, Z + (size_t)b * n_out, (size_t)n_out);
     }
+}
+
+void imp_mlp_layer_grad(const imp_mlp *m, const imp_mlp_work *w, int l, const double *Z, const double *A_in,
+                        int B, double *dparams)
+{
+    accumulate_layer_grad(m, w, l, Z, A_in, B, dparams);
 }
 
 static imp_activation layer_act(const imp_mlp *m, int l)
@@ -318,6 +331,11 @@ static void forward_cache_mode(const imp_mlp *m, const double *params, const dou
 {
     copy_input(m, x, ldx, B, w);
     w->fused = 0;
+    w->single_cache = 0;
+    if (!gradient_only && imp_mlp_single_applies(m, w)) {
+        imp_mlp_single_forward(m, params, B, w);
+        return;
+    }
     if (!gradient_only && imp_mlp_fused_vec_ok(m, w)) {
         imp_mlp_fused_forward(m, params, B, w);
         return;
@@ -391,6 +409,10 @@ void imp_mlp_backward_ld(const imp_mlp *m, const double *params, const double *d
         fill_nan_rows(dx, B, m->sizes[0], lddx);
         return;
     }
+    if (w->single_cache) {
+        imp_mlp_single_backward(m, params, dy, lddy, B, dparams, dx, lddx, w);
+        return;
+    }
     if (imp_mlp_fused_vec_ok(m, w)) {
         imp_mlp_fused_backward(m, params, dy, lddy, B, dparams, dx, lddx, w);
         return;
@@ -446,6 +468,7 @@ void imp_mlp_grad_input_ld(const imp_mlp *m, const double *params, const double 
     }
     if (V == NULL && imp_mlp_fused_ok(m, w)) {
         copy_input(m, x, ldx, B, w);
+        w->single_cache = 0;
         imp_mlp_fused_sweep1(m, params, B, g, ldg, w);
         return;
     }

@@ -113,7 +113,38 @@ struct imp_mlp_work {
     double *fz;                        /* fused paths: (sizes[0], sizes[1]) transposed W0 */
     double *facc;                      /* fused paths: (sizes[0] + 2 + sizes[2], sizes[1]) sums */
     double *slab;                      /* the one allocation behind all of the above */
+    /* single-precision path (mlp_single.c), allocated by imp_mlp_work_set_single */
+    int single;                        /* 1: forward/backward run the wide layers in float */
+    int single_cache;                  /* 1: the cached forward was made by that path */
+    float *fx;                         /* (max_batch, sizes[0]) input, if layer 0 is wide */
+    float *fa[IMP_MLP_MAX_LAYERS];     /* (B, sizes[l+1]) activations of wide layers (and their inputs) */
+    float *fs[IMP_MLP_MAX_LAYERS];     /* (B, sizes[l+1]) phi'(z_l) of wide layers */
+    float *fW[IMP_MLP_MAX_LAYERS];     /* weights of wide layers, rounded at each forward */
+    float *fZ, *fnext;                 /* (max_batch, n_max) backward scratch */
+    float *fdW;                        /* weight gradient of one wide layer */
+    float *fslab;
 };
+
+/* A layer with at most this many inputs or outputs is "thin": its products
+ * avoid general GEMM (mlp.c) and stay in double on the single path. */
+#define IMP_MLP_THIN 4
+
+/* The matrix product and layer-gradient kernels of mlp.c, for the other
+ * passes: C = alpha op(A) op(B) + beta C (row-major), and
+ * dW_l += Z^T A_in, db_l += column sums of Z. */
+void imp_mlp_gemm(const imp_mlp_work *w, int ta, int tb, int M, int N, int K, double alpha, const double *A,
+                  int lda, const double *Bm, int ldb, double beta, double *C, int ldc);
+void imp_mlp_layer_grad(const imp_mlp *m, const imp_mlp_work *w, int l, const double *Z, const double *A_in,
+                        int B, double *dparams);
+
+/* The single-precision forward/backward (mlp_single.c): applies when the
+ * work asks for it and the network has a wide layer. The forward reads
+ * w->x and fills the cache (double a/s of thin layers and double copies of
+ * wide layers that feed thin ones or the output). */
+int imp_mlp_single_applies(const imp_mlp *m, const imp_mlp_work *w);
+void imp_mlp_single_forward(const imp_mlp *m, const double *params, int B, imp_mlp_work *w);
+void imp_mlp_single_backward(const imp_mlp *m, const double *params, const double *dy, int lddy, int B,
+                             double *dparams, double *dx, int lddx, imp_mlp_work *w);
 
 /* The fused sweeps of a network with one hidden layer, a few inputs and a
  * scalar identity output (the CD-Lagrange and VIN potentials), in
