@@ -1,7 +1,7 @@
 /* Body/constraint graph: mass matrix (eq 9) against the rigid-body kinetic
  * energy, constraint Jacobians and their reverse mode against finite
  * differences, potential gradients, the two forms of the constrained
- * dynamics against each other, projection, and every error path
+ * dynamics against each other, both projections, and every error path
  * (including system files). */
 #include "impulse/constrained.h"
 #include "test.h"
@@ -283,6 +283,116 @@ static void test_dynamics_and_projection(const imp_csys *s)
     imp_csys_work_free(w);
 }
 
+
+/* Euclidean normal part of r at (x, v): |r - J^T (J J^T)^-1 J r| / |r|, with
+ * J = d(Phi, Phidot)/d(x, v) (0 if r lies in the row space of J, i.e. is
+ * orthogonal to the tangent space of the state manifold). Dense, small. */
+static double non_normal_fraction(const imp_csys *s, const double *x, const double *v, const double *r)
+{
+    int N = imp_csys_ndof(s), C = s->n_rows, M = 2 * C, Z = 2 * N;
+    double *A = malloc((size_t)C * N * sizeof(double)), *B = malloc((size_t)C * N * sizeof(double));
+    double *J = calloc((size_t)M * Z, sizeof(double)), *G = malloc((size_t)M * M * sizeof(double));
+    double *y = malloc((size_t)M * sizeof(double)), *rp = malloc((size_t)Z * sizeof(double));
+    imp_csys_jacobian(s, x, A);
+    imp_csys_jacobian_dot(s, v, B);
+    for (int c = 0; c < C; c++)
+        for (int q = 0; q < N; q++) {
+            J[(size_t)c * Z + q] = A[(size_t)c * N + q];
+            J[(size_t)(C + c) * Z + q] = B[(size_t)c * N + q];
+            J[(size_t)(C + c) * Z + N + q] = A[(size_t)c * N + q];
+        }
+    for (int a = 0; a < M; a++) {
+        double acc = 0;
+        for (int q = 0; q < Z; q++) acc += J[(size_t)a * Z + q] * r[q];
+        y[a] = acc;
+        for (int b = 0; b < M; b++) {
+            double g = 0;
+            for (int q = 0; q < Z; q++) g += J[(size_t)a * Z + q] * J[(size_t)b * Z + q];
+            G[(size_t)a * M + b] = g;
+        }
+    }
+    /* Gaussian elimination with partial pivoting on G y = J r */
+    for (int k = 0; k < M; k++) {
+        int p = k;
+        for (int i = k + 1; i < M; i++) if (fabs(G[(size_t)i * M + k]) > fabs(G[(size_t)p * M + k])) p = i;
+        for (int j = 0; j < M; j++) { double t = G[(size_t)k * M + j]; G[(size_t)k * M + j] = G[(size_t)p * M + j]; G[(size_t)p * M + j] = t; }
+        double t = y[k]; y[k] = y[p]; y[p] = t;
+        for (int i = k + 1; i < M; i++) {
+            double f = G[(size_t)i * M + k] / G[(size_t)k * M + k];
+            for (int j = k; j < M; j++) G[(size_t)i * M + j] -= f * G[(size_t)k * M + j];
+            y[i] -= f * y[k];
+        }
+    }
+    for (int k = M - 1; k >= 0; k--) {
+        for (int j = k + 1; j < M; j++) y[k] -= G[(size_t)k * M + j] * y[j];
+        y[k] /= G[(size_t)k * M + k];
+    }
+    double num = 0, den = 0;
+    for (int q = 0; q < Z; q++) {
+        double acc = r[q];
+        for (int a = 0; a < M; a++) acc -= J[(size_t)a * Z + q] * y[a];
+        rp[q] = acc;
+        num += acc * acc;
+        den += r[q] * r[q];
+    }
+    free(A); free(B); free(J); free(G); free(y); free(rp);
+    return den > 0 ? sqrt(num / den) : 0.0;
+}
+
+/* imp_csys_project_state is the reference's projection: Newton on (x, v)
+ * in the Euclidean metric, so a small perturbation is removed along the
+ * Euclidean normal of the state manifold (imp_csys_project, the mass
+ * metric with positions first, is not). */
+static void test_project_state(const imp_csys *s)
+{
+    int N = imp_csys_ndof(s), C = s->n_rows;
+    imp_csys_work *w = imp_csys_work_new(s);
+    double x[IMP_CSYS_MAX_POINTS * 3], v[IMP_CSYS_MAX_POINTS * 3];
+    mechanism_state(s, x, v);
+    randn(v, N, 1.0);
+    CHECK_OK(imp_csys_project(s, x, v, NULL, w)); /* a state on the manifold */
+    enum { ZMAX = 2 * IMP_CSYS_MAX_POINTS * 3 };
+    double zp[ZMAX], z[ZMAX], zm[ZMAX], r[ZMAX], rm[ZMAX];
+    for (int q = 0; q < N; q++) {
+        zp[q] = x[q] + 1e-6 * imp_rng_normal(&rng);
+        zp[N + q] = v[q] + 1e-6 * imp_rng_normal(&rng);
+    }
+    memcpy(z, zp, sizeof z);
+    memcpy(zm, zp, sizeof zm);
+    CHECK_OK(imp_csys_project_state(s, z, z + N, NULL, w));
+    CHECK_OK(imp_csys_project(s, zm, zm + N, NULL, w));
+    double phi[IMP_CSYS_MAX_ROWS], phid[IMP_CSYS_MAX_ROWS], res = 0;
+    imp_csys_phi(s, z, phi);
+    imp_csys_phidot(s, z, z + N, phid);
+    for (int c = 0; c < C; c++) res = fmax(res, fmax(fabs(phi[c]), fabs(phid[c])));
+    for (int q = 0; q < 2 * N; q++) {
+        r[q] = z[q] - zp[q];
+        rm[q] = zm[q] - zp[q];
+    }
+    double f_state = non_normal_fraction(s, z, z + N, r), f_mass = non_normal_fraction(s, zm, zm + N, rm);
+    printf("state projection: max|Psi| %.2e; non-normal part of the correction %.2e "
+           "(mass-metric projection: %.2e)\n", res, f_state, f_mass);
+    CHECK(res <= 1e-12);
+    CHECK(f_state < 1e-4);  /* O(perturbation) from the curvature */
+    CHECK(f_mass > 1e-2);   /* the check can fail */
+    /* far from the manifold (the pendulum-chain draws are 0.2 off in x, 1.2
+     * in v): converges, and projecting again changes nothing */
+    for (int q = 0; q < N; q++) {
+        z[q] = x[q] + 0.03 * imp_rng_normal(&rng);
+        z[N + q] = v[q] + imp_rng_normal(&rng);
+    }
+    CHECK_OK(imp_csys_project_state(s, z, z + N, NULL, w));
+    CHECK(imp_csys_violation(s, z, z + N) < 1e-11);
+    memcpy(zm, z, sizeof zm);
+    CHECK_OK(imp_csys_project_state(s, zm, zm + N, NULL, w));
+    CHECK(memcmp(zm, z, 2 * (size_t)N * sizeof(double)) == 0); /* already within tol: no step */
+    /* errors */
+    CHECK_FAILS(imp_csys_project_state(s, z, NULL, NULL, w), IMP_ERR_INVALID);
+    z[N] = NAN;
+    CHECK_FAILS(imp_csys_project_state(s, z, z + N, NULL, w), IMP_ERR_NUMERIC);
+    imp_csys_work_free(w);
+}
+
 static int write_file(const char *path, const char *text)
 {
     FILE *f = fopen(path, "w");
@@ -320,6 +430,8 @@ static void test_errors(void)
     CHECK_FAILS(imp_csys_project(&s, x, v, NULL, w), IMP_ERR_NUMERIC);
     CHECK_MSG(strstr(imp_last_error(), "link b a") && strstr(imp_last_error(), "line 5"), "%s", imp_last_error());
     CHECK_FAILS(imp_csys_lagrange_accel(&s, x, v, a, NULL, w), IMP_ERR_NUMERIC);
+    CHECK_FAILS(imp_csys_project_state(&s, x, v, NULL, w), IMP_ERR_NUMERIC);
+    CHECK_MSG(strstr(imp_last_error(), "rank deficient") != NULL, "%s", imp_last_error());
     imp_csys_work_free(w);
     /* infeasible: both tethered with length 1 but linked with length 5 */
     CHECK_OK(imp_csys_init(&s, "far", 2));
@@ -331,6 +443,9 @@ static void test_errors(void)
     w = imp_csys_work_new(&s);
     double xf[4] = {0.6, -0.8, -0.6, -0.8};
     CHECK_FAILS(imp_csys_project(&s, xf, NULL, NULL, w), IMP_ERR_NUMERIC);
+    CHECK_MSG(strstr(imp_last_error(), "cannot be met") != NULL, "%s", imp_last_error());
+    double vf[4] = {0, 0, 0, 0};
+    CHECK_FAILS(imp_csys_project_state(&s, xf, vf, NULL, w), IMP_ERR_NUMERIC);
     CHECK_MSG(strstr(imp_last_error(), "cannot be met") != NULL, "%s", imp_last_error());
     double xn[4] = {NAN, 0, 0, 0};
     CHECK_FAILS(imp_csys_project(&s, xn, NULL, NULL, w), IMP_ERR_NUMERIC);
@@ -386,6 +501,7 @@ int main(void)
     CHECK(strcmp(s.name, "mechanism") == 0);
     test_derivatives(&s);
     test_dynamics_and_projection(&s);
+    test_project_state(&s);
     test_errors();
     TEST_MAIN_END();
 }

@@ -259,9 +259,11 @@ int imp_cexp_train_data(const imp_csystem *sys, int n_traj, int T, uint64_t seed
  * {0, 5, ..., 95}) and runs T states from there. */
 int imp_cexp_test_data(const imp_csystem *sys, int n_traj, int T, uint64_t seed, imp_ctraj *out);
 /* "GT + pert": ground truth from each test start perturbed by
- * 1e-4 N(0, 1) and projected onto the constraints; the relative error of
- * those rollouts against the test set, per trajectory geometric mean,
- * averaged (the paper's noise floor bar). */
+ * 1e-4 N(0, 1) on every component of the Cartesian (x, v) and projected
+ * onto the constraints as the reference does (imp_csys_project_state:
+ * Euclidean metric on (x, v) jointly; pl_trainer.py compare_rollouts); the
+ * relative error of those rollouts against the test set, per trajectory
+ * geometric mean, averaged (the paper's noise floor bar). */
 int imp_cexp_perturbed_floor(const imp_csystem *sys, const imp_ctraj *test, uint64_t seed,
                              double *mean_geo);
 

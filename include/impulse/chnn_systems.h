@@ -31,11 +31,14 @@ int imp_chnn_system(imp_csys *s, const char *name);
 const char *imp_chnn_system_names(void);
 
 /* Draw one initial state from the reference distribution of a benchmark
- * ([chnn] section 1), projected onto the constraints. For a custom system
- * (file) the nominal state (body positions/velocities, extended bodies with
- * their axes along the coordinate axes) is perturbed by `spread` N(0, 1) in
- * positions and velocities, then projected. Redraws up to 20 times if a
- * draw cannot be projected. */
+ * ([chnn] section 1), projected onto the constraints as the reference does
+ * (imp_csys_project_state: Euclidean Newton on (x, v); only the
+ * pendulum-chain draws are off the manifold, the others are exact). For a
+ * custom system (file) the nominal state (body positions/velocities,
+ * extended bodies with their axes along the coordinate axes) is perturbed
+ * by `spread` N(0, 1) in positions and velocities, then projected in the
+ * mass metric (imp_csys_project). Redraws up to 20 times if a draw cannot
+ * be projected. */
 int imp_chnn_sample_state(const imp_csys *s, imp_rng *rng, double spread, double *xv,
                           imp_csys_work *w);
 

@@ -235,6 +235,22 @@ typedef struct imp_csys_project_opts {
 } imp_csys_project_opts;
 int imp_csys_project(const imp_csys *s, double *x, double *v, const imp_csys_project_opts *o,
                      imp_csys_work *w);
+/* The reference's projection of a whole state ([chnn] section 1,
+ * biases/systems/rigid_body.py project_onto_constraints): Newton steps
+ * dz = -J^T (J J^T)^-1 Psi on z = (x, v), Psi = (Phi, Phidot),
+ * J = dPsi/dz = [[DPhi, 0], [dPhidot/dx, DPhi]]: the smallest correction in
+ * the Euclidean metric of (x, v), positions and velocities together (the
+ * velocity rows move x as well). Each component of a step is clamped to
+ * +-RMS(z)/2 (RMS over this state's 2N components; the reference takes it
+ * over its whole batch). Iterates until RMS(Psi) <= tol (0: 1e-12) and at
+ * most max_iter steps (0: 500, the reference's limit); fails with
+ * IMP_ERR_NUMERIC if J J^T is singular or the iteration does not converge.
+ * Unlike imp_csys_project (mass metric, positions first), this is what the
+ * reference applies to its perturbed test starts and to the raw
+ * pendulum-chain draws; the two differ to first order in the correction,
+ * e.g. by 4x in the perturbed-start error on the gyroscope. */
+int imp_csys_project_state(const imp_csys *s, double *x, double *v, const imp_csys_project_opts *o,
+                           imp_csys_work *w);
 /* Check that DPhi(x) has full row rank; on failure names the first
  * constraint whose rows depend on the earlier ones. */
 int imp_csys_check_rank(const imp_csys *s, const double *x, imp_csys_work *w);

@@ -360,3 +360,79 @@ int imp_csys_project(const imp_csys *s, double *x, double *v, const imp_csys_pro
     }
     return IMP_OK;
 }
+
+/* Psi = (Phi, Phidot) at (x, v) into psi (2C); returns RMS(Psi). */
+static double state_residual(const imp_csys *s, const double *x, const double *v, int C, double *psi)
+{
+    imp_csys_phi(s, x, psi);
+    imp_csys_phidot(s, x, v, psi + C);
+    double ss = 0;
+    for (int i = 0; i < 2 * C; i++) ss += psi[i] * psi[i];
+    return sqrt(ss / (2 * C));
+}
+
+int imp_csys_project_state(const imp_csys *s, double *x, double *v, const imp_csys_project_opts *o,
+                           imp_csys_work *w)
+{
+    int st = check_work(s, w);
+    if (st) return st;
+    if (!x || !v) return imp_fail(IMP_ERR_INVALID, "project state: NULL x or v");
+    int N = w->N, C = w->C, C2 = 2 * C;
+    if ((st = imp_check_finite(x, (size_t)N, "x"))) return st;
+    if ((st = imp_check_finite(v, (size_t)N, "v"))) return st;
+    if (C == 0) return IMP_OK;
+    double tol = o && o->tol > 0 ? o->tol : 1e-12;
+    int max_iter = o && o->max_iter > 0 ? o->max_iter : 500;
+    double psi[2 * IMP_CSYS_MAX_ROWS];
+    double res = state_residual(s, x, v, C, psi);
+    for (int it = 0; res > tol; it++) {
+        if (it >= max_iter || !isfinite(res))
+            return imp_fail(IMP_ERR_NUMERIC,
+                            "state projection: constraints cannot be met (after %d Newton steps "
+                            "RMS(Phi, Phidot) = %.3g)", it, res);
+        /* J = [[A, 0], [B, A]] with A = DPhi, B = dPhidot/dx; J J^T in blocks:
+         * [[A A^T, A B^T], [B A^T, B B^T + A A^T]] */
+        const double *A = w->J, *B = w->Jdot;
+        imp_csys_jacobian(s, x, w->J);
+        imp_csys_jacobian_dot(s, v, w->Jdot);
+        for (int a = 0; a < C; a++)
+            for (int b = 0; b < C; b++) {
+                const double *Aa = A + (size_t)a * N, *Ab = A + (size_t)b * N, *Ba = B + (size_t)a * N,
+                             *Bb = B + (size_t)b * N;
+                double aa = 0, ab = 0, bb = 0;
+                for (int q = 0; q < N; q++) {
+                    aa += Aa[q] * Ab[q];
+                    ab += Aa[q] * Bb[q];
+                    bb += Ba[q] * Bb[q];
+                }
+                w->A[a * C2 + b] = aa;
+                w->A[a * C2 + C + b] = ab;
+                w->A[(C + b) * C2 + a] = ab;
+                w->A[(C + a) * C2 + C + b] = bb + aa;
+            }
+        if (lu_factor(C2, w->A, w->piv, 1e-13))
+            return imp_fail(IMP_ERR_NUMERIC,
+                            "state projection: constraint Jacobian is rank deficient (redundant constraints)");
+        for (int i = 0; i < C2; i++) w->b[i] = -psi[i];
+        lu_solve(C2, w->A, w->piv, w->b);
+        /* dx = A^T y1 + B^T y2, dv = A^T y2; clamp to +-RMS(z)/2 */
+        double *dx = w->tmp, *dv = w->tmp + N, zz = 0;
+        for (int q = 0; q < N; q++) zz += x[q] * x[q] + v[q] * v[q];
+        double lim = 0.5 * sqrt(zz / (2 * N));
+        memset(dx, 0, 2 * (size_t)N * sizeof(double));
+        for (int c = 0; c < C; c++) {
+            const double *Ac = A + (size_t)c * N, *Bc = B + (size_t)c * N;
+            double y1 = w->b[c], y2 = w->b[C + c];
+            for (int q = 0; q < N; q++) {
+                dx[q] += Ac[q] * y1 + Bc[q] * y2;
+                dv[q] += Ac[q] * y2;
+            }
+        }
+        for (int q = 0; q < N; q++) {
+            x[q] += fmin(lim, fmax(-lim, dx[q]));
+            v[q] += fmin(lim, fmax(-lim, dv[q]));
+        }
+        res = state_residual(s, x, v, C, psi);
+    }
+    return IMP_OK;
+}
