@@ -1,8 +1,10 @@
 /* Speed of the CD-Lagrange strand (not part of the test suite):
  *  1. one training epoch of the bouncing-ball experiment (one trajectory of
  *     500 steps, horizon 10, batch 32, reference-code architecture), timed
- *     here and, if /usr/bin/python3 has torch, in bench/cdl_epoch_torch.py
- *     (same model, float64, one thread), printed as a ratio;
+ *     here (contact network in single precision, as training does by
+ *     default, and all in double) and, if /usr/bin/python3 has torch, in
+ *     bench/cdl_epoch_torch.py (same model, float64 and float32, one
+ *     thread), printed as ratios;
  *  2. the latency of one rollout step of a trained CDL network.
  * Run: ./build/bench_cdl [epochs] [--no-torch]   (from the source root) */
 #define _POSIX_C_SOURCE 200809L
@@ -42,15 +44,21 @@ int main(int argc, char **argv)
     if (imp_model_create(&m, &cfg, &ts.geom, ts.dt, 0)) return 1;
     imp_model_train(m, &ts, &to, NULL); /* warm-up */
     to.epochs = epochs;
-    double t0 = imp_time_now(), c0 = cpu_now();
-    if (imp_model_train(m, &ts, &to, NULL)) {
-        fprintf(stderr, "bench_cdl: %s\n", imp_last_error());
-        return 1;
+    double ours = 0.0, t0;
+    for (int single = 1; single >= 0; single--) {
+        to.single_contact = single;
+        double c0 = cpu_now();
+        t0 = imp_time_now();
+        if (imp_model_train(m, &ts, &to, NULL)) {
+            fprintf(stderr, "bench_cdl: %s\n", imp_last_error());
+            return 1;
+        }
+        double wall = (imp_time_now() - t0) / epochs, cpu = (cpu_now() - c0) / epochs;
+        if (single) ours = wall;
+        printf("impulse: one CDL training epoch (ball, 500 steps, H=10, B=32), contact net %s: %.2f ms wall, "
+               "%.2f ms CPU (BLAS core %s)\n",
+               single ? "single" : "double", 1e3 * wall, 1e3 * cpu, imp_blas_corename());
     }
-    double ours = (imp_time_now() - t0) / epochs, ours_cpu = (cpu_now() - c0) / epochs;
-    printf("impulse: one CDL training epoch (ball, 500 steps, H=10, B=32): %.2f ms wall, %.2f ms CPU "
-           "(BLAS core %s)\n",
-           1e3 * ours, 1e3 * ours_cpu, imp_blas_corename());
 
     /* rollout step latency */
     double x0[2] = {10.0, 0.0};
@@ -63,14 +71,21 @@ int main(int argc, char **argv)
     free(states), free(c);
 
     int want_torch = !(argc > 2 && strcmp(argv[2], "--no-torch") == 0);
-    FILE *p = want_torch ? popen("OMP_NUM_THREADS=1 /usr/bin/python3 bench/cdl_epoch_torch.py bench_cdl_ball.npz 3 2>/dev/null", "r")
-                         : NULL;
-    double torch_s = 0;
-    if (p && fscanf(p, "%lf", &torch_s) == 1 && torch_s > 0)
-        printf("pytorch: one epoch %.1f ms  ->  impulse is %.1fx faster\n", 1e3 * torch_s, torch_s / ours);
-    else if (want_torch)
-        printf("pytorch: not measured (needs /usr/bin/python3 with torch: apt-get install python3-torch)\n");
-    if (p) pclose(p);
+    static const char *const dtypes[2] = {"float64", "float32"};
+    for (int k = 0; k < 2 && want_torch; k++) {
+        char cmd[256];
+        snprintf(cmd, sizeof cmd,
+                 "OMP_NUM_THREADS=1 /usr/bin/python3 bench/cdl_epoch_torch.py bench_cdl_ball.npz 3 %s 2>/dev/null",
+                 dtypes[k]);
+        FILE *p = popen(cmd, "r");
+        double torch_s = 0;
+        if (p && fscanf(p, "%lf", &torch_s) == 1 && torch_s > 0)
+            printf("pytorch %s: one epoch %.1f ms  ->  impulse (default training) is %.1fx faster\n", dtypes[k],
+                   1e3 * torch_s, torch_s / ours);
+        else
+            printf("pytorch: not measured (needs /usr/bin/python3 with torch: apt-get install python3-torch)\n");
+        if (p) pclose(p);
+    }
     imp_model_free(m);
     imp_trajset_free(&ts);
     return 0;

@@ -4,19 +4,22 @@ network on the bouncing ball (one trajectory of 500 steps, horizon 10,
 batch 32), the same architecture (potential 1-500-1 softplus, no output
 bias; contact net 2-100-100-1 relu/sigmoid), the same step (kick-drift-kick
 with Newton-restitution impulse gated by the observed contact labels) and
-the same loss (state MSE + contact BCE + L2 on the potential), float64,
-one thread. Run with Debian's interpreter: /usr/bin/python3 bench/cdl_epoch_torch.py DATA.npz [EPOCHS]
+the same loss (state MSE + contact BCE + L2 on the potential), float64
+(or float32, the Keras default of the reference code, with a third
+argument "float32"), one thread. Run with Debian's interpreter:
+/usr/bin/python3 bench/cdl_epoch_torch.py DATA.npz [EPOCHS] [float64|float32]
 Prints seconds per epoch."""
 import sys, time
 import numpy as np
 import torch
 
 torch.set_num_threads(1)
-torch.set_default_dtype(torch.float64)
+dtype = torch.float32 if len(sys.argv) > 3 and sys.argv[3] == "float32" else torch.float64
+torch.set_default_dtype(dtype)
 
 data = np.load(sys.argv[1])
 epochs = int(sys.argv[2]) if len(sys.argv) > 2 else 3
-q = torch.tensor(data["q"][0]); v = torch.tensor(data["qdot"][0]); c = torch.tensor(data["contact"][0])
+q, v, c = (torch.tensor(data[k][0], dtype=dtype) for k in ("q", "qdot", "contact"))
 h, e, H, B = 0.02, float(__import__("json").loads(str(data["meta"]))["restitution"]), 10, 32
 T = q.shape[0]
 
