@@ -1,6 +1,6 @@
 /* BLAS set-up. impulse links OpenBLAS directly (it carries an optimised
  * LAPACK too). Two facts measured on our 2-core machines drive this file
- * (see docs/engineering.md): threads give no GEMM speed-up at our sizes, so
+ * (see the README's linking notes): threads give no GEMM speed-up at our sizes, so
  * every call is single-threaded and we parallelise our own batch loops
  * instead; and OpenBLAS misdetects the virtual CPU as "Prescott" unless
  * OPENBLAS_CORETYPE is set before the library is loaded. */
