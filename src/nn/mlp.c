@@ -280,6 +280,20 @@ void imp_mlp_layer_grad(const imp_mlp *m, const imp_mlp_work *w, int l, const do
     accumulate_layer_grad(m, w, l, Z, A_in, B, dparams);
 }
 
+void imp_mlp_affine(const imp_mlp *m, const double *params, int l, const double *in, int B, double *z,
+                    const imp_mlp_work *w)
+{
+    int n_in = m->sizes[l], n_out = m->sizes[l + 1];
+    double beta = 0.0;
+    if (m->b_off[l] != SIZE_MAX) {
+        /* broadcast the bias, then let the GEMM accumulate onto it */
+        const double *bias = params + m->b_off[l];
+        for (int b = 0; b < B; b++) memcpy(z + (size_t)b * n_out, bias, (size_t)n_out * sizeof(double));
+        beta = 1.0;
+    }
+    gemm(w, 0, 1, B, n_out, n_in, 1.0, in, n_in, params + m->w_off[l], n_in, beta, z, n_out);
+}
+
 static imp_activation layer_act(const imp_mlp *m, int l)
 {
     return l == m->n_layers - 1 ? m->output_act : m->hidden_act;
@@ -342,16 +356,9 @@ static void forward_cache_mode(const imp_mlp *m, const double *params, const dou
     }
     const double *in = w->x;
     for (int l = 0; l < m->n_layers; l++) {
-        int n_in = m->sizes[l], n_out = m->sizes[l + 1];
+        int n_out = m->sizes[l + 1];
         double *z = w->a[l];
-        double beta = 0.0;
-        if (m->b_off[l] != SIZE_MAX) {
-            /* broadcast the bias, then let the GEMM accumulate onto it */
-            const double *bias = params + m->b_off[l];
-            for (int b = 0; b < B; b++) memcpy(z + (size_t)b * n_out, bias, (size_t)n_out * sizeof(double));
-            beta = 1.0;
-        }
-        gemm(w, 0, 1, B, n_out, n_in, 1.0, in, n_in, params + m->w_off[l], n_in, beta, z, n_out);
+        imp_mlp_affine(m, params, l, in, B, z, w);
         if (gradient_only && l == m->n_layers - 2) {
             imp_act_deriv_only(layer_act(m, l), z, w->s[l], (size_t)B * (size_t)n_out);
             w->fwd_batch = 0; /* values incomplete: no imp_mlp_backward on this cache */

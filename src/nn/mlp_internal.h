@@ -134,6 +134,9 @@ struct imp_mlp_work {
  * dW_l += Z^T A_in, db_l += column sums of Z. */
 void imp_mlp_gemm(const imp_mlp_work *w, int ta, int tb, int M, int N, int K, double alpha, const double *A,
                   int lda, const double *Bm, int ldb, double beta, double *C, int ldc);
+/* z (B x sizes[l+1]) = in (B x sizes[l]) W_l^T + b_l, in double */
+void imp_mlp_affine(const imp_mlp *m, const double *params, int l, const double *in, int B, double *z,
+                    const imp_mlp_work *w);
 void imp_mlp_layer_grad(const imp_mlp *m, const imp_mlp_work *w, int l, const double *Z, const double *A_in,
                         int B, double *dparams);
 

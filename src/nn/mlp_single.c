@@ -163,13 +163,7 @@ void imp_mlp_single_forward(const imp_mlp *m, const double *params, int B, imp_m
             }
         } else {
             double *z = w->a[l];
-            double beta = 0.0;
-            if (m->b_off[l] != SIZE_MAX) {
-                const double *bias = params + m->b_off[l];
-                for (int b = 0; b < B; b++) memcpy(z + (size_t)b * n_out, bias, (size_t)n_out * sizeof(double));
-                beta = 1.0;
-            }
-            imp_mlp_gemm(w, 0, 1, B, n_out, n_in, 1.0, in_d, n_in, params + m->w_off[l], n_in, beta, z, n_out);
+            imp_mlp_affine(m, params, l, in_d, B, z, w);
             imp_act_forward(act, z, w->s[l], cnt);
             in_d = z, in_f = NULL;
         }
