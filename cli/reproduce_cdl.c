@@ -337,17 +337,19 @@ static int table_for(const settings *s, int ei, char **md)
         for (int c = 0; c < NCOL; c++) {
             char buf[96] = "n/a";
             double mean, se, tmp[64];
-            int finite = 0;
-            for (int i = 0; i < n; i++)
+            int finite = 0, diverged = 0; /* NaN: not measured (a run file of an earlier version) */
+            for (int i = 0; i < n; i++) {
                 if (isfinite(v[c][i])) tmp[finite++] = v[c][i];
+                diverged += isinf(v[c][i]) != 0;
+            }
             if (finite) {
                 mean_se(tmp, finite, &mean, &se);
                 if (c == NCOL - 1) snprintf(buf, sizeof buf, "%.1f", mean);
                 else imp_format_mean_se(buf, sizeof buf, mean, se);
             }
-            if (finite < n && (c == 2 || c == 3)) { /* a rollout that blew up counts, and says so */
+            if (diverged && (c == 2 || c == 3)) { /* a rollout that blew up counts, and says so */
                 size_t len = strlen(buf);
-                snprintf(buf + len, sizeof buf - len, " (%d of %d diverged)", n - finite, n);
+                snprintf(buf + len, sizeof buf - len, " (%d of %d diverged)", diverged, n);
             }
             imp_table_cellf(t, "%s", buf);
         }
