@@ -1,8 +1,8 @@
 /* Speed of the CD-Lagrange strand (not part of the test suite):
  *  1. one training epoch of the bouncing-ball experiment (one trajectory of
  *     500 steps, horizon 10, batch 32, reference-code architecture), timed
- *     here (contact network in single precision, as training does by
- *     default, and all in double) and, if /usr/bin/python3 has torch, in
+ *     here (contact network and potential sweeps in single precision, as
+ *     training does by default, and all in double) and, if /usr/bin/python3 has torch, in
  *     bench/cdl_epoch_torch.py (same model, float64 and float32, one
  *     thread), printed as ratios;
  *  2. the latency of one rollout step of a trained CDL network.
@@ -47,6 +47,7 @@ int main(int argc, char **argv)
     double ours = 0.0, t0;
     for (int single = 1; single >= 0; single--) {
         to.single_contact = single;
+        to.single_potential = single;
         double c0 = cpu_now();
         t0 = imp_time_now();
         if (imp_model_train(m, &ts, &to, NULL)) {
@@ -55,9 +56,10 @@ int main(int argc, char **argv)
         }
         double wall = (imp_time_now() - t0) / epochs, cpu = (cpu_now() - c0) / epochs;
         if (single) ours = wall;
-        printf("impulse: one CDL training epoch (ball, 500 steps, H=10, B=32), contact net %s: %.2f ms wall, "
+        printf("impulse: one CDL training epoch (ball, 500 steps, H=10, B=32), %s: %.2f ms wall, "
                "%.2f ms CPU (BLAS core %s)\n",
-               single ? "single" : "double", 1e3 * wall, 1e3 * cpu, imp_blas_corename());
+               single ? "default (contact net and potential sweeps in single)" : "all double", 1e3 * wall,
+               1e3 * cpu, imp_blas_corename());
     }
 
     /* rollout step latency */

@@ -29,6 +29,8 @@ static void usage(FILE *f)
             "  --seed K             initialisation and shuffling seed (default 0)\n"
             "  --contact-precision P  single (default) or double: precision of the contact\n"
             "                       network's 100x100 layers in training (evaluation is double)\n"
+            "  --potential-precision P  single (default) or double: precision of the potential's\n"
+            "                       force and its gradient in training (cdl, vin; evaluation is double)\n"
             "  --quiet              no progress lines\n"
             "  -o, --output FILE    checkpoint .npz (written atomically)\n");
 }
@@ -76,6 +78,7 @@ int cli_train(int argc, char **argv)
         {"learn-mass", no_argument, 0, 'm'},    {"seed", required_argument, 0, 'k'},
         {"quiet", no_argument, 0, 'q'},         {"output", required_argument, 0, 'o'},
         {"contact-precision", required_argument, 0, 'P'},
+        {"potential-precision", required_argument, 0, 'Q'},
         {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
     optind = 2;
     opterr = 0;
@@ -105,6 +108,10 @@ int cli_train(int argc, char **argv)
         case 'P':
             if (!strcmp(optarg, "single") || !strcmp(optarg, "double")) to.single_contact = !strcmp(optarg, "single");
             else return cli_failf("train", "--contact-precision: '%s' is not single or double", optarg);
+            break;
+        case 'Q':
+            if (!strcmp(optarg, "single") || !strcmp(optarg, "double")) to.single_potential = !strcmp(optarg, "single");
+            else return cli_failf("train", "--potential-precision: '%s' is not single or double", optarg);
             break;
         case 'h': usage(stdout); return 0;
         default: return cli_failf("train", "unknown or incomplete option '%s' (see --help)", argv[optind - 1]);
@@ -140,6 +147,8 @@ int cli_train(int argc, char **argv)
             imp_json_kv_number(&extra, "lr", to.lr);
             imp_json_kv_number(&extra, "l2", to.l2);
             imp_json_kv_int(&extra, "seed", (long long)to.seed);
+            imp_json_kv_string(&extra, "contact_precision", to.single_contact ? "single" : "double");
+            imp_json_kv_string(&extra, "potential_precision", to.single_potential ? "single" : "double");
             imp_json_kv_number(&extra, "final_loss", lp.total);
             imp_json_kv_number(&extra, "seconds", imp_time_now() - t0);
             imp_json_end_object(&extra);

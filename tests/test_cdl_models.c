@@ -226,10 +226,80 @@ static void test_single_contact(void)
     imp_trajset_free(&ts);
 }
 
+/* Training's single-precision potential sweeps (imp_model_work_set_single_potential,
+ * src/nn/mlp_fused_single.c) on the ball (one coordinate, softplus as the
+ * reference code), the cradle (two coordinates, tanh as the paper, with
+ * projection) and the pendulum with VIN: the window loss and its gradient
+ * within float rounding of the all-double pass (which fd_check verifies);
+ * the single pass must really be taken; the ResNet baseline, which has no
+ * potential, is left exactly as it was. */
+static void test_single_potential(void)
+{
+    static const struct {
+        const char *system;
+        imp_model_kind kind;
+        imp_activation act;
+        int projection, starts[4];
+    } cases[] = {
+        {"bouncing-ball", IMP_MODEL_CDL, IMP_ACT_SOFTPLUS, 0, {66, 68, 70, 20}},
+        {"newtons-cradle", IMP_MODEL_CDL, IMP_ACT_TANH, 1, {3, 40, 90, 120}},
+        {"pendulum", IMP_MODEL_VIN, IMP_ACT_SIGMOID, 0, {0, 17, 50, 80}},
+        {"bouncing-ball", IMP_MODEL_RESNET, IMP_ACT_SOFTPLUS, 0, {66, 68, 70, 20}},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        imp_sim_opts o;
+        CHECK_OK(imp_sim_defaults(cases[c].system, &o));
+        o.noise = 0.05;
+        imp_trajset ts;
+        CHECK_OK(imp_simulate(cases[c].system, &o, &ts));
+        batch bt;
+        make_batch(&ts, 4, 6, cases[c].starts, &bt);
+        imp_cdl_config cfg;
+        imp_cdl_config_default(&cfg, cases[c].kind);
+        cfg.hidden = 37; /* not a multiple of the vector length */
+        cfg.act = cases[c].act;
+        cfg.projection = cases[c].projection;
+        imp_model *m = NULL;
+        CHECK_OK(imp_model_create(&m, &cfg, &ts.geom, ts.dt, 5));
+        imp_model_work *w = imp_model_work_new(m, bt.B, bt.H);
+        double *grad[2] = {calloc(m->n_params, sizeof(double)), calloc(m->n_params, sizeof(double))};
+        double loss[2];
+        for (int single = 0; single < 2; single++) {
+            CHECK_OK(imp_model_work_set_single_potential(w, single));
+            imp_loss_parts lp;
+            CHECK_OK(imp_model_window_loss(m, m->params, w, bt.x0, bt.target, bt.labels, bt.B, bt.H, 0.01,
+                                           grad[single], &lp));
+            loss[single] = lp.total;
+        }
+        double num = 0.0, den = 1e-300;
+        for (size_t i = 0; i < m->n_params; i++) {
+            num = fmax(num, fabs(grad[1][i] - grad[0][i]));
+            den = fmax(den, fabs(grad[0][i]));
+        }
+        printf("%-15s %-15s single vs double potential: loss rel diff %.2e, gradient rel diff %.2e\n",
+               cases[c].system, imp_model_kind_name(cases[c].kind), fabs(loss[1] - loss[0]) / fabs(loss[0]),
+               num / den);
+        if (cases[c].kind == IMP_MODEL_RESNET) {
+            CHECK(num == 0.0 && loss[1] == loss[0]);
+        } else {
+            CHECK(fabs(loss[1] - loss[0]) <= 1e-6 * fabs(loss[0]));
+            CHECK(num / den < 2e-5);
+            CHECK(num > 0.0); /* the single path was taken */
+        }
+        free(grad[0]), free(grad[1]);
+        imp_model_work_free(w);
+        imp_model_free(m);
+        free_batch(&bt);
+        imp_trajset_free(&ts);
+    }
+    CHECK(imp_model_work_set_single_potential(NULL, 1) == IMP_ERR_INVALID);
+}
+
 int main(void)
 {
     imp_blas_init();
     test_single_contact();
+    test_single_potential();
     test_impulse_law();
     test_ball_gradients();
     test_cradle_gradients();

@@ -76,6 +76,7 @@ int main(void)
     expect_error("rollout --model cli_model.npz --data cli_ball.npz --steps -1 -o x.npz", "--steps");
     expect_error("train resnet-contact --no-touch --data cli_ball.npz -o x.npz", "touch");
     expect_error("train cdl --data cli_ball.npz --contact-precision half -o x.npz", "--contact-precision");
+    expect_error("train cdl --data cli_ball.npz --potential-precision half -o x.npz", "--potential-precision");
 
     /* malformed, truncated, wrong files */
     expect_error("train cdl --data does_not_exist.npz -o x.npz", "does_not_exist.npz");

@@ -1005,6 +1005,97 @@ static void test_fused_path(void)
     printf("fused one-hidden-layer sweeps: worst relative difference to the general path %.2e\n", worst);
 }
 
+/* The single-precision fused sweeps (mlp_fused_single.c) against the double
+ * fused sweeps (checked above against the general path, which finite
+ * differences check): gradient, sweep 2 with and without parameter
+ * gradients, and the Hessian, for every activation, 1..8 inputs, on every
+ * instruction-set version the CPU has; within float rounding (2e-5 of the
+ * largest entry), not identical (the path is taken), the caller's MXCSR
+ * unchanged. Then a saturated network whose products fall into float's
+ * subnormal range still gives finite results close to double. */
+static unsigned read_mxcsr(void)
+{
+#if defined(__x86_64__)
+    unsigned c;
+    __asm__ volatile("stmxcsr %0" : "=m"(c));
+    return c;
+#else
+    return 0;
+#endif
+}
+
+static double fused_single_case(imp_rng *r, imp_activation act, int n0, double scale, int *taken)
+{
+    int sizes[3] = {n0, 37, 1};
+    imp_mlp m;
+    CHECK_OK(imp_mlp_init(&m, 2, sizes, act, IMP_ACT_IDENTITY, 0));
+    double *p = malloc(m.n_params * sizeof(double));
+    random_params(&m, p, r);
+    for (size_t i = 0; i < m.n_params; i++) p[i] *= scale;
+    enum { B = 7 };
+    double x[B * 9], gbar[B * 9], g[2][B * 9], dx[2][B * 9], hx[2][B * 9], H[2][B * 81];
+    fill_uniform(r, x, (size_t)(B * n0), -2, 2);
+    fill_uniform(r, gbar, (size_t)(B * n0), -1, 1);
+    double *dp[2] = {calloc(m.n_params, sizeof(double)), calloc(m.n_params, sizeof(double))};
+    imp_mlp_work *w = imp_mlp_work_new(&m, B);
+    const unsigned csr = read_mxcsr();
+    for (int single = 0; single < 2; single++) {
+        CHECK_OK(imp_mlp_work_set_single(w, single));
+        memset(dx[single], 0, sizeof dx[single]);
+        memset(hx[single], 0, sizeof hx[single]);
+        imp_mlp_grad_input(&m, p, x, B, g[single], NULL, w);
+        CHECK(w->fused && w->single_cache == single);
+        *taken += single && w->single_cache;
+        if (single) CHECK_OK(imp_mlp_work_set_single(w, 0)); /* the cache decides sweep 2 */
+        imp_mlp_grad_input_vjp(&m, p, gbar, B, dp[single], dx[single], w);
+        imp_mlp_grad_input_vjp(&m, p, gbar, B, NULL, hx[single], w);
+        imp_mlp_hessian_input(&m, p, B, H[single], w);
+    }
+    CHECK(read_mxcsr() == csr);
+    size_t nx = (size_t)(B * n0);
+    double e = max_rel_diff(g[1], g[0], nx);
+    e = fmax(e, max_rel_diff(dp[1], dp[0], m.n_params));
+    e = fmax(e, max_rel_diff(dx[1], dx[0], nx));
+    e = fmax(e, max_rel_diff(hx[1], hx[0], nx));
+    e = fmax(e, max_rel_diff(H[1], H[0], nx * (size_t)n0));
+    int finite = 1;
+    for (size_t i = 0; i < m.n_params; i++) finite &= isfinite(dp[1][i]);
+    CHECK(finite);
+    imp_mlp_work_free(w);
+    free(p), free(dp[0]), free(dp[1]);
+    return e;
+}
+
+static void test_fused_single_path(void)
+{
+    static const char *names[] = {"base", "avx2", "avx512"};
+    imp_rng r;
+    imp_rng_seed(&r, 79);
+    double worst = 0.0;
+    int taken = 0, cases = 0;
+    for (int isa = IMP_ISA_BASE; isa <= IMP_ISA_AVX512; isa++) {
+        if (imp_act_force_isa(isa) != IMP_OK) continue;
+        for (int a = 0; a < 5; a++)
+            for (int n0 = 1; n0 <= 8; n0 += 3) {
+                double e = fused_single_case(&r, all_acts[a], n0, 1.0, &taken);
+                CHECK_MSG(e < 2e-5, "single fused sweeps (%s) differ from double by %.2e (act %s, %d inputs)",
+                          names[isa], e, imp_activation_name(all_acts[a]), n0);
+                /* relu and identity have phi'' = 0: sweep 2 rounds only the sums */
+                CHECK_MSG(e > 0.0, "single fused sweeps identical to double (act %s): not taken?",
+                          imp_activation_name(all_acts[a]));
+                worst = fmax(worst, e);
+                cases++;
+            }
+    }
+    CHECK_OK(imp_act_force_isa(-1));
+    CHECK(taken == cases && cases >= 15);
+    /* weights x 40: most units saturated, sigmoid' down to exp(-60) */
+    double e_sat = fused_single_case(&r, IMP_ACT_SOFTPLUS, 1, 40.0, &taken);
+    CHECK_MSG(e_sat < 1e-4, "saturated single fused sweeps differ from double by %.2e", e_sat);
+    printf("single-precision fused sweeps: %d cases, worst relative difference to double %.2e (saturated %.2e)\n",
+           cases, worst, e_sat);
+}
+
 /* The fused one-hidden-layer forward and backward against the general
  * passes: outputs, parameter and input gradients, for hidden and output
  * activations, both last-bias settings, 1..8 inputs and outputs; and each
@@ -1152,6 +1243,7 @@ int main(void)
     imp_blas_init();
     test_single_path();
     test_fused_path();
+    test_fused_single_path();
     test_fused_forward_backward();
     test_gradient_only_path();
     test_init_and_l2();

@@ -88,6 +88,10 @@ void imp_model_work_free(imp_model_work *w);
  * precision (on != 0) or in double (0, the default); a no-op for models
  * without a contact network. IMP_ERR_NOMEM if buffers cannot be made. */
 int imp_model_work_set_single_contact(imp_model_work *w, int on);
+/* The potential's gradient sweeps (force and its reverse sweep) on w in
+ * single precision (on != 0) or double (0, the default); a no-op for the
+ * ResNet baselines. Rollouts and imp_model_potential_grad are always double. */
+int imp_model_work_set_single_potential(imp_model_work *w, int on);
 
 typedef struct imp_loss_parts {
     double state;    /* mean over batch of sum over steps of mean squared state error */
@@ -130,6 +134,8 @@ typedef struct imp_train_opts {
     int single_contact; /* 1 (default): the contact network's wide layers in single
                            precision during training (imp_mlp_work_set_single);
                            0: all double. Rollouts and evaluation are double. */
+    int single_potential; /* 1 (default): the potential's gradient sweeps of CDL and
+                             VIN in single precision during training; 0: double */
     int progress;     /* call the callback every `progress` epochs (0: never) */
     void (*on_progress)(void *user, int epoch, const imp_loss_parts *mean_loss);
     void *user;

@@ -51,6 +51,7 @@ int imp_resnet_rollout(const imp_model *m, imp_model_work *w, const double *x0, 
 /* The scratch of a batch of windows: one MLP cache per time slot. */
 struct imp_model_work {
     int B, H, D, K;
+    int structured;          /* CDL or VIN: net is the potential (imp_model_work_set_single_potential) */
     imp_mlp_work **net;      /* H + 1 slots */
     imp_mlp_work **contact;  /* H slots */
     /* per-slot arrays, (H + 1) x B x D unless noted */

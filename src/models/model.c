@@ -131,6 +131,7 @@ imp_model_work *imp_model_work_new(const imp_model *m, int B, int H)
     imp_model_work *w = calloc(1, sizeof *w);
     if (!w) return NULL;
     w->B = B, w->H = H, w->D = m->D, w->K = m->K;
+    w->structured = m->cfg.kind == IMP_MODEL_CDL || m->cfg.kind == IMP_MODEL_VIN;
     int ok = 1;
     w->net = calloc((size_t)H + 1, sizeof *w->net);
     w->contact = calloc((size_t)H + 1, sizeof *w->contact);
@@ -167,6 +168,17 @@ int imp_model_work_set_single_contact(imp_model_work *w, int on)
     for (int k = 0; k <= w->H; k++) {
         if (!w->contact[k]) continue;
         int st = imp_mlp_work_set_single(w->contact[k], on);
+        if (st) return st;
+    }
+    return IMP_OK;
+}
+
+int imp_model_work_set_single_potential(imp_model_work *w, int on)
+{
+    if (!w) return imp_fail(IMP_ERR_INVALID, "model work: NULL");
+    if (!w->structured) return IMP_OK;
+    for (int k = 0; k <= w->H; k++) {
+        int st = imp_mlp_work_set_single(w->net[k], on);
         if (st) return st;
     }
     return IMP_OK;

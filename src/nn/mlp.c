@@ -476,7 +476,10 @@ void imp_mlp_grad_input_ld(const imp_mlp *m, const double *params, const double 
     if (V == NULL && imp_mlp_fused_ok(m, w)) {
         copy_input(m, x, ldx, B, w);
         w->single_cache = 0;
-        imp_mlp_fused_sweep1(m, params, B, g, ldg, w);
+        if (w->single && w->ffw)
+            imp_mlp_fused_single_sweep1(m, params, B, g, ldg, w);
+        else
+            imp_mlp_fused_sweep1(m, params, B, g, ldg, w);
         return;
     }
     forward_cache_mode(m, params, x, ldx, B, w, V == NULL && gradient_only_ok(m));
@@ -514,7 +517,10 @@ static void sweep2(const imp_mlp *m, const double *params, const double *gbar, i
                    double *dparams, double *dx, int ldx, imp_mlp_work *w)
 {
     if (w->fused) {
-        imp_mlp_fused_sweep2(m, params, gbar, ldgbar, B, dparams, dx, ldx, w);
+        if (w->single_cache)
+            imp_mlp_fused_single_sweep2(m, params, gbar, ldgbar, B, dparams, dx, ldx, w);
+        else
+            imp_mlp_fused_sweep2(m, params, gbar, ldgbar, B, dparams, dx, ldx, w);
         return;
     }
     int L = m->n_layers;

@@ -45,6 +45,43 @@
 #endif
 
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+#endif
+
+/* Flush subnormal results and inputs to zero inside a kernel; the caller's
+ * MXCSR comes back with imp_flush_subnormals_end. Every operation on a
+ * subnormal number takes a microcode assist (~100x slower), and two of our
+ * loops meet them in long trainings while the values involved are
+ * negligible (measured on the ball):
+ *  - the single-precision potential sweeps (mlp_fused_single.c): products
+ *    such as w1 * s * gbar, with s = sigmoid of a saturated unit, fall below
+ *    float's 1.2e-38 as training sharpens the potential; sweep 2 went from
+ *    0.24 to 8.8 us per row over 150 epochs, with identical sums (1e-3);
+ *  - Adam (optim.c): the first moment of a parameter whose gradient is zero
+ *    (a dead ReLU unit) decays as 0.9^t and is subnormal in double after
+ *    ~6700 steps; Adam then took 38 % of a training epoch after 1000 epochs.
+ *    Its contribution to the step is below 1e-300. */
+static inline unsigned imp_flush_subnormals_begin(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    unsigned old = _mm_getcsr();
+    _mm_setcsr(old | 0x8040u); /* FTZ (bit 15) and DAZ (bit 6) */
+    return old;
+#else
+    return 0;
+#endif
+}
+
+static inline void imp_flush_subnormals_end(unsigned old)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    _mm_setcsr(old);
+#else
+    (void)old;
+#endif
+}
+
 /* Activation phi applied in place to z (n values), writing s = phi'(z).
  * Both come out of one pass so the forward pass caches what backward and
  * the sweeps need, and no pre-activation has to be stored. */
@@ -122,6 +159,7 @@ struct imp_mlp_work {
     float *fW[IMP_MLP_MAX_LAYERS];     /* weights of wide layers, rounded at each forward */
     float *fZ, *fnext;                 /* (max_batch, n_max) backward scratch */
     float *fdW;                        /* weight gradient of one wide layer */
+    float *ffw, *ffacc, *ftr;          /* fused single sweeps: weights, sums, t and r rows */
     float *fslab;
 };
 
@@ -158,6 +196,14 @@ void imp_mlp_fused_sweep1(const imp_mlp *m, const double *params, int B, double 
                           imp_mlp_work *w);
 void imp_mlp_fused_sweep2(const imp_mlp *m, const double *params, const double *gbar, int ldgbar,
                           int B, double *dparams, double *dx, int ldx, imp_mlp_work *w);
+/* The same two sweeps in single precision (mlp_fused_single.c), taken when
+ * the work is in single mode; the cache is marked fused and single_cache. */
+void imp_mlp_fused_single_sweep1(const imp_mlp *m, const double *params, int B, double *g, int ldg,
+                                 imp_mlp_work *w);
+void imp_mlp_fused_single_sweep2(const imp_mlp *m, const double *params, const double *gbar, int ldgbar,
+                                 int B, double *dparams, double *dx, int ldx, imp_mlp_work *w);
+/* out = (float)in, elementwise (vectorised; mlp_single.c) */
+void imp_vec_to_float(float *out, const double *in, size_t n);
 /* Forward and backward of a network with one hidden layer and at most 8
  * inputs and 8 outputs (the ResNet baselines). The forward cache is the
  * one mlp.c makes, so either backward can follow either forward. */

@@ -46,6 +46,10 @@ int imp_mlp_work_set_single(imp_mlp_work *w, int on)
         if (wide(w->sizes, l) && nw > dw_max) dw_max = nw;
     }
     total += dw_max;
+    /* the fused sweeps of one-hidden-layer scalar networks (mlp_fused_single.c):
+     * rounded W0^T, b0, w1; their sums; the t and r rows */
+    const size_t nf = w->n_layers == 2 ? ((size_t)w->sizes[0] + 2) * (size_t)w->sizes[1] : 0;
+    total += 2 * nf + (nf ? 2 * (size_t)w->sizes[1] : 0);
     float *p = calloc(total, sizeof(float));
     if (!p) return imp_fail(IMP_ERR_NOMEM, "mlp work: cannot allocate %zu floats for the single path", total);
     w->fslab = p;
@@ -57,7 +61,12 @@ int imp_mlp_work_set_single(imp_mlp_work *w, int on)
         w->fs[l] = p, p += Bz * (size_t)w->sizes[l + 1];
         if (wide(w->sizes, l)) w->fW[l] = p, p += (size_t)w->sizes[l] * (size_t)w->sizes[l + 1];
     }
-    w->fdW = p;
+    w->fdW = p, p += dw_max;
+    if (nf) {
+        w->ffw = p, p += nf;
+        w->ffacc = p, p += nf;
+        w->ftr = p;
+    }
     w->single = 1;
     return IMP_OK;
 }
@@ -78,6 +87,8 @@ static inline __attribute__((always_inline)) void to_float_body(float *restrict 
     for (size_t i = 0; i < n; i++) out[i] = (float)in[i];
 }
 IMP_ISA_VERSIONS(to_float, (float *restrict out, const double *restrict in, size_t n), (out, in, n))
+
+void imp_vec_to_float(float *out, const double *in, size_t n) { to_float(out, in, n); }
 
 static inline __attribute__((always_inline)) void to_double_body(double *restrict out, const float *restrict in,
                                                                  size_t n)

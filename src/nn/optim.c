@@ -59,6 +59,7 @@ void imp_adam_step(imp_adam *opt, double *params, const double *grad, double lr)
      * the scheduled lr and acts before, and apart from, the moment update. */
     double decay = 1.0 - lr * opt->weight_decay;
     double *m = opt->m, *v = opt->v;
+    const unsigned csr = imp_flush_subnormals_begin(); /* decayed moments: mlp_internal.h */
     if (opt->eps_hat) {
         double alpha = lr * sqrt(bc2) / bc1;
         for (size_t i = 0; i < opt->n; i++) {
@@ -76,6 +77,7 @@ void imp_adam_step(imp_adam *opt, double *params, const double *grad, double lr)
             params[i] = params[i] * decay - step * m[i] / (sqrt(v[i]) * inv_sqrt_bc2 + eps);
         }
     }
+    imp_flush_subnormals_end(csr);
 }
 
 double imp_cosine_lr(double lr0, double lr_min, long step, long total)

@@ -17,6 +17,7 @@ void imp_train_opts_default(imp_train_opts *o, int code_settings)
     o->lr = code_settings ? 1e-2 : 1e-3;
     o->l2 = code_settings ? 5e-3 : 0.05;
     o->single_contact = 1;
+    o->single_potential = 1;
 }
 
 static int check_opts(const imp_train_opts *o, const imp_trajset *d)
@@ -65,6 +66,8 @@ int imp_model_train(imp_model *m, const imp_trajset *data, const imp_train_opts 
     }
     /* the contact classifier's 100 x 100 products in float: see src/nn/mlp_single.c */
     if ((st = imp_model_work_set_single_contact(w, opts->single_contact))) goto done;
+    /* and the potential's sweeps: see src/nn/mlp_fused_single.c */
+    if ((st = imp_model_work_set_single_potential(w, opts->single_potential))) goto done;
     if ((st = imp_adam_init(&opt, m->n_params, opts->lr, 0.9, 0.999, 1e-7, 0.0))) goto done;
     for (size_t i = 0; i < n_windows; i++) order[i] = i;
     imp_rng rng;
