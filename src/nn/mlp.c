@@ -201,8 +201,11 @@ static void gemm_ref(int ta, int tb, int M, int N, int K, double alpha, const do
 
 static int gemm_is_thin(int M, int N, int K) { return M <= THIN || N <= THIN || K <= THIN; }
 
-static void gemm_thin(int ta, int tb, int M, int N, int K, double alpha, const double *A, int lda,
-                      const double *Bm, int ldb, double beta, double *C, int ldc)
+/* Vectorised by hand-dispatched ISA versions (mlp_internal.h): the thin
+ * layers of the contact network run here at every step of every window. */
+static inline __attribute__((always_inline)) void gemm_thin_body(int ta, int tb, int M, int N, int K, double alpha,
+                                                                 const double *A, int lda, const double *Bm,
+                                                                 int ldb, double beta, double *C, int ldc)
 {
     const size_t sai = ta ? 1 : (size_t)lda, sak = ta ? (size_t)lda : 1; /* A(i,k) = A[i sai + k sak] */
     const size_t sbk = tb ? 1 : (size_t)ldb, sbj = tb ? (size_t)ldb : 1; /* B(k,j) = B[k sbk + j sbj] */
@@ -239,6 +242,10 @@ static void gemm_thin(int ta, int tb, int M, int N, int K, double alpha, const d
                         A + (size_t)i * sai, (int)sak, beta, C + (size_t)i * ldc, 1);
     }
 }
+IMP_ISA_VERSIONS(gemm_thin,
+                 (int ta, int tb, int M, int N, int K, double alpha, const double *A, int lda, const double *Bm,
+                  int ldb, double beta, double *C, int ldc),
+                 (ta, tb, M, N, K, alpha, A, lda, Bm, ldb, beta, C, ldc))
 
 static void gemm(const imp_mlp_work *w, int ta, int tb, int M, int N, int K, double alpha,
                  const double *A, int lda, const double *Bm, int ldb, double beta, double *C,
