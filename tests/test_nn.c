@@ -1245,6 +1245,57 @@ static void test_single_path(void)
         free(p), free(dp[0]), free(dp[1]);
     }
     CHECK(imp_mlp_work_set_single(NULL, 1) == IMP_ERR_INVALID);
+
+    /* a follower (imp_mlp_work_single_follow) reuses the leader's rounded
+     * weights: bit-identical outputs and gradients to rounding its own; a
+     * follower whose leader saw other parameters computes with those (the
+     * caller's contract), which shows the weights really are shared */
+    {
+        int sizes[4] = {2, 24, 24, 1};
+        imp_mlp m;
+        CHECK_OK(imp_mlp_init(&m, 3, sizes, IMP_ACT_RELU, IMP_ACT_SIGMOID, 1));
+        enum { B = 5 };
+        double *p = malloc(m.n_params * sizeof(double)), *p2 = malloc(m.n_params * sizeof(double));
+        random_params(&m, p, &r);
+        random_params(&m, p2, &r);
+        double x[B * 2], dy[B], y[3][B], dx[3][B * 2];
+        fill_uniform(&r, x, B * 2, -1, 1);
+        fill_uniform(&r, dy, B, -1, 1);
+        double *dp[3];
+        imp_mlp_work *lead = imp_mlp_work_new(&m, B), *own = imp_mlp_work_new(&m, B), *fol = imp_mlp_work_new(&m, B);
+        CHECK_FAILS(imp_mlp_work_single_follow(fol, lead), IMP_ERR_INVALID); /* not single yet */
+        CHECK_OK(imp_mlp_work_set_single(lead, 1));
+        CHECK_OK(imp_mlp_work_set_single(own, 1));
+        CHECK_OK(imp_mlp_work_set_single(fol, 1));
+        CHECK_FAILS(imp_mlp_work_single_follow(fol, fol), IMP_ERR_INVALID);
+        CHECK_FAILS(imp_mlp_work_single_follow(NULL, lead), IMP_ERR_INVALID);
+        CHECK_OK(imp_mlp_work_single_follow(fol, lead));
+        CHECK_FAILS(imp_mlp_work_single_follow(lead, fol), IMP_ERR_INVALID); /* fol follows */
+        imp_mlp_work *works[3] = {lead, own, fol};
+        for (int k = 0; k < 3; k++) {
+            dp[k] = calloc(m.n_params, sizeof(double));
+            memset(dx[k], 0, sizeof dx[k]);
+            imp_mlp_forward(&m, p, x, B, y[k], works[k]);
+            imp_mlp_backward(&m, p, dy, B, dp[k], dx[k], works[k]);
+        }
+        CHECK(memcmp(y[1], y[2], sizeof y[1]) == 0 && memcmp(dx[1], dx[2], sizeof dx[1]) == 0);
+        CHECK(memcmp(dp[1], dp[2], m.n_params * sizeof(double)) == 0);
+        imp_mlp_forward(&m, p2, x, B, y[0], lead); /* the leader moves on */
+        imp_mlp_forward(&m, p, x, B, y[2], fol);
+        CHECK(memcmp(y[1], y[2], sizeof y[1]) != 0);
+        CHECK_OK(imp_mlp_work_single_follow(fol, NULL)); /* rounds its own again */
+        imp_mlp_forward(&m, p, x, B, y[2], fol);
+        CHECK(memcmp(y[1], y[2], sizeof y[1]) == 0);
+        int other[3] = {2, 24, 1};
+        imp_mlp m2;
+        CHECK_OK(imp_mlp_init(&m2, 2, other, IMP_ACT_RELU, IMP_ACT_SIGMOID, 1));
+        imp_mlp_work *w2 = imp_mlp_work_new(&m2, B);
+        CHECK_OK(imp_mlp_work_set_single(w2, 1));
+        CHECK_FAILS(imp_mlp_work_single_follow(w2, lead), IMP_ERR_SHAPE);
+        imp_mlp_work_free(w2);
+        for (int k = 0; k < 3; k++) imp_mlp_work_free(works[k]), free(dp[k]);
+        free(p), free(p2);
+    }
     printf("single-precision wide layers: worst relative difference to double %.2e, to finite differences %.2e\n",
            worst, worst_fd);
 }

@@ -71,9 +71,20 @@ int imp_mlp_work_check(const imp_mlp *m, const imp_mlp_work *w, int B);
  * inputs and outputs) in single precision (on != 0) or all in double (0,
  * the default). For classifiers whose large products dominate (the contact
  * networks): about 1.85x faster products, results within ~1e-6 relative of
- * the double path. Input-gradient sweeps stay double. IMP_ERR_NOMEM if the
- * float buffers cannot be allocated (w unchanged). */
+ * the double path. The input-gradient sweeps of a one-hidden-layer scalar
+ * network with at most 8 inputs (the CD-Lagrange potentials) also run in
+ * single precision; deeper networks' sweeps stay double. IMP_ERR_NOMEM if
+ * the float buffers cannot be allocated (w unchanged). */
 int imp_mlp_work_set_single(imp_mlp_work *w, int on);
+/* Let w's single-precision passes use the weights rounded by the last
+ * single forward on `leader` (NULL: round its own, the default) instead of
+ * rounding them again. For work spaces that evaluate one network with one
+ * parameter vector at several steps (a training window keeps one cache per
+ * step): the caller must run the leader's forward first, with the same
+ * parameters, and keep the leader alive while w is used. Results are
+ * bit-identical to rounding per work. Both works need
+ * imp_mlp_work_set_single; the leader must follow no one. */
+int imp_mlp_work_single_follow(imp_mlp_work *w, imp_mlp_work *leader);
 
 /* y (B x out) = mlp(x (B x in)); caches what imp_mlp_backward needs in w. */
 void imp_mlp_forward(const imp_mlp *m, const double *params, const double *x, int B,

@@ -170,6 +170,14 @@ int imp_model_work_set_single_contact(imp_model_work *w, int on)
         int st = imp_mlp_work_set_single(w->contact[k], on);
         if (st) return st;
     }
+    /* every step of a window evaluates the contact net with the same
+     * parameters, and step 0's forward runs first (both window losses):
+     * the later steps reuse its rounded weights */
+    for (int k = 1; k <= w->H; k++) {
+        if (!w->contact[k]) continue;
+        int st = imp_mlp_work_single_follow(w->contact[k], on ? w->contact[0] : NULL);
+        if (st) return st;
+    }
     return IMP_OK;
 }
 

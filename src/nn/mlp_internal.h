@@ -160,6 +160,7 @@ struct imp_mlp_work {
     float *fZ, *fnext;                 /* (max_batch, n_max) backward scratch */
     float *fdW;                        /* weight gradient of one wide layer */
     float *ffw, *ffacc, *ftr;          /* fused single sweeps: weights, sums, t and r rows */
+    struct imp_mlp_work *leader;       /* if set: use its rounded fW (imp_mlp_work_single_follow) */
     float *fslab;
 };
 

@@ -71,6 +71,21 @@ int imp_mlp_work_set_single(imp_mlp_work *w, int on)
     return IMP_OK;
 }
 
+int imp_mlp_work_single_follow(imp_mlp_work *w, imp_mlp_work *leader)
+{
+    if (!w) return imp_fail(IMP_ERR_INVALID, "mlp work: NULL");
+    if (leader) {
+        if (leader == w || leader->leader)
+            return imp_fail(IMP_ERR_INVALID, "leader: must be another work that follows no one");
+        if (leader->n_layers != w->n_layers || memcmp(leader->sizes, w->sizes, sizeof w->sizes) != 0)
+            return imp_fail(IMP_ERR_SHAPE, "leader: a work of another network shape");
+        if (!leader->fslab || !w->fslab)
+            return imp_fail(IMP_ERR_INVALID, "leader: both works need the single path (imp_mlp_work_set_single)");
+    }
+    w->leader = leader;
+    return IMP_OK;
+}
+
 int imp_mlp_single_applies(const imp_mlp *m, const imp_mlp_work *w)
 {
     if (!w->single || w->use_reference) return 0;
@@ -155,8 +170,12 @@ void imp_mlp_single_forward(const imp_mlp *m, const double *params, int B, imp_m
                 to_float(buf, in_d, (size_t)B * (size_t)n_in);
                 in_f = buf;
             }
-            float *W = w->fW[l], *z = w->fa[l];
-            to_float(W, params + m->w_off[l], (size_t)n_out * (size_t)n_in);
+            float *z = w->fa[l];
+            const float *W = w->fW[l];
+            if (w->leader)
+                W = w->leader->fW[l]; /* rounded by the leader's forward (imp_mlp_work_single_follow) */
+            else
+                to_float(w->fW[l], params + m->w_off[l], (size_t)n_out * (size_t)n_in);
             float beta = 0.0f;
             if (m->b_off[l] != SIZE_MAX) {
                 const double *bias = params + m->b_off[l];
@@ -223,7 +242,8 @@ void imp_mlp_single_backward(const imp_mlp *m, const double *params, const doubl
                 }
             }
             if (l == 0 && !dx) break;
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, n_in, n_out, 1.0f, Zf, n_out, w->fW[l], n_in,
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, n_in, n_out, 1.0f, Zf, n_out,
+                        w->leader ? w->leader->fW[l] : w->fW[l], n_in,
                         0.0f, nextf, n_in);
             if (l == 0) {
                 for (int b = 0; b < B; b++) add_float(dx + (size_t)b * lddx, nextf + (size_t)b * n_in, (size_t)n_in);
