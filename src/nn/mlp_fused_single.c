@@ -251,31 +251,23 @@ static inline __attribute__((always_inline)) void sweep2_row_f(
         }
 }
 
-/* One input (the ball, the pendulum): one pass per row over s (and a). */
-#define SWEEP2F_ONE_INPUT_STEP(j, k, second)                                                 \
-    do {                                                                                     \
+/* One input (the ball, the pendulum): one pass per row over s (and a)
+ * for the sums, the z-adjoints kept in r, then xbar = r . W0 as a
+ * separate dot product (in one loop the 16 partial sums of xbar were kept
+ * on the stack, a store-to-load chain that made this pass twice as slow). */
+#define SWEEP2F_ONE_INPUT_LOOP(second)                                                       \
+    for (int j = 0; j < n1; j++) {                                                           \
         const float tj = g0 * W0[j], sj = s[j];                                              \
         const float rj = w1[j] * tj * (second);                                              \
         acc[j] += w1[j] * sj * g0 + rj * x0;                                                 \
         b0bar[j] += rj;                                                                      \
         w1bar[j] += sj * tj;                                                                 \
-        part[k] += rj * W0[j];                                                               \
-    } while (0)
-#define SWEEP2F_ONE_INPUT_LOOP(second)                                                       \
-    do {                                                                                     \
-        int j0 = 0;                                                                          \
-        for (; j0 + 16 <= n1; j0 += 16)                                                      \
-            for (int k = 0; k < 16; k++) {                                                   \
-                const int j = j0 + k;                                                        \
-                SWEEP2F_ONE_INPUT_STEP(j, k, second);                                        \
-            }                                                                                \
-        for (int j = j0; j < n1; j++) SWEEP2F_ONE_INPUT_STEP(j, 0, second);                  \
-    } while (0)
+        r[j] = rj;                                                                           \
+    }
 static inline __attribute__((always_inline)) float sweep2_row_f_one_input(
     imp_activation act, int n1, const float *restrict W0, const float *restrict w1, float g0, float x0,
-    const float *restrict a, const float *restrict s, float *restrict acc)
+    const float *restrict a, const float *restrict s, float *restrict acc, float *restrict r)
 {
-    float part[16] = {0};
     float *restrict b0bar = acc + n1, *restrict w1bar = acc + 2 * (size_t)n1;
     switch (act) {
     case IMP_ACT_TANH: SWEEP2F_ONE_INPUT_LOOP(-2.0f * a[j] * sj); break;
@@ -283,6 +275,11 @@ static inline __attribute__((always_inline)) float sweep2_row_f_one_input(
     case IMP_ACT_SOFTPLUS: SWEEP2F_ONE_INPUT_LOOP(sj * (1.0f - sj)); break;
     default: SWEEP2F_ONE_INPUT_LOOP(0.0f); break;
     }
+    float part[16] = {0};
+    int j = 0;
+    for (; j + 16 <= n1; j += 16)
+        for (int k = 0; k < 16; k++) part[k] += r[j + k] * W0[j + k];
+    for (; j < n1; j++) part[0] += r[j] * W0[j];
     return sum16(part, 0.0f);
 }
 
@@ -293,7 +290,7 @@ static inline __attribute__((always_inline)) void sweep2_rows_f_body(
     if (n0 == 1) {
         for (int b = 0; b < B; b++) {
             float xbar = sweep2_row_f_one_input(act, n1, W0t, w1, gbar[b], x[b], a + (size_t)b * n1,
-                                                s + (size_t)b * n1, acc);
+                                                s + (size_t)b * n1, acc, r);
             if (dx) dx[(size_t)b * ldx] += (double)xbar;
         }
         return;
