@@ -188,33 +188,24 @@ static inline __attribute__((always_inline)) void sweep2_row(
         for (int i = 0; i < n0; i++) dx[i] += dot2(n1, r, W0t + (size_t)i * n1);
 }
 
-/* The same for one input (the ball, the pendulum): a single pass, so that
- * s and a are read once; blocks of 8 with partial sums so that it
- * vectorises (acc is never NULL here). */
-#define SWEEP2_ONE_INPUT_STEP(j, k, second)                                                \
-    do {                                                                                   \
+/* The same for one input (the ball, the pendulum): one pass per row over s
+ * (and a) for the sums, the z-adjoints kept in r, then xbar = r . W0 in
+ * eight partial sums as a separate loop (in one loop the partial sums were
+ * kept on the stack, a store-to-load chain; the order of the additions is
+ * unchanged). acc is never NULL here. */
+#define SWEEP2_ONE_INPUT_LOOP(second)                                                      \
+    for (int j = 0; j < n1; j++) {                                                         \
         const double tj = g0 * W0[j], sj = s[j];                                           \
         const double rj = w1[j] * tj * (second);                                           \
         acc[j] += w1[j] * sj * g0 + rj * x0;                                               \
         b0bar[j] += rj;                                                                    \
         w1bar[j] += sj * tj;                                                               \
-        part[k] += rj * W0[j];                                                             \
-    } while (0)
-#define SWEEP2_ONE_INPUT_LOOP(second)                                                      \
-    do {                                                                                   \
-        int j0 = 0;                                                                        \
-        for (; j0 + 8 <= n1; j0 += 8)                                                      \
-            for (int k = 0; k < 8; k++) {                                                  \
-                const int j = j0 + k;                                                      \
-                SWEEP2_ONE_INPUT_STEP(j, k, second);                                       \
-            }                                                                              \
-        for (int j = j0; j < n1; j++) SWEEP2_ONE_INPUT_STEP(j, 0, second);                 \
-    } while (0)
+        r[j] = rj;                                                                         \
+    }
 static inline __attribute__((always_inline)) double sweep2_row_one_input(
     imp_activation act, int n1, const double *restrict W0, const double *restrict w1, double g0,
-    double x0, const double *restrict a, const double *restrict s, double *restrict acc)
+    double x0, const double *restrict a, const double *restrict s, double *restrict acc, double *restrict r)
 {
-    double part[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
     double *restrict b0bar = acc + n1, *restrict w1bar = acc + 2 * (size_t)n1;
     switch (act) {
     case IMP_ACT_TANH: SWEEP2_ONE_INPUT_LOOP(-2.0 * a[j] * sj); break;
@@ -222,6 +213,11 @@ static inline __attribute__((always_inline)) double sweep2_row_one_input(
     case IMP_ACT_SOFTPLUS: SWEEP2_ONE_INPUT_LOOP(sj * (1.0 - sj)); break;
     default: SWEEP2_ONE_INPUT_LOOP(0.0); break;
     }
+    double part[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+    int j = 0;
+    for (; j + 8 <= n1; j += 8)
+        for (int k = 0; k < 8; k++) part[k] += r[j + k] * W0[j + k];
+    for (; j < n1; j++) part[0] += r[j] * W0[j];
     return sum_partials(part, 0.0);
 }
 
@@ -233,7 +229,7 @@ static inline __attribute__((always_inline)) void sweep2_rows_body(
     if (n0 == 1) {
         for (int b = 0; b < B; b++) {
             double xbar = sweep2_row_one_input(act, n1, W0t, w1, gbar[(size_t)b * ldgbar], x[b],
-                                               a + (size_t)b * n1, s + (size_t)b * n1, acc);
+                                               a + (size_t)b * n1, s + (size_t)b * n1, acc, r);
             if (dx) dx[(size_t)b * ldx] += xbar;
         }
         return;
