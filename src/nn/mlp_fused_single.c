@@ -112,7 +112,6 @@ static inline __attribute__((always_inline)) void act_deriv_f_body(imp_activatio
         break;
     }
 }
-IMP_ISA_VERSIONS(act_deriv_f, (imp_activation act, float *a, float *zs, size_t n), (act, a, zs, n))
 
 static int needs_value(imp_activation act) { return act == IMP_ACT_TANH || act == IMP_ACT_SIGMOID; }
 
@@ -140,9 +139,6 @@ static inline __attribute__((always_inline)) void pre_activation_rows_f_body(
         }
     }
 }
-IMP_ISA_VERSIONS(pre_activation_rows_f,
-                 (int B, int n0, int n1, const float *x, const float *W0t, const float *b0, float *z),
-                 (B, n0, n1, x, W0t, b0, z))
 
 /* g_i = sum_j s_j w1_j W0[j,i] for every row, rounded up to double */
 static inline __attribute__((always_inline)) void grad_rows_f_body(int B, int n0, int n1,
@@ -163,9 +159,28 @@ static inline __attribute__((always_inline)) void grad_rows_f_body(int B, int n0
             g[(size_t)b * ldg + i] = (double)sum16(part, tail);
         }
 }
-IMP_ISA_VERSIONS(grad_rows_f,
-                 (int B, int n0, int n1, const float *s, const float *W0t, const float *w1, double *g, int ldg),
-                 (B, n0, n1, s, W0t, w1, g, ldg))
+
+/* Sweep 1 row by row: pre-activation, activation and gradient of one row
+ * while its n1 values are in L1 (over the whole batch the three passes
+ * went through L2). Each element sees the same operations as in the
+ * batch-wide kernels above, so the results are the same bit for bit. */
+static inline __attribute__((always_inline)) void sweep1_rows_f_body(imp_activation act, int B, int n0, int n1,
+                                                                     const float *x, const float *W0t,
+                                                                     const float *b0, const float *w1, float *a,
+                                                                     float *s, double *g, int ldg)
+{
+    const int value = needs_value(act);
+    for (int b = 0; b < B; b++) {
+        float *ab = value ? a + (size_t)b * n1 : NULL, *sb = s + (size_t)b * n1;
+        pre_activation_rows_f_body(1, n0, n1, x + (size_t)b * n0, W0t, b0, value ? ab : sb);
+        act_deriv_f_body(act, ab, sb, (size_t)n1);
+        grad_rows_f_body(1, n0, n1, sb, W0t, w1, g + (size_t)b * ldg, ldg);
+    }
+}
+IMP_ISA_VERSIONS(sweep1_rows_f,
+                 (imp_activation act, int B, int n0, int n1, const float *x, const float *W0t, const float *b0,
+                  const float *w1, float *a, float *s, double *g, int ldg),
+                 (act, B, n0, n1, x, W0t, b0, w1, a, s, g, ldg))
 
 void imp_mlp_fused_single_sweep1(const imp_mlp *m, const double *params, int B, double *g, int ldg,
                                  imp_mlp_work *w)
@@ -181,17 +196,8 @@ void imp_mlp_fused_single_sweep1(const imp_mlp *m, const double *params, int B, 
     imp_vec_to_float(b0, params + m->b_off[0], (size_t)n1);
     imp_vec_to_float(w1, params + m->w_off[1], (size_t)n1);
     imp_vec_to_float(w->fx, w->x, (size_t)B * (size_t)n0);
-    const size_t n = (size_t)B * (size_t)n1;
-    const imp_activation act = m->hidden_act;
     const unsigned csr = imp_flush_subnormals_begin();
-    if (needs_value(act)) {
-        pre_activation_rows_f(B, n0, n1, w->fx, W0t, b0, w->fa[0]);
-        act_deriv_f(act, w->fa[0], w->fs[0], n);
-    } else {
-        pre_activation_rows_f(B, n0, n1, w->fx, W0t, b0, w->fs[0]);
-        act_deriv_f(act, NULL, w->fs[0], n);
-    }
-    grad_rows_f(B, n0, n1, w->fs[0], W0t, w1, g, ldg);
+    sweep1_rows_f(m->hidden_act, B, n0, n1, w->fx, W0t, b0, w1, w->fa[0], w->fs[0], g, ldg);
     imp_flush_subnormals_end(csr);
     w->fwd_batch = 0;
     w->gradient_only = 1;
