@@ -137,6 +137,43 @@ static inline __attribute__((always_inline)) void relu_float_body(float *restric
 }
 IMP_ISA_VERSIONS(relu_float, (float *restrict z, float *restrict s, size_t n), (z, s, n))
 
+/* The crossings between float and double in the passes below, vectorised
+ * like the loops above (the same operations per element as plain loops,
+ * so the results do not depend on the version). */
+static inline __attribute__((always_inline)) void bias_rows_float_body(float *restrict z, const double *restrict bias,
+                                                                       int B, int n)
+{
+    for (int b = 0; b < B; b++)
+        for (int j = 0; j < n; j++) z[(size_t)b * n + j] = (float)bias[j];
+}
+IMP_ISA_VERSIONS(bias_rows_float, (float *restrict z, const double *restrict bias, int B, int n), (z, bias, B, n))
+
+/* db += column sums of Z (B x n, float), row by row in double */
+static inline __attribute__((always_inline)) void bias_grad_float_body(double *restrict db, const float *restrict Z,
+                                                                       int B, int n)
+{
+    for (int b = 0; b < B; b++)
+        for (int j = 0; j < n; j++) db[j] += (double)Z[(size_t)b * n + j];
+}
+IMP_ISA_VERSIONS(bias_grad_float, (double *restrict db, const float *restrict Z, int B, int n), (db, Z, B, n))
+
+/* out = (double)f * s  and  out = (float)(d * (double)s) */
+static inline __attribute__((always_inline)) void mul_to_double_body(double *restrict out, const float *restrict f,
+                                                                     const double *restrict s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) out[i] = (double)f[i] * s[i];
+}
+IMP_ISA_VERSIONS(mul_to_double, (double *restrict out, const float *restrict f, const double *restrict s, size_t n),
+                 (out, f, s, n))
+
+static inline __attribute__((always_inline)) void mul_to_float_body(float *restrict out, const double *restrict d,
+                                                                    const float *restrict s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) out[i] = (float)(d[i] * (double)s[i]);
+}
+IMP_ISA_VERSIONS(mul_to_float, (float *restrict out, const double *restrict d, const float *restrict s, size_t n),
+                 (out, d, s, n))
+
 /* Activation of a wide layer in place (z -> a, s = phi'(z)). ReLU and
  * identity are exact in float; the smooth ones go through the double
  * kernels (zd, sd: double scratch of n) and are rounded once. */
@@ -178,9 +215,7 @@ void imp_mlp_single_forward(const imp_mlp *m, const double *params, int B, imp_m
                 to_float(w->fW[l], params + m->w_off[l], (size_t)n_out * (size_t)n_in);
             float beta = 0.0f;
             if (m->b_off[l] != SIZE_MAX) {
-                const double *bias = params + m->b_off[l];
-                for (int b = 0; b < B; b++)
-                    for (int j = 0; j < n_out; j++) z[(size_t)b * n_out + j] = (float)bias[j];
+                bias_rows_float(z, params + m->b_off[l], B, n_out);
                 beta = 1.0f;
             }
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, n_out, n_in, 1.0f, in_f, n_in, W, n_in, beta, z,
@@ -235,11 +270,7 @@ void imp_mlp_single_backward(const imp_mlp *m, const double *params, const doubl
                 cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, n_out, n_in, B, 1.0f, Zf, n_out, A_in, n_in,
                             0.0f, w->fdW, n_in);
                 add_float(dparams + m->w_off[l], w->fdW, nw);
-                if (m->b_off[l] != SIZE_MAX) {
-                    double *db = dparams + m->b_off[l];
-                    for (int b = 0; b < B; b++)
-                        for (int j = 0; j < n_out; j++) db[j] += (double)Zf[(size_t)b * n_out + j];
-                }
+                if (m->b_off[l] != SIZE_MAX) bias_grad_float(dparams + m->b_off[l], Zf, B, n_out);
             }
             if (l == 0 && !dx) break;
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, n_in, n_out, 1.0f, Zf, n_out,
@@ -252,8 +283,7 @@ void imp_mlp_single_backward(const imp_mlp *m, const double *params, const doubl
                 float *t = Zf;
                 Zf = nextf, nextf = t;
             } else {
-                const double *s = w->s[l - 1];
-                for (size_t i = 0; i < cnt_in; i++) nextd[i] = (double)nextf[i] * s[i];
+                mul_to_double(nextd, nextf, w->s[l - 1], cnt_in);
                 double *t = Zd;
                 Zd = nextd, nextd = t;
                 in_float = 0;
@@ -273,8 +303,7 @@ void imp_mlp_single_backward(const imp_mlp *m, const double *params, const doubl
             }
             imp_mlp_gemm(w, 0, 0, B, n_in, n_out, 1.0, Zd, n_out, W, n_in, 0.0, nextd, n_in);
             if (wide(m->sizes, l - 1)) {
-                const float *s = w->fs[l - 1];
-                for (size_t i = 0; i < cnt_in; i++) nextf[i] = (float)(nextd[i] * (double)s[i]);
+                mul_to_float(nextf, nextd, w->fs[l - 1], cnt_in);
                 float *t = Zf;
                 Zf = nextf, nextf = t;
                 in_float = 1;
