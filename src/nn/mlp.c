@@ -200,6 +200,8 @@ static void gemm_ref(int ta, int tb, int M, int N, int K, double alpha, const do
 #define THIN IMP_MLP_THIN
 
 static int gemm_is_thin(int M, int N, int K) { return M <= THIN || N <= THIN || K <= THIN; }
+/* widest op(B) the thin product copies to contiguous rows (on the stack) */
+#define THIN_COPY_MAX 1024
 
 /* Vectorised by hand-dispatched ISA versions (mlp_internal.h): the thin
  * layers of the contact network run here at every step of every window. */
@@ -210,11 +212,22 @@ static inline __attribute__((always_inline)) void gemm_thin_body(int ta, int tb,
     const size_t sai = ta ? 1 : (size_t)lda, sak = ta ? (size_t)lda : 1; /* A(i,k) = A[i sai + k sak] */
     const size_t sbk = tb ? 1 : (size_t)ldb, sbj = tb ? (size_t)ldb : 1; /* B(k,j) = B[k sbk + j sbj] */
     if (K <= THIN) {
+        /* op(B) with strided rows (a layer's W^T: the first layer of the
+         * contact network) is copied to K contiguous rows once, so that the
+         * loops below vectorise; the arithmetic per element is unchanged */
+        double bt[THIN * THIN_COPY_MAX];
+        const double *Bk = Bm;
+        size_t sbk_use = sbk, sbj_use = sbj;
+        if (sbj != 1 && M > 1 && N <= THIN_COPY_MAX) {
+            for (int k = 0; k < K; k++)
+                for (int j = 0; j < N; j++) bt[(size_t)k * N + j] = Bm[(size_t)k * sbk + (size_t)j * sbj];
+            Bk = bt, sbk_use = (size_t)N, sbj_use = 1;
+        }
         for (int i = 0; i < M; i++) {
             double *restrict c = C + (size_t)i * ldc;
             for (int k = 0; k < K; k++) {
                 double aik = alpha * A[(size_t)i * sai + (size_t)k * sak];
-                const double *restrict b = Bm + (size_t)k * sbk;
+                const double *restrict b = Bk + (size_t)k * sbk_use;
                 /* the first term also applies beta, so C is swept K times, not K + 1 */
                 double cb = k > 0 ? 1.0 : beta;
                 if (sbj == 1 && cb == 0.0)
@@ -223,9 +236,10 @@ static inline __attribute__((always_inline)) void gemm_thin_body(int ta, int tb,
                     for (int j = 0; j < N; j++) c[j] += aik * b[j];
                 else if (sbj == 1)
                     for (int j = 0; j < N; j++) c[j] = cb * c[j] + aik * b[j];
+                else if (cb == 0.0) /* strided op(B): the expressions of the general case below */
+                    for (int j = 0; j < N; j++) c[j] = 0.0 + aik * b[(size_t)j * sbj_use];
                 else
-                    for (int j = 0; j < N; j++)
-                        c[j] = (cb == 0.0 ? 0.0 : cb * c[j]) + aik * b[(size_t)j * sbj];
+                    for (int j = 0; j < N; j++) c[j] = cb * c[j] + aik * b[(size_t)j * sbj_use];
             }
             if (K == 0)
                 for (int j = 0; j < N; j++) c[j] = beta == 0.0 ? 0.0 : beta * c[j];
