@@ -43,3 +43,7 @@ print(t)
 cw, cc = map(float, re.search(r"1 thread: .*?([\d.]+) s/epoch wall, ([\d.]+) s/epoch cpu", c).groups())
 tw, tc = map(float, re.search(r"([\d.]+) s/epoch wall, ([\d.]+) s/epoch cpu", t).groups())
 print(f"speed-up of impulse (1 thread) over PyTorch (cpu time per epoch): {tc / cc:.2f}x  (wall: {tw / cw:.2f}x)")
+# like for like: the peer reports the epochs after its first; so does this line
+for n, steady in re.findall(r"(\d+) threads?: first epoch [\d.]+ s, then ([\d.]+) s/epoch wall", c):
+    print(f"epochs after the first, wall: impulse {n} thread(s) {float(steady):.4f} s against PyTorch 1 thread "
+          f"{tw:.4f} s: {tw / float(steady):.2f}x")
