@@ -77,7 +77,7 @@ int main(int argc, char **argv)
     for (int k = 0; k < 2 && want_torch; k++) {
         char cmd[256];
         snprintf(cmd, sizeof cmd,
-                 "OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 /usr/bin/python3 bench/cdl_epoch_torch.py bench_cdl_ball.npz 3 %s 2>/dev/null",
+                 "OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 /usr/bin/python3 bench/cdl_epoch_torch.py bench_cdl_ball.npz 4 %s 2>/dev/null",
                  dtypes[k]);
         FILE *p = popen(cmd, "r");
         double torch_s = 0;
