@@ -258,35 +258,56 @@ static inline __attribute__((always_inline)) void sweep2_row_f(
 }
 
 /* One input (the ball, the pendulum): one pass per row over s (and a)
- * for the sums, the z-adjoints kept in r, then xbar = r . W0 as a
- * separate dot product (in one loop the 16 partial sums of xbar were kept
- * on the stack, a store-to-load chain that made this pass twice as slow). */
-#define SWEEP2F_ONE_INPUT_LOOP(second)                                                       \
-    for (int j = 0; j < n1; j++) {                                                           \
-        const float tj = g0 * W0[j], sj = s[j];                                              \
-        const float rj = w1[j] * tj * (second);                                              \
-        acc[j] += w1[j] * sj * g0 + rj * x0;                                                 \
-        b0bar[j] += rj;                                                                      \
-        w1bar[j] += sj * tj;                                                                 \
-        r[j] = rj;                                                                           \
+ * for the sums and xbar = r . W0. xbar's 16 partial sums (lane k takes
+ * j = k mod 16, in order of j, as in every dot product of this file) live
+ * in one vector register (GCC's vector extension: as a float[16] they were
+ * kept on the stack, a store-to-load chain that made the pass twice as
+ * slow), so the z-adjoints r are never stored. */
+typedef float imp_v16f __attribute__((vector_size(64)));
+#define SWEEP2F_ONE_INPUT_TERM(index, second)                                                \
+    const int jx = (index);                                                                  \
+    const float tj = g0 * W0[jx], sj = s[jx];                                                \
+    const float rj = w1[jx] * tj * (second);                                                 \
+    acc[jx] += w1[jx] * sj * g0 + rj * x0;                                                   \
+    b0bar[jx] += rj;                                                                         \
+    w1bar[jx] += sj * tj;
+/* unaligned vector access to float arrays (no function: a 64-byte vector
+ * argument or result would change the ABI of the non-AVX-512 versions) */
+typedef float imp_v16f_u __attribute__((vector_size(64), aligned(4), may_alias));
+#define load16(p) (*(const imp_v16f_u *)(p))
+#define store16(p, v) (*(imp_v16f_u *)(p) = (v))
+/* the 16 elements j..j+15 of SWEEP2F_ONE_INPUT_TERM as vectors, the same
+ * operations in the same order */
+#define SWEEP2F_ONE_INPUT_LOOP(second, second_v)                                             \
+    for (; j + 16 <= n1; j += 16) {                                                          \
+        const imp_v16f W = load16(W0 + j), w = load16(w1 + j), sv = load16(s + j);           \
+        const imp_v16f tv = g0 * W;                                                          \
+        const imp_v16f rv = w * tv * (second_v);                                             \
+        store16(acc + j, load16(acc + j) + (w * sv * g0 + rv * x0));                         \
+        store16(b0bar + j, load16(b0bar + j) + rv);                                          \
+        store16(w1bar + j, load16(w1bar + j) + sv * tv);                                     \
+        part += rv * W;                                                                      \
+    }                                                                                        \
+    memcpy(p16, &part, sizeof p16);                                                          \
+    for (; j < n1; j++) {                                                                    \
+        SWEEP2F_ONE_INPUT_TERM(j, second)                                                    \
+        p16[0] += rj * W0[j];                                                                \
     }
 static inline __attribute__((always_inline)) float sweep2_row_f_one_input(
     imp_activation act, int n1, const float *restrict W0, const float *restrict w1, float g0, float x0,
-    const float *restrict a, const float *restrict s, float *restrict acc, float *restrict r)
+    const float *restrict a, const float *restrict s, float *restrict acc)
 {
     float *restrict b0bar = acc + n1, *restrict w1bar = acc + 2 * (size_t)n1;
-    switch (act) {
-    case IMP_ACT_TANH: SWEEP2F_ONE_INPUT_LOOP(-2.0f * a[j] * sj); break;
-    case IMP_ACT_SIGMOID: SWEEP2F_ONE_INPUT_LOOP(sj * (1.0f - 2.0f * a[j])); break;
-    case IMP_ACT_SOFTPLUS: SWEEP2F_ONE_INPUT_LOOP(sj * (1.0f - sj)); break;
-    default: SWEEP2F_ONE_INPUT_LOOP(0.0f); break;
-    }
-    float part[16] = {0};
+    imp_v16f part = {0};
+    float p16[16];
     int j = 0;
-    for (; j + 16 <= n1; j += 16)
-        for (int k = 0; k < 16; k++) part[k] += r[j + k] * W0[j + k];
-    for (; j < n1; j++) part[0] += r[j] * W0[j];
-    return sum16(part, 0.0f);
+    switch (act) {
+    case IMP_ACT_TANH: SWEEP2F_ONE_INPUT_LOOP(-2.0f * a[jx] * sj, -2.0f * load16(a + j) * sv); break;
+    case IMP_ACT_SIGMOID: SWEEP2F_ONE_INPUT_LOOP(sj * (1.0f - 2.0f * a[jx]), sv * (1.0f - 2.0f * load16(a + j))); break;
+    case IMP_ACT_SOFTPLUS: SWEEP2F_ONE_INPUT_LOOP(sj * (1.0f - sj), sv * (1.0f - sv)); break;
+    default: SWEEP2F_ONE_INPUT_LOOP(0.0f, (imp_v16f){0}); break;
+    }
+    return sum16(p16, 0.0f);
 }
 
 static inline __attribute__((always_inline)) void sweep2_rows_f_body(
@@ -296,7 +317,7 @@ static inline __attribute__((always_inline)) void sweep2_rows_f_body(
     if (n0 == 1) {
         for (int b = 0; b < B; b++) {
             float xbar = sweep2_row_f_one_input(act, n1, W0t, w1, gbar[b], x[b], a + (size_t)b * n1,
-                                                s + (size_t)b * n1, acc, r);
+                                                s + (size_t)b * n1, acc);
             if (dx) dx[(size_t)b * ldx] += (double)xbar;
         }
         return;
