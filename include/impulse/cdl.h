@@ -84,9 +84,9 @@ int imp_model_load(imp_model **out, const char *path);
 typedef struct imp_model_work imp_model_work;
 imp_model_work *imp_model_work_new(const imp_model *m, int B, int H);
 void imp_model_work_free(imp_model_work *w);
-/* The contact network's passes on w with its wide layers in single
- * precision (on != 0) or in double (0, the default); a no-op for models
- * without a contact network. IMP_ERR_NOMEM if buffers cannot be made. */
+/* The contact network's passes on w in single precision (on != 0) or in
+ * double (0, the default); a no-op for models without a contact network.
+ * IMP_ERR_NOMEM if buffers cannot be made. */
 int imp_model_work_set_single_contact(imp_model_work *w, int on);
 /* The potential's gradient sweeps (force and its reverse sweep) on w in
  * single precision (on != 0) or double (0, the default); a no-op for the
@@ -131,8 +131,8 @@ typedef struct imp_train_opts {
     double lr;
     double l2;        /* Keras-style L2 on the potential kernels */
     unsigned long long seed;
-    int single_contact; /* 1 (default): the contact network's wide layers in single
-                           precision during training (imp_mlp_work_set_single);
+    int single_contact; /* 1 (default): the contact network in single precision
+                           during training (imp_mlp_work_set_single);
                            0: all double. Rollouts and evaluation are double. */
     int single_potential; /* 1 (default): the potential's gradient sweeps of CDL and
                              VIN in single precision during training; 0: double */

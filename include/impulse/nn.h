@@ -67,11 +67,12 @@ int imp_mlp_work_max_batch(const imp_mlp_work *w);
  * (imp_last_error) and fill their outputs with NaN instead of overflowing. */
 int imp_mlp_work_check(const imp_mlp *m, const imp_mlp_work *w, int B);
 
-/* Run the forward/backward passes on w with the wide layers (more than four
- * inputs and outputs) in single precision (on != 0) or all in double (0,
- * the default). For classifiers whose large products dominate (the contact
- * networks): about 1.85x faster products, results within ~1e-6 relative of
- * the double path. The input-gradient sweeps of a one-hidden-layer scalar
+/* Run the forward/backward passes on w in single precision (on != 0) or
+ * all in double (0, the default); taken by networks with a wide layer (more
+ * than four inputs and outputs). Inputs, outputs and gradients stay double
+ * arrays, and so does the output layer's activation. For classifiers whose
+ * large products dominate (the contact networks): about 1.85x faster
+ * products, results within ~1e-6 relative of the double path. The input-gradient sweeps of a one-hidden-layer scalar
  * network with at most 8 inputs (the CD-Lagrange potentials) also run in
  * single precision; deeper networks' sweeps stay double. IMP_ERR_NOMEM if
  * the float buffers cannot be allocated (w unchanged). */

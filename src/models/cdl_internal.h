@@ -54,6 +54,8 @@ struct imp_model_work {
     int structured;          /* CDL or VIN: net is the potential (imp_model_work_set_single_potential) */
     imp_mlp_work **net;      /* H + 1 slots */
     imp_mlp_work **contact;  /* H slots */
+    imp_mlp_work *contact_stack; /* H*B rows: all steps of a window at once (touch feedback) */
+    double *in_stack, *din_stack; /* H x B x 2D its inputs and their gradients */
     /* per-slot arrays, (H + 1) x B x D unless noted */
     double *q, *v, *g, *vh, *qt, *vS;
     double *p, *gate;        /* H x B x K */

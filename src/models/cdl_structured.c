@@ -18,12 +18,21 @@
 
 enum gate_mode { GATE_LABELS, GATE_SOFT, GATE_HARD };
 
+/* With observed contact labels (touch feedback) the gates are the labels, so
+ * the rollout of a window does not depend on the contact network: its H
+ * steps are evaluated as one stacked batch of H*B rows after the rollout,
+ * and differentiated as one batch before the reverse pass. */
+static int stacked_contact(const imp_model *m, enum gate_mode mode, const imp_model_work *w)
+{
+    return m->has_contact_net && mode == GATE_LABELS && w->contact_stack != NULL;
+}
+
 #define SLOT(arr, k, stride) ((arr) + (size_t)(k) * (stride))
 
 /* Forward of step n for the whole batch. labels_n: B x K (GATE_LABELS). */
 static void step_forward(const imp_model *m, const double *params, imp_model_work *w, int n, int B,
                          enum gate_mode mode, const double *labels_n, const double *winv,
-                         const double *C)
+                         const double *C, int stack)
 {
     const int D = m->D, K = m->K, d = m->geom.dim, P = m->geom.n_pairs;
     const double h = m->dt;
@@ -42,11 +51,12 @@ static void step_forward(const imp_model *m, const double *params, imp_model_wor
             qt[bi] = q[bi] + h * vh[bi];
         }
     if (m->has_contact_net) {
+        double *in = stack ? w->in_stack + (size_t)n * B * 2 * D : w->in;
         for (int b = 0; b < B; b++) {
-            memcpy(w->in + (size_t)b * 2 * D, qt + (size_t)b * D, D * sizeof(double));
-            memcpy(w->in + (size_t)b * 2 * D + D, vh + (size_t)b * D, D * sizeof(double));
+            memcpy(in + (size_t)b * 2 * D, qt + (size_t)b * D, D * sizeof(double));
+            memcpy(in + (size_t)b * 2 * D + D, vh + (size_t)b * D, D * sizeof(double));
         }
-        imp_mlp_forward(&m->contact, params + m->off_contact, w->in, B, p, w->contact[n]);
+        if (!stack) imp_mlp_forward(&m->contact, params + m->off_contact, w->in, B, p, w->contact[n]);
         for (size_t i = 0; i < sBK; i++)
             gate[i] = mode == GATE_LABELS ? labels_n[i] : mode == GATE_SOFT ? p[i] : (p[i] > 0.5);
     } else {
@@ -80,7 +90,7 @@ static void step_forward(const imp_model *m, const double *params, imp_model_wor
  * accumulates into qbar/vbar/gbar of slot n and the parameter gradient. */
 static void step_backward(const imp_model *m, const double *params, imp_model_work *w, int n, int B,
                           enum gate_mode mode, const double *winv, const double *C, double *grad,
-                          double *wbar, double *Cbar)
+                          double *wbar, double *Cbar, int stack)
 {
     const int D = m->D, K = m->K, d = m->geom.dim, P = m->geom.n_pairs;
     const double h = m->dt;
@@ -131,7 +141,8 @@ static void step_backward(const imp_model *m, const double *params, imp_model_wo
             imp_project_backward(&m->geom, winv, qt + (size_t)b * D,
                                  w->active + ((size_t)n * B + b) * (P > 0 ? P : 1),
                                  qbar_n1 + (size_t)b * D, wbar);
-    if (m->has_contact_net) {
+    const double *din = stack ? w->din_stack + (size_t)n * B * 2 * D : w->din;
+    if (m->has_contact_net && !stack) {
         memset(w->din, 0, (size_t)B * 2 * D * sizeof(double));
         imp_mlp_backward(&m->contact, params + m->off_contact, pbar, B, grad + m->off_contact, w->din,
                          w->contact[n]);
@@ -141,8 +152,8 @@ static void step_backward(const imp_model *m, const double *params, imp_model_wo
             size_t bi = (size_t)b * D + i;
             double qt_bar = qbar_n1[bi];
             if (m->has_contact_net) {
-                qt_bar += w->din[(size_t)b * 2 * D + i];
-                vh_bar[bi] += w->din[(size_t)b * 2 * D + D + i];
+                qt_bar += din[(size_t)b * 2 * D + i];
+                vh_bar[bi] += din[(size_t)b * 2 * D + D + i];
             }
             qbar[bi] += qt_bar;
             vh_bar[bi] += h * qt_bar;
@@ -163,6 +174,7 @@ int imp_structured_window_loss(const imp_model *m, const double *params, imp_mod
     const int D = m->D, K = m->K;
     const size_t sBD = (size_t)B * D, sBK = (size_t)B * K;
     enum gate_mode mode = m->cfg.touch ? GATE_LABELS : GATE_SOFT;
+    const int stack = stacked_contact(m, mode, w);
     double winv[IMP_MAX_BODIES], C[IMP_MAX_BODIES * IMP_MAX_DIM];
     imp_model_inverse_masses(m, params, winv);
     imp_model_damping(m, params, C);
@@ -177,8 +189,9 @@ int imp_structured_window_loss(const imp_model *m, const double *params, imp_mod
             for (int b = 0; b < B; b++)
                 memcpy(w->lab + (size_t)n * sBK + (size_t)b * K, labels + ((size_t)b * H + n) * K,
                        K * sizeof(double));
-        step_forward(m, params, w, n, B, mode, w->lab + (size_t)n * sBK, winv, C);
+        step_forward(m, params, w, n, B, mode, w->lab + (size_t)n * sBK, winv, C, stack);
     }
+    if (stack) imp_mlp_forward(&m->contact, params + m->off_contact, w->in_stack, H * B, w->p, w->contact_stack);
 
     /* losses: state MSE (mean over dims, sum over steps, mean over batch) and
      * contact BCE (mean over bodies, sum over steps, mean over batch) */
@@ -214,7 +227,13 @@ int imp_structured_window_loss(const imp_model *m, const double *params, imp_mod
     }
     if (grad) {
         double wbar[IMP_MAX_BODIES] = {0}, Cbar[IMP_MAX_BODIES * IMP_MAX_DIM] = {0};
-        for (int n = H - 1; n >= 0; n--) step_backward(m, params, w, n, B, mode, winv, C, grad, wbar, Cbar);
+        if (stack) {
+            memset(w->din_stack, 0, (size_t)H * sBD * 2 * sizeof(double));
+            imp_mlp_backward(&m->contact, params + m->off_contact, w->pbar, H * B, grad + m->off_contact,
+                             w->din_stack, w->contact_stack);
+        }
+        for (int n = H - 1; n >= 0; n--)
+            step_backward(m, params, w, n, B, mode, winv, C, grad, wbar, Cbar, stack);
         imp_mlp_grad_input_vjp(&m->net, params + m->off_net, w->gbar, B, grad + m->off_net, NULL, w->net[0]);
         if (m->cfg.learn_damping)
             for (int i = 0; i < D; i++) grad[m->off_damping + i] += C[i] * Cbar[i];
@@ -244,7 +263,7 @@ int imp_structured_rollout(const imp_model *m, imp_model_work *w, const double *
     imp_mlp_grad_input(&m->net, m->params + m->off_net, w->q, 1, w->g, NULL, w->net[0]);
     for (int t = 1; t < n_steps; t++) {
         step_forward(m, m->params, w, 0, 1, gates ? GATE_LABELS : GATE_HARD,
-                     gates ? gates + (size_t)t * K : NULL, winv, C);
+                     gates ? gates + (size_t)t * K : NULL, winv, C, 0);
         memcpy(states + (size_t)t * 2 * D, w->q + D, D * sizeof(double));
         memcpy(states + (size_t)t * 2 * D + D, w->v + D, D * sizeof(double));
         for (int k = 0; k < K; k++) contact[(size_t)t * K + k] = w->gate[k] >= 0.5;

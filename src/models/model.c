@@ -145,6 +145,10 @@ imp_model_work *imp_model_work_new(const imp_model *m, int B, int H)
         }
     }
     size_t sBD = (size_t)B * m->D, sBK = (size_t)B * m->K, S1 = (size_t)H + 1;
+    if (ok && m->has_contact_net && w->structured)
+        ok = (w->contact_stack = imp_mlp_work_new(&m->contact, B * H)) &&
+             (w->in_stack = calloc((size_t)H * 2 * sBD, sizeof(double))) &&
+             (w->din_stack = calloc((size_t)H * 2 * sBD, sizeof(double)));
     size_t P = m->geom.n_pairs > 0 ? (size_t)m->geom.n_pairs : 1;
     size_t width = (size_t)(2 * m->D + m->K);
     double **arrays[] = {&w->q, &w->v, &w->g, &w->vh, &w->qt, &w->vS, &w->qbar, &w->vbar, &w->gbar};
@@ -168,6 +172,10 @@ int imp_model_work_set_single_contact(imp_model_work *w, int on)
     for (int k = 0; k <= w->H; k++) {
         if (!w->contact[k]) continue;
         int st = imp_mlp_work_set_single(w->contact[k], on);
+        if (st) return st;
+    }
+    if (w->contact_stack) {
+        int st = imp_mlp_work_set_single(w->contact_stack, on);
         if (st) return st;
     }
     /* every step of a window evaluates the contact net with the same
@@ -200,6 +208,8 @@ void imp_model_work_free(imp_model_work *w)
         if (w->contact) imp_mlp_work_free(w->contact[k]);
     }
     free(w->net), free(w->contact);
+    imp_mlp_work_free(w->contact_stack);
+    free(w->in_stack), free(w->din_stack);
     free(w->q), free(w->v), free(w->g), free(w->vh), free(w->qt), free(w->vS);
     free(w->qbar), free(w->vbar), free(w->gbar);
     free(w->p), free(w->gate), free(w->pbar), free(w->lab), free(w->active);

@@ -350,10 +350,15 @@ void imp_mlp_fused_single_sweep2(const imp_mlp *m, const double *params, const d
     if (dparams) {
         double *dW0 = dparams + m->w_off[0], *db0 = dparams + m->b_off[0], *dw1 = dparams + m->w_off[1];
         const float *b0bar = acc + (size_t)n0 * n1, *w1bar = b0bar + n1;
-        for (int j = 0; j < n1; j++) {
-            for (int i = 0; i < n0; i++) dW0[(size_t)j * n0 + i] += (double)acc[(size_t)i * n1 + j];
-            db0[j] += (double)b0bar[j];
-            dw1[j] += (double)w1bar[j];
-        }
+        if (n0 == 1) { /* W0 is a column: the three sums are contiguous like the gradients */
+            imp_vec_add_float(dW0, acc, (size_t)n1);
+            imp_vec_add_float(db0, b0bar, (size_t)n1);
+            imp_vec_add_float(dw1, w1bar, (size_t)n1);
+        } else
+            for (int j = 0; j < n1; j++) {
+                for (int i = 0; i < n0; i++) dW0[(size_t)j * n0 + i] += (double)acc[(size_t)i * n1 + j];
+                db0[j] += (double)b0bar[j];
+                dw1[j] += (double)w1bar[j];
+            }
     }
 }

@@ -151,21 +151,21 @@ struct imp_mlp_work {
     double *facc;                      /* fused paths: (sizes[0] + 2 + sizes[2], sizes[1]) sums */
     double *slab;                      /* the one allocation behind all of the above */
     /* single-precision path (mlp_single.c), allocated by imp_mlp_work_set_single */
-    int single;                        /* 1: forward/backward run the wide layers in float */
+    int single;                        /* 1: forward/backward run in float (if a layer is wide) */
     int single_cache;                  /* 1: the cached forward was made by that path */
-    float *fx;                         /* (max_batch, sizes[0]) input, if layer 0 is wide */
-    float *fa[IMP_MLP_MAX_LAYERS];     /* (B, sizes[l+1]) activations of wide layers (and their inputs) */
-    float *fs[IMP_MLP_MAX_LAYERS];     /* (B, sizes[l+1]) phi'(z_l) of wide layers */
-    float *fW[IMP_MLP_MAX_LAYERS];     /* weights of wide layers, rounded at each forward */
+    float *fx;                         /* (max_batch, sizes[0]) input */
+    float *fa[IMP_MLP_MAX_LAYERS];     /* (B, sizes[l+1]) activations (the output layer's: z) */
+    float *fs[IMP_MLP_MAX_LAYERS];     /* (B, sizes[l+1]) phi'(z_l) of hidden layers */
+    float *fW[IMP_MLP_MAX_LAYERS];     /* weights, rounded at each forward */
     float *fZ, *fnext;                 /* (max_batch, n_max) backward scratch */
-    float *fdW;                        /* weight gradient of one wide layer */
+    float *fdW;                        /* weight gradient of one layer */
     float *ffw, *ffacc, *ftr;          /* fused single sweeps: weights, sums, t and r rows */
     struct imp_mlp_work *leader;       /* if set: use its rounded fW (imp_mlp_work_single_follow) */
     float *fslab;
 };
 
 /* A layer with at most this many inputs or outputs is "thin": its products
- * avoid general GEMM (mlp.c) and stay in double on the single path. */
+ * avoid general GEMM (mlp.c, mlp_single.c). */
 #define IMP_MLP_THIN 4
 
 /* The matrix product and layer-gradient kernels of mlp.c, for the other
@@ -181,8 +181,8 @@ void imp_mlp_layer_grad(const imp_mlp *m, const imp_mlp_work *w, int l, const do
 
 /* The single-precision forward/backward (mlp_single.c): applies when the
  * work asks for it and the network has a wide layer. The forward reads
- * w->x and fills the cache (double a/s of thin layers and double copies of
- * wide layers that feed thin ones or the output). */
+ * w->x and fills the float cache, and a[L-1], s[L-1] (the output layer's
+ * activation, in double). */
 int imp_mlp_single_applies(const imp_mlp *m, const imp_mlp_work *w);
 void imp_mlp_single_forward(const imp_mlp *m, const double *params, int B, imp_mlp_work *w);
 void imp_mlp_single_backward(const imp_mlp *m, const double *params, const double *dy, int lddy, int B,
@@ -205,6 +205,8 @@ void imp_mlp_fused_single_sweep2(const imp_mlp *m, const double *params, const d
                                  int B, double *dparams, double *dx, int ldx, imp_mlp_work *w);
 /* out = (float)in, elementwise (vectorised; mlp_single.c) */
 void imp_vec_to_float(float *out, const double *in, size_t n);
+/* out += in, float into double (vectorised) */
+void imp_vec_add_float(double *out, const float *in, size_t n);
 /* Forward and backward of a network with one hidden layer and at most 8
  * inputs and 8 outputs (the ResNet baselines). The forward cache is the
  * one mlp.c makes, so either backward can follow either forward. */

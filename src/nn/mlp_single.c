@@ -1,4 +1,4 @@
-/* Forward and backward of an MLP with its wide layers in single precision.
+/* Forward and backward of an MLP in single precision.
  *
  * Why: the contact network of the CD-Lagrange and ResNetContact models
  * (2D -> 100 -> 100 -> K, ReLU, sigmoid output) spends its time in the
@@ -8,20 +8,28 @@
  * measured, bench/bench_mlp.c). The contact network only classifies
  * (its output is a probability thresholded at 0.5 or fed to a
  * cross-entropy), so its products do not need double precision; the
- * potential network, whose gradient is the force, stays in double.
+ * potential network, whose gradient is the force, has its own sweeps
+ * (mlp_fused_single.c) and stays double outside training.
  *
- * What runs in single: the layers whose input and output both have more
- * than IMP_MLP_THIN units (their matrix products, activations and weight
- * gradients); the thin layers (a few inputs or outputs: here the first
- * layer and the sigmoid output layer), the loss and every accumulation into
- * the caller's double gradient stay in double. Values cross between the
- * two at layer boundaries. tests/test_nn.c checks the results against the
- * double path (relative agreement ~1e-6) and against finite differences.
+ * What runs in single: every layer's product, activation and weight
+ * gradient. The thin layers (a few inputs or outputs: the contact
+ * network's first and output layers) take loops and sgemv instead of
+ * sgemm (gemm_f below); until session 5 they ran in double, and the
+ * crossings between the two precisions at every layer boundary cost a
+ * tenth of a CD-Lagrange training epoch (perf, bench/bench_cdl.c).
+ * Values cross once on the way in (the input) and once on the way out: the
+ * output layer's activation, the loss and every accumulation into the
+ * caller's double gradient stay in double (a sigmoid output rounded to
+ * float could reach 1 and make the cross-entropy infinite). Smooth hidden
+ * activations go through the double kernels and are rounded once.
+ * tests/test_nn.c checks the results against the double path (relative
+ * agreement ~1e-6) and against finite differences.
  *
  * Only imp_mlp_forward/backward take this path, when
- * imp_mlp_work_set_single(w, 1) was called; the input-gradient sweeps of
- * the potentials are always double. The cache remembers which path made it
- * (w->single_cache), so a backward always matches its forward. */
+ * imp_mlp_work_set_single(w, 1) was called and the network has a wide
+ * layer (otherwise there is nothing to gain); the input-gradient sweeps of
+ * the potentials take mlp_fused_single.c. The cache remembers which path
+ * made it (w->single_cache), so a backward always matches its forward. */
 #include "nn/mlp_internal.h"
 
 #include <cblas.h>
@@ -42,8 +50,8 @@ int imp_mlp_work_set_single(imp_mlp_work *w, int on)
     size_t total = Bz * (size_t)w->sizes[0] + 2 * Bz * (size_t)w->n_max, dw_max = 0;
     for (int l = 0; l < L; l++) {
         size_t nw = (size_t)w->sizes[l] * (size_t)w->sizes[l + 1];
-        total += 2 * Bz * (size_t)w->sizes[l + 1] + (wide(w->sizes, l) ? nw : 0);
-        if (wide(w->sizes, l) && nw > dw_max) dw_max = nw;
+        total += 2 * Bz * (size_t)w->sizes[l + 1] + nw;
+        if (nw > dw_max) dw_max = nw;
     }
     total += dw_max;
     /* the fused sweeps of one-hidden-layer scalar networks (mlp_fused_single.c):
@@ -59,7 +67,7 @@ int imp_mlp_work_set_single(imp_mlp_work *w, int on)
     for (int l = 0; l < L; l++) {
         w->fa[l] = p, p += Bz * (size_t)w->sizes[l + 1];
         w->fs[l] = p, p += Bz * (size_t)w->sizes[l + 1];
-        if (wide(w->sizes, l)) w->fW[l] = p, p += (size_t)w->sizes[l] * (size_t)w->sizes[l + 1];
+        w->fW[l] = p, p += (size_t)w->sizes[l] * (size_t)w->sizes[l + 1];
     }
     w->fdW = p, p += dw_max;
     if (nf) {
@@ -120,6 +128,8 @@ static inline __attribute__((always_inline)) void add_float_body(double *restric
 }
 IMP_ISA_VERSIONS(add_float, (double *restrict out, const float *restrict in, size_t n), (out, in, n))
 
+void imp_vec_add_float(double *out, const float *in, size_t n) { add_float(out, in, n); }
+
 static inline __attribute__((always_inline)) void mul_float_body(float *restrict out, const float *restrict s,
                                                                  size_t n)
 {
@@ -157,24 +167,7 @@ static inline __attribute__((always_inline)) void bias_grad_float_body(double *r
 }
 IMP_ISA_VERSIONS(bias_grad_float, (double *restrict db, const float *restrict Z, int B, int n), (db, Z, B, n))
 
-/* out = (double)f * s  and  out = (float)(d * (double)s) */
-static inline __attribute__((always_inline)) void mul_to_double_body(double *restrict out, const float *restrict f,
-                                                                     const double *restrict s, size_t n)
-{
-    for (size_t i = 0; i < n; i++) out[i] = (double)f[i] * s[i];
-}
-IMP_ISA_VERSIONS(mul_to_double, (double *restrict out, const float *restrict f, const double *restrict s, size_t n),
-                 (out, f, s, n))
-
-static inline __attribute__((always_inline)) void mul_to_float_body(float *restrict out, const double *restrict d,
-                                                                    const float *restrict s, size_t n)
-{
-    for (size_t i = 0; i < n; i++) out[i] = (float)(d[i] * (double)s[i]);
-}
-IMP_ISA_VERSIONS(mul_to_float, (float *restrict out, const double *restrict d, const float *restrict s, size_t n),
-                 (out, d, s, n))
-
-/* Activation of a wide layer in place (z -> a, s = phi'(z)). ReLU and
+/* Activation of a hidden layer in place (z -> a, s = phi'(z)). ReLU and
  * identity are exact in float; the smooth ones go through the double
  * kernels (zd, sd: double scratch of n) and are rounded once. */
 static void act_single(imp_activation act, float *restrict z, float *restrict s, double *zd, double *sd, size_t n)
@@ -192,46 +185,88 @@ static void act_single(imp_activation act, float *restrict z, float *restrict s,
     }
 }
 
+/* C = op(A) op(B) + beta C in float (row-major, beta 0 or 1): sgemm, or
+ * for thin shapes the strategies of mlp.c's gemm_thin: a small inner
+ * dimension K becomes K vectorised axpy sweeps over each row of C (op(B)
+ * with strided rows copied to contiguous ones first), a small N or M
+ * becomes matrix-vector products. */
+#define THIN_F_COPY_MAX 1024
+static inline __attribute__((always_inline)) void gemm_thin_f_body(int ta, int tb, int M, int N, int K,
+                                                                   const float *A, int lda, const float *Bm,
+                                                                   int ldb, float beta, float *C, int ldc)
+{
+    const size_t sai = ta ? 1 : (size_t)lda, sak = ta ? (size_t)lda : 1; /* A(i,k) = A[i sai + k sak] */
+    const size_t sbk = tb ? 1 : (size_t)ldb, sbj = tb ? (size_t)ldb : 1; /* B(k,j) = B[k sbk + j sbj] */
+    float bt[IMP_MLP_THIN * THIN_F_COPY_MAX];
+    const float *Bk = Bm;
+    size_t sbk_use = sbk;
+    if (sbj != 1) { /* the caller guarantees N <= THIN_F_COPY_MAX here */
+        for (int k = 0; k < K; k++)
+            for (int j = 0; j < N; j++) bt[(size_t)k * N + j] = Bm[(size_t)k * sbk + (size_t)j * sbj];
+        Bk = bt, sbk_use = (size_t)N;
+    }
+    for (int i = 0; i < M; i++) {
+        float *restrict c = C + (size_t)i * ldc;
+        if (beta == 0.0f)
+            for (int j = 0; j < N; j++) c[j] = 0.0f;
+        for (int k = 0; k < K; k++) {
+            const float aik = A[(size_t)i * sai + (size_t)k * sak];
+            const float *restrict b = Bk + (size_t)k * sbk_use;
+            for (int j = 0; j < N; j++) c[j] += aik * b[j];
+        }
+    }
+}
+IMP_ISA_VERSIONS(gemm_thin_f,
+                 (int ta, int tb, int M, int N, int K, const float *A, int lda, const float *Bm, int ldb,
+                  float beta, float *C, int ldc),
+                 (ta, tb, M, N, K, A, lda, Bm, ldb, beta, C, ldc))
+
+static void gemm_f(int ta, int tb, int M, int N, int K, const float *A, int lda, const float *Bm, int ldb,
+                   float beta, float *C, int ldc)
+{
+    if (K <= IMP_MLP_THIN && N <= THIN_F_COPY_MAX) {
+        gemm_thin_f(ta, tb, M, N, K, A, lda, Bm, ldb, beta, C, ldc);
+    } else if (N <= IMP_MLP_THIN) { /* column j of C: op(A) (M x K) times column j of op(B) */
+        for (int j = 0; j < N; j++)
+            cblas_sgemv(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, ta ? K : M, ta ? M : K, 1.0f, A, lda,
+                        Bm + (size_t)j * (tb ? (size_t)ldb : 1), tb ? 1 : ldb, beta, C + j, ldc);
+    } else if (M <= IMP_MLP_THIN) { /* row i of C: op(B)^T (N x K) times row i of op(A) */
+        for (int i = 0; i < M; i++)
+            cblas_sgemv(CblasRowMajor, tb ? CblasNoTrans : CblasTrans, tb ? N : K, tb ? K : N, 1.0f, Bm, ldb,
+                        A + (size_t)i * (ta ? 1 : (size_t)lda), ta ? lda : 1, beta, C + (size_t)i * ldc, 1);
+    } else {
+        cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M, N, K, 1.0f,
+                    A, lda, Bm, ldb, beta, C, ldc);
+    }
+}
+
 void imp_mlp_single_forward(const imp_mlp *m, const double *params, int B, imp_mlp_work *w)
 {
-    const int L = m->n_layers;
-    const double *in_d = w->x;
-    const float *in_f = NULL;
+    const int L = m->n_layers, n0 = m->sizes[0];
+    to_float(w->fx, w->x, (size_t)B * (size_t)n0);
+    const float *in = w->fx;
     for (int l = 0; l < L; l++) {
         const int n_in = m->sizes[l], n_out = m->sizes[l + 1];
         const size_t cnt = (size_t)B * (size_t)n_out;
-        const imp_activation act = l == L - 1 ? m->output_act : m->hidden_act;
-        if (wide(m->sizes, l)) {
-            if (!in_f) { /* from a thin layer (or the input): its values in float */
-                float *buf = l == 0 ? w->fx : w->fa[l - 1];
-                to_float(buf, in_d, (size_t)B * (size_t)n_in);
-                in_f = buf;
-            }
-            float *z = w->fa[l];
-            const float *W = w->fW[l];
-            if (w->leader)
-                W = w->leader->fW[l]; /* rounded by the leader's forward (imp_mlp_work_single_follow) */
-            else
-                to_float(w->fW[l], params + m->w_off[l], (size_t)n_out * (size_t)n_in);
-            float beta = 0.0f;
-            if (m->b_off[l] != SIZE_MAX) {
-                bias_rows_float(z, params + m->b_off[l], B, n_out);
-                beta = 1.0f;
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, n_out, n_in, 1.0f, in_f, n_in, W, n_in, beta, z,
-                        n_out);
-            act_single(act, z, w->fs[l], w->a[l], w->s[l], cnt);
-            in_f = z, in_d = NULL;
-            if (l == L - 1 || !wide(m->sizes, l + 1)) { /* the next layer (or the caller) reads double */
-                to_double(w->a[l], z, cnt);
-                in_d = w->a[l];
-            }
-        } else {
-            double *z = w->a[l];
-            imp_mlp_affine(m, params, l, in_d, B, z, w);
-            imp_act_forward(act, z, w->s[l], cnt);
-            in_d = z, in_f = NULL;
+        float *z = w->fa[l];
+        const float *W = w->fW[l];
+        if (w->leader)
+            W = w->leader->fW[l]; /* rounded by the leader's forward (imp_mlp_work_single_follow) */
+        else
+            to_float(w->fW[l], params + m->w_off[l], (size_t)n_out * (size_t)n_in);
+        float beta = 0.0f;
+        if (m->b_off[l] != SIZE_MAX) {
+            bias_rows_float(z, params + m->b_off[l], B, n_out);
+            beta = 1.0f;
         }
+        gemm_f(0, 1, B, n_out, n_in, in, n_in, W, n_in, beta, z, n_out);
+        if (l == L - 1) { /* the output layer's activation in double */
+            to_double(w->a[l], z, cnt);
+            imp_act_forward(m->output_act, w->a[l], w->s[l], cnt);
+        } else {
+            act_single(m->hidden_act, z, w->fs[l], w->a[l], w->s[l], cnt);
+        }
+        in = z;
     }
     w->fwd_batch = B;
     w->sweep1_batch = 0;
@@ -243,75 +278,31 @@ void imp_mlp_single_forward(const imp_mlp *m, const double *params, int B, imp_m
 void imp_mlp_single_backward(const imp_mlp *m, const double *params, const double *dy, int lddy, int B,
                              double *dparams, double *dx, int lddx, imp_mlp_work *w)
 {
+    (void)params; /* the forward's rounded weights are used */
     const int L = m->n_layers, nL = m->sizes[L];
-    double *Zd = w->buf[0], *nextd = w->buf[1];
     float *Zf = w->fZ, *nextf = w->fnext;
-    int in_float = wide(m->sizes, L - 1);
-    /* Z = dL/dz_{L-1} = dy * s_{L-1} */
+    /* Z = dL/dz_{L-1} = dy * s_{L-1}, in double, rounded once */
     for (int b = 0; b < B; b++) {
-        const double *dyb = dy + (size_t)b * lddy;
-        size_t o = (size_t)b * nL;
-        if (in_float)
-            for (int j = 0; j < nL; j++) Zf[o + j] = (float)(dyb[j] * (double)w->fs[L - 1][o + j]);
-        else
-            imp_vec_mul(Zd + o, dyb, w->s[L - 1] + o, (size_t)nL);
+        const double *dyb = dy + (size_t)b * lddy, *sb = w->s[L - 1] + (size_t)b * nL;
+        for (int j = 0; j < nL; j++) Zf[(size_t)b * nL + j] = (float)(dyb[j] * sb[j]);
     }
     for (int l = L - 1; l >= 0; l--) {
         const int n_in = m->sizes[l], n_out = m->sizes[l + 1];
-        const size_t cnt_in = (size_t)B * (size_t)n_in;
-        if (wide(m->sizes, l)) {
-            if (!in_float) {
-                to_float(Zf, Zd, (size_t)B * (size_t)n_out);
-                in_float = 1;
-            }
-            if (dparams) {
-                const float *A_in = l > 0 ? w->fa[l - 1] : w->fx;
-                const size_t nw = (size_t)n_out * (size_t)n_in;
-                cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, n_out, n_in, B, 1.0f, Zf, n_out, A_in, n_in,
-                            0.0f, w->fdW, n_in);
-                add_float(dparams + m->w_off[l], w->fdW, nw);
-                if (m->b_off[l] != SIZE_MAX) bias_grad_float(dparams + m->b_off[l], Zf, B, n_out);
-            }
-            if (l == 0 && !dx) break;
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, n_in, n_out, 1.0f, Zf, n_out,
-                        w->leader ? w->leader->fW[l] : w->fW[l], n_in,
-                        0.0f, nextf, n_in);
-            if (l == 0) {
-                for (int b = 0; b < B; b++) add_float(dx + (size_t)b * lddx, nextf + (size_t)b * n_in, (size_t)n_in);
-            } else if (wide(m->sizes, l - 1)) {
-                mul_float(nextf, w->fs[l - 1], cnt_in);
-                float *t = Zf;
-                Zf = nextf, nextf = t;
-            } else {
-                mul_to_double(nextd, nextf, w->s[l - 1], cnt_in);
-                double *t = Zd;
-                Zd = nextd, nextd = t;
-                in_float = 0;
-            }
+        const float *W = w->leader ? w->leader->fW[l] : w->fW[l];
+        if (dparams) {
+            const float *A_in = l > 0 ? w->fa[l - 1] : w->fx;
+            gemm_f(1, 0, n_out, n_in, B, Zf, n_out, A_in, n_in, 0.0f, w->fdW, n_in);
+            add_float(dparams + m->w_off[l], w->fdW, (size_t)n_out * (size_t)n_in);
+            if (m->b_off[l] != SIZE_MAX) bias_grad_float(dparams + m->b_off[l], Zf, B, n_out);
+        }
+        if (l == 0 && !dx) break;
+        gemm_f(0, 0, B, n_in, n_out, Zf, n_out, W, n_in, 0.0f, nextf, n_in);
+        if (l == 0) {
+            for (int b = 0; b < B; b++) add_float(dx + (size_t)b * lddx, nextf + (size_t)b * n_in, (size_t)n_in);
         } else {
-            if (in_float) {
-                to_double(Zd, Zf, (size_t)B * (size_t)n_out);
-                in_float = 0;
-            }
-            /* a thin layer after a wide one reads the double copy the forward made */
-            const double *A_in = l > 0 ? w->a[l - 1] : w->x;
-            if (dparams) imp_mlp_layer_grad(m, w, l, Zd, A_in, B, dparams);
-            const double *W = params + m->w_off[l];
-            if (l == 0) {
-                if (dx) imp_mlp_gemm(w, 0, 0, B, n_in, n_out, 1.0, Zd, n_out, W, n_in, 1.0, dx, lddx);
-                break;
-            }
-            imp_mlp_gemm(w, 0, 0, B, n_in, n_out, 1.0, Zd, n_out, W, n_in, 0.0, nextd, n_in);
-            if (wide(m->sizes, l - 1)) {
-                mul_to_float(nextf, nextd, w->fs[l - 1], cnt_in);
-                float *t = Zf;
-                Zf = nextf, nextf = t;
-                in_float = 1;
-            } else {
-                imp_vec_mul_inplace(nextd, w->s[l - 1], cnt_in);
-                double *t = Zd;
-                Zd = nextd, nextd = t;
-            }
+            mul_float(nextf, w->fs[l - 1], (size_t)B * (size_t)n_in);
+            float *t = Zf;
+            Zf = nextf, nextf = t;
         }
     }
 }
