@@ -62,7 +62,7 @@ typedef struct pose_fit {
 static int fit_window(const double *tf, const double *pose, int first, int count, pose_fit *f)
 {
     double tt[512], vx[512], vy[512], vt[512];
-    if (count > 512) return IMP_ERR_INVALID;
+    if (count < 1 || count > 512) return IMP_ERR_INVALID;
     f->t_center = tf[first + count / 2];
     for (int k = 0; k < count; k++) {
         tt[k] = tf[first + k] - f->t_center;

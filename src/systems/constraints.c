@@ -17,7 +17,7 @@ static imp_ccon *begin_con(imp_csys *s, int n_rows, int line, const char *fmt, c
         return NULL;
     }
     imp_ccon *c = &s->cons[s->n_cons];
-    char la[40], lb[40];
+    char la[32], lb[32]; /* body names are at most 31 characters; the label (80) holds both */
     snprintf(la, sizeof la, "%s", a);
     snprintf(lb, sizeof lb, "%s", b);
     snprintf(c->label, sizeof c->label, fmt, la, lb);
