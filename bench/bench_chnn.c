@@ -83,6 +83,7 @@ static void handoff_costs(const imp_ctraj *data)
 
 int main(int argc, char **argv)
 {
+    imp_blas_env_fixup(argv); /* SkylakeX kernels, no idle OpenBLAS pool (include/impulse/core.h) */
     imp_blas_init();
     int epochs = argc > 1 ? atoi(argv[1]) : 3;
     const char *out = argc > 2 ? argv[2] : "bench_chnn_data.npz";

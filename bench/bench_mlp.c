@@ -3,9 +3,9 @@
  * Build and run from the repository root after scripts/build.sh:
  *   gcc -O2 -std=c11 -Iinclude -Isrc bench/bench_mlp.c build/libimpulse.a \
  *       -lopenblas -lmatio -lz -lpthread -lm -o build/bench_mlp
- *   OPENBLAS_CORETYPE=SkylakeX OPENBLAS_NUM_THREADS=1 nice ./build/bench_mlp
- * (OPENBLAS_CORETYPE: see include/impulse/core.h; use Haswell on AVX2-only
- * machines.) Prints one line per (batch, depth, activation): milliseconds
+ *   nice ./build/bench_mlp
+ * (it sets OPENBLAS_CORETYPE and OPENBLAS_NUM_THREADS itself and re-executes:
+ * imp_blas_env_fixup, include/impulse/core.h). Prints one line per (batch, depth, activation): milliseconds
  * per call of forward, forward+backward, sweep 1, sweep 2, and the achieved
  * GFLOP/s of sweep 1 + sweep 2 counting only the matrix products. */
 #include "impulse/nn.h"
@@ -56,8 +56,10 @@ static double time_pass(const bench_case *c, int pass, int reps)
     return best;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    (void)argc;
+    imp_blas_env_fixup(argv); /* SkylakeX kernels, no idle OpenBLAS pool (include/impulse/core.h) */
     imp_blas_init();
     printf("OpenBLAS core: %s (best of 7 trials, ms per call)\n", imp_blas_corename());
     printf("%5s %3s %7s %-9s %9s %9s %9s %9s %9s\n", "B", "in", "hidden", "act", "fwd", "fwd+bwd",

@@ -27,27 +27,9 @@ static void usage(FILE *f)
         fprintf(f, "  %-10s %s\n", verbs[i].name, verbs[i].help);
 }
 
-/* OpenBLAS reads OPENBLAS_CORETYPE once, when it is loaded; on these VMs its
- * own detection picks slow SSE3 kernels. It also starts its thread pool at
- * load time: idle workers that spin and yield on the other core even after
- * openblas_set_num_threads(1) (about 3 % system time in a training run,
- * measured), taking it from our own parallel workers. If either variable is
- * unset, set it (the core from the CPU features, one BLAS thread, as every
- * call of ours is single-threaded) and re-execute ourselves once. */
-static void blas_env_fixup(char **argv)
-{
-    if (getenv("IMPULSE_NO_REEXEC") || (getenv("OPENBLAS_CORETYPE") && getenv("OPENBLAS_NUM_THREADS"))) return;
-    const char *core = getenv("OPENBLAS_CORETYPE") ? NULL : imp_blas_suggested_coretype();
-    if (core) setenv("OPENBLAS_CORETYPE", core, 1);
-    setenv("OPENBLAS_NUM_THREADS", "1", 0);
-    setenv("IMPULSE_NO_REEXEC", "1", 1);
-    execv("/proc/self/exe", argv);
-    /* exec failed: carry on with the default detection */
-}
-
 int main(int argc, char **argv)
 {
-    blas_env_fixup(argv);
+    imp_blas_env_fixup(argv); /* returns only if no re-execution was needed (or it failed) */
     imp_blas_init();
     if (argc < 2) {
         usage(stderr);

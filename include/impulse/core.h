@@ -70,10 +70,19 @@ void imp_rng_shuffle(imp_rng *rng, size_t *idx, size_t n);
 /* ---- BLAS ----
  * OpenBLAS detects the CPU once, when it is loaded, from OPENBLAS_CORETYPE
  * or cpuid; on these virtual machines cpuid reports a generic model and
- * OpenBLAS falls back to SSE3 ("Prescott") kernels, 2-3x slower. Programs
- * that link impulse should call imp_blas_env_fixup() first thing in main()
- * (it re-executes the program once with OPENBLAS_CORETYPE set from the CPU
- * features when it is unset) and imp_blas_init() before any compute. */
+ * OpenBLAS falls back to SSE3 ("Prescott") kernels, 2-3x slower. OpenBLAS
+ * also starts its thread pool when loaded: idle workers that spin and yield
+ * on the other core even after imp_blas_init() made every call
+ * single-threaded. Programs that link impulse should call
+ * imp_blas_env_fixup(argv) first thing in main() and imp_blas_init() before
+ * any compute. */
+/* If OPENBLAS_CORETYPE or OPENBLAS_NUM_THREADS is unset, set it (the core
+ * from the CPU features, one BLAS thread) and re-execute the program once
+ * (/proc/self/exe with the same argv; IMPULSE_NO_REEXEC set, or already set
+ * by the caller, prevents it). Returns only if no re-execution was needed or
+ * it failed (then OpenBLAS keeps its own detection): IMP_OK, or
+ * IMP_ERR_IO with the reason. */
+int imp_blas_env_fixup(char **argv);
 int imp_blas_init(void);                   /* single-threaded BLAS calls */
 const char *imp_blas_corename(void);       /* e.g. "SkylakeX", or "unknown" */
 const char *imp_blas_suggested_coretype(void); /* from CPU features, or NULL */

@@ -7,12 +7,27 @@
 #define _GNU_SOURCE
 #include "impulse/core.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 void openblas_set_num_threads(int num_threads);
 char *openblas_get_corename(void);
+
+int imp_blas_env_fixup(char **argv)
+{
+    if (getenv("IMPULSE_NO_REEXEC") || (getenv("OPENBLAS_CORETYPE") && getenv("OPENBLAS_NUM_THREADS")))
+        return IMP_OK;
+    if (!argv || !argv[0]) return imp_fail(IMP_ERR_INVALID, "argv: NULL (the program's own argv is needed)");
+    const char *core = getenv("OPENBLAS_CORETYPE") ? NULL : imp_blas_suggested_coretype();
+    if (core) setenv("OPENBLAS_CORETYPE", core, 1);
+    setenv("OPENBLAS_NUM_THREADS", "1", 0);
+    setenv("IMPULSE_NO_REEXEC", "1", 1);
+    execv("/proc/self/exe", argv);
+    return imp_fail(IMP_ERR_IO, "re-executing /proc/self/exe: %s", strerror(errno));
+}
 
 int imp_blas_init(void)
 {
