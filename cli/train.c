@@ -28,7 +28,7 @@ static void usage(FILE *f)
             "  --learn-mass         learn the diagonal mass matrix (cdl, vin)\n"
             "  --seed K             initialisation and shuffling seed (default 0)\n"
             "  --contact-precision P  single (default) or double: precision of the contact\n"
-            "                       network's 100x100 layers in training (evaluation is double)\n"
+            "                       network in training (evaluation is double)\n"
             "  --potential-precision P  single (default) or double: precision of the potential's\n"
             "                       force and its gradient in training (cdl, vin; evaluation is double)\n"
             "  --quiet              no progress lines\n"
