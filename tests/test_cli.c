@@ -50,6 +50,10 @@ int main(void)
     /* the happy path: simulate, train briefly, evaluate with --json */
     CHECK(run("simulate bouncing-ball --steps 120 --noise 0.1 --seed 3 -o cli_ball.npz", err, sizeof err) == 0);
     CHECK(run("train cdl --data cli_ball.npz --epochs 2 --hidden 16 --quiet -o cli_model.npz", err, sizeof err) == 0);
+    /* a batch and horizon far beyond the data's windows (the largest --batch
+     * accepted): the batch is the whole data, not a buffer of 10^6 windows */
+    CHECK(run("train cdl --data cli_ball.npz --epochs 1 --hidden 16 --batch 1000000 --horizon 100 --quiet "
+              "-o cli_bigbatch.npz", err, sizeof err) == 0);
     CHECK(run("eval --model cli_model.npz --data cli_ball.npz --json", err, sizeof err) == 0);
     unsigned char *out = NULL;
     size_t len = 0;

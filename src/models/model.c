@@ -3,6 +3,7 @@
 #include "cdl_internal.h"
 #include "impulse/io.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -127,7 +128,7 @@ void imp_model_free(imp_model *m)
 
 imp_model_work *imp_model_work_new(const imp_model *m, int B, int H)
 {
-    if (B < 1 || H < 1) return NULL;
+    if (B < 1 || H < 1 || B > INT_MAX / (H + 1)) return NULL; /* H*B rows are stacked */
     imp_model_work *w = calloc(1, sizeof *w);
     if (!w) return NULL;
     w->B = B, w->H = H, w->D = m->D, w->K = m->K;

@@ -50,9 +50,11 @@ int imp_model_train(imp_model *m, const imp_trajset *data, const imp_train_opts 
     m->gravity = data->gravity;
     m->length = data->length;
 
-    const int H = opts->horizon, B = opts->batch, D = m->D, K = m->K, S = 2 * D;
+    const int H = opts->horizon, D = m->D, K = m->K, S = 2 * D;
     const int per_traj = data->n_steps - H;
     const size_t n_windows = (size_t)data->n_traj * per_traj;
+    /* a batch larger than the data is the whole data: no larger buffers */
+    const int B = (size_t)opts->batch > n_windows ? (int)n_windows : opts->batch;
     size_t *order = malloc(n_windows * sizeof *order);
     double *x0 = malloc((size_t)B * S * sizeof(double));
     double *target = malloc((size_t)B * H * S * sizeof(double));
