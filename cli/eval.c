@@ -129,12 +129,17 @@ int cli_eval(int argc, char **argv)
             printf("model %s on %s (%d trajectories x %d steps)\n", kind, test.system, res.n_traj, res.n_steps);
             printf("  rmse (paper)       %.6g\n  rmse (ref. code)   %.6g\n", res.rmse, res.rmse_code);
             printf("  energy drift       %.4g\n", res.energy_drift);
-            if (isfinite(res.contact_timing))
-                printf("  contact timing     %.4g s", res.contact_timing);
-            else
-                printf("  contact timing     n/a");
-            printf(" (%d true impacts, %d predicted, %d missed)\n", res.contacts_true, res.contacts_pred,
-                   res.contacts_missed);
+            if (isfinite(res.contact_timing)) {
+                printf("  contact timing     %.4g s (from each true impact to the nearest predicted one; "
+                       "%d true, %d predicted impacts",
+                       res.contact_timing, res.contacts_true, res.contacts_pred);
+                if (res.contacts_missed > 0)
+                    printf("; %d true with no prediction for their body", res.contacts_missed);
+                printf(")\n");
+            } else {
+                printf("  contact timing     n/a (%d true, %d predicted impacts)\n", res.contacts_true,
+                       res.contacts_pred);
+            }
         }
     }
     free(states), free(contact), free(energy);

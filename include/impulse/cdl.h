@@ -154,8 +154,11 @@ typedef struct imp_eval_result {
     double rmse;            /* paper: sqrt(mean over steps and state dims of squared error) */
     double rmse_code;       /* reference code: sqrt(sum over steps and dims, incl. contact column, / steps) */
     double energy_drift;    /* max over time |E(t) - E(0)| / max(|E(0)|, 1) of the true energy of the prediction */
-    double contact_timing;  /* mean |predicted - true| impact time (s) over true impact events */
-    int contacts_true, contacts_pred, contacts_missed;
+    double contact_timing;  /* mean over true impact events (rising edges of a body's contact
+                               signal) of the distance in time (s) to the nearest predicted
+                               impact of the same body; NaN if none was predicted */
+    int contacts_true, contacts_pred; /* impact events in the truth and the prediction */
+    int contacts_missed;    /* true impacts of bodies for which no impact was predicted at all */
     int n_traj, n_steps;
 } imp_eval_result;
 
