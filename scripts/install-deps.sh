@@ -2,7 +2,7 @@
 # Install the Debian 12 packages impulse needs to build, test and plot.
 # Idempotent: skips apt when everything is already there.
 set -euo pipefail
-PKGS=(build-essential cmake pkg-config
+PKGS=(build-essential cmake pkg-config clang libclang-rt-14-dev
       libopenblas-dev liblapacke-dev zlib1g-dev libmatio-dev
       python3-numpy python3-matplotlib)
 # Optional extras: python3-torch for bench/ (the PyTorch peers).
