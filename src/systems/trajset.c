@@ -1,5 +1,6 @@
 /* Trajectory sets: allocation, observation noise, and their .npz form. */
 #include "impulse/contact_systems.h"
+#include "core/num.h"
 #include "impulse/io.h"
 
 #include <math.h>
@@ -90,6 +91,17 @@ int imp_trajset_save(const imp_trajset *ts, const char *path)
     return st;
 }
 
+/* A meta number that may be absent (out keeps its value) but not malformed. */
+static int optional_number(const char *meta, const char *key, double *out)
+{
+    int st = imp_json_get_number(meta, key, out);
+    if (st == IMP_ERR_NOT_FOUND) {
+        imp_clear_error();
+        return IMP_OK;
+    }
+    return st ? imp_fail_context(st, "meta") : IMP_OK;
+}
+
 int imp_trajset_load(imp_trajset *ts, const char *path)
 {
     memset(ts, 0, sizeof *ts);
@@ -114,10 +126,17 @@ int imp_trajset_load(imp_trajset *ts, const char *path)
     qdc = qdot;
     if (!st && imp_npz_find(z, "q_clean")) st = imp_npz_get_f64(z, "q_clean", 3, shq, &qc, NULL);
     if (!st && imp_npz_find(z, "qdot_clean")) st = imp_npz_get_f64(z, "qdot_clean", 3, shq, &qdc, NULL);
-    double dt = 0;
-    if (!st && imp_json_get_number(meta, "dt", &dt))
-        st = imp_fail(IMP_ERR_FORMAT, "meta: missing number 'dt'");
+    double dt = 0, seed = 0;
+    if (!st && (st = imp_json_get_number(meta, "dt", &dt))) imp_fail_context(st, "meta");
     if (!st && !(dt > 0 && isfinite(dt))) st = imp_fail(IMP_ERR_INVALID, "meta: dt = %g must be positive", dt);
+    /* provenance: optional, but when present a number (the seed an integer) */
+    if (!st) st = optional_number(meta, "gravity", &ts->gravity);
+    if (!st) st = optional_number(meta, "length", &ts->length);
+    if (!st) st = optional_number(meta, "noise", &ts->noise);
+    if (!st) st = optional_number(meta, "seed", &seed);
+    uint64_t seed_u = 0;
+    if (!st && (st = imp_num_to_uint64(seed, "seed", &seed_u))) imp_fail_context(st, "meta");
+    double gravity = ts->gravity, length = ts->length, noise = ts->noise;
     if (!st) st = imp_trajset_alloc(ts, (int)sh[0], (int)sh[1], &g);
     if (!st) {
         size_t nq = sh[0] * sh[1] * sh[2], nc = sh[0] * sh[1] * (size_t)g.n_bodies;
@@ -132,11 +151,10 @@ int imp_trajset_load(imp_trajset *ts, const char *path)
         }
         ts->dt = dt;
         imp_json_get_string(meta, "system", ts->system, sizeof ts->system);
-        imp_json_get_number(meta, "gravity", &ts->gravity);
-        imp_json_get_number(meta, "length", &ts->length);
-        imp_json_get_number(meta, "noise", &ts->noise);
-        double seed = 0;
-        if (!imp_json_get_number(meta, "seed", &seed)) ts->seed = (unsigned long long)seed;
+        ts->gravity = gravity;
+        ts->length = length;
+        ts->noise = noise;
+        ts->seed = seed_u;
         if (st) imp_trajset_free(ts);
     }
     imp_npz_free(z);
