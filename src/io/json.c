@@ -224,6 +224,11 @@ static const char *skip_value(const char *p, int depth)
             return NULL;
         }
     }
+    /* NaN, Infinity, -Infinity: Python's json.dumps writes them; skipped
+     * here, refused with a message when read as a number */
+    static const char *const nonfinite[] = {"NaN", "Infinity", "-Infinity"};
+    for (int i = 0; i < 3; i++)
+        if (!strncmp(p, nonfinite[i], strlen(nonfinite[i]))) return p + strlen(nonfinite[i]);
     /* number, true, false, null */
     const char *s = p;
     while (*p && strchr("+-.0123456789eEtruefalsn", *p)) p++;
