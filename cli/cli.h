@@ -58,4 +58,9 @@ int cli_parse_double(const char *opt, const char *text, double lo, double hi, do
  * IMPULSE_PROGRESS=1; `--quiet` verbs pass quiet=1. */
 int cli_progress_enabled(void);
 
+/* Long verbs (sweeps, reproductions): the first SIGINT/SIGTERM asks to stop
+ * after the current unit of work, the second ends the process. */
+void cli_catch_stop_signals(void);
+int cli_stop_requested(void);
+
 #endif
