@@ -58,4 +58,11 @@ int cli_parse_double(const char *opt, const char *text, double lo, double hi, do
  * IMPULSE_PROGRESS=1; `--quiet` verbs pass quiet=1. */
 int cli_progress_enabled(void);
 
+/* Check a trajectory set's contact labels against its motion and handle
+ * them (--contact-labels auto | as-given | onset; NULL = auto), printing one
+ * notice line with the counts when some labels do not fit the motion (or an
+ * info line unless quiet). Returns 0 or the exit status of a failure. */
+struct imp_trajset;
+int cli_handle_labels(const char *verb, struct imp_trajset *ts, const char *mode_name, int quiet);
+
 #endif
