@@ -63,4 +63,11 @@ int cli_progress_enabled(void);
 void cli_catch_stop_signals(void);
 int cli_stop_requested(void);
 
+/* Check a trajectory set's contact labels against its motion and handle
+ * them (--contact-labels auto | as-given | onset; NULL = auto), printing one
+ * notice line with the counts when some labels do not fit the motion (or an
+ * info line unless quiet). Returns 0 or the exit status of a failure. */
+struct imp_trajset;
+int cli_handle_labels(const char *verb, struct imp_trajset *ts, const char *mode_name, int quiet);
+
 #endif
