@@ -33,26 +33,32 @@ typedef struct imp_contact_pair {
     int body_j;
     double normal[IMP_MAX_DIM]; /* unit normal from i (or the wall) towards j */
     double offset;              /* gap = n . (q_j - q_i) - offset */
+    double tangent[IMP_MAX_DIM]; /* slip velocity t . (v_j - v_i) (not necessarily
+                                    unit: generalised coordinates); zero: the pair
+                                    cannot slide (no friction) */
 } imp_contact_pair;
 
 typedef struct imp_contact_geometry {
     int n_bodies, dim;
     double mass[IMP_MAX_BODIES];
-    double restitution;         /* e in [0, 1] */
+    double restitution;         /* e in [0, 1]; NaN: unknown (data without it) */
     int n_pairs;
     imp_contact_pair pairs[IMP_MAX_CONTACTS];
 } imp_contact_geometry;
 
 /* Checks counts, masses > 0, finite unit normals, bodies in range, 0 <= e <= 1. */
 int imp_contact_geometry_check(const imp_contact_geometry *g);
+/* 1 if pair p has a nonzero tangent (it can slide: friction applies). */
+int imp_contact_pair_has_tangent(const imp_contact_geometry *g, int p);
 /* gap of pair p at positions q (K d). */
 double imp_contact_gap(const imp_contact_geometry *g, int p, const double *q);
 /* normal velocity n . (v_j - v_i) of pair p. */
 double imp_contact_normal_velocity(const imp_contact_geometry *g, int p, const double *v);
 
 /* Geometry as .npz arrays masses (K), contact_pairs (P x 2, -1 = wall),
- * contact_normals (P x d), contact_offsets (P); dim and restitution are read
- * from the meta JSON. */
+ * contact_normals (P x d), contact_offsets (P), and contact_tangents (P x d,
+ * only when some pair has one); dim and restitution (optional: NaN when
+ * absent) are read from the meta JSON. */
 struct imp_npz;
 int imp_contact_geometry_to_npz(const imp_contact_geometry *g, struct imp_npz *z);
 int imp_contact_geometry_from_npz(const struct imp_npz *z, const char *meta, imp_contact_geometry *g);
