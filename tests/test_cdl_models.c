@@ -344,6 +344,64 @@ static void test_learned_restitution_gradients(void)
     }
 }
 
+/* Learned Coulomb friction (AP Newton inside the CD-Lagrange impulse) on
+ * the bouncing disk: central differences of the window loss in every
+ * parameter, e and mu included, on windows with sliding and sticking
+ * impacts; touch and no-touch, learned masses. */
+static void test_friction_gradients(void)
+{
+    imp_sim_opts o;
+    CHECK_OK(imp_sim_defaults("bouncing-disk", &o));
+    o.noise = 0.01;
+    o.n_traj = 4;
+    o.n_steps = 150;
+    imp_trajset ts;
+    CHECK_OK(imp_simulate("bouncing-disk", &o, &ts));
+    /* the first impact of each trajectory, and the second of the first */
+    int starts[6], B = 0, seen = 0;
+    for (int tr = 0; tr < ts.n_traj && B < 6; tr++)
+        for (int t = 1; t < ts.n_steps - 6 && B < 6; t++) {
+            size_t i = (size_t)tr * ts.n_steps + t;
+            if (ts.contact[i] > 0.5 && ts.contact[i - 1] < 0.5 && t >= 4) {
+                starts[B++] = (int)(i - 3);
+                if (tr > 0 || ++seen > 1) break;
+            }
+        }
+    CHECK(B >= 4);
+    batch bt;
+    /* make_batch indexes one flat trajectory: windows never cross one */
+    imp_trajset flat = ts;
+    flat.n_traj = 1;
+    flat.n_steps = ts.n_traj * ts.n_steps;
+    make_batch(&flat, B, 5, starts, &bt);
+    for (int variant = 0; variant < 3; variant++) {
+        int touch = variant != 1, mass = variant == 2;
+        imp_cdl_config cfg;
+        imp_cdl_config_default(&cfg, IMP_MODEL_CDL);
+        cfg.hidden = 7, cfg.hidden_layers = 2, cfg.contact_hidden = 6, cfg.act = IMP_ACT_TANH;
+        cfg.touch = touch, cfg.learn_mass = mass, cfg.learn_restitution = 1, cfg.friction = 1;
+        imp_model *m = NULL;
+        CHECK_OK(imp_model_create(&m, &cfg, &ts.geom, ts.dt, 13));
+        if (!m) continue;
+        if (mass) m->params[m->off_mass] = 0.15;
+        /* mu low enough that some impacts slide, e away from the truth */
+        CHECK_OK(imp_model_set_contact_law(m, (double[]){0.6}, (double[]){0.12}));
+        char what[96];
+        snprintf(what, sizeof what, "disk cdl friction touch=%d mass=%d", touch, mass);
+        fd_check(m, &bt, 0.01, what);
+        imp_model_work *w = imp_model_work_new(m, bt.B, bt.H);
+        double *grad = calloc(m->n_params, sizeof(double));
+        CHECK_OK(imp_model_window_loss(m, m->params, w, bt.x0, bt.target, bt.labels, bt.B, bt.H, 0.01, grad, NULL));
+        CHECK_MSG(fabs(grad[m->off_friction]) > 1e-6 && fabs(grad[m->off_restitution]) > 1e-6,
+                  "%s: e and mu gradients %g %g", what, grad[m->off_restitution], grad[m->off_friction]);
+        free(grad);
+        imp_model_work_free(w);
+        imp_model_free(m);
+    }
+    free_batch(&bt);
+    imp_trajset_free(&ts);
+}
+
 int main(void)
 {
     imp_blas_init();
@@ -353,5 +411,6 @@ int main(void)
     test_ball_gradients();
     test_cradle_gradients();
     test_learned_restitution_gradients();
+    test_friction_gradients();
     TEST_MAIN_END();
 }

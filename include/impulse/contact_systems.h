@@ -77,6 +77,7 @@ typedef struct imp_trajset {
     unsigned long long seed;
     /* system parameters for energy evaluation (see imp_trajset_energy) */
     double gravity, length;
+    double friction;   /* the simulator's Coulomb coefficient (meta "friction"); NaN if none */
 } imp_trajset;
 
 int imp_trajset_alloc(imp_trajset *ts, int n_traj, int n_steps, const imp_contact_geometry *g);
@@ -105,6 +106,8 @@ typedef struct imp_sim_opts {
     double gravity;      /* m/s^2 > 0 */
     double length;       /* pendulum length > 0 */
     double q0, v0;       /* initial state of the first trajectory (see below) */
+    double friction;     /* bouncing-disk: Coulomb coefficient (AP Newton impacts), >= 0 */
+    double spin;         /* bouncing-disk: initial spin (rad/s) of the first trajectory */
     int randomize;       /* 1: trajectories after the first draw random initial states */
     unsigned long long seed;
 } imp_sim_opts;
@@ -112,7 +115,13 @@ typedef struct imp_sim_opts {
 /* Defaults of the paper's experiments for a system name:
  * pendulum (q0 = 1 rad, dt 0.02, 200 steps), bouncing-ball (q0 = 10 m,
  * dt 0.02, 500 steps, e = 1), newtons-cradle (Q0 = (0,0), Qdot0 = (2,0),
- * dt 0.01, 540 steps, e = 1). Unknown names fail with IMP_ERR_NOT_FOUND. */
+ * dt 0.01, 540 steps, e = 1). Ours: bouncing-disk, a uniform disk (radius
+ * 0.25 m, mass 1) dropped spinning onto a floor with Coulomb friction,
+ * impacts by AP Newton (sliding impacts): q = (x, y, k theta), k = R/sqrt(2)
+ * (so M = I), contact tangent (1, 0, sqrt 2); first trajectory from height
+ * q0 = 1.5 m with vx = v0 = 1 m/s and spin -30 rad/s, later ones from
+ * height U(q0/2, q0), vx U(-2, 2), spin U(-40, 40); dt 0.01, 300 steps,
+ * e = 0.8, mu = 0.2. Unknown names fail with IMP_ERR_NOT_FOUND. */
 int imp_sim_defaults(const char *system, imp_sim_opts *opts);
 int imp_simulate(const char *system, const imp_sim_opts *opts, imp_trajset *out);
 

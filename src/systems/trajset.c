@@ -17,6 +17,7 @@ int imp_trajset_alloc(imp_trajset *ts, int n_traj, int n_steps, const imp_contac
     ts->n_traj = n_traj;
     ts->n_steps = n_steps;
     ts->geom = *g;
+    ts->friction = NAN;
     size_t D = (size_t)g->n_bodies * (size_t)g->dim;
     size_t nq = (size_t)n_traj * (size_t)n_steps * D;
     size_t nc = (size_t)n_traj * (size_t)n_steps * (size_t)g->n_bodies;
@@ -66,6 +67,7 @@ int imp_trajset_save(const imp_trajset *ts, const char *path)
     imp_json_kv_number(&j, "restitution", g->restitution);
     imp_json_kv_number(&j, "gravity", ts->gravity);
     imp_json_kv_number(&j, "length", ts->length);
+    if (isfinite(ts->friction)) imp_json_kv_number(&j, "friction", ts->friction);
     imp_json_kv_number(&j, "noise", ts->noise);
     imp_json_kv_int(&j, "seed", (long long)ts->seed);
     imp_json_kv_int(&j, "n_bodies", K);
@@ -133,6 +135,7 @@ int imp_trajset_load(imp_trajset *ts, const char *path)
         ts->dt = dt;
         imp_json_get_string(meta, "system", ts->system, sizeof ts->system);
         imp_json_get_number(meta, "gravity", &ts->gravity);
+        if (imp_json_get_number(meta, "friction", &ts->friction)) ts->friction = NAN;
         imp_json_get_number(meta, "length", &ts->length);
         imp_json_get_number(meta, "noise", &ts->noise);
         double seed = 0;
@@ -157,6 +160,9 @@ int imp_system_energy(const char *system, const imp_contact_geometry *g, double 
         for (int k = 0; k < g->n_bodies; k++) U += g->mass[k] * gravity * length * (1.0 - cos(q[k]));
     } else if (!strcmp(system, "bouncing-ball")) {
         for (int k = 0; k < g->n_bodies; k++) U += g->mass[k] * gravity * q[k * g->dim + g->dim - 1];
+    } else if (!strcmp(system, "bouncing-disk") && g->dim == 3) {
+        /* q = (x, y, k theta): T as above (M = I), U = m g y */
+        for (int k = 0; k < g->n_bodies; k++) U += g->mass[k] * gravity * q[k * g->dim + 1];
     } else {
         return imp_fail(IMP_ERR_UNSUPPORTED, "energy: unknown system '%s'", system);
     }
