@@ -5,6 +5,7 @@
  * one. */
 #include "impulse/io.h"
 #include "impulse/core.h"
+#include "core/num.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -116,14 +117,9 @@ void imp_json_number(imp_json *j, double x)
     sep(j);
     if (!isfinite(x)) puts_(j, "null"); /* JSON has no NaN/Inf */
     else {
-        /* Shortest of %.15g/%.16g/%.17g that reads back exactly: 0.1 stays
-         * "0.1" while every double still round-trips. */
-        char b[40];
-        for (int prec = 15; prec <= 17; prec++) {
-            snprintf(b, sizeof b, "%.*g", prec, x);
-            if (strtod(b, NULL) == x) break;
-        }
-        puts_(j, b);
+        /* shortest form that reads back exactly: 0.1 stays "0.1" */
+        char b[IMP_NUM_FMT_CAP];
+        puts_(j, imp_num_format(x, b));
     }
     j->need_comma = 1;
 }

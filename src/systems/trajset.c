@@ -102,8 +102,8 @@ int imp_trajset_load(imp_trajset *ts, const char *path)
     imp_contact_geometry g;
     if (!meta) st = imp_fail(IMP_ERR_NOT_FOUND, "%s: no 'meta' JSON (not an impulse trajectory file?)", path);
     if (!st) st = imp_contact_geometry_from_npz(z, meta, &g);
-    const double *q, *qdot, *qc, *qdc, *c;
-    size_t sh[3];
+    const double *q = NULL, *qdot = NULL, *qc, *qdc, *c = NULL;
+    size_t sh[3] = {0, 0, 0};
     if (!st) st = imp_npz_get_f64(z, "q", 3, (size_t[]){0, 0, (size_t)(g.n_bodies * g.dim)}, &q, sh);
     size_t shq[3] = {sh[0], sh[1], sh[2]};
     if (!st && (sh[0] < 1 || sh[1] < 2 || sh[0] > (size_t)1 << 24 || sh[1] > (size_t)1 << 28))
