@@ -17,6 +17,7 @@ int cli_rollout(int argc, char **argv);
 int cli_reproduce(int argc, char **argv);
 int cli_impact(int argc, char **argv);
 int cli_info(int argc, char **argv);
+int cli_sweep(int argc, char **argv);
 
 /* Strand-specific entry points the generic verbs dispatch to. Each returns
  * CLI_NOT_MINE when the name is not one of its systems/models. */
@@ -56,5 +57,10 @@ int cli_parse_double(const char *opt, const char *text, double lo, double hi, do
 /* Progress lines go to stderr, only when stderr is a terminal or
  * IMPULSE_PROGRESS=1; `--quiet` verbs pass quiet=1. */
 int cli_progress_enabled(void);
+
+/* Long verbs (sweeps, reproductions): the first SIGINT/SIGTERM asks to stop
+ * after the current unit of work, the second ends the process. */
+void cli_catch_stop_signals(void);
+int cli_stop_requested(void);
 
 #endif

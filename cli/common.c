@@ -1,6 +1,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -58,4 +59,20 @@ int cli_progress_enabled(void)
     const char *e = getenv("IMPULSE_PROGRESS");
     if (e) return strcmp(e, "0") != 0;
     return isatty(2);
+}
+
+static volatile sig_atomic_t stop_requested_ = 0;
+static void on_stop_signal(int sig)
+{
+    stop_requested_ = 1;
+    signal(sig, SIG_DFL);
+}
+void cli_catch_stop_signals(void)
+{
+    signal(SIGINT, on_stop_signal);
+    signal(SIGTERM, on_stop_signal);
+}
+int cli_stop_requested(void)
+{
+    return stop_requested_ != 0;
 }
