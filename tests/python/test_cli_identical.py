@@ -52,4 +52,20 @@ for model in ("chnn", "hnn"):
         "--batch", "8", "--seed", "2", "-o", p(f"{model}_cli.npz"))
     impulse.train(model, pend, epochs=3, hidden=32, chunks=16, batch=8, seed=2, output=p(f"{model}_py.npz"))
     same(p(f"{model}_cli.npz"), p(f"{model}_py.npz"), f"train {model} (2 threads, as the CLI)")
+
+# '-' is standard output / input where a file is expected
+piped = subprocess.run([cli, "simulate", "bouncing-ball", "--restitution", "0.8", "--noise", "0.05", "--steps", "150",
+                        "--seed", "3", "-o", "-"], check=True, capture_output=True).stdout
+if piped != open(p("ball_cli.npz"), "rb").read():
+    failed += 1
+    print("FAILED: simulate -o - differs from the file")
+ev = subprocess.run([cli, "eval", "--model", p("cdl_cli.npz"), "--data", "-", "--json"], input=piped, check=True,
+                    capture_output=True).stdout
+ev_file = subprocess.run([cli, "eval", "--model", p("cdl_cli.npz"), "--data", p("ball_cli.npz"), "--json"], check=True,
+                         capture_output=True).stdout
+if ev != ev_file or os.path.exists("-"):
+    failed += 1
+    print("FAILED: eval --data - differs from the file's, or a file named '-' was written")
+else:
+    print("ok: -o - and --data - are standard output and input")
 sys.exit(1 if failed else 0)
