@@ -17,6 +17,7 @@ int cli_rollout(int argc, char **argv);
 int cli_reproduce(int argc, char **argv);
 int cli_impact(int argc, char **argv);
 int cli_info(int argc, char **argv);
+int cli_sweep(int argc, char **argv);
 
 /* Strand-specific entry points the generic verbs dispatch to. Each returns
  * CLI_NOT_MINE when the name is not one of its systems/models. */
@@ -59,5 +60,20 @@ int cli_parse_long_list(const char *opt, const char *text, long lo, long hi, lon
 /* Progress lines go to stderr, only when stderr is a terminal or
  * IMPULSE_PROGRESS=1; `--quiet` verbs pass quiet=1. */
 int cli_progress_enabled(void);
+
+/* Long verbs (sweeps, reproductions): the first SIGINT/SIGTERM asks to stop
+ * after the current unit of work, the second ends the process. */
+void cli_catch_stop_signals(void);
+int cli_stop_requested(void);
+
+/* Check a trajectory set's contact labels against its motion and handle
+ * them (--contact-labels auto | as-given | onset; NULL = auto). The line
+ * with the counts (a notice when some labels do not fit the motion, else
+ * an info line unless quiet; "" if none) goes into note[cap], for the
+ * caller to print once the run has started (an error before that stays
+ * the only line). Returns 0 or the exit status of a failure. */
+struct imp_trajset;
+int cli_handle_labels(const char *verb, struct imp_trajset *ts, const char *mode_name, int quiet, char *note,
+                      size_t cap);
 
 #endif

@@ -14,5 +14,10 @@ int cli_info(int argc, char **argv)
     printf("blas core: %s (OPENBLAS_CORETYPE=%s)\n", imp_blas_corename(), env ? env : "unset");
     const char *s = imp_blas_suggested_coretype();
     printf("suggested core type: %s\n", s ? s : "none");
+#ifdef IMPULSE_HAVE_MPI
+    printf("sweep runner: MPI (mpirun -np N impulse sweep run ...)\n");
+#else
+    printf("sweep runner: no MPI (built without it; several processes may still share a sweep folder)\n");
+#endif
     return 0;
 }

@@ -17,6 +17,7 @@ static const struct {
     {"rollout", cli_rollout, "roll a trained model out from an initial state"},
     {"impact", cli_impact, "planar impact models: predict, identify, bounds, GP models, drops"},
     {"reproduce", cli_reproduce, "rerun a paper's experiments: cdl, chnn, impact"},
+    {"sweep", cli_sweep, "run a reproduction's tasks resumably, on one machine or many (MPI)"},
     {"info", cli_info, "version, BLAS core and build facts"},
 };
 

@@ -73,6 +73,9 @@ const imp_npy_array *imp_npz_find(const imp_npz *z, const char *name);
  * receives the shape. */
 int imp_npz_get_f64(const imp_npz *z, const char *name, int ndim, const size_t *expect_shape,
                     const double **data, size_t *shape_out);
+/* Convert every float32 member to float64 in place (exact), so that the
+ * getters above accept arrays a user saved in single precision. */
+int imp_npz_widen_f32(imp_npz *z);
 /* Same for int64 (accepts i32/u8/bool too, converting into a new buffer the
  * caller frees). */
 int imp_npz_get_i64_copy(const imp_npz *z, const char *name, int ndim, const size_t *expect_shape,

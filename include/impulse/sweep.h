@@ -1,0 +1,150 @@
+/* impulse sweeps: a reproduction as a list of independent tasks, run in any
+ * order, by any number of processes, resumably.
+ *
+ * A plan is a small text file, one task per line:
+ *
+ *   # impulse sweep plan 1
+ *   task id=pend3.chnn.s0 strand=chnn system=pendulum-chain:3 model=chnn seed=0 epochs=2000 cost=600
+ *
+ * `id` (letters, digits, '.', '-', '_', ':' -> unique per plan), `strand` and
+ * the strand's settings are `key=value` words; `cost` (optional, seconds) is
+ * an estimate used to start the longest tasks first. Blank lines and lines
+ * starting with '#' are ignored.
+ *
+ * An output folder holds a copy of the plan (plan.txt) and one folder per task,
+ * tasks/<id>/, with the task's checkpoint and its result.npz, written
+ * atomically when the task is done. A task with a result is never run again;
+ * a task being run holds tasks/<id>/claim (host, pid), created exclusively,
+ * so several runners (MPI ranks, scheduler array tasks, a second shell) can
+ * share one folder; a claim left by a process that is gone (same host) is
+ * taken over. Every finished task appends one line to log.jsonl.
+ */
+#ifndef IMPULSE_SWEEP_H
+#define IMPULSE_SWEEP_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define IMP_SWEEP_MAX_KEYS 24
+#define IMP_SWEEP_ID_MAX 96
+
+typedef struct imp_sweep_task {
+    char id[IMP_SWEEP_ID_MAX];
+    int n_keys;
+    char *keys[IMP_SWEEP_MAX_KEYS];   /* includes "id" and "strand" */
+    char *values[IMP_SWEEP_MAX_KEYS];
+    double cost;                      /* estimate in seconds (1 if not given) */
+    int line;                         /* line in the plan file */
+} imp_sweep_task;
+
+typedef struct imp_sweep_plan {
+    int n_tasks;
+    imp_sweep_task *tasks;
+} imp_sweep_plan;
+
+/* Parse a plan from text / a file ("-" is stdin). Errors name the line. */
+int imp_sweep_plan_parse(imp_sweep_plan *plan, const char *text, const char *what);
+int imp_sweep_plan_load(imp_sweep_plan *plan, const char *path);
+/* Text of a plan (malloc'd, the caller frees); save writes it atomically. */
+int imp_sweep_plan_text(const imp_sweep_plan *plan, char **text);
+int imp_sweep_plan_save(const imp_sweep_plan *plan, const char *path);
+void imp_sweep_plan_free(imp_sweep_plan *plan);
+/* Append a task ("key=value key=value ..."; must have id and strand). */
+int imp_sweep_plan_add(imp_sweep_plan *plan, const char *words);
+
+/* A task's setting, or NULL if absent. */
+const char *imp_sweep_task_get(const imp_sweep_task *t, const char *key);
+/* Typed settings with defaults; a present but malformed or out-of-range
+ * value is an error naming the task and the key. */
+int imp_sweep_task_int(const imp_sweep_task *t, const char *key, long dflt, long lo, long hi, long *out);
+int imp_sweep_task_double(const imp_sweep_task *t, const char *key, double dflt, double lo, double hi,
+                          double *out);
+
+/* Task states in an output folder. */
+typedef enum imp_sweep_state {
+    IMP_SWEEP_PENDING = 0,
+    IMP_SWEEP_RUNNING = 1,   /* claimed by a live process (or one on another host) */
+    IMP_SWEEP_DONE = 2,
+    IMP_SWEEP_STALE = 3      /* claimed by a process of this host that is gone */
+} imp_sweep_state;
+imp_sweep_state imp_sweep_task_state(const char *dir, const imp_sweep_task *t);
+
+/* Prepare an output folder for a plan: create it, write plan.txt, or check
+ * that the plan.txt already there has the same tasks (a different plan in
+ * the same folder is refused, naming the first differing task). */
+int imp_sweep_prepare(const imp_sweep_plan *plan, const char *dir);
+
+typedef struct imp_sweep_run_opts {
+    int threads;        /* training threads per task (default 2) */
+    const char *runner; /* who runs (e.g. "rank 1"), recorded in log.jsonl */
+    /* Progress of the task being run (may be NULL): one line of text. */
+    void (*progress)(void *user, const char *line);
+    void *progress_user;
+    /* Return non-zero to stop the task being run (it is then left pending). */
+    int (*should_stop)(void *user);
+    void *stop_user;
+} imp_sweep_run_opts;
+void imp_sweep_run_opts_default(imp_sweep_run_opts *o);
+
+/* Order in which runners should take the tasks: longest estimated first
+ * (ties in plan order). order[] receives n_tasks indices. */
+void imp_sweep_order(const imp_sweep_plan *plan, int *order);
+
+/* Run task k if it is neither done nor claimed by a live process. *ran is
+ * set to 1 if this call ran it to completion, 0 if it was skipped. A task
+ * that fails leaves its claim removed, its message in tasks/<id>/error.txt
+ * and returns the status. */
+int imp_sweep_run_task(const imp_sweep_plan *plan, int k, const char *dir, const imp_sweep_run_opts *o, int *ran);
+
+/* Source of task indices: returns the next index to try, or -1 when there
+ * are none left. The plain runner walks imp_sweep_order; an MPI runner hands
+ * out indices from a shared counter. */
+typedef int (*imp_sweep_next_fn)(void *user);
+
+typedef struct imp_sweep_summary {
+    int ran, skipped, failed;
+} imp_sweep_summary;
+/* Run every task of the plan not yet done, longest first, in this process. */
+int imp_sweep_run_plan(const imp_sweep_plan *plan, const char *dir, const imp_sweep_run_opts *o,
+                       imp_sweep_summary *summary);
+/* Run tasks from `next` until it returns -1. A failing task is recorded and
+ * does not stop the others. */
+int imp_sweep_run(const imp_sweep_plan *plan, const char *dir, const imp_sweep_run_opts *o, imp_sweep_next_fn next,
+                  void *next_user, imp_sweep_summary *summary);
+
+/* The plan of the constrained-network reproduction (Finzi et al. 2020 figs
+ * 5-7). Presets: "full" (CHNN and CLNN on the eight systems of figs 5/7,
+ * HNN, DeLaN and NODE on pendulum-chain:3, gyroscope and rotor; 2000 epochs,
+ * 800 training trajectories, 100 test trajectories: the reference's
+ * settings), "all" (every model on every system), "quick" (pendulum-chain:1,2;
+ * CHNN and NODE; 30 epochs, 200 trajectories, 20 test trajectories), "tiny"
+ * (seconds, for tests). Every field but the preset overrides it when set
+ * (NULL / 0). n_train_list (comma list) makes a data-efficiency plan: each
+ * model once per training-set size. Each system also gets its "GT + 1e-4
+ * pert" noise-floor task. */
+typedef struct imp_sweep_chnn_opts {
+    const char *preset;
+    const char *systems;      /* comma list */
+    const char *models;       /* comma list of chnn, clnn, hnn, delan, node */
+    const char *n_train_list; /* comma list of training-set sizes */
+    int seeds;                /* 1 */
+    int first_seed;           /* 0 */
+    int epochs;               /* -1: the preset's */
+    int n_train, n_test, hidden; /* 0: the preset's */
+    double lr;                /* 0: per-system default (1e-3 rotor, magnet; else 3e-3) */
+} imp_sweep_chnn_opts;
+void imp_sweep_chnn_opts_default(imp_sweep_chnn_opts *o);
+int imp_sweep_plan_chnn(imp_sweep_plan *plan, const imp_sweep_chnn_opts *o);
+
+/* Report of an output folder: tables (markdown and CSV), results.json,
+ * figures, and the list of tasks not done, written into `dir`. The markdown
+ * text is also returned (malloc'd) if `markdown` is not NULL. */
+int imp_sweep_report(const char *dir, char **markdown);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

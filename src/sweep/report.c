@@ -1,0 +1,190 @@
+/* `impulse sweep report`: what is done, what is missing, how long the tasks
+ * took and what the sweep would take on N ranks, and each strand's tables
+ * and figures from whatever is finished. */
+#define _POSIX_C_SOURCE 200809L
+#include "sweep_internal.h"
+
+#include "impulse/core.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int sweep_appendf(char **buf, size_t *len, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0) return imp_fail(IMP_ERR_INVALID, "report: format error");
+    char *nb = realloc(*buf, *len + (size_t)n + 1);
+    if (!nb) return imp_fail(IMP_ERR_NOMEM, "report: out of memory");
+    va_start(ap, fmt);
+    vsnprintf(nb + *len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    *buf = nb;
+    *len += (size_t)n;
+    return IMP_OK;
+}
+
+/* Greedy list scheduling of durations (already longest first) on n ranks:
+ * what the dynamic runner does when every rank asks for the next task as
+ * soon as it is free. */
+static double makespan(const double *d, int n_tasks, int ranks)
+{
+    double *load = calloc((size_t)ranks, sizeof(double));
+    if (!load) return -1;
+    for (int i = 0; i < n_tasks; i++) {
+        int best = 0;
+        for (int r = 1; r < ranks; r++)
+            if (load[r] < load[best]) best = r;
+        load[best] += d[i];
+    }
+    double m = 0;
+    for (int r = 0; r < ranks; r++) m = load[r] > m ? load[r] : m;
+    free(load);
+    return m;
+}
+
+static int cmp_desc(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x < y) - (x > y);
+}
+
+/* Task durations from log.jsonl ("done" lines; the last one per task). */
+static void read_durations(const char *dir, const imp_sweep_plan *plan, double *dur)
+{
+    for (int i = 0; i < plan->n_tasks; i++) dur[i] = -1;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/log.jsonl", dir);
+    unsigned char *buf = NULL;
+    size_t len = 0;
+    if (imp_read_file(path, &buf, &len)) {
+        imp_clear_error();
+        return;
+    }
+    char *save = NULL;
+    for (char *ln = strtok_r((char *)buf, "\n", &save); ln; ln = strtok_r(NULL, "\n", &save)) {
+        char id[IMP_SWEEP_ID_MAX], status[32];
+        double sec;
+        if (imp_json_get_string(ln, "id", id, sizeof id) || imp_json_get_string(ln, "status", status, sizeof status) ||
+            imp_json_get_number(ln, "seconds", &sec) || strcmp(status, "done")) {
+            imp_clear_error();
+            continue;
+        }
+        for (int i = 0; i < plan->n_tasks; i++)
+            if (!strcmp(plan->tasks[i].id, id)) dur[i] = sec;
+    }
+    free(buf);
+}
+
+static int timing_section(const char *dir, const imp_sweep_plan *plan, char **md, size_t *len)
+{
+    double *dur = malloc((size_t)plan->n_tasks * sizeof(double));
+    if (!dur) return imp_fail(IMP_ERR_NOMEM, "report: out of memory");
+    read_durations(dir, plan, dur);
+    int n = 0;
+    double total = 0;
+    for (int i = 0; i < plan->n_tasks; i++)
+        if (dur[i] >= 0) {
+            dur[n++] = dur[i];
+            total += dur[i];
+        }
+    int st = IMP_OK;
+    if (n == 0) {
+        free(dur);
+        return IMP_OK;
+    }
+    qsort(dur, (size_t)n, sizeof(double), cmp_desc);
+    st = sweep_appendf(md, len,
+                       "\n## Time\n\n%d finished tasks took %.0f s in all (longest %.0f s, shortest %.1f s; wall time "
+                       "of each task as its runner measured it, log.jsonl).\nMakespan of these tasks on N ranks under "
+                       "the dynamic runner (greedy, longest first), against the bound max(longest task, total / N):\n\n"
+                       "| ranks | makespan (s) | bound (s) | efficiency |\n|---|---|---|---|\n",
+                       n, total, dur[0], dur[n - 1]);
+    static const int ranks[] = {1, 2, 4, 8, 16, 32, 64, 128, 256};
+    for (size_t r = 0; r < sizeof ranks / sizeof ranks[0] && !st; r++) {
+        double m = makespan(dur, n, ranks[r]);
+        double bound = total / ranks[r] > dur[0] ? total / ranks[r] : dur[0];
+        st = sweep_appendf(md, len, "| %d | %.3g | %.3g | %.0f %% |\n", ranks[r], m, bound,
+                           100.0 * total / (ranks[r] * m));
+    }
+    free(dur);
+    return st;
+}
+
+static const char *state_name(imp_sweep_state s)
+{
+    switch (s) {
+    case IMP_SWEEP_DONE: return "done";
+    case IMP_SWEEP_RUNNING: return "running";
+    case IMP_SWEEP_STALE: return "interrupted";
+    default: return "pending";
+    }
+}
+
+int imp_sweep_report(const char *dir, char **markdown)
+{
+    if (!dir) return imp_fail(IMP_ERR_INVALID, "sweep report: NULL");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/plan.txt", dir);
+    imp_sweep_plan plan;
+    int st = imp_sweep_plan_load(&plan, path);
+    if (st) return imp_fail_context(st, "%s is not a sweep folder", dir);
+    sweep_result *res = calloc((size_t)plan.n_tasks, sizeof *res);
+    if (!res) {
+        imp_sweep_plan_free(&plan);
+        return imp_fail(IMP_ERR_NOMEM, "report: out of memory");
+    }
+    char *md = NULL;
+    size_t len = 0;
+    int n_done = 0;
+    for (int i = 0; i < plan.n_tasks; i++) {
+        res[i].task = &plan.tasks[i];
+        if (imp_sweep_task_state(dir, &plan.tasks[i]) != IMP_SWEEP_DONE) continue;
+        snprintf(path, sizeof path, "%s/tasks/%s/result.npz", dir, plan.tasks[i].id);
+        if (imp_npz_load(&res[i].z, path) || !(res[i].meta = imp_npz_meta(res[i].z))) {
+            st = imp_fail_context(IMP_ERR_FORMAT, "task '%s': result", plan.tasks[i].id);
+            break;
+        }
+        n_done++;
+    }
+    if (!st)
+        st = sweep_appendf(&md, &len, "# Sweep report\n\n%d of %d tasks done (plan: %s/plan.txt).\n", n_done,
+                           plan.n_tasks, dir);
+    if (!st && n_done < plan.n_tasks) {
+        st = sweep_appendf(&md, &len, "\nNot done:\n\n| task | state | last error |\n|---|---|---|\n");
+        for (int i = 0; i < plan.n_tasks && !st; i++) {
+            if (res[i].z) continue;
+            char err[200] = "";
+            unsigned char *buf = NULL;
+            size_t n = 0;
+            snprintf(path, sizeof path, "%s/tasks/%s/error.txt", dir, plan.tasks[i].id);
+            if (!imp_read_file(path, &buf, &n)) {
+                snprintf(err, sizeof err, "%s", (char *)buf);
+                err[strcspn(err, "\n|")] = 0;
+                free(buf);
+            }
+            imp_clear_error();
+            st = sweep_appendf(&md, &len, "| %s | %s | %s |\n", plan.tasks[i].id,
+                               state_name(imp_sweep_task_state(dir, &plan.tasks[i])), err);
+        }
+    }
+    if (!st) st = sweep_report_chnn(dir, res, plan.n_tasks, &md, &len);
+    if (!st) st = timing_section(dir, &plan, &md, &len);
+    if (!st) {
+        snprintf(path, sizeof path, "%s/report.md", dir);
+        st = imp_write_file_atomic(path, md, len);
+    }
+    for (int i = 0; i < plan.n_tasks; i++) imp_npz_free(res[i].z);
+    free(res);
+    imp_sweep_plan_free(&plan);
+    if (!st && markdown) {
+        *markdown = md;
+        md = NULL;
+    }
+    free(md);
+    return st;
+}

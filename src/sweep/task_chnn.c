@@ -1,0 +1,338 @@
+/* Sweep tasks of the constrained-network strand (Finzi et al. 2020, figs
+ * 5-7): one model trained on one system with one seed and evaluated on the
+ * reference's test set, or the system's "GT + 1e-4 pert" noise floor
+ * (model=gt-pert). Settings ([chnn] section 3 of the reference notes):
+ *   system=NAME model=chnn|clnn|hnn|delan|node|gt-pert seed=K epochs=2000
+ *   n_train=800 n_test=100 T=100 hidden=256 lr=3e-3 (1e-3 for rotor and
+ *   magnet-pendulum) data_seed=0 test_seed=2
+ * Files: tasks/<id>/model.npz (the checkpoint, written when training ends:
+ * a task killed during evaluation reuses it) and result.npz. */
+#define _POSIX_C_SOURCE 200809L
+#include "sweep_internal.h"
+
+#include "impulse/chnn_models.h"
+#include "impulse/core.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static double default_lr(const char *sys)
+{
+    return (!strcmp(sys, "rotor") || !strcmp(sys, "magnet-pendulum")) ? 1e-3 : 3e-3;
+}
+
+typedef struct chnn_settings {
+    const char *system, *model;
+    long seed, epochs, n_train, n_test, T, hidden, data_seed, test_seed;
+    double lr;
+} chnn_settings;
+
+static int read_settings(const imp_sweep_task *t, chnn_settings *s)
+{
+    s->system = imp_sweep_task_get(t, "system");
+    s->model = imp_sweep_task_get(t, "model");
+    if (!s->system) return imp_fail(IMP_ERR_INVALID, "task '%s': needs system=", t->id);
+    if (!s->model) return imp_fail(IMP_ERR_INVALID, "task '%s': needs model=", t->id);
+    int st = imp_sweep_task_int(t, "seed", 0, 0, 2147483647L, &s->seed);
+    if (!st) st = imp_sweep_task_int(t, "epochs", 2000, 0, 1000000, &s->epochs);
+    if (!st) st = imp_sweep_task_int(t, "n_train", 800, 1, 1000000, &s->n_train);
+    if (!st) st = imp_sweep_task_int(t, "n_test", 100, 1, 100000, &s->n_test);
+    if (!st) st = imp_sweep_task_int(t, "T", 100, 2, 100000, &s->T);
+    if (!st) st = imp_sweep_task_int(t, "hidden", 256, 1, 4096, &s->hidden);
+    if (!st) st = imp_sweep_task_int(t, "data_seed", 0, 0, 2147483647L, &s->data_seed);
+    if (!st) st = imp_sweep_task_int(t, "test_seed", 2, 0, 2147483647L, &s->test_seed);
+    if (!st) st = imp_sweep_task_double(t, "lr", default_lr(s->system), 1e-12, 10, &s->lr);
+    return st;
+}
+
+static int floor_task(const imp_sweep_task *t, const chnn_settings *s, const imp_csystem *sys, const imp_ctraj *test,
+                      imp_npz *result)
+{
+    double floor_geo;
+    int st = imp_cexp_perturbed_floor(sys, test, 3, &floor_geo);
+    if (st) return st;
+    imp_json j;
+    imp_json_init(&j);
+    imp_json_begin_object(&j);
+    imp_json_kv_string(&j, "strand", "chnn");
+    imp_json_kv_string(&j, "id", t->id);
+    imp_json_kv_string(&j, "system", s->system);
+    imp_json_kv_string(&j, "model", "gt-pert");
+    imp_json_kv_int(&j, "n_test", s->n_test);
+    imp_json_kv_number(&j, "mean_geo_rel_err", floor_geo);
+    imp_json_end_object(&j);
+    st = imp_json_text(&j) ? imp_npz_set_meta(result, imp_json_text(&j)) : imp_fail(IMP_ERR_NOMEM, "out of memory");
+    imp_json_free(&j);
+    return st;
+}
+
+static int add_curve(imp_npz *z, const char *name, const double *x, int n)
+{
+    size_t shape[1] = {(size_t)n};
+    return imp_npz_add_f64(z, name, 1, shape, x);
+}
+
+typedef struct progress_ctx {
+    const imp_sweep_task *t;
+    const imp_sweep_run_opts *o;
+} progress_ctx;
+
+static void train_progress(void *user, int epoch, double loss, double seconds)
+{
+    progress_ctx *p = user;
+    if (!p->o->progress || ((epoch + 1) % 50 && epoch)) return;
+    char line[256];
+    snprintf(line, sizeof line, "%s: epoch %d loss %.4g (%.0f s)", p->t->id, epoch + 1, loss, seconds);
+    p->o->progress(p->o->progress_user, line);
+}
+
+int sweep_exec_chnn(const imp_sweep_task *t, const char *task_dir, const imp_sweep_run_opts *o, imp_npz *result)
+{
+    chnn_settings s;
+    int st = read_settings(t, &s);
+    if (st) return st;
+    imp_csystem sys;
+    if ((st = imp_csystem_from_name(&sys, s.system))) return imp_fail_context(st, "task '%s'", t->id);
+    int is_floor = !strcmp(s.model, "gt-pert");
+    imp_cmodel_kind kind = IMP_CMODEL_CHNN;
+    if (!is_floor && (st = imp_cmodel_kind_from_name(s.model, &kind))) return imp_fail_context(st, "task '%s'", t->id);
+    imp_ctraj test, train, gen;
+    memset(&train, 0, sizeof train);
+    memset(&gen, 0, sizeof gen);
+    if ((st = imp_cexp_test_data(&sys, (int)s.n_test, (int)s.T, (uint64_t)s.test_seed, &test))) return st;
+    if (is_floor) {
+        st = floor_task(t, &s, &sys, &test, result);
+        imp_ctraj_free(&test);
+        return st;
+    }
+    imp_cmodel m;
+    double *params = NULL;
+    char ckpt[4096];
+    snprintf(ckpt, sizeof ckpt, "%s/model.npz", task_dir);
+    imp_ctrain_opts topt;
+    imp_ctrain_opts_default(&topt);
+    imp_ctrain_result res = {NAN, NAN, NAN, 0};
+    if (access(ckpt, F_OK) == 0) {
+        /* trained before the task was stopped during evaluation */
+        st = imp_cmodel_load(ckpt, &m, &params);
+        if (!st && (m.kind != kind || strcmp(m.sys.name, sys.name)))
+            st = imp_fail(IMP_ERR_INVALID, "task '%s': %s is not a %s on %s", t->id, ckpt, s.model, s.system);
+    } else {
+        st = imp_cmodel_init(&m, kind, &sys, (int)s.hidden, 3);
+        if (!st) {
+            params = malloc(m.n_params * sizeof(double));
+            if (!params) st = imp_fail(IMP_ERR_NOMEM, "task '%s': out of memory", t->id);
+        }
+        if (!st) {
+            imp_rng rng;
+            /* the seeding of `impulse reproduce chnn` */
+            imp_rng_seed(&rng, (uint64_t)s.seed * 7919 + 17);
+            imp_cmodel_init_params(&m, params, &rng);
+            st = imp_cexp_train_data(&sys, (int)s.n_train, (int)s.T, (uint64_t)s.data_seed, &train);
+        }
+        if (!st && !m.cartesian) st = imp_ctraj_to_generalised(&sys, &train, &gen);
+        if (!st) {
+            progress_ctx pc = {t, o};
+            topt.epochs = (int)s.epochs;
+            topt.lr = s.lr;
+            topt.n_chunks = (int)s.n_train;
+            topt.seed = (unsigned long long)s.seed;
+            topt.threads = o->threads > 0 ? o->threads : 1;
+            topt.progress = train_progress;
+            topt.progress_user = &pc;
+            st = imp_ctrain(&m, params, m.cartesian ? &train : &gen, &topt, &res);
+        }
+        imp_ctraj_free(&train);
+        imp_ctraj_free(&gen);
+        if (!st) st = imp_cmodel_save(ckpt, &m, params, &topt, &res);
+    }
+    imp_ceval_result r;
+    memset(&r, 0, sizeof r);
+    if (!st) {
+        imp_ceval_opts eo;
+        imp_ceval_opts_default(&eo);
+        st = imp_ceval(&m, params, &test, &eo, &r);
+    }
+    free(params);
+    imp_ctraj_free(&test);
+    if (st) return imp_fail_context(st, "task '%s'", t->id);
+    double var = 0;
+    for (int i = 0; i < r.n_test; i++) var += (r.geo[i] - r.mean_geo) * (r.geo[i] - r.mean_geo);
+    double ci95 = r.n_test > 1 ? 1.96 * sqrt(var / (r.n_test - 1) / r.n_test) : 0;
+    double *curves = calloc((size_t)3 * r.T, sizeof(double));
+    if (!curves) {
+        imp_ceval_result_free(&r);
+        return imp_fail(IMP_ERR_NOMEM, "task '%s': out of memory", t->id);
+    }
+    for (int i = 0; i < r.n_test; i++)
+        for (int k = 0; k < r.T; k++) {
+            curves[k] += r.rel_err[(size_t)i * r.T + k] / r.n_test;
+            curves[r.T + k] += r.energy_err[(size_t)i * r.T + k] / r.n_test;
+            curves[2 * r.T + k] += r.violation[(size_t)i * r.T + k] / r.n_test;
+        }
+    imp_json j;
+    imp_json_init(&j);
+    imp_json_begin_object(&j);
+    imp_json_kv_string(&j, "strand", "chnn");
+    imp_json_kv_string(&j, "id", t->id);
+    imp_json_kv_string(&j, "system", s.system);
+    imp_json_kv_string(&j, "model", s.model);
+    imp_json_kv_int(&j, "seed", s.seed);
+    imp_json_kv_int(&j, "epochs", s.epochs);
+    imp_json_kv_int(&j, "n_train", s.n_train);
+    imp_json_kv_int(&j, "n_test", r.n_test);
+    imp_json_kv_int(&j, "threads", topt.threads);
+    imp_json_kv_number(&j, "dt", sys.dt);
+    imp_json_kv_number(&j, "mean_geo_rel_err", r.mean_geo);
+    imp_json_kv_number(&j, "median_geo_rel_err", r.median_geo);
+    imp_json_kv_number(&j, "ci95", ci95);
+    imp_json_kv_number(&j, "mean_energy_err", r.mean_energy_err);
+    imp_json_kv_number(&j, "mean_violation", r.mean_violation);
+    imp_json_kv_number(&j, "final_train_loss", res.final_loss);
+    imp_json_kv_number(&j, "train_seconds", res.seconds);
+    imp_json_kv_number(&j, "eval_seconds", r.seconds);
+    imp_json_end_object(&j);
+    st = imp_json_text(&j) ? imp_npz_set_meta(result, imp_json_text(&j)) : imp_fail(IMP_ERR_NOMEM, "out of memory");
+    imp_json_free(&j);
+    if (!st) st = add_curve(result, "geo", r.geo, r.n_test);
+    if (!st) st = add_curve(result, "mean_rel_err", curves, r.T);
+    if (!st) st = add_curve(result, "mean_energy_err", curves + r.T, r.T);
+    if (!st) st = add_curve(result, "mean_violation", curves + 2 * r.T, r.T);
+    free(curves);
+    imp_ceval_result_free(&r);
+    return st;
+}
+
+/* ---- plans ---- */
+
+static const char *const all_systems = "pendulum-chain:1,pendulum-chain:2,pendulum-chain:3,pendulum-chain:5,"
+                                       "coupled-pendulums:3,magnet-pendulum,gyroscope,rotor";
+static const char *const all_models = "chnn,clnn,hnn,delan,node";
+
+void imp_sweep_chnn_opts_default(imp_sweep_chnn_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->preset = "full";
+    o->seeds = 1;
+    o->epochs = -1;
+}
+
+static void short_name(const char *sys, char *out, size_t cap)
+{
+    size_t i = 0;
+    for (; sys[i] && i + 1 < cap; i++) out[i] = sys[i] == ':' ? '-' : sys[i];
+    out[i] = 0;
+}
+
+/* Split a comma list into a malloc'd copy and item pointers. */
+static int split(const char *list, char **copy, char **items, int max, int *n, const char *what)
+{
+    *n = 0;
+    *copy = strdup(list);
+    if (!*copy) return imp_fail(IMP_ERR_NOMEM, "chnn plan: out of memory");
+    char *save = NULL;
+    for (char *tok = strtok_r(*copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (*n == max) return imp_fail(IMP_ERR_INVALID, "chnn plan: more than %d %s", max, what);
+        items[(*n)++] = tok;
+    }
+    if (*n == 0) return imp_fail(IMP_ERR_INVALID, "chnn plan: no %s in '%s'", what, list);
+    return IMP_OK;
+}
+
+int imp_sweep_plan_chnn(imp_sweep_plan *plan, const imp_sweep_chnn_opts *o)
+{
+    if (!plan || !o || !o->preset) return imp_fail(IMP_ERR_INVALID, "chnn plan: NULL");
+    memset(plan, 0, sizeof *plan);
+    const char *preset = o->preset;
+    int quick = !strcmp(preset, "quick"), tiny = !strcmp(preset, "tiny"), all = !strcmp(preset, "all");
+    if (!quick && !tiny && !all && strcmp(preset, "full"))
+        return imp_fail(IMP_ERR_INVALID, "chnn plan: preset '%s' unknown (full, all, quick, tiny)", preset);
+    if (o->seeds < 1 || o->seeds > 1000) return imp_fail(IMP_ERR_INVALID, "chnn plan: seeds %d out of [1, 1000]", o->seeds);
+    if (o->first_seed < 0) return imp_fail(IMP_ERR_INVALID, "chnn plan: first seed %d < 0", o->first_seed);
+    const char *systems = all_systems, *models = all_models;
+    long epochs = 2000, n_train = 800, n_test = 100;
+    if (quick) {
+        systems = "pendulum-chain:1,pendulum-chain:2";
+        models = "chnn,node";
+        epochs = 30;
+        n_train = 200;
+        n_test = 20;
+    } else if (tiny) {
+        systems = "pendulum-chain:1";
+        models = "chnn,hnn";
+        epochs = 2;
+        n_train = 8;
+        n_test = 3;
+    }
+    /* full: the baselines on the three systems the comparison needs, unless
+     * the caller names the systems */
+    int baselines_everywhere = all || quick || tiny || o->systems;
+    if (o->systems) systems = o->systems;
+    if (o->models) models = o->models;
+    if (o->epochs >= 0) epochs = o->epochs;
+    if (o->n_train > 0) n_train = o->n_train;
+    if (o->n_test > 0) n_test = o->n_test;
+    char *sys_copy = NULL, *model_copy = NULL, *ntr_copy = NULL, *sys_items[64], *model_items[8], *ntr_items[32];
+    int n_sys = 0, n_models = 0, n_ntr = 0;
+    int st = split(systems, &sys_copy, sys_items, 64, &n_sys, "systems");
+    if (!st) st = split(models, &model_copy, model_items, 8, &n_models, "models");
+    if (!st && o->n_train_list) st = split(o->n_train_list, &ntr_copy, ntr_items, 32, &n_ntr, "training-set sizes");
+    long ntr[32];
+    for (int i = 0; i < n_ntr && !st; i++) {
+        char *end = NULL;
+        ntr[i] = strtol(ntr_items[i], &end, 10);
+        if (end == ntr_items[i] || *end || ntr[i] < 1 || ntr[i] > 1000000)
+            st = imp_fail(IMP_ERR_INVALID, "chnn plan: training-set size '%s' is not an integer in [1, 1000000]",
+                          ntr_items[i]);
+    }
+    if (!n_ntr) {
+        ntr[0] = n_train;
+        n_ntr = 1;
+    }
+    for (int mi = 0; mi < n_models && !st; mi++) {
+        imp_cmodel_kind k;
+        st = imp_cmodel_kind_from_name(model_items[mi], &k);
+    }
+    char words[640], sname[64], lr[48] = "";
+    if (o->lr > 0) snprintf(lr, sizeof lr, " lr=%.17g", o->lr);
+    if (o->hidden > 0) snprintf(lr + strlen(lr), sizeof lr - strlen(lr), " hidden=%d", o->hidden);
+    for (int si = 0; si < n_sys && !st; si++) {
+        imp_csystem sys;
+        if ((st = imp_csystem_from_name(&sys, sys_items[si]))) break;
+        short_name(sys_items[si], sname, sizeof sname);
+        int dim = 2 * sys.n_points * sys.d;
+        snprintf(words, sizeof words, "id=%s.gt-pert strand=chnn system=%s model=gt-pert n_test=%ld cost=%.3g", sname,
+                 sys_items[si], n_test, 0.01 * n_test * dim);
+        if ((st = imp_sweep_plan_add(plan, words))) break;
+        int key_system = !strcmp(sys_items[si], "pendulum-chain:3") || !strcmp(sys_items[si], "gyroscope") ||
+                         !strcmp(sys_items[si], "rotor");
+        for (int mi = 0; mi < n_models && !st; mi++) {
+            imp_cmodel_kind k;
+            imp_cmodel_kind_from_name(model_items[mi], &k);
+            int baseline = k != IMP_CMODEL_CHNN && k != IMP_CMODEL_CLNN;
+            if (baseline && (sys.n_gen < 1 || !(baselines_everywhere || key_system))) continue;
+            for (int ni = 0; ni < n_ntr && !st; ni++)
+                for (int s = o->first_seed; s < o->first_seed + o->seeds && !st; s++) {
+                    /* a rough cost in seconds (2 threads, this project's
+                     * machines): it only orders the tasks, longest first */
+                    double cost = 0.025 * epochs * (ntr[ni] / 800.0) * dim * (baseline ? 0.5 : 1.0);
+                    char nsuffix[32] = "";
+                    if (o->n_train_list) snprintf(nsuffix, sizeof nsuffix, ".n%ld", ntr[ni]);
+                    snprintf(words, sizeof words,
+                             "id=%s.%s%s.s%d strand=chnn system=%s model=%s seed=%d epochs=%ld n_train=%ld "
+                             "n_test=%ld%s cost=%.3g",
+                             sname, model_items[mi], nsuffix, s, sys_items[si], model_items[mi], s, epochs, ntr[ni],
+                             n_test, lr, cost);
+                    st = imp_sweep_plan_add(plan, words);
+                }
+        }
+    }
+    free(sys_copy);
+    free(model_copy);
+    free(ntr_copy);
+    if (st) imp_sweep_plan_free(plan);
+    return st;
+}
