@@ -63,6 +63,15 @@ int cli_progress_enabled(void);
 void cli_catch_stop_signals(void);
 int cli_stop_requested(void);
 
+/* A sweep about to run in this process (cli/sweep.c): prepare the output
+ * folder for the plan, catch the stop signals, and fill the run options
+ * (threads per task; progress lines on stderr when enabled; stop on a
+ * signal). Returns 0 or the exit status of a failure. */
+struct imp_sweep_plan;
+struct imp_sweep_run_opts;
+int cli_sweep_start(const char *verb, const struct imp_sweep_plan *plan, const char *dir, int threads,
+                    struct imp_sweep_run_opts *o);
+
 /* Check a trajectory set's contact labels against its motion and handle
  * them (--contact-labels auto | as-given | onset; NULL = auto). The line
  * with the counts (a notice when some labels do not fit the motion, else
