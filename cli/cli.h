@@ -48,6 +48,9 @@ int cli_failf(const char *verb, const char *fmt, ...)
  * naming the option and return IMP_ERR_INVALID. */
 int cli_parse_long(const char *opt, const char *text, long lo, long hi, long *out);
 int cli_parse_double(const char *opt, const char *text, double lo, double hi, double *out);
+/* Comma-separated lists ("1.5,0,-2"): at most max items, each checked. */
+int cli_parse_double_list(const char *opt, const char *text, double *out, int max, int *n);
+int cli_parse_long_list(const char *opt, const char *text, long lo, long hi, long *out, int max, int *n);
 
 /* Training threads of the constrained-network verbs (`--threads N`): the
  * machines this tool targets have 2 cores. */

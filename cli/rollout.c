@@ -54,15 +54,9 @@ int cli_rollout(int argc, char **argv)
     double *gates = NULL;
     imp_trajset ts = {0};
     if (state) {
-        char *p = (char *)state;
-        for (int i = 0; i < S && !st; i++) {
-            char *end;
-            x0[i] = strtod(p, &end);
-            if (end == p) st = imp_fail(IMP_ERR_INVALID, "--state: needs %d comma-separated numbers (q then qdot)", S);
-            p = *end == ',' ? end + 1 : end;
-            if (i == S - 1 && *end != '\0') st = imp_fail(IMP_ERR_INVALID, "--state: more than %d numbers", S);
-        }
-        if (!st) st = imp_check_finite(x0, S, "--state");
+        int n = 0;
+        st = cli_parse_double_list("--state", state, x0, S, &n);
+        if (!st && n != S) st = imp_fail(IMP_ERR_INVALID, "--state: needs %d comma-separated numbers (q then qdot), got %d", S, n);
         if (!st && steps < 0) steps = 100;
         if (!st && touch) st = imp_fail(IMP_ERR_INVALID, "--touch-rollout needs --data (the observed contact signal)");
     } else {
