@@ -7,6 +7,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define DATA IMPULSE_SOURCE_DIR "/../shared/data/planar-impact"
 
@@ -189,15 +190,18 @@ static void test_whittaker_negative(void)
 }
 
 /* Exact Routh segments against fixed-step integration of the same process
- * (the authors' dp-stepping): the difference shrinks ~ linearly with dp. */
-static double stepped(const double W[4], const double u0[2], double mu, double eps, int mirtich_prop, double dp, double P[2])
+ * (the authors' dp-stepping): the difference shrinks ~ linearly with dp.
+ * friction: 0 Coulomb (sign of ut), 1 proportional to ut (authors' Mirtich);
+ * stop: 0 Poisson, 1 energetic (Stronge). */
+static void stepped_law(const double W[4], const double u0[2], double mu, double eps, int prop, int energetic,
+                        double dp, double P[2])
 {
     double ut = u0[0], un = u0[1], pt = 0, pn = 0, wc = 0, wr = 0, pc = -1;
     for (long it = 0; it < 100000000L; it++) {
-        if (mirtich_prop) {
+        if (energetic) {
             if (un >= 0 && wr >= -eps * eps * wc) break;
         } else if (pc >= 0 && pn >= (1 + eps) * pc) break;
-        double dpt = mirtich_prop ? -mu * ut * dp : -(ut > 0 ? 1 : -1) * mu * dp;
+        double dpt = prop ? -mu * ut * dp : -(ut > 0 ? 1 : -1) * mu * dp;
         if (un < 0) wc += un * dp;
         else wr += un * dp;
         pt += dpt;
@@ -208,7 +212,41 @@ static double stepped(const double W[4], const double u0[2], double mu, double e
     }
     P[0] = pt;
     P[1] = pn;
+}
+
+static double stepped(const double W[4], const double u0[2], double mu, double eps, int mirtich_prop, double dp, double P[2])
+{
+    stepped_law(W, u0, mu, eps, mirtich_prop, mirtich_prop, dp, P);
     return 0;
+}
+
+/* Slip stops while the normal compliance along the friction direction is
+ * negative (kn = Wnn - sigma mu Wtn < 0): compression has not ended yet,
+ * the contact then sticks and compression ends. Wang-Mason and the textbook
+ * Mirtich rejected this ("Painleve-type configuration"); against stepping. */
+static void test_routh_slip_stop_before_compression(void)
+{
+    double W[4] = {1, 0.9, 0.9, 1}, u[2] = {1, -0.1};
+    for (int k = 0; k < 2; k++) {
+        imp_impact_law law = {k ? IMP_IMPACT_MIRTICH : IMP_IMPACT_WANG_MASON, IMP_VARIANT_TEXTBOOK, 1.2, 0.5};
+        double P[2], Q1[2], Q2[2];
+        CHECK_OK(imp_impact_predict(&law, W, u, P));
+        stepped_law(W, u, law.mu, law.eps, 0, k, 1e-5, Q1);
+        stepped_law(W, u, law.mu, law.eps, 0, k, 1e-6, Q2);
+        double e1 = hypot(P[0] - Q1[0], P[1] - Q1[1]), e2 = hypot(P[0] - Q2[0], P[1] - Q2[1]);
+        printf("%s, slip stops with kn < 0: P = (%.4f, %.4f); |exact - stepped| = %.3g (dp 1e-5), %.3g (dp 1e-6)\n",
+               imp_impact_model_title(law.model), P[0], P[1], e1, e2);
+        CHECK(e2 < 0.3 * e1 + 1e-12);
+        CHECK(e2 < 1e-4 * hypot(P[0], P[1]));
+    }
+    /* a true Painleve configuration (needs Wtn^2 > Wtt Wnn, so W is not
+     * positive definite: only the unchecked fast path reaches it): sliding
+     * with kn < 0 and slip that never stops has no solution, and says so */
+    double Wp[4] = {1, 2, 2, 1}, P[2];
+    imp_impact_law wm = {IMP_IMPACT_WANG_MASON, IMP_VARIANT_TEXTBOOK, 1.0, 0.5};
+    imp_clear_error();
+    CHECK(imp_impact_predict_fast(&wm, Wp, u, P) == IMP_ERR_NUMERIC);
+    CHECK(strstr(imp_last_error(), "Painleve configuration") && strstr(imp_last_error(), "no solution"));
 }
 
 static void test_routh_convergence(void)
@@ -308,6 +346,7 @@ int main(void)
     test_kane();
     test_whittaker_negative();
     test_routh_convergence();
+    test_routh_slip_stop_before_compression();
     test_sticking_threshold();
     test_bad_input();
     FILE *f = fopen(DATA "/p_models.mat", "rb");

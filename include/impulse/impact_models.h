@@ -75,9 +75,11 @@ int imp_impact_law_check(const imp_impact_law *law);
 int imp_impact_predict(const imp_impact_law *law, const double W[4], const double u[2], double P[2]);
 /* Same without argument checks (caller guarantees a checked law, W positive
  * definite, un < 0): the hot path for identification and benchmarks.
- * Returns IMP_OK, or IMP_ERR_NUMERIC if a piecewise law cannot finish
- * (normal compliance along the friction direction <= 0, a Painleve-type
- * configuration for very large mu). */
+ * Returns IMP_OK, or IMP_ERR_NUMERIC where the law has no solution (a
+ * Painleve configuration of the Routh laws, sliding with non-positive normal
+ * compliance and no slip stop, which needs Wtn^2 >= Wtt Wnn, i.e. W not
+ * positive definite; the property tests find no failure for positive
+ * definite W). */
 int imp_impact_predict_fast(const imp_impact_law *law, const double W[4], const double u[2], double P[2]);
 
 /* Sticking threshold mu_s(eps): the smallest mu at which the law's

@@ -92,7 +92,13 @@ static void newton_stick(const double W[4], const double u[2], double e, double 
 
 /* Single-contact Anitescu-Potra LCP with Newton restitution ([CODE]
  * APNewton.m, reference 2.1): stick if the stick impulse is in the cone,
- * else maximal friction opposing the post-impact slip with un+ = -e un. */
+ * else maximal friction opposing the post-impact slip with un+ = -e un.
+ * The sliding test allows ut+ of the wrong sign by rounding (relative 1e-12
+ * of the terms summed): at the sticking threshold the stick impulse lies on
+ * the cone edge, ut+ = 0 on that edge, and both tests may miss by one
+ * rounding unit (kt = Wtn - sigma mu Wtt itself cancels there, hence the
+ * scale |Wtn| + mu Wtt). The sliding impulse returned is on the cone edge
+ * exactly. */
 static int ap_newton(const double W[4], const double u[2], double mu, double e, double P[2])
 {
     newton_stick(W, u, e, P);
@@ -103,8 +109,10 @@ static int ap_newton(const double W[4], const double u[2], double mu, double e, 
         double den = W[3] - sg * mu * W[2];
         if (!(den > 0)) continue;
         double pn = -(1.0 + e) * u[1] / den;
-        double ut_post = u[0] + (W[1] - sg * mu * W[0]) * pn;
-        if (sg * ut_post >= 0) {
+        double kt = W[1] - sg * mu * W[0];
+        double ut_post = u[0] + kt * pn;
+        double tol = 1e-12 * (fabs(u[0]) + (fabs(W[1]) + mu * W[0]) * pn);
+        if (sg * ut_post >= -tol) {
             P[0] = -sg * mu * pn;
             P[1] = pn;
             return IMP_OK;
@@ -113,15 +121,16 @@ static int ap_newton(const double W[4], const double u[2], double mu, double e, 
     return imp_fail(IMP_ERR_NUMERIC, "ap-newton: LCP has no sliding solution (mu = %g too large for this contact)", mu);
 }
 
-/* Whittaker ([CODE] whittaker.m, reference 2.6). */
+/* Whittaker ([CODE] whittaker.m, reference 2.6): the Newton stick impulse;
+ * if |Pt| > mu |Pn|, Pt = mu Pn keeping Pn, flipped if it pushes the slip
+ * on (Pt ut+ > 0). With Pt = mu Pn, ut+ = Wtt (mu Pn - Pst_t) since the stick
+ * impulse zeroes ut+, so the flip test is sign(Pn) != sign(Pst_t): the result
+ * is Pt = sign(Pst_t) mu |Pn|, computed so without the rounding of ut+ ~ 0
+ * at the sticking threshold. */
 static void whittaker(const double W[4], const double u[2], double mu, double e, double P[2])
 {
     newton_stick(W, u, e, P);
-    if (fabs(P[0]) > mu * fabs(P[1])) {
-        P[0] = mu * P[1];
-        double ut_post = u[0] + W[0] * P[0] + W[1] * P[1];
-        if (P[0] * ut_post > 0) P[0] = -P[0];
-    }
+    if (fabs(P[0]) > mu * fabs(P[1])) P[0] = copysign(mu * fabs(P[1]), P[0]);
 }
 
 /* Drumwright-Shell maximum dissipation ([CODE] DrumShell.m QP, reference
