@@ -339,6 +339,65 @@ static void test_bad_input(void)
     CHECK_FAILS(imp_impact_sticking_threshold(&law, c.W, c.u, -1, &ms), IMP_ERR_INVALID);
 }
 
+/* Batch API: the same impulses as one call per impact, a status per
+ * impact, the first failure named. */
+static void test_batch(void)
+{
+    enum { N = 64 };
+    double W[N * 4], u[N * 2], mu[N], eps[N], P[N * 2], Q[2];
+    int32_t status[N];
+    imp_rng rng;
+    imp_rng_seed(&rng, 3);
+    for (int i = 0; i < N; i++) {
+        imp_contact c;
+        double v[3] = {imp_rng_uniform_range(&rng, -1, 1), imp_rng_uniform_range(&rng, -3, -0.5),
+                       imp_rng_uniform_range(&rng, -20, 20)};
+        make_contact(&c, imp_rng_uniform_range(&rng, -0.01, 0.01), imp_rng_uniform_range(&rng, -0.035, -0.025), v);
+        memcpy(W + 4 * i, c.W, sizeof c.W);
+        memcpy(u + 2 * i, c.u, sizeof c.u);
+        mu[i] = imp_rng_uniform_range(&rng, 0, 2);
+        eps[i] = imp_rng_uniform(&rng);
+    }
+    u[2 * 5 + 1] = 0.3;              /* impact 5: moving away */
+    W[4 * 9 + 1] = NAN;              /* impact 9: non-finite W */
+    mu[17] = 11;                     /* impact 17: mu out of range */
+    W[4 * 20 + 1] = W[4 * 20 + 2] = 2 * sqrt(W[4 * 20] * W[4 * 20 + 3]); /* impact 20: W not positive definite */
+    for (int m = 0; m < IMP_IMPACT_MODEL_COUNT; m++)
+        for (int k = 0; k < 2; k++) {
+            size_t failed = 99;
+            CHECK_OK(imp_impact_predict_batch((imp_impact_model)m, variants[k], N, W, u, mu, eps, N, P, status, &failed));
+            CHECK(failed == 4);
+            CHECK(strstr(imp_last_error(), "impact 5: u: normal contact velocity") != NULL);
+            CHECK(status[5] == IMP_IMPACT_NOT_IMPACTING && status[9] == IMP_IMPACT_BAD_INPUT &&
+                  status[17] == IMP_IMPACT_BAD_INPUT && status[20] == IMP_IMPACT_BAD_INPUT);
+            int same = 1;
+            for (int i = 0; i < N; i++) {
+                imp_impact_law law = {(imp_impact_model)m, variants[k], mu[i], eps[i]};
+                int st = imp_impact_predict(&law, W + 4 * i, u + 2 * i, Q);
+                if (st) same &= status[i] != IMP_IMPACT_OK && isnan(P[2 * i]) && isnan(P[2 * i + 1]);
+                else same &= status[i] == IMP_IMPACT_OK && P[2 * i] == Q[0] && P[2 * i + 1] == Q[1];
+            }
+            CHECK_MSG(same, "%s/%s batch differs from single calls", imp_impact_model_name((imp_impact_model)m),
+                      imp_impact_variant_name(variants[k]));
+            /* one shared (mu, eps) */
+            CHECK_OK(imp_impact_predict_batch((imp_impact_model)m, variants[k], N, W, u, mu + 1, eps + 1, 1, P, status,
+                                              &failed));
+            imp_impact_law law = {(imp_impact_model)m, variants[k], mu[1], eps[1]};
+            CHECK_OK(imp_impact_predict(&law, W + 4 * 30, u + 2 * 30, Q));
+            CHECK(failed == 3 && status[30] == IMP_IMPACT_OK && P[60] == Q[0] && P[61] == Q[1]);
+        }
+    size_t failed;
+    CHECK_FAILS(imp_impact_predict_batch(IMP_IMPACT_AP_NEWTON, IMP_VARIANT_AUTHORS, N, W, u, mu, eps, 2, P, status, &failed),
+                IMP_ERR_INVALID);
+    CHECK(strstr(imp_last_error(), "mu, eps: 2 values for 64 impacts") != NULL);
+    CHECK_FAILS(imp_impact_predict_batch(IMP_IMPACT_AP_NEWTON, IMP_VARIANT_AUTHORS, N, W, NULL, mu, eps, N, P, status, &failed),
+                IMP_ERR_INVALID);
+    CHECK(strstr(imp_last_error(), "u: NULL array") != NULL);
+    CHECK_FAILS(imp_impact_predict_batch((imp_impact_model)9, IMP_VARIANT_AUTHORS, N, W, u, mu, eps, N, P, status, &failed),
+                IMP_ERR_INVALID);
+    CHECK(strstr(imp_last_error(), "model: unknown id 9") != NULL);
+}
+
 int main(void)
 {
     test_frictionless();
@@ -349,6 +408,7 @@ int main(void)
     test_routh_slip_stop_before_compression();
     test_sticking_threshold();
     test_bad_input();
+    test_batch();
     FILE *f = fopen(DATA "/p_models.mat", "rb");
     if (f) { fclose(f); test_p_models(); }
     else printf("SKIP: data set not found at %s\n", DATA);

@@ -211,11 +211,16 @@ int imp_impact_predict_fast(const imp_impact_law *law, const double W[4], const 
     }
 }
 
-static int check_contact(const double W[4], const double u[2])
+int impact_check_contact(const double W[4], const double u[2])
 {
     int st;
-    if ((st = imp_check_finite(W, 4, "W"))) return st;
-    if ((st = imp_check_finite(u, 2, "u"))) return st;
+    /* x - x is 0 for finite x and NaN otherwise: one branch on the hot path,
+     * imp_check_finite only to name the offending value */
+    double z = (W[0] - W[0]) + (W[1] - W[1]) + (W[2] - W[2]) + (W[3] - W[3]) + (u[0] - u[0]) + (u[1] - u[1]);
+    if (z != 0) {
+        if ((st = imp_check_finite(W, 4, "W"))) return st;
+        if ((st = imp_check_finite(u, 2, "u"))) return st;
+    }
     if (!(W[0] > 0 && W[3] > 0 && W[0] * W[3] - W[1] * W[2] > 0) || fabs(W[1] - W[2]) > 1e-9 * (W[0] + W[3]))
         return imp_fail(IMP_ERR_NUMERIC, "W: not symmetric positive definite");
     if (!(u[1] < 0))
@@ -227,9 +232,9 @@ int imp_impact_predict(const imp_impact_law *law, const double W[4], const doubl
 {
     int st;
     if ((st = imp_impact_law_check(law))) return st;
-    if ((st = check_contact(W, u))) return st;
+    if ((st = impact_check_contact(W, u))) return st;
     if ((st = imp_impact_predict_fast(law, W, u, P))) return st;
-    return imp_check_finite(P, 2, "P");
+    return (P[0] - P[0]) + (P[1] - P[1]) == 0 ? IMP_OK : imp_check_finite(P, 2, "P");
 }
 
 int imp_impact_sticking_threshold(const imp_impact_law *law, const double W[4], const double u[2],
@@ -239,7 +244,7 @@ int imp_impact_sticking_threshold(const imp_impact_law *law, const double W[4], 
     imp_impact_law L = *law;
     L.mu = 0;
     if ((st = imp_impact_law_check(&L))) return st;
-    if ((st = check_contact(W, u))) return st;
+    if ((st = impact_check_contact(W, u))) return st;
     if (!(mu_cap > 0 && mu_cap <= 10)) return imp_fail(IMP_ERR_INVALID, "mu_cap: must be in (0, 10] (got %g)", mu_cap);
     double P[2], ms = mu_cap;
     switch (law->model) {
