@@ -28,18 +28,22 @@ static void train_usage(FILE *f)
                "  --seed K       initialisation and chunk sampling seed (0)\n"
                "  --threads N    threads per minibatch, 1..64 (default 2): each takes a contiguous\n"
                "                 slice of the batch; the same N and seed give bit-identical results,\n"
-               "                 another N agrees to rounding (~1e-12)\n");
+               "                 another N agrees to rounding (~1e-12)\n"
+               "  --quiet        no progress lines\n"
+               CLI_RUN_USAGE);
 }
 
-typedef struct progress_ctx {
-    int every;
-} progress_ctx;
+typedef struct save_ctx {
+    const imp_cmodel *m;
+    const double *params;
+    const imp_ctrain_opts *o;
+    const imp_ctrain_result *res;
+} save_ctx;
 
-static void on_progress(void *user, int epoch, double loss, double seconds)
+static int save_cmodel(const char *path, void *ctx)
 {
-    progress_ctx *p = user;
-    if ((epoch + 1) % p->every == 0)
-        fprintf(stderr, "epoch %d  loss %.6g  %.1f s\n", epoch + 1, loss, seconds);
+    save_ctx *c = ctx;
+    return imp_cmodel_save(path, c->m, c->params, c->o, c->res);
 }
 
 int cli_train_chnn(int argc, char **argv, const char *model)
@@ -51,14 +55,25 @@ int cli_train_chnn(int argc, char **argv, const char *model)
     imp_ctrain_opts_default(&o);
     o.threads = CLI_DEFAULT_THREADS;
     long hidden = 256;
+    int quiet = 0;
+    cli_run_opts ro;
+    cli_run_opts_default(&ro);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *val = i + 1 < argc ? argv[i + 1] : NULL;
         long lv;
         double dv;
+        int r = cli_run_option(&ro, verb, a, val);
+        if (r < 0) return 1;
+        if (r > 0) {
+            i++;
+            continue;
+        }
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             train_usage(stdout);
             return 0;
+        } else if (!strcmp(a, "--quiet")) {
+            quiet = 1;
         } else if (!strcmp(a, model) || !strcmp(a, "--model")) {
             if (!strcmp(a, "--model")) i++;
             continue;
@@ -130,18 +145,24 @@ int cli_train_chnn(int argc, char **argv, const char *model)
     imp_rng rng;
     imp_rng_seed(&rng, o.seed ^ 0x5eedULL);
     imp_cmodel_init_params(&m, params, &rng);
-    progress_ctx pc = {o.epochs >= 100 ? o.epochs / 20 : 1};
-    if (cli_progress_enabled()) {
-        o.progress = on_progress;
-        o.progress_user = &pc;
+    cli_run run;
+    if (cli_run_open(&run, verb, out_path, ro.log, ro.resume, quiet)) {
+        imp_ctraj_free(&cart);
+        imp_ctraj_free(&gen);
+        free(params);
+        return 1;
     }
+    imp_train_report rep = {0};
+    cli_run_hooks(&ro, &run, &o.hooks, &rep, o.epochs);
     imp_ctrain_result res;
     st = imp_ctrain(&m, params, m.cartesian ? &cart : &gen, &o, &res);
-    if (!st) st = imp_cmodel_save(out_path, &m, params, &o, &res);
+    save_ctx sc = {&m, params, &o, &res};
+    int rc = cli_run_finish(&run, st, &rep, save_cmodel, &sc);
+    cli_run_close(&run);
     imp_ctraj_free(&cart);
     imp_ctraj_free(&gen);
     free(params);
-    if (st) return cli_fail(verb);
+    if (rc) return rc;
     printf("trained %s on %s: %d epochs, final loss %.6g, %.2f s (%.3f s/epoch, %d thread%s), %zu parameters -> %s\n",
            model, sysname, res.epochs, res.final_loss, res.seconds, res.epochs ? res.seconds / res.epochs : 0.0,
            o.threads, o.threads == 1 ? "" : "s", m.n_params, out_path);

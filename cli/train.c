@@ -32,14 +32,19 @@ static void usage(FILE *f)
             "  --potential-precision P  single (default) or double: precision of the potential's\n"
             "                       force and its gradient in training (cdl, vin; evaluation is double)\n"
             "  --quiet              no progress lines\n"
-            "  -o, --output FILE    checkpoint .npz (written atomically)\n");
+            "  -o, --output FILE    checkpoint .npz (written atomically)\n"
+            CLI_RUN_USAGE);
 }
 
-static void progress(void *user, int epoch, const imp_loss_parts *lp)
+typedef struct save_ctx {
+    const imp_model *m;
+    const char *extra;
+} save_ctx;
+
+static int save_model(const char *path, void *ctx)
 {
-    const int *total = user;
-    fprintf(stderr, "  epoch %5d/%d  loss %.5g (state %.5g, contact %.5g, l2 %.5g)\n", epoch, *total, lp->total,
-            lp->state, lp->contact, lp->l2);
+    save_ctx *c = ctx;
+    return imp_model_save(c->m, path, c->extra);
 }
 
 int cli_train(int argc, char **argv)
@@ -79,14 +84,26 @@ int cli_train(int argc, char **argv)
         {"quiet", no_argument, 0, 'q'},         {"output", required_argument, 0, 'o'},
         {"contact-precision", required_argument, 0, 'P'},
         {"potential-precision", required_argument, 0, 'Q'},
+        {"log", required_argument, 0, 1},       {"resume", required_argument, 0, 1},
+        {"checkpoint-every", required_argument, 0, 1}, {"checkpoint-seconds", required_argument, 0, 1},
+        {"diverge-factor", required_argument, 0, 1},
         {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
+    cli_run_opts ro;
+    cli_run_opts_default(&ro);
+    int li = 0;
     optind = 2;
     opterr = 0;
     int c;
     long lv;
-    while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "o:h", opts, &li)) != -1) {
         int st = IMP_OK;
         switch (c) {
+        case 1: {
+            char name[64];
+            snprintf(name, sizeof name, "--%s", opts[li].name);
+            if (cli_run_option(&ro, "train", name, optarg) < 0) return 1;
+            break;
+        }
         case 'D': data_path = optarg; break;
         case 'S': break;
         case 'E': st = cli_parse_long("--epochs", optarg, 0, 10000000, &lv), to.epochs = (int)lv; break;
@@ -126,40 +143,46 @@ int cli_train(int argc, char **argv)
     imp_trajset data;
     if (imp_trajset_load(&data, data_path)) return cli_fail("train");
     imp_model *m = NULL;
-    int st = imp_model_create(&m, &cfg, &data.geom, data.dt, to.seed);
-    if (!st) {
-        if (!quiet && cli_progress_enabled()) {
-            to.progress = to.epochs >= 10 ? to.epochs / 10 : 1;
-            to.on_progress = progress;
-            to.user = &to.epochs;
-        }
+    cli_run run;
+    if (cli_run_open(&run, "train", out, ro.log, ro.resume, quiet)) {
+        imp_trajset_free(&data);
+        return 1;
+    }
+    imp_train_report rep = {0};
+    cli_run_hooks(&ro, &run, &to.hooks, &rep, to.epochs);
+    int st = imp_model_create(&m, &cfg, &data.geom, data.dt, to.seed), rc = 1;
+    if (st) {
+        rc = cli_fail("train");
+    } else {
         double t0 = imp_time_now();
         imp_loss_parts lp = {0};
         st = imp_model_train(m, &data, &to, &lp);
-        if (!st) {
-            imp_json extra;
-            imp_json_init(&extra);
-            imp_json_begin_object(&extra);
-            imp_json_kv_string(&extra, "data", data_path);
-            imp_json_kv_int(&extra, "epochs", to.epochs);
-            imp_json_kv_int(&extra, "horizon", to.horizon);
-            imp_json_kv_int(&extra, "batch", to.batch);
-            imp_json_kv_number(&extra, "lr", to.lr);
-            imp_json_kv_number(&extra, "l2", to.l2);
-            imp_json_kv_int(&extra, "seed", (long long)to.seed);
-            imp_json_kv_string(&extra, "contact_precision", to.single_contact ? "single" : "double");
-            imp_json_kv_string(&extra, "potential_precision", to.single_potential ? "single" : "double");
-            imp_json_kv_number(&extra, "final_loss", lp.total);
-            imp_json_kv_number(&extra, "seconds", imp_time_now() - t0);
-            imp_json_end_object(&extra);
-            st = imp_model_save(m, out, imp_json_text(&extra));
-            imp_json_free(&extra);
-            if (!st && !quiet)
-                fprintf(stderr, "impulse train: %s on %s, %d epochs in %.1f s, final loss %.5g -> %s\n",
-                        model_name, data.system, to.epochs, imp_time_now() - t0, lp.total, out);
-        }
+        imp_json extra;
+        imp_json_init(&extra);
+        imp_json_begin_object(&extra);
+        imp_json_kv_string(&extra, "data", data_path);
+        imp_json_kv_int(&extra, "epochs", to.epochs);
+        imp_json_kv_int(&extra, "horizon", to.horizon);
+        imp_json_kv_int(&extra, "batch", to.batch);
+        imp_json_kv_number(&extra, "lr", to.lr);
+        imp_json_kv_number(&extra, "l2", to.l2);
+        imp_json_kv_int(&extra, "seed", (long long)to.seed);
+        imp_json_kv_string(&extra, "contact_precision", to.single_contact ? "single" : "double");
+        imp_json_kv_string(&extra, "potential_precision", to.single_potential ? "single" : "double");
+        imp_json_kv_string(&extra, "end", imp_train_stop_name(rep.stop));
+        imp_json_kv_int(&extra, "epochs_done", rep.epochs_done);
+        imp_json_kv_int(&extra, "best_epoch", rep.best_epoch);
+        imp_json_kv_number(&extra, "final_loss", rep.final_loss);
+        imp_json_end_object(&extra);
+        save_ctx sc = {m, imp_json_text(&extra)};
+        rc = cli_run_finish(&run, st, &rep, save_model, &sc);
+        imp_json_free(&extra);
+        if (!rc && !quiet)
+            fprintf(stderr, "impulse train: %s on %s, %d epochs in %.1f s, final loss %.5g -> %s\n", model_name,
+                    data.system, to.epochs, imp_time_now() - t0, rep.final_loss, out);
     }
+    cli_run_close(&run);
     imp_model_free(m);
     imp_trajset_free(&data);
-    return st ? cli_fail("train") : 0;
+    return rc;
 }

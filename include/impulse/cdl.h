@@ -24,6 +24,7 @@
 
 #include "impulse/contact_systems.h"
 #include "impulse/nn.h"
+#include "impulse/train.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -139,13 +140,19 @@ typedef struct imp_train_opts {
     int progress;     /* call the callback every `progress` epochs (0: never) */
     void (*on_progress)(void *user, int epoch, const imp_loss_parts *mean_loss);
     void *user;
+    imp_train_hooks hooks; /* per-epoch callback, loss history, divergence guard,
+                              resumable state (include/impulse/train.h) */
 } imp_train_opts;
 
 /* Paper (lr 1e-3, tanh, l2 0.05) or reference code (lr 1e-2, softplus, l2 5e-3) settings. */
 void imp_train_opts_default(imp_train_opts *o, int code_settings);
 
 /* Train on every window (stride 1) of every trajectory of `data` (observed,
- * noisy q and qdot); Adam; shuffled mini-batches. final_loss may be NULL. */
+ * noisy q and qdot); Adam; shuffled mini-batches. final_loss may be NULL.
+ * opts->hooks: the loss parts passed to on_epoch are total, state, contact,
+ * l2. A divergence returns IMP_ERR_NUMERIC with m->params the best model's;
+ * a stop request returns IMP_OK with the best model's parameters (see
+ * hooks.report for how the run ended). */
 int imp_model_train(imp_model *m, const imp_trajset *data, const imp_train_opts *opts,
                     imp_loss_parts *final_loss);
 

@@ -22,6 +22,7 @@
 #include "impulse/core.h"
 #include "impulse/integrate.h"
 #include "impulse/nn.h"
+#include "impulse/train.h"
 #include "impulse/constrained.h"
 
 #ifdef __cplusplus
@@ -158,6 +159,8 @@ typedef struct imp_ctrain_opts {
     int verbose;           /* progress callback every epoch if set */
     void (*progress)(void *user, int epoch, double loss, double seconds);
     void *progress_user;
+    imp_train_hooks hooks; /* per-epoch callback (loss part "l1"), loss history, divergence
+                              guard, resumable state (include/impulse/train.h) */
 } imp_ctrain_opts;
 void imp_ctrain_opts_default(imp_ctrain_opts *o);
 
