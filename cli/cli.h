@@ -78,7 +78,6 @@ int cli_run_on_epoch(const imp_epoch_info *info, void *user);
  * the run ended, return the exit status (0, 1 or 130 after Ctrl-C). */
 int cli_run_finish(cli_run *r, int st, const imp_train_report *rep, int (*save)(const char *path, void *ctx),
                    void *ctx);
-int cli_run_save(cli_run *r, int (*save)(const char *path, void *ctx), void *ctx, char *where, size_t cap);
 void cli_run_close(cli_run *r);
 /* Options every train verb takes (--log, --resume, --checkpoint-every,
  * --checkpoint-seconds, --diverge-factor): returns 1 if `name` is one (and

@@ -118,12 +118,12 @@ int cli_run_on_epoch(const imp_epoch_info *info, void *user)
     return stop_requested ? 1 : 0;
 }
 
-int cli_run_save(cli_run *r, int (*save)(const char *path, void *ctx), void *ctx, char *where, size_t cap)
+/* Save to OUT, else to a rescue copy in $TMPDIR; on failure print one line
+ * (after `why`, the training's own failure, if any) and return 1. */
+static int save_or_rescue(cli_run *r, const char *why, int (*save)(const char *path, void *ctx), void *ctx)
 {
     if (r->printed_tty) fputc('\n', stderr), r->printed_tty = 0;
-    snprintf(where, cap, "%s", r->out);
     if (!save(r->out, ctx)) return 0;
-    /* keep the message; try a rescue copy where there may be room */
     char first[1024];
     snprintf(first, sizeof first, "%s", imp_last_error());
     const char *dir = getenv("TMPDIR");
@@ -132,44 +132,39 @@ int cli_run_save(cli_run *r, int (*save)(const char *path, void *ctx), void *ctx
     base = base ? base + 1 : r->out;
     char rescue[4096];
     snprintf(rescue, sizeof rescue, "%s/impulse-rescue-%ld-%s", dir, (long)getpid(), base);
-    if (!save(rescue, ctx)) {
-        snprintf(where, cap, "%s", rescue);
-        return cli_failf(r->verb, "%s; the trained model was saved to %s instead", first, rescue);
-    }
+    const char *sep = why[0] ? "; then " : "";
+    if (!save(rescue, ctx))
+        return cli_failf(r->verb, "%s%s%s; the trained model was saved to %s instead", why, sep, first, rescue);
     if (!access(r->state_path, R_OK))
-        return cli_failf(r->verb, "%s; no rescue copy either (%s); the last training state is %s: make room and "
-                         "run the same command with --resume %s", first, rescue, r->state_path, r->state_path);
-    return cli_failf(r->verb, "%s; no rescue copy either (%s): the trained model is lost", first, rescue);
+        return cli_failf(r->verb, "%s%s%s; no rescue copy in %s either; the last training state is %s: make room "
+                         "and run the same command with --resume %s", why, sep, first, dir, r->state_path,
+                         r->state_path);
+    return cli_failf(r->verb, "%s%s%s; no rescue copy in %s either: the trained model is lost", why, sep, first, dir);
 }
 
 int cli_run_finish(cli_run *r, int st, const imp_train_report *rep, int (*save)(const char *path, void *ctx),
                    void *ctx)
 {
     if (r->printed_tty) fputc('\n', stderr), r->printed_tty = 0;
-    char where[4096];
     if (!st && rep->stop == IMP_TRAIN_FINISHED) {
-        if (cli_run_save(r, save, ctx, where, sizeof where)) return 1;
+        if (save_or_rescue(r, "", save, ctx)) return 1;
         unlink(r->state_path); /* the run is complete: its state is no longer needed */
         return 0;
     }
     if (rep->epochs_done == 0 && rep->stop != IMP_TRAIN_DIVERGED) return cli_fail(r->verb);
     /* a run that did not finish: keep what it learnt */
-    char msg[2048];
-    snprintf(msg, sizeof msg, "%s", st ? imp_last_error() : "");
-    if (cli_run_save(r, save, ctx, where, sizeof where)) {
-        if (st) fprintf(stderr, "impulse %s: error: %s\n", r->verb, msg);
-        return 1;
-    }
+    char why[2048];
+    snprintf(why, sizeof why, "%s", st ? imp_last_error() : "");
+    if (save_or_rescue(r, why, save, ctx)) return 1;
     int resumable = !access(r->state_path, R_OK);
     if (rep->stop == IMP_TRAIN_STOPPED) {
         fprintf(stderr, "impulse %s: interrupted after epoch %d of %d: the best model (epoch %d, loss %.6g) was saved "
-                        "to %s%s%s\n", r->verb, rep->epochs_done, r->epochs, rep->best_epoch, rep->best_loss, where,
+                        "to %s%s%s\n", r->verb, rep->epochs_done, r->epochs, rep->best_epoch, rep->best_loss, r->out,
                 resumable ? "; continue with the same command and --resume " : "", resumable ? r->state_path : "");
         return 130;
     }
-    if (rep->stop == IMP_TRAIN_DIVERGED)
-        return cli_failf(r->verb, "%s; saved to %s", msg, where);
-    return cli_failf(r->verb, "%s; the model after epoch %d was saved to %s", msg, rep->epochs_done, where);
+    if (rep->stop == IMP_TRAIN_DIVERGED) return cli_failf(r->verb, "%s; saved to %s", why, r->out);
+    return cli_failf(r->verb, "%s; the model after epoch %d was saved to %s", why, rep->epochs_done, r->out);
 }
 
 void cli_run_opts_default(cli_run_opts *o)
