@@ -101,4 +101,16 @@ int cli_run_option(cli_run_opts *o, const char *verb, const char *name, const ch
 /* Set the hooks from the options and the run. */
 void cli_run_hooks(const cli_run_opts *o, cli_run *r, imp_train_hooks *h, imp_train_report *rep, int epochs);
 
+/* Long verbs (sweeps, reproductions): the first SIGINT/SIGTERM asks to stop
+ * after the current unit of work, the second ends the process. */
+void cli_catch_stop_signals(void);
+int cli_stop_requested(void);
+
+/* Check a trajectory set's contact labels against its motion and handle
+ * them (--contact-labels auto | as-given | onset; NULL = auto), printing one
+ * notice line with the counts when some labels do not fit the motion (or an
+ * info line unless quiet). Returns 0 or the exit status of a failure. */
+struct imp_trajset;
+int cli_handle_labels(const char *verb, struct imp_trajset *ts, const char *mode_name, int quiet);
+
 #endif

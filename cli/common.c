@@ -1,6 +1,8 @@
 #include "cli.h"
+#include "impulse/contact_systems.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -58,4 +60,41 @@ int cli_progress_enabled(void)
     const char *e = getenv("IMPULSE_PROGRESS");
     if (e) return strcmp(e, "0") != 0;
     return isatty(2);
+}
+
+static volatile sig_atomic_t stop_requested_ = 0;
+static void on_stop_signal(int sig)
+{
+    stop_requested_ = 1;
+    signal(sig, SIG_DFL);
+}
+void cli_catch_stop_signals(void)
+{
+    signal(SIGINT, on_stop_signal);
+    signal(SIGTERM, on_stop_signal);
+}
+int cli_stop_requested(void)
+{
+    return stop_requested_ != 0;
+}
+
+int cli_handle_labels(const char *verb, imp_trajset *ts, const char *mode_name, int quiet)
+{
+    imp_label_mode mode;
+    if (imp_label_mode_from_name(mode_name ? mode_name : "auto", &mode)) return cli_fail(verb);
+    if (!ts->has_contact) return 0;
+    imp_label_report r;
+    if (imp_contact_labels_apply(ts, mode, &r)) return cli_fail(verb);
+    int odd = r.multi || r.no_change || r.no_pair;
+    if (quiet && !odd) return 0;
+    const char *why = mode != IMP_LABELS_AUTO ? "as asked"
+                      : r.mode == IMP_LABELS_AS_GIVEN ? "default for impulse's event-driven simulators"
+                                                      : "default for data with meta labels other than \"impact\"";
+    fprintf(stderr,
+            "impulse %s: %s: contact labels: %d in %d intervals, %d impacts (velocity reversals); %d impacts carry "
+            "several labels (%d extra, %d while separating), %d labels show no velocity change, %d resting, "
+            "%d on bodies without a contact pair (rest: |u| <= %.3g); handling %s (%s): %d labels kept\n",
+            verb, odd ? "notice" : "info", r.labels, r.intervals, r.impacts, r.multi, r.extra, r.separating,
+            r.no_change, r.resting, r.no_pair, r.v_rest, imp_label_mode_name(r.mode), why, r.kept);
+    return 0;
 }

@@ -10,6 +10,8 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: impulse simulate SYSTEM [options] -o data.npz\n"
             "  SYSTEM: pendulum | bouncing-ball | newtons-cradle (CD-Lagrange experiments),\n"
+            "          compliant-ball | compliant-cradle (spring-damper contact: a stand-in for\n"
+            "          data from other simulators and labs; labels from a touch sensor),\n"
             "          pendulum-chain:N, coupled-pendulums:3, magnet-pendulum, gyroscope, rotor\n"
             "          (constrained systems; see impulse simulate pendulum-chain:2 --help)\n"
             "  --trajectories N   number of trajectories (default 1; later ones start at random states)\n"
@@ -18,6 +20,8 @@ static void usage(FILE *f)
             "  --noise S          Gaussian noise std on positions and velocities (default 0)\n"
             "  --restitution E    coefficient of restitution in [0, 1] (default 1)\n"
             "  --q0 Q --v0 V      initial position/velocity of the first trajectory\n"
+            "  --stiffness K      compliant systems: contact spring (default 2.5e4); the damper\n"
+            "                     is chosen from --restitution\n"
             "  --seed K           random seed (default 0)\n"
             "  -o, --output FILE  output .npz (written atomically)\n");
 }
@@ -42,6 +46,7 @@ int cli_simulate(int argc, char **argv)
         {"restitution", required_argument, 0, 'e'},  {"seed", required_argument, 0, 'k'},
         {"q0", required_argument, 0, 'q'},           {"v0", required_argument, 0, 'v'},
         {"output", required_argument, 0, 'o'},       {"help", no_argument, 0, 'h'},
+        {"stiffness", required_argument, 0, 'K'},
         {0, 0, 0, 0}};
     optind = 2;
     opterr = 0;
@@ -58,6 +63,7 @@ int cli_simulate(int argc, char **argv)
         case 'k': st = cli_parse_long("--seed", optarg, 0, __LONG_MAX__, &lv), o.seed = (unsigned long long)lv; break;
         case 'q': st = cli_parse_double("--q0", optarg, -1e6, 1e6, &o.q0); break;
         case 'v': st = cli_parse_double("--v0", optarg, -1e6, 1e6, &o.v0); break;
+        case 'K': st = cli_parse_double("--stiffness", optarg, 1e-6, 1e12, &o.stiffness); break;
         case 'o': out = optarg; break;
         case 'h': usage(stdout); return 0;
         default: return cli_failf("simulate", "unknown or incomplete option '%s' (see --help)", argv[optind - 1]);

@@ -2,6 +2,7 @@
 #include "cli.h"
 #include "impulse/cdl.h"
 #include "impulse/io.h"
+#include "impulse/contact_systems.h"
 
 #include <getopt.h>
 #include <stdlib.h>
@@ -22,7 +23,12 @@ static void usage(FILE *f)
             "  --lr X  --l2 X       learning rate, L2 weight on the potential's kernels\n"
             "  --activation A       tanh | softplus | relu\n"
             "  --hidden N --layers L  width and hidden layers of the potential / ResNet (500, 1)\n"
-            "  --touch | --no-touch contact labels observed in training (default --touch)\n"
+            "  --touch | --no-touch contact labels observed in training (default --touch; data\n"
+            "                       without labels train with --no-touch, saying so)\n"
+            "  --contact-labels M   auto (default) | as-given | onset: onset keeps one label per\n"
+            "                       contact interval, where the normal velocity reverses, plus\n"
+            "                       resting contact; auto is as-given for impulse's event-driven\n"
+            "                       simulators (meta labels \"impact\"), onset otherwise\n"
             "  --projection         closest-point projection at impacts (cdl)\n"
             "  --damping            learn a diagonal damping (cdl, vin)\n"
             "  --learn-mass         learn the diagonal mass matrix (cdl, vin)\n"
@@ -70,8 +76,8 @@ int cli_train(int argc, char **argv)
     imp_train_opts_default(&to, code);
     to.epochs = 2000;
     cfg.act = code ? IMP_ACT_SOFTPLUS : IMP_ACT_TANH;
-    const char *data_path = NULL, *out = NULL;
-    int quiet = 0;
+    const char *data_path = NULL, *out = NULL, *labels = "auto";
+    int quiet = 0, touch_given = 0;
     static const struct option opts[] = {
         {"data", required_argument, 0, 'D'},    {"settings", required_argument, 0, 'S'},
         {"epochs", required_argument, 0, 'E'},  {"horizon", required_argument, 0, 'H'},
@@ -84,6 +90,7 @@ int cli_train(int argc, char **argv)
         {"quiet", no_argument, 0, 'q'},         {"output", required_argument, 0, 'o'},
         {"contact-precision", required_argument, 0, 'P'},
         {"potential-precision", required_argument, 0, 'Q'},
+        {"contact-labels", required_argument, 0, 'C'},
         {"log", required_argument, 0, 1},       {"resume", required_argument, 0, 1},
         {"checkpoint-every", required_argument, 0, 1}, {"checkpoint-seconds", required_argument, 0, 1},
         {"diverge-factor", required_argument, 0, 1},
@@ -114,8 +121,9 @@ int cli_train(int argc, char **argv)
         case 'a': st = imp_activation_from_name(optarg, &cfg.act); break;
         case 'n': st = cli_parse_long("--hidden", optarg, 1, 100000, &lv), cfg.hidden = (int)lv; break;
         case 'y': st = cli_parse_long("--layers", optarg, 1, IMP_MLP_MAX_LAYERS - 1, &lv), cfg.hidden_layers = (int)lv; break;
-        case 't': cfg.touch = 1; break;
-        case 'T': cfg.touch = 0; break;
+        case 't': cfg.touch = 1, touch_given = 1; break;
+        case 'T': cfg.touch = 0, touch_given = 1; break;
+        case 'C': labels = optarg; break;
         case 'p': cfg.projection = 1; break;
         case 'c': cfg.learn_damping = 1; break;
         case 'm': cfg.learn_mass = 1; break;
@@ -140,8 +148,24 @@ int cli_train(int argc, char **argv)
     if (!out) return cli_failf("train", "missing -o FILE");
     if (cfg.kind == IMP_MODEL_RESNET_CONTACT && !cfg.touch)
         return cli_failf("train", "resnet-contact is fed the contact signal: it needs --touch");
+    imp_label_mode lm;
+    if (imp_label_mode_from_name(labels, &lm)) return cli_fail("train");
     imp_trajset data;
     if (imp_trajset_load(&data, data_path)) return cli_fail("train");
+    if (!data.has_contact && cfg.touch && (touch_given || cfg.kind == IMP_MODEL_RESNET_CONTACT)) {
+        imp_trajset_free(&data);
+        return cli_failf("train", "%s has no contact labels (array 'contact'): train cdl/vin/resnet with --no-touch, "
+                         "or supply labels (impulse import --contact NAME)", data_path);
+    }
+    if (!data.has_contact && cfg.touch) {
+        fprintf(stderr, "impulse train: notice: %s has no contact labels: training without touch feedback "
+                "(--no-touch)\n", data_path);
+        cfg.touch = 0;
+    }
+    if (cfg.touch && cli_handle_labels("train", &data, labels, quiet)) {
+        imp_trajset_free(&data);
+        return 1;
+    }
     imp_model *m = NULL;
     cli_run run;
     if (cli_run_open(&run, "train", out, ro.log, ro.resume, quiet)) {

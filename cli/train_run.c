@@ -1,27 +1,17 @@
 /* What every `impulse train` run shares, whatever the model family: the
  * JSON-lines training log, progress lines (rate and ETA on a terminal, one
- * line every few seconds otherwise), Ctrl-C stopping after the current
- * epoch, the training-state file for --resume, and saving the model at the
+ * line every few seconds otherwise), Ctrl-C (or SIGTERM) stopping after the
+ * current epoch, the training-state file for --resume, and saving the model at the
  * end with a rescue copy when the target cannot be written. */
 #define _POSIX_C_SOURCE 200809L
 #include "cli.h"
 #include "impulse/io.h"
 
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-static volatile sig_atomic_t stop_requested;
-
-static void on_sigint(int sig)
-{
-    (void)sig;
-    stop_requested = 1;
-    signal(SIGINT, SIG_DFL); /* a second Ctrl-C ends the process at once */
-}
 
 static void format_duration(double s, char *buf, size_t cap)
 {
@@ -55,12 +45,7 @@ int cli_run_open(cli_run *r, const char *verb, const char *out, const char *log_
     }
     r->log = fopen(log_path, resume ? "a" : "w");
     if (!r->log) return cli_failf(verb, "--log: cannot open '%s': %s", log_path, strerror(errno));
-    stop_requested = 0;
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_sigint;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
+    cli_catch_stop_signals();
     return 0;
 }
 
@@ -68,7 +53,6 @@ void cli_run_close(cli_run *r)
 {
     if (r->log) fclose(r->log);
     r->log = NULL;
-    signal(SIGINT, SIG_DFL);
 }
 
 int cli_run_on_epoch(const imp_epoch_info *info, void *user)
@@ -115,7 +99,7 @@ int cli_run_on_epoch(const imp_epoch_info *info, void *user)
                 info->epoch, info->epochs, info->loss, parts, rate, el, eta, r->tty && !last ? "" : "\n");
         r->printed_tty = r->tty && !last;
     }
-    return stop_requested ? 1 : 0;
+    return cli_stop_requested();
 }
 
 /* Save to OUT, else to a rescue copy in $TMPDIR; on failure print one line

@@ -184,7 +184,7 @@ static void test_file_limit(void)
     CHECK(finish(start("train cdl --data " DIR_ "/ball.npz --epochs 2 --hidden 64 -o " DIR_ "/full.npz", 0)) == 0);
     size_t n0;
     unsigned char *before = slurp(DIR_ "/full.npz", &n0);
-    pid_t pid = start("train cdl --data " DIR_ "/ball.npz --epochs 3 --hidden 64 --seed 9 -o " DIR_ "/full.npz", 4096);
+    pid_t pid = start("train cdl --data " DIR_ "/ball.npz --epochs 3 --hidden 64 --seed 9 --quiet -o " DIR_ "/full.npz", 4096);
     int rc = finish(pid);
     char err[4096];
     read_err(err, sizeof err);
