@@ -56,6 +56,12 @@ typedef struct imp_cdl_config {
  * contact net 100-100, touch on, projection off. */
 void imp_cdl_config_default(imp_cdl_config *cfg, imp_model_kind kind);
 
+/* Limits of a model description (checked on creation and when loading a
+ * checkpoint): network widths, and the step dt in seconds. */
+#define IMP_MODEL_MAX_WIDTH 100000
+#define IMP_MODEL_MIN_DT 1e-9
+#define IMP_MODEL_MAX_DT 1e3
+
 /* Immutable model description plus its parameters (one flat vector). */
 typedef struct imp_model {
     imp_cdl_config cfg;
@@ -76,8 +82,12 @@ typedef struct imp_model {
 int imp_model_create(imp_model **out, const imp_cdl_config *cfg, const imp_contact_geometry *geom,
                      double dt, unsigned long long seed);
 void imp_model_free(imp_model *m);
-/* Checkpoint: params split into named arrays (net.W0, net.b0, ...) + meta JSON
- * with the configuration, geometry and `extra_meta` (a JSON object text or NULL). */
+/* Checkpoint (docs/data-format.md, "Checkpoints"): params, the same values
+ * split into named arrays (net.W0, net.b0, ...), the contact geometry, and
+ * meta JSON with the configuration, a checksum and `extra_meta` (a JSON
+ * object text or NULL, stored as "training"). Loading checks every field,
+ * the sizes against the params array before allocating, the per-layer
+ * copies against params, and the checksum. */
 int imp_model_save(const imp_model *m, const char *path, const char *extra_meta);
 int imp_model_load(imp_model **out, const char *path);
 

@@ -3,6 +3,7 @@
  * mini-batches each epoch, Adam on state MSE + contact BCE + L2 ([P] 3.2). */
 #include "impulse/cdl.h"
 #include "impulse/io.h"
+#include "io/meta.h"
 #include "train_internal.h"
 
 #include <math.h>
@@ -41,9 +42,9 @@ static int check_opts(const imp_train_opts *o, const imp_trajset *d)
 static int fingerprint(const imp_model *m, const imp_trajset *d, const imp_train_opts *o, imp_json *j)
 {
     size_t nq = (size_t)d->n_traj * d->n_steps * m->D, nc = (size_t)d->n_traj * d->n_steps * m->K;
-    uint64_t h = imp_train_hash(d->q, nq * sizeof(double), IMP_HASH_START);
-    h = imp_train_hash(d->qdot, nq * sizeof(double), h);
-    if (d->contact) h = imp_train_hash(d->contact, nc * sizeof(double), h);
+    uint64_t h = imp_fnv1a(d->q, nq * sizeof(double), IMP_FNV_START);
+    h = imp_fnv1a(d->qdot, nq * sizeof(double), h);
+    if (d->contact) h = imp_fnv1a(d->contact, nc * sizeof(double), h);
     char hex[17];
     snprintf(hex, sizeof hex, "%016llx", (unsigned long long)h);
     imp_json_begin_object(j);

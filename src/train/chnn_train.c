@@ -15,6 +15,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "impulse/chnn_models.h"
 #include "impulse/io.h"
+#include "io/meta.h"
 #include "train_internal.h"
 
 #include <errno.h>
@@ -431,8 +432,8 @@ int imp_ctrain_pool_loss(imp_ctrain_pool *p, const double *params, const double 
  * thread count changes only the rounding and is left out). */
 static int fingerprint(const imp_cmodel *m, const imp_ctraj *d, const imp_ctrain_opts *o, imp_json *j)
 {
-    uint64_t h = imp_train_hash(d->z, (size_t)d->n_traj * d->T * d->dim * sizeof(double), IMP_HASH_START);
-    h = imp_train_hash(&d->dt, sizeof d->dt, h);
+    uint64_t h = imp_fnv1a(d->z, (size_t)d->n_traj * d->T * d->dim * sizeof(double), IMP_FNV_START);
+    h = imp_fnv1a(&d->dt, sizeof d->dt, h);
     char hex[17], seed[32];
     snprintf(hex, sizeof hex, "%016llx", (unsigned long long)h);
     snprintf(seed, sizeof seed, "%llu", o->seed);

@@ -65,9 +65,4 @@ int imp_train_state_save(imp_track *t, const imp_train_state *s);
  * of another family, another fingerprint or other sizes. */
 int imp_train_state_load(imp_track *t, imp_train_state *s);
 
-/* FNV-1a over bytes, continuing from h (start with IMP_HASH_START): the data
- * checksum of a fingerprint. */
-#define IMP_HASH_START 0xcbf29ce484222325ull
-uint64_t imp_train_hash(const void *data, size_t len, uint64_t h);
-
 #endif

@@ -12,6 +12,7 @@
  *   history      float64 [epoch]: mean loss of each completed epoch */
 #include "train_internal.h"
 #include "impulse/io.h"
+#include "io/meta.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -19,13 +20,6 @@
 
 #define STATE_FORMAT "impulse-train-state"
 #define STATE_VERSION 1
-
-uint64_t imp_train_hash(const void *data, size_t len, uint64_t h)
-{
-    const unsigned char *p = data;
-    for (size_t i = 0; i < len; i++) h = (h ^ p[i]) * 0x100000001b3ull;
-    return h;
-}
 
 int imp_train_state_save(imp_track *t, const imp_train_state *s)
 {
