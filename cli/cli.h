@@ -25,6 +25,9 @@ int cli_sweep(int argc, char **argv);
 int cli_simulate_chnn(int argc, char **argv, const char *system);
 int cli_train_chnn(int argc, char **argv, const char *model);
 int cli_eval_chnn(int argc, char **argv, const char *model_kind);
+int cli_rollout_chnn(int argc, char **argv, const char *model_kind);
+/* The model kind named in a checkpoint's meta ("cdl", "chnn", ...), for dispatch. */
+int cli_checkpoint_kind(const char *path, char *kind, size_t cap);
 int cli_reproduce_cdl(int argc, char **argv);
 int cli_reproduce_chnn(int argc, char **argv);
 int cli_reproduce_impact(int argc, char **argv);
@@ -48,6 +51,8 @@ int cli_failf(const char *verb, const char *fmt, ...)
  * naming the option and return IMP_ERR_INVALID. */
 int cli_parse_long(const char *opt, const char *text, long lo, long hi, long *out);
 int cli_parse_double(const char *opt, const char *text, double lo, double hi, double *out);
+/* Exactly n comma-separated finite numbers ("what" describes them). */
+int cli_parse_list(const char *opt, const char *text, int n, const char *what, double *out);
 
 /* Training threads of the constrained-network verbs (`--threads N`): the
  * machines this tool targets have 2 cores. */

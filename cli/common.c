@@ -1,5 +1,6 @@
 #include "cli.h"
 #include "impulse/contact_systems.h"
+#include "impulse/io.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -97,4 +98,39 @@ int cli_handle_labels(const char *verb, imp_trajset *ts, const char *mode_name, 
             verb, odd ? "notice" : "info", r.labels, r.intervals, r.impacts, r.multi, r.extra, r.separating,
             r.no_change, r.resting, r.no_pair, r.v_rest, imp_label_mode_name(r.mode), why, r.kept);
     return 0;
+}
+
+int cli_checkpoint_kind(const char *path, char *kind, size_t cap)
+{
+    imp_npz *z = NULL;
+    int st = imp_npz_load(&z, path);
+    if (st) return imp_fail_context(st, "--model");
+    const char *meta = imp_npz_meta(z);
+    st = meta && !imp_json_get_string(meta, "model", kind, cap) ? IMP_OK
+         : imp_fail(IMP_ERR_FORMAT, "%s: no model kind in its meta (not an impulse checkpoint?)", path);
+    imp_npz_free(z);
+    return st;
+}
+
+int cli_parse_list(const char *opt, const char *text, int n, const char *what, double *out)
+{
+    if (!text) return imp_fail(IMP_ERR_INVALID, "%s: missing value", opt);
+    const char *p = text;
+    for (int i = 0; i < n; i++) {
+        size_t len = strcspn(p, ",");
+        char item[64];
+        if (len == 0 || len >= sizeof item)
+            return imp_fail(IMP_ERR_INVALID, "%s: needs %d comma-separated numbers (%s)", opt, n, what);
+        memcpy(item, p, len);
+        item[len] = '\0';
+        if (cli_parse_double(opt, item, -1e300, 1e300, &out[i])) return IMP_ERR_INVALID;
+        p += len;
+        if (i < n - 1) {
+            if (*p != ',') return imp_fail(IMP_ERR_INVALID, "%s: needs %d comma-separated numbers (%s), got %d", opt,
+                                           n, what, i + 1);
+            p++;
+        }
+    }
+    if (*p) return imp_fail(IMP_ERR_INVALID, "%s: more than %d numbers (%s)", opt, n, what);
+    return IMP_OK;
 }

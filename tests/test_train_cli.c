@@ -130,6 +130,7 @@ static void test_kill_resume(void)
         else CHECK_MSG(rc == 128 + SIGKILL, "exit %d", rc);
     }
     printf("kill -9 at %d moments, %d resumes\n", kills, resumes);
+    fflush(stdout);
     CHECK(done);
     CHECK_MSG(resumes >= 5, "only %d resumes", resumes);
     CHECK_MSG(kills >= 5, "only %d kills landed", kills);
@@ -208,6 +209,39 @@ static void test_stale_temp(void)
     CHECK(access(DIR_ "/x.npz.tmp.999999999.0", F_OK) != 0);
 }
 
+/* rollout runs every model kind eval accepts: a constrained network too;
+ * and refuses data sampled at another step than the model's. */
+static void test_rollout(void)
+{
+    CHECK(finish(start("simulate pendulum-chain:2 --trajectories 6 --seed 2 -o " DIR_ "/pc.npz", 0)) == 0);
+    CHECK(finish(start("train chnn --data " DIR_ "/pc.npz --epochs 2 --hidden 8 --chunks 6 --batch 3 --quiet -o " DIR_
+                       "/ch.npz", 0)) == 0);
+    int rc = finish(start("rollout --model " DIR_ "/ch.npz --data " DIR_ "/pc.npz --trajectory 1 --steps 20 -o " DIR_
+                          "/roll.npz", 0));
+    char err[4096];
+    read_err(err, sizeof err);
+    CHECK_MSG(rc == 0, "exit %d: %s", rc, err);
+    imp_npz *z = NULL;
+    const double *st = NULL;
+    size_t sh[2] = {0, 0};
+    CHECK_OK(imp_npz_load(&z, DIR_ "/roll.npz"));
+    if (z) CHECK_OK(imp_npz_get_f64(z, "states", 2, (size_t[]){21, 8}, &st, sh));
+    imp_ctraj data;
+    char sys[64];
+    CHECK_OK(imp_ctraj_load_cartesian(DIR_ "/pc.npz", &data, sys));
+    if (st) CHECK(!memcmp(st, data.z + (size_t)data.T * data.dim, 8 * sizeof(double)));
+    imp_ctraj_free(&data);
+    imp_npz_free(z);
+    rc = finish(start("rollout --model " DIR_ "/ch.npz --state 1,0,1,0 --dt 0.03 -o " DIR_ "/roll.npz", 0));
+    read_err(err, sizeof err);
+    CHECK_MSG(rc == 1 && strstr(err, "--state: needs 8"), "exit %d: %s", rc, err);
+    /* a CD-Lagrange model with data at another step */
+    CHECK(finish(start("simulate bouncing-ball --dt 0.01 --steps 50 -o " DIR_ "/ball_dt.npz", 0)) == 0);
+    rc = finish(start("rollout --model " DIR_ "/ref.npz --data " DIR_ "/ball_dt.npz -o " DIR_ "/roll.npz", 0));
+    read_err(err, sizeof err);
+    CHECK_MSG(rc == 1 && strstr(err, "dt 0.01 differs from the model's 0.02"), "exit %d: %s", rc, err);
+}
+
 int main(void)
 {
     imp_blas_init();
@@ -226,5 +260,6 @@ int main(void)
     test_file_limit();
     test_sigint();
     test_kill_resume();
+    test_rollout();
     TEST_MAIN_END();
 }

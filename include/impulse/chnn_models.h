@@ -252,6 +252,13 @@ double imp_ceval_geo_mean(const double *err, int T);
 int imp_ceval(const imp_cmodel *m, const double *params, const imp_ctraj *test,
               const imp_ceval_opts *opts, imp_ceval_result *res);
 
+/* One rollout as imp_ceval does it (DOPRI5 with opts' rtol/atol; opts may
+ * be NULL for the defaults) from the Cartesian state x0 (2 n d values: x
+ * then v), n_states states dt apart (row 0 = x0), written in Cartesian
+ * coordinates to out (n_states x 2 n d). */
+int imp_cmodel_rollout(const imp_cmodel *m, const double *params, const double *x0, int n_states, double dt,
+                       const imp_ceval_opts *opts, double *out);
+
 /* ---- benchmark data for experiments ([chnn] section 1) ---- */
 /* Training set: n_traj ground-truth trajectories of T states (the
  * benchmark's dt) from the reference initial-state distribution, seed
