@@ -5,6 +5,7 @@
 #include "impulse/contact_systems.h"
 
 #include <getopt.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,6 +33,17 @@ static void usage(FILE *f)
             "  --projection         closest-point projection at impacts (cdl)\n"
             "  --damping            learn a diagonal damping (cdl, vin)\n"
             "  --learn-mass         learn the diagonal mass matrix (cdl, vin)\n"
+            "  --restitution M      learn (default for cdl): e per contact pair learned with the\n"
+            "                       networks, kept in (0, 1) by a sigmoid; fixed: the data's\n"
+            "                       meta restitution, as in the paper\n"
+            "  --restitution-init X starting value of a learned e: meta (the data's, the default\n"
+            "                       when it has one), data (estimated from the velocities around\n"
+            "                       labelled contacts, the default otherwise) or a number in (0, 1)\n"
+            "  --friction           Coulomb friction at contact pairs with a tangent\n"
+            "                       (contact_tangents), through the AP-Newton impact law, mu\n"
+            "                       learned per pair (cdl)\n"
+            "  --friction-init X    starting mu: data (estimated from the impulses around\n"
+            "                       labelled contacts; the default) or a positive number\n"
             "  --seed K             initialisation and shuffling seed (default 0)\n"
             "  --contact-precision P  single (default) or double: precision of the contact\n"
             "                       network in training (evaluation is double)\n"
@@ -51,6 +63,38 @@ static int save_model(const char *path, void *ctx)
 {
     save_ctx *c = ctx;
     return imp_model_save(c->m, path, c->extra);
+}
+
+/* Starting values of the learned contact law (--restitution-init data |
+ * meta | E, --friction-init data | MU; NULL: the default), set by the
+ * library; prints them unless quiet. */
+static int init_contact_law(imp_model *m, const imp_trajset *data, const char *e_init, const char *mu_init, int quiet)
+{
+    imp_law_init e_from = IMP_LAW_INIT_DEFAULT, mu_from = IMP_LAW_INIT_DATA;
+    double e_value = NAN, mu_value = NAN;
+    int st = IMP_OK;
+    if (e_init && !strcmp(e_init, "meta")) e_from = IMP_LAW_INIT_META;
+    else if (e_init && !strcmp(e_init, "data")) e_from = IMP_LAW_INIT_DATA;
+    else if (e_init) {
+        e_from = IMP_LAW_INIT_VALUE;
+        st = cli_parse_double("--restitution-init", e_init, 1e-3, 1 - 1e-3, &e_value);
+    }
+    if (!st && strcmp(mu_init, "data")) {
+        mu_from = IMP_LAW_INIT_VALUE;
+        st = cli_parse_double("--friction-init", mu_init, 1e-4, 10, &mu_value);
+    }
+    imp_contact_law_start s;
+    if (!st) st = imp_model_init_contact_law(m, data, e_from, e_value, mu_from, mu_value, &s);
+    if (st || quiet || (!m->cfg.learn_restitution && !m->cfg.friction)) return st;
+    static const char *const source[] = {"default", "data estimate", "the data's meta", "given"};
+    for (int p = 0; p < m->geom.n_pairs; p++) {
+        fprintf(stderr, "impulse train: contact pair %d:", p);
+        if (m->cfg.learn_restitution) fprintf(stderr, " restitution starts at %.4g (%s)", s.e[p], source[s.e_from]);
+        if (m->cfg.friction && imp_contact_pair_has_tangent(&m->geom, p))
+            fprintf(stderr, " friction starts at %.4g (%s)", s.mu[p], source[s.mu_from]);
+        fprintf(stderr, "; %d labelled impacts in the data\n", s.n_events[p]);
+    }
+    return IMP_OK;
 }
 
 int cli_train(int argc, char **argv)
@@ -76,8 +120,8 @@ int cli_train(int argc, char **argv)
     imp_train_opts_default(&to, code);
     to.epochs = 2000;
     cfg.act = code ? IMP_ACT_SOFTPLUS : IMP_ACT_TANH;
-    const char *data_path = NULL, *out = NULL, *labels = "auto";
-    int quiet = 0, touch_given = 0;
+    const char *data_path = NULL, *out = NULL, *labels = "auto", *e_init = NULL, *mu_init = "data";
+    int quiet = 0, touch_given = 0, e_mode = -1; /* -1: default (learn for cdl) */
     static const struct option opts[] = {
         {"data", required_argument, 0, 'D'},    {"settings", required_argument, 0, 'S'},
         {"epochs", required_argument, 0, 'E'},  {"horizon", required_argument, 0, 'H'},
@@ -91,6 +135,8 @@ int cli_train(int argc, char **argv)
         {"contact-precision", required_argument, 0, 'P'},
         {"potential-precision", required_argument, 0, 'Q'},
         {"contact-labels", required_argument, 0, 'C'},
+        {"restitution", required_argument, 0, 'r'}, {"restitution-init", required_argument, 0, 'R'},
+        {"friction", no_argument, 0, 'f'},      {"friction-init", required_argument, 0, 'F'},
         {"log", required_argument, 0, 1},       {"resume", required_argument, 0, 1},
         {"checkpoint-every", required_argument, 0, 1}, {"checkpoint-seconds", required_argument, 0, 1},
         {"diverge-factor", required_argument, 0, 1},
@@ -138,6 +184,13 @@ int cli_train(int argc, char **argv)
             if (!strcmp(optarg, "single") || !strcmp(optarg, "double")) to.single_potential = !strcmp(optarg, "single");
             else return cli_failf("train", "--potential-precision: '%s' is not single or double", optarg);
             break;
+        case 'r':
+            if (!strcmp(optarg, "learn") || !strcmp(optarg, "fixed")) e_mode = !strcmp(optarg, "learn");
+            else return cli_failf("train", "--restitution: '%s' is not learn or fixed", optarg);
+            break;
+        case 'R': e_init = optarg; break;
+        case 'f': cfg.friction = 1; break;
+        case 'F': mu_init = optarg; break;
         case 'h': usage(stdout); return 0;
         default: return cli_failf("train", "unknown or incomplete option '%s' (see --help)", argv[optind - 1]);
         }
@@ -148,10 +201,18 @@ int cli_train(int argc, char **argv)
     if (!out) return cli_failf("train", "missing -o FILE");
     if (cfg.kind == IMP_MODEL_RESNET_CONTACT && !cfg.touch)
         return cli_failf("train", "resnet-contact is fed the contact signal: it needs --touch");
+    if (cfg.kind != IMP_MODEL_CDL && (e_mode == 1 || e_init || cfg.friction))
+        return cli_failf("train", "--restitution learn, --restitution-init and --friction apply to cdl only");
+    cfg.learn_restitution = cfg.kind == IMP_MODEL_CDL && e_mode != 0;
+    if (!cfg.learn_restitution && e_init) return cli_failf("train", "--restitution-init: e is fixed (--restitution fixed)");
     imp_label_mode lm;
     if (imp_label_mode_from_name(labels, &lm)) return cli_fail("train");
     imp_trajset data;
     if (imp_trajset_load(&data, data_path)) return cli_fail("train");
+    if (cfg.kind == IMP_MODEL_CDL && !cfg.learn_restitution && isnan(data.geom.restitution)) {
+        imp_trajset_free(&data);
+        return cli_failf("train", "--restitution fixed: %s has no restitution in its meta (learn it)", data_path);
+    }
     if (!data.has_contact && cfg.touch && (touch_given || cfg.kind == IMP_MODEL_RESNET_CONTACT)) {
         imp_trajset_free(&data);
         return cli_failf("train", "%s has no contact labels (array 'contact'): train cdl/vin/resnet with --no-touch, "
@@ -162,7 +223,8 @@ int cli_train(int argc, char **argv)
                 "(--no-touch)\n", data_path);
         cfg.touch = 0;
     }
-    if (cfg.touch && cli_handle_labels("train", &data, labels, quiet)) {
+    char label_note[1024] = "";
+    if (cfg.touch && cli_handle_labels("train", &data, labels, quiet, label_note, sizeof label_note)) {
         imp_trajset_free(&data);
         return 1;
     }
@@ -175,6 +237,8 @@ int cli_train(int argc, char **argv)
     imp_train_report rep = {0};
     cli_run_hooks(&ro, &run, &to.hooks, &rep, to.epochs);
     int st = imp_model_create(&m, &cfg, &data.geom, data.dt, to.seed), rc = 1;
+    if (!st) st = init_contact_law(m, &data, e_init, mu_init, quiet);
+    if (!st && label_note[0]) fprintf(stderr, "%s\n", label_note);
     if (st) {
         rc = cli_fail("train");
     } else {
@@ -197,6 +261,9 @@ int cli_train(int argc, char **argv)
         imp_json_kv_int(&extra, "epochs_done", rep.epochs_done);
         imp_json_kv_int(&extra, "best_epoch", rep.best_epoch);
         imp_json_kv_number(&extra, "final_loss", rep.final_loss);
+        if (cfg.learn_restitution)
+            imp_json_kv_string(&extra, "restitution_init", e_init ? e_init : isnan(data.geom.restitution) ? "data" : "meta");
+        if (cfg.friction) imp_json_kv_string(&extra, "friction_init", mu_init);
         imp_json_end_object(&extra);
         save_ctx sc = {m, imp_json_text(&extra)};
         rc = cli_run_finish(&run, st, &rep, save_model, &sc);
@@ -204,6 +271,16 @@ int cli_train(int argc, char **argv)
         if (!rc && !quiet)
             fprintf(stderr, "impulse train: %s on %s, %d epochs in %.1f s, final loss %.5g -> %s\n", model_name,
                     data.system, to.epochs, imp_time_now() - t0, rep.final_loss, out);
+        if (!rc && !quiet && (cfg.learn_restitution || cfg.friction)) {
+            double e[IMP_MAX_CONTACTS], mu[IMP_MAX_CONTACTS];
+            imp_model_get_contact_law(m, e, mu);
+            for (int p = 0; p < m->geom.n_pairs; p++) {
+                fprintf(stderr, "impulse train: contact pair %d: learned", p);
+                if (cfg.learn_restitution) fprintf(stderr, " restitution %.4g", e[p]);
+                if (cfg.friction && imp_contact_pair_has_tangent(&m->geom, p)) fprintf(stderr, " friction %.4g", mu[p]);
+                fprintf(stderr, "\n");
+            }
+        }
     }
     cli_run_close(&run);
     imp_model_free(m);

@@ -50,10 +50,16 @@ typedef struct imp_cdl_config {
     int projection;           /* closest-point projection in the mass metric at impacts */
     int learn_damping;        /* learned diagonal damping C */
     int learn_mass;           /* learned diagonal mass matrix (else the data's masses) */
+    int learn_restitution;    /* CDL: e learned per contact pair, e = sigmoid(a) in (0, 1)
+                                 (else the data's meta restitution, fixed) */
+    int friction;             /* CDL: Coulomb friction at pairs with a tangent, through
+                                 AP Newton (imp_ap_newton_forward), mu = exp(b) learned
+                                 per pair */
 } imp_cdl_config;
 
 /* The reference code's architecture: 500 units, 1 hidden layer, softplus,
- * contact net 100-100, touch on, projection off. */
+ * contact net 100-100, touch on, projection off, restitution fixed (the
+ * data's), no friction. */
 void imp_cdl_config_default(imp_cdl_config *cfg, imp_model_kind kind);
 
 /* Limits of a model description (checked on creation and when loading a
@@ -72,7 +78,7 @@ typedef struct imp_model {
     imp_mlp net;              /* potential U (CDL, VIN) or residual f (ResNet*) */
     imp_mlp contact;          /* contact net (CDL) or contact head (ResNetContact) */
     int has_contact_net;
-    size_t off_net, off_contact, off_damping, off_mass, n_params;
+    size_t off_net, off_contact, off_damping, off_mass, off_restitution, off_friction, n_params;
     double *params;
     /* copied from the training data, for energy and reports */
     char system[64];
@@ -82,6 +88,42 @@ typedef struct imp_model {
 int imp_model_create(imp_model **out, const imp_cdl_config *cfg, const imp_contact_geometry *geom,
                      double dt, unsigned long long seed);
 void imp_model_free(imp_model *m);
+/* The contact law in use: restitution e and (if cfg.friction) Coulomb mu per
+ * contact pair (n_pairs each; mu may be NULL). Without learned restitution e
+ * is the geometry's for every pair. */
+void imp_model_get_contact_law(const imp_model *m, double *e, double *mu);
+/* Set the learned values (initialisation): e (n_pairs, each in (0, 1)) if
+ * cfg.learn_restitution and e != NULL; mu (n_pairs, each > 0) if cfg.friction
+ * and mu != NULL. Values are clamped to [1e-3, 1 - 1e-3] and [1e-4, 10]. */
+int imp_model_set_contact_law(imp_model *m, const double *e, const double *mu);
+/* Data estimates of the contact law around labelled contacts (rising edges
+ * of a body's contact label at step n): per pair, the median over impacts
+ * of -u(n)/u(n-1) of the normal velocity u (clamped to [0.05, 0.95]) and,
+ * for pairs with a tangent, the median of |Pt|/Pn of the contact-space
+ * impulse P = W^-1 (u(n) - u(n-1)) over impacts with Pn > 0 (clamped to
+ * [0.01, 2]). Pairs without impacts get NaN (e) and NaN (mu). n_events
+ * (n_pairs, may be NULL) counts the impacts used. Crude (gravity and noise
+ * bias it): meant as a starting point for learning. */
+int imp_cdl_estimate_contact_law(const imp_trajset *data, double *e, double *mu, int *n_events);
+/* Where the starting value of a learned contact-law parameter comes from. */
+typedef enum imp_law_init {
+    IMP_LAW_INIT_DEFAULT = 0, /* e: the data's meta restitution if it has one, else the data
+                                 estimate; mu: the data estimate */
+    IMP_LAW_INIT_DATA,        /* imp_cdl_estimate_contact_law (0.5 / 0.3 where a pair has no impact) */
+    IMP_LAW_INIT_META,        /* e only: the data's meta restitution (an error if it has none) */
+    IMP_LAW_INIT_VALUE        /* the value given */
+} imp_law_init;
+typedef struct imp_contact_law_start {
+    double e[IMP_MAX_CONTACTS], mu[IMP_MAX_CONTACTS]; /* the values set (after clamping) */
+    int n_events[IMP_MAX_CONTACTS];                   /* labelled impacts per pair in the data */
+    imp_law_init e_from, mu_from;                     /* the sources used (never DEFAULT) */
+} imp_contact_law_start;
+/* Initialise the learned contact law of m (cfg.learn_restitution, cfg.friction;
+ * nothing to do otherwise) from data as `impulse train` does: e from e_from
+ * (value e_value for IMP_LAW_INIT_VALUE, in [1e-3, 1 - 1e-3]), mu from mu_from
+ * (value mu_value in [1e-4, 10]). start (may be NULL) reports what was set. */
+int imp_model_init_contact_law(imp_model *m, const imp_trajset *data, imp_law_init e_from, double e_value,
+                               imp_law_init mu_from, double mu_value, imp_contact_law_start *start);
 /* Checkpoint (docs/data-format.md, "Checkpoints"): params, the same values
  * split into named arrays (net.W0, net.b0, ...), the contact geometry, and
  * meta JSON with the configuration, a checksum and `extra_meta` (a JSON

@@ -45,6 +45,42 @@ void imp_model_inverse_masses(const imp_model *m, const double *params, double *
         w[k] = m->cfg.learn_mass ? exp(-params[m->off_mass + k]) : 1.0 / m->geom.mass[k];
 }
 
+static double sigmoid(double a) { return 1.0 / (1.0 + exp(-a)); }
+
+int imp_model_contact_law(const imp_model *m, const double *params, double *e, double *mu)
+{
+    for (int p = 0; p < m->geom.n_pairs; p++)
+        e[p] = m->cfg.learn_restitution ? sigmoid(params[m->off_restitution + p]) : m->geom.restitution;
+    if (!m->cfg.friction) return 0;
+    for (int p = 0; p < m->geom.n_pairs; p++) mu[p] = exp(params[m->off_friction + p]);
+    return 1;
+}
+
+void imp_model_get_contact_law(const imp_model *m, double *e, double *mu)
+{
+    double tmp[IMP_MAX_CONTACTS];
+    if (!imp_model_contact_law(m, m->params, e, mu ? mu : tmp) && mu)
+        for (int p = 0; p < m->geom.n_pairs; p++) mu[p] = 0.0;
+}
+
+int imp_model_set_contact_law(imp_model *m, const double *e, const double *mu)
+{
+    for (int p = 0; p < m->geom.n_pairs; p++) {
+        if (e && m->cfg.learn_restitution) {
+            if (!(e[p] > 0.0 && e[p] < 1.0))
+                return imp_fail(IMP_ERR_INVALID, "restitution[%d]: initial value %g outside (0, 1)", p, e[p]);
+            double v = fmin(fmax(e[p], 1e-3), 1.0 - 1e-3);
+            m->params[m->off_restitution + p] = log(v / (1.0 - v));
+        }
+        if (mu && m->cfg.friction) {
+            if (!(mu[p] > 0.0) || !isfinite(mu[p]))
+                return imp_fail(IMP_ERR_INVALID, "friction[%d]: initial value %g must be positive", p, mu[p]);
+            m->params[m->off_friction + p] = log(fmin(fmax(mu[p], 1e-4), 10.0));
+        }
+    }
+    return IMP_OK;
+}
+
 void imp_model_damping(const imp_model *m, const double *params, double *C)
 {
     for (int i = 0; i < m->D; i++) C[i] = m->cfg.learn_damping ? exp(params[m->off_damping + i]) : 0.0;
@@ -86,11 +122,22 @@ static int build(imp_model *m, size_t expect)
     }
     if (!structured && (c->learn_damping || c->learn_mass || c->projection))
         return imp_fail(IMP_ERR_INVALID, "options: damping, mass and projection apply to cdl/vin only");
+    if (c->kind != IMP_MODEL_CDL && (c->learn_restitution || c->friction))
+        return imp_fail(IMP_ERR_INVALID, "options: learned restitution and friction apply to cdl only");
+    if (c->kind == IMP_MODEL_CDL && !c->learn_restitution && m->geom.n_pairs > 0 && isnan(m->geom.restitution))
+        return imp_fail(IMP_ERR_INVALID, "restitution: unknown (the data's meta has none): learn it instead of keeping it fixed");
+    if (c->friction) {
+        int any = 0;
+        for (int p = 0; p < m->geom.n_pairs; p++) any |= imp_contact_pair_has_tangent(&m->geom, p);
+        if (!any) return imp_fail(IMP_ERR_INVALID, "friction: no contact pair has a tangent (contact_tangents): nothing can slide");
+    }
     m->off_net = 0;
     m->off_contact = m->net.n_params;
     m->off_damping = m->off_contact + (m->has_contact_net ? m->contact.n_params : 0);
     m->off_mass = m->off_damping + (c->learn_damping ? (size_t)D : 0);
-    m->n_params = m->off_mass + (c->learn_mass ? (size_t)K : 0);
+    m->off_restitution = m->off_mass + (c->learn_mass ? (size_t)K : 0);
+    m->off_friction = m->off_restitution + (c->learn_restitution ? (size_t)m->geom.n_pairs : 0);
+    m->n_params = m->off_friction + (c->friction ? (size_t)m->geom.n_pairs : 0);
     if (expect && expect != m->n_params)
         return imp_fail(IMP_ERR_SHAPE, "params: %zu values, but the model the meta describes (%s, hidden %d x %d, "
                                        "contact_hidden %d) has %zu", expect, imp_model_kind_name(c->kind), c->hidden,
@@ -126,6 +173,15 @@ static int create(imp_model **out, const imp_cdl_config *cfg, const imp_contact_
     if (cfg->learn_damping)
         for (int i = 0; i < m->D; i++) m->params[m->off_damping + i] = log(1e-3);
     /* learned masses start at 1 (log m = 0), not at the true masses */
+    /* learned restitution starts at the geometry's value if known, else 0.5;
+     * friction at 0.3 (imp_model_set_contact_law overrides both) */
+    double e0[IMP_MAX_CONTACTS], mu0[IMP_MAX_CONTACTS];
+    for (int p = 0; p < m->geom.n_pairs; p++) {
+        double e = geom->restitution;
+        e0[p] = isnan(e) ? 0.5 : fmin(fmax(e, 0.01), 0.99);
+        mu0[p] = 0.3;
+    }
+    imp_model_set_contact_law(m, e0, mu0);
     *out = m;
     return IMP_OK;
 }
@@ -295,10 +351,11 @@ static void checksum(const imp_model *m, const double *params, char hex[17])
     const imp_cdl_config *c = &m->cfg;
     snprintf(desc, sizeof desc,
              "impulse-model|model=%s|hidden=%d|hidden_layers=%d|activation=%s|contact_hidden=%d|touch=%d|"
-             "projection=%d|learn_damping=%d|learn_mass=%d|dim=%d|bodies=%d|n_params=%zu|dt=%s|",
+             "projection=%d|learn_damping=%d|learn_mass=%d|learn_restitution=%d|friction=%d|dim=%d|bodies=%d|"
+             "pairs=%d|n_params=%zu|dt=%s|",
              imp_model_kind_name(c->kind), c->hidden, c->hidden_layers, imp_activation_name(c->act),
-             c->contact_hidden, c->touch, c->projection, c->learn_damping, c->learn_mass, m->geom.dim, m->K,
-             m->n_params, imp_num_format(m->dt, b));
+             c->contact_hidden, c->touch, c->projection, c->learn_damping, c->learn_mass, c->learn_restitution,
+             c->friction, m->geom.dim, m->K, m->geom.n_pairs, m->n_params, imp_num_format(m->dt, b));
     uint64_t h = imp_fnv1a(desc, strlen(desc), IMP_FNV_START);
     h = imp_fnv1a(params, m->n_params * sizeof(double), h);
     snprintf(hex, 17, "%016llx", (unsigned long long)h);
@@ -372,6 +429,8 @@ int imp_model_save(const imp_model *m, const char *path, const char *extra_meta)
     imp_json_kv_int(&j, "projection", m->cfg.projection);
     imp_json_kv_int(&j, "learn_damping", m->cfg.learn_damping);
     imp_json_kv_int(&j, "learn_mass", m->cfg.learn_mass);
+    imp_json_kv_int(&j, "learn_restitution", m->cfg.learn_restitution);
+    imp_json_kv_int(&j, "friction", m->cfg.friction);
     imp_json_kv_number(&j, "dt", m->dt);
     imp_json_kv_int(&j, "dim", m->geom.dim);
     imp_json_kv_number(&j, "restitution", m->geom.restitution);
@@ -392,11 +451,51 @@ int imp_model_save(const imp_model *m, const char *path, const char *extra_meta)
     if (!st) st = add_mlp_arrays(z, "net", &m->net, m->params + m->off_net);
     if (!st && m->has_contact_net) st = add_mlp_arrays(z, "contact", &m->contact, m->params + m->off_contact);
     if (!st) st = imp_contact_geometry_to_npz(&m->geom, z);
+    /* the contact law in use, readable without the model (per pair) */
+    if (!st && m->cfg.kind == IMP_MODEL_CDL && m->geom.n_pairs > 0) {
+        double e[IMP_MAX_CONTACTS], mu[IMP_MAX_CONTACTS];
+        size_t shc[1] = {(size_t)m->geom.n_pairs};
+        imp_model_get_contact_law(m, e, mu);
+        st = imp_npz_add_f64(z, "restitution", 1, shc, e);
+        if (!st && m->cfg.friction) st = imp_npz_add_f64(z, "friction", 1, shc, mu);
+    }
     if (!st) st = imp_json_text(&j) ? imp_npz_set_meta(z, imp_json_text(&j)) : imp_fail(IMP_ERR_NOMEM, "meta: out of memory");
     if (!st) st = imp_npz_save(z, path);
     imp_npz_free(z);
     imp_json_free(&j);
     return st;
+}
+
+/* The contact law arrays ("restitution", "friction" per pair) are copies of
+ * what the parameters and geometry give: present exactly when the model has
+ * them (restitution: optional in files written before they existed) and
+ * equal to the recomputed values. */
+static int check_contact_law(const imp_npz *z, const imp_model *m)
+{
+    double law[2][IMP_MAX_CONTACTS];
+    int has = m->cfg.kind == IMP_MODEL_CDL && m->geom.n_pairs > 0;
+    imp_model_get_contact_law(m, law[0], law[1]);
+    const char *names[2] = {"restitution", "friction"};
+    for (int k = 0; k < 2; k++) {
+        int want = has && (k == 0 || m->cfg.friction);
+        if (!imp_npz_find(z, names[k])) {
+            if (want && (k == 1 || m->cfg.learn_restitution))
+                return imp_fail(IMP_ERR_NOT_FOUND, "%s: missing (the model learns it)", names[k]);
+            continue;
+        }
+        if (!want) return imp_fail(IMP_ERR_FORMAT, "%s: present, but this %s has no %s parameters", names[k],
+                                   imp_model_kind_name(m->cfg.kind), names[k]);
+        const double *a;
+        int st = imp_npz_get_f64(z, names[k], 1, (size_t[]){(size_t)m->geom.n_pairs}, &a, NULL);
+        if (st) return st;
+        for (int p = 0; p < m->geom.n_pairs; p++)
+            if (memcmp(&a[p], &law[k][p], sizeof(double))) {
+                char x[IMP_NUM_FMT_CAP], y[IMP_NUM_FMT_CAP];
+                return imp_fail(IMP_ERR_FORMAT, "%s[%d] = %s differs from the value of the parameters and geometry, %s",
+                                names[k], p, imp_num_format(a[p], x), imp_num_format(law[k][p], y));
+            }
+    }
+    return IMP_OK;
 }
 
 static int meta_flag(const char *meta, const char *key, int *out) { return imp_meta_int(meta, key, 0, 1, out); }
@@ -418,12 +517,12 @@ static int load_checked(const imp_npz *z, imp_model **out)
     if (!meta) return imp_fail(IMP_ERR_NOT_FOUND, "no 'meta' JSON (not an impulse checkpoint?)");
     int st = imp_json_check_object(meta, "meta");
     if (st) return st;
-    char name[64] = "", act[32] = "", sum[32] = "", tok[32];
+    char name[64] = "", act[32] = "", sum[32] = "", vtok[32];
     if ((st = imp_meta_string(meta, "kind", name, sizeof name))) return st;
     if (strcmp(name, "model"))
         return imp_fail(IMP_ERR_FORMAT, "meta: kind '%s' is not \"model\" (a %s file, not a checkpoint?)", name, name);
     int version = 1;
-    if (imp_json_get_token(meta, "format_version", tok, sizeof tok) != IMP_ERR_NOT_FOUND &&
+    if (imp_json_get_token(meta, "format_version", vtok, sizeof vtok) != IMP_ERR_NOT_FOUND &&
         (st = imp_meta_int(meta, "format_version", 1, 1000000, &version)))
         return st;
     if (version > MODEL_VERSION)
@@ -441,6 +540,14 @@ static int load_checked(const imp_npz *z, imp_model **out)
         (st = meta_flag(meta, "touch", &cfg.touch)) || (st = meta_flag(meta, "projection", &cfg.projection)) ||
         (st = meta_flag(meta, "learn_damping", &cfg.learn_damping)) ||
         (st = meta_flag(meta, "learn_mass", &cfg.learn_mass)))
+        return st;
+    /* absent in checkpoints written before learned contact laws: 0 */
+    char tok[32];
+    if (imp_json_get_token(meta, "learn_restitution", tok, sizeof tok) != IMP_ERR_NOT_FOUND &&
+        (st = meta_flag(meta, "learn_restitution", &cfg.learn_restitution)))
+        return st;
+    if (imp_json_get_token(meta, "friction", tok, sizeof tok) != IMP_ERR_NOT_FOUND &&
+        (st = meta_flag(meta, "friction", &cfg.friction)))
         return st;
     double dt, gravity, length;
     if ((st = imp_meta_double(meta, "dt", IMP_MODEL_MIN_DT, IMP_MODEL_MAX_DT, &dt))) return st;
@@ -472,6 +579,7 @@ static int load_checked(const imp_npz *z, imp_model **out)
     }
     if (!st) st = check_mlp_arrays(z, "net", &m->net, m->params + m->off_net);
     if (!st && m->has_contact_net) st = check_mlp_arrays(z, "contact", &m->contact, m->params + m->off_contact);
+    if (!st) st = check_contact_law(z, m);
     if (!st && !m->has_contact_net && imp_npz_find(z, "contact.W0"))
         st = imp_fail(IMP_ERR_FORMAT, "contact.W0: a %s has no contact network", name);
     if (st) {

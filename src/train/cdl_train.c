@@ -58,6 +58,8 @@ static int fingerprint(const imp_model *m, const imp_trajset *d, const imp_train
     imp_json_kv_int(j, "projection", m->cfg.projection);
     imp_json_kv_int(j, "learn_damping", m->cfg.learn_damping);
     imp_json_kv_int(j, "learn_mass", m->cfg.learn_mass);
+    imp_json_kv_int(j, "learn_restitution", m->cfg.learn_restitution);
+    imp_json_kv_int(j, "friction", m->cfg.friction);
     imp_json_kv_int(j, "horizon", o->horizon);
     imp_json_kv_int(j, "batch", o->batch);
     imp_json_kv_number(j, "lr", o->lr);
