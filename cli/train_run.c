@@ -34,9 +34,14 @@ int cli_run_open(cli_run *r, const char *verb, const char *out, const char *log_
     r->every = 30.0;
     if ((e = getenv("IMPULSE_PROGRESS_SECONDS"))) r->every = atof(e) > 0 ? atof(e) : r->every;
     r->t_start = r->last_print = imp_time_now();
-    if ((size_t)snprintf(r->state_path, sizeof r->state_path, "%s.state.npz", out) >= sizeof r->state_path)
+    int to_stdout = !strcmp(out, "-"); /* the model to standard output: no state, no default log */
+    if (!to_stdout && (size_t)snprintf(r->state_path, sizeof r->state_path, "%s.state.npz", out) >= sizeof r->state_path)
         return cli_failf(verb, "-o: path too long");
     if (!log_path) {
+        if (to_stdout) {
+            cli_catch_stop_signals();
+            return 0;
+        }
         if ((size_t)snprintf(r->log_path, sizeof r->log_path, "%s.log.jsonl", out) >= sizeof r->log_path)
             return cli_failf(verb, "-o: path too long");
         log_path = r->log_path;
@@ -187,7 +192,7 @@ void cli_run_hooks(const cli_run_opts *o, cli_run *r, imp_train_hooks *h, imp_tr
     h->user_data = r;
     h->report = rep;
     h->diverge_factor = o->diverge_factor;
-    h->state_path = r->state_path;
+    h->state_path = r->state_path[0] ? r->state_path : NULL;
     h->state_every = o->checkpoint_every;
     h->state_seconds = o->checkpoint_seconds;
     h->resume_path = o->resume;

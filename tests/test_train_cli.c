@@ -116,16 +116,25 @@ static void test_kill_resume(void)
     unsigned seed = 12345;
     int kills = 0, done = 0, resumes = 0;
     for (int attempt = 0; attempt < 30 && !done; attempt++) {
+        int before = count_lines_of(DIR_ "/m.npz.log.jsonl");
         int resume = access(DIR_ "/m.npz.state.npz", F_OK) == 0;
         resumes += resume;
         pid_t pid = start(resume ? TRAIN " -o " DIR_ "/m.npz --resume " DIR_ "/m.npz.state.npz"
                                  : TRAIN " -o " DIR_ "/m.npz", 0);
+        int reaped = 0, status = 0;
         if (kills < 8) {
+            /* after 1..5 more epochs (log lines) of this session, plus up to 30 ms:
+             * kills land at epoch ends, inside epochs and inside state writes */
             seed = seed * 1103515245u + 12345u;
-            sleep_ms(60 + (long)(seed >> 16) % 200);
-            if (kill(pid, SIGKILL) == 0) kills++;
+            int want = before + 1 + (int)((seed >> 16) % 5);
+            while (!reaped && count_lines_of(DIR_ "/m.npz.log.jsonl") < want) {
+                reaped = waitpid(pid, &status, WNOHANG) == pid;
+                sleep_ms(2);
+            }
+            if (!reaped) sleep_ms((long)(seed >> 20) % 30);
+            if (!reaped && kill(pid, SIGKILL) == 0) kills++;
         }
-        int rc = finish(pid);
+        int rc = reaped ? (WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status)) : finish(pid);
         if (rc == 0) done = 1;
         else CHECK_MSG(rc == 128 + SIGKILL, "exit %d", rc);
     }
