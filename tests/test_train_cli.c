@@ -208,6 +208,26 @@ static void test_file_limit(void)
     CHECK(count_temps() == 0);
 }
 
+/* An output that cannot be written: the model goes to $TMPDIR and the one
+ * error line says where. */
+static void test_rescue(void)
+{
+    int rc = finish(start("train cdl --data " DIR_ "/ball.npz --epochs 2 --hidden 16 --quiet --log " DIR_
+                          "/rescue.log -o " DIR_ "/no_such_dir/m.npz", 0));
+    char err[4096];
+    read_err(err, sizeof err);
+    const char *at = strstr(err, "saved to " DIR_ "/impulse-rescue-");
+    CHECK_MSG(rc == 1 && at && strchr(err, '\n') == strrchr(err, '\n'), "exit %d: %s", rc, err);
+    if (!at) return;
+    char path[512];
+    snprintf(path, sizeof path, "%s", at + strlen("saved to "));
+    path[strcspn(path, " \n")] = '\0';
+    imp_model *m = NULL;
+    CHECK_OK(imp_model_load(&m, path));
+    imp_model_free(m);
+    unlink(path);
+}
+
 /* A stale temporary file of a killed writer is removed by the next write. */
 static void test_stale_temp(void)
 {
@@ -225,6 +245,7 @@ static void test_rollout(void)
     CHECK(finish(start("simulate pendulum-chain:2 --trajectories 6 --seed 2 -o " DIR_ "/pc.npz", 0)) == 0);
     CHECK(finish(start("train chnn --data " DIR_ "/pc.npz --epochs 2 --hidden 8 --chunks 6 --batch 3 --quiet -o " DIR_
                        "/ch.npz", 0)) == 0);
+    CHECK(count_lines_of(DIR_ "/ch.npz.log.jsonl") == 2);
     int rc = finish(start("rollout --model " DIR_ "/ch.npz --data " DIR_ "/pc.npz --trajectory 1 --steps 20 -o " DIR_
                           "/roll.npz", 0));
     char err[4096];
@@ -268,6 +289,7 @@ int main(void)
     test_stale_temp();
     test_diverge();
     test_file_limit();
+    test_rescue();
     test_sigint();
     test_kill_resume();
     test_rollout();
