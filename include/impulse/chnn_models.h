@@ -22,6 +22,7 @@
 #include "impulse/core.h"
 #include "impulse/integrate.h"
 #include "impulse/nn.h"
+#include "impulse/train.h"
 #include "impulse/constrained.h"
 
 #ifdef __cplusplus
@@ -158,6 +159,8 @@ typedef struct imp_ctrain_opts {
     int verbose;           /* progress callback every epoch if set */
     void (*progress)(void *user, int epoch, double loss, double seconds);
     void *progress_user;
+    imp_train_hooks hooks; /* per-epoch callback (loss part "l1"), loss history, divergence
+                              guard, resumable state (include/impulse/train.h) */
 } imp_ctrain_opts;
 void imp_ctrain_opts_default(imp_ctrain_opts *o);
 
@@ -257,6 +260,13 @@ double imp_ceval_geo_mean(const double *err, int T);
  * trajectory (Cartesian data, n x T x 2nd), compare in Cartesian space. */
 int imp_ceval(const imp_cmodel *m, const double *params, const imp_ctraj *test,
               const imp_ceval_opts *opts, imp_ceval_result *res);
+
+/* One rollout as imp_ceval does it (DOPRI5 with opts' rtol/atol; opts may
+ * be NULL for the defaults) from the Cartesian state x0 (2 n d values: x
+ * then v), n_states states dt apart (row 0 = x0), written in Cartesian
+ * coordinates to out (n_states x 2 n d). */
+int imp_cmodel_rollout(const imp_cmodel *m, const double *params, const double *x0, int n_states, double dt,
+                       const imp_ceval_opts *opts, double *out);
 
 /* ---- benchmark data for experiments ([chnn] section 1) ---- */
 /* Training set: n_traj ground-truth trajectories of T states (the
