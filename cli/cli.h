@@ -28,6 +28,7 @@ int cli_eval_chnn(int argc, char **argv, const char *model_kind);
 int cli_reproduce_cdl(int argc, char **argv);
 int cli_reproduce_chnn(int argc, char **argv);
 int cli_reproduce_impact(int argc, char **argv);
+int cli_reproduce_your_data(int argc, char **argv);
 /* Gaussian-process impact models and the drop simulator (cli/impact_gp.c),
  * dispatched to by `impulse impact gp-...|learning-curve|drop` and called by
  * `impulse reproduce impact` with the output folder for its learning curves. */
