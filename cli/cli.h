@@ -17,6 +17,8 @@ int cli_rollout(int argc, char **argv);
 int cli_reproduce(int argc, char **argv);
 int cli_impact(int argc, char **argv);
 int cli_info(int argc, char **argv);
+int cli_import(int argc, char **argv);
+int cli_inspect(int argc, char **argv);
 int cli_sweep(int argc, char **argv);
 
 /* Strand-specific entry points the generic verbs dispatch to. Each returns

@@ -256,9 +256,9 @@ int imp_system_energy(const char *system, const imp_contact_geometry *g, double 
     int ball = !strcmp(system, "bouncing-ball") || !strcmp(system, "compliant-ball");
     if (!pend && !ball)
         return imp_fail(IMP_ERR_UNSUPPORTED,
-                        "energy: system '%s' has no known energy (pendulum, bouncing-ball, newtons-cradle, "
+                        "energy: %s%s%s has no known energy (known: pendulum, bouncing-ball, newtons-cradle, "
                         "compliant-ball, compliant-cradle; meta key 'system', impulse import --system)",
-                        system[0] ? system : "(none)");
+                        system[0] ? "system '" : "no system given: the data", system, system[0] ? "'" : "");
     if (!isfinite(gravity))
         return imp_fail(IMP_ERR_INVALID, "energy: gravity unknown (meta key 'gravity'; impulse import --gravity G)");
     if (pend && !(length > 0.0 && isfinite(length)))
