@@ -20,7 +20,7 @@ static void usage(FILE *f)
             "                      several names a,b; columns selected with NAME[2] or NAME[0:3];\n"
             "                      .npy: the positions are FILE, the other names are .npy paths\n"
             "  --qdot NAME         velocities at the sample times (default qdot or qvel)\n"
-            "  --finite-differences  no velocities: compute them from q by central differences\n"
+            "  --finite-differences  compute the velocities from q by central differences\n"
             "  --contact NAME      contact labels, 0/1 per body (default contact; optional)\n"
             "  --time NAME         sample times (default t or time); gives dt, checked against --dt\n"
             "  --traj COLUMN       CSV: the trajectory id column (default traj, trajectory or episode)\n"
@@ -81,7 +81,6 @@ int cli_import(int argc, char **argv)
     imp_import_opts o;
     imp_import_opts_default(&o);
     const char *in = NULL, *out = NULL, *labels = "auto";
-    int n_comp[IMP_MAX_CONTACTS];
     static const struct option opts[] = {
         {"q", required_argument, 0, 'q'},          {"qdot", required_argument, 0, 'v'},
         {"contact", required_argument, 0, 'c'},    {"time", required_argument, 0, 't'},
@@ -126,7 +125,7 @@ int cli_import(int argc, char **argv)
         case 'w':
         case 'p':
             if (o.n_pairs >= IMP_MAX_CONTACTS) return cli_failf("import", "--wall/--pair: at most %d", IMP_MAX_CONTACTS);
-            st = parse_contact(c == 'w' ? "--wall" : "--pair", optarg, c == 'p', &o.pairs[o.n_pairs], &n_comp[o.n_pairs]);
+            st = parse_contact(c == 'w' ? "--wall" : "--pair", optarg, c == 'p', &o.pairs[o.n_pairs], &o.normal_components[o.n_pairs]);
             o.n_pairs++;
             break;
         case 'e': st = cli_parse_double("--restitution", optarg, 0, 1, &o.restitution); break;
@@ -151,13 +150,6 @@ int cli_import(int argc, char **argv)
     imp_trajset ts;
     imp_import_notes nt;
     if (imp_trajset_import(in, &o, &ts, &nt)) return cli_fail("import");
-    for (int p = 0; p < o.n_pairs; p++)
-        if (n_comp[p] != ts.geom.dim) {
-            int d = ts.geom.dim;
-            imp_trajset_free(&ts);
-            return cli_failf("import", "--wall/--pair %d: the normal has %d components, the data have %d per body", p + 1,
-                             n_comp[p], d);
-        }
     if (nt.fd_velocities)
         fprintf(stderr, "impulse import: notice: no velocities in %s: computed by central finite differences of the "
                 "positions (one-sided at the ends); noisy positions give noisier velocities\n", in);

@@ -151,11 +151,12 @@ typedef struct imp_import_opts {
     int bodies;             /* 0: 1 */
     int dim;                /* 0: columns / bodies */
     int steps;              /* 0: all samples (trajectories of equal length); N: the first N of each */
-    int finite_differences; /* 1: velocities by central differences of q when there are none */
+    int finite_differences; /* 1: velocities by central differences of q (not read) */
     int n_masses;           /* 0: mass 1 per body */
     double masses[IMP_MAX_BODIES];
     int n_pairs;
     imp_contact_pair pairs[IMP_MAX_CONTACTS];
+    int normal_components[IMP_MAX_CONTACTS]; /* as given (checked against dim); 0: not checked */
     double restitution, gravity, length; /* NaN: not given */
     char system[64];
 } imp_import_opts;

@@ -54,7 +54,7 @@ int imp_trajset_import(const char *path, const imp_import_opts *o, imp_trajset *
     snprintf(notes->format, sizeof notes->format, "%s", imp_source_format(s));
     char listing[512];
     imp_source_list(s, listing, sizeof listing);
-    const char *qn = pick(s, o->q, "q", "qpos"), *vn = pick(s, o->qdot, "qdot", "qvel");
+    const char *qn = pick(s, o->q, "q", "qpos"), *vn = o->finite_differences ? NULL : pick(s, o->qdot, "qdot", "qvel");
     const char *cn = pick(s, o->contact, "contact", NULL), *tn = pick(s, o->time, "t", "time");
     int n_traj = 0;
     double *q = NULL, *v = NULL, *c = NULL, *t = NULL;
@@ -91,6 +91,10 @@ int imp_trajset_import(const char *path, const imp_import_opts *o, imp_trajset *
             if (!st && (size_t)T > r)
                 st = imp_fail(IMP_ERR_SHAPE, "%s: --steps %d, trajectory 0 has %zu samples", path, T, r);
             if (!st && T < 2) st = imp_fail(IMP_ERR_SHAPE, "%s: '%s' has %d samples, need at least 2", path, qn, T);
+            for (int p = 0; p < o->n_pairs && !st; p++)
+                if (o->normal_components[p] && o->normal_components[p] != d)
+                    st = imp_fail(IMP_ERR_INVALID, "--wall/--pair %d: the normal has %d components, the data have %d "
+                                  "coordinates per body", p + 1, o->normal_components[p], d);
             if (!st) {
                 g.n_bodies = K, g.dim = d, g.n_pairs = o->n_pairs;
                 for (int k = 0; k < K; k++) g.mass[k] = o->n_masses ? o->masses[k] : 1.0;
