@@ -2,6 +2,7 @@
 #include "impulse/contact_systems.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -61,8 +62,25 @@ int cli_progress_enabled(void)
     return isatty(2);
 }
 
-int cli_handle_labels(const char *verb, imp_trajset *ts, const char *mode_name, int quiet)
+static volatile sig_atomic_t stop_requested_ = 0;
+static void on_stop_signal(int sig)
 {
+    stop_requested_ = 1;
+    signal(sig, SIG_DFL);
+}
+void cli_catch_stop_signals(void)
+{
+    signal(SIGINT, on_stop_signal);
+    signal(SIGTERM, on_stop_signal);
+}
+int cli_stop_requested(void)
+{
+    return stop_requested_ != 0;
+}
+
+int cli_handle_labels(const char *verb, imp_trajset *ts, const char *mode_name, int quiet, char *note, size_t cap)
+{
+    note[0] = 0;
     imp_label_mode mode;
     if (imp_label_mode_from_name(mode_name ? mode_name : "auto", &mode)) return cli_fail(verb);
     if (!ts->has_contact) return 0;
@@ -73,10 +91,10 @@ int cli_handle_labels(const char *verb, imp_trajset *ts, const char *mode_name, 
     const char *why = mode != IMP_LABELS_AUTO ? "as asked"
                       : r.mode == IMP_LABELS_AS_GIVEN ? "default for impulse's event-driven simulators"
                                                       : "default for data with meta labels other than \"impact\"";
-    fprintf(stderr,
+    snprintf(note, cap,
             "impulse %s: %s: contact labels: %d in %d intervals, %d impacts (velocity reversals); %d impacts carry "
             "several labels (%d extra, %d while separating), %d labels show no velocity change, %d resting, "
-            "%d on bodies without a contact pair (rest: |u| <= %.3g); handling %s (%s): %d labels kept\n",
+            "%d on bodies without a contact pair (rest: |u| <= %.3g); handling %s (%s): %d labels kept",
             verb, odd ? "notice" : "info", r.labels, r.intervals, r.impacts, r.multi, r.extra, r.separating,
             r.no_change, r.resting, r.no_pair, r.v_rest, imp_label_mode_name(r.mode), why, r.kept);
     return 0;

@@ -168,10 +168,12 @@ int cli_import(int argc, char **argv)
     if (imp_system_energy(ts.system, &ts.geom, ts.gravity, ts.length, ts.q, ts.qdot, &e_probe))
         fprintf(stderr, "impulse import: notice: energy metrics unavailable: %s\n", imp_last_error());
     imp_clear_error();
-    if (ts.has_contact && cli_handle_labels("import", &ts, labels, 0)) {
+    char note[1024];
+    if (ts.has_contact && cli_handle_labels("import", &ts, labels, 0, note, sizeof note)) {
         imp_trajset_free(&ts);
         return 1;
     }
+    if (ts.has_contact && note[0]) fprintf(stderr, "%s\n", note);
     if (ts.has_contact && lm == IMP_LABELS_AS_GIVEN) snprintf(ts.labels, sizeof ts.labels, "as-given");
     int st = imp_trajset_save(&ts, out);
     int n_traj = ts.n_traj, T = ts.n_steps, K = ts.geom.n_bodies, d = ts.geom.dim;

@@ -33,26 +33,32 @@ typedef struct imp_contact_pair {
     int body_j;
     double normal[IMP_MAX_DIM]; /* unit normal from i (or the wall) towards j */
     double offset;              /* gap = n . (q_j - q_i) - offset */
+    double tangent[IMP_MAX_DIM]; /* slip velocity t . (v_j - v_i) (not necessarily
+                                    unit: generalised coordinates); zero: the pair
+                                    cannot slide (no friction) */
 } imp_contact_pair;
 
 typedef struct imp_contact_geometry {
     int n_bodies, dim;
     double mass[IMP_MAX_BODIES];
-    double restitution;         /* e in [0, 1] */
+    double restitution;         /* e in [0, 1]; NaN: unknown (data without it) */
     int n_pairs;
     imp_contact_pair pairs[IMP_MAX_CONTACTS];
 } imp_contact_geometry;
 
 /* Checks counts, masses > 0, finite unit normals, bodies in range, 0 <= e <= 1. */
 int imp_contact_geometry_check(const imp_contact_geometry *g);
+/* 1 if pair p has a nonzero tangent (it can slide: friction applies). */
+int imp_contact_pair_has_tangent(const imp_contact_geometry *g, int p);
 /* gap of pair p at positions q (K d). */
 double imp_contact_gap(const imp_contact_geometry *g, int p, const double *q);
 /* normal velocity n . (v_j - v_i) of pair p. */
 double imp_contact_normal_velocity(const imp_contact_geometry *g, int p, const double *v);
 
 /* Geometry as .npz arrays masses (K), contact_pairs (P x 2, -1 = wall),
- * contact_normals (P x d), contact_offsets (P); dim and restitution are read
- * from the meta JSON. */
+ * contact_normals (P x d), contact_offsets (P), and contact_tangents (P x d,
+ * only when some pair has one); dim and restitution (optional: NaN when
+ * absent) are read from the meta JSON. */
 struct imp_npz;
 int imp_contact_geometry_to_npz(const imp_contact_geometry *g, struct imp_npz *z);
 int imp_contact_geometry_from_npz(const struct imp_npz *z, const char *meta, imp_contact_geometry *g);
@@ -80,6 +86,7 @@ typedef struct imp_trajset {
      * onset), "touch" (a touch sensor: 1 while the bodies touch), "as-given"
      * (labels a user chose to keep as they are), "" unknown. */
     char labels[16];
+    double friction;   /* the simulator's Coulomb coefficient (meta "friction"); NaN if none */
 } imp_trajset;
 
 int imp_trajset_alloc(imp_trajset *ts, int n_traj, int n_steps, const imp_contact_geometry *g);
@@ -193,6 +200,8 @@ typedef struct imp_sim_opts {
     double gravity;      /* m/s^2 > 0 */
     double length;       /* pendulum length > 0 */
     double q0, v0;       /* initial state of the first trajectory (see below) */
+    double friction;     /* bouncing-disk: Coulomb coefficient (AP Newton impacts), >= 0 */
+    double spin;         /* bouncing-disk: initial spin (rad/s) of the first trajectory */
     int randomize;       /* 1: trajectories after the first draw random initial states */
     unsigned long long seed;
     double stiffness;    /* compliant systems: contact spring, force per unit penetration (N/m
@@ -219,7 +228,13 @@ int imp_simulate_compliant(const char *system, const imp_sim_opts *opts, imp_tra
  * pendulum (q0 = 1 rad, dt 0.02, 200 steps), bouncing-ball (q0 = 10 m,
  * dt 0.02, 500 steps, e = 1), newtons-cradle (Q0 = (0,0), Qdot0 = (2,0),
  * dt 0.01, 540 steps, e = 1); compliant-ball and compliant-cradle as their
- * rigid counterparts. Unknown names fail with IMP_ERR_NOT_FOUND. */
+ * rigid counterparts. Ours: bouncing-disk, a uniform disk (radius
+ * 0.25 m, mass 1) dropped spinning onto a floor with Coulomb friction,
+ * impacts by AP Newton (sliding impacts): q = (x, y, k theta), k = R/sqrt(2)
+ * (so M = I), contact tangent (1, 0, sqrt 2); first trajectory from height
+ * q0 = 1.5 m with vx = v0 = 1 m/s and spin -30 rad/s, later ones from
+ * height U(q0/2, q0), vx U(-2, 2), spin U(-40, 40); dt 0.01, 300 steps,
+ * e = 0.8, mu = 0.2. Unknown names fail with IMP_ERR_NOT_FOUND. */
 int imp_sim_defaults(const char *system, imp_sim_opts *opts);
 int imp_simulate(const char *system, const imp_sim_opts *opts, imp_trajset *out);
 /* The checks imp_simulate applies to opts (counts, dt, noise, e, gravity, ...). */

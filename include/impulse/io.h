@@ -100,6 +100,14 @@ void imp_npy_array_clear(imp_npy_array *a);
 /* Parse a .npy image held in memory (used by the npz reader and the fuzzer). */
 int imp_npy_parse(imp_npy_array *out, const unsigned char *buf, size_t len, const char *what);
 
+/* Check the structure of a MATLAB level-5 MAT file image before a MAT
+ * reader (libmatio) sees it: every element's declared size against the
+ * bytes present, each array's dimensions against its data, compressed
+ * variables inflated within imp_input_limit(). IMP_ERR_FORMAT names the
+ * byte offset ("truncated or corrupt MAT file: ..."); IMP_ERR_UNSUPPORTED
+ * for v7.3 (HDF5) files and classes other than numeric, char, cell, struct. */
+int imp_mat5_check(const unsigned char *buf, size_t len, const char *what);
+
 /* Write bytes atomically (temp + fsync + rename). */
 int imp_write_file_atomic(const char *path, const void *data, size_t len);
 /* Read a whole file into a malloc'd buffer (NUL-terminated for convenience). */

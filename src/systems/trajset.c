@@ -19,6 +19,7 @@ int imp_trajset_alloc(imp_trajset *ts, int n_traj, int n_steps, const imp_contac
     ts->n_steps = n_steps;
     ts->has_contact = 1;
     ts->geom = *g;
+    ts->friction = NAN;
     size_t D = (size_t)g->n_bodies * (size_t)g->dim;
     size_t nq = (size_t)n_traj * (size_t)n_steps * D;
     size_t nc = (size_t)n_traj * (size_t)n_steps * (size_t)g->n_bodies;
@@ -68,6 +69,7 @@ int imp_trajset_save(const imp_trajset *ts, const char *path)
     imp_json_kv_number(&j, "restitution", g->restitution);
     imp_json_kv_number(&j, "gravity", ts->gravity);
     imp_json_kv_number(&j, "length", ts->length);
+    if (isfinite(ts->friction)) imp_json_kv_number(&j, "friction", ts->friction);
     imp_json_kv_number(&j, "noise", ts->noise);
     imp_json_kv_int(&j, "seed", (long long)ts->seed);
     imp_json_kv_int(&j, "n_bodies", K);
@@ -219,6 +221,7 @@ int imp_trajset_from_npz(imp_trajset *ts, imp_npz *z, const char *what)
     imp_json_get_number(meta, "gravity", &ts->gravity);
     imp_json_get_number(meta, "length", &ts->length);
     imp_json_get_number(meta, "noise", &ts->noise);
+    if (imp_json_get_number(meta, "friction", &ts->friction)) ts->friction = NAN;
     imp_json_get_string(meta, "labels", ts->labels, sizeof ts->labels);
     double seed = 0;
     if (!imp_json_get_number(meta, "seed", &seed) && imp_num_to_uint64(seed, "seed", &(uint64_t){0}) == IMP_OK)
@@ -229,7 +232,7 @@ int imp_trajset_from_npz(imp_trajset *ts, imp_npz *z, const char *what)
     char version[64];
     if (!ts->labels[0] && !imp_json_get_string(meta, "impulse_version", version, sizeof version) &&
         (!strcmp(ts->system, "pendulum") || !strcmp(ts->system, "bouncing-ball") ||
-         !strcmp(ts->system, "newtons-cradle")))
+         !strcmp(ts->system, "newtons-cradle") || !strcmp(ts->system, "bouncing-disk")))
         snprintf(ts->labels, sizeof ts->labels, "impact");
     imp_clear_error();
     return IMP_OK;
@@ -253,11 +256,12 @@ int imp_system_energy(const char *system, const imp_contact_geometry *g, double 
     int D = g->n_bodies * g->dim;
     double T = 0.0, U = 0.0;
     int pend = !strcmp(system, "pendulum") || !strcmp(system, "newtons-cradle") || !strcmp(system, "compliant-cradle");
-    int ball = !strcmp(system, "bouncing-ball") || !strcmp(system, "compliant-ball");
+    int ball = !strcmp(system, "bouncing-ball") || !strcmp(system, "compliant-ball") ||
+               (!strcmp(system, "bouncing-disk") && g->dim == 3);
     if (!pend && !ball)
         return imp_fail(IMP_ERR_UNSUPPORTED,
                         "energy: %s%s%s has no known energy (known: pendulum, bouncing-ball, newtons-cradle, "
-                        "compliant-ball, compliant-cradle; meta key 'system', impulse import --system)",
+                        "compliant-ball, compliant-cradle, bouncing-disk; meta key 'system', impulse import --system)",
                         system[0] ? "system '" : "no system given: the data", system, system[0] ? "'" : "");
     if (!isfinite(gravity))
         return imp_fail(IMP_ERR_INVALID, "energy: gravity unknown (meta key 'gravity'; impulse import --gravity G)");
@@ -269,6 +273,9 @@ int imp_system_energy(const char *system, const imp_contact_geometry *g, double 
          * T = m l^2 qdot^2 / 2, U = m g l (1 - cos q). */
         T *= length * length;
         for (int k = 0; k < g->n_bodies; k++) U += g->mass[k] * gravity * length * (1.0 - cos(q[k]));
+    } else if (!strcmp(system, "bouncing-disk") && g->dim == 3) {
+        /* q = (x, y, k theta): T as above (M = I), U = m g y */
+        for (int k = 0; k < g->n_bodies; k++) U += g->mass[k] * gravity * q[k * g->dim + 1];
     } else {
         for (int k = 0; k < g->n_bodies; k++) U += g->mass[k] * gravity * q[k * g->dim + g->dim - 1];
     }
