@@ -107,12 +107,7 @@ static int run_job(const settings *s, const job *j)
     cfg.learn_restitution = kind == IMP_MODEL_CDL;
     imp_model *m = NULL;
     if (!st) st = imp_model_create(&m, &cfg, &train.geom, train.dt, to.seed);
-    double e0[IMP_MAX_CONTACTS], mu0[IMP_MAX_CONTACTS];
-    int nev[IMP_MAX_CONTACTS];
-    if (!st && cfg.learn_restitution && !(st = imp_cdl_estimate_contact_law(&train, e0, mu0, nev))) {
-        for (int p = 0; p < train.geom.n_pairs; p++) e0[p] = isnan(e0[p]) ? 0.5 : e0[p];
-        st = imp_model_set_contact_law(m, e0, NULL);
-    }
+    if (!st) st = imp_model_init_contact_law(m, &train, IMP_LAW_INIT_DATA, 0, IMP_LAW_INIT_DEFAULT, 0, NULL);
     double t0 = imp_time_now();
     if (!st) st = imp_model_train(m, &train, &to, NULL);
     double secs = imp_time_now() - t0;
