@@ -17,6 +17,8 @@ int cli_rollout(int argc, char **argv);
 int cli_reproduce(int argc, char **argv);
 int cli_impact(int argc, char **argv);
 int cli_info(int argc, char **argv);
+int cli_import(int argc, char **argv);
+int cli_inspect(int argc, char **argv);
 int cli_sweep(int argc, char **argv);
 
 /* Strand-specific entry points the generic verbs dispatch to. Each returns
@@ -31,6 +33,7 @@ int cli_checkpoint_kind(const char *path, char *kind, size_t cap);
 int cli_reproduce_cdl(int argc, char **argv);
 int cli_reproduce_chnn(int argc, char **argv);
 int cli_reproduce_impact(int argc, char **argv);
+int cli_reproduce_your_data(int argc, char **argv);
 /* Gaussian-process impact models and the drop simulator (cli/impact_gp.c),
  * dispatched to by `impulse impact gp-...|learning-curve|drop` and called by
  * `impulse reproduce impact` with the output folder for its learning curves. */
