@@ -92,8 +92,9 @@ int imp_model_set_contact_law(imp_model *m, const double *e, const double *mu);
 /* Data estimates of the contact law around labelled contacts (rising edges
  * of a body's contact label at step n): per pair, the median over impacts
  * of -u(n)/u(n-1) of the normal velocity u (clamped to [0.05, 0.95]) and,
- * for pairs with a tangent, the median of |Pt|/Pn of the contact-space
- * impulse P = W^-1 (u(n) - u(n-1)) over impacts with Pn > 0 (clamped to
+ * for pairs with a tangent, the 90th percentile of |Pt|/Pn of the
+ * contact-space impulse P = W^-1 (u(n) - u(n-1)) over impacts with Pn > 0
+ * (|Pt| = mu Pn when an impact slides, less when it sticks; clamped to
  * [0.01, 2]). Pairs without impacts get NaN (e) and NaN (mu). n_events
  * (n_pairs, may be NULL) counts the impacts used. Crude (gravity and noise
  * bias it): meant as a starting point for learning. */

@@ -8,34 +8,9 @@
 #include "cdl_internal.h"
 #include "impulse/impact_models.h"
 
-static double dir_dot(const imp_contact_geometry *g, const imp_contact_pair *c, const double *dir, const double *v)
-{
-    double s = 0.0;
-    for (int a = 0; a < g->dim; a++) {
-        double rel = v[c->body_j * g->dim + a] - (c->body_i == IMP_WALL ? 0.0 : v[c->body_i * g->dim + a]);
-        s += dir[a] * rel;
-    }
-    return s;
-}
-
 static double normal_dot(const imp_contact_geometry *g, const imp_contact_pair *c, const double *v)
 {
-    return dir_dot(g, c, c->normal, v);
-}
-
-/* Contact-space compliance W = J M^-1 J^T of a pair with rows J = (t, n)
- * (both bodies' inverse masses summed: wsum = w_i + w_j), and its
- * velocities u = (t.dv, n.dv) of the relative velocity. */
-static void pair_compliance(const imp_contact_geometry *g, const imp_contact_pair *c, double wsum, double W[4])
-{
-    double tt = 0.0, tn = 0.0;
-    for (int a = 0; a < g->dim; a++) {
-        tt += c->tangent[a] * c->tangent[a];
-        tn += c->tangent[a] * c->normal[a];
-    }
-    W[0] = wsum * tt;
-    W[1] = W[2] = wsum * tn;
-    W[3] = wsum; /* |n| = 1 */
+    return imp_contact_normal_velocity(g, (int)(c - g->pairs), v);
 }
 
 /* The frictional impulse of one pair: AP Newton (the impact strand's law,
@@ -44,14 +19,13 @@ static void pair_compliance(const imp_contact_geometry *g, const imp_contact_pai
  * a configuration with no sliding solution gets the frictionless impulse
  * (-bn / Wnn normal only), as without friction. Returns the branch
  * (IMP_AP_*, or 2 for frictionless). */
-static int friction_impulse(const imp_contact_geometry *g, const imp_contact_pair *c, double wsum, double e,
-                            double mu, const double *vh, const double *vS, double W[4], double u[2], double *bn,
-                            double P[2])
+static int friction_impulse(const imp_contact_geometry *g, int p, double wsum, double e, double mu,
+                            const double *vh, const double *vS, double W[4], double u[2], double *bn, double P[2])
 {
-    pair_compliance(g, c, wsum, W);
-    u[0] = dir_dot(g, c, c->tangent, vS);
-    u[1] = normal_dot(g, c, vS);
-    *bn = u[1] + e * normal_dot(g, c, vh);
+    imp_contact_pair_compliance(g, p, wsum, W);
+    u[0] = imp_contact_slip_velocity(g, p, vS);
+    u[1] = imp_contact_normal_velocity(g, p, vS);
+    *bn = u[1] + e * imp_contact_normal_velocity(g, p, vh);
     int branch = 2;
     if (*bn < 0.0) {
         if (imp_ap_newton_forward(P, &branch, W, u, mu, *bn) == IMP_OK) return branch;
@@ -71,7 +45,7 @@ void imp_impulse_forward(const imp_contact_geometry *g, const double *w, const d
         double wi = wall ? 0.0 : w[c->body_i], wj = w[c->body_j];
         if (fric && imp_contact_pair_has_tangent(g, p)) {
             double W[4], u[2], bn, P[2];
-            friction_impulse(g, c, wi + wj, e[p], fric[p], vh, vS, W, u, &bn, P);
+            friction_impulse(g, p, wi + wj, e[p], fric[p], vh, vS, W, u, &bn, P);
             for (int a = 0; a < g->dim; a++) {
                 double dir = P[0] * c->tangent[a] + P[1] * c->normal[a];
                 dv[c->body_j * g->dim + a] += gate[c->body_j] * wj * dir;
@@ -99,14 +73,15 @@ static void scatter_rel(const imp_contact_geometry *g, const imp_contact_pair *c
     }
 }
 
-static void friction_impulse_backward(const imp_contact_geometry *g, const imp_contact_pair *c, double wi,
-                                      double wj, double e, double mu, const double *gate, const double *vh,
-                                      const double *vS, const double *dv_bar, double *vh_bar, double *vS_bar,
-                                      double *gate_bar, double *w_bar, double *e_bar, double *mu_bar)
+static void friction_impulse_backward(const imp_contact_geometry *g, int p, double wi, double wj, double e,
+                                      double mu, const double *gate, const double *vh, const double *vS,
+                                      const double *dv_bar, double *vh_bar, double *vS_bar, double *gate_bar,
+                                      double *w_bar, double *e_bar, double *mu_bar)
 {
+    const imp_contact_pair *c = &g->pairs[p];
     int wall = c->body_i == IMP_WALL;
     double W[4], u[2], bn, P[2];
-    int branch = friction_impulse(g, c, wi + wj, e, mu, vh, vS, W, u, &bn, P);
+    int branch = friction_impulse(g, p, wi + wj, e, mu, vh, vS, W, u, &bn, P);
     /* dv_j += gate_j wj (Pt t + Pn n), dv_i -= gate_i wi (Pt t + Pn n) */
     double tj = 0.0, nj = 0.0, ti = 0.0, ni = 0.0;
     for (int a = 0; a < g->dim; a++) {
@@ -133,19 +108,16 @@ static void friction_impulse_backward(const imp_contact_geometry *g, const imp_c
     }
     if (mu_bar) *mu_bar += m_bar;
     /* bn = uS_n + e u-_n */
-    double um = normal_dot(g, c, vh);
+    double um = imp_contact_normal_velocity(g, p, vh);
     if (e_bar) *e_bar += bn_bar * um;
     scatter_rel(g, c, c->normal, bn_bar * e, vh_bar);
     scatter_rel(g, c, c->normal, bn_bar + u_bar[1], vS_bar);
     scatter_rel(g, c, c->tangent, u_bar[0], vS_bar);
     if (w_bar) {
-        /* W = (wi + wj) [tt tn; tn 1] */
-        double tt = 0.0, tn = 0.0;
-        for (int a = 0; a < g->dim; a++) {
-            tt += c->tangent[a] * c->tangent[a];
-            tn += c->tangent[a] * c->normal[a];
-        }
-        double ws_bar = W_bar[0] * tt + (W_bar[1] + W_bar[2]) * tn + W_bar[3];
+        /* W = (wi + wj) W1 with W1 the compliance of unit inverse mass */
+        double W1[4];
+        imp_contact_pair_compliance(g, p, 1.0, W1);
+        double ws_bar = W_bar[0] * W1[0] + W_bar[1] * W1[1] + W_bar[2] * W1[2] + W_bar[3] * W1[3];
         w_bar[c->body_j] += gj * (P[0] * tj + P[1] * nj) + ws_bar;
         if (!wall) w_bar[c->body_i] += -gi * (P[0] * ti + P[1] * ni) + ws_bar;
     }
@@ -161,7 +133,7 @@ void imp_impulse_backward(const imp_contact_geometry *g, const double *w, const 
         int wall = c->body_i == IMP_WALL;
         double wi = wall ? 0.0 : w[c->body_i], wj = w[c->body_j];
         if (fric && imp_contact_pair_has_tangent(g, p)) {
-            friction_impulse_backward(g, c, wi, wj, e[p], fric[p], gate, vh, vS, dv_bar, vh_bar, vS_bar, gate_bar,
+            friction_impulse_backward(g, p, wi, wj, e[p], fric[p], gate, vh, vS, dv_bar, vh_bar, vS_bar, gate_bar,
                                       w_bar, e_bar ? e_bar + p : NULL, fric_bar ? fric_bar + p : NULL);
             continue;
         }

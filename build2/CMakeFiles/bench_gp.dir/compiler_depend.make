@@ -1,0 +1,2 @@
+# Empty compiler generated dependencies file for bench_gp.
+# This may be replaced when dependencies are built.

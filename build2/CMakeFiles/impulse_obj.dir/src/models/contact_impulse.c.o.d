@@ -1,0 +1,25 @@
+CMakeFiles/impulse_obj.dir/src/models/contact_impulse.c.o: \
+ /work/wt-learn/src/models/contact_impulse.c /usr/include/stdc-predef.h \
+ /work/wt-learn/src/models/cdl_internal.h \
+ /work/wt-learn/include/impulse/cdl.h \
+ /work/wt-learn/include/impulse/contact_systems.h \
+ /usr/lib/gcc/x86_64-linux-gnu/12/include/stddef.h \
+ /work/wt-learn/include/impulse/core.h \
+ /usr/lib/gcc/x86_64-linux-gnu/12/include/stdint.h /usr/include/stdint.h \
+ /usr/include/x86_64-linux-gnu/bits/libc-header-start.h \
+ /usr/include/features.h /usr/include/features-time64.h \
+ /usr/include/x86_64-linux-gnu/bits/wordsize.h \
+ /usr/include/x86_64-linux-gnu/bits/timesize.h \
+ /usr/include/x86_64-linux-gnu/sys/cdefs.h \
+ /usr/include/x86_64-linux-gnu/bits/long-double.h \
+ /usr/include/x86_64-linux-gnu/gnu/stubs.h \
+ /usr/include/x86_64-linux-gnu/gnu/stubs-64.h \
+ /usr/include/x86_64-linux-gnu/bits/types.h \
+ /usr/include/x86_64-linux-gnu/bits/typesizes.h \
+ /usr/include/x86_64-linux-gnu/bits/time64.h \
+ /usr/include/x86_64-linux-gnu/bits/wchar.h \
+ /usr/include/x86_64-linux-gnu/bits/stdint-intn.h \
+ /usr/include/x86_64-linux-gnu/bits/stdint-uintn.h \
+ /work/wt-learn/include/impulse/nn.h \
+ /work/wt-learn/include/impulse/impact_models.h \
+ /work/wt-learn/include/impulse/impact.h

@@ -1,0 +1,2 @@
+# Empty dependencies file for test_chnn_systems.
+# This may be replaced when dependencies are built.
