@@ -1,2 +1,0 @@
-# Empty dependencies file for impulse_cli.
-# This may be replaced when dependencies are built.
