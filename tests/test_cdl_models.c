@@ -164,13 +164,13 @@ static void test_impulse_law(void)
     g.pairs[0] = (imp_contact_pair){.body_i = 1, .body_j = 0, .normal = {1.0}, .offset = 0.0};
     double w[2] = {1.0, 1.0 / 3.0}, gate[2] = {1, 1};
     double vh[2] = {-1.5, 0.5}, vS[2] = {-1.4, 0.45}, dv[2] = {0, 0};
-    imp_impulse_forward(&g, w, (double[]){0.6}, NULL, gate, vh, vS, dv);
+    imp_impulse_forward(&g, w, (double[]){0.6}, NULL, IMP_CDL_IMPACT_PAPER, gate, vh, vS, dv);
     double post[2] = {vS[0] + dv[0], vS[1] + dv[1]};
     CHECK_CLOSE(post[0] - post[1], -0.6 * (vh[0] - vh[1]), 1e-12, 1e-12);
     CHECK_CLOSE(1.0 * dv[0] + 3.0 * dv[1], 0.0, 0, 1e-12);
     /* gate off: no impulse */
     double gate0[2] = {0, 0}, dv0[2] = {0, 0};
-    imp_impulse_forward(&g, w, (double[]){0.6}, NULL, gate0, vh, vS, dv0);
+    imp_impulse_forward(&g, w, (double[]){0.6}, NULL, IMP_CDL_IMPACT_PAPER, gate0, vh, vS, dv0);
     CHECK(dv0[0] == 0.0 && dv0[1] == 0.0);
 }
 
@@ -316,17 +316,19 @@ static void test_learned_restitution_gradients(void)
         int starts[3] = {first - 3, first - 5, first - 1};
         batch bt;
         make_batch(&ts, 3, 5, starts, &bt);
-        for (int variant = 0; variant < 3; variant++) {
-            int touch = variant != 1, mass = variant == 2;
+        for (int variant = 0; variant < 5; variant++) {
+            int touch = variant != 1 && variant != 4, mass = variant == 2, law = variant >= 3 ? IMP_CDL_IMPACT_NEWTON : 0;
             imp_model *m = small_model(IMP_MODEL_CDL, &ts.geom, ts.dt, touch, 0, 0, mass, IMP_ACT_TANH);
             imp_cdl_config cfg = m->cfg;
             imp_model_free(m);
             cfg.learn_restitution = 1;
+            cfg.impact_law = law;
             CHECK_OK(imp_model_create(&m, &cfg, &ts.geom, ts.dt, 11));
             CHECK(m->n_params == m->off_restitution + (size_t)ts.geom.n_pairs);
             for (int p = 0; p < ts.geom.n_pairs; p++) m->params[m->off_restitution + p] = 0.3 - 0.4 * p;
             char what[96];
-            snprintf(what, sizeof what, "%s cdl learned e touch=%d mass=%d", systems[s], touch, mass);
+            snprintf(what, sizeof what, "%s cdl learned e touch=%d mass=%d law=%s", systems[s], touch, mass,
+                     law ? "newton" : "paper");
             fd_check(m, &bt, 0.01, what);
             /* the e entries themselves carry gradient */
             imp_model_work *w = imp_model_work_new(m, bt.B, bt.H);
@@ -374,10 +376,11 @@ static void test_friction_gradients(void)
     flat.n_traj = 1;
     flat.n_steps = ts.n_traj * ts.n_steps;
     make_batch(&flat, B, 5, starts, &bt);
-    for (int variant = 0; variant < 3; variant++) {
-        int touch = variant != 1, mass = variant == 2;
+    for (int variant = 0; variant < 5; variant++) {
+        int touch = variant != 1 && variant != 4, mass = variant == 2, law = variant >= 3 ? IMP_CDL_IMPACT_NEWTON : 0;
         imp_cdl_config cfg;
         imp_cdl_config_default(&cfg, IMP_MODEL_CDL);
+        cfg.impact_law = law;
         cfg.hidden = 7, cfg.hidden_layers = 2, cfg.contact_hidden = 6, cfg.act = IMP_ACT_TANH;
         cfg.touch = touch, cfg.learn_mass = mass, cfg.learn_restitution = 1, cfg.friction = 1;
         imp_model *m = NULL;
@@ -387,7 +390,7 @@ static void test_friction_gradients(void)
         /* mu low enough that some impacts slide, e away from the truth */
         CHECK_OK(imp_model_set_contact_law(m, (double[]){0.6}, (double[]){0.12}));
         char what[96];
-        snprintf(what, sizeof what, "disk cdl friction touch=%d mass=%d", touch, mass);
+        snprintf(what, sizeof what, "disk cdl friction touch=%d mass=%d law=%s", touch, mass, law ? "newton" : "paper");
         fd_check(m, &bt, 0.01, what);
         imp_model_work *w = imp_model_work_new(m, bt.B, bt.H);
         double *grad = calloc(m->n_params, sizeof(double));

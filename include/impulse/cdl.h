@@ -54,7 +54,20 @@ typedef struct imp_cdl_config {
     int friction;             /* CDL: Coulomb friction at pairs with a tangent, through
                                  AP Newton (imp_ap_newton_forward), mu = exp(b) learned
                                  per pair */
+    int impact_law;           /* CDL: IMP_CDL_IMPACT_PAPER (default) or IMP_CDL_IMPACT_NEWTON */
 } imp_cdl_config;
+
+/* The normal part of the CD-Lagrange impulse of a gated pair, with u- the
+ * pre-impact (half-step) and uS the pre-impulse normal velocity:
+ *   PAPER  ([A] eqs 48-49): un+ = -e u- at the next half step; the impulse
+ *          also cancels the force over the step (so resting contact holds),
+ *          which makes the fitted e lower than an instantaneous Newton
+ *          coefficient by about g h / |u-| on average;
+ *   NEWTON: un+ = max(uS - (1 + e) u-, 0): Newton's law on the half-step
+ *          velocity with the force over the step kept (unbiased in e for an
+ *          impact at a uniformly random time in the step), or rest when
+ *          the rebound cannot beat the force. */
+enum { IMP_CDL_IMPACT_PAPER = 0, IMP_CDL_IMPACT_NEWTON = 1 };
 
 /* The reference code's architecture: 500 units, 1 hidden layer, softplus,
  * contact net 100-100, touch on, projection off, restitution fixed (the

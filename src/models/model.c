@@ -116,8 +116,10 @@ static int build(imp_model *m)
     }
     if (!structured && (c->learn_damping || c->learn_mass || c->projection))
         return imp_fail(IMP_ERR_INVALID, "options: damping, mass and projection apply to cdl/vin only");
-    if (c->kind != IMP_MODEL_CDL && (c->learn_restitution || c->friction))
-        return imp_fail(IMP_ERR_INVALID, "options: learned restitution and friction apply to cdl only");
+    if (c->kind != IMP_MODEL_CDL && (c->learn_restitution || c->friction || c->impact_law))
+        return imp_fail(IMP_ERR_INVALID, "options: learned restitution, friction and the impact law apply to cdl only");
+    if (c->impact_law != IMP_CDL_IMPACT_PAPER && c->impact_law != IMP_CDL_IMPACT_NEWTON)
+        return imp_fail(IMP_ERR_INVALID, "impact_law: unknown id %d (0 paper, 1 newton)", c->impact_law);
     if (c->kind == IMP_MODEL_CDL && !c->learn_restitution && m->geom.n_pairs > 0 && isnan(m->geom.restitution))
         return imp_fail(IMP_ERR_INVALID, "restitution: unknown (the data's meta has none): learn it instead of keeping it fixed");
     if (c->friction) {
@@ -359,6 +361,7 @@ int imp_model_save(const imp_model *m, const char *path, const char *extra_meta)
     imp_json_kv_int(&j, "learn_mass", m->cfg.learn_mass);
     imp_json_kv_int(&j, "learn_restitution", m->cfg.learn_restitution);
     imp_json_kv_int(&j, "friction", m->cfg.friction);
+    imp_json_kv_int(&j, "impact_law", m->cfg.impact_law);
     imp_json_kv_number(&j, "dt", m->dt);
     imp_json_kv_int(&j, "dim", m->geom.dim);
     imp_json_kv_number(&j, "restitution", m->geom.restitution);
@@ -433,6 +436,8 @@ int imp_model_load(imp_model **out, const char *path)
         st = meta_int(meta, "learn_restitution", &cfg.learn_restitution);
     if (!st && imp_json_get_number(meta, "friction", &(double){0}) == IMP_OK)
         st = meta_int(meta, "friction", &cfg.friction);
+    if (!st && imp_json_get_number(meta, "impact_law", &(double){0}) == IMP_OK)
+        st = meta_int(meta, "impact_law", &cfg.impact_law);
     if (!st && imp_json_get_number(meta, "dt", &dt)) st = imp_fail(IMP_ERR_FORMAT, "meta: missing 'dt'");
     if (!st) st = imp_contact_geometry_from_npz(z, meta, &g);
     imp_model *m = NULL;
