@@ -10,6 +10,8 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: impulse simulate SYSTEM [options] -o data.npz\n"
             "  SYSTEM: pendulum | bouncing-ball | newtons-cradle (CD-Lagrange experiments),\n"
+            "          compliant-ball | compliant-cradle (spring-damper contact: a stand-in for\n"
+            "          data from other simulators and labs; labels from a touch sensor),\n"
             "          bouncing-disk (a spinning disk bouncing on a floor with friction:\n"
             "          sliding impacts by AP Newton; q = (x, y, k theta), k = R/sqrt(2)),\n"
             "          pendulum-chain:N, coupled-pendulums:3, magnet-pendulum, gyroscope, rotor\n"
@@ -23,6 +25,8 @@ static void usage(FILE *f)
             "  --q0 Q --v0 V      initial position/velocity of the first trajectory\n"
             "                     (disk: drop height and horizontal velocity)\n"
             "  --spin W           bouncing-disk: initial spin of the first trajectory, rad/s (-30)\n"
+            "  --stiffness K      compliant systems: contact spring (default 2.5e4); the damper\n"
+            "                     is chosen from --restitution\n"
             "  --seed K           random seed (default 0)\n"
             "  -o, --output FILE  output .npz (written atomically)\n");
 }
@@ -48,6 +52,7 @@ int cli_simulate(int argc, char **argv)
         {"q0", required_argument, 0, 'q'},           {"v0", required_argument, 0, 'v'},
         {"friction", required_argument, 0, 'f'},     {"spin", required_argument, 0, 'w'},
         {"output", required_argument, 0, 'o'},       {"help", no_argument, 0, 'h'},
+        {"stiffness", required_argument, 0, 'K'},
         {0, 0, 0, 0}};
     optind = 2;
     opterr = 0;
@@ -64,6 +69,7 @@ int cli_simulate(int argc, char **argv)
         case 'k': st = cli_parse_long("--seed", optarg, 0, __LONG_MAX__, &lv), o.seed = (unsigned long long)lv; break;
         case 'q': st = cli_parse_double("--q0", optarg, -1e6, 1e6, &o.q0); break;
         case 'v': st = cli_parse_double("--v0", optarg, -1e6, 1e6, &o.v0); break;
+        case 'K': st = cli_parse_double("--stiffness", optarg, 1e-6, 1e12, &o.stiffness); break;
         case 'f': st = cli_parse_double("--friction", optarg, 0, 10, &o.friction); break;
         case 'w': st = cli_parse_double("--spin", optarg, -1e4, 1e4, &o.spin); break;
         case 'o': out = optarg; break;

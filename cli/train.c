@@ -2,6 +2,7 @@
 #include "cli.h"
 #include "impulse/cdl.h"
 #include "impulse/io.h"
+#include "impulse/contact_systems.h"
 
 #include <getopt.h>
 #include <math.h>
@@ -23,7 +24,12 @@ static void usage(FILE *f)
             "  --lr X  --l2 X       learning rate, L2 weight on the potential's kernels\n"
             "  --activation A       tanh | softplus | relu\n"
             "  --hidden N --layers L  width and hidden layers of the potential / ResNet (500, 1)\n"
-            "  --touch | --no-touch contact labels observed in training (default --touch)\n"
+            "  --touch | --no-touch contact labels observed in training (default --touch; data\n"
+            "                       without labels train with --no-touch, saying so)\n"
+            "  --contact-labels M   auto (default) | as-given | onset: onset keeps one label per\n"
+            "                       contact interval, where the normal velocity reverses, plus\n"
+            "                       resting contact; auto is as-given for impulse's event-driven\n"
+            "                       simulators (meta labels \"impact\"), onset otherwise\n"
             "  --projection         closest-point projection at impacts (cdl)\n"
             "  --damping            learn a diagonal damping (cdl, vin)\n"
             "  --learn-mass         learn the diagonal mass matrix (cdl, vin)\n"
@@ -58,50 +64,34 @@ static void progress(void *user, int epoch, const imp_loss_parts *lp)
             lp->state, lp->contact, lp->l2);
 }
 
-/* Starting values of the learned contact law (see --restitution-init,
- * --friction-init); prints them unless quiet. */
+/* Starting values of the learned contact law (--restitution-init data |
+ * meta | E, --friction-init data | MU; NULL: the default), set by the
+ * library; prints them unless quiet. */
 static int init_contact_law(imp_model *m, const imp_trajset *data, const char *e_init, const char *mu_init, int quiet)
 {
-    const int P = m->geom.n_pairs;
-    if (P == 0 || (!m->cfg.learn_restitution && !m->cfg.friction)) return IMP_OK;
-    double e_est[IMP_MAX_CONTACTS], mu_est[IMP_MAX_CONTACTS], e[IMP_MAX_CONTACTS], mu[IMP_MAX_CONTACTS];
-    int n_ev[IMP_MAX_CONTACTS];
-    int st = imp_cdl_estimate_contact_law(data, e_est, mu_est, n_ev);
-    if (st) return st;
-    const char *e_src = NULL;
-    if (m->cfg.learn_restitution) {
-        if (!e_init) e_init = isnan(data->geom.restitution) ? "data" : "meta";
-        double v = NAN;
-        if (!strcmp(e_init, "meta")) {
-            if (isnan(data->geom.restitution))
-                return imp_fail(IMP_ERR_INVALID, "--restitution-init meta: the data's meta has no restitution");
-            v = fmin(fmax(data->geom.restitution, 0.01), 0.99);
-            e_src = "the data's meta";
-        } else if (!strcmp(e_init, "data")) {
-            e_src = "data estimate";
-        } else {
-            if ((st = cli_parse_double("--restitution-init", e_init, 1e-3, 1 - 1e-3, &v))) return st;
-            e_src = "given";
-        }
-        for (int p = 0; p < P; p++) e[p] = !isnan(v) ? v : isnan(e_est[p]) ? 0.5 : e_est[p];
+    imp_law_init e_from = IMP_LAW_INIT_DEFAULT, mu_from = IMP_LAW_INIT_DATA;
+    double e_value = NAN, mu_value = NAN;
+    int st = IMP_OK;
+    if (e_init && !strcmp(e_init, "meta")) e_from = IMP_LAW_INIT_META;
+    else if (e_init && !strcmp(e_init, "data")) e_from = IMP_LAW_INIT_DATA;
+    else if (e_init) {
+        e_from = IMP_LAW_INIT_VALUE;
+        st = cli_parse_double("--restitution-init", e_init, 1e-3, 1 - 1e-3, &e_value);
     }
-    if (m->cfg.friction) {
-        double v = NAN;
-        if (strcmp(mu_init, "data") && (st = cli_parse_double("--friction-init", mu_init, 1e-4, 10, &v))) return st;
-        for (int p = 0; p < P; p++) mu[p] = !isnan(v) ? v : isnan(mu_est[p]) ? 0.3 : mu_est[p];
+    if (!st && strcmp(mu_init, "data")) {
+        mu_from = IMP_LAW_INIT_VALUE;
+        st = cli_parse_double("--friction-init", mu_init, 1e-4, 10, &mu_value);
     }
-    if ((st = imp_model_set_contact_law(m, m->cfg.learn_restitution ? e : NULL, m->cfg.friction ? mu : NULL)))
-        return st;
-    if (!quiet) {
-        double ec[IMP_MAX_CONTACTS], mc[IMP_MAX_CONTACTS];
-        imp_model_get_contact_law(m, ec, mc);
-        for (int p = 0; p < P; p++) {
-            fprintf(stderr, "impulse train: contact pair %d:", p);
-            if (m->cfg.learn_restitution) fprintf(stderr, " restitution starts at %.4g (%s)", ec[p], e_src);
-            if (m->cfg.friction && imp_contact_pair_has_tangent(&m->geom, p))
-                fprintf(stderr, " friction starts at %.4g (%s)", mc[p], strcmp(mu_init, "data") ? "given" : "data estimate");
-            fprintf(stderr, "; %d labelled impacts in the data\n", n_ev[p]);
-        }
+    imp_contact_law_start s;
+    if (!st) st = imp_model_init_contact_law(m, data, e_from, e_value, mu_from, mu_value, &s);
+    if (st || quiet || (!m->cfg.learn_restitution && !m->cfg.friction)) return st;
+    static const char *const source[] = {"default", "data estimate", "the data's meta", "given"};
+    for (int p = 0; p < m->geom.n_pairs; p++) {
+        fprintf(stderr, "impulse train: contact pair %d:", p);
+        if (m->cfg.learn_restitution) fprintf(stderr, " restitution starts at %.4g (%s)", s.e[p], source[s.e_from]);
+        if (m->cfg.friction && imp_contact_pair_has_tangent(&m->geom, p))
+            fprintf(stderr, " friction starts at %.4g (%s)", s.mu[p], source[s.mu_from]);
+        fprintf(stderr, "; %d labelled impacts in the data\n", s.n_events[p]);
     }
     return IMP_OK;
 }
@@ -129,8 +119,8 @@ int cli_train(int argc, char **argv)
     imp_train_opts_default(&to, code);
     to.epochs = 2000;
     cfg.act = code ? IMP_ACT_SOFTPLUS : IMP_ACT_TANH;
-    const char *data_path = NULL, *out = NULL, *e_init = NULL, *mu_init = "data";
-    int quiet = 0, e_mode = -1; /* -1: default (learn for cdl) */
+    const char *data_path = NULL, *out = NULL, *labels = "auto", *e_init = NULL, *mu_init = "data";
+    int quiet = 0, touch_given = 0, e_mode = -1; /* -1: default (learn for cdl) */
     static const struct option opts[] = {
         {"data", required_argument, 0, 'D'},    {"settings", required_argument, 0, 'S'},
         {"epochs", required_argument, 0, 'E'},  {"horizon", required_argument, 0, 'H'},
@@ -143,6 +133,7 @@ int cli_train(int argc, char **argv)
         {"quiet", no_argument, 0, 'q'},         {"output", required_argument, 0, 'o'},
         {"contact-precision", required_argument, 0, 'P'},
         {"potential-precision", required_argument, 0, 'Q'},
+        {"contact-labels", required_argument, 0, 'C'},
         {"restitution", required_argument, 0, 'r'}, {"restitution-init", required_argument, 0, 'R'},
         {"friction", no_argument, 0, 'f'},      {"friction-init", required_argument, 0, 'F'},
         {"impact-law", required_argument, 0, 'I'},
@@ -164,8 +155,9 @@ int cli_train(int argc, char **argv)
         case 'a': st = imp_activation_from_name(optarg, &cfg.act); break;
         case 'n': st = cli_parse_long("--hidden", optarg, 1, 100000, &lv), cfg.hidden = (int)lv; break;
         case 'y': st = cli_parse_long("--layers", optarg, 1, IMP_MLP_MAX_LAYERS - 1, &lv), cfg.hidden_layers = (int)lv; break;
-        case 't': cfg.touch = 1; break;
-        case 'T': cfg.touch = 0; break;
+        case 't': cfg.touch = 1, touch_given = 1; break;
+        case 'T': cfg.touch = 0, touch_given = 1; break;
+        case 'C': labels = optarg; break;
         case 'p': cfg.projection = 1; break;
         case 'c': cfg.learn_damping = 1; break;
         case 'm': cfg.learn_mass = 1; break;
@@ -206,15 +198,33 @@ int cli_train(int argc, char **argv)
         return cli_failf("train", "--restitution learn, --restitution-init, --friction and --impact-law apply to cdl only");
     cfg.learn_restitution = cfg.kind == IMP_MODEL_CDL && e_mode != 0;
     if (!cfg.learn_restitution && e_init) return cli_failf("train", "--restitution-init: e is fixed (--restitution fixed)");
+    imp_label_mode lm;
+    if (imp_label_mode_from_name(labels, &lm)) return cli_fail("train");
     imp_trajset data;
     if (imp_trajset_load(&data, data_path)) return cli_fail("train");
     if (cfg.kind == IMP_MODEL_CDL && !cfg.learn_restitution && isnan(data.geom.restitution)) {
         imp_trajset_free(&data);
         return cli_failf("train", "--restitution fixed: %s has no restitution in its meta (learn it)", data_path);
     }
+    if (!data.has_contact && cfg.touch && (touch_given || cfg.kind == IMP_MODEL_RESNET_CONTACT)) {
+        imp_trajset_free(&data);
+        return cli_failf("train", "%s has no contact labels (array 'contact'): train cdl/vin/resnet with --no-touch, "
+                         "or supply labels (impulse import --contact NAME)", data_path);
+    }
+    if (!data.has_contact && cfg.touch) {
+        fprintf(stderr, "impulse train: notice: %s has no contact labels: training without touch feedback "
+                "(--no-touch)\n", data_path);
+        cfg.touch = 0;
+    }
+    char label_note[1024] = "";
+    if (cfg.touch && cli_handle_labels("train", &data, labels, quiet, label_note, sizeof label_note)) {
+        imp_trajset_free(&data);
+        return 1;
+    }
     imp_model *m = NULL;
     int st = imp_model_create(&m, &cfg, &data.geom, data.dt, to.seed);
     if (!st) st = init_contact_law(m, &data, e_init, mu_init, quiet);
+    if (!st && label_note[0]) fprintf(stderr, "%s\n", label_note);
     if (!st) {
         if (!quiet && cli_progress_enabled()) {
             to.progress = to.epochs >= 10 ? to.epochs / 10 : 1;

@@ -240,13 +240,18 @@ static int setup(const char *system, const imp_sim_opts *o, sim *s)
                                          .offset = DISK_R, .tangent = {1.0, 0.0, sqrt(2.0)}};
     } else {
         return imp_fail(IMP_ERR_NOT_FOUND,
-                        "system: unknown '%s' (pendulum, bouncing-ball, newtons-cradle, bouncing-disk)", system);
+                        "system: unknown '%s' (pendulum, bouncing-ball, newtons-cradle, compliant-ball, compliant-cradle, bouncing-disk)", system);
     }
     return imp_contact_geometry_check(g);
 }
 
 int imp_sim_defaults(const char *system, imp_sim_opts *o)
 {
+    if (!strcmp(system, "compliant-ball") || !strcmp(system, "compliant-cradle")) {
+        int st = imp_sim_defaults(system[10] == 'b' ? "bouncing-ball" : "newtons-cradle", o);
+        o->stiffness = IMP_COMPLIANT_STIFFNESS;
+        return st;
+    }
     memset(o, 0, sizeof *o);
     o->n_traj = 1;
     o->gravity = 9.81;
@@ -264,13 +269,13 @@ int imp_sim_defaults(const char *system, imp_sim_opts *o)
         o->restitution = 0.8, o->friction = 0.2, o->spin = -30.0;
     } else {
         return imp_fail(IMP_ERR_NOT_FOUND,
-                        "system: unknown '%s' (pendulum, bouncing-ball, newtons-cradle, bouncing-disk)", system);
+                        "system: unknown '%s' (pendulum, bouncing-ball, newtons-cradle, compliant-ball, compliant-cradle, bouncing-disk)", system);
     }
     o->randomize = 1;
     return IMP_OK;
 }
 
-static int check_opts(const imp_sim_opts *o)
+int imp_sim_opts_check(const imp_sim_opts *o)
 {
     if (o->n_traj < 1) return imp_fail(IMP_ERR_INVALID, "trajectories: %d, need at least 1", o->n_traj);
     if (o->n_steps < 2) return imp_fail(IMP_ERR_INVALID, "steps: %d, need at least 2", o->n_steps);
@@ -284,6 +289,8 @@ static int check_opts(const imp_sim_opts *o)
     if (!(o->length > 0.0) || !isfinite(o->length))
         return imp_fail(IMP_ERR_INVALID, "length: %g must be positive", o->length);
     if (!isfinite(o->q0) || !isfinite(o->v0)) return imp_fail(IMP_ERR_INVALID, "q0/v0: not finite");
+    if (!(o->stiffness >= 0.0) || !isfinite(o->stiffness))
+        return imp_fail(IMP_ERR_INVALID, "stiffness: %g must be >= 0 (0: the default)", o->stiffness);
     if (!(o->friction >= 0.0 && o->friction <= 10.0))
         return imp_fail(IMP_ERR_INVALID, "friction: %g is outside [0, 10]", o->friction);
     if (!isfinite(o->spin)) return imp_fail(IMP_ERR_INVALID, "spin: not finite");
@@ -322,12 +329,14 @@ static void initial_state(const sim *s, const imp_sim_opts *o, int traj, imp_rng
 
 int imp_simulate(const char *system, const imp_sim_opts *o, imp_trajset *out)
 {
+    if (!strncmp(system, "compliant-", 10)) return imp_simulate_compliant(system, o, out);
     sim s;
     int st = setup(system, o, &s);
-    if (!st) st = check_opts(o);
+    if (!st) st = imp_sim_opts_check(o);
     if (!st) st = imp_trajset_alloc(out, o->n_traj, o->n_steps, &s.geom);
     if (st) return st;
     snprintf(out->system, sizeof out->system, "%s", system);
+    snprintf(out->labels, sizeof out->labels, "impact");
     out->dt = o->dt;
     out->gravity = o->gravity;
     out->length = o->length;

@@ -1,0 +1,71 @@
+"""Same seed and options: the Python package and the impulse command write
+bit-identical datasets and checkpoints (ctest; IMPULSE_CLI is the tool)."""
+import os, subprocess, sys, tempfile
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+import impulse
+import numpy as np
+
+cli = os.environ["IMPULSE_CLI"]
+d = tempfile.mkdtemp()
+failed = 0
+
+
+def run(*args):
+    subprocess.run([cli, *args], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def same(a, b, what):
+    global failed
+    A, B = np.load(a), np.load(b)
+    ka, kb = sorted(k for k in A.files if k != "meta"), sorted(k for k in B.files if k != "meta")
+    diff = [k for k in ka if k not in kb or A[k].shape != B[k].shape or not np.array_equal(A[k], B[k])]
+    if ka != kb or diff:
+        failed += 1
+        worst = max((float(np.max(np.abs(A[k] - B[k]))) for k in diff if k in kb and A[k].shape == B[k].shape),
+                    default=float("nan"))
+        print(f"FAILED: {what}: arrays {ka} vs {kb}, differing {diff} (largest difference {worst:.3g})")
+    else:
+        print(f"ok: {what}: {len(ka)} arrays bit-identical")
+
+
+p = lambda name: os.path.join(d, name)  # noqa: E731
+run("simulate", "bouncing-ball", "--restitution", "0.8", "--noise", "0.05", "--steps", "150", "--seed", "3",
+    "-o", p("ball_cli.npz"))
+ball = impulse.simulate("bouncing-ball", restitution=0.8, noise=0.05, steps=150, seed=3)
+ball.save(p("ball_py.npz"))
+same(p("ball_cli.npz"), p("ball_py.npz"), "simulate bouncing-ball")
+run("train", "cdl", "--data", p("ball_cli.npz"), "--epochs", "20", "--seed", "5", "--quiet", "-o", p("cdl_cli.npz"))
+impulse.train("cdl", ball, epochs=20, seed=5, output=p("cdl_py.npz"))
+same(p("cdl_cli.npz"), p("cdl_py.npz"), "train cdl, 20 epochs")
+run("train", "vin", "--data", p("ball_cli.npz"), "--epochs", "5", "--settings", "paper", "--hidden", "32",
+    "--horizon", "4", "--batch", "8", "--damping", "--potential-precision", "double", "--quiet", "-o", p("vin_cli.npz"))
+impulse.train("vin", ball, epochs=5, settings="paper", hidden=32, horizon=4, batch=8, damping=True,
+              potential_precision="double", output=p("vin_py.npz"))
+same(p("vin_cli.npz"), p("vin_py.npz"), "train vin with options")
+
+run("simulate", "pendulum-chain:2", "--trajectories", "16", "--seed", "1", "--quiet", "-o", p("pend_cli.npz"))
+pend = impulse.simulate("pendulum-chain:2", trajectories=16, seed=1)
+pend.save(p("pend_py.npz"))
+same(p("pend_cli.npz"), p("pend_py.npz"), "simulate pendulum-chain:2")
+for model in ("chnn", "hnn"):
+    run("train", model, "--data", p("pend_cli.npz"), "--epochs", "3", "--hidden", "32", "--chunks", "16",
+        "--batch", "8", "--seed", "2", "-o", p(f"{model}_cli.npz"))
+    impulse.train(model, pend, epochs=3, hidden=32, chunks=16, batch=8, seed=2, output=p(f"{model}_py.npz"))
+    same(p(f"{model}_cli.npz"), p(f"{model}_py.npz"), f"train {model} (2 threads, as the CLI)")
+
+# '-' is standard output / input where a file is expected
+piped = subprocess.run([cli, "simulate", "bouncing-ball", "--restitution", "0.8", "--noise", "0.05", "--steps", "150",
+                        "--seed", "3", "-o", "-"], check=True, capture_output=True).stdout
+if piped != open(p("ball_cli.npz"), "rb").read():
+    failed += 1
+    print("FAILED: simulate -o - differs from the file")
+ev = subprocess.run([cli, "eval", "--model", p("cdl_cli.npz"), "--data", "-", "--json"], input=piped, check=True,
+                    capture_output=True).stdout
+ev_file = subprocess.run([cli, "eval", "--model", p("cdl_cli.npz"), "--data", p("ball_cli.npz"), "--json"], check=True,
+                         capture_output=True).stdout
+if ev != ev_file or os.path.exists("-"):
+    failed += 1
+    print("FAILED: eval --data - differs from the file's, or a file named '-' was written")
+else:
+    print("ok: -o - and --data - are standard output and input")
+sys.exit(1 if failed else 0)
