@@ -405,6 +405,38 @@ static void test_friction_gradients(void)
     imp_trajset_free(&ts);
 }
 
+/* The data estimates that start a learned contact law: on noise-free
+ * simulations the restitution estimate sits below the truth by at most the
+ * gravity loss over a sample (it compares samples around the impact, not
+ * the impact itself), and the friction estimate, the 90th percentile of
+ * |Pt|/Pn, reaches mu (up to the force over a sample) when a tenth or more
+ * of the impacts slide; a set with every impact sticking can only bound mu
+ * from below. */
+static void test_contact_law_estimate(void)
+{
+    imp_sim_opts o;
+    CHECK_OK(imp_sim_defaults("bouncing-ball", &o));
+    o.restitution = 0.7;
+    imp_trajset ts;
+    CHECK_OK(imp_simulate("bouncing-ball", &o, &ts));
+    double e[IMP_MAX_CONTACTS], mu[IMP_MAX_CONTACTS];
+    int n[IMP_MAX_CONTACTS];
+    CHECK_OK(imp_cdl_estimate_contact_law(&ts, e, mu, n));
+    printf("estimate ball e = 0.7: %.4f from %d impacts, mu %g (no tangent)\n", e[0], n[0], mu[0]);
+    CHECK(n[0] >= 5 && e[0] <= 0.7 && e[0] > 0.6 && isnan(mu[0]));
+    imp_trajset_free(&ts);
+    CHECK_OK(imp_sim_defaults("bouncing-disk", &o));
+    o.n_traj = 20;
+    CHECK_OK(imp_simulate("bouncing-disk", &o, &ts));
+    CHECK_OK(imp_cdl_estimate_contact_law(&ts, e, mu, n));
+    printf("estimate disk e = %g, mu = %g: e %.4f, mu %.4f from %d impacts\n", o.restitution, o.friction, e[0], mu[0],
+           n[0]);
+    CHECK(e[0] <= o.restitution && e[0] > o.restitution - 0.1);
+    /* the normal impulse from the samples misses g dt (about 2 % here) */
+    CHECK_CLOSE(mu[0], o.friction, 0.05, 0);
+    imp_trajset_free(&ts);
+}
+
 int main(void)
 {
     imp_blas_init();
@@ -415,5 +447,6 @@ int main(void)
     test_cradle_gradients();
     test_learned_restitution_gradients();
     test_friction_gradients();
+    test_contact_law_estimate();
     TEST_MAIN_END();
 }
