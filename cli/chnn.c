@@ -109,13 +109,12 @@ int cli_train_chnn(int argc, char **argv, const char *model)
     if (imp_cmodel_kind_from_name(model, &kind)) return cli_fail(verb);
     imp_ctraj cart, gen;
     memset(&gen, 0, sizeof gen);
-    char sysname[64];
-    if (imp_ctraj_load_cartesian(data_path, &cart, sysname)) return cli_fail(verb);
     imp_csystem cs;
+    if (imp_ctraj_load(data_path, &cart, &cs)) return cli_fail(verb);
+    const char *sysname = cs.name;
     imp_cmodel m;
     double *params = NULL;
-    int st = imp_csystem_from_name(&cs, sysname);
-    if (!st) st = imp_cmodel_init(&m, kind, &cs, (int)hidden, 3);
+    int st = imp_cmodel_init(&m, kind, &cs, (int)hidden, 3);
     if (!st && !m.cartesian) st = imp_ctraj_to_generalised(&cs, &cart, &gen);
     if (st) {
         imp_ctraj_free(&cart);
@@ -195,15 +194,16 @@ int cli_eval_chnn(int argc, char **argv, const char *model_kind)
     double *params = NULL;
     if (imp_cmodel_load(model_path, &m, &params)) return cli_fail(verb);
     imp_ctraj test;
-    char sysname[64];
-    if (imp_ctraj_load_cartesian(data_path, &test, sysname)) {
+    imp_csystem cs;
+    if (imp_ctraj_load(data_path, &test, &cs)) {
         free(params);
         return cli_fail(verb);
     }
-    if (strcmp(sysname, m.sys.name)) {
+    if (strcmp(cs.name, m.sys.name) || strcmp(cs.full.source, m.sys.full.source)) {
         free(params);
         imp_ctraj_free(&test);
-        return cli_failf(verb, "%s: system '%s' differs from the model's '%s'", data_path, sysname, m.sys.name);
+        return cli_failf(verb, "%s: system '%s'%s differs from the model's '%s'", data_path, cs.name,
+                         strcmp(cs.name, m.sys.name) ? "" : " (another system file)", m.sys.name);
     }
     imp_ceval_result r;
     int st = imp_ceval(&m, params, &test, &eo, &r);

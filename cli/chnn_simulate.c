@@ -302,7 +302,10 @@ int cli_simulate_chnn(int argc, char **argv, const char *system)
         imp_json_kv_string(&j, "tool", "impulse");
         imp_json_kv_string(&j, "version", IMP_VERSION_STRING);
         imp_json_kv_string(&j, "system", s.name);
-        if (system_file) imp_json_kv_string(&j, "system_file", system_file);
+        if (system_file) {
+            imp_json_kv_string(&j, "system_file", system_file);
+            imp_json_kv_string(&j, "system_text", s.source);
+        }
         imp_json_kv_int(&j, "d", s.d);
         imp_json_kv_int(&j, "n_points", s.n_points);
         imp_json_kv_int(&j, "n_bodies", s.n_bodies);

@@ -46,8 +46,15 @@ typedef struct imp_csystem {
 /* A benchmark by name (imp_chnn_system: "pendulum-chain:N",
  * "coupled-pendulums:N", "magnet-pendulum", "gyroscope", "rotor"). */
 int imp_csystem_from_name(imp_csystem *cs, const char *name);
-/* Wrap an already built description (e.g. from a system file). */
+/* Wrap an already built description (e.g. from a system file). A system
+ * file's description has no generalised coordinates; the baselines (HNN,
+ * DeLaN, NODE) then use its Cartesian coordinates (n_gen = N <=
+ * IMP_CSYS_MAX_GEN, no angles) without the constraints. */
 int imp_csystem_from_csys(imp_csystem *cs, const imp_csys *s);
+/* The system a dataset's or checkpoint's meta JSON describes: the text of
+ * its system file (key "system_text") if present, else the built-in
+ * benchmark named by "system". `what` (the file name) prefixes messages. */
+int imp_csystem_from_meta(imp_csystem *cs, const char *meta, const char *what);
 /* Phi (n_rows) and Phi_dot (n_rows) of one Cartesian state y = (x, v). */
 void imp_csystem_violation(const imp_csystem *cs, const double *y, double *phi, double *phidot);
 /* True total energy of one Cartesian state y = (x, v). */
@@ -134,8 +141,12 @@ typedef struct imp_ctraj {
     double *z;     /* owned */
 } imp_ctraj;
 void imp_ctraj_free(imp_ctraj *t);
-/* Load a trajectory file: arrays "x" and "v" (n_traj x T x n x d), "t" (T),
- * meta JSON with "system". Writes the system name into sys_name (64 bytes). */
+/* Load a trajectory file: arrays "z" (n_traj x T x 2 x n x d) or "x" and
+ * "v" (n_traj x T x n x d), "t" (T), meta JSON with "system" (and
+ * "system_text" for a system described in a file; see
+ * imp_csystem_from_meta). sys (may be NULL) receives the system. */
+int imp_ctraj_load(const char *path, imp_ctraj *out, imp_csystem *sys);
+/* The same, writing only the system name into sys_name (64 bytes). */
 int imp_ctraj_load_cartesian(const char *path, imp_ctraj *out, char *sys_name);
 /* Convert Cartesian trajectories to the generalised coordinates of sys
  * (angles unwrapped along time). */

@@ -17,6 +17,8 @@ int imp_cmodel_save(const char *path, const imp_cmodel *m, const double *params,
     imp_json_kv_string(&j, "format", "impulse-cmodel");
     imp_json_kv_string(&j, "model", imp_cmodel_kind_name(m->kind));
     imp_json_kv_string(&j, "system", m->sys.name);
+    /* a system described in a file: its text, so the checkpoint is self-contained */
+    if (m->sys.full.source[0]) imp_json_kv_string(&j, "system_text", m->sys.full.source);
     imp_json_kv_int(&j, "hidden", m->hidden);
     imp_json_kv_int(&j, "depth", m->depth);
     imp_json_kv_int(&j, "n_params", (long long)m->n_params);
@@ -82,7 +84,7 @@ int imp_cmodel_load(const char *path, imp_cmodel *m, double **params)
         return imp_fail(IMP_ERR_FORMAT, "%s: meta: needs \"model\", \"system\", \"hidden\", \"depth\"", path);
     }
     st = imp_cmodel_kind_from_name(kind, &k);
-    if (!st) st = imp_csystem_from_name(&cs, sys);
+    if (!st) st = imp_csystem_from_meta(&cs, meta, "checkpoint");
     if (!st) st = imp_cmodel_init(m, k, &cs, (int)hidden, (int)depth);
     const double *p = NULL;
     size_t expect[1], shape[1];
