@@ -23,7 +23,13 @@ static void train_usage(FILE *f)
                "  --lr X         AdamW learning rate (3e-3), cosine schedule to 0\n"
                "  --wd X         AdamW weight decay (1e-4)\n"
                "  --batch B      minibatch size (200)\n"
-               "  --chunks N     training chunks, one per trajectory (800)\n"
+               "  --chunks N     training chunks (at most; 800)\n"
+               "  --windows W    one: one random 5-state window per trajectory, the first N\n"
+               "                 trajectories (the reference; default); all: every non-overlapping\n"
+               "                 window of every trajectory in order, the first N of them (for a\n"
+               "                 few long trajectories)\n"
+               "  --warmup S     linear learning-rate warm-up over the first S optimiser steps\n"
+               "                 (default 20 for hnn, delan, node; 0 for chnn, clnn)\n"
                "  --hidden H     MLP width (256; 3 hidden layers)\n"
                "  --seed K       initialisation and chunk sampling seed (0)\n"
                "  --threads N    threads per minibatch, 1..64 (default 2): each takes a contiguous\n"
@@ -95,6 +101,15 @@ int cli_train_chnn(int argc, char **argv, const char *model)
             if (cli_parse_long(a, val, 1, CLI_MAX_THREADS, &lv)) return cli_fail(verb);
             o.threads = (int)lv;
             i++;
+        } else if (!strcmp(a, "--warmup")) {
+            if (cli_parse_long(a, val, 0, 100000000, &lv)) return cli_fail(verb);
+            o.warmup_steps = (int)lv;
+            i++;
+        } else if (!strcmp(a, "--windows")) {
+            if (!val || (strcmp(val, "one") && strcmp(val, "all")))
+                return cli_failf(verb, "--windows: '%s' must be 'one' or 'all'", val ? val : "");
+            o.all_windows = !strcmp(val, "all");
+            i++;
         } else if (!strcmp(a, "--wd")) {
             if (cli_parse_double(a, val, 0.0, 10.0, &dv)) return cli_fail(verb);
             o.weight_decay = dv;
@@ -140,6 +155,10 @@ int cli_train_chnn(int argc, char **argv, const char *model)
     imp_ctraj_free(&cart);
     imp_ctraj_free(&gen);
     free(params);
+    if (st == IMP_ERR_NUMERIC)
+        return cli_failf(verb, "%s; the run diverged: try a smaller --lr (e.g. %g), a longer --warmup "
+                         "(e.g. %d) or another --seed", imp_last_error(), o.lr / 3,
+                         5 * (imp_ctrain_warmup_steps(&m, &o) > 0 ? imp_ctrain_warmup_steps(&m, &o) : 20));
     if (st) return cli_fail(verb);
     printf("trained %s on %s: %d epochs, final loss %.6g, %.2f s (%.3f s/epoch, %d thread%s), %zu parameters -> %s\n",
            model, sysname, res.epochs, res.final_loss, res.seconds, res.epochs ? res.seconds / res.epochs : 0.0,

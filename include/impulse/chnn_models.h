@@ -166,6 +166,11 @@ typedef struct imp_ctrain_opts {
                             * is cut into this many contiguous slices, one per thread
                             * (see imp_ctrain_pool); the same seed and thread count give
                             * bit-identical results, other counts agree to rounding */
+    int warmup_steps;      /* linear learning-rate warm-up over the first optimiser steps:
+                            * step t < W uses lr (t + 1) / W. -1 (default): 20 for HNN, DeLaN
+                            * and NODE, 0 for CHNN and CLNN (see imp_ctrain_warmup_steps) */
+    int all_windows;       /* 0 (reference): one random window per trajectory; 1: every
+                            * non-overlapping window of every trajectory (long trajectories) */
     int verbose;           /* progress callback every epoch if set */
     void (*progress)(void *user, int epoch, double loss, double seconds);
     void *progress_user;
@@ -187,6 +192,10 @@ typedef struct imp_ctrain_result {
  * the reference. chunks: n_chunks x (steps+1) x dim (malloc'd). */
 int imp_ctrain_make_chunks(const imp_ctraj *data, int n_chunks, int chunk_steps, imp_rng *rng,
                            double **chunks, int *n_out);
+/* Every window: all T / (steps+1) non-overlapping windows of every
+ * trajectory in order (trajectory 0's first), the first n_chunks of them. */
+int imp_ctrain_all_windows(const imp_ctraj *data, int n_chunks, int chunk_steps, double **chunks,
+                           int *n_out);
 /* L1 loss of one batch of chunks (B x (S+1) x dim) under RK4 with step dt,
  * mean over every entry including t0 (as the reference); if grad != NULL,
  * accumulates dL/dtheta. traj/traj_bar: (S+1) x B x dim each. If w has at
@@ -224,6 +233,12 @@ int imp_ctrain_pool_loss(imp_ctrain_pool *p, const double *params, const double 
                          double *grad, double *loss);
 void imp_ctrain_pool_free(imp_ctrain_pool *p);
 
+/* The warm-up length imp_ctrain uses for this model and options. Adam's
+ * first steps move every weight by about lr whatever its gradient; for the
+ * learned mass matrices of HNN and DeLaN (and NODE's vector field) a
+ * full-size first step at lr 3e-3 can make M(q) nearly singular and the
+ * rollout diverge in epoch 0. */
+int imp_ctrain_warmup_steps(const imp_cmodel *m, const imp_ctrain_opts *o);
 /* Train with opts->threads threads (an imp_ctrain_pool per run). */
 int imp_ctrain(const imp_cmodel *m, double *params, const imp_ctraj *data,
                const imp_ctrain_opts *opts, imp_ctrain_result *res);
