@@ -25,6 +25,7 @@ int cli_sweep(int argc, char **argv);
 int cli_simulate_chnn(int argc, char **argv, const char *system);
 int cli_train_chnn(int argc, char **argv, const char *model);
 int cli_eval_chnn(int argc, char **argv, const char *model_kind);
+int cli_rollout_chnn(int argc, char **argv);
 int cli_reproduce_cdl(int argc, char **argv);
 int cli_reproduce_chnn(int argc, char **argv);
 int cli_reproduce_impact(int argc, char **argv);

@@ -14,7 +14,9 @@ static void usage(FILE *f)
             "                       [--steps T] [--touch-rollout] -o out.npz\n"
             "  Predicts T samples from an initial state (q then qdot, 2D values), taken from\n"
             "  --state or from the noise-free first sample of trajectory I of --data.\n"
-            "  Writes arrays states (T x 2D) and contact (T x K).\n");
+            "  Writes arrays states (T x 2D) and contact (T x K).\n"
+            "  Constrained-strand checkpoints (chnn, clnn, hnn, delan, node) take other options:\n"
+            "  impulse rollout --model model.npz --help\n");
 }
 
 int cli_rollout(int argc, char **argv)
@@ -22,6 +24,8 @@ int cli_rollout(int argc, char **argv)
     const char *model_path = NULL, *data_path = NULL, *out = NULL, *state = NULL;
     long traj = 0, steps = -1;
     int touch = 0;
+    int r = cli_rollout_chnn(argc, argv); /* chnn, clnn, hnn, delan, node checkpoints */
+    if (r != CLI_NOT_MINE) return r;
     static const struct option opts[] = {
         {"model", required_argument, 0, 'm'}, {"data", required_argument, 0, 'd'},
         {"trajectory", required_argument, 0, 'i'}, {"state", required_argument, 0, 's'},

@@ -275,6 +275,14 @@ double imp_ceval_geo_mean(const double *err, int T);
 int imp_ceval(const imp_cmodel *m, const double *params, const imp_ctraj *test,
               const imp_ceval_opts *opts, imp_ceval_result *res);
 
+/* One prediction: integrate the model with DOPRI5 (o->rtol, o->atol; NULL:
+ * the defaults) from the Cartesian state xv0 (2 n d) for n_steps steps of
+ * dt and write the Cartesian states out ((n_steps + 1) x 2 n d), starting
+ * with xv0 (as the model sees it: a generalised model's start is mapped
+ * to its coordinates and back). */
+int imp_crollout(const imp_cmodel *m, const double *params, const double *xv0, int n_steps, double dt,
+                 const imp_ceval_opts *o, double *out);
+
 /* ---- benchmark data for experiments ([chnn] section 1) ---- */
 /* Training set: n_traj ground-truth trajectories of T states (the
  * benchmark's dt) from the reference initial-state distribution, seed
