@@ -39,6 +39,8 @@ int imp_figure_logscale(imp_figure *fig, int panel, int x_log, int y_log);
 int imp_figure_limits(imp_figure *fig, int panel, double xmin, double xmax, double ymin, double ymax);
 /* Equal scaling of x and y (trajectories, contact geometry). */
 int imp_figure_equal_aspect(imp_figure *fig, int panel);
+/* Named ticks on a panel's y axis (categories, e.g. one row per model). */
+int imp_figure_yticks(imp_figure *fig, int panel, const double *values, const char *const *labels, size_t n);
 
 /* Plot elements. `label` (may be NULL) goes into the panel's legend.
  * Arrays are copied; NaN entries make gaps as in matplotlib. */
