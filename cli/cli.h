@@ -63,4 +63,14 @@ int cli_progress_enabled(void);
 void cli_catch_stop_signals(void);
 int cli_stop_requested(void);
 
+/* Check a trajectory set's contact labels against its motion and handle
+ * them (--contact-labels auto | as-given | onset; NULL = auto). The line
+ * with the counts (a notice when some labels do not fit the motion, else
+ * an info line unless quiet; "" if none) goes into note[cap], for the
+ * caller to print once the run has started (an error before that stays
+ * the only line). Returns 0 or the exit status of a failure. */
+struct imp_trajset;
+int cli_handle_labels(const char *verb, struct imp_trajset *ts, const char *mode_name, int quiet, char *note,
+                      size_t cap);
+
 #endif

@@ -1,4 +1,5 @@
 #include "cli.h"
+#include "impulse/contact_systems.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -75,4 +76,26 @@ void cli_catch_stop_signals(void)
 int cli_stop_requested(void)
 {
     return stop_requested_ != 0;
+}
+
+int cli_handle_labels(const char *verb, imp_trajset *ts, const char *mode_name, int quiet, char *note, size_t cap)
+{
+    note[0] = 0;
+    imp_label_mode mode;
+    if (imp_label_mode_from_name(mode_name ? mode_name : "auto", &mode)) return cli_fail(verb);
+    if (!ts->has_contact) return 0;
+    imp_label_report r;
+    if (imp_contact_labels_apply(ts, mode, &r)) return cli_fail(verb);
+    int odd = r.multi || r.no_change || r.no_pair;
+    if (quiet && !odd) return 0;
+    const char *why = mode != IMP_LABELS_AUTO ? "as asked"
+                      : r.mode == IMP_LABELS_AS_GIVEN ? "default for impulse's event-driven simulators"
+                                                      : "default for data with meta labels other than \"impact\"";
+    snprintf(note, cap,
+            "impulse %s: %s: contact labels: %d in %d intervals, %d impacts (velocity reversals); %d impacts carry "
+            "several labels (%d extra, %d while separating), %d labels show no velocity change, %d resting, "
+            "%d on bodies without a contact pair (rest: |u| <= %.3g); handling %s (%s): %d labels kept",
+            verb, odd ? "notice" : "info", r.labels, r.intervals, r.impacts, r.multi, r.extra, r.separating,
+            r.no_change, r.resting, r.no_pair, r.v_rest, imp_label_mode_name(r.mode), why, r.kept);
+    return 0;
 }

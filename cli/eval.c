@@ -88,6 +88,11 @@ int cli_eval(int argc, char **argv)
         imp_model_free(m);
         return cli_fail("eval");
     }
+    double e_probe;
+    if (imp_system_energy(test.system, &test.geom, test.gravity, test.length, test.q_clean, test.qdot_clean,
+                          &e_probe))
+        fprintf(stderr, "impulse eval: notice: energy drift not computed: %s\n", imp_last_error());
+    imp_clear_error();
     size_t N = (size_t)test.n_traj * test.n_steps;
     double *states = malloc(N * 2 * m->D * sizeof(double)), *contact = malloc(N * m->K * sizeof(double));
     double *energy = malloc(N * sizeof(double));
@@ -122,13 +127,30 @@ int cli_eval(int argc, char **argv)
             imp_json_kv_int(&j, "trajectories", res.n_traj);
             imp_json_kv_int(&j, "steps", res.n_steps);
             imp_json_kv_int(&j, "touch_rollout", touch);
+            if (mk == IMP_MODEL_CDL && m->geom.n_pairs > 0) {
+                /* the contact law in use, per contact pair */
+                double e[IMP_MAX_CONTACTS], mu[IMP_MAX_CONTACTS];
+                imp_model_get_contact_law(m, e, mu);
+                imp_json_key(&j, "restitution");
+                imp_json_begin_array(&j);
+                for (int p = 0; p < m->geom.n_pairs; p++) imp_json_number(&j, e[p]);
+                imp_json_end_array(&j);
+                imp_json_kv_string(&j, "restitution_source", m->cfg.learn_restitution ? "learned" : "fixed");
+                if (m->cfg.friction) {
+                    imp_json_key(&j, "friction");
+                    imp_json_begin_array(&j);
+                    for (int p = 0; p < m->geom.n_pairs; p++) imp_json_number(&j, mu[p]);
+                    imp_json_end_array(&j);
+                }
+            }
             imp_json_end_object(&j);
             printf("%s\n", imp_json_text(&j));
             imp_json_free(&j);
         } else {
             printf("model %s on %s (%d trajectories x %d steps)\n", kind, test.system, res.n_traj, res.n_steps);
             printf("  rmse (paper)       %.6g\n  rmse (ref. code)   %.6g\n", res.rmse, res.rmse_code);
-            printf("  energy drift       %.4g\n", res.energy_drift);
+            if (isfinite(res.energy_drift)) printf("  energy drift       %.4g\n", res.energy_drift);
+            else printf("  energy drift       n/a (see the notice above)\n");
             if (isfinite(res.contact_timing)) {
                 printf("  contact timing     %.4g s (from each true impact to the nearest predicted one; "
                        "%d true, %d predicted impacts",
@@ -139,6 +161,19 @@ int cli_eval(int argc, char **argv)
             } else {
                 printf("  contact timing     n/a (%d true, %d predicted impacts)\n", res.contacts_true,
                        res.contacts_pred);
+            }
+            if (mk == IMP_MODEL_CDL && m->geom.n_pairs > 0) {
+                double e[IMP_MAX_CONTACTS], mu[IMP_MAX_CONTACTS];
+                imp_model_get_contact_law(m, e, mu);
+                printf("  restitution        ");
+                for (int p = 0; p < m->geom.n_pairs; p++) printf("%s%.4g", p ? " " : "", e[p]);
+                printf(" (%s, per contact pair)\n", m->cfg.learn_restitution ? "learned" : "fixed");
+                if (m->cfg.friction) {
+                    printf("  friction (mu)      ");
+                    for (int p = 0; p < m->geom.n_pairs; p++)
+                        printf("%s%.4g", p ? " " : "", imp_contact_pair_has_tangent(&m->geom, p) ? mu[p] : NAN);
+                    printf(" (learned, per contact pair; nan: the pair cannot slide)\n");
+                }
             }
         }
     }

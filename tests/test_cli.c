@@ -108,6 +108,32 @@ int main(void)
     expect_error("train cdl --data cli_nan.npz -o x.npz", "qdot");
     imp_trajset_free(&ts);
 
+    /* learned restitution: data without one in its meta (null) trains with
+     * e learned, eval reports it; keeping it fixed is refused */
+    CHECK_OK(imp_trajset_load(&ts, "cli_ball.npz"));
+    ts.geom.restitution = NAN;
+    CHECK_OK(imp_trajset_save(&ts, "cli_noe.npz"));
+    imp_trajset_free(&ts);
+    expect_error("train cdl --data cli_noe.npz --restitution fixed -o x.npz", "--restitution fixed");
+    expect_error("train cdl --data cli_ball.npz --restitution sometimes -o x.npz", "--restitution");
+    expect_error("train cdl --data cli_ball.npz --restitution-init 1.5 -o x.npz", "--restitution-init");
+    expect_error("train cdl --data cli_noe.npz --restitution-init meta -o x.npz", "meta");
+    expect_error("train resnet --data cli_ball.npz --friction -o x.npz", "cdl only");
+    expect_error("train cdl --data cli_ball.npz --friction -o x.npz", "tangent");
+    CHECK(run("train cdl --data cli_noe.npz --epochs 2 --hidden 16 -o cli_noe_model.npz", err, sizeof err) == 0);
+    CHECK_MSG(strstr(err, "restitution starts at") && strstr(err, "data estimate") && strstr(err, "learned restitution"),
+              "train stderr: %s", err);
+    CHECK(run("eval --model cli_noe_model.npz --data cli_ball.npz --json", err, sizeof err) == 0);
+    CHECK_OK(imp_read_file("cli_stdout.txt", &out, &len));
+    CHECK(out && strstr((char *)out, "\"restitution\":[") && strstr((char *)out, "\"restitution_source\":\"learned\""));
+    free(out);
+    CHECK(run("train cdl --data cli_ball.npz --epochs 2 --hidden 16 --restitution fixed --quiet -o cli_fixed.npz", err,
+              sizeof err) == 0);
+    CHECK(run("eval --model cli_fixed.npz --data cli_ball.npz", err, sizeof err) == 0);
+    CHECK_OK(imp_read_file("cli_stdout.txt", &out, &len));
+    CHECK(out && strstr((char *)out, "restitution        1 (fixed"));
+    free(out);
+
     /* determinism: same seed, same checkpoint bytes */
     CHECK(run("train cdl --data cli_ball.npz --epochs 2 --hidden 16 --seed 5 --quiet -o cli_a.npz", err, sizeof err) == 0);
     CHECK(run("train cdl --data cli_ball.npz --epochs 2 --hidden 16 --seed 5 --quiet -o cli_b.npz", err, sizeof err) == 0);

@@ -301,8 +301,68 @@ static void test_bad_input(void)
     CHECK_FAILS(imp_impact_sticking_threshold(&law, c.W, c.u, -1, &ms), IMP_ERR_INVALID);
 }
 
+/* AP Newton's reverse pass (imp_ap_newton_backward, shared with the
+ * CD-Lagrange integrator) against central differences in every input
+ * (W entries independent, u, mu, bn), on random contacts in both the
+ * sticking and the sliding branch; the check must be able to fail. */
+static void test_ap_newton_backward(void)
+{
+    imp_rng r;
+    imp_rng_seed(&r, 42);
+    int seen[3] = {0, 0, 0}, cases = 0;
+    double worst = 0.0;
+    for (int trial = 0; trial < 400; trial++) {
+        double a = 0.5 + imp_rng_uniform(&r), b = 0.5 + imp_rng_uniform(&r), c = 0.6 * (imp_rng_uniform(&r) - 0.5);
+        double x[8] = {a, c, c, b, 0.5 * imp_rng_normal(&r), -0.5 - imp_rng_uniform(&r), 0.05 + 1.5 * imp_rng_uniform(&r), 0};
+        x[7] = (1.0 + imp_rng_uniform(&r)) * x[5]; /* bn = (1 + e) un < 0 */
+        double P[2], cw[2] = {imp_rng_normal(&r), imp_rng_normal(&r)};
+        int br;
+        if (imp_ap_newton_forward(P, &br, x, x + 4, x[6], x[7])) continue;
+        double g[8] = {0};
+        imp_ap_newton_backward(g, g + 4, g + 6, g + 7, cw, P, br, x, x[6], x[7]);
+        double num[8], h = 1e-6;
+        int same = 1;
+        for (int i = 0; i < 8; i++) {
+            double keep = x[i], Pp[2], Pm[2];
+            int bp, bm;
+            x[i] = keep + h;
+            imp_ap_newton_forward(Pp, &bp, x, x + 4, x[6], x[7]);
+            x[i] = keep - h;
+            imp_ap_newton_forward(Pm, &bm, x, x + 4, x[6], x[7]);
+            x[i] = keep;
+            same &= bp == br && bm == br;
+            num[i] = (cw[0] * (Pp[0] - Pm[0]) + cw[1] * (Pp[1] - Pm[1])) / (2 * h);
+        }
+        if (!same) continue; /* at a branch boundary */
+        double err = test_grad_rel_err(g, num, 8, 1e-8);
+        if (err > worst) worst = err;
+        seen[br + 1]++;
+        cases++;
+        if (trial == 0 || err > 1e-6) {
+            double gw[8];
+            memcpy(gw, g, sizeof gw);
+            int im = 0;
+            for (int i = 0; i < 8; i++) if (fabs(gw[i]) > fabs(gw[im])) im = i;
+            gw[im] = -gw[im];
+            CHECK(test_grad_rel_err(gw, num, 8, 1e-8) > 1e-2);
+        }
+    }
+    printf("ap-newton backward: %d contacts (stick %d, slide+ %d, slide- %d), worst FD rel err %.2e\n", cases,
+           seen[1], seen[2], seen[0], worst);
+    CHECK(seen[0] > 20 && seen[1] > 20 && seen[2] > 20);
+    CHECK_MSG(worst < 1e-6, "worst %g", worst);
+    /* Newton's law through the shared form: un+ = -e un, in the cone */
+    double W[4] = {3.0, 0.4, 0.4, 1.2}, u[2] = {0.8, -2.0}, e = 0.6, P[2];
+    int br;
+    CHECK_OK(imp_ap_newton_forward(P, &br, W, u, 0.2, (1 + e) * u[1]));
+    CHECK(br == IMP_AP_SLIDE_POS);
+    CHECK_CLOSE(u[1] + W[2] * P[0] + W[3] * P[1], -e * u[1], 1e-12, 1e-12);
+    CHECK_CLOSE(P[0], -0.2 * P[1], 1e-12, 0);
+}
+
 int main(void)
 {
+    test_ap_newton_backward();
     test_frictionless();
     test_properties();
     test_kane();

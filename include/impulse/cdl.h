@@ -49,10 +49,16 @@ typedef struct imp_cdl_config {
     int projection;           /* closest-point projection in the mass metric at impacts */
     int learn_damping;        /* learned diagonal damping C */
     int learn_mass;           /* learned diagonal mass matrix (else the data's masses) */
+    int learn_restitution;    /* CDL: e learned per contact pair, e = sigmoid(a) in (0, 1)
+                                 (else the data's meta restitution, fixed) */
+    int friction;             /* CDL: Coulomb friction at pairs with a tangent, through
+                                 AP Newton (imp_ap_newton_forward), mu = exp(b) learned
+                                 per pair */
 } imp_cdl_config;
 
 /* The reference code's architecture: 500 units, 1 hidden layer, softplus,
- * contact net 100-100, touch on, projection off. */
+ * contact net 100-100, touch on, projection off, restitution fixed (the
+ * data's), no friction. */
 void imp_cdl_config_default(imp_cdl_config *cfg, imp_model_kind kind);
 
 /* Immutable model description plus its parameters (one flat vector). */
@@ -65,7 +71,7 @@ typedef struct imp_model {
     imp_mlp net;              /* potential U (CDL, VIN) or residual f (ResNet*) */
     imp_mlp contact;          /* contact net (CDL) or contact head (ResNetContact) */
     int has_contact_net;
-    size_t off_net, off_contact, off_damping, off_mass, n_params;
+    size_t off_net, off_contact, off_damping, off_mass, off_restitution, off_friction, n_params;
     double *params;
     /* copied from the training data, for energy and reports */
     char system[64];
@@ -75,6 +81,23 @@ typedef struct imp_model {
 int imp_model_create(imp_model **out, const imp_cdl_config *cfg, const imp_contact_geometry *geom,
                      double dt, unsigned long long seed);
 void imp_model_free(imp_model *m);
+/* The contact law in use: restitution e and (if cfg.friction) Coulomb mu per
+ * contact pair (n_pairs each; mu may be NULL). Without learned restitution e
+ * is the geometry's for every pair. */
+void imp_model_get_contact_law(const imp_model *m, double *e, double *mu);
+/* Set the learned values (initialisation): e (n_pairs, each in (0, 1)) if
+ * cfg.learn_restitution and e != NULL; mu (n_pairs, each > 0) if cfg.friction
+ * and mu != NULL. Values are clamped to [1e-3, 1 - 1e-3] and [1e-4, 10]. */
+int imp_model_set_contact_law(imp_model *m, const double *e, const double *mu);
+/* Data estimates of the contact law around labelled contacts (rising edges
+ * of a body's contact label at step n): per pair, the median over impacts
+ * of -u(n)/u(n-1) of the normal velocity u (clamped to [0.05, 0.95]) and,
+ * for pairs with a tangent, the median of |Pt|/Pn of the contact-space
+ * impulse P = W^-1 (u(n) - u(n-1)) over impacts with Pn > 0 (clamped to
+ * [0.01, 2]). Pairs without impacts get NaN (e) and NaN (mu). n_events
+ * (n_pairs, may be NULL) counts the impacts used. Crude (gravity and noise
+ * bias it): meant as a starting point for learning. */
+int imp_cdl_estimate_contact_law(const imp_trajset *data, double *e, double *mu, int *n_events);
 /* Checkpoint: params split into named arrays (net.W0, net.b0, ...) + meta JSON
  * with the configuration, geometry and `extra_meta` (a JSON object text or NULL). */
 int imp_model_save(const imp_model *m, const char *path, const char *extra_meta);

@@ -80,6 +80,26 @@ int imp_impact_predict(const imp_impact_law *law, const double W[4], const doubl
  * configuration for very large mu). */
 int imp_impact_predict_fast(const imp_impact_law *law, const double W[4], const double u[2], double P[2]);
 
+/* AP Newton ([ISRR] sec 2.1, reference 2.1) in the form shared by the
+ * impact strand and the CD-Lagrange integrator (src/models/contact_impulse.c),
+ * with its reverse pass. bn is the normal contact velocity the impulse
+ * removes, un+ = un - bn: bn = (1 + eps) un for Newton's law (un+ = -eps un);
+ * the integrator passes un^S + eps un^- (its velocity before the impulse and
+ * the pre-impact one differ by a step of the force). P = -Mc (ut, bn) if
+ * that is in the cone |Pt| <= mu Pn (stick), else P = (-sg mu pn, pn) with
+ * pn = -bn / (Wnn - sg mu Wnt) and slip ut+ of sign sg (slide). *branch
+ * (may be NULL) receives which. No argument checks (W positive definite is
+ * the caller's); IMP_ERR_NUMERIC if no sliding solution exists (a
+ * Painleve-type configuration, mu Wnt >= Wnn for both signs). */
+enum { IMP_AP_STICK = 0, IMP_AP_SLIDE_POS = 1, IMP_AP_SLIDE_NEG = -1 };
+int imp_ap_newton_forward(double P[2], int *branch, const double W[4], const double u[2], double mu, double bn);
+/* Reverse pass at the forward's solution P and branch: accumulates (+=)
+ * dL/dW (row-major, entries treated as independent), dL/du, dL/dmu, dL/dbn
+ * given P_bar = dL/dP; any output may be NULL. Exact away from the branch
+ * boundaries (the branch is held fixed). */
+void imp_ap_newton_backward(double W_bar[4], double u_bar[2], double *mu_bar, double *bn_bar, const double P_bar[2],
+                            const double P[2], int branch, const double W[4], double mu, double bn);
+
 /* Sticking threshold mu_s(eps): the smallest mu at which the law's
  * prediction no longer changes with mu (the impact ends sticking). Closed
  * form for AP Newton, Whittaker (Newton stick impulse) and AP Poisson,

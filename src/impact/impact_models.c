@@ -92,25 +92,71 @@ static void newton_stick(const double W[4], const double u[2], double e, double 
 
 /* Single-contact Anitescu-Potra LCP with Newton restitution ([CODE]
  * APNewton.m, reference 2.1): stick if the stick impulse is in the cone,
- * else maximal friction opposing the post-impact slip with un+ = -e un. */
-static int ap_newton(const double W[4], const double u[2], double mu, double e, double P[2])
+ * else maximal friction opposing the post-impact slip with un+ = -e un.
+ * Written for a general removed normal velocity bn (bn = (1 + e) un here),
+ * the form the CD-Lagrange integrator shares (include/impulse/impact_models.h). */
+int imp_ap_newton_forward(double P[2], int *branch, const double W[4], const double u[2], double mu, double bn)
 {
-    newton_stick(W, u, e, P);
+    double det = W[0] * W[3] - W[1] * W[2];
+    double a = u[0];
+    P[0] = -(W[3] * a - W[1] * bn) / det; /* Newton stick impulse -Mc (ut, bn) */
+    P[1] = -(-W[2] * a + W[0] * bn) / det;
+    if (branch) *branch = IMP_AP_STICK;
     if (P[1] >= 0 && fabs(P[0]) <= mu * P[1]) return IMP_OK;
     double s0 = u[0] >= 0 ? 1.0 : -1.0;
     for (int k = 0; k < 2; k++) {
         double sg = k ? -s0 : s0;
         double den = W[3] - sg * mu * W[2];
         if (!(den > 0)) continue;
-        double pn = -(1.0 + e) * u[1] / den;
+        double pn = -bn / den;
         double ut_post = u[0] + (W[1] - sg * mu * W[0]) * pn;
         if (sg * ut_post >= 0) {
             P[0] = -sg * mu * pn;
             P[1] = pn;
+            if (branch) *branch = sg > 0 ? IMP_AP_SLIDE_POS : IMP_AP_SLIDE_NEG;
             return IMP_OK;
         }
     }
     return imp_fail(IMP_ERR_NUMERIC, "ap-newton: LCP has no sliding solution (mu = %g too large for this contact)", mu);
+}
+
+void imp_ap_newton_backward(double W_bar[4], double u_bar[2], double *mu_bar, double *bn_bar, const double P_bar[2],
+                            const double P[2], int branch, const double W[4], double mu, double bn)
+{
+    if (branch == IMP_AP_STICK) {
+        /* W P = -(ut, bn): lambda = W^-T P_bar, (ut, bn)_bar = -lambda, W_bar = -lambda P^T */
+        double det = W[0] * W[3] - W[1] * W[2];
+        double l0 = (W[3] * P_bar[0] - W[2] * P_bar[1]) / det;
+        double l1 = (-W[1] * P_bar[0] + W[0] * P_bar[1]) / det;
+        if (u_bar) u_bar[0] += -l0;
+        if (bn_bar) *bn_bar += -l1;
+        if (W_bar) {
+            W_bar[0] += -l0 * P[0];
+            W_bar[1] += -l0 * P[1];
+            W_bar[2] += -l1 * P[0];
+            W_bar[3] += -l1 * P[1];
+        }
+        return;
+    }
+    /* sliding: pn = -bn / den, den = Wnn - sg mu Wnt, P = (-sg mu pn, pn);
+     * u enters only through the choice of branch */
+    double sg = branch == IMP_AP_SLIDE_POS ? 1.0 : -1.0;
+    double den = W[3] - sg * mu * W[2];
+    double pn = P[1];
+    double pn_bar = P_bar[1] - sg * mu * P_bar[0];
+    double den_bar = -pn_bar * pn / den; /* d pn / d den = bn / den^2 = -pn / den */
+    if (bn_bar) *bn_bar += -pn_bar / den;
+    if (mu_bar) *mu_bar += -sg * pn * P_bar[0] - sg * W[2] * den_bar;
+    if (W_bar) {
+        W_bar[3] += den_bar;
+        W_bar[2] += -sg * mu * den_bar;
+    }
+    (void)bn;
+}
+
+static int ap_newton(const double W[4], const double u[2], double mu, double e, double P[2])
+{
+    return imp_ap_newton_forward(P, NULL, W, u, mu, (1.0 + e) * u[1]);
 }
 
 /* Whittaker ([CODE] whittaker.m, reference 2.6). */

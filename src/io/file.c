@@ -136,6 +136,12 @@ int imp_read_file(const char *path, unsigned char **data, size_t *len)
         return imp_fail(IMP_ERR_NOMEM, "%s: read buffer", path);
     }
     for (;;) {
+        if (n > imp_input_limit()) {
+            free(buf);
+            fclose(f);
+            return imp_fail(IMP_ERR_FORMAT, "%s: larger than the input limit of %zu bytes (IMPULSE_MAX_INPUT_BYTES)",
+                            path, imp_input_limit());
+        }
         if (n == cap) {
             size_t ncap;
             if (!imp_size_mul(cap, 2, &ncap) || ncap == SIZE_MAX) {

@@ -253,6 +253,28 @@ int imp_npz_get_f64(const imp_npz *z, const char *name, int ndim, const size_t *
     return IMP_OK;
 }
 
+int imp_npz_widen_f32(imp_npz *z)
+{
+    for (size_t i = 0; z && i < z->n; i++) {
+        imp_npy_array *a = &z->arrays[i];
+        if (a->dtype != IMP_F32) continue;
+        double *d = malloc((a->count ? a->count : 1) * sizeof *d);
+        if (!d) return imp_fail(IMP_ERR_NOMEM, "%s: cannot widen %zu float32 values", a->name, a->count);
+        const unsigned char *p = a->data;
+        for (size_t k = 0; k < a->count; k++) {
+            uint32_t u = imp_rd32(p + 4 * k);
+            float f;
+            memcpy(&f, &u, sizeof f);
+            d[k] = (double)f;
+        }
+        free(a->data);
+        a->data = d;
+        a->dtype = IMP_F64;
+        a->item_size = 8;
+    }
+    return IMP_OK;
+}
+
 int imp_npz_get_i64_copy(const imp_npz *z, const char *name, int ndim, const size_t *expect_shape,
                          int64_t **data, size_t *shape_out)
 {

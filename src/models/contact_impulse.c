@@ -1,28 +1,86 @@
 /* Newton-restitution impulses and closest-point projection of the
  * CD-Lagrange network, in the pairwise form of [A] eqs 41 and 48-50 with the
  * sign of eq 49 fixed (the post-impact normal velocity is -e times the
- * pre-impact one), and their reverse passes. */
+ * pre-impact one), and their reverse passes. Pairs with a tangent and a
+ * friction coefficient get Coulomb friction through the impact strand's AP
+ * Newton law (imp_ap_newton_forward / _backward, [ISRR] sec 2.1), which keeps
+ * un+ = -e un- and adds the maximal tangential impulse in the cone. */
 #include "cdl_internal.h"
+#include "impulse/impact_models.h"
 
-static double normal_dot(const imp_contact_geometry *g, const imp_contact_pair *c, const double *v)
+static double dir_dot(const imp_contact_geometry *g, const imp_contact_pair *c, const double *dir, const double *v)
 {
     double s = 0.0;
     for (int a = 0; a < g->dim; a++) {
         double rel = v[c->body_j * g->dim + a] - (c->body_i == IMP_WALL ? 0.0 : v[c->body_i * g->dim + a]);
-        s += c->normal[a] * rel;
+        s += dir[a] * rel;
     }
     return s;
 }
 
-void imp_impulse_forward(const imp_contact_geometry *g, const double *w, const double *gate,
-                         const double *vh, const double *vS, double *dv)
+static double normal_dot(const imp_contact_geometry *g, const imp_contact_pair *c, const double *v)
+{
+    return dir_dot(g, c, c->normal, v);
+}
+
+/* Contact-space compliance W = J M^-1 J^T of a pair with rows J = (t, n)
+ * (both bodies' inverse masses summed: wsum = w_i + w_j), and its
+ * velocities u = (t.dv, n.dv) of the relative velocity. */
+static void pair_compliance(const imp_contact_geometry *g, const imp_contact_pair *c, double wsum, double W[4])
+{
+    double tt = 0.0, tn = 0.0;
+    for (int a = 0; a < g->dim; a++) {
+        tt += c->tangent[a] * c->tangent[a];
+        tn += c->tangent[a] * c->normal[a];
+    }
+    W[0] = wsum * tt;
+    W[1] = W[2] = wsum * tn;
+    W[3] = wsum; /* |n| = 1 */
+}
+
+/* The frictional impulse of one pair: AP Newton (the impact strand's law,
+ * imp_ap_newton_forward) with u = velocity before the impulse (vS) and
+ * bn = uS_n + e u-_n, so that un+ = uS_n - bn = -e u-_n. A separating pair (bn >= 0) or
+ * a configuration with no sliding solution gets the frictionless impulse
+ * (-bn / Wnn normal only), as without friction. Returns the branch
+ * (IMP_AP_*, or 2 for frictionless). */
+static int friction_impulse(const imp_contact_geometry *g, const imp_contact_pair *c, double wsum, double e,
+                            double mu, const double *vh, const double *vS, double W[4], double u[2], double *bn,
+                            double P[2])
+{
+    pair_compliance(g, c, wsum, W);
+    u[0] = dir_dot(g, c, c->tangent, vS);
+    u[1] = normal_dot(g, c, vS);
+    *bn = u[1] + e * normal_dot(g, c, vh);
+    int branch = 2;
+    if (*bn < 0.0) {
+        if (imp_ap_newton_forward(P, &branch, W, u, mu, *bn) == IMP_OK) return branch;
+        imp_clear_error(); /* handled: the frictionless impulse below */
+    }
+    P[0] = 0.0;
+    P[1] = -*bn / W[3];
+    return 2;
+}
+
+void imp_impulse_forward(const imp_contact_geometry *g, const double *w, const double *e, const double *fric,
+                         const double *gate, const double *vh, const double *vS, double *dv)
 {
     for (int p = 0; p < g->n_pairs; p++) {
         const imp_contact_pair *c = &g->pairs[p];
         int wall = c->body_i == IMP_WALL;
         double wi = wall ? 0.0 : w[c->body_i], wj = w[c->body_j];
-        double mu = 1.0 / (wi + wj); /* H_kk, the reduced mass ([A] eq 43) */
-        double P = mu * (-g->restitution * normal_dot(g, c, vh) - normal_dot(g, c, vS));
+        if (fric && imp_contact_pair_has_tangent(g, p)) {
+            double W[4], u[2], bn, P[2];
+            friction_impulse(g, c, wi + wj, e[p], fric[p], vh, vS, W, u, &bn, P);
+            for (int a = 0; a < g->dim; a++) {
+                double dir = P[0] * c->tangent[a] + P[1] * c->normal[a];
+                dv[c->body_j * g->dim + a] += gate[c->body_j] * wj * dir;
+                if (!wall) dv[c->body_i * g->dim + a] -= gate[c->body_i] * wi * dir;
+            }
+            continue;
+        }
+        double mu_red = 1.0 / (wi + wj); /* H_kk, the reduced mass ([A] eq 43) */
+        double P = mu_red * (-e[p] * normal_dot(g, c, vh) - normal_dot(g, c, vS));
         for (int a = 0; a < g->dim; a++) {
             dv[c->body_j * g->dim + a] += gate[c->body_j] * P * wj * c->normal[a];
             if (!wall) dv[c->body_i * g->dim + a] -= gate[c->body_i] * P * wi * c->normal[a];
@@ -30,18 +88,87 @@ void imp_impulse_forward(const imp_contact_geometry *g, const double *w, const d
     }
 }
 
-void imp_impulse_backward(const imp_contact_geometry *g, const double *w, const double *gate,
-                          const double *vh, const double *vS, const double *dv_bar, double *vh_bar,
-                          double *vS_bar, double *gate_bar, double *w_bar)
+/* Adds s * dir to the relative-velocity adjoint of pair c (body j +, body i -). */
+static void scatter_rel(const imp_contact_geometry *g, const imp_contact_pair *c, const double *dir, double s,
+                        double *v_bar)
+{
+    if (!v_bar) return;
+    for (int a = 0; a < g->dim; a++) {
+        v_bar[c->body_j * g->dim + a] += s * dir[a];
+        if (c->body_i != IMP_WALL) v_bar[c->body_i * g->dim + a] -= s * dir[a];
+    }
+}
+
+static void friction_impulse_backward(const imp_contact_geometry *g, const imp_contact_pair *c, double wi,
+                                      double wj, double e, double mu, const double *gate, const double *vh,
+                                      const double *vS, const double *dv_bar, double *vh_bar, double *vS_bar,
+                                      double *gate_bar, double *w_bar, double *e_bar, double *mu_bar)
+{
+    int wall = c->body_i == IMP_WALL;
+    double W[4], u[2], bn, P[2];
+    int branch = friction_impulse(g, c, wi + wj, e, mu, vh, vS, W, u, &bn, P);
+    /* dv_j += gate_j wj (Pt t + Pn n), dv_i -= gate_i wi (Pt t + Pn n) */
+    double tj = 0.0, nj = 0.0, ti = 0.0, ni = 0.0;
+    for (int a = 0; a < g->dim; a++) {
+        tj += c->tangent[a] * dv_bar[c->body_j * g->dim + a];
+        nj += c->normal[a] * dv_bar[c->body_j * g->dim + a];
+        if (!wall) {
+            ti += c->tangent[a] * dv_bar[c->body_i * g->dim + a];
+            ni += c->normal[a] * dv_bar[c->body_i * g->dim + a];
+        }
+    }
+    double gj = gate[c->body_j], gi = wall ? 0.0 : gate[c->body_i];
+    double P_bar[2] = {gj * wj * tj - gi * wi * ti, gj * wj * nj - gi * wi * ni};
+    if (gate_bar) {
+        gate_bar[c->body_j] += wj * (P[0] * tj + P[1] * nj);
+        if (!wall) gate_bar[c->body_i] -= wi * (P[0] * ti + P[1] * ni);
+    }
+    double W_bar[4] = {0, 0, 0, 0}, u_bar[2] = {0, 0}, bn_bar = 0.0, m_bar = 0.0;
+    if (branch == 2) {
+        /* P = (0, -bn / Wnn) */
+        bn_bar = -P_bar[1] / W[3];
+        W_bar[3] = -P_bar[1] * P[1] / W[3];
+    } else {
+        imp_ap_newton_backward(W_bar, u_bar, &m_bar, &bn_bar, P_bar, P, branch, W, mu, bn);
+    }
+    if (mu_bar) *mu_bar += m_bar;
+    /* bn = uS_n + e u-_n */
+    double um = normal_dot(g, c, vh);
+    if (e_bar) *e_bar += bn_bar * um;
+    scatter_rel(g, c, c->normal, bn_bar * e, vh_bar);
+    scatter_rel(g, c, c->normal, bn_bar + u_bar[1], vS_bar);
+    scatter_rel(g, c, c->tangent, u_bar[0], vS_bar);
+    if (w_bar) {
+        /* W = (wi + wj) [tt tn; tn 1] */
+        double tt = 0.0, tn = 0.0;
+        for (int a = 0; a < g->dim; a++) {
+            tt += c->tangent[a] * c->tangent[a];
+            tn += c->tangent[a] * c->normal[a];
+        }
+        double ws_bar = W_bar[0] * tt + (W_bar[1] + W_bar[2]) * tn + W_bar[3];
+        w_bar[c->body_j] += gj * (P[0] * tj + P[1] * nj) + ws_bar;
+        if (!wall) w_bar[c->body_i] += -gi * (P[0] * ti + P[1] * ni) + ws_bar;
+    }
+}
+
+void imp_impulse_backward(const imp_contact_geometry *g, const double *w, const double *e, const double *fric,
+                          const double *gate, const double *vh, const double *vS, const double *dv_bar,
+                          double *vh_bar, double *vS_bar, double *gate_bar, double *w_bar, double *e_bar,
+                          double *fric_bar)
 {
     for (int p = 0; p < g->n_pairs; p++) {
         const imp_contact_pair *c = &g->pairs[p];
         int wall = c->body_i == IMP_WALL;
         double wi = wall ? 0.0 : w[c->body_i], wj = w[c->body_j];
-        double mu = 1.0 / (wi + wj);
+        if (fric && imp_contact_pair_has_tangent(g, p)) {
+            friction_impulse_backward(g, c, wi, wj, e[p], fric[p], gate, vh, vS, dv_bar, vh_bar, vS_bar, gate_bar,
+                                      w_bar, e_bar ? e_bar + p : NULL, fric_bar ? fric_bar + p : NULL);
+            continue;
+        }
+        double mu_red = 1.0 / (wi + wj);
         double um = normal_dot(g, c, vh), uS = normal_dot(g, c, vS);
-        double bracket = -g->restitution * um - uS;
-        double P = mu * bracket;
+        double bracket = -e[p] * um - uS;
+        double P = mu_red * bracket;
         /* projections of dv_bar on the normal, per body */
         double nj = 0.0, ni = 0.0;
         for (int a = 0; a < g->dim; a++) {
@@ -53,22 +180,15 @@ void imp_impulse_backward(const imp_contact_geometry *g, const double *w, const 
             gate_bar[c->body_j] += P * wj * nj;
             if (!wall) gate_bar[c->body_i] -= P * wi * ni;
         }
-        double mu_bar = P_bar * bracket;
+        double mu_bar_red = P_bar * bracket;
         if (w_bar) {
-            w_bar[c->body_j] += gate[c->body_j] * P * nj - mu * mu * mu_bar;
-            if (!wall) w_bar[c->body_i] += -gate[c->body_i] * P * ni - mu * mu * mu_bar;
+            w_bar[c->body_j] += gate[c->body_j] * P * nj - mu_red * mu_red * mu_bar_red;
+            if (!wall) w_bar[c->body_i] += -gate[c->body_i] * P * ni - mu_red * mu_red * mu_bar_red;
         }
-        double um_bar = -P_bar * mu * g->restitution, uS_bar = -P_bar * mu;
-        for (int a = 0; a < g->dim; a++) {
-            if (vh_bar) {
-                vh_bar[c->body_j * g->dim + a] += um_bar * c->normal[a];
-                if (!wall) vh_bar[c->body_i * g->dim + a] -= um_bar * c->normal[a];
-            }
-            if (vS_bar) {
-                vS_bar[c->body_j * g->dim + a] += uS_bar * c->normal[a];
-                if (!wall) vS_bar[c->body_i * g->dim + a] -= uS_bar * c->normal[a];
-            }
-        }
+        if (e_bar) e_bar[p] += -P_bar * mu_red * um;
+        double um_bar = -P_bar * mu_red * e[p], uS_bar = -P_bar * mu_red;
+        scatter_rel(g, c, c->normal, um_bar, vh_bar);
+        scatter_rel(g, c, c->normal, uS_bar, vS_bar);
     }
 }
 

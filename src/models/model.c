@@ -43,6 +43,42 @@ void imp_model_inverse_masses(const imp_model *m, const double *params, double *
         w[k] = m->cfg.learn_mass ? exp(-params[m->off_mass + k]) : 1.0 / m->geom.mass[k];
 }
 
+static double sigmoid(double a) { return 1.0 / (1.0 + exp(-a)); }
+
+int imp_model_contact_law(const imp_model *m, const double *params, double *e, double *mu)
+{
+    for (int p = 0; p < m->geom.n_pairs; p++)
+        e[p] = m->cfg.learn_restitution ? sigmoid(params[m->off_restitution + p]) : m->geom.restitution;
+    if (!m->cfg.friction) return 0;
+    for (int p = 0; p < m->geom.n_pairs; p++) mu[p] = exp(params[m->off_friction + p]);
+    return 1;
+}
+
+void imp_model_get_contact_law(const imp_model *m, double *e, double *mu)
+{
+    double tmp[IMP_MAX_CONTACTS];
+    if (!imp_model_contact_law(m, m->params, e, mu ? mu : tmp) && mu)
+        for (int p = 0; p < m->geom.n_pairs; p++) mu[p] = 0.0;
+}
+
+int imp_model_set_contact_law(imp_model *m, const double *e, const double *mu)
+{
+    for (int p = 0; p < m->geom.n_pairs; p++) {
+        if (e && m->cfg.learn_restitution) {
+            if (!(e[p] > 0.0 && e[p] < 1.0))
+                return imp_fail(IMP_ERR_INVALID, "restitution[%d]: initial value %g outside (0, 1)", p, e[p]);
+            double v = fmin(fmax(e[p], 1e-3), 1.0 - 1e-3);
+            m->params[m->off_restitution + p] = log(v / (1.0 - v));
+        }
+        if (mu && m->cfg.friction) {
+            if (!(mu[p] > 0.0) || !isfinite(mu[p]))
+                return imp_fail(IMP_ERR_INVALID, "friction[%d]: initial value %g must be positive", p, mu[p]);
+            m->params[m->off_friction + p] = log(fmin(fmax(mu[p], 1e-4), 10.0));
+        }
+    }
+    return IMP_OK;
+}
+
 void imp_model_damping(const imp_model *m, const double *params, double *C)
 {
     for (int i = 0; i < m->D; i++) C[i] = m->cfg.learn_damping ? exp(params[m->off_damping + i]) : 0.0;
@@ -80,11 +116,22 @@ static int build(imp_model *m)
     }
     if (!structured && (c->learn_damping || c->learn_mass || c->projection))
         return imp_fail(IMP_ERR_INVALID, "options: damping, mass and projection apply to cdl/vin only");
+    if (c->kind != IMP_MODEL_CDL && (c->learn_restitution || c->friction))
+        return imp_fail(IMP_ERR_INVALID, "options: learned restitution and friction apply to cdl only");
+    if (c->kind == IMP_MODEL_CDL && !c->learn_restitution && m->geom.n_pairs > 0 && isnan(m->geom.restitution))
+        return imp_fail(IMP_ERR_INVALID, "restitution: unknown (the data's meta has none): learn it instead of keeping it fixed");
+    if (c->friction) {
+        int any = 0;
+        for (int p = 0; p < m->geom.n_pairs; p++) any |= imp_contact_pair_has_tangent(&m->geom, p);
+        if (!any) return imp_fail(IMP_ERR_INVALID, "friction: no contact pair has a tangent (contact_tangents): nothing can slide");
+    }
     m->off_net = 0;
     m->off_contact = m->net.n_params;
     m->off_damping = m->off_contact + (m->has_contact_net ? m->contact.n_params : 0);
     m->off_mass = m->off_damping + (c->learn_damping ? (size_t)D : 0);
-    m->n_params = m->off_mass + (c->learn_mass ? (size_t)K : 0);
+    m->off_restitution = m->off_mass + (c->learn_mass ? (size_t)K : 0);
+    m->off_friction = m->off_restitution + (c->learn_restitution ? (size_t)m->geom.n_pairs : 0);
+    m->n_params = m->off_friction + (c->friction ? (size_t)m->geom.n_pairs : 0);
     m->params = calloc(m->n_params, sizeof(double));
     return m->params ? IMP_OK : imp_fail(IMP_ERR_NOMEM, "params: cannot allocate %zu", m->n_params);
 }
@@ -115,6 +162,15 @@ int imp_model_create(imp_model **out, const imp_cdl_config *cfg, const imp_conta
     if (cfg->learn_damping)
         for (int i = 0; i < m->D; i++) m->params[m->off_damping + i] = log(1e-3);
     /* learned masses start at 1 (log m = 0), not at the true masses */
+    /* learned restitution starts at the geometry's value if known, else 0.5;
+     * friction at 0.3 (imp_model_set_contact_law overrides both) */
+    double e0[IMP_MAX_CONTACTS], mu0[IMP_MAX_CONTACTS];
+    for (int p = 0; p < m->geom.n_pairs; p++) {
+        double e = geom->restitution;
+        e0[p] = isnan(e) ? 0.5 : fmin(fmax(e, 0.01), 0.99);
+        mu0[p] = 0.3;
+    }
+    imp_model_set_contact_law(m, e0, mu0);
     *out = m;
     return IMP_OK;
 }
@@ -301,6 +357,8 @@ int imp_model_save(const imp_model *m, const char *path, const char *extra_meta)
     imp_json_kv_int(&j, "projection", m->cfg.projection);
     imp_json_kv_int(&j, "learn_damping", m->cfg.learn_damping);
     imp_json_kv_int(&j, "learn_mass", m->cfg.learn_mass);
+    imp_json_kv_int(&j, "learn_restitution", m->cfg.learn_restitution);
+    imp_json_kv_int(&j, "friction", m->cfg.friction);
     imp_json_kv_number(&j, "dt", m->dt);
     imp_json_kv_int(&j, "dim", m->geom.dim);
     imp_json_kv_number(&j, "restitution", m->geom.restitution);
@@ -320,6 +378,14 @@ int imp_model_save(const imp_model *m, const char *path, const char *extra_meta)
     if (!st) st = add_mlp_arrays(z, "net", &m->net, m->params + m->off_net);
     if (!st && m->has_contact_net) st = add_mlp_arrays(z, "contact", &m->contact, m->params + m->off_contact);
     if (!st) st = imp_contact_geometry_to_npz(&m->geom, z);
+    /* the contact law in use, readable without the model (per pair) */
+    if (!st && m->cfg.kind == IMP_MODEL_CDL && m->geom.n_pairs > 0) {
+        double e[IMP_MAX_CONTACTS], mu[IMP_MAX_CONTACTS];
+        size_t shc[1] = {(size_t)m->geom.n_pairs};
+        imp_model_get_contact_law(m, e, mu);
+        st = imp_npz_add_f64(z, "restitution", 1, shc, e);
+        if (!st && m->cfg.friction) st = imp_npz_add_f64(z, "friction", 1, shc, mu);
+    }
     if (!st) st = imp_json_text(&j) ? imp_npz_set_meta(z, imp_json_text(&j)) : imp_fail(IMP_ERR_NOMEM, "meta: out of memory");
     if (!st) st = imp_npz_save(z, path);
     imp_npz_free(z);
@@ -362,6 +428,11 @@ int imp_model_load(imp_model **out, const char *path)
     if (!st) st = meta_int(meta, "projection", &cfg.projection);
     if (!st) st = meta_int(meta, "learn_damping", &cfg.learn_damping);
     if (!st) st = meta_int(meta, "learn_mass", &cfg.learn_mass);
+    /* absent in checkpoints written before learned contact laws: 0 */
+    if (!st && imp_json_get_number(meta, "learn_restitution", &(double){0}) == IMP_OK)
+        st = meta_int(meta, "learn_restitution", &cfg.learn_restitution);
+    if (!st && imp_json_get_number(meta, "friction", &(double){0}) == IMP_OK)
+        st = meta_int(meta, "friction", &cfg.friction);
     if (!st && imp_json_get_number(meta, "dt", &dt)) st = imp_fail(IMP_ERR_FORMAT, "meta: missing 'dt'");
     if (!st) st = imp_contact_geometry_from_npz(z, meta, &g);
     imp_model *m = NULL;

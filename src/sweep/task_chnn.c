@@ -305,7 +305,7 @@ int imp_sweep_plan_chnn(imp_sweep_plan *plan, const imp_sweep_chnn_opts *o)
         short_name(sys_items[si], sname, sizeof sname);
         int dim = 2 * sys.n_points * sys.d;
         snprintf(words, sizeof words, "id=%s.gt-pert strand=chnn system=%s model=gt-pert n_test=%ld cost=%.3g", sname,
-                 sys_items[si], n_test, 1e-3 * n_test * dim);
+                 sys_items[si], n_test, 0.01 * n_test * dim);
         if ((st = imp_sweep_plan_add(plan, words))) break;
         int key_system = !strcmp(sys_items[si], "pendulum-chain:3") || !strcmp(sys_items[si], "gyroscope") ||
                          !strcmp(sys_items[si], "rotor");
@@ -318,7 +318,7 @@ int imp_sweep_plan_chnn(imp_sweep_plan *plan, const imp_sweep_chnn_opts *o)
                 for (int s = o->first_seed; s < o->first_seed + o->seeds && !st; s++) {
                     /* a rough cost in seconds (2 threads, this project's
                      * machines): it only orders the tasks, longest first */
-                    double cost = 4e-4 * epochs * (ntr[ni] / 800.0) * dim * (baseline ? 0.5 : 1.0);
+                    double cost = 0.025 * epochs * (ntr[ni] / 800.0) * dim * (baseline ? 0.5 : 1.0);
                     char nsuffix[32] = "";
                     if (o->n_train_list) snprintf(nsuffix, sizeof nsuffix, ".n%ld", ntr[ni]);
                     snprintf(words, sizeof words,

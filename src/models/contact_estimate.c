@@ -1,0 +1,78 @@
+/* Data estimates of the contact law (restitution, friction) around labelled
+ * contacts: the starting point of a CD-Lagrange network that learns them
+ * (imp_cdl_estimate_contact_law, include/impulse/cdl.h). */
+#include "cdl_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static double rel_dot(const imp_contact_geometry *g, const imp_contact_pair *c, const double *dir, const double *v)
+{
+    double s = 0.0;
+    for (int a = 0; a < g->dim; a++)
+        s += dir[a] * (v[c->body_j * g->dim + a] - (c->body_i == IMP_WALL ? 0.0 : v[c->body_i * g->dim + a]));
+    return s;
+}
+
+int imp_cdl_estimate_contact_law(const imp_trajset *d, double *e, double *mu, int *n_events)
+{
+    const imp_contact_geometry *g = &d->geom;
+    const int K = g->n_bodies, D = K * g->dim, P = g->n_pairs;
+    if (!e) return imp_fail(IMP_ERR_INVALID, "estimate: e: NULL");
+    size_t cap = (size_t)d->n_traj * (size_t)d->n_steps;
+    double *re = malloc((cap + 1) * sizeof(double)), *rm = malloc((cap + 1) * sizeof(double));
+    if (!re || !rm) {
+        free(re), free(rm);
+        return imp_fail(IMP_ERR_NOMEM, "estimate: out of memory");
+    }
+    for (int p = 0; p < P; p++) {
+        const imp_contact_pair *c = &g->pairs[p];
+        int wall = c->body_i == IMP_WALL, ne = 0, nm = 0;
+        for (int tr = 0; tr < d->n_traj; tr++)
+            for (int n = 1; n < d->n_steps; n++) {
+                size_t t = (size_t)tr * d->n_steps + n;
+                const double *lab = d->contact + t * K, *lab0 = d->contact + (t - 1) * K;
+                int on = lab[c->body_j] > 0.5 && (wall || lab[c->body_i] > 0.5);
+                int rising = lab0[c->body_j] < 0.5 || (!wall && lab0[c->body_i] < 0.5);
+                if (!on || !rising) continue;
+                const double *v0 = d->qdot + (t - 1) * D, *v1 = d->qdot + t * D, *q0 = d->q + (t - 1) * D;
+                double u0 = rel_dot(g, c, c->normal, v0), u1 = rel_dot(g, c, c->normal, v1);
+                /* this pair, not another one of the body: approaching and
+                 * within reach of contact in one step */
+                if (!(u0 < 0.0) || imp_contact_gap(g, p, q0) > 2.0 * -u0 * d->dt) continue;
+                re[ne++] = -u1 / u0;
+                if (mu && imp_contact_pair_has_tangent(g, p)) {
+                    /* P = W^-1 du, W = (w_i + w_j) [tt tn; tn 1] */
+                    double ws = 1.0 / g->mass[c->body_j] + (wall ? 0.0 : 1.0 / g->mass[c->body_i]);
+                    double tt = 0.0, tn = 0.0;
+                    for (int a = 0; a < g->dim; a++) {
+                        tt += c->tangent[a] * c->tangent[a];
+                        tn += c->tangent[a] * c->normal[a];
+                    }
+                    double dut = rel_dot(g, c, c->tangent, v1) - rel_dot(g, c, c->tangent, v0), dun = u1 - u0;
+                    double det = ws * (tt - tn * tn);
+                    if (!(det > 0.0)) continue;
+                    double Pt = (dut - tn * dun) / det, Pn = (-tn * dut + tt * dun) / det;
+                    if (Pn > 0.0) rm[nm++] = fabs(Pt) / Pn;
+                }
+            }
+        e[p] = ne ? fmin(fmax(median(re, ne), 0.05), 0.95) : NAN;
+        if (mu) mu[p] = nm ? fmin(fmax(median(rm, nm), 0.01), 2.0) : NAN;
+        if (n_events) n_events[p] = ne;
+    }
+    free(re), free(rm);
+    return IMP_OK;
+}
