@@ -614,7 +614,8 @@ static void add_error_panel(imp_figure *f, int panel, const char *conv, const do
 {
     static const char *labels[9] = {"Drumwright-Shell", "AP Poisson", "AP Newton", "Mirtich", "Wang-Mason",
                                     "Whittaker", "Best Post Hoc", "IRB bound (velocity)", "IRB bound (momentum)"};
-    static const char *styles[9] = {"-|C0", "-|C1", "-|C2", "-|C3", "-|C4", "-|C5", "--|k", ":|k", "-.|0.5"};
+    /* laws: the plotter's per-label colour and line style; the bounds in black */
+    static const char *styles[9] = {NULL, NULL, NULL, NULL, NULL, NULL, "--|k", ":|k", "-.|0.5"};
     enum { NX = 240 };
     double xs[NX], dens[NX], xmax = 0;
     for (size_t i = 0; i < n; i++)
@@ -622,7 +623,8 @@ static void add_error_panel(imp_figure *f, int panel, const char *conv, const do
             if (errors[9 * i + k] > xmax) xmax = errors[9 * i + k];
     char title[96];
     snprintf(title, sizeof title, "%s convention (identified parameters)", conv);
-    imp_figure_axes(f, panel, title, "error (m/s)", "density (Gaussian kernel, Silverman bandwidth)");
+    imp_figure_axes(f, panel, title, "error $\\|(\\Delta v_x, \\Delta v_y, k_g \\Delta\\omega)\\|$ (m/s)",
+                    "density (s/m; Gaussian kernel)");
     for (int j = 0; j < NX; j++) xs[j] = xmax * j / (NX - 1);
     for (int k = 0; k < 8; k++) { /* momentum IRB is in the .npz, not drawn: it ignores omega */
         double m = 0, v = 0;
@@ -648,14 +650,14 @@ static void add_ellipse_panel(imp_figure *f, int panel, const char *conv, const 
     if (!x || !y) { free(x); free(y); return; }
     char title[96];
     snprintf(title, sizeof title, "%s convention", conv);
-    imp_figure_axes(f, panel, title, "Pt (N s)", "Pn (N s)");
+    imp_figure_axes(f, panel, title, "tangential impulse $P_t$ (N s)", "normal impulse $P_n$ (N s)");
     for (size_t i = 0; i < nb; i++) { x[i] = boundary[2 * i]; y[i] = boundary[2 * i + 1]; }
     imp_figure_polygon(f, panel, x, y, nb, 0, "energy ellipse (no energy change)", "-|k");
     double lx[2] = {lines[0], lines[2]}, ly[2] = {lines[1], lines[3]};
     imp_figure_line(f, panel, lx, ly, 2, "sticking line", "--|0.4");
     lx[0] = lines[4]; lx[1] = lines[6]; ly[0] = lines[5]; ly[1] = lines[7];
     imp_figure_line(f, panel, lx, ly, 2, "maximum compression line", ":|0.4");
-    static const char *styles[6] = {".|C0", ".|C1", ".|C2", ".|C3", ".|C4", ".|C5"};
+    static const char *styles[6] = {"o|C0", "s|C1", "^|C2", "v|C3", "D|C4", "P|C5"};
     for (int m = 0; m < IMP_IMPACT_MODEL_COUNT; m++) {
         for (size_t j = 0; j < ng * ng; j++) {
             x[j] = preds[2 * (m * ng * ng + j)];
@@ -663,8 +665,8 @@ static void add_ellipse_panel(imp_figure *f, int panel, const char *conv, const 
         }
         imp_figure_scatter(f, panel, x, y, ng * ng, imp_impact_model_title((imp_impact_model)m), styles[m]);
     }
-    imp_figure_scatter(f, panel, meas, meas + 1, 1, "measured Mc J dv", "x|r");
-    imp_figure_scatter(f, panel, irb, irb + 1, 1, "IRB (velocity metric)", "*|k");
+    imp_figure_scatter(f, panel, meas, meas + 1, 1, "measured $M_c J \\Delta v$", "X|k");
+    imp_figure_scatter(f, panel, irb, irb + 1, 1, "IRB (velocity metric)", "*|0.45");
     imp_figure_equal_aspect(f, panel);
     free(x);
     free(y);
@@ -716,8 +718,8 @@ int cli_reproduce_impact(int argc, char **argv)
     double t0 = imp_time_now();
     /* Fig. 5/8-style error densities and the energy-ellipse picture, one panel per convention */
     imp_figure *fig_err = imp_figure_new(1, 2, 12, 4.5), *fig_ell = imp_figure_new(1, 2, 12, 5.5);
-    if (fig_err) imp_figure_title(fig_err, "Error density of the post-impact velocity, ||(dvx, dvy, kg domega)||");
-    if (fig_ell) imp_figure_title(fig_ell, "Energy ellipse of one impact and each law's predictions over 0<=mu<=1, 0<=eps<=1");
+    if (fig_err) imp_figure_title(fig_err, "Error density of the predicted post-impact velocity");
+    if (fig_ell) imp_figure_title(fig_ell, "Energy ellipse of one impact and each law's predictions over $0 \\leq \\mu \\leq 1$, $0 \\leq \\varepsilon \\leq 1$");
     /* the impact drawn in the ellipse figure: the largest tangential contact speed (stored) */
     size_t pic = 0;
     {
@@ -810,6 +812,12 @@ int cli_reproduce_impact(int argc, char **argv)
         }
     }
     if (!st) {
+        tprintf(&t, "\n## Figures\n\n![Error densities of the six laws, Best Post Hoc and the IRB bound under both "
+                    "tangent-sign conventions](impact_error_density.png)\n\n"
+                    "![Energy ellipse of one impact with every law's predictions over the parameter box, the "
+                    "measured impulse and the IRB bound](impact_energy_ellipse.png)\n\n"
+                    "Gaussian-process learning curves: [impact_gp_learning_curves.md](impact_gp_learning_curves.md)\n\n"
+                    "![GP learning curves](impact_gp_learning_curves.png)\n");
         tprintf(&t, "\nTotal analysis time %.1f s.\n", imp_time_now() - t0);
         fputs(t.s ? t.s : "", stdout);
         fflush(stdout);
@@ -851,5 +859,9 @@ int cli_reproduce_impact(int argc, char **argv)
     /* learning curves of the GP models (other strand); failure is reported, not fatal */
     if (cli_reproduce_impact_gp(argc, argv, o.out, o.quick) != 0)
         fprintf(stderr, "impulse reproduce impact: note: GP learning curves did not run (see the error line above)\n");
+    if (imp_report_index_html(o.out, "Planar impact reproduction"))
+        fprintf(stderr, "impulse reproduce impact: warning: %s\n", imp_last_error());
+    else
+        printf("wrote %s/index.html\n", o.out);
     return 0;
 }

@@ -721,6 +721,9 @@ int cli_reproduce_cdl(int argc, char **argv)
         if (figures_for(&s, e))
             fprintf(stderr, "impulse reproduce cdl: warning: figure for %s not written: %s\n", experiments[e].id,
                     imp_last_error());
+        else
+            text_appendf(&report, "![%s: phase portraits, learned potential gradient, impacts and energy of the "
+                         "seed-0 rollouts](figures/%s.png)\n\n", experiments[e].title, experiments[e].id);
     }
     text_appendf(&report, "Total time: %.0f s%s.\n", imp_time_now() - t0,
                  s.resume ? " (this invocation; earlier runs were reused)" : "");
@@ -732,6 +735,8 @@ int cli_reproduce_cdl(int argc, char **argv)
     char path[1024];
     snprintf(path, sizeof path, "%s/results.md", s.out);
     if (imp_write_file_atomic(path, report.buf, report.len)) rc = cli_fail("reproduce cdl");
+    else if (imp_report_index_html(s.out, "CD-Lagrange reproduction"))
+        fprintf(stderr, "impulse reproduce cdl: warning: %s\n", imp_last_error());
     free(report.buf);
     return rc;
 }

@@ -93,6 +93,7 @@ def draw_element(ax, el, data, np, styler):
         x = arr("x")
         few = x.size == 1
         ax.scatter(x, arr("y"), marker=marker, color=map_color(color), s=90 if few else 14,
+                   alpha=None if few or x.size < 50 else 0.75,
                    zorder=6 if few else 2, edgecolors="white" if few and marker not in "x+|_." else None,
                    linewidths=0.5 if few else None, label=label)
     elif kind == "errorbar":
@@ -177,6 +178,9 @@ def render(spec, data, plt, np):
     for el in elements:
         p = int(el["panel"])
         has_legend[p] |= draw_element(axes_of[p], el, data, np, styler)
+    # the same legend in several panels: drawn once, in the first of them
+    labels = {p: tuple(axes_of[p].get_legend_handles_labels()[1]) for p in used if has_legend[p]}
+    repeated = [p for p in labels if len(labels) > 1 and len(set(labels.values())) == 1]
     for p in used:
         ax, panel = axes_of[p], spec["panels"][p]
         if panel.get("title"):
@@ -203,7 +207,7 @@ def render(spec, data, plt, np):
             ax.set_yticks([v for v, _ in panel["yticks"]], [t for _, t in panel["yticks"]])
         if panel.get("equal"):
             ax.set_aspect("equal", adjustable="datalim")
-        if has_legend[p]:
+        if has_legend[p] and not (p in repeated and p != repeated[0]):
             ax.legend(fontsize="small", framealpha=0.85)
         ax.grid(True, alpha=0.3)
     if spec.get("title"):

@@ -39,6 +39,11 @@ int imp_figure_logscale(imp_figure *fig, int panel, int x_log, int y_log);
 int imp_figure_limits(imp_figure *fig, int panel, double xmin, double xmax, double ymin, double ymax);
 /* Equal scaling of x and y (trajectories, contact geometry). */
 int imp_figure_equal_aspect(imp_figure *fig, int panel);
+/* Write dir/index.html: every Markdown report of dir (results.md,
+ * impact_report.md, report.md, ...) as HTML with its figures inline, plus any
+ * PNG of dir or dir/figures no report embeds (python/impulse_html.py, standard
+ * library only). */
+int imp_report_index_html(const char *dir, const char *title);
 /* Named ticks on a panel's y axis (categories, e.g. one row per model). */
 int imp_figure_yticks(imp_figure *fig, int panel, const double *values, const char *const *labels, size_t n);
 

@@ -477,3 +477,11 @@ int imp_figure_save(const imp_figure *fig, const char *path_stem)
     free(npz);
     return st;
 }
+
+int imp_report_index_html(const char *dir, const char *title)
+{
+    if (!dir || !dir[0]) return imp_fail(IMP_ERR_INVALID, "index.html: empty folder");
+    const char *args[2] = {dir, title ? title : ""};
+    int st = imp_python_run("impulse_html.py", args, title ? 2 : 1);
+    return st ? imp_fail_context(st, "%s/index.html", dir) : IMP_OK;
+}
