@@ -60,50 +60,34 @@ static void progress(void *user, int epoch, const imp_loss_parts *lp)
             lp->state, lp->contact, lp->l2);
 }
 
-/* Starting values of the learned contact law (see --restitution-init,
- * --friction-init); prints them unless quiet. */
+/* Starting values of the learned contact law (--restitution-init data |
+ * meta | E, --friction-init data | MU; NULL: the default), set by the
+ * library; prints them unless quiet. */
 static int init_contact_law(imp_model *m, const imp_trajset *data, const char *e_init, const char *mu_init, int quiet)
 {
-    const int P = m->geom.n_pairs;
-    if (P == 0 || (!m->cfg.learn_restitution && !m->cfg.friction)) return IMP_OK;
-    double e_est[IMP_MAX_CONTACTS], mu_est[IMP_MAX_CONTACTS], e[IMP_MAX_CONTACTS], mu[IMP_MAX_CONTACTS];
-    int n_ev[IMP_MAX_CONTACTS];
-    int st = imp_cdl_estimate_contact_law(data, e_est, mu_est, n_ev);
-    if (st) return st;
-    const char *e_src = NULL;
-    if (m->cfg.learn_restitution) {
-        if (!e_init) e_init = isnan(data->geom.restitution) ? "data" : "meta";
-        double v = NAN;
-        if (!strcmp(e_init, "meta")) {
-            if (isnan(data->geom.restitution))
-                return imp_fail(IMP_ERR_INVALID, "--restitution-init meta: the data's meta has no restitution");
-            v = fmin(fmax(data->geom.restitution, 0.01), 0.99);
-            e_src = "the data's meta";
-        } else if (!strcmp(e_init, "data")) {
-            e_src = "data estimate";
-        } else {
-            if ((st = cli_parse_double("--restitution-init", e_init, 1e-3, 1 - 1e-3, &v))) return st;
-            e_src = "given";
-        }
-        for (int p = 0; p < P; p++) e[p] = !isnan(v) ? v : isnan(e_est[p]) ? 0.5 : e_est[p];
+    imp_law_init e_from = IMP_LAW_INIT_DEFAULT, mu_from = IMP_LAW_INIT_DATA;
+    double e_value = NAN, mu_value = NAN;
+    int st = IMP_OK;
+    if (e_init && !strcmp(e_init, "meta")) e_from = IMP_LAW_INIT_META;
+    else if (e_init && !strcmp(e_init, "data")) e_from = IMP_LAW_INIT_DATA;
+    else if (e_init) {
+        e_from = IMP_LAW_INIT_VALUE;
+        st = cli_parse_double("--restitution-init", e_init, 1e-3, 1 - 1e-3, &e_value);
     }
-    if (m->cfg.friction) {
-        double v = NAN;
-        if (strcmp(mu_init, "data") && (st = cli_parse_double("--friction-init", mu_init, 1e-4, 10, &v))) return st;
-        for (int p = 0; p < P; p++) mu[p] = !isnan(v) ? v : isnan(mu_est[p]) ? 0.3 : mu_est[p];
+    if (!st && strcmp(mu_init, "data")) {
+        mu_from = IMP_LAW_INIT_VALUE;
+        st = cli_parse_double("--friction-init", mu_init, 1e-4, 10, &mu_value);
     }
-    if ((st = imp_model_set_contact_law(m, m->cfg.learn_restitution ? e : NULL, m->cfg.friction ? mu : NULL)))
-        return st;
-    if (!quiet) {
-        double ec[IMP_MAX_CONTACTS], mc[IMP_MAX_CONTACTS];
-        imp_model_get_contact_law(m, ec, mc);
-        for (int p = 0; p < P; p++) {
-            fprintf(stderr, "impulse train: contact pair %d:", p);
-            if (m->cfg.learn_restitution) fprintf(stderr, " restitution starts at %.4g (%s)", ec[p], e_src);
-            if (m->cfg.friction && imp_contact_pair_has_tangent(&m->geom, p))
-                fprintf(stderr, " friction starts at %.4g (%s)", mc[p], strcmp(mu_init, "data") ? "given" : "data estimate");
-            fprintf(stderr, "; %d labelled impacts in the data\n", n_ev[p]);
-        }
+    imp_contact_law_start s;
+    if (!st) st = imp_model_init_contact_law(m, data, e_from, e_value, mu_from, mu_value, &s);
+    if (st || quiet || (!m->cfg.learn_restitution && !m->cfg.friction)) return st;
+    static const char *const source[] = {"default", "data estimate", "the data's meta", "given"};
+    for (int p = 0; p < m->geom.n_pairs; p++) {
+        fprintf(stderr, "impulse train: contact pair %d:", p);
+        if (m->cfg.learn_restitution) fprintf(stderr, " restitution starts at %.4g (%s)", s.e[p], source[s.e_from]);
+        if (m->cfg.friction && imp_contact_pair_has_tangent(&m->geom, p))
+            fprintf(stderr, " friction starts at %.4g (%s)", s.mu[p], source[s.mu_from]);
+        fprintf(stderr, "; %d labelled impacts in the data\n", s.n_events[p]);
     }
     return IMP_OK;
 }

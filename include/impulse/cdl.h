@@ -98,6 +98,25 @@ int imp_model_set_contact_law(imp_model *m, const double *e, const double *mu);
  * (n_pairs, may be NULL) counts the impacts used. Crude (gravity and noise
  * bias it): meant as a starting point for learning. */
 int imp_cdl_estimate_contact_law(const imp_trajset *data, double *e, double *mu, int *n_events);
+/* Where the starting value of a learned contact-law parameter comes from. */
+typedef enum imp_law_init {
+    IMP_LAW_INIT_DEFAULT = 0, /* e: the data's meta restitution if it has one, else the data
+                                 estimate; mu: the data estimate */
+    IMP_LAW_INIT_DATA,        /* imp_cdl_estimate_contact_law (0.5 / 0.3 where a pair has no impact) */
+    IMP_LAW_INIT_META,        /* e only: the data's meta restitution (an error if it has none) */
+    IMP_LAW_INIT_VALUE        /* the value given */
+} imp_law_init;
+typedef struct imp_contact_law_start {
+    double e[IMP_MAX_CONTACTS], mu[IMP_MAX_CONTACTS]; /* the values set (after clamping) */
+    int n_events[IMP_MAX_CONTACTS];                   /* labelled impacts per pair in the data */
+    imp_law_init e_from, mu_from;                     /* the sources used (never DEFAULT) */
+} imp_contact_law_start;
+/* Initialise the learned contact law of m (cfg.learn_restitution, cfg.friction;
+ * nothing to do otherwise) from data as `impulse train` does: e from e_from
+ * (value e_value for IMP_LAW_INIT_VALUE, in [1e-3, 1 - 1e-3]), mu from mu_from
+ * (value mu_value in [1e-4, 10]). start (may be NULL) reports what was set. */
+int imp_model_init_contact_law(imp_model *m, const imp_trajset *data, imp_law_init e_from, double e_value,
+                               imp_law_init mu_from, double mu_value, imp_contact_law_start *start);
 /* Checkpoint: params split into named arrays (net.W0, net.b0, ...) + meta JSON
  * with the configuration, geometry and `extra_meta` (a JSON object text or NULL). */
 int imp_model_save(const imp_model *m, const char *path, const char *extra_meta);

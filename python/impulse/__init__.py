@@ -290,7 +290,14 @@ def train(model: str, data, *, output: str | os.PathLike | None = None, epochs: 
         settings ('code' or 'paper'), epochs (2000), horizon (10), batch (32),
         lr, l2, activation ('tanh', 'softplus', 'relu'), hidden (500),
         layers (1), touch (True), projection, damping, learn_mass (False),
-        contact_precision, potential_precision ('single' or 'double').
+        contact_precision, potential_precision ('single' or 'double');
+        cdl only: restitution ('learn', the default, or 'fixed': the data's
+        meta value), restitution_init ('data', 'meta' or a number; default:
+        the meta value if the data has one, else the data estimate),
+        friction (False; True: Coulomb friction with learned mu at pairs
+        with a tangent), friction_init ('data' or a number);
+        contact_labels ('auto', 'as-given', 'onset': how touch labels are
+        turned into impulses, as the CLI's --contact-labels).
     Options of the constrained family: epochs (2000), lr (3e-3), wd (1e-4),
         batch (200), chunks (800), hidden (256), threads (2, as the CLI).
     Returns a Model or ConstrainedModel; its .history holds the per-epoch
@@ -311,7 +318,9 @@ def _precision(name: str, v: str) -> int:
 
 def _train_contact(model, data, output, epochs, seed, lr, callback, settings="code", horizon=None, batch=None,
                    l2=None, activation=None, hidden=None, layers=None, touch=True, projection=False,
-                   damping=False, learn_mass=False, contact_precision="single", potential_precision="single"):
+                   damping=False, learn_mass=False, contact_precision="single", potential_precision="single",
+                   restitution=None, restitution_init=None, friction=False, friction_init="data",
+                   contact_labels="auto"):
     kind = ctypes.c_int()
     check(lib.imp_model_kind_from_name(model.encode(), ctypes.byref(kind)))
     if settings not in ("code", "paper"):
@@ -342,12 +351,35 @@ def _train_contact(model, data, output, epochs, seed, lr, callback, settings="co
     to.single_potential = _precision("potential_precision", potential_precision)
     if model == "resnet-contact" and not touch:
         raise Error("resnet-contact is fed the contact signal: it needs touch=True")
+    if restitution not in (None, "learn", "fixed"):
+        raise Error(f"restitution: '{restitution}' is not learn or fixed")
+    if model != "cdl" and (restitution == "learn" or restitution_init is not None or friction):
+        raise Error("restitution='learn', restitution_init and friction apply to cdl only")
+    cfg.learn_restitution = int(model == "cdl" and restitution != "fixed")
+    cfg.friction = int(bool(friction))
+    if not cfg.learn_restitution and restitution_init is not None:
+        raise Error("restitution_init: e is fixed (restitution='fixed')")
+    e_from, e_value = 0, float("nan")  # imp_law_init: DEFAULT, DATA, META, VALUE
+    if restitution_init in ("data", "meta"):
+        e_from = 1 if restitution_init == "data" else 2
+    elif restitution_init is not None:
+        e_from, e_value = 3, float(restitution_init)
+    mu_from, mu_value = (1, float("nan")) if friction_init == "data" else (3, float(friction_init))
+    label_mode = ctypes.c_int()
+    check(lib.imp_label_mode_from_name(contact_labels.encode(), ctypes.byref(label_mode)))
     ts = _load_trajset(data)
     h = ctypes.c_void_p()
     history: list[dict] = []
     try:
+        if not ts.has_contact and cfg.touch:
+            if model == "resnet-contact":
+                raise Error("the data have no contact labels: resnet-contact needs them")
+            cfg.touch = 0  # as the CLI: no labels, no touch feedback
+        if cfg.touch:
+            check(lib.imp_contact_labels_apply(ctypes.byref(ts), label_mode.value, None))
         check(lib.imp_model_create(ctypes.byref(h), ctypes.byref(cfg), ctypes.byref(ts.geom), ts.dt, seed))
         m = Model(_handle=h)
+        check(lib.imp_model_init_contact_law(h, ctypes.byref(ts), e_from, e_value, mu_from, mu_value, None))
         with _Interrupt() as intr:
             def on_progress(user, epoch, lp):
                 loss = {"total": lp[0].total, "state": lp[0].state, "contact": lp[0].contact, "l2": lp[0].l2}

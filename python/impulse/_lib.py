@@ -89,7 +89,7 @@ class Struct(ctypes.Structure):
 class CdlConfig(Struct):
     _fields_ = [("kind", c_int), ("hidden", c_int), ("hidden_layers", c_int), ("act", c_int),
                 ("contact_hidden", c_int), ("touch", c_int), ("projection", c_int), ("learn_damping", c_int),
-                ("learn_mass", c_int)]
+                ("learn_mass", c_int), ("learn_restitution", c_int), ("friction", c_int)]
 
 
 class LossParts(Struct):
@@ -108,11 +108,13 @@ class TrainOpts(Struct):
 class SimOpts(Struct):
     _fields_ = [("n_traj", c_int), ("n_steps", c_int), ("dt", c_double), ("noise", c_double),
                 ("restitution", c_double), ("gravity", c_double), ("length", c_double), ("q0", c_double),
-                ("v0", c_double), ("randomize", c_int), ("seed", c_ull)]
+                ("v0", c_double), ("friction", c_double), ("spin", c_double), ("randomize", c_int),
+                ("seed", c_ull), ("stiffness", c_double)]
 
 
 class ContactPair(Struct):
-    _fields_ = [("body_i", c_int), ("body_j", c_int), ("normal", c_double * MAX_DIM), ("offset", c_double)]
+    _fields_ = [("body_i", c_int), ("body_j", c_int), ("normal", c_double * MAX_DIM), ("offset", c_double),
+                ("tangent", c_double * MAX_DIM)]
 
 
 class Geometry(Struct):
@@ -124,7 +126,8 @@ class Trajset(Struct):
     _fields_ = [("n_traj", c_int), ("n_steps", c_int), ("dt", c_double), ("geom", Geometry), ("q", dptr),
                 ("qdot", dptr), ("q_clean", dptr), ("qdot_clean", dptr), ("contact", dptr),
                 ("system", ctypes.c_char * 64), ("noise", c_double), ("seed", c_ull), ("gravity", c_double),
-                ("length", c_double)]
+                ("length", c_double), ("has_contact", c_int), ("labels", ctypes.c_char * 16),
+                ("friction", c_double)]
 
 
 class EvalResult(Struct):
@@ -226,6 +229,10 @@ for _n, _a, _r in [
     ("imp_model_free", [V], None), ("imp_model_save", [V, c_char_p, c_char_p], c_int),
     ("imp_model_load", [P(V), c_char_p], c_int),
     ("imp_model_train", [V, P(Trajset), P(TrainOpts), P(LossParts)], c_int),
+    ("imp_label_mode_from_name", [c_char_p, P(c_int)], c_int),
+    ("imp_contact_labels_apply", [P(Trajset), c_int, c_void_p], c_int),
+    ("imp_model_init_contact_law", [V, P(Trajset), c_int, c_double, c_int, c_double, c_void_p], c_int),
+    ("imp_model_get_contact_law", [V, dptr, dptr], None),
     ("imp_model_sizes", [V, P(c_int), P(c_int)], c_int),
     ("imp_model_rollout", [V, dptr, c_int, dptr, dptr, dptr], c_int),
     ("imp_model_potential_grad", [V, dptr, c_int, dptr], c_int),

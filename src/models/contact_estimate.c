@@ -76,3 +76,47 @@ int imp_cdl_estimate_contact_law(const imp_trajset *d, double *e, double *mu, in
     free(re), free(rm);
     return IMP_OK;
 }
+
+int imp_model_init_contact_law(imp_model *m, const imp_trajset *data, imp_law_init e_from, double e_value,
+                               imp_law_init mu_from, double mu_value, imp_contact_law_start *start)
+{
+    if (!m || !data) return imp_fail(IMP_ERR_INVALID, "contact law: NULL model or data");
+    const int P = m->geom.n_pairs;
+    imp_contact_law_start s;
+    memset(&s, 0, sizeof s);
+    if (P == 0 || (!m->cfg.learn_restitution && !m->cfg.friction)) {
+        if (start) *start = s;
+        return IMP_OK;
+    }
+    double e_est[IMP_MAX_CONTACTS], mu_est[IMP_MAX_CONTACTS];
+    int st = imp_cdl_estimate_contact_law(data, e_est, mu_est, s.n_events);
+    if (st) return st;
+    double *e = NULL, *mu = NULL;
+    if (m->cfg.learn_restitution) {
+        if (e_from == IMP_LAW_INIT_DEFAULT) e_from = isnan(data->geom.restitution) ? IMP_LAW_INIT_DATA : IMP_LAW_INIT_META;
+        if (e_from == IMP_LAW_INIT_META && isnan(data->geom.restitution))
+            return imp_fail(IMP_ERR_INVALID, "restitution init 'meta': the data's meta has no restitution");
+        if (e_from == IMP_LAW_INIT_VALUE && !(e_value >= 1e-3 && e_value <= 1 - 1e-3))
+            return imp_fail(IMP_ERR_INVALID, "restitution init: %g is out of range [0.001, 0.999]", e_value);
+        for (int p = 0; p < P; p++)
+            s.e[p] = e_from == IMP_LAW_INIT_META    ? fmin(fmax(data->geom.restitution, 0.01), 0.99)
+                     : e_from == IMP_LAW_INIT_VALUE ? e_value
+                     : isnan(e_est[p])              ? 0.5
+                                                    : e_est[p];
+        e = s.e;
+    }
+    if (m->cfg.friction) {
+        if (mu_from == IMP_LAW_INIT_DEFAULT || mu_from == IMP_LAW_INIT_META) mu_from = IMP_LAW_INIT_DATA;
+        if (mu_from == IMP_LAW_INIT_VALUE && !(mu_value >= 1e-4 && mu_value <= 10))
+            return imp_fail(IMP_ERR_INVALID, "friction init: %g is out of range [0.0001, 10]", mu_value);
+        for (int p = 0; p < P; p++)
+            s.mu[p] = mu_from == IMP_LAW_INIT_VALUE ? mu_value : isnan(mu_est[p]) ? 0.3 : mu_est[p];
+        mu = s.mu;
+    }
+    if ((st = imp_model_set_contact_law(m, e, mu))) return st;
+    imp_model_get_contact_law(m, s.e, s.mu);
+    s.e_from = e_from;
+    s.mu_from = mu_from;
+    if (start) *start = s;
+    return IMP_OK;
+}
