@@ -30,7 +30,7 @@ typedef struct impact_opts {
     imp_impact_target target;
     long k, reps, seed, grid;
     double tol, mu_cap;
-    int per_impact, quick;
+    int per_impact, quick, json;
 } impact_opts;
 
 static void opts_default(impact_opts *o)
@@ -62,6 +62,7 @@ static int parse_opts(int argc, char **argv, const char *allowed, impact_opts *o
         }
         if (!strcmp(a, "--per-impact")) { o->per_impact = 1; continue; }
         if (!strcmp(a, "--quick")) { o->quick = 1; continue; }
+        if (!strcmp(a, "--json") && strstr(allowed, "--json")) { o->json = 1; continue; }
         if (i + 1 >= argc) { imp_fail(IMP_ERR_INVALID, "%s: missing value", a); return -1; }
         const char *v = argv[++i];
         int st = IMP_OK;
@@ -230,13 +231,14 @@ static int verb_predict(int argc, char **argv)
     const char *verb = "impact predict";
     impact_opts o;
     opts_default(&o);
-    int p = parse_opts(argc, argv, "--data --model --variant --mu --eps --convention --out", &o);
+    int p = parse_opts(argc, argv, "--data --model --variant --mu --eps --convention --out --json", &o);
     if (p == 1) {
         printf("usage: impulse impact predict [--data FILE.mat|.npz] [--model NAME|all] [--variant authors|textbook]\n"
-               "         [--mu X] [--eps X] [--convention stored|corrected|both] [--out FILE.npz]\n"
+               "         [--mu X] [--eps X] [--convention stored|corrected|both] [--out FILE.npz] [--json]\n"
                "  predicts every impact with each law (Table 1 parameters unless --mu/--eps), prints the mean and\n"
                "  median error (m/s; ||(dvx, dvy, kg domega)||) and how often the law gains energy, penetrates or\n"
-               "  leaves the friction cone; --out saves impulses P_<convention>_<model> (count x 2).\n");
+               "  leaves the friction cone; --out saves impulses P_<convention>_<model> (count x 2);\n"
+               "  --json: one JSON object (docs/json.md) instead of the table.\n");
         return 0;
     }
     if (p < 0) return cli_fail(verb);
@@ -244,8 +246,18 @@ static int verb_predict(int argc, char **argv)
     if (load_set(&s, o.data)) return cli_fail(verb);
     imp_npz *z = o.out ? imp_npz_new() : NULL;
     int st = IMP_OK;
-    printf("| convention | model | variant | mu | eps | mean error | median error | energy gain | penetration | cone violation | failures |\n"
-           "|---|---|---|---|---|---|---|---|---|---|---|\n");
+    imp_json j;
+    imp_json_init(&j);
+    if (o.json) {
+        imp_json_begin_object(&j);
+        imp_json_kv_string(&j, "verb", "impact predict");
+        imp_json_kv_int(&j, "impacts", (long long)s.count);
+        imp_json_key(&j, "rows");
+        imp_json_begin_array(&j);
+    } else {
+        printf("| convention | model | variant | mu | eps | mean error | median error | energy gain | penetration | cone violation | failures |\n"
+               "|---|---|---|---|---|---|---|---|---|---|---|\n");
+    }
     for (int c = 0; c < 2 && !st; c++) {
         if (!(o.conv_mask & (1 << c))) continue;
         imp_impact_set_convention(&s, (imp_tangent_sign)c);
@@ -258,6 +270,22 @@ static int verb_predict(int argc, char **argv)
             law_for(&o, m, &law);
             imp_law_stats ls;
             if ((st = imp_impact_evaluate_law(&law, &t, NULL, &ls))) break;
+            if (o.json) {
+                imp_json_begin_object(&j);
+                imp_json_kv_string(&j, "convention", imp_tangent_sign_name(t.convention));
+                imp_json_kv_string(&j, "model", imp_impact_model_name(law.model));
+                imp_json_kv_string(&j, "variant", imp_impact_variant_name(law.variant));
+                imp_json_kv_number(&j, "mu", law.mu);
+                imp_json_kv_number(&j, "eps", law.eps);
+                imp_json_kv_int(&j, "impacts", (long long)t.count);
+                imp_json_kv_number(&j, "mean_error", ls.mean_error);
+                imp_json_kv_number(&j, "median_error", ls.median_error);
+                imp_json_kv_number(&j, "energy_gain_share", ls.energy_gain_share);
+                imp_json_kv_number(&j, "penetration_share", ls.penetration_share);
+                imp_json_kv_number(&j, "cone_violation_share", ls.cone_violation_share);
+                imp_json_kv_int(&j, "failures", (long long)ls.failures);
+                imp_json_end_object(&j);
+            } else
             printf("| %s | %s | %s | %.4f | %.4f | %.4f | %.4f | %.4f | %.4f | %.4f | %zu |\n",
                    imp_tangent_sign_name(t.convention), imp_impact_model_name(law.model),
                    imp_impact_variant_name(law.variant), law.mu, law.eps, ls.mean_error, ls.median_error,
@@ -282,6 +310,12 @@ static int verb_predict(int argc, char **argv)
         st = imp_npz_set_meta(z, meta);
         if (!st) st = imp_npz_save(z, o.out);
     }
+    if (!st && o.json) {
+        imp_json_end_array(&j);
+        imp_json_end_object(&j);
+        printf("%s\n", imp_json_text(&j) ? imp_json_text(&j) : "{}");
+    }
+    imp_json_free(&j);
     imp_npz_free(z);
     imp_impact_set_free(&s);
     return st ? cli_fail(verb) : 0;

@@ -484,6 +484,11 @@ class Model:
         check(lib.imp_model_sizes(self._h, ctypes.byref(D), ctypes.byref(K)))
         self.D, self.K = D.value, K.value
 
+    @property
+    def kind(self) -> str:
+        """cdl, vin, resnet or resnet-contact."""
+        return lib.imp_model_kind_name(ctypes.c_int.from_address(self._h.value).value).decode()
+
     def close(self) -> None:
         if getattr(self, "_h", None):
             lib.imp_model_free(self._h)
@@ -522,6 +527,21 @@ class Model:
                                         ptr(states[i]), ptr(contact[i])))
         return (states[0], contact[0]) if single else (states, contact)
 
+    def contact_law(self) -> dict:
+        """The contact law of a cdl model per contact pair: {'restitution': [...],
+        'restitution_source': 'learned' | 'fixed', 'friction': [...] (if learned)};
+        empty without contact pairs."""
+        n, learned, fric = ctypes.c_int(), ctypes.c_int(), ctypes.c_int()
+        e, mu = np.empty(_lib.MAX_CONTACTS), np.empty(_lib.MAX_CONTACTS)
+        check(lib.imp_flat_model_contact_law(self._h, ctypes.byref(n), ctypes.byref(learned), ctypes.byref(fric),
+                                             ptr(e), ptr(mu)))
+        if n.value == 0:
+            return {}
+        out = {"restitution": e[:n.value].tolist(), "restitution_source": "learned" if learned.value else "fixed"}
+        if fric.value:
+            out["friction"] = mu[:n.value].tolist()
+        return out
+
     def potential_grad(self, q) -> np.ndarray:
         """dU/dq of a cdl/vin model at configurations q (n, D)."""
         q = f64(np.atleast_2d(q), "q", (-1, self.D))
@@ -540,11 +560,12 @@ class Model:
             r = _lib.EvalResult()
             check(lib.imp_model_evaluate(self._h, ctypes.byref(ts), int(touch_rollout), ctypes.byref(r),
                                          ptr(states), ptr(contact), ptr(energy)))
-            out = {"rmse": r.rmse, "rmse_code": r.rmse_code, "energy_drift": r.energy_drift,
+            out = {"verb": "eval", "model": self.kind, "system": ts.system.decode(), "rmse": r.rmse, "rmse_code": r.rmse_code, "energy_drift": r.energy_drift,
                    "contact_timing_s": r.contact_timing, "contacts_true": r.contacts_true,
                    "contacts_predicted": r.contacts_pred, "contacts_missed": r.contacts_missed,
-                   "trajectories": r.n_traj, "steps": r.n_steps, "touch_rollout": int(touch_rollout),
-                   "system": ts.system.decode()}
+                   "trajectories": r.n_traj, "steps": r.n_steps, "touch_rollout": int(touch_rollout)}
+            if self.kind == "cdl":
+                out.update(self.contact_law())
             if predictions:
                 out["states"] = states.reshape(ts.n_traj, ts.n_steps, -1)
                 out["contact"] = contact.reshape(ts.n_traj, ts.n_steps, -1)
@@ -639,7 +660,7 @@ class ConstrainedModel:
         try:
             n, T = r.n_test, r.T
             arr = lambda p, *shape: np.ctypeslib.as_array(p, shape=shape).copy()  # noqa: E731
-            return {"model": self.kind, "system": d.system, "trajectories": n, "steps": T,
+            return {"verb": "eval", "model": self.kind, "system": d.system, "trajectories": n, "steps": T,
                     "mean_geo_rel_err": r.mean_geo, "median_geo_rel_err": r.median_geo,
                     "mean_energy_err": r.mean_energy_err, "mean_violation": r.mean_violation,
                     "seconds": r.seconds, "geo_rel_err": arr(r.geo, n), "rel_err": arr(r.rel_err, n, T),

@@ -277,6 +277,7 @@ for _n, _a, _r in [
     _sig(_n, _a, _r)
 
 _sig("imp_cmodel_peek_kind", [c_char_p, c_char_p, c_size_t])
+_sig("imp_flat_model_contact_law", [c_void_p, P(c_int), P(c_int), P(c_int), dptr, dptr])
 _sig("imp_clear_error", [], None)
 libc_free = ctypes.CDLL(None).free
 libc_free.argtypes, libc_free.restype = [c_void_p], None

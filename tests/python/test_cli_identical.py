@@ -53,6 +53,25 @@ for model in ("chnn", "hnn"):
     impulse.train(model, pend, epochs=3, hidden=32, chunks=16, batch=8, seed=2, output=p(f"{model}_py.npz"))
     same(p(f"{model}_cli.npz"), p(f"{model}_py.npz"), f"train {model} (2 threads, as the CLI)")
 
+# eval: the package's dict has the keys and values of `impulse eval --json`, in both strands
+import json
+def same_eval(cli_args, py, what):
+    global failed
+    j = json.loads(subprocess.run([cli, "eval", *cli_args, "--json"], check=True, capture_output=True).stdout)
+    diff = {k: (v, py.get(k)) for k, v in j.items() if k != "seconds" and not (v == py.get(k) or (v is None and
+            py.get(k) != py.get(k)))}
+    if diff:
+        failed += 1
+        print(f"FAILED: {what}: eval differs {diff}")
+    else:
+        print(f"ok: {what}: eval --json and Python agree on {len(j)} keys")
+same_eval(["--model", p("cdl_cli.npz"), "--data", p("ball_cli.npz")],
+          impulse.load_model(p("cdl_py.npz")).evaluate(ball), "cdl")
+test = impulse.simulate("pendulum-chain:2", trajectories=4, seed=2, rollout_start=4)
+test.save(p("test_py.npz"))
+same_eval(["--model", p("chnn_cli.npz"), "--data", p("test_py.npz")],
+          impulse.load_model(p("chnn_py.npz")).evaluate(test), "chnn")
+
 # '-' is standard output / input where a file is expected
 piped = subprocess.run([cli, "simulate", "bouncing-ball", "--restitution", "0.8", "--noise", "0.05", "--steps", "150",
                         "--seed", "3", "-o", "-"], check=True, capture_output=True).stdout
