@@ -44,6 +44,11 @@ int imp_figure_equal_aspect(imp_figure *fig, int panel);
  * PNG of dir or dir/figures no report embeds (python/impulse_html.py, standard
  * library only). */
 int imp_report_index_html(const char *dir, const char *title);
+/* Loss curves of training logs (the JSON lines of `impulse train`: epoch,
+ * loss, its terms, lr per line): total loss, its terms and the learning rate
+ * over epochs, one curve per log (labels may be NULL: the file names), to
+ * path_stem.{png,svg,npz}. */
+int imp_report_plot_log(const char *const *logs, const char *const *labels, size_t n, const char *path_stem);
 /* Named ticks on a panel's y axis (categories, e.g. one row per model). */
 int imp_figure_yticks(imp_figure *fig, int panel, const double *values, const char *const *labels, size_t n);
 
