@@ -698,7 +698,7 @@ def impact_table1(law: str) -> tuple[float, float]:
 
 
 def impact_predict(law: str, W, u, mu: float | Sequence[float], eps: float | Sequence[float],
-                   variant: str = "textbook") -> np.ndarray:
+                   variant: str = "textbook", return_status: bool = False):
     """Impulses P = (Pt, Pn) of an analytical impact law for many impacts.
 
     law: drumshell | ap-poisson | ap-newton | mirtich | wang-mason | whittaker.
@@ -706,24 +706,44 @@ def impact_predict(law: str, W, u, mu: float | Sequence[float], eps: float | Seq
     u: pre-impact contact velocity (ut, un), (n, 2) or (2,).
     mu, eps: friction and restitution, scalars or (n,) arrays.
     variant: 'textbook' or 'authors' (Fazeli et al.'s implementation).
-    Returns (n, 2) (or (2,) for one impact)."""
+    Returns P (n, 2) (or (2,) for one impact). An impact the law cannot
+    predict (not impacting, bad input, no solution) raises impulse.Error
+    naming it, unless return_status: then (P, status) with P NaN there and
+    status (n,) int32: 0 ok, 1 not impacting, 2 bad input, 3 no solution."""
     W, u = f64(W, "W"), f64(u, "u")
     single = u.ndim == 1
-    W, u = W.reshape(-1, 4), np.atleast_2d(u)
+    W, u = np.ascontiguousarray(W.reshape(-1, 4)), np.ascontiguousarray(np.atleast_2d(u))
     if W.shape[0] != u.shape[0] or u.shape[1] != 2:
         raise Error(f"W {W.shape} and u {u.shape}: want (n, 2, 2) and (n, 2)")
     n = u.shape[0]
-    mu, eps = np.broadcast_to(np.asarray(mu, float), (n,)), np.broadcast_to(np.asarray(eps, float), (n,))
+    mu_a, eps_a = np.atleast_1d(f64(mu, "mu")), np.atleast_1d(f64(eps, "eps"))
+    if mu_a.size == 1 and eps_a.size == 1:
+        n_param = 1
+    else:
+        n_param = n
+        mu_a, eps_a = np.ascontiguousarray(np.broadcast_to(mu_a, (n,))), np.ascontiguousarray(np.broadcast_to(eps_a, (n,)))
+    proto = _law(law, float(mu_a[0]), float(eps_a[0]), variant) if np.all(np.isfinite(mu_a[:1])) else None
     P = np.empty((n, 2))
-    law_i = _law(law, float(mu[0]), float(eps[0]), variant)
-    varying = mu.strides[0] != 0 or eps.strides[0] != 0
-    for i in range(n):
-        if varying and i > 0:
-            law_i = _law(law, float(mu[i]), float(eps[i]), variant)
-        try:
-            check(lib.imp_impact_predict(ctypes.byref(law_i), ptr(W[i]), ptr(u[i]), ptr(P[i])))
-        except Error as e:
-            raise Error(f"impact {i}: {e}") from None
+    status = np.zeros(n, dtype=np.int32)
+    if hasattr(lib, "imp_impact_predict_batch"):
+        m, v = ctypes.c_int(), ctypes.c_int()
+        check(lib.imp_impact_model_parse(law.encode(), ctypes.byref(m), b"law"))
+        check(lib.imp_impact_variant_parse(variant.encode(), ctypes.byref(v), b"variant"))
+        n_failed = ctypes.c_size_t()
+        check(lib.imp_impact_predict_batch(m.value, v.value, n, ptr(W), ptr(u), ptr(mu_a), ptr(eps_a), n_param,
+                                           ptr(P), status.ctypes.data_as(ctypes.POINTER(ctypes.c_int32)),
+                                           ctypes.byref(n_failed)))
+        if n_failed.value and not return_status:
+            raise Error(lib.imp_last_error().decode("utf-8", "replace"))
+    else:  # a library without the batch entry point: one call per impact
+        for i in range(n):
+            law_i = proto if n_param == 1 and proto is not None else _law(law, float(mu_a[i]), float(eps_a[i]), variant)
+            if lib.imp_impact_predict(ctypes.byref(law_i), ptr(W[i]), ptr(u[i]), ptr(P[i])) != 0:
+                if not return_status:
+                    raise Error(f"impact {i}: " + lib.imp_last_error().decode("utf-8", "replace"))
+                P[i], status[i] = np.nan, 2 if u[i, 1] < 0 else 1
+    if return_status:
+        return (P[0], status[0]) if single else (P, status)
     return P[0] if single else P
 
 

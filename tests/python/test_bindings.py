@@ -96,6 +96,11 @@ for law in impulse.IMPACT_LAWS:
 Pn = impulse.impact_predict("ap-poisson", W, [0.0, -1.0], mu=0.0, eps=0.5)
 check(abs(Pn[1] - 1.5 / 1.5 * 1.0) < 1e-12 and abs(Pn[0]) < 1e-12, "frictionless central impact: Pn = (1+e) m_eff |un|")
 raises(lambda: impulse.impact_predict("mirtich", W, u, mu=0.3, eps=2.0), "eps", "eps out of range")
+Pst, st = impulse.impact_predict("mirtich", np.stack([W, W]), np.array([u, [0.5, 1.0]]), mu=0.3, eps=0.5,
+                                 return_status=True)
+check(list(st) == [0, 1] and np.all(np.isfinite(Pst[0])) and np.all(np.isnan(Pst[1])), f"per-impact status {st}")
+raises(lambda: impulse.impact_predict("mirtich", np.stack([W, W]), np.array([u, [0.5, 1.0]]), mu=0.3, eps=0.5),
+       "1", "a non-impacting impact raises, naming it")
 dvec, nvec = [1.0, 0.0, 0.01], [0.0, 1.0, 0.02]
 vpre = np.array([[0.1, -0.5, 0.0], [0.0, -0.3, 1.0]])
 vpost = np.array([[0.08, 0.3, 0.1], [0.01, 0.2, 0.5]])
