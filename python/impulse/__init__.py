@@ -273,6 +273,62 @@ class _Interrupt:
 
 
 EpochCallback = Callable[[int, dict], "bool | None"]
+STOP_NAMES = ("finished", "stopped", "diverged", "failed")
+
+
+class _Hooks:
+    """imp_train_hooks for one run: the Python callback (and Ctrl-C) through
+    on_epoch, the loss history, the report, the JSON-lines log, resumable state."""
+
+    def __init__(self, hooks, epochs, callback, intr, log=None, resume=None, state=None, checkpoint_every=0,
+                 checkpoint_seconds=0.0, diverge_factor=None):
+        self.callback, self.intr, self.history = callback, intr, []
+        self.log = open(log, "a" if resume else "w") if log else None
+        self.report = _lib.TrainReport()
+        self.losses = np.full(max(epochs, 1), np.nan)
+        self.fn = _lib.EPOCH_FN(self._on_epoch)
+        self._keep = [os.fsencode(p) if p else None for p in (state, resume)]
+        hooks.on_epoch, hooks.user_data = self.fn, None
+        hooks.loss_history, hooks.report = ptr(self.losses), ctypes.pointer(self.report)
+        if diverge_factor is not None:
+            hooks.diverge_factor = diverge_factor
+        hooks.state_path, hooks.resume_path = self._keep
+        hooks.state_every, hooks.state_seconds = checkpoint_every, checkpoint_seconds
+        if (checkpoint_every or checkpoint_seconds) and not state:
+            raise Error("checkpoint_every/checkpoint_seconds: give state=PATH for the training state")
+
+    def _on_epoch(self, info_p, user):
+        info = info_p[0]
+        loss = {"total": info.loss}
+        for i in range(1, info.n_parts):
+            loss[info.parts[i].name.decode()] = info.parts[i].value
+        entry = dict(epoch=info.epoch, **loss, lr=info.lr, seconds=info.seconds, best_epoch=info.best_epoch)
+        self.history.append(entry)
+        if self.log:
+            self.log.write(json.dumps({"epoch": info.epoch, "epochs": info.epochs, "loss": info.loss,
+                                       **{k: v for k, v in loss.items() if k != "total"}, "lr": info.lr,
+                                       "seconds": info.seconds, "best_epoch": info.best_epoch}) + "\n")
+            self.log.flush()
+        stop = False
+        if self.callback is not None:
+            try:
+                stop = bool(self.callback(info.epoch, dict(loss, lr=info.lr, seconds=info.seconds)))
+            except BaseException as e:  # never unwind through C: report it and stop
+                print(f"impulse: the training callback raised {e!r}; stopping")
+                stop = True
+        return 1 if stop or self.intr.hit else 0
+
+    def finish(self, model):
+        if self.log:
+            self.log.close()
+        r = self.report
+        model.history = self.history
+        model.loss_history = self.losses[:r.epochs_done].copy() if r.epochs_done > 0 else np.empty(0)
+        model.report = {"end": STOP_NAMES[r.stop] if 0 <= r.stop < 4 else str(r.stop), "epochs_done": r.epochs_done,
+                        "resumed_at": r.resumed_at, "best_epoch": r.best_epoch, "best_loss": r.best_loss,
+                        "final_loss": r.final_loss, "seconds": r.seconds}
+        model.stopped_early = r.stop == 1
+        model.interrupted = self.intr.hit
 
 
 def train(model: str, data, *, output: str | os.PathLike | None = None, epochs: int | None = None,
@@ -283,9 +339,18 @@ def train(model: str, data, *, output: str | os.PathLike | None = None, epochs: 
         chnn | clnn | hnn | delan | node (constrained systems).
     output: also write the checkpoint there (the command line's format).
     callback(epoch, loss) is called after every epoch with loss a dict of
-        floats (contact family: total, state, contact, l2; constrained:
-        total, seconds); return True to stop training. Ctrl-C stops training
-        at the end of the current epoch and returns the model trained so far.
+        floats: total, its terms (contact family: state, contact, l2),
+        lr and seconds; return True to stop training after
+        this epoch. Ctrl-C stops training at the end of the current epoch. A
+        stopped run returns the best model so far (lowest epoch loss); a run
+        that ends normally returns the last epoch's.
+    Run options (both families, as the CLI's): log (path of a JSON-lines
+        per-epoch log, the CLI's format; `impulse plot-log` draws it), state
+        (path of a resumable training state, written every checkpoint_every
+        epochs and/or checkpoint_seconds seconds and at the end), resume
+        (continue from such a state: bit-identical to an uninterrupted run),
+        diverge_factor (stop when an epoch's loss exceeds this many times the
+        best, keeping the best model; default 1e3).
     Options of the contact family (defaults: the reference code's settings):
         settings ('code' or 'paper'), epochs (2000), horizon (10), batch (32),
         lr, l2, activation ('tanh', 'softplus', 'relu'), hidden (500),
@@ -301,13 +366,18 @@ def train(model: str, data, *, output: str | os.PathLike | None = None, epochs: 
         turned into impulses, as the CLI's --contact-labels).
     Options of the constrained family: epochs (2000), lr (3e-3), wd (1e-4),
         batch (200), chunks (800), hidden (256), threads (2, as the CLI).
-    Returns a Model or ConstrainedModel; its .history holds the per-epoch
-    losses the callback saw and .stopped_early whether training stopped early.
+    Returns a Model or ConstrainedModel with .history (one dict per epoch),
+    .loss_history (numpy array, epoch loss), .report (end: finished, stopped
+    or diverged; epochs_done, best_epoch, best_loss, final_loss, seconds),
+    .stopped_early and .interrupted (Ctrl-C). A diverged run raises
+    impulse.Error.
     """
+    run = {k: options.pop(k) for k in ("log", "resume", "state", "checkpoint_every", "checkpoint_seconds",
+                                        "diverge_factor") if k in options}
     if model in CONTACT_MODELS:
-        return _train_contact(model, data, output, epochs, seed, lr, callback, **options)
+        return _train_contact(model, data, output, epochs, seed, lr, callback, run, **options)
     if model in CONSTRAINED_MODELS:
-        return _train_constrained(model, data, output, epochs, seed, lr, callback, **options)
+        return _train_constrained(model, data, output, epochs, seed, lr, callback, run, **options)
     raise Error(f"model: unknown '{model}' ({', '.join(CONTACT_MODELS + CONSTRAINED_MODELS)})")
 
 
@@ -317,7 +387,7 @@ def _precision(name: str, v: str) -> int:
     return int(v == "single")
 
 
-def _train_contact(model, data, output, epochs, seed, lr, callback, settings="code", horizon=None, batch=None,
+def _train_contact(model, data, output, epochs, seed, lr, callback, run, settings="code", horizon=None, batch=None,
                    l2=None, activation=None, hidden=None, layers=None, touch=True, projection=False,
                    damping=False, learn_mass=False, contact_precision="single", potential_precision="single",
                    restitution=None, restitution_init=None, friction=False, friction_init="data",
@@ -375,7 +445,6 @@ def _train_contact(model, data, output, epochs, seed, lr, callback, settings="co
     check(lib.imp_label_mode_from_name(contact_labels.encode(), ctypes.byref(label_mode)))
     ts = _load_trajset(data)
     h = ctypes.c_void_p()
-    history: list[dict] = []
     try:
         if not ts.has_contact and cfg.touch:
             if model == "resnet-contact":
@@ -387,25 +456,17 @@ def _train_contact(model, data, output, epochs, seed, lr, callback, settings="co
         m = Model(_handle=h)
         check(lib.imp_model_init_contact_law(h, ctypes.byref(ts), e_from, e_value, mu_from, mu_value, None))
         with _Interrupt() as intr:
-            def on_progress(user, epoch, lp):
-                loss = {"total": lp[0].total, "state": lp[0].state, "contact": lp[0].contact, "l2": lp[0].l2}
-                history.append(dict(epoch=epoch, **loss))
-                if callback is not None:
-                    try:
-                        callback(epoch, loss)
-                    except Exception as e:  # never unwind through C
-                        print(f"impulse: callback raised {e!r}")
-            cb = _lib.PROGRESS_FN(on_progress)
-            to.progress, to.on_progress = 1, cb
+            hk = _Hooks(to.hooks, to.epochs, callback, intr, **run)
             final = _lib.LossParts()
-            check(lib.imp_model_train(h, ctypes.byref(ts), ctypes.byref(to), ctypes.byref(final)))
-            m.stopped_early = intr.hit
-        m.history = history
+            st = lib.imp_model_train(h, ctypes.byref(ts), ctypes.byref(to), ctypes.byref(final))
+            hk.finish(m)
+            check(st)
         if output is not None:
             extra = {"data": data if not isinstance(data, Dataset) else "<memory>", "epochs": to.epochs,
                      "horizon": to.horizon, "batch": to.batch, "lr": to.lr, "l2": to.l2, "seed": to.seed,
                      "contact_precision": contact_precision, "potential_precision": potential_precision,
-                     "final_loss": final.total}
+                     "end": m.report["end"], "epochs_done": m.report["epochs_done"],
+                     "best_epoch": m.report["best_epoch"], "final_loss": m.report["final_loss"]}
             m.save(output, extra)
         return m
     finally:
@@ -418,7 +479,7 @@ def _ctraj_of(z: np.ndarray, dt: float) -> _lib.CTraj:
     return t
 
 
-def _train_constrained(model, data, output, epochs, seed, lr, callback, wd=None, batch=None, chunks=None,
+def _train_constrained(model, data, output, epochs, seed, lr, callback, run, wd=None, batch=None, chunks=None,
                        hidden=256, threads=2):
     d = _as_dataset(data)
     if d.kind != "constrained":
@@ -445,27 +506,17 @@ def _train_constrained(model, data, output, epochs, seed, lr, callback, wd=None,
     rng = _lib.Rng()
     lib.imp_rng_seed(ctypes.byref(rng), seed ^ 0x5eed)
     lib.imp_cmodel_init_params(m._m, ptr(m.params), ctypes.byref(rng))
-    history: list[dict] = []
     try:
         with _Interrupt() as intr:
-            def on_progress(user, epoch, loss, seconds):
-                entry = {"total": loss, "seconds": seconds}
-                history.append(dict(epoch=epoch + 1, **entry))
-                if callback is not None:
-                    try:
-                        callback(epoch + 1, entry)
-                    except Exception as e:
-                        print(f"impulse: callback raised {e!r}")
-            cb = _lib.CPROGRESS_FN(on_progress)
-            o.progress = cb
+            hk = _Hooks(o.hooks, o.epochs, callback, intr, **run)
             res = _lib.CTrainResult()
-            check(lib.imp_ctrain(m._m, ptr(m.params), ctypes.byref(gen if not m.cartesian else cart),
-                                 ctypes.byref(o), ctypes.byref(res)))
-            m.stopped_early = intr.hit
+            st = lib.imp_ctrain(m._m, ptr(m.params), ctypes.byref(gen if not m.cartesian else cart),
+                                ctypes.byref(o), ctypes.byref(res))
+            hk.finish(m)
+            check(st)
     finally:
         if not m.cartesian:
             lib.imp_ctraj_free(ctypes.byref(gen))
-    m.history = history
     m._opts, m._res = o, res
     if output is not None:
         m.save(output)
