@@ -264,10 +264,11 @@ int cli_eval_chnn(int argc, char **argv, const char *model_kind)
         imp_json j;
         imp_json_init(&j);
         imp_json_begin_object(&j);
+        imp_json_kv_string(&j, "verb", "eval");
         imp_json_kv_string(&j, "model", imp_cmodel_kind_name(m.kind));
         imp_json_kv_string(&j, "system", m.sys.name);
-        imp_json_kv_int(&j, "n_test", r.n_test);
-        imp_json_kv_int(&j, "states", r.T);
+        imp_json_kv_int(&j, "trajectories", r.n_test);
+        imp_json_kv_int(&j, "steps", r.T);
         imp_json_kv_number(&j, "mean_geo_rel_err", r.mean_geo);
         imp_json_kv_number(&j, "median_geo_rel_err", r.median_geo);
         imp_json_kv_number(&j, "mean_energy_err", r.mean_energy_err);

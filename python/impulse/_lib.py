@@ -306,6 +306,10 @@ for _n, _a, _r in [
     _sig(_n, _a, _r)
 
 _sig("imp_cmodel_peek_kind", [c_char_p, c_char_p, c_size_t])
+if hasattr(lib, "imp_impact_predict_batch"):
+    _sig("imp_impact_predict_batch", [c_int, c_int, c_size_t, dptr, dptr, dptr, dptr, c_size_t, dptr,
+                                      P(ctypes.c_int32), P(c_size_t)])
+_sig("imp_flat_model_contact_law", [c_void_p, P(c_int), P(c_int), P(c_int), dptr, dptr])
 _sig("imp_clear_error", [], None)
 libc_free = ctypes.CDLL(None).free
 libc_free.argtypes, libc_free.restype = [c_void_p], None
