@@ -4,6 +4,7 @@
 #include "impulse/chnn_models.h"
 #include "impulse/io.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,18 +29,22 @@ static void train_usage(FILE *f)
                "  --seed K       initialisation and chunk sampling seed (0)\n"
                "  --threads N    threads per minibatch, 1..64 (default 2): each takes a contiguous\n"
                "                 slice of the batch; the same N and seed give bit-identical results,\n"
-               "                 another N agrees to rounding (~1e-12)\n");
+               "                 another N agrees to rounding (~1e-12)\n"
+               "  --quiet        no progress lines\n"
+               CLI_RUN_USAGE);
 }
 
-typedef struct progress_ctx {
-    int every;
-} progress_ctx;
+typedef struct save_ctx {
+    const imp_cmodel *m;
+    const double *params;
+    const imp_ctrain_opts *o;
+    const imp_ctrain_result *res;
+} save_ctx;
 
-static void on_progress(void *user, int epoch, double loss, double seconds)
+static int save_cmodel(const char *path, void *ctx)
 {
-    progress_ctx *p = user;
-    if ((epoch + 1) % p->every == 0)
-        fprintf(stderr, "epoch %d  loss %.6g  %.1f s\n", epoch + 1, loss, seconds);
+    save_ctx *c = ctx;
+    return imp_cmodel_save(path, c->m, c->params, c->o, c->res);
 }
 
 int cli_train_chnn(int argc, char **argv, const char *model)
@@ -51,14 +56,25 @@ int cli_train_chnn(int argc, char **argv, const char *model)
     imp_ctrain_opts_default(&o);
     o.threads = CLI_DEFAULT_THREADS;
     long hidden = 256;
+    int quiet = 0;
+    cli_run_opts ro;
+    cli_run_opts_default(&ro);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *val = i + 1 < argc ? argv[i + 1] : NULL;
         long lv;
         double dv;
+        int r = cli_run_option(&ro, verb, a, val);
+        if (r < 0) return 1;
+        if (r > 0) {
+            i++;
+            continue;
+        }
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             train_usage(stdout);
             return 0;
+        } else if (!strcmp(a, "--quiet")) {
+            quiet = 1;
         } else if (!strcmp(a, model) || !strcmp(a, "--model")) {
             if (!strcmp(a, "--model")) i++;
             continue;
@@ -130,18 +146,24 @@ int cli_train_chnn(int argc, char **argv, const char *model)
     imp_rng rng;
     imp_rng_seed(&rng, o.seed ^ 0x5eedULL);
     imp_cmodel_init_params(&m, params, &rng);
-    progress_ctx pc = {o.epochs >= 100 ? o.epochs / 20 : 1};
-    if (cli_progress_enabled()) {
-        o.progress = on_progress;
-        o.progress_user = &pc;
+    cli_run run;
+    if (cli_run_open(&run, verb, out_path, ro.log, ro.resume, quiet)) {
+        imp_ctraj_free(&cart);
+        imp_ctraj_free(&gen);
+        free(params);
+        return 1;
     }
+    imp_train_report rep = {0};
+    cli_run_hooks(&ro, &run, &o.hooks, &rep, o.epochs);
     imp_ctrain_result res;
     st = imp_ctrain(&m, params, m.cartesian ? &cart : &gen, &o, &res);
-    if (!st) st = imp_cmodel_save(out_path, &m, params, &o, &res);
+    save_ctx sc = {&m, params, &o, &res};
+    int rc = cli_run_finish(&run, st, &rep, save_cmodel, &sc);
+    cli_run_close(&run);
     imp_ctraj_free(&cart);
     imp_ctraj_free(&gen);
     free(params);
-    if (st) return cli_fail(verb);
+    if (rc) return rc;
     printf("trained %s on %s: %d epochs, final loss %.6g, %.2f s (%.3f s/epoch, %d thread%s), %zu parameters -> %s\n",
            model, sysname, res.epochs, res.final_loss, res.seconds, res.epochs ? res.seconds / res.epochs : 0.0,
            o.threads, o.threads == 1 ? "" : "s", m.n_params, out_path);
@@ -162,7 +184,12 @@ int cli_eval_chnn(int argc, char **argv, const char *model_kind)
         long lv;
         double dv;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            printf("usage: impulse eval --model model.npz --data test.npz [--json] [--n-test N] [--steps S] [--rtol X]\n");
+            printf("usage: impulse eval --model model.npz --data test.npz [--json] [--n-test N] [--steps S] [--rtol X]\n"
+                   "         [--max-steps-per-sample N] [--max-seconds S]\n"
+                   "  budget of each DOPRI5 rollout: N steps per sample interval of the data (default %d)\n"
+                   "  and S seconds of wall time (default %g); a model that needs more (stiff or\n"
+                   "  diverging) stops with an error naming it and the trajectory\n",
+                   IMP_CEVAL_STEPS_PER_SAMPLE, IMP_CEVAL_MAX_SECONDS);
             return 0;
         } else if (!strcmp(a, "--model")) {
             model_path = val;
@@ -179,6 +206,14 @@ int cli_eval_chnn(int argc, char **argv, const char *model_kind)
         } else if (!strcmp(a, "--steps")) {
             if (cli_parse_long(a, val, 1, 10000000, &lv)) return cli_fail(verb);
             eo.steps = (int)lv;
+            i++;
+        } else if (!strcmp(a, "--max-steps-per-sample")) {
+            if (cli_parse_long(a, val, 1, 1000000, &lv)) return cli_fail(verb);
+            eo.max_steps_per_sample = (int)lv;
+            i++;
+        } else if (!strcmp(a, "--max-seconds")) {
+            if (cli_parse_double(a, val, 1e-3, 1e7, &dv)) return cli_fail(verb);
+            eo.max_seconds = dv;
             i++;
         } else if (!strcmp(a, "--rtol")) {
             if (cli_parse_double(a, val, 1e-14, 1.0, &dv)) return cli_fail(verb);
@@ -235,4 +270,89 @@ int cli_eval_chnn(int argc, char **argv, const char *model_kind)
     }
     imp_ceval_result_free(&r);
     return 0;
+}
+
+int cli_rollout_chnn(int argc, char **argv, const char *model_kind)
+{
+    if (model_kind && !is_mine(model_kind)) return CLI_NOT_MINE;
+    const char *verb = "rollout";
+    const char *model_path = NULL, *data_path = NULL, *state = NULL, *out = NULL;
+    long traj = 0, steps = -1;
+    double dt = 0;
+    imp_ceval_opts eo;
+    imp_ceval_opts_default(&eo);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+        int st = IMP_OK;
+        if (!strcmp(a, "--model")) model_path = val;
+        else if (!strcmp(a, "--data")) data_path = val;
+        else if (!strcmp(a, "--state")) state = val;
+        else if (!strcmp(a, "-o") || !strcmp(a, "--output")) out = val;
+        else if (!strcmp(a, "--trajectory")) st = cli_parse_long(a, val, 0, 100000000, &traj);
+        else if (!strcmp(a, "--steps")) st = cli_parse_long(a, val, 1, 100000000, &steps);
+        else if (!strcmp(a, "--dt")) st = cli_parse_double(a, val, 1e-9, 1e3, &dt);
+        else if (!strcmp(a, "--rtol")) {
+            st = cli_parse_double(a, val, 1e-14, 1.0, &eo.rtol);
+            eo.atol = eo.rtol * 1e-2;
+        } else return cli_failf(verb, "unknown option '%s' for a %s model (see --help)", a, model_kind);
+        if (st) return cli_fail(verb);
+        if (!val) return cli_failf(verb, "%s: missing value", a);
+        i++;
+    }
+    if (!model_path || !out) return cli_failf(verb, "needs --model FILE and -o FILE (see --help)");
+    if (!data_path == !state) return cli_failf(verb, "needs one of --data FILE or --state VALUES");
+    if (state && !(dt > 0)) return cli_failf(verb, "--dt: needed with --state (%s checkpoints hold no step)", model_kind);
+    imp_cmodel m;
+    double *params = NULL;
+    if (imp_cmodel_load(model_path, &m, &params)) return cli_fail(verb);
+    const imp_csystem *cs = &m.sys;
+    int cdim = 2 * cs->n_points * cs->d, st = IMP_OK;
+    double *x0 = malloc((size_t)cdim * sizeof(double));
+    imp_ctraj data = {0};
+    if (!x0) st = imp_fail(IMP_ERR_NOMEM, "rollout: out of memory");
+    if (!st && state) {
+        st = cli_parse_list("--state", state, cdim, "positions then velocities, Cartesian", x0);
+        if (!st && steps < 0) steps = 100;
+    } else if (!st) {
+        char sysname[64];
+        st = imp_ctraj_load_cartesian(data_path, &data, sysname);
+        if (!st && strcmp(sysname, cs->name))
+            st = imp_fail(IMP_ERR_INVALID, "%s: system '%s' differs from the model's '%s'", data_path, sysname,
+                          cs->name);
+        if (!st && data.dim != cdim)
+            st = imp_fail(IMP_ERR_SHAPE, "%s: state size %d, the model's system has %d", data_path, data.dim, cdim);
+        if (!st && traj >= data.n_traj)
+            st = imp_fail(IMP_ERR_INVALID, "--trajectory: %ld, the data has %d", traj, data.n_traj);
+        if (!st && dt > 0 && fabs(dt - data.dt) > 1e-12 * data.dt)
+            st = imp_fail(IMP_ERR_INVALID, "--dt: %g differs from the data's %g", dt, data.dt);
+        if (!st) {
+            dt = data.dt;
+            if (steps < 0) steps = data.T - 1;
+            memcpy(x0, data.z + (size_t)traj * data.T * cdim, (size_t)cdim * sizeof(double));
+        }
+    }
+    double *states = NULL, *t = NULL;
+    int T = (int)steps + 1;
+    if (!st) {
+        states = malloc((size_t)T * cdim * sizeof(double));
+        t = malloc((size_t)T * sizeof(double));
+        st = states && t ? imp_cmodel_rollout(&m, params, x0, T, dt, &eo, states)
+                         : imp_fail(IMP_ERR_NOMEM, "rollout: out of memory");
+    }
+    if (!st) {
+        for (int k = 0; k < T; k++) t[k] = k * dt;
+        imp_npz *z = imp_npz_new();
+        st = z ? imp_npz_add_f64(z, "states", 2, (size_t[]){(size_t)T, (size_t)cdim}, states)
+               : imp_fail(IMP_ERR_NOMEM, "out of memory");
+        if (!st) st = imp_npz_add_f64(z, "t", 1, (size_t[]){(size_t)T}, t);
+        if (!st) st = imp_npz_save(z, out);
+        imp_npz_free(z);
+    }
+    free(states);
+    free(t);
+    free(x0);
+    free(params);
+    imp_ctraj_free(&data);
+    return st ? cli_fail(verb) : 0;
 }

@@ -295,7 +295,8 @@ def train(model: str, data, *, output: str | os.PathLike | None = None, epochs: 
         meta value), restitution_init ('data', 'meta' or a number; default:
         the meta value if the data has one, else the data estimate),
         friction (False; True: Coulomb friction with learned mu at pairs
-        with a tangent), friction_init ('data' or a number);
+        with a tangent), friction_init ('data' or a number), impact_law
+        ('paper', the default, or 'newton', as the CLI's --impact-law);
         contact_labels ('auto', 'as-given', 'onset': how touch labels are
         turned into impulses, as the CLI's --contact-labels).
     Options of the constrained family: epochs (2000), lr (3e-3), wd (1e-4),
@@ -320,7 +321,7 @@ def _train_contact(model, data, output, epochs, seed, lr, callback, settings="co
                    l2=None, activation=None, hidden=None, layers=None, touch=True, projection=False,
                    damping=False, learn_mass=False, contact_precision="single", potential_precision="single",
                    restitution=None, restitution_init=None, friction=False, friction_init="data",
-                   contact_labels="auto"):
+                   impact_law="paper", contact_labels="auto"):
     kind = ctypes.c_int()
     check(lib.imp_model_kind_from_name(model.encode(), ctypes.byref(kind)))
     if settings not in ("code", "paper"):
@@ -357,6 +358,11 @@ def _train_contact(model, data, output, epochs, seed, lr, callback, settings="co
         raise Error("restitution='learn', restitution_init and friction apply to cdl only")
     cfg.learn_restitution = int(model == "cdl" and restitution != "fixed")
     cfg.friction = int(bool(friction))
+    if impact_law not in ("paper", "newton"):
+        raise Error(f"impact_law: '{impact_law}' is not paper or newton")
+    if model != "cdl" and impact_law != "paper":
+        raise Error("impact_law applies to cdl only")
+    cfg.impact_law = int(impact_law == "newton")
     if not cfg.learn_restitution and restitution_init is not None:
         raise Error("restitution_init: e is fixed (restitution='fixed')")
     e_from, e_value = 0, float("nan")  # imp_law_init: DEFAULT, DATA, META, VALUE

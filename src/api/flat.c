@@ -90,6 +90,7 @@ size_t imp_abi_sizeof(const char *type_name)
     IMP_ABI(imp_csys) IMP_ABI(imp_csystem) IMP_ABI(imp_cmodel) IMP_ABI(imp_ctraj) IMP_ABI(imp_ctrain_opts)
     IMP_ABI(imp_ctrain_result) IMP_ABI(imp_ceval_opts) IMP_ABI(imp_ceval_result) IMP_ABI(imp_contact)
     IMP_ABI(imp_impact_law) IMP_ABI(imp_ident_options) IMP_ABI(imp_gp_options)
+    IMP_ABI(imp_train_hooks) IMP_ABI(imp_epoch_info) IMP_ABI(imp_train_report) IMP_ABI(imp_loss_part)
 #undef IMP_ABI
     return 0;
 }
