@@ -184,7 +184,12 @@ int cli_eval_chnn(int argc, char **argv, const char *model_kind)
         long lv;
         double dv;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            printf("usage: impulse eval --model model.npz --data test.npz [--json] [--n-test N] [--steps S] [--rtol X]\n");
+            printf("usage: impulse eval --model model.npz --data test.npz [--json] [--n-test N] [--steps S] [--rtol X]\n"
+                   "         [--max-steps-per-sample N] [--max-seconds S]\n"
+                   "  budget of each DOPRI5 rollout: N steps per sample interval of the data (default %d)\n"
+                   "  and S seconds of wall time (default %g); a model that needs more (stiff or\n"
+                   "  diverging) stops with an error naming it and the trajectory\n",
+                   IMP_CEVAL_STEPS_PER_SAMPLE, IMP_CEVAL_MAX_SECONDS);
             return 0;
         } else if (!strcmp(a, "--model")) {
             model_path = val;
@@ -201,6 +206,14 @@ int cli_eval_chnn(int argc, char **argv, const char *model_kind)
         } else if (!strcmp(a, "--steps")) {
             if (cli_parse_long(a, val, 1, 10000000, &lv)) return cli_fail(verb);
             eo.steps = (int)lv;
+            i++;
+        } else if (!strcmp(a, "--max-steps-per-sample")) {
+            if (cli_parse_long(a, val, 1, 1000000, &lv)) return cli_fail(verb);
+            eo.max_steps_per_sample = (int)lv;
+            i++;
+        } else if (!strcmp(a, "--max-seconds")) {
+            if (cli_parse_double(a, val, 1e-3, 1e7, &dv)) return cli_fail(verb);
+            eo.max_seconds = dv;
             i++;
         } else if (!strcmp(a, "--rtol")) {
             if (cli_parse_double(a, val, 1e-14, 1.0, &dv)) return cli_fail(verb);

@@ -17,6 +17,8 @@ int cli_rollout(int argc, char **argv);
 int cli_reproduce(int argc, char **argv);
 int cli_impact(int argc, char **argv);
 int cli_info(int argc, char **argv);
+int cli_import(int argc, char **argv);
+int cli_inspect(int argc, char **argv);
 int cli_sweep(int argc, char **argv);
 
 /* Strand-specific entry points the generic verbs dispatch to. Each returns
@@ -31,6 +33,7 @@ int cli_checkpoint_kind(const char *path, char *kind, size_t cap);
 int cli_reproduce_cdl(int argc, char **argv);
 int cli_reproduce_chnn(int argc, char **argv);
 int cli_reproduce_impact(int argc, char **argv);
+int cli_reproduce_your_data(int argc, char **argv);
 /* Gaussian-process impact models and the drop simulator (cli/impact_gp.c),
  * dispatched to by `impulse impact gp-...|learning-curve|drop` and called by
  * `impulse reproduce impact` with the output folder for its learning curves. */
@@ -51,6 +54,9 @@ int cli_failf(const char *verb, const char *fmt, ...)
  * naming the option and return IMP_ERR_INVALID. */
 int cli_parse_long(const char *opt, const char *text, long lo, long hi, long *out);
 int cli_parse_double(const char *opt, const char *text, double lo, double hi, double *out);
+/* Comma-separated lists ("1.5,0,-2"): at most max items, each checked. */
+int cli_parse_double_list(const char *opt, const char *text, double *out, int max, int *n);
+int cli_parse_long_list(const char *opt, const char *text, long lo, long hi, long *out, int max, int *n);
 /* Exactly n comma-separated finite numbers ("what" describes them). */
 int cli_parse_list(const char *opt, const char *text, int n, const char *what, double *out);
 
@@ -110,6 +116,15 @@ void cli_run_hooks(const cli_run_opts *o, cli_run *r, imp_train_hooks *h, imp_tr
  * after the current unit of work, the second ends the process. */
 void cli_catch_stop_signals(void);
 int cli_stop_requested(void);
+
+/* A sweep about to run in this process (cli/sweep.c): prepare the output
+ * folder for the plan, catch the stop signals, and fill the run options
+ * (threads per task; progress lines on stderr when enabled; stop on a
+ * signal). Returns 0 or the exit status of a failure. */
+struct imp_sweep_plan;
+struct imp_sweep_run_opts;
+int cli_sweep_start(const char *verb, const struct imp_sweep_plan *plan, const char *dir, int threads,
+                    struct imp_sweep_run_opts *o);
 
 /* Check a trajectory set's contact labels against its motion and handle
  * them (--contact-labels auto | as-given | onset; NULL = auto). The line

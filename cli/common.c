@@ -1,4 +1,5 @@
 #include "cli.h"
+#include "core/num.h"
 #include "impulse/contact_systems.h"
 #include "impulse/io.h"
 
@@ -28,31 +29,67 @@ int cli_failf(const char *verb, const char *fmt, ...)
     return 1;
 }
 
+/* Option values go through the library's checked helper (core/num.h). */
 int cli_parse_long(const char *opt, const char *text, long lo, long hi, long *out)
 {
-    if (!text || !*text) return imp_fail(IMP_ERR_INVALID, "%s: missing value", opt);
-    errno = 0;
-    char *end = NULL;
-    long v = strtol(text, &end, 10);
-    if (errno || *end != '\0')
-        return imp_fail(IMP_ERR_INVALID, "%s: '%s' is not an integer", opt, text);
-    if (v < lo || v > hi)
-        return imp_fail(IMP_ERR_INVALID, "%s: %ld is out of range [%ld, %ld]", opt, v, lo, hi);
-    *out = v;
-    return IMP_OK;
+    int64_t v;
+    int st = imp_num_parse_int64(text, opt, lo, hi, &v);
+    if (!st) *out = (long)v;
+    return st;
 }
 
 int cli_parse_double(const char *opt, const char *text, double lo, double hi, double *out)
 {
-    if (!text || !*text) return imp_fail(IMP_ERR_INVALID, "%s: missing value", opt);
-    errno = 0;
-    char *end = NULL;
-    double v = strtod(text, &end);
-    if (errno || *end != '\0' || !isfinite(v))
-        return imp_fail(IMP_ERR_INVALID, "%s: '%s' is not a finite number", opt, text);
-    if (v < lo || v > hi)
-        return imp_fail(IMP_ERR_INVALID, "%s: %g is out of range [%g, %g]", opt, v, lo, hi);
+    double v;
+    int st = imp_num_parse_double(text, opt, &v);
+    if (st) return st;
+    if (v < lo || v > hi) return imp_fail(IMP_ERR_INVALID, "%s: %s is out of range [%g, %g]", opt, text, lo, hi);
     *out = v;
+    return IMP_OK;
+}
+
+/* The items of a comma-separated list, one at a time, into item (cap). */
+static int next_item(const char *opt, const char **p, char *item, size_t cap)
+{
+    size_t n = strcspn(*p, ",");
+    if (n >= cap) return imp_fail(IMP_ERR_INVALID, "%s: item '%.20s...' is too long", opt, *p);
+    memcpy(item, *p, n);
+    item[n] = '\0';
+    *p += n + ((*p)[n] == ',');
+    return IMP_OK;
+}
+
+int cli_parse_double_list(const char *opt, const char *text, double *out, int max, int *n)
+{
+    *n = 0;
+    if (!text || !*text) return imp_fail(IMP_ERR_INVALID, "%s: missing value", opt);
+    const char *p = text;
+    char item[64];
+    while (*p) {
+        if (*n >= max) return imp_fail(IMP_ERR_INVALID, "%s: more than %d numbers", opt, max);
+        int st = next_item(opt, &p, item, sizeof item);
+        if (!st) st = imp_num_parse_double(item, opt, &out[*n]);
+        if (st) return st;
+        (*n)++;
+        if (!*p && p[-1] == ',') return imp_fail(IMP_ERR_INVALID, "%s: '%s' ends with a comma", opt, text);
+    }
+    return IMP_OK;
+}
+
+int cli_parse_long_list(const char *opt, const char *text, long lo, long hi, long *out, int max, int *n)
+{
+    *n = 0;
+    if (!text || !*text) return imp_fail(IMP_ERR_INVALID, "%s: missing value", opt);
+    const char *p = text;
+    char item[64];
+    while (*p) {
+        if (*n >= max) return imp_fail(IMP_ERR_INVALID, "%s: more than %d numbers", opt, max);
+        int st = next_item(opt, &p, item, sizeof item);
+        if (!st) st = cli_parse_long(opt, item, lo, hi, &out[*n]);
+        if (st) return st;
+        (*n)++;
+        if (!*p && p[-1] == ',') return imp_fail(IMP_ERR_INVALID, "%s: '%s' ends with a comma", opt, text);
+    }
     return IMP_OK;
 }
 
@@ -115,23 +152,9 @@ int cli_checkpoint_kind(const char *path, char *kind, size_t cap)
 
 int cli_parse_list(const char *opt, const char *text, int n, const char *what, double *out)
 {
-    if (!text) return imp_fail(IMP_ERR_INVALID, "%s: missing value", opt);
-    const char *p = text;
-    for (int i = 0; i < n; i++) {
-        size_t len = strcspn(p, ",");
-        char item[64];
-        if (len == 0 || len >= sizeof item)
-            return imp_fail(IMP_ERR_INVALID, "%s: needs %d comma-separated numbers (%s)", opt, n, what);
-        memcpy(item, p, len);
-        item[len] = '\0';
-        if (cli_parse_double(opt, item, -1e300, 1e300, &out[i])) return IMP_ERR_INVALID;
-        p += len;
-        if (i < n - 1) {
-            if (*p != ',') return imp_fail(IMP_ERR_INVALID, "%s: needs %d comma-separated numbers (%s), got %d", opt,
-                                           n, what, i + 1);
-            p++;
-        }
-    }
-    if (*p) return imp_fail(IMP_ERR_INVALID, "%s: more than %d numbers (%s)", opt, n, what);
-    return IMP_OK;
+    int k = 0;
+    int st = cli_parse_double_list(opt, text, out, n, &k);
+    if (st == IMP_OK && k != n)
+        st = imp_fail(IMP_ERR_INVALID, "%s: needs %d comma-separated numbers (%s), got %d", opt, n, what, k);
+    return st;
 }

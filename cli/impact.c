@@ -31,6 +31,7 @@ typedef struct impact_opts {
     long k, reps, seed, grid;
     double tol, mu_cap;
     int per_impact, quick;
+    int k_given;          /* --k on the command line (else the default 120, capped at the set size) */
 } impact_opts;
 
 static void opts_default(impact_opts *o)
@@ -87,7 +88,7 @@ static int parse_opts(int argc, char **argv, const char *allowed, impact_opts *o
         else if (!strcmp(a, "--eps")) st = cli_parse_double(a, v, 0, 1, &o->eps);
         else if (!strcmp(a, "--mu-cap")) st = cli_parse_double(a, v, 1e-3, 10, &o->mu_cap);
         else if (!strcmp(a, "--tol")) st = cli_parse_double(a, v, 0, 0.5, &o->tol);
-        else if (!strcmp(a, "--k")) st = cli_parse_long(a, v, 1, 1000000, &o->k);
+        else if (!strcmp(a, "--k")) { st = cli_parse_long(a, v, 1, 1000000, &o->k); o->k_given = 1; }
         else if (!strcmp(a, "--reps")) st = cli_parse_long(a, v, 1, 100000, &o->reps);
         else if (!strcmp(a, "--seed")) st = cli_parse_long(a, v, 0, LONG_MAX, &o->seed);
         else if (!strcmp(a, "--grid")) st = cli_parse_long(a, v, 2, 1001, &o->grid);
@@ -191,6 +192,45 @@ static int load_given_targets(const char *data_path, const imp_impact_set *s, do
     return IMP_OK;
 }
 
+/* Builds the contact table once to check that the set has impacts, and
+ * writes the line saying how many rows are used and why the others are left
+ * out (the counts do not depend on the convention). Called before anything
+ * is printed, so a set without impacts gives only the error line. */
+static int set_summary(const imp_impact_set *s, char *line, size_t cap, size_t *count)
+{
+    imp_impact_table t;
+    int st = imp_impact_table_build(&t, s);
+    if (st) return st;
+    snprintf(line, cap, "impacts: %zu of %zu rows (left out: %zu not impacting, un >= 0; %zu flagged invalid)\n\n",
+             t.count, t.rows, t.not_impacting, t.flagged);
+    if (count) *count = t.count;
+    imp_impact_table_free(&t);
+    return IMP_OK;
+}
+
+/* After a table: the laws that failed on some impacts, each with the first
+ * failing impact and the law's own message (the means above are over the
+ * other impacts). */
+static void print_failure_note(const imp_impact_law *law, const imp_impact_table *t, const imp_law_stats *ls,
+                               char *notes, size_t cap)
+{
+    if (!ls->failures) return;
+    double P[2];
+    const char *why = "";
+    for (size_t i = 0; i < t->count; i++)
+        if (t->index[i] == ls->first_failure) {
+            if (imp_impact_predict(law, t->contact[i].W, t->contact[i].u, P)) why = imp_last_error();
+            break;
+        }
+    size_t used = strlen(notes);
+    if (used + 1 >= cap) return;
+    snprintf(notes + used, cap - used,
+             "note: %s (%s convention, mu %g, eps %g) has no solution on %zu of %zu impacts (first: impact %zu: %s); "
+             "its mean and median are over the other %zu\n",
+             imp_impact_model_name(law->model), imp_tangent_sign_name(t->convention), law->mu, law->eps, ls->failures,
+             t->count, ls->first_failure, why, t->count - ls->failures);
+}
+
 /* ---- list-models ---- */
 static int verb_list_models(int argc, char **argv)
 {
@@ -242,8 +282,15 @@ static int verb_predict(int argc, char **argv)
     if (p < 0) return cli_fail(verb);
     imp_impact_set s;
     if (load_set(&s, o.data)) return cli_fail(verb);
+    char summary[256];
+    if (set_summary(&s, summary, sizeof summary, NULL)) {
+        imp_impact_set_free(&s);
+        return cli_fail(verb);
+    }
+    fputs(summary, stdout);
     imp_npz *z = o.out ? imp_npz_new() : NULL;
     int st = IMP_OK;
+    char notes[4096] = "";
     printf("| convention | model | variant | mu | eps | mean error | median error | energy gain | penetration | cone violation | failures |\n"
            "|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (int c = 0; c < 2 && !st; c++) {
@@ -262,6 +309,7 @@ static int verb_predict(int argc, char **argv)
                    imp_tangent_sign_name(t.convention), imp_impact_model_name(law.model),
                    imp_impact_variant_name(law.variant), law.mu, law.eps, ls.mean_error, ls.median_error,
                    ls.energy_gain_share, ls.penetration_share, ls.cone_violation_share, ls.failures);
+            print_failure_note(&law, &t, &ls, notes, sizeof notes);
             if (z) {
                 for (size_t i = 0; i < t.count; i++)
                     if (imp_impact_predict(&law, t.contact[i].W, t.contact[i].u, P + 2 * i)) P[2 * i] = P[2 * i + 1] = NAN;
@@ -275,6 +323,7 @@ static int verb_predict(int argc, char **argv)
         free(P);
         imp_impact_table_free(&t);
     }
+    if (notes[0]) printf("\n%s", notes);
     if (!st && z) {
         char meta[256];
         snprintf(meta, sizeof meta, "{\"kind\": \"impact_predictions\", \"variant\": \"%s\", \"tool\": \"impulse %s\"}",
@@ -311,6 +360,21 @@ static int verb_identify(int argc, char **argv)
     if (p < 0) return cli_fail(verb);
     imp_impact_set s;
     if (load_set(&s, o.data)) return cli_fail(verb);
+    size_t n_impacts = 0;
+    char summary[256];
+    if (set_summary(&s, summary, sizeof summary, &n_impacts)) {
+        imp_impact_set_free(&s);
+        return cli_fail(verb);
+    }
+    if ((size_t)o.k > n_impacts && o.k_given) {
+        imp_impact_set_free(&s);
+        return cli_failf(verb, "--k: %ld exceeds the %zu impacts of the set", o.k, n_impacts);
+    }
+    fputs(summary, stdout);
+    if ((size_t)o.k > n_impacts) {
+        printf("k = %zu: every impact (the default k = %ld is more than the set has)\n\n", n_impacts, o.k);
+        o.k = (long)n_impacts;
+    }
     imp_ident_options io = imp_ident_options_default();
     io.grid = (int)o.grid;
     io.mu_cap = o.mu_cap;
@@ -337,7 +401,7 @@ static int verb_identify(int argc, char **argv)
         for (int m = 0; m < IMP_IMPACT_MODEL_COUNT && !st; m++) {
             if (o.model >= 0 && o.model != m) continue;
             imp_ensemble_result er;
-            size_t k = (size_t)o.k < t.count ? (size_t)o.k : t.count;
+            size_t k = (size_t)o.k;
             if ((st = imp_impact_identify_ensemble((imp_impact_model)m, o.variant, &t, P, k, (size_t)o.reps,
                                                    (uint64_t)o.seed + m, &io, &er)))
                 break;
@@ -397,6 +461,12 @@ static int verb_bounds(int argc, char **argv)
     if (p < 0) return cli_fail(verb);
     imp_impact_set s;
     if (load_set(&s, o.data)) return cli_fail(verb);
+    char summary[256];
+    if (set_summary(&s, summary, sizeof summary, NULL)) {
+        imp_impact_set_free(&s);
+        return cli_fail(verb);
+    }
+    fputs(summary, stdout);
     imp_npz *z = o.out ? imp_npz_new() : NULL;
     int st = IMP_OK;
     printf("| convention | IRB velocity metric | IRB momentum metric | Best Post Hoc (%s) | impacts |\n|---|---|---|---|---|\n",
@@ -475,8 +545,14 @@ static int verb_export(int argc, char **argv)
     imp_impact_set s;
     if (load_set(&s, o.data)) return cli_fail(verb);
     imp_impact_set_convention(&s, o.conv_mask == 2 ? IMP_TANGENT_CORRECTED : IMP_TANGENT_STORED);
-    int st = imp_impact_save_npz(&s, o.out);
-    if (!st) printf("wrote %s: %zu impacts, %s convention\n", o.out, s.count, imp_tangent_sign_name(s.convention));
+    imp_impact_table t;
+    int st = imp_impact_table_build(&t, &s); /* a set without one valid impact is not worth writing */
+    if (!st) st = imp_impact_save_npz(&s, o.out);
+    if (!st)
+        printf("wrote %s: %zu rows, %zu valid impacts (left out of analyses: %zu not impacting, un >= 0; %zu flagged "
+               "invalid), %s convention\n", o.out, s.count, t.count, t.not_impacting, t.flagged,
+               imp_tangent_sign_name(s.convention));
+    imp_impact_table_free(&t);
     imp_impact_set_free(&s);
     return st ? cli_fail(verb) : 0;
 }

@@ -14,6 +14,8 @@ static const struct {
     {"simulate", cli_simulate, "generate ground-truth trajectories of a system"},
     {"train", cli_train, "train a model on trajectories"},
     {"eval", cli_eval, "evaluate a trained model on test trajectories"},
+    {"import", cli_import, "turn numpy, CSV or HDF5 trajectories into a trajectory file"},
+    {"inspect", cli_inspect, "what a file holds and which models can train on it"},
     {"rollout", cli_rollout, "roll a trained model out from an initial state"},
     {"impact", cli_impact, "planar impact models: predict, identify, bounds, GP models, drops"},
     {"reproduce", cli_reproduce, "rerun a paper's experiments: cdl, chnn, impact"},

@@ -221,10 +221,19 @@ int imp_ctrain(const imp_cmodel *m, double *params, const imp_ctraj *data,
                const imp_ctrain_opts *opts, imp_ctrain_result *res);
 
 /* ---- evaluation ([F] section 7, appendix B) ---- */
+#define IMP_CEVAL_STEPS_PER_SAMPLE 100
+#define IMP_CEVAL_MAX_SECONDS 600.0
 typedef struct imp_ceval_opts {
     int n_test;        /* trajectories used (<= file's count; 0: all) */
     int steps;         /* rollout length in steps (reference 100 states) */
     double rtol, atol; /* DOPRI5 (reference 1e-7, 1e-9) */
+    /* Budget of a rollout, so that a diverging or stiff model stops with an
+     * error naming the model and the trajectory instead of running for
+     * hours: DOPRI5 steps per sample interval of the data's horizon (the
+     * budget is max_steps_per_sample * max(T - 1, 10); default 100) and wall
+     * time (default 600 s). */
+    int max_steps_per_sample;
+    double max_seconds;
 } imp_ceval_opts;
 void imp_ceval_opts_default(imp_ceval_opts *o);
 

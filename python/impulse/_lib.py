@@ -185,7 +185,8 @@ class CTrainResult(Struct):
 
 
 class CEvalOpts(Struct):
-    _fields_ = [("n_test", c_int), ("steps", c_int), ("rtol", c_double), ("atol", c_double)]
+    _fields_ = [("n_test", c_int), ("steps", c_int), ("rtol", c_double), ("atol", c_double),
+                ("max_steps_per_sample", c_int), ("max_seconds", c_double)]
 
 
 class CEvalResult(Struct):

@@ -224,6 +224,11 @@ static const char *skip_value(const char *p, int depth)
             return NULL;
         }
     }
+    /* NaN, Infinity, -Infinity: Python's json.dumps writes them; skipped
+     * here, refused with a message when read as a number */
+    static const char *const nonfinite[] = {"NaN", "Infinity", "-Infinity"};
+    for (int i = 0; i < 3; i++)
+        if (!strncmp(p, nonfinite[i], strlen(nonfinite[i]))) return p + strlen(nonfinite[i]);
     /* number, true, false, null */
     const char *s = p;
     while (*p && strchr("+-.0123456789eEtruefalsn", *p)) p++;
@@ -332,11 +337,29 @@ int imp_json_get_number(const char *json, const char *key, double *out)
     const char *v;
     int st = find_key(json, key, &v);
     if (st) return st;
-    char *end;
-    double x = strtod(v, &end);
-    if (end == v || (*v != '-' && (*v < '0' || *v > '9')))
-        return imp_fail(IMP_ERR_SHAPE, "%s: JSON value is not a number", key);
+    if (*v == '"') return imp_fail(IMP_ERR_SHAPE, "%s: JSON value is a string, not a number", key);
+    char tok[64];
+    size_t n = strcspn(v, ",}] \t\r\n");
+    snprintf(tok, sizeof tok, "%.*s", (int)(n < sizeof tok - 1 ? n : sizeof tok - 1), v);
+    /* NaN and Infinity are what Python's json.dumps writes for non-finite floats */
+    if (!strcmp(tok, "NaN") || !strcmp(tok, "Infinity") || !strcmp(tok, "-Infinity"))
+        return imp_fail(IMP_ERR_NUMERIC, "%s: %s is not a finite number", key, tok);
+    if (*v != '-' && (*v < '0' || *v > '9')) return imp_fail(IMP_ERR_SHAPE, "%s: JSON value is not a number", key);
+    if (n >= sizeof tok) return imp_fail(IMP_ERR_SHAPE, "%s: JSON number '%.20s...' is too long", key, tok);
+    double x;
+    if ((st = imp_num_parse_double(tok, key, &x))) return st;
     if (out) *out = x;
+    return IMP_OK;
+}
+
+int imp_json_get_int(const char *json, const char *key, int lo, int hi, int *out)
+{
+    double x;
+    int st = imp_json_get_number(json, key, &x);
+    if (st) return st;
+    int v;
+    if ((st = imp_num_to_int(x, key, lo, hi, &v))) return st;
+    if (out) *out = v;
     return IMP_OK;
 }
 

@@ -108,14 +108,16 @@ int imp_contact_geometry_from_npz(const imp_npz *z, const char *meta, imp_contac
         return imp_fail(IMP_ERR_SHAPE, "masses: %zu bodies, need 1..%d", shm[0], IMP_MAX_BODIES);
     g->n_bodies = (int)shm[0];
     memcpy(g->mass, masses, shm[0] * sizeof(double));
-    double dim = 1, e = 0;
-    if (imp_json_get_number(meta, "dim", &dim)) return imp_fail(IMP_ERR_FORMAT, "meta: needs a number 'dim'");
+    int dim = 1;
+    double e = 0;
+    if ((st = imp_json_get_int(meta, "dim", 1, IMP_MAX_DIM, &dim))) return imp_fail_context(st, "meta");
     /* restitution is optional: unknown (NaN) when absent or null, then a
      * CD-Lagrange model has to learn it */
-    if (imp_json_get_number(meta, "restitution", &e)) e = NAN;
-    if (dim < 1 || dim > IMP_MAX_DIM || dim != floor(dim))
-        return imp_fail(IMP_ERR_FORMAT, "meta: dim %g is not an integer in [1, %d]", dim, IMP_MAX_DIM);
-    g->dim = (int)dim;
+    if (imp_json_get_number(meta, "restitution", &e)) {
+        e = NAN;
+        imp_clear_error();
+    }
+    g->dim = dim;
     g->restitution = e;
     int64_t *pairs = NULL;
     size_t shp[2];
