@@ -51,6 +51,9 @@ int cli_run_open(cli_run *r, const char *verb, const char *out, const char *log_
     } else {
         snprintf(r->log_path, sizeof r->log_path, "%s", log_path);
     }
+    if (!resume && r->state_path[0] && !access(r->state_path, F_OK))
+        fprintf(stderr, "impulse %s: notice: %s holds an interrupted run; this new run replaces it (to continue that "
+                        "one instead, stop and add --resume %s)\n", verb, r->state_path, r->state_path);
     r->log = fopen(log_path, resume ? "a" : "w");
     if (!r->log)
         return cli_failf(verb, "cannot open the training log '%s': %s (--log FILE puts it elsewhere)", log_path,
