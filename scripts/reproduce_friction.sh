@@ -36,6 +36,7 @@ done
 /usr/bin/python3 - "$SEEDS" <<'EOF'
 import json, math, statistics, sys
 seeds = range(1, int(sys.argv[1]) + 1)
+f = lambda v: f"{v:.3g}" if abs(v) >= 1e3 else f"{v:.3f}"  # diverged rollouts print as 1e+28
 print(f"bouncing disk (e = 0.8, mu = 0.2), rollout RMSE (paper) on 10 held-out trajectories x 300 steps, {len(seeds)} seeds")
 print("| model | RMSE mean ± s.e. | median | per seed | learned e (per seed) | learned mu (per seed) |")
 print("|---|---|---|---|---|---|")
@@ -47,6 +48,6 @@ for m, title in [("cdl-friction", "CDL + friction (AP Newton)"),
     se = statistics.stdev(x) / math.sqrt(len(x)) if len(x) > 1 else float("nan")
     e = ", ".join(f"{d['restitution'][0]:.3f}" for d in r) if "restitution" in r[0] else ""
     mu = ", ".join(f"{d['friction'][0]:.3f}" for d in r) if "friction" in r[0] else ""
-    print(f"| {title} | {statistics.mean(x):.3f} ± {se:.3f} | {statistics.median(x):.3f} | "
-          f"{', '.join(f'{v:.3f}' for v in x)} | {e} | {mu} |")
+    print(f"| {title} | {f(statistics.mean(x))} ± {f(se)} | {f(statistics.median(x))} | "
+          f"{', '.join(f(v) for v in x)} | {e} | {mu} |")
 EOF
