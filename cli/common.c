@@ -1,6 +1,7 @@
 #include "cli.h"
 #include "core/num.h"
 #include "impulse/contact_systems.h"
+#include "impulse/io.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -144,4 +145,25 @@ int cli_handle_labels(const char *verb, imp_trajset *ts, const char *mode_name, 
             verb, odd ? "notice" : "info", r.labels, r.intervals, r.impacts, r.multi, r.extra, r.separating,
             r.no_change, r.resting, r.no_pair, r.v_rest, imp_label_mode_name(r.mode), why, r.kept);
     return 0;
+}
+
+int cli_checkpoint_kind(const char *path, char *kind, size_t cap)
+{
+    imp_npz *z = NULL;
+    int st = imp_npz_load(&z, path);
+    if (st) return imp_fail_context(st, "--model");
+    const char *meta = imp_npz_meta(z);
+    st = meta && !imp_json_get_string(meta, "model", kind, cap) ? IMP_OK
+         : imp_fail(IMP_ERR_FORMAT, "%s: no model kind in its meta (not an impulse checkpoint?)", path);
+    imp_npz_free(z);
+    return st;
+}
+
+int cli_parse_list(const char *opt, const char *text, int n, const char *what, double *out)
+{
+    int k = 0;
+    int st = cli_parse_double_list(opt, text, out, n, &k);
+    if (st == IMP_OK && k != n)
+        st = imp_fail(IMP_ERR_INVALID, "%s: needs %d comma-separated numbers (%s), got %d", opt, n, what, k);
+    return st;
 }

@@ -4,38 +4,9 @@
 #include "impulse/cdl.h"
 #include "impulse/io.h"
 #include "test.h"
+#include "cli_test.h"
 
 #include <stdlib.h>
-#include <sys/wait.h>
-
-/* Run a shell command line; capture stderr into err (first 4 KiB). */
-static int run(const char *args, char *err, size_t cap)
-{
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd, "IMPULSE_PROGRESS=0 %s %s 2>cli_stderr.txt >cli_stdout.txt", IMPULSE_CLI_PATH, args);
-    int status = system(cmd);
-    FILE *f = fopen("cli_stderr.txt", "r");
-    size_t n = f ? fread(err, 1, cap - 1, f) : 0;
-    err[n] = '\0';
-    if (f) fclose(f);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-static int count_lines(const char *s)
-{
-    int n = 0;
-    for (; *s; s++) n += *s == '\n';
-    return n;
-}
-
-/* A failing invocation: non-zero exit, one stderr line containing `needle`. */
-static void expect_error(const char *args, const char *needle)
-{
-    char err[4096];
-    int rc = run(args, err, sizeof err);
-    int ok = rc != 0 && count_lines(err) == 1 && strstr(err, needle) != NULL && strstr(err, "error") != NULL;
-    CHECK_MSG(ok, "impulse %s -> exit %d, stderr '%s' (want one line with '%s')", args, rc, err, needle);
-}
 
 static void write_bytes(const char *path, const void *data, size_t n)
 {

@@ -50,10 +50,16 @@ typedef struct imp_contact_geometry {
 int imp_contact_geometry_check(const imp_contact_geometry *g);
 /* 1 if pair p has a nonzero tangent (it can slide: friction applies). */
 int imp_contact_pair_has_tangent(const imp_contact_geometry *g, int p);
+/* Contact-space compliance W = J M^-1 J^T of pair p, rows J = (t, n),
+ * row-major [Wtt Wtn; Wnt Wnn], for wsum = w_i + w_j the sum of the two
+ * bodies' inverse masses (w_i = 0 for a wall). */
+void imp_contact_pair_compliance(const imp_contact_geometry *g, int p, double wsum, double W[4]);
 /* gap of pair p at positions q (K d). */
 double imp_contact_gap(const imp_contact_geometry *g, int p, const double *q);
 /* normal velocity n . (v_j - v_i) of pair p. */
 double imp_contact_normal_velocity(const imp_contact_geometry *g, int p, const double *v);
+/* slip velocity t . (v_j - v_i) of pair p (0 for a pair without tangent). */
+double imp_contact_slip_velocity(const imp_contact_geometry *g, int p, const double *v);
 
 /* Geometry as .npz arrays masses (K), contact_pairs (P x 2, -1 = wall),
  * contact_normals (P x d), contact_offsets (P), and contact_tangents (P x d,
@@ -83,7 +89,8 @@ typedef struct imp_trajset {
     int has_contact;
     /* What the labels mean (meta "labels"): "impact" (one label per impact,
      * as impulse's event-driven simulators write them or after --contact-labels
-     * onset), "touch" (a touch sensor: 1 while the bodies touch), "" unknown. */
+     * onset), "touch" (a touch sensor: 1 while the bodies touch), "as-given"
+     * (labels a user chose to keep as they are), "" unknown. */
     char labels[16];
     double friction;   /* the simulator's Coulomb coefficient (meta "friction"); NaN if none */
 } imp_trajset;
@@ -119,7 +126,7 @@ int imp_trajset_from_npz(imp_trajset *ts, struct imp_npz *z, const char *what);
  * the normal velocity's sample-to-sample change outside contact and a its
  * median (g dt for a falling ball). */
 typedef enum imp_label_mode {
-    IMP_LABELS_AUTO = 0, /* as-given when meta "labels" is "impact", onset otherwise */
+    IMP_LABELS_AUTO = 0, /* as-given when meta "labels" is "impact" or "as-given", onset otherwise */
     IMP_LABELS_AS_GIVEN, /* every label gates an impulse */
     IMP_LABELS_ONSET     /* one label per contact interval, at its impact, plus resting contact */
 } imp_label_mode;
@@ -146,6 +153,40 @@ const char *imp_label_mode_name(imp_label_mode mode);
  * as-given, replace them by the handled ones (ts->labels becomes "impact").
  * The report may be NULL. Data without labels are left alone (all counts 0). */
 int imp_contact_labels_apply(imp_trajset *ts, imp_label_mode mode, imp_label_report *report);
+
+/* ---- Import of trajectories from numpy, CSV and HDF5 files
+ * (src/systems/trajset_import.c; formats in docs/data-format.md) ---- */
+typedef struct imp_import_opts {
+    /* array / column / dataset names (NULL: q or qpos, qdot or qvel, contact,
+     * t or time); a name may list several (x,y) and select columns (qpos[2]) */
+    const char *q, *qdot, *contact, *time, *traj;
+    double dt;              /* 0: from the time array (then also checked against it) */
+    int bodies;             /* 0: 1 */
+    int dim;                /* 0: columns / bodies */
+    int steps;              /* 0: all samples (trajectories of equal length); N: the first N of each */
+    int finite_differences; /* 1: velocities by central differences of q (not read) */
+    int n_masses;           /* 0: mass 1 per body */
+    double masses[IMP_MAX_BODIES];
+    int n_pairs;
+    imp_contact_pair pairs[IMP_MAX_CONTACTS];
+    int normal_components[IMP_MAX_CONTACTS]; /* as given (checked against dim); 0: not checked */
+    double restitution, gravity, length; /* NaN: not given */
+    char system[64];
+} imp_import_opts;
+
+/* What the import had to assume or compute, for the caller to say. */
+typedef struct imp_import_notes {
+    int n_traj;
+    char format[8];         /* "npz", "npy", "csv", "hdf5" */
+    int fd_velocities;      /* velocities computed by finite differences */
+    int default_masses;     /* masses set to 1 */
+    int dt_from_time;       /* dt taken from the time array */
+    int default_restitution;/* restitution 1 written (the geometry needs one) */
+    int truncated;          /* trajectories cut to opts.steps */
+} imp_import_notes;
+
+void imp_import_opts_default(imp_import_opts *o);
+int imp_trajset_import(const char *path, const imp_import_opts *o, imp_trajset *out, imp_import_notes *notes);
 
 /* True mechanical energy of a state (q, v) for the known systems
  * (pendulum, bouncing-ball, newtons-cradle; compliant-ball and

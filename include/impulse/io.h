@@ -31,6 +31,9 @@ typedef enum imp_dtype {
     IMP_UNICODE  /* '<U<n>' (UTF-32LE), used for metadata strings */
 } imp_dtype;
 
+/* "float64", "float32", "int64", "int32", "uint8", "bool", "unicode string". */
+const char *imp_dtype_name(imp_dtype dt);
+
 typedef struct imp_npy_array {
     char *name;                      /* member name without ".npy" */
     imp_dtype dtype;
@@ -153,6 +156,13 @@ int imp_json_get_number(const char *json, const char *key, double *out);
  * naming the key and the value as written). */
 int imp_json_get_int(const char *json, const char *key, int lo, int hi, int *out);
 int imp_json_get_string(const char *json, const char *key, char *out, size_t cap);
+/* The text of a top-level scalar value ("2000", "1e18", "true", "null") of
+ * `key`, for strict number parsing (core/num.h); IMP_ERR_SHAPE if the value
+ * is a string, object or list. */
+int imp_json_get_token(const char *json, const char *key, char *out, size_t cap);
+/* The whole text is one well-formed JSON object; otherwise IMP_ERR_FORMAT
+ * "WHAT: malformed JSON value at byte N ('NaN')". */
+int imp_json_check_object(const char *json, const char *what);
 
 #ifdef __cplusplus
 }

@@ -223,3 +223,47 @@ done:
     if (st) imp_ceval_result_free(res);
     return st;
 }
+
+int imp_cmodel_rollout(const imp_cmodel *m, const double *params, const double *x0, int n_states, double dt,
+                       const imp_ceval_opts *opts, double *out)
+{
+    if (!m || !params || !x0 || !out) return imp_fail(IMP_ERR_INVALID, "rollout: NULL argument");
+    if (n_states < 1) return imp_fail(IMP_ERR_INVALID, "steps: %d states, need at least 1", n_states);
+    if (!(dt > 0) || !isfinite(dt)) return imp_fail(IMP_ERR_INVALID, "dt: %g must be positive", dt);
+    imp_ceval_opts def;
+    imp_ceval_opts_default(&def);
+    if (!opts) opts = &def;
+    const imp_csystem *cs = &m->sys;
+    int cdim = 2 * cs->n_points * cs->d, dim = m->dim;
+    int st = imp_check_finite(x0, (size_t)cdim, "initial state");
+    if (st) return st;
+    double *y0 = malloc((size_t)dim * sizeof(double));
+    double *y = malloc((size_t)n_states * dim * sizeof(double));
+    double *t = malloc((size_t)n_states * sizeof(double));
+    imp_cmodel_work *w = imp_cmodel_work_new(m, 1);
+    if (!y0 || !y || !t || !w) st = imp_fail(IMP_ERR_NOMEM, "rollout: out of memory");
+    if (!st) {
+        if (m->cartesian) memcpy(y0, x0, (size_t)cdim * sizeof(double));
+        else st = imp_csystem_to_generalised(cs, x0, y0);
+    }
+    if (!st) {
+        for (int k = 0; k < n_states; k++) t[k] = k * dt;
+        imp_cmodel_binding bind = {m, params, w};
+        imp_ode ode;
+        imp_cmodel_ode(&ode, &bind);
+        imp_dopri5_opts dop = {opts->rtol, opts->atol, 0.0, 0};
+        imp_dopri5_stats stats;
+        st = imp_dopri5_solve(&ode, &dop, 0.0, y0, 1, t, n_states, y, &stats);
+        if (st) imp_fail_context(st, "rollout of %s", imp_cmodel_kind_name(m->kind));
+    }
+    for (int k = 0; !st && k < n_states; k++) {
+        if (m->cartesian) memcpy(out + (size_t)k * cdim, y + (size_t)k * dim, (size_t)cdim * sizeof(double));
+        else st = imp_csystem_from_generalised(cs, y + (size_t)k * dim, out + (size_t)k * cdim);
+    }
+    if (!st) st = imp_check_finite(out, (size_t)n_states * cdim, "rollout states");
+    free(y0);
+    free(y);
+    free(t);
+    imp_cmodel_work_free(w);
+    return st;
+}

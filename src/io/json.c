@@ -372,3 +372,54 @@ int imp_json_get_string(const char *json, const char *key, char *out, size_t cap
     if (!out || cap == 0) return imp_fail(IMP_ERR_INVALID, "%s: no output buffer", key);
     return decode_string(v, out, cap, key);
 }
+
+int imp_json_get_token(const char *json, const char *key, char *out, size_t cap)
+{
+    const char *v;
+    int st = find_key(json, key, &v);
+    if (st) return st;
+    if (*v == '"' || *v == '{' || *v == '[')
+        return imp_fail(IMP_ERR_SHAPE, "%s: JSON value is a %s, not a number", key,
+                        *v == '"' ? "string" : *v == '{' ? "object" : "list");
+    const char *end = skip_value(v, 0);
+    if (!end) return imp_fail(IMP_ERR_FORMAT, "%s: malformed JSON value", key);
+    size_t n = (size_t)(end - v);
+    if (!out || n >= cap) return imp_fail(IMP_ERR_INVALID, "%s: JSON value longer than %zu bytes", key, cap - 1);
+    memcpy(out, v, n);
+    out[n] = '\0';
+    return IMP_OK;
+}
+
+int imp_json_check_object(const char *json, const char *what)
+{
+    if (!json) return imp_fail(IMP_ERR_INVALID, "%s: NULL", what);
+    const char *p = skip_ws(json);
+    if (*p != '{') return imp_fail(IMP_ERR_FORMAT, "%s: not a JSON object", what);
+    const char *end = skip_value(p, 0);
+    if (!end) {
+        /* find where: the first value that does not parse */
+        const char *q = skip_ws(p + 1);
+        while (*q == '"') {
+            const char *k = skip_string(q);
+            if (!k) break;
+            k = skip_ws(k);
+            if (*k != ':') break;
+            const char *v = skip_ws(k + 1), *e = skip_value(v, 0);
+            if (!e) {
+                char near[24];
+                size_t n = strcspn(v, ",}\n");
+                if (n >= sizeof near) n = sizeof near - 1;
+                memcpy(near, v, n);
+                near[n] = '\0';
+                return imp_fail(IMP_ERR_FORMAT, "%s: malformed JSON value at byte %zu ('%s')", what,
+                                (size_t)(v - json), near);
+            }
+            q = skip_ws(e);
+            if (*q != ',') break;
+            q = skip_ws(q + 1);
+        }
+        return imp_fail(IMP_ERR_FORMAT, "%s: malformed JSON at byte %zu", what, (size_t)(q - json));
+    }
+    if (*skip_ws(end)) return imp_fail(IMP_ERR_FORMAT, "%s: text after the JSON object", what);
+    return IMP_OK;
+}

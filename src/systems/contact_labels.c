@@ -90,7 +90,8 @@ int imp_contact_labels_apply(imp_trajset *ts, imp_label_mode mode, imp_label_rep
 {
     imp_label_report r;
     memset(&r, 0, sizeof r);
-    if (mode == IMP_LABELS_AUTO) mode = !strcmp(ts->labels, "impact") ? IMP_LABELS_AS_GIVEN : IMP_LABELS_ONSET;
+    if (mode == IMP_LABELS_AUTO)
+        mode = !strcmp(ts->labels, "impact") || !strcmp(ts->labels, "as-given") ? IMP_LABELS_AS_GIVEN : IMP_LABELS_ONSET;
     r.mode = mode;
     const imp_contact_geometry *g = &ts->geom;
     int T = ts->n_steps, K = g->n_bodies, D = K * g->dim;

@@ -270,9 +270,9 @@ int imp_system_energy(const char *system, const imp_contact_geometry *g, double 
                (!strcmp(system, "bouncing-disk") && g->dim == 3);
     if (!pend && !ball)
         return imp_fail(IMP_ERR_UNSUPPORTED,
-                        "energy: system '%s' has no known energy (pendulum, bouncing-ball, newtons-cradle, "
+                        "energy: %s%s%s has no known energy (known: pendulum, bouncing-ball, newtons-cradle, "
                         "compliant-ball, compliant-cradle, bouncing-disk; meta key 'system', impulse import --system)",
-                        system[0] ? system : "(none)");
+                        system[0] ? "system '" : "no system given: the data", system, system[0] ? "'" : "");
     if (!isfinite(gravity))
         return imp_fail(IMP_ERR_INVALID, "energy: gravity unknown (meta key 'gravity'; impulse import --gravity G)");
     if (pend && !(length > 0.0 && isfinite(length)))
