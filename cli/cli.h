@@ -20,6 +20,7 @@ int cli_info(int argc, char **argv);
 int cli_import(int argc, char **argv);
 int cli_inspect(int argc, char **argv);
 int cli_sweep(int argc, char **argv);
+int cli_plot_log(int argc, char **argv);
 
 /* Strand-specific entry points the generic verbs dispatch to. Each returns
  * CLI_NOT_MINE when the name is not one of its systems/models. */

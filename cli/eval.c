@@ -102,6 +102,7 @@ int cli_eval(int argc, char **argv)
             imp_json j;
             imp_json_init(&j);
             imp_json_begin_object(&j);
+            imp_json_kv_string(&j, "verb", "eval");
             imp_json_kv_string(&j, "model", kind);
             imp_json_kv_string(&j, "system", test.system);
             json_number_or_null(&j, "rmse", res.rmse);

@@ -44,6 +44,10 @@ static void usage(FILE *f)
             "                       learned per pair (cdl)\n"
             "  --friction-init X    starting mu: data (estimated from the impulses around\n"
             "                       labelled contacts; the default) or a positive number\n"
+            "  --impact-law L       paper (default, [A] eq 49: the impulse also cancels the\n"
+            "                       force over the impact step; a learned e comes out lower than\n"
+            "                       the instantaneous one by ~ g h / |u|) or newton (Newton's law\n"
+            "                       on the half-step velocity, force kept, or rest) (cdl)\n"
             "  --seed K             initialisation and shuffling seed (default 0)\n"
             "  --contact-precision P  single (default) or double: precision of the contact\n"
             "                       network in training (evaluation is double)\n"
@@ -140,6 +144,7 @@ int cli_train(int argc, char **argv)
         {"log", required_argument, 0, 1},       {"resume", required_argument, 0, 1},
         {"checkpoint-every", required_argument, 0, 1}, {"checkpoint-seconds", required_argument, 0, 1},
         {"diverge-factor", required_argument, 0, 1},
+        {"impact-law", required_argument, 0, 'I'},
         {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
     cli_run_opts ro;
     cli_run_opts_default(&ro);
@@ -191,6 +196,11 @@ int cli_train(int argc, char **argv)
         case 'R': e_init = optarg; break;
         case 'f': cfg.friction = 1; break;
         case 'F': mu_init = optarg; break;
+        case 'I':
+            if (!strcmp(optarg, "paper") || !strcmp(optarg, "newton"))
+                cfg.impact_law = !strcmp(optarg, "newton") ? IMP_CDL_IMPACT_NEWTON : IMP_CDL_IMPACT_PAPER;
+            else return cli_failf("train", "--impact-law: '%s' is not paper or newton", optarg);
+            break;
         case 'h': usage(stdout); return 0;
         default: return cli_failf("train", "unknown or incomplete option '%s' (see --help)", argv[optind - 1]);
         }
@@ -201,8 +211,8 @@ int cli_train(int argc, char **argv)
     if (!out) return cli_failf("train", "missing -o FILE");
     if (cfg.kind == IMP_MODEL_RESNET_CONTACT && !cfg.touch)
         return cli_failf("train", "resnet-contact is fed the contact signal: it needs --touch");
-    if (cfg.kind != IMP_MODEL_CDL && (e_mode == 1 || e_init || cfg.friction))
-        return cli_failf("train", "--restitution learn, --restitution-init and --friction apply to cdl only");
+    if (cfg.kind != IMP_MODEL_CDL && (e_mode == 1 || e_init || cfg.friction || cfg.impact_law))
+        return cli_failf("train", "--restitution learn, --restitution-init, --friction and --impact-law apply to cdl only");
     cfg.learn_restitution = cfg.kind == IMP_MODEL_CDL && e_mode != 0;
     if (!cfg.learn_restitution && e_init) return cli_failf("train", "--restitution-init: e is fixed (--restitution fixed)");
     imp_label_mode lm;
@@ -264,6 +274,7 @@ int cli_train(int argc, char **argv)
         if (cfg.learn_restitution)
             imp_json_kv_string(&extra, "restitution_init", e_init ? e_init : isnan(data.geom.restitution) ? "data" : "meta");
         if (cfg.friction) imp_json_kv_string(&extra, "friction_init", mu_init);
+        imp_json_kv_string(&extra, "impact_law", cfg.impact_law ? "newton" : "paper");
         imp_json_end_object(&extra);
         save_ctx sc = {m, imp_json_text(&extra)};
         rc = cli_run_finish(&run, st, &rep, save_model, &sc);

@@ -170,7 +170,7 @@ static void test_cdl(void)
     expect_cdl_fails("hidden 8.5", "hidden: 8.5");
     /* a NaN literal and a number where a name belongs: named as such */
     CHECK_OK(rewrite(CDL_FILE, "\"dt\":0.02", "\"dt\":NaN", NULL));
-    expect_cdl_fails("NaN literal", "NaN"); /* named: the field or the byte where it stands */
+    expect_cdl_fails("NaN literal", "dt: 'NaN' is not a finite number");
     CHECK_OK(rewrite(CDL_FILE, "\"activation\":\"softplus\"", "\"activation\":3", NULL));
     expect_cdl_fails("activation a number", "activation: JSON value is not a string");
     CHECK_OK(rewrite(CDL_FILE, "\"activation\":\"softplus\"", "\"activation\":\"swish\"", NULL));

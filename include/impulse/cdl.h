@@ -55,7 +55,20 @@ typedef struct imp_cdl_config {
     int friction;             /* CDL: Coulomb friction at pairs with a tangent, through
                                  AP Newton (imp_ap_newton_forward), mu = exp(b) learned
                                  per pair */
+    int impact_law;           /* CDL: IMP_CDL_IMPACT_PAPER (default) or IMP_CDL_IMPACT_NEWTON */
 } imp_cdl_config;
+
+/* The normal part of the CD-Lagrange impulse of a gated pair, with u- the
+ * pre-impact (half-step) and uS the pre-impulse normal velocity:
+ *   PAPER  ([A] eqs 48-49): un+ = -e u- at the next half step; the impulse
+ *          also cancels the force over the step (so resting contact holds),
+ *          which makes the fitted e lower than an instantaneous Newton
+ *          coefficient by about g h / |u-| on average;
+ *   NEWTON: un+ = max(uS - (1 + e) u-, 0): Newton's law on the half-step
+ *          velocity with the force over the step kept (unbiased in e for an
+ *          impact at a uniformly random time in the step), or rest when
+ *          the rebound cannot beat the force. */
+enum { IMP_CDL_IMPACT_PAPER = 0, IMP_CDL_IMPACT_NEWTON = 1 };
 
 /* The reference code's architecture: 500 units, 1 hidden layer, softplus,
  * contact net 100-100, touch on, projection off, restitution fixed (the
@@ -99,8 +112,9 @@ int imp_model_set_contact_law(imp_model *m, const double *e, const double *mu);
 /* Data estimates of the contact law around labelled contacts (rising edges
  * of a body's contact label at step n): per pair, the median over impacts
  * of -u(n)/u(n-1) of the normal velocity u (clamped to [0.05, 0.95]) and,
- * for pairs with a tangent, the median of |Pt|/Pn of the contact-space
- * impulse P = W^-1 (u(n) - u(n-1)) over impacts with Pn > 0 (clamped to
+ * for pairs with a tangent, the 90th percentile of |Pt|/Pn of the
+ * contact-space impulse P = W^-1 (u(n) - u(n-1)) over impacts with Pn > 0
+ * (|Pt| = mu Pn when an impact slides, less when it sticks; clamped to
  * [0.01, 2]). Pairs without impacts get NaN (e) and NaN (mu). n_events
  * (n_pairs, may be NULL) counts the impacts used. Crude (gravity and noise
  * bias it): meant as a starting point for learning. */

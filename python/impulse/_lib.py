@@ -89,7 +89,7 @@ class Struct(ctypes.Structure):
 class CdlConfig(Struct):
     _fields_ = [("kind", c_int), ("hidden", c_int), ("hidden_layers", c_int), ("act", c_int),
                 ("contact_hidden", c_int), ("touch", c_int), ("projection", c_int), ("learn_damping", c_int),
-                ("learn_mass", c_int), ("learn_restitution", c_int), ("friction", c_int)]
+                ("learn_mass", c_int), ("learn_restitution", c_int), ("friction", c_int), ("impact_law", c_int)]
 
 
 class LossParts(Struct):
@@ -177,7 +177,7 @@ CPROGRESS_FN = ctypes.CFUNCTYPE(None, c_void_p, c_int, c_double, c_double)
 class CTrainOpts(Struct):
     _fields_ = [("epochs", c_int), ("lr", c_double), ("weight_decay", c_double), ("batch", c_int),
                 ("n_chunks", c_int), ("chunk_steps", c_int), ("seed", c_ull), ("threads", c_int),
-                ("verbose", c_int), ("progress", CPROGRESS_FN), ("progress_user", c_void_p), ("hooks", TrainHooks)]
+                ("warmup_steps", c_int), ("all_windows", c_int), ("verbose", c_int), ("progress", CPROGRESS_FN), ("progress_user", c_void_p), ("hooks", TrainHooks)]
 
 
 class CTrainResult(Struct):
@@ -306,6 +306,10 @@ for _n, _a, _r in [
     _sig(_n, _a, _r)
 
 _sig("imp_cmodel_peek_kind", [c_char_p, c_char_p, c_size_t])
+if hasattr(lib, "imp_impact_predict_batch"):
+    _sig("imp_impact_predict_batch", [c_int, c_int, c_size_t, dptr, dptr, dptr, dptr, c_size_t, dptr,
+                                      P(ctypes.c_int32), P(c_size_t)])
+_sig("imp_flat_model_contact_law", [c_void_p, P(c_int), P(c_int), P(c_int), dptr, dptr])
 _sig("imp_clear_error", [], None)
 libc_free = ctypes.CDLL(None).free
 libc_free.argtypes, libc_free.restype = [c_void_p], None

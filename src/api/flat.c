@@ -166,3 +166,14 @@ int imp_flat_chnn_simulate(const char *system, const char *system_file, int n_tr
     free(s);
     return st;
 }
+
+int imp_flat_model_contact_law(const imp_model *m, int *n_pairs, int *learned, int *friction, double *e,
+                               double *mu)
+{
+    if (!m || !e || !mu) return imp_fail(IMP_ERR_INVALID, "contact law: NULL argument");
+    if (n_pairs) *n_pairs = m->geom.n_pairs;
+    if (learned) *learned = m->cfg.learn_restitution;
+    if (friction) *friction = m->cfg.friction;
+    imp_model_get_contact_law(m, e, mu);
+    return IMP_OK;
+}

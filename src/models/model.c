@@ -122,8 +122,10 @@ static int build(imp_model *m, size_t expect)
     }
     if (!structured && (c->learn_damping || c->learn_mass || c->projection))
         return imp_fail(IMP_ERR_INVALID, "options: damping, mass and projection apply to cdl/vin only");
-    if (c->kind != IMP_MODEL_CDL && (c->learn_restitution || c->friction))
-        return imp_fail(IMP_ERR_INVALID, "options: learned restitution and friction apply to cdl only");
+    if (c->kind != IMP_MODEL_CDL && (c->learn_restitution || c->friction || c->impact_law))
+        return imp_fail(IMP_ERR_INVALID, "options: learned restitution, friction and the impact law apply to cdl only");
+    if (c->impact_law != IMP_CDL_IMPACT_PAPER && c->impact_law != IMP_CDL_IMPACT_NEWTON)
+        return imp_fail(IMP_ERR_INVALID, "impact_law: unknown id %d (0 paper, 1 newton)", c->impact_law);
     if (c->kind == IMP_MODEL_CDL && !c->learn_restitution && m->geom.n_pairs > 0 && isnan(m->geom.restitution))
         return imp_fail(IMP_ERR_INVALID, "restitution: unknown (the data's meta has none): learn it instead of keeping it fixed");
     if (c->friction) {
@@ -431,6 +433,7 @@ int imp_model_save(const imp_model *m, const char *path, const char *extra_meta)
     imp_json_kv_int(&j, "learn_mass", m->cfg.learn_mass);
     imp_json_kv_int(&j, "learn_restitution", m->cfg.learn_restitution);
     imp_json_kv_int(&j, "friction", m->cfg.friction);
+    imp_json_kv_int(&j, "impact_law", m->cfg.impact_law);
     imp_json_kv_number(&j, "dt", m->dt);
     imp_json_kv_int(&j, "dim", m->geom.dim);
     imp_json_kv_number(&j, "restitution", m->geom.restitution);
@@ -548,6 +551,9 @@ static int load_checked(const imp_npz *z, imp_model **out)
         return st;
     if (imp_json_get_token(meta, "friction", tok, sizeof tok) != IMP_ERR_NOT_FOUND &&
         (st = meta_flag(meta, "friction", &cfg.friction)))
+        return st;
+    if (imp_json_get_token(meta, "impact_law", tok, sizeof tok) != IMP_ERR_NOT_FOUND &&
+        (st = imp_meta_int(meta, "impact_law", IMP_CDL_IMPACT_PAPER, IMP_CDL_IMPACT_NEWTON, &cfg.impact_law)))
         return st;
     double dt, gravity, length;
     if ((st = imp_meta_double(meta, "dt", IMP_MODEL_MIN_DT, IMP_MODEL_MAX_DT, &dt))) return st;

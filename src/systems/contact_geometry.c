@@ -47,6 +47,19 @@ int imp_contact_pair_has_tangent(const imp_contact_geometry *g, int p)
     return 0;
 }
 
+void imp_contact_pair_compliance(const imp_contact_geometry *g, int p, double wsum, double W[4])
+{
+    const imp_contact_pair *c = &g->pairs[p];
+    double tt = 0.0, tn = 0.0;
+    for (int a = 0; a < g->dim; a++) {
+        tt += c->tangent[a] * c->tangent[a];
+        tn += c->tangent[a] * c->normal[a];
+    }
+    W[0] = wsum * tt;
+    W[1] = W[2] = wsum * tn;
+    W[3] = wsum; /* |n| = 1 */
+}
+
 double imp_contact_gap(const imp_contact_geometry *g, int p, const double *q)
 {
     const imp_contact_pair *c = &g->pairs[p];
@@ -58,15 +71,24 @@ double imp_contact_gap(const imp_contact_geometry *g, int p, const double *q)
     return s;
 }
 
-double imp_contact_normal_velocity(const imp_contact_geometry *g, int p, const double *v)
+static double rel_dot(const imp_contact_geometry *g, const imp_contact_pair *c, const double *dir, const double *v)
 {
-    const imp_contact_pair *c = &g->pairs[p];
     double s = 0.0;
     for (int a = 0; a < g->dim; a++) {
         double rel = v[c->body_j * g->dim + a] - (c->body_i == IMP_WALL ? 0.0 : v[c->body_i * g->dim + a]);
-        s += c->normal[a] * rel;
+        s += dir[a] * rel;
     }
     return s;
+}
+
+double imp_contact_normal_velocity(const imp_contact_geometry *g, int p, const double *v)
+{
+    return rel_dot(g, &g->pairs[p], g->pairs[p].normal, v);
+}
+
+double imp_contact_slip_velocity(const imp_contact_geometry *g, int p, const double *v)
+{
+    return rel_dot(g, &g->pairs[p], g->pairs[p].tangent, v);
 }
 
 int imp_contact_geometry_to_npz(const imp_contact_geometry *g, imp_npz *z)
