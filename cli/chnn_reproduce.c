@@ -35,16 +35,6 @@ static void usage(FILE *f)
             "  under mpirun; impulse sweep report DIR)\n");
 }
 
-static int should_stop(void *user)
-{
-    (void)user;
-    return cli_stop_requested();
-}
-static void print_progress(void *user, const char *line)
-{
-    (void)user;
-    fprintf(stderr, "  %s\n", line);
-}
 
 int cli_reproduce_chnn(int argc, char **argv)
 {
@@ -126,16 +116,12 @@ int cli_reproduce_chnn(int argc, char **argv)
         imp_sweep_plan_free(&plan);
         return st ? cli_fail(verb) : 0;
     }
-    if (imp_sweep_prepare(&plan, out)) {
-        imp_sweep_plan_free(&plan);
-        return cli_fail(verb);
-    }
-    cli_catch_stop_signals();
     imp_sweep_run_opts o;
-    imp_sweep_run_opts_default(&o);
-    o.threads = (int)threads;
-    o.should_stop = should_stop;
-    o.progress = cli_progress_enabled() ? print_progress : NULL;
+    int rc = cli_sweep_start(verb, &plan, out, (int)threads, &o);
+    if (rc) {
+        imp_sweep_plan_free(&plan);
+        return rc;
+    }
     imp_sweep_summary s = {0, 0, 0};
     fprintf(stderr, "%s: %d tasks in %s\n", verb, plan.n_tasks, out);
     /* a task that fails (a diverging model) is reported, not fatal */

@@ -22,19 +22,6 @@ static void usage(FILE *f)
             "             column included, / steps)\n");
 }
 
-/* The model kind named in a checkpoint's meta, for dispatch. */
-static int checkpoint_kind(const char *path, char *kind, size_t cap)
-{
-    imp_npz *z = NULL;
-    int st = imp_npz_load(&z, path);
-    if (st) return imp_fail_context(st, "--model");
-    const char *meta = imp_npz_meta(z);
-    st = meta && !imp_json_get_string(meta, "model", kind, cap) ? IMP_OK
-         : imp_fail(IMP_ERR_FORMAT, "%s: no model kind in its meta (not an impulse checkpoint?)", path);
-    imp_npz_free(z);
-    return st;
-}
-
 static void json_number_or_null(imp_json *j, const char *key, double x)
 {
     imp_json_key(j, key);
@@ -55,7 +42,7 @@ int cli_eval(int argc, char **argv)
     }
     if (!model_path) return cli_failf("eval", "missing --model FILE (see --help)");
     char kind[64];
-    if (checkpoint_kind(model_path, kind, sizeof kind)) return cli_fail("eval");
+    if (cli_checkpoint_kind(model_path, kind, sizeof kind)) return cli_fail("eval");
     imp_model_kind mk;
     if (imp_model_kind_from_name(kind, &mk)) {
         imp_clear_error();
@@ -115,6 +102,7 @@ int cli_eval(int argc, char **argv)
             imp_json j;
             imp_json_init(&j);
             imp_json_begin_object(&j);
+            imp_json_kv_string(&j, "verb", "eval");
             imp_json_kv_string(&j, "model", kind);
             imp_json_kv_string(&j, "system", test.system);
             json_number_or_null(&j, "rmse", res.rmse);

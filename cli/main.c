@@ -20,6 +20,7 @@ static const struct {
     {"impact", cli_impact, "planar impact models: predict, identify, bounds, GP models, drops"},
     {"reproduce", cli_reproduce, "rerun a paper's experiments: cdl, chnn, impact"},
     {"sweep", cli_sweep, "run a reproduction's tasks resumably, on one machine or many (MPI)"},
+    {"plot-log", cli_plot_log, "draw loss curves from training logs (JSON lines)"},
     {"info", cli_info, "version, BLAS core and build facts"},
 };
 

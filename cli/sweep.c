@@ -53,6 +53,19 @@ static void print_progress(void *user, const char *line)
     fprintf(stderr, "[%s] %s\n", who, line);
 }
 
+int cli_sweep_start(const char *verb_name, const imp_sweep_plan *plan, const char *dir, int threads,
+                    imp_sweep_run_opts *o)
+{
+    if (imp_sweep_prepare(plan, dir)) return cli_fail(verb_name);
+    cli_catch_stop_signals();
+    imp_sweep_run_opts_default(o);
+    o->threads = threads;
+    o->should_stop = should_stop;
+    o->progress = cli_progress_enabled() ? print_progress : NULL;
+    o->progress_user = (void *)"main";
+    return 0;
+}
+
 static int cmd_plan(int argc, char **argv)
 {
     const char *strand = NULL, *out = NULL;
@@ -232,18 +245,12 @@ static int cmd_run(int argc, char **argv)
         return cli_failf(verb, "run: --task %ld out of range: the plan has %d tasks (0..%d)", task, plan.n_tasks,
                          plan.n_tasks - 1);
     }
-    int rc = 0;
-    if (imp_sweep_prepare(&plan, dir)) {
-        imp_sweep_plan_free(&plan);
-        return cli_fail(verb);
-    }
-    cli_catch_stop_signals();
     imp_sweep_run_opts o;
-    imp_sweep_run_opts_default(&o);
-    o.threads = (int)threads;
-    o.should_stop = should_stop;
-    o.progress = cli_progress_enabled() ? print_progress : NULL;
-    o.progress_user = (void *)"main";
+    int rc = cli_sweep_start(verb, &plan, dir, (int)threads, &o);
+    if (rc) {
+        imp_sweep_plan_free(&plan);
+        return rc;
+    }
     int *order = malloc((size_t)plan.n_tasks * sizeof(int));
     if (!order) {
         imp_sweep_plan_free(&plan);

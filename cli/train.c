@@ -44,20 +44,29 @@ static void usage(FILE *f)
             "                       learned per pair (cdl)\n"
             "  --friction-init X    starting mu: data (estimated from the impulses around\n"
             "                       labelled contacts; the default) or a positive number\n"
+            "  --impact-law L       paper (default, [A] eq 49: the impulse also cancels the\n"
+            "                       force over the impact step; a learned e comes out lower than\n"
+            "                       the instantaneous one by ~ g h / |u|) or newton (Newton's law\n"
+            "                       on the half-step velocity, force kept, or rest) (cdl)\n"
             "  --seed K             initialisation and shuffling seed (default 0)\n"
             "  --contact-precision P  single (default) or double: precision of the contact\n"
             "                       network in training (evaluation is double)\n"
             "  --potential-precision P  single (default) or double: precision of the potential's\n"
             "                       force and its gradient in training (cdl, vin; evaluation is double)\n"
             "  --quiet              no progress lines\n"
-            "  -o, --output FILE    checkpoint .npz (written atomically)\n");
+            "  -o, --output FILE    checkpoint .npz (written atomically)\n"
+            CLI_RUN_USAGE);
 }
 
-static void progress(void *user, int epoch, const imp_loss_parts *lp)
+typedef struct save_ctx {
+    const imp_model *m;
+    const char *extra;
+} save_ctx;
+
+static int save_model(const char *path, void *ctx)
 {
-    const int *total = user;
-    fprintf(stderr, "  epoch %5d/%d  loss %.5g (state %.5g, contact %.5g, l2 %.5g)\n", epoch, *total, lp->total,
-            lp->state, lp->contact, lp->l2);
+    save_ctx *c = ctx;
+    return imp_model_save(c->m, path, c->extra);
 }
 
 /* Starting values of the learned contact law (--restitution-init data |
@@ -132,14 +141,27 @@ int cli_train(int argc, char **argv)
         {"contact-labels", required_argument, 0, 'C'},
         {"restitution", required_argument, 0, 'r'}, {"restitution-init", required_argument, 0, 'R'},
         {"friction", no_argument, 0, 'f'},      {"friction-init", required_argument, 0, 'F'},
+        {"log", required_argument, 0, 1},       {"resume", required_argument, 0, 1},
+        {"checkpoint-every", required_argument, 0, 1}, {"checkpoint-seconds", required_argument, 0, 1},
+        {"diverge-factor", required_argument, 0, 1},
+        {"impact-law", required_argument, 0, 'I'},
         {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
+    cli_run_opts ro;
+    cli_run_opts_default(&ro);
+    int li = 0;
     optind = 2;
     opterr = 0;
     int c;
     long lv;
-    while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "o:h", opts, &li)) != -1) {
         int st = IMP_OK;
         switch (c) {
+        case 1: {
+            char name[64];
+            snprintf(name, sizeof name, "--%s", opts[li].name);
+            if (cli_run_option(&ro, "train", name, optarg) < 0) return 1;
+            break;
+        }
         case 'D': data_path = optarg; break;
         case 'S': break;
         case 'E': st = cli_parse_long("--epochs", optarg, 0, 10000000, &lv), to.epochs = (int)lv; break;
@@ -174,6 +196,11 @@ int cli_train(int argc, char **argv)
         case 'R': e_init = optarg; break;
         case 'f': cfg.friction = 1; break;
         case 'F': mu_init = optarg; break;
+        case 'I':
+            if (!strcmp(optarg, "paper") || !strcmp(optarg, "newton"))
+                cfg.impact_law = !strcmp(optarg, "newton") ? IMP_CDL_IMPACT_NEWTON : IMP_CDL_IMPACT_PAPER;
+            else return cli_failf("train", "--impact-law: '%s' is not paper or newton", optarg);
+            break;
         case 'h': usage(stdout); return 0;
         default: return cli_failf("train", "unknown or incomplete option '%s' (see --help)", argv[optind - 1]);
         }
@@ -184,8 +211,8 @@ int cli_train(int argc, char **argv)
     if (!out) return cli_failf("train", "missing -o FILE");
     if (cfg.kind == IMP_MODEL_RESNET_CONTACT && !cfg.touch)
         return cli_failf("train", "resnet-contact is fed the contact signal: it needs --touch");
-    if (cfg.kind != IMP_MODEL_CDL && (e_mode == 1 || e_init || cfg.friction))
-        return cli_failf("train", "--restitution learn, --restitution-init and --friction apply to cdl only");
+    if (cfg.kind != IMP_MODEL_CDL && (e_mode == 1 || e_init || cfg.friction || cfg.impact_law))
+        return cli_failf("train", "--restitution learn, --restitution-init, --friction and --impact-law apply to cdl only");
     cfg.learn_restitution = cfg.kind == IMP_MODEL_CDL && e_mode != 0;
     if (!cfg.learn_restitution && e_init) return cli_failf("train", "--restitution-init: e is fixed (--restitution fixed)");
     imp_label_mode lm;
@@ -212,54 +239,62 @@ int cli_train(int argc, char **argv)
         return 1;
     }
     imp_model *m = NULL;
-    int st = imp_model_create(&m, &cfg, &data.geom, data.dt, to.seed);
+    cli_run run;
+    if (cli_run_open(&run, "train", out, ro.log, ro.resume, quiet)) {
+        imp_trajset_free(&data);
+        return 1;
+    }
+    imp_train_report rep = {0};
+    cli_run_hooks(&ro, &run, &to.hooks, &rep, to.epochs);
+    int st = imp_model_create(&m, &cfg, &data.geom, data.dt, to.seed), rc = 1;
     if (!st) st = init_contact_law(m, &data, e_init, mu_init, quiet);
     if (!st && label_note[0]) fprintf(stderr, "%s\n", label_note);
-    if (!st) {
-        if (!quiet && cli_progress_enabled()) {
-            to.progress = to.epochs >= 10 ? to.epochs / 10 : 1;
-            to.on_progress = progress;
-            to.user = &to.epochs;
-        }
+    if (st) {
+        rc = cli_fail("train");
+    } else {
         double t0 = imp_time_now();
         imp_loss_parts lp = {0};
         st = imp_model_train(m, &data, &to, &lp);
-        if (!st) {
-            imp_json extra;
-            imp_json_init(&extra);
-            imp_json_begin_object(&extra);
-            imp_json_kv_string(&extra, "data", data_path);
-            imp_json_kv_int(&extra, "epochs", to.epochs);
-            imp_json_kv_int(&extra, "horizon", to.horizon);
-            imp_json_kv_int(&extra, "batch", to.batch);
-            imp_json_kv_number(&extra, "lr", to.lr);
-            imp_json_kv_number(&extra, "l2", to.l2);
-            imp_json_kv_int(&extra, "seed", (long long)to.seed);
-            imp_json_kv_string(&extra, "contact_precision", to.single_contact ? "single" : "double");
-            imp_json_kv_string(&extra, "potential_precision", to.single_potential ? "single" : "double");
-            imp_json_kv_number(&extra, "final_loss", lp.total);
-            if (cfg.learn_restitution) imp_json_kv_string(&extra, "restitution_init", e_init ? e_init : isnan(data.geom.restitution) ? "data" : "meta");
-            if (cfg.friction) imp_json_kv_string(&extra, "friction_init", mu_init);
-            imp_json_kv_number(&extra, "seconds", imp_time_now() - t0);
-            imp_json_end_object(&extra);
-            st = imp_model_save(m, out, imp_json_text(&extra));
-            imp_json_free(&extra);
-            if (!st && !quiet)
-                fprintf(stderr, "impulse train: %s on %s, %d epochs in %.1f s, final loss %.5g -> %s\n",
-                        model_name, data.system, to.epochs, imp_time_now() - t0, lp.total, out);
-            if (!st && !quiet && (cfg.learn_restitution || cfg.friction)) {
-                double e[IMP_MAX_CONTACTS], mu[IMP_MAX_CONTACTS];
-                imp_model_get_contact_law(m, e, mu);
-                for (int p = 0; p < m->geom.n_pairs; p++) {
-                    fprintf(stderr, "impulse train: contact pair %d: learned", p);
-                    if (cfg.learn_restitution) fprintf(stderr, " restitution %.4g", e[p]);
-                    if (cfg.friction && imp_contact_pair_has_tangent(&m->geom, p)) fprintf(stderr, " friction %.4g", mu[p]);
-                    fprintf(stderr, "\n");
-                }
+        imp_json extra;
+        imp_json_init(&extra);
+        imp_json_begin_object(&extra);
+        imp_json_kv_string(&extra, "data", data_path);
+        imp_json_kv_int(&extra, "epochs", to.epochs);
+        imp_json_kv_int(&extra, "horizon", to.horizon);
+        imp_json_kv_int(&extra, "batch", to.batch);
+        imp_json_kv_number(&extra, "lr", to.lr);
+        imp_json_kv_number(&extra, "l2", to.l2);
+        imp_json_kv_int(&extra, "seed", (long long)to.seed);
+        imp_json_kv_string(&extra, "contact_precision", to.single_contact ? "single" : "double");
+        imp_json_kv_string(&extra, "potential_precision", to.single_potential ? "single" : "double");
+        imp_json_kv_string(&extra, "end", imp_train_stop_name(rep.stop));
+        imp_json_kv_int(&extra, "epochs_done", rep.epochs_done);
+        imp_json_kv_int(&extra, "best_epoch", rep.best_epoch);
+        imp_json_kv_number(&extra, "final_loss", rep.final_loss);
+        if (cfg.learn_restitution)
+            imp_json_kv_string(&extra, "restitution_init", e_init ? e_init : isnan(data.geom.restitution) ? "data" : "meta");
+        if (cfg.friction) imp_json_kv_string(&extra, "friction_init", mu_init);
+        imp_json_kv_string(&extra, "impact_law", cfg.impact_law ? "newton" : "paper");
+        imp_json_end_object(&extra);
+        save_ctx sc = {m, imp_json_text(&extra)};
+        rc = cli_run_finish(&run, st, &rep, save_model, &sc);
+        imp_json_free(&extra);
+        if (!rc && !quiet)
+            fprintf(stderr, "impulse train: %s on %s, %d epochs in %.1f s, final loss %.5g -> %s\n", model_name,
+                    data.system, to.epochs, imp_time_now() - t0, rep.final_loss, out);
+        if (!rc && !quiet && (cfg.learn_restitution || cfg.friction)) {
+            double e[IMP_MAX_CONTACTS], mu[IMP_MAX_CONTACTS];
+            imp_model_get_contact_law(m, e, mu);
+            for (int p = 0; p < m->geom.n_pairs; p++) {
+                fprintf(stderr, "impulse train: contact pair %d: learned", p);
+                if (cfg.learn_restitution) fprintf(stderr, " restitution %.4g", e[p]);
+                if (cfg.friction && imp_contact_pair_has_tangent(&m->geom, p)) fprintf(stderr, " friction %.4g", mu[p]);
+                fprintf(stderr, "\n");
             }
         }
     }
+    cli_run_close(&run);
     imp_model_free(m);
     imp_trajset_free(&data);
-    return st ? cli_fail("train") : 0;
+    return rc;
 }

@@ -24,6 +24,7 @@
 
 #include "impulse/contact_systems.h"
 #include "impulse/nn.h"
+#include "impulse/train.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -54,12 +55,31 @@ typedef struct imp_cdl_config {
     int friction;             /* CDL: Coulomb friction at pairs with a tangent, through
                                  AP Newton (imp_ap_newton_forward), mu = exp(b) learned
                                  per pair */
+    int impact_law;           /* CDL: IMP_CDL_IMPACT_PAPER (default) or IMP_CDL_IMPACT_NEWTON */
 } imp_cdl_config;
+
+/* The normal part of the CD-Lagrange impulse of a gated pair, with u- the
+ * pre-impact (half-step) and uS the pre-impulse normal velocity:
+ *   PAPER  ([A] eqs 48-49): un+ = -e u- at the next half step; the impulse
+ *          also cancels the force over the step (so resting contact holds),
+ *          which makes the fitted e lower than an instantaneous Newton
+ *          coefficient by about g h / |u-| on average;
+ *   NEWTON: un+ = max(uS - (1 + e) u-, 0): Newton's law on the half-step
+ *          velocity with the force over the step kept (unbiased in e for an
+ *          impact at a uniformly random time in the step), or rest when
+ *          the rebound cannot beat the force. */
+enum { IMP_CDL_IMPACT_PAPER = 0, IMP_CDL_IMPACT_NEWTON = 1 };
 
 /* The reference code's architecture: 500 units, 1 hidden layer, softplus,
  * contact net 100-100, touch on, projection off, restitution fixed (the
  * data's), no friction. */
 void imp_cdl_config_default(imp_cdl_config *cfg, imp_model_kind kind);
+
+/* Limits of a model description (checked on creation and when loading a
+ * checkpoint): network widths, and the step dt in seconds. */
+#define IMP_MODEL_MAX_WIDTH 100000
+#define IMP_MODEL_MIN_DT 1e-9
+#define IMP_MODEL_MAX_DT 1e3
 
 /* Immutable model description plus its parameters (one flat vector). */
 typedef struct imp_model {
@@ -92,8 +112,9 @@ int imp_model_set_contact_law(imp_model *m, const double *e, const double *mu);
 /* Data estimates of the contact law around labelled contacts (rising edges
  * of a body's contact label at step n): per pair, the median over impacts
  * of -u(n)/u(n-1) of the normal velocity u (clamped to [0.05, 0.95]) and,
- * for pairs with a tangent, the median of |Pt|/Pn of the contact-space
- * impulse P = W^-1 (u(n) - u(n-1)) over impacts with Pn > 0 (clamped to
+ * for pairs with a tangent, the 90th percentile of |Pt|/Pn of the
+ * contact-space impulse P = W^-1 (u(n) - u(n-1)) over impacts with Pn > 0
+ * (|Pt| = mu Pn when an impact slides, less when it sticks; clamped to
  * [0.01, 2]). Pairs without impacts get NaN (e) and NaN (mu). n_events
  * (n_pairs, may be NULL) counts the impacts used. Crude (gravity and noise
  * bias it): meant as a starting point for learning. */
@@ -117,8 +138,12 @@ typedef struct imp_contact_law_start {
  * (value mu_value in [1e-4, 10]). start (may be NULL) reports what was set. */
 int imp_model_init_contact_law(imp_model *m, const imp_trajset *data, imp_law_init e_from, double e_value,
                                imp_law_init mu_from, double mu_value, imp_contact_law_start *start);
-/* Checkpoint: params split into named arrays (net.W0, net.b0, ...) + meta JSON
- * with the configuration, geometry and `extra_meta` (a JSON object text or NULL). */
+/* Checkpoint (docs/data-format.md, "Checkpoints"): params, the same values
+ * split into named arrays (net.W0, net.b0, ...), the contact geometry, and
+ * meta JSON with the configuration, a checksum and `extra_meta` (a JSON
+ * object text or NULL, stored as "training"). Loading checks every field,
+ * the sizes against the params array before allocating, the per-layer
+ * copies against params, and the checksum. */
 int imp_model_save(const imp_model *m, const char *path, const char *extra_meta);
 int imp_model_load(imp_model **out, const char *path);
 
@@ -181,13 +206,19 @@ typedef struct imp_train_opts {
     int progress;     /* call the callback every `progress` epochs (0: never) */
     void (*on_progress)(void *user, int epoch, const imp_loss_parts *mean_loss);
     void *user;
+    imp_train_hooks hooks; /* per-epoch callback, loss history, divergence guard,
+                              resumable state (include/impulse/train.h) */
 } imp_train_opts;
 
 /* Paper (lr 1e-3, tanh, l2 0.05) or reference code (lr 1e-2, softplus, l2 5e-3) settings. */
 void imp_train_opts_default(imp_train_opts *o, int code_settings);
 
 /* Train on every window (stride 1) of every trajectory of `data` (observed,
- * noisy q and qdot); Adam; shuffled mini-batches. final_loss may be NULL. */
+ * noisy q and qdot); Adam; shuffled mini-batches. final_loss may be NULL.
+ * opts->hooks: the loss parts passed to on_epoch are total, state, contact,
+ * l2. A divergence returns IMP_ERR_NUMERIC with m->params the best model's;
+ * a stop request returns IMP_OK with the best model's parameters (see
+ * hooks.report for how the run ended). */
 int imp_model_train(imp_model *m, const imp_trajset *data, const imp_train_opts *opts,
                     imp_loss_parts *final_loss);
 

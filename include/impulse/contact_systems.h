@@ -50,10 +50,16 @@ typedef struct imp_contact_geometry {
 int imp_contact_geometry_check(const imp_contact_geometry *g);
 /* 1 if pair p has a nonzero tangent (it can slide: friction applies). */
 int imp_contact_pair_has_tangent(const imp_contact_geometry *g, int p);
+/* Contact-space compliance W = J M^-1 J^T of pair p, rows J = (t, n),
+ * row-major [Wtt Wtn; Wnt Wnn], for wsum = w_i + w_j the sum of the two
+ * bodies' inverse masses (w_i = 0 for a wall). */
+void imp_contact_pair_compliance(const imp_contact_geometry *g, int p, double wsum, double W[4]);
 /* gap of pair p at positions q (K d). */
 double imp_contact_gap(const imp_contact_geometry *g, int p, const double *q);
 /* normal velocity n . (v_j - v_i) of pair p. */
 double imp_contact_normal_velocity(const imp_contact_geometry *g, int p, const double *v);
+/* slip velocity t . (v_j - v_i) of pair p (0 for a pair without tangent). */
+double imp_contact_slip_velocity(const imp_contact_geometry *g, int p, const double *v);
 
 /* Geometry as .npz arrays masses (K), contact_pairs (P x 2, -1 = wall),
  * contact_normals (P x d), contact_offsets (P), and contact_tangents (P x d,

@@ -46,6 +46,12 @@ int imp_flat_chnn_simulate(const char *system, const char *system_file, int n_tr
                            int rollout_L, double *traj, double *energy, double *q, int *offsets, int *n_points, int *d,
                            int *n_gen, int *T, double *dt_out, char *name);
 
+/* The contact law of a contact-family model: *n_pairs contact pairs, whether
+ * e is learned, whether it has friction, and e, mu per pair (IMP_MAX_CONTACTS
+ * each; imp_model_get_contact_law). */
+int imp_flat_model_contact_law(const imp_model *m, int *n_pairs, int *learned, int *friction, double *e,
+                               double *mu);
+
 /* Sizes of a constrained model: 1 if its state is Cartesian (x, v), its ODE
  * state size, and its parameter count. */
 int imp_flat_cmodel_info(const imp_cmodel *m, int *cartesian, int *dim, size_t *n_params);

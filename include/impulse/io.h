@@ -152,7 +152,17 @@ const char *imp_json_text(const imp_json *j);
 /* Tiny JSON reader for our own metadata: find a top-level number or string
  * by key. Returns IMP_ERR_NOT_FOUND if absent. */
 int imp_json_get_number(const char *json, const char *key, double *out);
+/* A number that must be an integer in [lo, hi] (2.5, 1e300, NaN fail,
+ * naming the key and the value as written). */
+int imp_json_get_int(const char *json, const char *key, int lo, int hi, int *out);
 int imp_json_get_string(const char *json, const char *key, char *out, size_t cap);
+/* The text of a top-level scalar value ("2000", "1e18", "true", "null") of
+ * `key`, for strict number parsing (core/num.h); IMP_ERR_SHAPE if the value
+ * is a string, object or list. */
+int imp_json_get_token(const char *json, const char *key, char *out, size_t cap);
+/* The whole text is one well-formed JSON object; otherwise IMP_ERR_FORMAT
+ * "WHAT: malformed JSON value at byte N ('NaN')". */
+int imp_json_check_object(const char *json, const char *what);
 
 #ifdef __cplusplus
 }

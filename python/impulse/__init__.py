@@ -182,7 +182,7 @@ def simulate(system: str | None = None, *, trajectories: int = 1, steps: int | N
              dt: float | None = None, noise: float = 0.0, seed: int = 0, restitution: float | None = None,
              gravity: float | None = None, length: float | None = None, q0: float | None = None,
              v0: float | None = None, randomize: bool | None = None, system_file: str | None = None,
-             spread: float = 0.1, rollout_start: int = 0, rtol: float = 1e-10, atol: float = 1e-12) -> Dataset:
+             spread: float = 0.0, rollout_start: int = 0, rtol: float = 1e-10, atol: float = 1e-12) -> Dataset:
     """Simulate a system into a Dataset (as `impulse simulate`, same seed, same numbers).
 
     system: a contact system (pendulum, bouncing-ball, newtons-cradle) or a
@@ -193,8 +193,9 @@ def simulate(system: str | None = None, *, trajectories: int = 1, steps: int | N
     Contact systems: restitution, gravity, length (pendulum), q0, v0 (first
         trajectory's initial state), randomize (later trajectories random).
         `steps` counts samples; defaults are the paper's experiments.
-    Constrained systems: spread (system files: perturbation of the nominal
-        state), rollout_start (L > 0: start at a random (L+1)-state window of a
+    Constrained systems: spread (system files: random starts, the file's
+        state plus spread N(0, 1), projected onto the constraints; 0, the
+        default, simulates the file's state itself: one trajectory), rollout_start (L > 0: start at a random (L+1)-state window of a
         reference trajectory, as the reference's test sets), rtol, atol.
         `steps` counts steps (states = steps + 1).
     """
@@ -221,6 +222,9 @@ def simulate(system: str | None = None, *, trajectories: int = 1, steps: int | N
             os.unlink(p)
     if system is None and system_file is None:
         raise Error("simulate: give a system name or system_file")
+    if system_file is not None and trajectories > 1 and not spread > 0:
+        raise Error(f"simulate: trajectories={trajectories}: without spread every trajectory starts at the state "
+                    f"written in {system_file} (give spread > 0 for random starts around it)")
     sysb = system.encode() if system_file is None else None
     filb = os.fsencode(system_file) if system_file is not None else None
     ints = [ctypes.c_int() for _ in range(4)]
@@ -273,6 +277,62 @@ class _Interrupt:
 
 
 EpochCallback = Callable[[int, dict], "bool | None"]
+STOP_NAMES = ("finished", "stopped", "diverged", "failed")
+
+
+class _Hooks:
+    """imp_train_hooks for one run: the Python callback (and Ctrl-C) through
+    on_epoch, the loss history, the report, the JSON-lines log, resumable state."""
+
+    def __init__(self, hooks, epochs, callback, intr, log=None, resume=None, state=None, checkpoint_every=0,
+                 checkpoint_seconds=0.0, diverge_factor=None):
+        self.callback, self.intr, self.history = callback, intr, []
+        self.log = open(log, "a" if resume else "w") if log else None
+        self.report = _lib.TrainReport()
+        self.losses = np.full(max(epochs, 1), np.nan)
+        self.fn = _lib.EPOCH_FN(self._on_epoch)
+        self._keep = [os.fsencode(p) if p else None for p in (state, resume)]
+        hooks.on_epoch, hooks.user_data = self.fn, None
+        hooks.loss_history, hooks.report = ptr(self.losses), ctypes.pointer(self.report)
+        if diverge_factor is not None:
+            hooks.diverge_factor = diverge_factor
+        hooks.state_path, hooks.resume_path = self._keep
+        hooks.state_every, hooks.state_seconds = checkpoint_every, checkpoint_seconds
+        if (checkpoint_every or checkpoint_seconds) and not state:
+            raise Error("checkpoint_every/checkpoint_seconds: give state=PATH for the training state")
+
+    def _on_epoch(self, info_p, user):
+        info = info_p[0]
+        loss = {"total": info.loss}
+        for i in range(1, info.n_parts):
+            loss[info.parts[i].name.decode()] = info.parts[i].value
+        entry = dict(epoch=info.epoch, **loss, lr=info.lr, seconds=info.seconds, best_epoch=info.best_epoch)
+        self.history.append(entry)
+        if self.log:
+            self.log.write(json.dumps({"epoch": info.epoch, "epochs": info.epochs, "loss": info.loss,
+                                       **{k: v for k, v in loss.items() if k != "total"}, "lr": info.lr,
+                                       "seconds": info.seconds, "best_epoch": info.best_epoch}) + "\n")
+            self.log.flush()
+        stop = False
+        if self.callback is not None:
+            try:
+                stop = bool(self.callback(info.epoch, dict(loss, lr=info.lr, seconds=info.seconds)))
+            except BaseException as e:  # never unwind through C: report it and stop
+                print(f"impulse: the training callback raised {e!r}; stopping")
+                stop = True
+        return 1 if stop or self.intr.hit else 0
+
+    def finish(self, model):
+        if self.log:
+            self.log.close()
+        r = self.report
+        model.history = self.history
+        model.loss_history = self.losses[:r.epochs_done].copy() if r.epochs_done > 0 else np.empty(0)
+        model.report = {"end": STOP_NAMES[r.stop] if 0 <= r.stop < 4 else str(r.stop), "epochs_done": r.epochs_done,
+                        "resumed_at": r.resumed_at, "best_epoch": r.best_epoch, "best_loss": r.best_loss,
+                        "final_loss": r.final_loss, "seconds": r.seconds}
+        model.stopped_early = r.stop == 1
+        model.interrupted = self.intr.hit
 
 
 def train(model: str, data, *, output: str | os.PathLike | None = None, epochs: int | None = None,
@@ -283,9 +343,18 @@ def train(model: str, data, *, output: str | os.PathLike | None = None, epochs: 
         chnn | clnn | hnn | delan | node (constrained systems).
     output: also write the checkpoint there (the command line's format).
     callback(epoch, loss) is called after every epoch with loss a dict of
-        floats (contact family: total, state, contact, l2; constrained:
-        total, seconds); return True to stop training. Ctrl-C stops training
-        at the end of the current epoch and returns the model trained so far.
+        floats: total, its terms (contact family: state, contact, l2),
+        lr and seconds; return True to stop training after
+        this epoch. Ctrl-C stops training at the end of the current epoch. A
+        stopped run returns the best model so far (lowest epoch loss); a run
+        that ends normally returns the last epoch's.
+    Run options (both families, as the CLI's): log (path of a JSON-lines
+        per-epoch log, the CLI's format; `impulse plot-log` draws it), state
+        (path of a resumable training state, written every checkpoint_every
+        epochs and/or checkpoint_seconds seconds and at the end), resume
+        (continue from such a state: bit-identical to an uninterrupted run),
+        diverge_factor (stop when an epoch's loss exceeds this many times the
+        best, keeping the best model; default 1e3).
     Options of the contact family (defaults: the reference code's settings):
         settings ('code' or 'paper'), epochs (2000), horizon (10), batch (32),
         lr, l2, activation ('tanh', 'softplus', 'relu'), hidden (500),
@@ -295,18 +364,24 @@ def train(model: str, data, *, output: str | os.PathLike | None = None, epochs: 
         meta value), restitution_init ('data', 'meta' or a number; default:
         the meta value if the data has one, else the data estimate),
         friction (False; True: Coulomb friction with learned mu at pairs
-        with a tangent), friction_init ('data' or a number);
+        with a tangent), friction_init ('data' or a number), impact_law
+        ('paper', the default, or 'newton', as the CLI's --impact-law);
         contact_labels ('auto', 'as-given', 'onset': how touch labels are
         turned into impulses, as the CLI's --contact-labels).
     Options of the constrained family: epochs (2000), lr (3e-3), wd (1e-4),
         batch (200), chunks (800), hidden (256), threads (2, as the CLI).
-    Returns a Model or ConstrainedModel; its .history holds the per-epoch
-    losses the callback saw and .stopped_early whether training stopped early.
+    Returns a Model or ConstrainedModel with .history (one dict per epoch),
+    .loss_history (numpy array, epoch loss), .report (end: finished, stopped
+    or diverged; epochs_done, best_epoch, best_loss, final_loss, seconds),
+    .stopped_early and .interrupted (Ctrl-C). A diverged run raises
+    impulse.Error.
     """
+    run = {k: options.pop(k) for k in ("log", "resume", "state", "checkpoint_every", "checkpoint_seconds",
+                                        "diverge_factor") if k in options}
     if model in CONTACT_MODELS:
-        return _train_contact(model, data, output, epochs, seed, lr, callback, **options)
+        return _train_contact(model, data, output, epochs, seed, lr, callback, run, **options)
     if model in CONSTRAINED_MODELS:
-        return _train_constrained(model, data, output, epochs, seed, lr, callback, **options)
+        return _train_constrained(model, data, output, epochs, seed, lr, callback, run, **options)
     raise Error(f"model: unknown '{model}' ({', '.join(CONTACT_MODELS + CONSTRAINED_MODELS)})")
 
 
@@ -316,11 +391,11 @@ def _precision(name: str, v: str) -> int:
     return int(v == "single")
 
 
-def _train_contact(model, data, output, epochs, seed, lr, callback, settings="code", horizon=None, batch=None,
+def _train_contact(model, data, output, epochs, seed, lr, callback, run, settings="code", horizon=None, batch=None,
                    l2=None, activation=None, hidden=None, layers=None, touch=True, projection=False,
                    damping=False, learn_mass=False, contact_precision="single", potential_precision="single",
                    restitution=None, restitution_init=None, friction=False, friction_init="data",
-                   contact_labels="auto"):
+                   impact_law="paper", contact_labels="auto"):
     kind = ctypes.c_int()
     check(lib.imp_model_kind_from_name(model.encode(), ctypes.byref(kind)))
     if settings not in ("code", "paper"):
@@ -357,6 +432,11 @@ def _train_contact(model, data, output, epochs, seed, lr, callback, settings="co
         raise Error("restitution='learn', restitution_init and friction apply to cdl only")
     cfg.learn_restitution = int(model == "cdl" and restitution != "fixed")
     cfg.friction = int(bool(friction))
+    if impact_law not in ("paper", "newton"):
+        raise Error(f"impact_law: '{impact_law}' is not paper or newton")
+    if model != "cdl" and impact_law != "paper":
+        raise Error("impact_law applies to cdl only")
+    cfg.impact_law = int(impact_law == "newton")
     if not cfg.learn_restitution and restitution_init is not None:
         raise Error("restitution_init: e is fixed (restitution='fixed')")
     e_from, e_value = 0, float("nan")  # imp_law_init: DEFAULT, DATA, META, VALUE
@@ -369,7 +449,6 @@ def _train_contact(model, data, output, epochs, seed, lr, callback, settings="co
     check(lib.imp_label_mode_from_name(contact_labels.encode(), ctypes.byref(label_mode)))
     ts = _load_trajset(data)
     h = ctypes.c_void_p()
-    history: list[dict] = []
     try:
         if not ts.has_contact and cfg.touch:
             if model == "resnet-contact":
@@ -381,25 +460,17 @@ def _train_contact(model, data, output, epochs, seed, lr, callback, settings="co
         m = Model(_handle=h)
         check(lib.imp_model_init_contact_law(h, ctypes.byref(ts), e_from, e_value, mu_from, mu_value, None))
         with _Interrupt() as intr:
-            def on_progress(user, epoch, lp):
-                loss = {"total": lp[0].total, "state": lp[0].state, "contact": lp[0].contact, "l2": lp[0].l2}
-                history.append(dict(epoch=epoch, **loss))
-                if callback is not None:
-                    try:
-                        callback(epoch, loss)
-                    except Exception as e:  # never unwind through C
-                        print(f"impulse: callback raised {e!r}")
-            cb = _lib.PROGRESS_FN(on_progress)
-            to.progress, to.on_progress = 1, cb
+            hk = _Hooks(to.hooks, to.epochs, callback, intr, **run)
             final = _lib.LossParts()
-            check(lib.imp_model_train(h, ctypes.byref(ts), ctypes.byref(to), ctypes.byref(final)))
-            m.stopped_early = intr.hit
-        m.history = history
+            st = lib.imp_model_train(h, ctypes.byref(ts), ctypes.byref(to), ctypes.byref(final))
+            hk.finish(m)
+            check(st)
         if output is not None:
             extra = {"data": data if not isinstance(data, Dataset) else "<memory>", "epochs": to.epochs,
                      "horizon": to.horizon, "batch": to.batch, "lr": to.lr, "l2": to.l2, "seed": to.seed,
                      "contact_precision": contact_precision, "potential_precision": potential_precision,
-                     "final_loss": final.total}
+                     "end": m.report["end"], "epochs_done": m.report["epochs_done"],
+                     "best_epoch": m.report["best_epoch"], "final_loss": m.report["final_loss"]}
             m.save(output, extra)
         return m
     finally:
@@ -412,7 +483,7 @@ def _ctraj_of(z: np.ndarray, dt: float) -> _lib.CTraj:
     return t
 
 
-def _train_constrained(model, data, output, epochs, seed, lr, callback, wd=None, batch=None, chunks=None,
+def _train_constrained(model, data, output, epochs, seed, lr, callback, run, wd=None, batch=None, chunks=None,
                        hidden=256, threads=2):
     d = _as_dataset(data)
     if d.kind != "constrained":
@@ -439,27 +510,17 @@ def _train_constrained(model, data, output, epochs, seed, lr, callback, wd=None,
     rng = _lib.Rng()
     lib.imp_rng_seed(ctypes.byref(rng), seed ^ 0x5eed)
     lib.imp_cmodel_init_params(m._m, ptr(m.params), ctypes.byref(rng))
-    history: list[dict] = []
     try:
         with _Interrupt() as intr:
-            def on_progress(user, epoch, loss, seconds):
-                entry = {"total": loss, "seconds": seconds}
-                history.append(dict(epoch=epoch + 1, **entry))
-                if callback is not None:
-                    try:
-                        callback(epoch + 1, entry)
-                    except Exception as e:
-                        print(f"impulse: callback raised {e!r}")
-            cb = _lib.CPROGRESS_FN(on_progress)
-            o.progress = cb
+            hk = _Hooks(o.hooks, o.epochs, callback, intr, **run)
             res = _lib.CTrainResult()
-            check(lib.imp_ctrain(m._m, ptr(m.params), ctypes.byref(gen if not m.cartesian else cart),
-                                 ctypes.byref(o), ctypes.byref(res)))
-            m.stopped_early = intr.hit
+            st = lib.imp_ctrain(m._m, ptr(m.params), ctypes.byref(gen if not m.cartesian else cart),
+                                ctypes.byref(o), ctypes.byref(res))
+            hk.finish(m)
+            check(st)
     finally:
         if not m.cartesian:
             lib.imp_ctraj_free(ctypes.byref(gen))
-    m.history = history
     m._opts, m._res = o, res
     if output is not None:
         m.save(output)
@@ -483,6 +544,11 @@ class Model:
         D, K = ctypes.c_int(), ctypes.c_int()
         check(lib.imp_model_sizes(self._h, ctypes.byref(D), ctypes.byref(K)))
         self.D, self.K = D.value, K.value
+
+    @property
+    def kind(self) -> str:
+        """cdl, vin, resnet or resnet-contact."""
+        return lib.imp_model_kind_name(ctypes.c_int.from_address(self._h.value).value).decode()
 
     def close(self) -> None:
         if getattr(self, "_h", None):
@@ -522,6 +588,21 @@ class Model:
                                         ptr(states[i]), ptr(contact[i])))
         return (states[0], contact[0]) if single else (states, contact)
 
+    def contact_law(self) -> dict:
+        """The contact law of a cdl model per contact pair: {'restitution': [...],
+        'restitution_source': 'learned' | 'fixed', 'friction': [...] (if learned)};
+        empty without contact pairs."""
+        n, learned, fric = ctypes.c_int(), ctypes.c_int(), ctypes.c_int()
+        e, mu = np.empty(_lib.MAX_CONTACTS), np.empty(_lib.MAX_CONTACTS)
+        check(lib.imp_flat_model_contact_law(self._h, ctypes.byref(n), ctypes.byref(learned), ctypes.byref(fric),
+                                             ptr(e), ptr(mu)))
+        if n.value == 0:
+            return {}
+        out = {"restitution": e[:n.value].tolist(), "restitution_source": "learned" if learned.value else "fixed"}
+        if fric.value:
+            out["friction"] = mu[:n.value].tolist()
+        return out
+
     def potential_grad(self, q) -> np.ndarray:
         """dU/dq of a cdl/vin model at configurations q (n, D)."""
         q = f64(np.atleast_2d(q), "q", (-1, self.D))
@@ -540,11 +621,12 @@ class Model:
             r = _lib.EvalResult()
             check(lib.imp_model_evaluate(self._h, ctypes.byref(ts), int(touch_rollout), ctypes.byref(r),
                                          ptr(states), ptr(contact), ptr(energy)))
-            out = {"rmse": r.rmse, "rmse_code": r.rmse_code, "energy_drift": r.energy_drift,
+            out = {"verb": "eval", "model": self.kind, "system": ts.system.decode(), "rmse": r.rmse, "rmse_code": r.rmse_code, "energy_drift": r.energy_drift,
                    "contact_timing_s": r.contact_timing, "contacts_true": r.contacts_true,
                    "contacts_predicted": r.contacts_pred, "contacts_missed": r.contacts_missed,
-                   "trajectories": r.n_traj, "steps": r.n_steps, "touch_rollout": int(touch_rollout),
-                   "system": ts.system.decode()}
+                   "trajectories": r.n_traj, "steps": r.n_steps, "touch_rollout": int(touch_rollout)}
+            if self.kind == "cdl":
+                out.update(self.contact_law())
             if predictions:
                 out["states"] = states.reshape(ts.n_traj, ts.n_steps, -1)
                 out["contact"] = contact.reshape(ts.n_traj, ts.n_steps, -1)
@@ -639,7 +721,7 @@ class ConstrainedModel:
         try:
             n, T = r.n_test, r.T
             arr = lambda p, *shape: np.ctypeslib.as_array(p, shape=shape).copy()  # noqa: E731
-            return {"model": self.kind, "system": d.system, "trajectories": n, "steps": T,
+            return {"verb": "eval", "model": self.kind, "system": d.system, "trajectories": n, "steps": T,
                     "mean_geo_rel_err": r.mean_geo, "median_geo_rel_err": r.median_geo,
                     "mean_energy_err": r.mean_energy_err, "mean_violation": r.mean_violation,
                     "seconds": r.seconds, "geo_rel_err": arr(r.geo, n), "rel_err": arr(r.rel_err, n, T),
@@ -677,7 +759,7 @@ def impact_table1(law: str) -> tuple[float, float]:
 
 
 def impact_predict(law: str, W, u, mu: float | Sequence[float], eps: float | Sequence[float],
-                   variant: str = "textbook") -> np.ndarray:
+                   variant: str = "textbook", return_status: bool = False):
     """Impulses P = (Pt, Pn) of an analytical impact law for many impacts.
 
     law: drumshell | ap-poisson | ap-newton | mirtich | wang-mason | whittaker.
@@ -685,24 +767,44 @@ def impact_predict(law: str, W, u, mu: float | Sequence[float], eps: float | Seq
     u: pre-impact contact velocity (ut, un), (n, 2) or (2,).
     mu, eps: friction and restitution, scalars or (n,) arrays.
     variant: 'textbook' or 'authors' (Fazeli et al.'s implementation).
-    Returns (n, 2) (or (2,) for one impact)."""
+    Returns P (n, 2) (or (2,) for one impact). An impact the law cannot
+    predict (not impacting, bad input, no solution) raises impulse.Error
+    naming it, unless return_status: then (P, status) with P NaN there and
+    status (n,) int32: 0 ok, 1 not impacting, 2 bad input, 3 no solution."""
     W, u = f64(W, "W"), f64(u, "u")
     single = u.ndim == 1
-    W, u = W.reshape(-1, 4), np.atleast_2d(u)
+    W, u = np.ascontiguousarray(W.reshape(-1, 4)), np.ascontiguousarray(np.atleast_2d(u))
     if W.shape[0] != u.shape[0] or u.shape[1] != 2:
         raise Error(f"W {W.shape} and u {u.shape}: want (n, 2, 2) and (n, 2)")
     n = u.shape[0]
-    mu, eps = np.broadcast_to(np.asarray(mu, float), (n,)), np.broadcast_to(np.asarray(eps, float), (n,))
+    mu_a, eps_a = np.atleast_1d(f64(mu, "mu")), np.atleast_1d(f64(eps, "eps"))
+    if mu_a.size == 1 and eps_a.size == 1:
+        n_param = 1
+    else:
+        n_param = n
+        mu_a, eps_a = np.ascontiguousarray(np.broadcast_to(mu_a, (n,))), np.ascontiguousarray(np.broadcast_to(eps_a, (n,)))
+    proto = _law(law, float(mu_a[0]), float(eps_a[0]), variant) if np.all(np.isfinite(mu_a[:1])) else None
     P = np.empty((n, 2))
-    law_i = _law(law, float(mu[0]), float(eps[0]), variant)
-    varying = mu.strides[0] != 0 or eps.strides[0] != 0
-    for i in range(n):
-        if varying and i > 0:
-            law_i = _law(law, float(mu[i]), float(eps[i]), variant)
-        try:
-            check(lib.imp_impact_predict(ctypes.byref(law_i), ptr(W[i]), ptr(u[i]), ptr(P[i])))
-        except Error as e:
-            raise Error(f"impact {i}: {e}") from None
+    status = np.zeros(n, dtype=np.int32)
+    if hasattr(lib, "imp_impact_predict_batch"):
+        m, v = ctypes.c_int(), ctypes.c_int()
+        check(lib.imp_impact_model_parse(law.encode(), ctypes.byref(m), b"law"))
+        check(lib.imp_impact_variant_parse(variant.encode(), ctypes.byref(v), b"variant"))
+        n_failed = ctypes.c_size_t()
+        check(lib.imp_impact_predict_batch(m.value, v.value, n, ptr(W), ptr(u), ptr(mu_a), ptr(eps_a), n_param,
+                                           ptr(P), status.ctypes.data_as(ctypes.POINTER(ctypes.c_int32)),
+                                           ctypes.byref(n_failed)))
+        if n_failed.value and not return_status:
+            raise Error(lib.imp_last_error().decode("utf-8", "replace"))
+    else:  # a library without the batch entry point: one call per impact
+        for i in range(n):
+            law_i = proto if n_param == 1 and proto is not None else _law(law, float(mu_a[i]), float(eps_a[i]), variant)
+            if lib.imp_impact_predict(ctypes.byref(law_i), ptr(W[i]), ptr(u[i]), ptr(P[i])) != 0:
+                if not return_status:
+                    raise Error(f"impact {i}: " + lib.imp_last_error().decode("utf-8", "replace"))
+                P[i], status[i] = np.nan, 2 if u[i, 1] < 0 else 1
+    if return_status:
+        return (P[0], status[0]) if single else (P, status)
     return P[0] if single else P
 
 

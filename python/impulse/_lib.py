@@ -89,7 +89,7 @@ class Struct(ctypes.Structure):
 class CdlConfig(Struct):
     _fields_ = [("kind", c_int), ("hidden", c_int), ("hidden_layers", c_int), ("act", c_int),
                 ("contact_hidden", c_int), ("touch", c_int), ("projection", c_int), ("learn_damping", c_int),
-                ("learn_mass", c_int), ("learn_restitution", c_int), ("friction", c_int)]
+                ("learn_mass", c_int), ("learn_restitution", c_int), ("friction", c_int), ("impact_law", c_int)]
 
 
 class LossParts(Struct):
@@ -98,11 +98,38 @@ class LossParts(Struct):
 
 PROGRESS_FN = ctypes.CFUNCTYPE(None, c_void_p, c_int, P(LossParts))
 
+# include/impulse/train.h
+TRAIN_MAX_PARTS = 4
+
+
+class LossPart(Struct):
+    _fields_ = [("name", c_char_p), ("value", c_double)]
+
+
+class EpochInfo(Struct):
+    _fields_ = [("epoch", c_int), ("epochs", c_int), ("loss", c_double), ("n_parts", c_int),
+                ("parts", LossPart * TRAIN_MAX_PARTS), ("lr", c_double), ("seconds", c_double),
+                ("best_epoch", c_int), ("best_loss", c_double)]
+
+
+EPOCH_FN = ctypes.CFUNCTYPE(c_int, P(EpochInfo), c_void_p)
+
+
+class TrainReport(Struct):
+    _fields_ = [("stop", c_int), ("epochs_done", c_int), ("resumed_at", c_int), ("best_epoch", c_int),
+                ("best_loss", c_double), ("final_loss", c_double), ("seconds", c_double)]
+
+
+class TrainHooks(Struct):
+    _fields_ = [("on_epoch", EPOCH_FN), ("user_data", c_void_p), ("loss_history", dptr),
+                ("report", P(TrainReport)), ("diverge_factor", c_double), ("state_path", c_char_p),
+                ("state_every", c_int), ("state_seconds", c_double), ("resume_path", c_char_p)]
+
 
 class TrainOpts(Struct):
     _fields_ = [("epochs", c_int), ("horizon", c_int), ("batch", c_int), ("lr", c_double), ("l2", c_double),
                 ("seed", c_ull), ("single_contact", c_int), ("single_potential", c_int), ("progress", c_int),
-                ("on_progress", PROGRESS_FN), ("user", c_void_p)]
+                ("on_progress", PROGRESS_FN), ("user", c_void_p), ("hooks", TrainHooks)]
 
 
 class SimOpts(Struct):
@@ -150,7 +177,7 @@ CPROGRESS_FN = ctypes.CFUNCTYPE(None, c_void_p, c_int, c_double, c_double)
 class CTrainOpts(Struct):
     _fields_ = [("epochs", c_int), ("lr", c_double), ("weight_decay", c_double), ("batch", c_int),
                 ("n_chunks", c_int), ("chunk_steps", c_int), ("seed", c_ull), ("threads", c_int),
-                ("verbose", c_int), ("progress", CPROGRESS_FN), ("progress_user", c_void_p)]
+                ("warmup_steps", c_int), ("all_windows", c_int), ("verbose", c_int), ("progress", CPROGRESS_FN), ("progress_user", c_void_p), ("hooks", TrainHooks)]
 
 
 class CTrainResult(Struct):
@@ -158,7 +185,8 @@ class CTrainResult(Struct):
 
 
 class CEvalOpts(Struct):
-    _fields_ = [("n_test", c_int), ("steps", c_int), ("rtol", c_double), ("atol", c_double)]
+    _fields_ = [("n_test", c_int), ("steps", c_int), ("rtol", c_double), ("atol", c_double),
+                ("max_steps_per_sample", c_int), ("max_seconds", c_double)]
 
 
 class CEvalResult(Struct):
@@ -193,7 +221,8 @@ for _name, _cls in (("imp_cdl_config", CdlConfig), ("imp_loss_parts", LossParts)
                     ("imp_ctrain_opts", CTrainOpts), ("imp_ctrain_result", CTrainResult),
                     ("imp_ceval_opts", CEvalOpts), ("imp_ceval_result", CEvalResult), ("imp_contact", Contact),
                     ("imp_impact_law", ImpactLaw), ("imp_ident_options", IdentOptions),
-                    ("imp_gp_options", GpOptions)):
+                    ("imp_gp_options", GpOptions), ("imp_train_hooks", TrainHooks),
+                    ("imp_epoch_info", EpochInfo), ("imp_train_report", TrainReport), ("imp_loss_part", LossPart)):
     if lib.imp_abi_sizeof(_name.encode()) != ctypes.sizeof(_cls):
         raise ImportError(f"impulse: the Python mirror of {_name} ({ctypes.sizeof(_cls)} bytes) does not match "
                           f"the library's ({lib.imp_abi_sizeof(_name.encode())} bytes): rebuild and reinstall")
@@ -277,6 +306,10 @@ for _n, _a, _r in [
     _sig(_n, _a, _r)
 
 _sig("imp_cmodel_peek_kind", [c_char_p, c_char_p, c_size_t])
+if hasattr(lib, "imp_impact_predict_batch"):
+    _sig("imp_impact_predict_batch", [c_int, c_int, c_size_t, dptr, dptr, dptr, dptr, c_size_t, dptr,
+                                      P(ctypes.c_int32), P(c_size_t)])
+_sig("imp_flat_model_contact_law", [c_void_p, P(c_int), P(c_int), P(c_int), dptr, dptr])
 _sig("imp_clear_error", [], None)
 libc_free = ctypes.CDLL(None).free
 libc_free.argtypes, libc_free.restype = [c_void_p], None

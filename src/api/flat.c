@@ -90,6 +90,7 @@ size_t imp_abi_sizeof(const char *type_name)
     IMP_ABI(imp_csys) IMP_ABI(imp_csystem) IMP_ABI(imp_cmodel) IMP_ABI(imp_ctraj) IMP_ABI(imp_ctrain_opts)
     IMP_ABI(imp_ctrain_result) IMP_ABI(imp_ceval_opts) IMP_ABI(imp_ceval_result) IMP_ABI(imp_contact)
     IMP_ABI(imp_impact_law) IMP_ABI(imp_ident_options) IMP_ABI(imp_gp_options)
+    IMP_ABI(imp_train_hooks) IMP_ABI(imp_epoch_info) IMP_ABI(imp_train_report) IMP_ABI(imp_loss_part)
 #undef IMP_ABI
     return 0;
 }
@@ -164,4 +165,15 @@ int imp_flat_chnn_simulate(const char *system, const char *system_file, int n_tr
     imp_csys_work_free(w);
     free(s);
     return st;
+}
+
+int imp_flat_model_contact_law(const imp_model *m, int *n_pairs, int *learned, int *friction, double *e,
+                               double *mu)
+{
+    if (!m || !e || !mu) return imp_fail(IMP_ERR_INVALID, "contact law: NULL argument");
+    if (n_pairs) *n_pairs = m->geom.n_pairs;
+    if (learned) *learned = m->cfg.learn_restitution;
+    if (friction) *friction = m->cfg.friction;
+    imp_model_get_contact_law(m, e, mu);
+    return IMP_OK;
 }

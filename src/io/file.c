@@ -5,7 +5,8 @@
  * directory (rename(2) is atomic only within one filesystem), fsync it,
  * rename it over the target and fsync the directory so the rename itself
  * survives a crash. On any failure the temp file is removed and the old
- * file is untouched.
+ * file is untouched. A writer killed mid-way leaves its temp file behind;
+ * the next write to the same path removes it.
  *
  * "-" is standard output (writes) or standard input (reads), and a target
  * that exists but is not a regular file (/dev/null, a FIFO, a terminal) is
@@ -14,8 +15,10 @@
 #include "io_internal.h"
 #include "impulse/core.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,6 +65,43 @@ static void fsync_parent_dir(const char *path)
     }
 }
 
+/* Remove temp files "<name>.tmp.<pid>.<n>" of `path` left by writers that
+ * no longer run (killed between creating and renaming them). Temp files of
+ * live processes, this one included, are left alone. Best effort. */
+static void remove_stale_temps(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    char dir[4096];
+    if (!slash) snprintf(dir, sizeof dir, ".");
+    else if (slash == path) snprintf(dir, sizeof dir, "/");
+    else if ((size_t)(slash - path) < sizeof dir) {
+        memcpy(dir, path, (size_t)(slash - path));
+        dir[slash - path] = '\0';
+    } else return;
+    size_t blen = strlen(base);
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        const char *n = e->d_name;
+        if (strncmp(n, base, blen) || strncmp(n + blen, ".tmp.", 5)) continue;
+        char *end;
+        errno = 0;
+        long pid = strtol(n + blen + 5, &end, 10);
+        if (errno || end == n + blen + 5 || *end != '.' || pid <= 0 || pid == (long)getpid()) continue;
+        const char *c = end + 1;
+        if (!*c) continue;
+        while (*c >= '0' && *c <= '9') c++;
+        if (*c) continue;
+        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue; /* alive (or not ours to judge) */
+        char full[4096 + 256];
+        snprintf(full, sizeof full, "%s/%s", dir, n);
+        unlink(full);
+    }
+    closedir(d);
+}
+
 /* Write to stdout ("-") or to an existing non-regular file, no rename. */
 static int write_stream(const char *path, const void *data, size_t len)
 {
@@ -88,6 +128,7 @@ int imp_write_file_atomic(const char *path, const void *data, size_t len)
     char *tmp = malloc(cap);
     if (!tmp) return imp_fail(IMP_ERR_NOMEM, "%s: temp name", path);
     snprintf(tmp, cap, "%s.tmp.%ld.%u", path, (long)getpid(), atomic_fetch_add(&temp_counter, 1u));
+    remove_stale_temps(path);
 
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0644);
     if (fd < 0) {

@@ -13,13 +13,14 @@
  * with w the inverse masses (w_i = 0 for a wall), e (n_pairs) the
  * restitution of each pair and gate (K) in [0,1]. If fric (n_pairs) is
  * non-NULL, pairs with a tangent get Coulomb friction with coefficient
- * fric[p] through AP Newton (imp_ap_newton_forward), un+ = -e u- kept. */
+ * fric[p] through AP Newton (imp_ap_newton_forward), un+ = -e u- kept.
+ * law: IMP_CDL_IMPACT_PAPER or _NEWTON (imp_cdl_config.impact_law). */
 void imp_impulse_forward(const imp_contact_geometry *g, const double *w, const double *e, const double *fric,
-                         const double *gate, const double *vh, const double *vS, double *dv);
+                         int law, const double *gate, const double *vh, const double *vS, double *dv);
 /* Reverse of imp_impulse_forward given dv_bar; accumulates into vh_bar,
  * vS_bar, gate_bar (K), w_bar (K), e_bar and fric_bar (n_pairs) (each may be NULL). */
 void imp_impulse_backward(const imp_contact_geometry *g, const double *w, const double *e, const double *fric,
-                          const double *gate, const double *vh, const double *vS, const double *dv_bar,
+                          int law, const double *gate, const double *vh, const double *vS, const double *dv_bar,
                           double *vh_bar, double *vS_bar, double *gate_bar, double *w_bar, double *e_bar,
                           double *fric_bar);
 

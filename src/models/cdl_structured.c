@@ -81,7 +81,7 @@ static void step_forward(const imp_model *m, const double *params, imp_model_wor
         }
     if (m->has_contact_net)
         for (int b = 0; b < B; b++)
-            imp_impulse_forward(&m->geom, winv, e, fric, gate + (size_t)b * K, vh + (size_t)b * D,
+            imp_impulse_forward(&m->geom, winv, e, fric, m->cfg.impact_law, gate + (size_t)b * K, vh + (size_t)b * D,
                                 vS + (size_t)b * D, vn + (size_t)b * D);
 }
 
@@ -115,7 +115,7 @@ static void step_backward(const imp_model *m, const double *params, imp_model_wo
         for (int i = 0; i < D; i++) vh_bar[(size_t)b * D + i] = vnb[i];
         if (m->has_contact_net) {
             memset(gate_bar, 0, sizeof gate_bar);
-            imp_impulse_backward(&m->geom, winv, e, fric, gate + (size_t)b * K, vh + (size_t)b * D,
+            imp_impulse_backward(&m->geom, winv, e, fric, m->cfg.impact_law, gate + (size_t)b * K, vh + (size_t)b * D,
                                  vS + (size_t)b * D, vnb, vh_bar + (size_t)b * D,
                                  vS_bar + (size_t)b * D, gate_bar, wbar, ebar, fricbar);
             if (mode == GATE_SOFT)

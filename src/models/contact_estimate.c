@@ -19,12 +19,12 @@ static double median(double *v, int n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-static double rel_dot(const imp_contact_geometry *g, const imp_contact_pair *c, const double *dir, const double *v)
+/* the value below which a fraction f of v lies (nearest rank) */
+static double quantile(double *v, int n, double f)
 {
-    double s = 0.0;
-    for (int a = 0; a < g->dim; a++)
-        s += dir[a] * (v[c->body_j * g->dim + a] - (c->body_i == IMP_WALL ? 0.0 : v[c->body_i * g->dim + a]));
-    return s;
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    int k = (int)ceil(f * n) - 1;
+    return v[k < 0 ? 0 : k >= n ? n - 1 : k];
 }
 
 int imp_cdl_estimate_contact_law(const imp_trajset *d, double *e, double *mu, int *n_events)
@@ -49,28 +49,26 @@ int imp_cdl_estimate_contact_law(const imp_trajset *d, double *e, double *mu, in
                 int rising = lab0[c->body_j] < 0.5 || (!wall && lab0[c->body_i] < 0.5);
                 if (!on || !rising) continue;
                 const double *v0 = d->qdot + (t - 1) * D, *v1 = d->qdot + t * D, *q0 = d->q + (t - 1) * D;
-                double u0 = rel_dot(g, c, c->normal, v0), u1 = rel_dot(g, c, c->normal, v1);
+                double u0 = imp_contact_normal_velocity(g, p, v0), u1 = imp_contact_normal_velocity(g, p, v1);
                 /* this pair, not another one of the body: approaching and
                  * within reach of contact in one step */
                 if (!(u0 < 0.0) || imp_contact_gap(g, p, q0) > 2.0 * -u0 * d->dt) continue;
                 re[ne++] = -u1 / u0;
                 if (mu && imp_contact_pair_has_tangent(g, p)) {
-                    /* P = W^-1 du, W = (w_i + w_j) [tt tn; tn 1] */
-                    double ws = 1.0 / g->mass[c->body_j] + (wall ? 0.0 : 1.0 / g->mass[c->body_i]);
-                    double tt = 0.0, tn = 0.0;
-                    for (int a = 0; a < g->dim; a++) {
-                        tt += c->tangent[a] * c->tangent[a];
-                        tn += c->tangent[a] * c->normal[a];
-                    }
-                    double dut = rel_dot(g, c, c->tangent, v1) - rel_dot(g, c, c->tangent, v0), dun = u1 - u0;
-                    double det = ws * (tt - tn * tn);
+                    /* P = W^-1 du */
+                    double ws = 1.0 / g->mass[c->body_j] + (wall ? 0.0 : 1.0 / g->mass[c->body_i]), W[4];
+                    imp_contact_pair_compliance(g, p, ws, W);
+                    double dut = imp_contact_slip_velocity(g, p, v1) - imp_contact_slip_velocity(g, p, v0), dun = u1 - u0;
+                    double det = W[0] * W[3] - W[1] * W[2];
                     if (!(det > 0.0)) continue;
-                    double Pt = (dut - tn * dun) / det, Pn = (-tn * dut + tt * dun) / det;
+                    double Pt = (W[3] * dut - W[1] * dun) / det, Pn = (-W[2] * dut + W[0] * dun) / det;
                     if (Pn > 0.0) rm[nm++] = fabs(Pt) / Pn;
                 }
             }
         e[p] = ne ? fmin(fmax(median(re, ne), 0.05), 0.95) : NAN;
-        if (mu) mu[p] = nm ? fmin(fmax(median(rm, nm), 0.01), 2.0) : NAN;
+        /* |Pt| <= mu Pn with equality when the impact slides, < when it
+         * sticks: a high quantile, not the median */
+        if (mu) mu[p] = nm ? fmin(fmax(quantile(rm, nm, 0.9), 0.01), 2.0) : NAN;
         if (n_events) n_events[p] = ne;
     }
     free(re), free(rm);

@@ -47,6 +47,19 @@ int imp_contact_pair_has_tangent(const imp_contact_geometry *g, int p)
     return 0;
 }
 
+void imp_contact_pair_compliance(const imp_contact_geometry *g, int p, double wsum, double W[4])
+{
+    const imp_contact_pair *c = &g->pairs[p];
+    double tt = 0.0, tn = 0.0;
+    for (int a = 0; a < g->dim; a++) {
+        tt += c->tangent[a] * c->tangent[a];
+        tn += c->tangent[a] * c->normal[a];
+    }
+    W[0] = wsum * tt;
+    W[1] = W[2] = wsum * tn;
+    W[3] = wsum; /* |n| = 1 */
+}
+
 double imp_contact_gap(const imp_contact_geometry *g, int p, const double *q)
 {
     const imp_contact_pair *c = &g->pairs[p];
@@ -58,15 +71,24 @@ double imp_contact_gap(const imp_contact_geometry *g, int p, const double *q)
     return s;
 }
 
-double imp_contact_normal_velocity(const imp_contact_geometry *g, int p, const double *v)
+static double rel_dot(const imp_contact_geometry *g, const imp_contact_pair *c, const double *dir, const double *v)
 {
-    const imp_contact_pair *c = &g->pairs[p];
     double s = 0.0;
     for (int a = 0; a < g->dim; a++) {
         double rel = v[c->body_j * g->dim + a] - (c->body_i == IMP_WALL ? 0.0 : v[c->body_i * g->dim + a]);
-        s += c->normal[a] * rel;
+        s += dir[a] * rel;
     }
     return s;
+}
+
+double imp_contact_normal_velocity(const imp_contact_geometry *g, int p, const double *v)
+{
+    return rel_dot(g, &g->pairs[p], g->pairs[p].normal, v);
+}
+
+double imp_contact_slip_velocity(const imp_contact_geometry *g, int p, const double *v)
+{
+    return rel_dot(g, &g->pairs[p], g->pairs[p].tangent, v);
 }
 
 int imp_contact_geometry_to_npz(const imp_contact_geometry *g, imp_npz *z)
@@ -108,14 +130,16 @@ int imp_contact_geometry_from_npz(const imp_npz *z, const char *meta, imp_contac
         return imp_fail(IMP_ERR_SHAPE, "masses: %zu bodies, need 1..%d", shm[0], IMP_MAX_BODIES);
     g->n_bodies = (int)shm[0];
     memcpy(g->mass, masses, shm[0] * sizeof(double));
-    double dim = 1, e = 0;
-    if (imp_json_get_number(meta, "dim", &dim)) return imp_fail(IMP_ERR_FORMAT, "meta: needs a number 'dim'");
+    int dim = 1;
+    double e = 0;
+    if ((st = imp_json_get_int(meta, "dim", 1, IMP_MAX_DIM, &dim))) return imp_fail_context(st, "meta");
     /* restitution is optional: unknown (NaN) when absent or null, then a
      * CD-Lagrange model has to learn it */
-    if (imp_json_get_number(meta, "restitution", &e)) e = NAN;
-    if (dim < 1 || dim > IMP_MAX_DIM || dim != floor(dim))
-        return imp_fail(IMP_ERR_FORMAT, "meta: dim %g is not an integer in [1, %d]", dim, IMP_MAX_DIM);
-    g->dim = (int)dim;
+    if (imp_json_get_number(meta, "restitution", &e)) {
+        e = NAN;
+        imp_clear_error();
+    }
+    g->dim = dim;
     g->restitution = e;
     int64_t *pairs = NULL;
     size_t shp[2];

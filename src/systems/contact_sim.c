@@ -32,13 +32,6 @@ typedef struct sim {
     int resting[IMP_MAX_CONTACTS]; /* wall pairs in persistent contact */
 } sim;
 
-static double dot_dir(const sim *s, const imp_contact_pair *c, const double *dir, const double *v)
-{
-    double r = 0.0;
-    for (int k = 0; k < s->geom.dim; k++)
-        r += dir[k] * (v[c->body_j * s->geom.dim + k] - (c->body_i == IMP_WALL ? 0.0 : v[c->body_i * s->geom.dim + k]));
-    return r;
-}
 
 /* Generalised acceleration: pendulum angles qdd = -(g/l) sin q; ball
  * height qdd = -g; disk (x, y, k theta) (0, -g, 0). Resting wall contacts
@@ -59,7 +52,7 @@ static void accel(const sim *s, const double *q, const double *v, double *a)
         if (an < 0.0)
             for (int k = 0; k < s->geom.dim; k++) a[c->body_j * s->geom.dim + k] -= an * c->normal[k];
         if (an < 0.0 && v && imp_contact_pair_has_tangent(&s->geom, p)) {
-            double ut = dot_dir(s, c, c->tangent, v);
+            double ut = imp_contact_slip_velocity(&s->geom, p, v);
             double sg = ut > 1e-12 ? 1.0 : ut < -1e-12 ? -1.0 : 0.0;
             /* normal force N = -m an, friction -sg mu N along t: a += M^-1 t F */
             for (int k = 0; k < s->geom.dim; k++)
@@ -120,9 +113,8 @@ static void resolve_impact(sim *s, int p, const double *q, double *v, double h_s
     if (imp_contact_pair_has_tangent(&s->geom, p)) {
         /* Coulomb friction: the AP Newton law ([ISRR] sec 2.1) on
          * W = J M^-1 J^T with J = (t, n), u = (ut, un) */
-        double ws = 1.0 / mj + (c->body_i == IMP_WALL ? 0.0 : 1.0 / mi), tt = 0.0, tn = 0.0;
-        for (int k = 0; k < d; k++) tt += c->tangent[k] * c->tangent[k], tn += c->tangent[k] * c->normal[k];
-        double W[4] = {ws * tt, ws * tn, ws * tn, ws}, uc[2] = {dot_dir(s, c, c->tangent, v), u};
+        double W[4], uc[2] = {imp_contact_slip_velocity(&s->geom, p, v), u};
+        imp_contact_pair_compliance(&s->geom, p, 1.0 / mj + (c->body_i == IMP_WALL ? 0.0 : 1.0 / mi), W);
         if (imp_ap_newton_forward(Pc, NULL, W, uc, s->friction, (1.0 + s->geom.restitution) * u)) {
             imp_clear_error(); /* no sliding solution (cannot happen for the disk): frictionless */
             Pc[0] = 0.0, Pc[1] = P;
@@ -202,7 +194,7 @@ static void stick_resting(const sim *s, double *v, const double *ut_before)
     for (int p = 0; p < s->geom.n_pairs; p++) {
         const imp_contact_pair *c = &s->geom.pairs[p];
         if (!s->resting[p] || !imp_contact_pair_has_tangent(&s->geom, p) || c->body_i != IMP_WALL) continue;
-        double ut = dot_dir(s, c, c->tangent, v), tt = 0.0;
+        double ut = imp_contact_slip_velocity(&s->geom, p, v), tt = 0.0;
         if (ut * ut_before[p] > 0.0) continue;
         for (int k = 0; k < s->geom.dim; k++) tt += c->tangent[k] * c->tangent[k];
         for (int k = 0; k < s->geom.dim; k++) v[c->body_j * s->geom.dim + k] -= ut * c->tangent[k] / tt;
@@ -363,7 +355,7 @@ int imp_simulate(const char *system, const imp_sim_opts *o, imp_trajset *out)
             if (t > 0)
                 for (int sub = 0; sub < SUBSTEPS; sub++) {
                     double ut[IMP_MAX_CONTACTS];
-                    for (int p = 0; p < s.geom.n_pairs; p++) ut[p] = dot_dir(&s, &s.geom.pairs[p], s.geom.pairs[p].tangent, v);
+                    for (int p = 0; p < s.geom.n_pairs; p++) ut[p] = imp_contact_slip_velocity(&s.geom, p, v);
                     advance(&s, q, v, h_sub, h_sub, hit);
                     stick_resting(&s, v, ut);
                 }

@@ -161,7 +161,9 @@ int imp_trajset_from_npz(imp_trajset *ts, imp_npz *z, const char *what)
     if (!imp_npz_find(z, "masses"))
         return missing(what, "array 'masses'", "one mass per body, float (bodies,); impulse import --masses M,...");
     double dimv;
-    if (imp_json_get_number(meta, "dim", &dimv)) {
+    if ((st = imp_json_get_number(meta, "dim", &dimv)) && st != IMP_ERR_NOT_FOUND)
+        return imp_fail_context(st, "meta"); /* present but not a number: say what it is */
+    if (st) {
         const imp_npy_array *ma = imp_npz_find(z, "masses");
         size_t K = ma->ndim == 1 ? ma->shape[0] : 0, cols = qa->ndim == 3 ? qa->shape[2] : 0;
         if (K > 0 && cols % K == 0 && cols > 0)
@@ -171,8 +173,9 @@ int imp_trajset_from_npz(imp_trajset *ts, imp_npz *z, const char *what)
                             what, cols, K, cols / K);
         return missing(what, "meta number 'dim'", "coordinates per body (1-3); impulse import --dim D");
     }
-    if (imp_json_get_number(meta, "dt", NULL))
+    if ((st = imp_json_get_number(meta, "dt", NULL)) == IMP_ERR_NOT_FOUND)
         return missing(what, "meta number 'dt'", "the sample period in seconds; impulse import --dt H");
+    if (st) return imp_fail_context(st, "meta");
     if (!imp_npz_find(z, "contact_pairs"))
         return missing(what, "array 'contact_pairs'",
                        "int (pairs, 2) of body indices, -1 for a wall, (0, 2) for none; impulse import --wall/--pair");
@@ -223,9 +226,16 @@ int imp_trajset_from_npz(imp_trajset *ts, imp_npz *z, const char *what)
     imp_json_get_number(meta, "noise", &ts->noise);
     if (imp_json_get_number(meta, "friction", &ts->friction)) ts->friction = NAN;
     imp_json_get_string(meta, "labels", ts->labels, sizeof ts->labels);
+    /* the seed is provenance: optional, but an unsigned integer when given */
     double seed = 0;
-    if (!imp_json_get_number(meta, "seed", &seed) && imp_num_to_uint64(seed, "seed", &(uint64_t){0}) == IMP_OK)
-        ts->seed = (unsigned long long)seed;
+    uint64_t seed_u = 0;
+    if ((st = imp_json_get_number(meta, "seed", &seed)) == IMP_ERR_NOT_FOUND) st = IMP_OK;
+    else if (!st) st = imp_num_to_uint64(seed, "seed", &seed_u);
+    if (st) {
+        imp_trajset_free(ts);
+        return imp_fail_context(st, "meta");
+    }
+    ts->seed = seed_u;
     imp_clear_error();
     /* files of impulse's event-driven simulators from before the "labels"
      * key: one label per impact (or resting sample) */

@@ -45,4 +45,23 @@ assert np.all(ident[:, 2] < 1e-6 * np.linalg.norm(P, axis=1) + 1e-9), ident
 irbP, err = impulse.impact_irb(d, nrow, v_pre, v_post, mass, inertia)
 print(f"impact: {n} impulses of AP Poisson (mu 0.3, eps 0.6) re-identified, eps* median "
       f"{np.median(ident[:, 1]):.4f}; IRB error median {np.median(err):.3g} m/s")
+
+# Ctrl-C: SIGINT from another thread during a long training; the run stops within one epoch and
+# returns the best model so far
+import signal, threading
+seen, sent_at = [], []
+def on_epoch(e, loss):
+    seen.append((e, loss["total"]))
+    if e == 5:
+        threading.Timer(0.05, lambda: (sent_at.append(len(seen)), os.kill(os.getpid(), signal.SIGINT))).start()
+t0 = time.time()
+m = impulse.train("cdl", ball, epochs=100000, seed=0, callback=on_epoch)
+rep = m.report
+assert m.interrupted and rep["end"] == "stopped", rep
+assert rep["epochs_done"] <= sent_at[0] + 1, (sent_at, rep)
+best = min(range(len(seen)), key=lambda i: seen[i][1]) + 1
+assert rep["best_epoch"] == best and abs(rep["best_loss"] - seen[best - 1][1]) < 1e-12, (rep, seen)
+r = m.evaluate(ball)
+print(f"SIGINT after epoch {sent_at[0]}: stopped after epoch {rep['epochs_done']} ({time.time() - t0:.2f} s), "
+      f"best model of epoch {rep['best_epoch']} (loss {rep['best_loss']:.4g}) returned, rollout rmse {r['rmse']:.3g}")
 print("acceptance: ok")

@@ -96,6 +96,11 @@ for law in impulse.IMPACT_LAWS:
 Pn = impulse.impact_predict("ap-poisson", W, [0.0, -1.0], mu=0.0, eps=0.5)
 check(abs(Pn[1] - 1.5 / 1.5 * 1.0) < 1e-12 and abs(Pn[0]) < 1e-12, "frictionless central impact: Pn = (1+e) m_eff |un|")
 raises(lambda: impulse.impact_predict("mirtich", W, u, mu=0.3, eps=2.0), "eps", "eps out of range")
+Pst, st = impulse.impact_predict("mirtich", np.stack([W, W]), np.array([u, [0.5, 1.0]]), mu=0.3, eps=0.5,
+                                 return_status=True)
+check(list(st) == [0, 1] and np.all(np.isfinite(Pst[0])) and np.all(np.isnan(Pst[1])), f"per-impact status {st}")
+raises(lambda: impulse.impact_predict("mirtich", np.stack([W, W]), np.array([u, [0.5, 1.0]]), mu=0.3, eps=0.5),
+       "1", "a non-impacting impact raises, naming it")
 dvec, nvec = [1.0, 0.0, 0.01], [0.0, 1.0, 0.02]
 vpre = np.array([[0.1, -0.5, 0.0], [0.0, -0.3, 1.0]])
 vpost = np.array([[0.08, 0.3, 0.1], [0.01, 0.2, 0.5]])
@@ -108,5 +113,43 @@ x = rng.normal(size=(40, 2))
 gp = impulse.GaussianProcess(x, np.sin(x[:, 0]))
 mean, var = gp.predict(x[:5])
 check(np.max(np.abs(mean - np.sin(x[:5, 0]))) < 1e-2 and np.all(var >= 0), "GP interpolates")
+
+# --- stopping: the callback, Ctrl-C (SIGINT) within one epoch, the best model back
+import signal, threading, json
+def params_of(model, path):
+    model.save(path)
+    return np.load(path)["params"]
+stopper = impulse.train("cdl", ball, epochs=40, seed=3, callback=lambda e, loss: e >= 4)
+check(stopper.report["end"] == "stopped" and stopper.report["epochs_done"] == 4 and len(stopper.history) == 4,
+      f"callback stops after its epoch ({stopper.report})")
+best = stopper.report["best_epoch"]
+if best >= 1:
+    ref = impulse.train("cdl", ball, epochs=best, seed=3)
+    check(np.array_equal(params_of(stopper, os.path.join(d, "s.npz")), params_of(ref, os.path.join(d, "r.npz"))),
+          f"a stopped run returns the best epoch's ({best}) parameters")
+seen, sent = [], []
+def sigint_after_epoch_3(e, loss):
+    seen.append(e)
+    if e == 3:  # Ctrl-C from another thread while epoch 4 runs
+        threading.Timer(0.0, lambda: (sent.append(len(seen)), os.kill(os.getpid(), signal.SIGINT))).start()
+logp = os.path.join(d, "run.log.jsonl")
+intr = impulse.train("cdl", ball, epochs=500, seed=3, callback=sigint_after_epoch_3, log=logp)
+check(intr.interrupted and intr.report["end"] == "stopped", f"SIGINT stops training ({intr.report})")
+check(sent and intr.report["epochs_done"] <= sent[0] + 1, f"stopped within one epoch of the signal: {sent} {intr.report}")
+check(signal.getsignal(signal.SIGINT) is signal.default_int_handler, "the SIGINT handler is restored")
+lines = [json.loads(l) for l in open(logp)]
+check(len(lines) == intr.report["epochs_done"] and {"epoch", "loss", "state", "lr", "best_epoch"} <= set(lines[0]),
+      "the JSON-lines log has one line per epoch")
+check(np.array_equal(intr.loss_history, [h["total"] for h in intr.history]), "loss_history = the callback's totals")
+cstop = impulse.train("chnn", pend, epochs=30, hidden=16, chunks=8, batch=8, threads=1, callback=lambda e, l: e >= 2)
+check(cstop.report["end"] == "stopped" and cstop.report["epochs_done"] == 2 and "total" in cstop.history[0],
+      f"constrained training stops ({cstop.report}, {cstop.history[:1]})")
+full = impulse.train("cdl", ball, epochs=6, seed=1)
+part = impulse.train("cdl", ball, epochs=6, seed=1, state=os.path.join(d, "st.npz"), checkpoint_every=1,
+                     callback=lambda e, loss: e >= 3)
+rest = impulse.train("cdl", ball, epochs=6, seed=1, resume=os.path.join(d, "st.npz"))
+check(rest.report["resumed_at"] == 3 and np.array_equal(params_of(full, os.path.join(d, "f.npz")),
+                                                         params_of(rest, os.path.join(d, "g.npz"))),
+      f"resume continues bit-identically ({rest.report})")
 print(f"{passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)

@@ -47,11 +47,35 @@ run("simulate", "pendulum-chain:2", "--trajectories", "16", "--seed", "1", "--qu
 pend = impulse.simulate("pendulum-chain:2", trajectories=16, seed=1)
 pend.save(p("pend_py.npz"))
 same(p("pend_cli.npz"), p("pend_py.npz"), "simulate pendulum-chain:2")
+sysfile = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "systems", "double-pendulum.txt")
+run("simulate", "--system-file", sysfile, "--trajectories", "2", "--spread", "0.1", "--steps", "20", "--seed", "1",
+    "--quiet", "-o", p("file_cli.npz"))
+impulse.simulate(system_file=sysfile, trajectories=2, spread=0.1, steps=20, seed=1).save(p("file_py.npz"))
+same(p("file_cli.npz"), p("file_py.npz"), "simulate a system file")
 for model in ("chnn", "hnn"):
     run("train", model, "--data", p("pend_cli.npz"), "--epochs", "3", "--hidden", "32", "--chunks", "16",
         "--batch", "8", "--seed", "2", "-o", p(f"{model}_cli.npz"))
     impulse.train(model, pend, epochs=3, hidden=32, chunks=16, batch=8, seed=2, output=p(f"{model}_py.npz"))
     same(p(f"{model}_cli.npz"), p(f"{model}_py.npz"), f"train {model} (2 threads, as the CLI)")
+
+# eval: the package's dict has the keys and values of `impulse eval --json`, in both strands
+import json
+def same_eval(cli_args, py, what):
+    global failed
+    j = json.loads(subprocess.run([cli, "eval", *cli_args, "--json"], check=True, capture_output=True).stdout)
+    diff = {k: (v, py.get(k)) for k, v in j.items() if k != "seconds" and not (v == py.get(k) or (v is None and
+            py.get(k) != py.get(k)))}
+    if diff:
+        failed += 1
+        print(f"FAILED: {what}: eval differs {diff}")
+    else:
+        print(f"ok: {what}: eval --json and Python agree on {len(j)} keys")
+same_eval(["--model", p("cdl_cli.npz"), "--data", p("ball_cli.npz")],
+          impulse.load_model(p("cdl_py.npz")).evaluate(ball), "cdl")
+test = impulse.simulate("pendulum-chain:2", trajectories=4, seed=2, rollout_start=4)
+test.save(p("test_py.npz"))
+same_eval(["--model", p("chnn_cli.npz"), "--data", p("test_py.npz")],
+          impulse.load_model(p("chnn_py.npz")).evaluate(test), "chnn")
 
 # '-' is standard output / input where a file is expected
 piped = subprocess.run([cli, "simulate", "bouncing-ball", "--restitution", "0.8", "--noise", "0.05", "--steps", "150",
@@ -68,4 +92,24 @@ if ev != ev_file or os.path.exists("-"):
     print("FAILED: eval --data - differs from the file's, or a file named '-' was written")
 else:
     print("ok: -o - and --data - are standard output and input")
+
+# plot-log: loss curves from a JSON-lines training log; a log without epochs is refused
+with open(p("run.log.jsonl"), "w") as f:
+    for e in range(1, 6):
+        f.write(json.dumps({"epoch": e, "epochs": 5, "loss": 1.0 / e, "state": 0.8 / e, "contact": 0.2 / e,
+                            "lr": 0.01, "seconds": 0.1 * e, "best_epoch": e}) + "\n")
+subprocess.run([cli, "plot-log", p("run.log.jsonl")], check=True, capture_output=True)
+fig = np.load(p("run.log.loss.npz"))
+spec = json.loads(str(fig["meta"]))
+lines = [el for el in spec["elements"] if el["kind"] == "line"]
+if not os.path.exists(p("run.log.loss.png")) or len(lines) != 4 or not np.allclose(fig[lines[0]["y"]], 1.0 / np.arange(1, 6)):
+    failed += 1
+    print(f"FAILED: plot-log: {len(lines)} lines, png {os.path.exists(p('run.log.loss.png'))}")
+else:
+    print("ok: plot-log draws loss, its terms and the learning rate")
+open(p("empty.jsonl"), "w").write("not a log\n")
+r = subprocess.run([cli, "plot-log", p("empty.jsonl")], capture_output=True, text=True)
+if r.returncode == 0 or "no epoch lines" not in r.stderr:
+    failed += 1
+    print("FAILED: plot-log accepts a log without epochs:", r.stderr)
 sys.exit(1 if failed else 0)
