@@ -13,71 +13,72 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
-/* The transcendental kernels are dispatched by hand rather than by
- * target_clones, so that tests can force each version (see
- * imp_act_force_isa) and check all of them on one machine. */
+/* Every vectorised kernel of src/nn is dispatched by hand (IMP_ISA_VERSIONS
+ * in mlp_internal.h) rather than by target_clones, so that one choice
+ * covers them all, an environment variable can pin it for measurements,
+ * and tests can force each version and check all of them on one machine.
+ * The choice is made once, at the first kernel call, and cached. */
 static int forced_isa = -1;
+static _Atomic int chosen_isa = -1;
+
+unsigned imp_isa_cpu(void)
+{
+    unsigned cpu = 0;
+#if IMP_HAVE_ISA_VERSIONS
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) cpu |= 1u << IMP_ISA_AVX2;
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma")) cpu |= 1u << IMP_ISA_AVX512;
+#endif
+    return cpu | 1u << IMP_ISA_BASE;
+}
+
+int imp_isa_choose(const char *request, unsigned cpu)
+{
+    int want = IMP_ISA_AVX512;
+    if (request && strcmp(request, "base") == 0) want = IMP_ISA_BASE;
+    else if (request && strcmp(request, "avx2") == 0) want = IMP_ISA_AVX2;
+    /* "avx512", "auto", unset or anything else: the best the CPU has */
+    for (int isa = want; isa > IMP_ISA_BASE; isa--)
+        if (cpu & 1u << isa) return isa;
+    return IMP_ISA_BASE;
+}
 
 int imp_act_force_isa(int isa)
 {
-    if (isa < 0 || isa == IMP_ISA_BASE) {
-        forced_isa = isa < 0 ? -1 : isa;
+    if (isa < 0) {
+        forced_isa = -1;
         return IMP_OK;
     }
-#if IMP_HAVE_ISA_VERSIONS
-    if ((isa == IMP_ISA_AVX2 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) ||
-        (isa == IMP_ISA_AVX512 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma"))) {
+    if (isa <= IMP_ISA_AVX512 && (imp_isa_cpu() & 1u << isa)) {
         forced_isa = isa;
         return IMP_OK;
     }
-#endif
     return imp_fail(IMP_ERR_UNSUPPORTED, "isa: %d not available on this CPU or build", isa);
 }
 
 int imp_act_isa(void)
 {
     if (forced_isa >= 0) return forced_isa;
-#if IMP_HAVE_ISA_VERSIONS
-    if (!__builtin_cpu_supports("fma")) return IMP_ISA_BASE;
-    if (__builtin_cpu_supports("avx512f")) return IMP_ISA_AVX512;
-    if (__builtin_cpu_supports("avx2")) return IMP_ISA_AVX2;
-#endif
-    return IMP_ISA_BASE;
+    int isa = chosen_isa;
+    if (isa < 0) chosen_isa = isa = imp_isa_choose(getenv("IMPULSE_ISA"), imp_isa_cpu());
+    return isa;
 }
 
-#if IMP_HAVE_ISA_VERSIONS
-#define ACT_DISPATCH(name)                                                                  \
-    IMP_VEC_OPTS IMP_TARGET_AVX512 static void name##_avx512(                               \
-        double *restrict z, double *restrict s, size_t n)                                  \
-    {                                                                                       \
-        name##_body(z, s, n);                                                               \
-    }                                                                                       \
-    IMP_VEC_OPTS IMP_TARGET_AVX2 static void name##_avx2(                                   \
-        double *restrict z, double *restrict s, size_t n)                                  \
-    {                                                                                       \
-        name##_body(z, s, n);                                                               \
-    }                                                                                       \
-    IMP_VEC_OPTS static void name##_base(double *restrict z, double *restrict s, size_t n) \
-    {                                                                                       \
-        name##_body(z, s, n);                                                               \
-    }                                                                                       \
-    static void name(double *z, double *s, size_t n)                                       \
-    {                                                                                       \
-        switch (imp_act_isa()) {                                                            \
-        case IMP_ISA_AVX512: name##_avx512(z, s, n); break;                                 \
-        case IMP_ISA_AVX2: name##_avx2(z, s, n); break;                                     \
-        default: name##_base(z, s, n); break;                                               \
-        }                                                                                   \
+const char *imp_isa_name(int isa)
+{
+    switch (isa) {
+    case IMP_ISA_AVX2: return "avx2";
+    case IMP_ISA_AVX512: return "avx512";
+    default: return "base";
     }
-#else
-#define ACT_DISPATCH(name)                                                                  \
-    static void name(double *z, double *s, size_t n)                                       \
-    {                                                                                       \
-        name##_body(z, s, n);                                                               \
-    }
-#endif
+}
+
+/* the activation kernels' versions and dispatch */
+#define ACT_DISPATCH(name) \
+    IMP_ISA_VERSIONS(name, (double *restrict z, double *restrict s, size_t n), (z, s, n))
 
 int imp_activation_from_name(const char *name, imp_activation *out)
 {
@@ -306,39 +307,49 @@ void imp_act_forward(imp_activation act, double *z, double *s, size_t n)
  * activations; at 1..12 inputs and 500 units they cost as much as the
  * matrix products of the first and last layers) ---- */
 
-IMP_VEC_CLONES
-void imp_vec_mul(double *restrict out, const double *restrict x, const double *restrict y, size_t n)
+static inline __attribute__((always_inline)) void vec_mul_body(double *restrict out, const double *restrict x,
+                                                               const double *restrict y, size_t n)
 {
     for (size_t i = 0; i < n; i++) out[i] = x[i] * y[i];
 }
+IMP_ISA_VERSIONS(vec_mul, (double *restrict out, const double *restrict x, const double *restrict y, size_t n),
+                 (out, x, y, n))
+void imp_vec_mul(double *out, const double *x, const double *y, size_t n) { vec_mul(out, x, y, n); }
 
-IMP_VEC_CLONES
-void imp_vec_mul_inplace(double *restrict out, const double *restrict x, size_t n)
+static inline __attribute__((always_inline)) void vec_mul_inplace_body(double *restrict out,
+                                                                       const double *restrict x, size_t n)
 {
     for (size_t i = 0; i < n; i++) out[i] *= x[i];
 }
+IMP_ISA_VERSIONS(vec_mul_inplace, (double *restrict out, const double *restrict x, size_t n), (out, x, n))
+void imp_vec_mul_inplace(double *out, const double *x, size_t n) { vec_mul_inplace(out, x, n); }
 
-IMP_VEC_CLONES
-void imp_vec_fma_inplace(double *restrict out, const double *restrict x, const double *restrict y,
-                         size_t n)
+static inline __attribute__((always_inline)) void vec_fma_inplace_body(double *restrict out,
+                                                                       const double *restrict x,
+                                                                       const double *restrict y, size_t n)
 {
     for (size_t i = 0; i < n; i++) out[i] += x[i] * y[i];
 }
+IMP_ISA_VERSIONS(vec_fma_inplace, (double *restrict out, const double *restrict x, const double *restrict y, size_t n),
+                 (out, x, y, n))
+void imp_vec_fma_inplace(double *out, const double *x, const double *y, size_t n) { vec_fma_inplace(out, x, y, n); }
 
-IMP_VEC_CLONES
-void imp_vec_add_inplace(double *restrict out, const double *restrict x, size_t n)
+static inline __attribute__((always_inline)) void vec_add_inplace_body(double *restrict out,
+                                                                       const double *restrict x, size_t n)
 {
     for (size_t i = 0; i < n; i++) out[i] += x[i];
 }
+IMP_ISA_VERSIONS(vec_add_inplace, (double *restrict out, const double *restrict x, size_t n), (out, x, n))
+void imp_vec_add_inplace(double *out, const double *x, size_t n) { vec_add_inplace(out, x, n); }
 
 /* r = dbar * e * phi''(z) with phi'' from (a, s) as in mlp_internal.h, and
  * ebar = dbar * s in the same pass; e == NULL (the output layer, e = 1)
  * comes with ebar == NULL. Two loops, so that each one vectorises. */
 #define UP_KERNEL(name, second)                                                          \
-    IMP_VEC_CLONES                                                                       \
-    static void name(size_t n, const double *restrict dbar, const double *restrict e,   \
-                     const double *restrict a, const double *restrict s,                \
-                     double *restrict r, double *restrict ebar)                          \
+    static inline __attribute__((always_inline)) void name##_body(                       \
+        size_t n, const double *restrict dbar, const double *restrict e,                 \
+        const double *restrict a, const double *restrict s, double *restrict r,          \
+        double *restrict ebar)                                                           \
     {                                                                                    \
         (void)a;                                                                         \
         if (e && ebar)                                                                   \
@@ -348,7 +359,12 @@ void imp_vec_add_inplace(double *restrict out, const double *restrict x, size_t 
             }                                                                            \
         else                                                                             \
             for (size_t i = 0; i < n; i++) r[i] = dbar[i] * (second);                    \
-    }
+    }                                                                                    \
+    IMP_ISA_VERSIONS(name,                                                               \
+                     (size_t n, const double *restrict dbar, const double *restrict e,   \
+                      const double *restrict a, const double *restrict s,                \
+                      double *restrict r, double *restrict ebar),                        \
+                     (n, dbar, e, a, s, r, ebar))
 UP_KERNEL(up_tanh, -2.0 * a[i] * s[i])
 UP_KERNEL(up_sigmoid, s[i] * (1.0 - 2.0 * a[i]))
 UP_KERNEL(up_softplus, s[i] * (1.0 - s[i]))
@@ -367,3 +383,5 @@ void imp_act_sweep2_up(imp_activation act, size_t n, const double *dbar, const d
         return;
     }
 }
+
+const char *imp_nn_isa(void) { return imp_isa_name(imp_act_isa()); }

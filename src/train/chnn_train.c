@@ -364,6 +364,16 @@ nomem:
 
 int imp_ctrain_pool_threads(const imp_ctrain_pool *p) { return p ? p->threads : 0; }
 
+int imp_ctrain_pool_set_single_products(imp_ctrain_pool *p, int on)
+{
+    if (!p) return imp_fail(IMP_ERR_INVALID, "pool: NULL");
+    for (int t = 0; t < p->threads; t++) {
+        int st = imp_cmodel_work_set_single_products(p->workers[t].w, on);
+        if (st) return st;
+    }
+    return IMP_OK;
+}
+
 double imp_ctrain_pool_slice_cpu(const imp_ctrain_pool *p, int t)
 {
     return p && t >= 0 && t < p->threads ? p->workers[t].cpu : 0.0;
@@ -458,6 +468,7 @@ int imp_ctrain(const imp_cmodel *m, double *params, const imp_ctraj *data,
     }
     st = imp_ctrain_pool_new(&pool, m, B, S, o->threads);
     if (st) goto done;
+    if (o->single_products && (st = imp_ctrain_pool_set_single_products(pool, 1))) goto done;
     st = imp_adam_init(&opt, m->n_params, o->lr, 0.9, 0.999, 1e-8, o->weight_decay);
     if (st) goto done;
     have_opt = 1;
