@@ -6,15 +6,16 @@ bias; contact net 2-100-100-1 relu/sigmoid), the same step (kick-drift-kick
 with Newton-restitution impulse gated by the observed contact labels) and
 the same loss (state MSE + contact BCE + L2 on the potential), float64
 (or float32, the Keras default of the reference code, with a third
-argument "float32"), one thread. Run with Debian's interpreter:
-/usr/bin/python3 bench/cdl_epoch_torch.py DATA.npz [EPOCHS] [float64|float32]
+argument "float32"), one thread unless a fourth argument asks for more.
+Run with Debian's interpreter:
+/usr/bin/python3 bench/cdl_epoch_torch.py DATA.npz [EPOCHS] [float64|float32] [THREADS]
 Prints seconds per epoch: the mean of the epochs after the first (torch's
 warm-up, 5-10 % slower), as bench_cdl.c times impulse after a warm-up epoch."""
 import sys, time
 import numpy as np
 import torch
 
-torch.set_num_threads(1)
+torch.set_num_threads(int(sys.argv[4]) if len(sys.argv) > 4 else 1)
 dtype = torch.float32 if len(sys.argv) > 3 and sys.argv[3] == "float32" else torch.float64
 torch.set_default_dtype(dtype)
 

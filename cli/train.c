@@ -31,6 +31,9 @@ static void usage(FILE *f)
             "                       network in training (evaluation is double)\n"
             "  --potential-precision P  single (default) or double: precision of the potential's\n"
             "                       force and its gradient in training (cdl, vin; evaluation is double)\n"
+            "  --threads N          threads per mini-batch (default 1): each takes a contiguous\n"
+            "                       slice of the windows; the same N and seed give bit-identical\n"
+            "                       results, another N agrees to rounding\n"
             "  --quiet              no progress lines\n"
             "  -o, --output FILE    checkpoint .npz (written atomically)\n");
 }
@@ -79,6 +82,7 @@ int cli_train(int argc, char **argv)
         {"quiet", no_argument, 0, 'q'},         {"output", required_argument, 0, 'o'},
         {"contact-precision", required_argument, 0, 'P'},
         {"potential-precision", required_argument, 0, 'Q'},
+        {"threads", required_argument, 0, 'j'},
         {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
     optind = 2;
     opterr = 0;
@@ -104,6 +108,7 @@ int cli_train(int argc, char **argv)
         case 'm': cfg.learn_mass = 1; break;
         case 'k': st = cli_parse_long("--seed", optarg, 0, __LONG_MAX__, &lv), to.seed = (unsigned long long)lv; break;
         case 'q': quiet = 1; break;
+        case 'j': st = cli_parse_long("--threads", optarg, 1, CLI_MAX_THREADS, &lv), to.threads = (int)lv; break;
         case 'o': out = optarg; break;
         case 'P':
             if (!strcmp(optarg, "single") || !strcmp(optarg, "double")) to.single_contact = !strcmp(optarg, "single");
