@@ -1,11 +1,14 @@
 #!/usr/bin/python3
 """One CHNN training epoch on the 3-pendulum (800 chunks, batch 200, RK4
-3/8 rule x 4 steps, L1, AdamW): impulse vs the PyTorch peer, one thread
-each, printed as a ratio. Process CPU time is compared (the machine is
-shared); wall times are printed too. impulse is also timed on 2 threads
-(wall, process CPU, and the critical path: the slowest thread's CPU time
-per minibatch, i.e. the epoch on otherwise idle cores), with the
-projection to the reference's 2000 epochs.
+3/8 rule x 4 steps, L1, AdamW): impulse vs the PyTorch peer. impulse runs
+in double and with its hidden-to-hidden products in single precision
+(--precision single), on each thread count asked for; the peer on 1 and 2
+threads. Printed: wall, process CPU and critical-path times (the slowest
+thread's CPU time per minibatch, i.e. the epoch on otherwise idle cores),
+the share of this machine's one-thread dgemm/sgemm peak the epoch's
+products reach, the projection to the reference's 2000 epochs, and the
+ratios of the epochs after the first (as the peer reports them): one thread
+against one thread, and each at its best thread count.
 
 usage: bench/bench_chnn.py [BUILD_DIR] [EPOCHS] [THREADS]   (default build, 3, 1,2)
 """

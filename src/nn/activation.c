@@ -10,6 +10,7 @@
  * without a global -march flag. Accuracy: a few ulp (tests/test_nn.c compares
  * against libm over a dense grid). */
 #include "nn/mlp_internal.h"
+#include "nn/act_math.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -108,82 +109,6 @@ const char *imp_activation_name(imp_activation a)
     case IMP_ACT_SIGMOID: return "sigmoid";
     }
     return "unknown";
-}
-
-/* For x <= 0 (NaN propagates): *em = expm1(x) and returns exp(x).
- * x = n ln2 + r, |r| <= ln2/2; expm1(r) by its Taylor series to r^13
- * (truncation < 2e-17 relative); exp(x) = 2^n (1 + p),
- * expm1(x) = 2^n p + (2^n - 1). Below -708 exp underflows: 0 and -1. */
-static inline __attribute__((always_inline)) double exp_neg(double x, double *em)
-{
-    const double log2e = 1.4426950408889634, ln2_hi = 6.93147180369123816490e-01,
-                 ln2_lo = 1.90821492927058770002e-10, shifter = 0x1.8p52;
-    int under = x < -708.0;
-    double xc = under ? -708.0 : x;
-    double kd = xc * log2e + shifter;
-    double n = kd - shifter;
-    double r = (xc - n * ln2_hi) - n * ln2_lo;
-    double p = 1.0 / 6227020800.0;          /* 1/13! */
-    p = p * r + 1.0 / 479001600.0;          /* 1/12! */
-    p = p * r + 1.0 / 39916800.0;
-    p = p * r + 1.0 / 3628800.0;
-    p = p * r + 1.0 / 362880.0;
-    p = p * r + 1.0 / 40320.0;
-    p = p * r + 1.0 / 5040.0;
-    p = p * r + 1.0 / 720.0;
-    p = p * r + 1.0 / 120.0;
-    p = p * r + 1.0 / 24.0;
-    p = p * r + 1.0 / 6.0;
-    p = p * r + 0.5;
-    p = p * r * r + r;                       /* expm1(r) */
-    uint64_t kbits, sbits;
-    memcpy(&kbits, &kd, sizeof kbits);
-    /* low mantissa bits of kd hold n (two's complement); 2^n by its exponent */
-    sbits = (kbits - UINT64_C(0x4338000000000000) + 1023) << 52;
-    double scale;
-    memcpy(&scale, &sbits, sizeof scale);
-    *em = under ? -1.0 : scale * p + (scale - 1.0);
-    return under ? 0.0 : scale * p + scale;
-}
-
-/* 1/d for d in [1, 2] (NaN propagates) without a division instruction,
- * which costs 8-16 cycles per vector against 9 fused multiply-adds here:
- * a linear first guess with |1 - d y| <= 1/17 on [1, 2], then four Newton steps
- * y += y (1 - d y), each squaring the relative error (17^-16 < 1e-19), so
- * the result is exact to rounding. */
-static inline __attribute__((always_inline)) double recip_1_2(double d)
-{
-    double y = 24.0 / 17.0 - (8.0 / 17.0) * d;
-    y = y + y * (1.0 - d * y);
-    y = y + y * (1.0 - d * y);
-    y = y + y * (1.0 - d * y);
-    y = y + y * (1.0 - d * y);
-    return y;
-}
-
-/* log1p(e) for e in [0, 1]: 2 atanh(u) with u = e/(2+e), or, above
- * sqrt(2)-1, ln 2 + 2 atanh((e-1)/(e+3)); |u| <= 0.1716 so the odd series
- * to u^21 is exact to double precision. */
-static inline __attribute__((always_inline)) double log1p_unit(double e)
-{
-    const double ln2 = 0.69314718055994530942;
-    int hi = e > 0.41421356237309504880;
-    /* 1/(e + 2) = recip(1 + e/2) / 2 and 1/(e + 3) = recip((e + 3)/2) / 2,
-     * both arguments in [1, 2] and the scalings exact */
-    double u = 0.5 * (hi ? e - 1.0 : e) * recip_1_2(hi ? 0.5 * (e + 3.0) : 1.0 + 0.5 * e);
-    double w = u * u;
-    double q = 1.0 / 21;
-    q = q * w + 1.0 / 19;
-    q = q * w + 1.0 / 17;
-    q = q * w + 1.0 / 15;
-    q = q * w + 1.0 / 13;
-    q = q * w + 1.0 / 11;
-    q = q * w + 1.0 / 9;
-    q = q * w + 1.0 / 7;
-    q = q * w + 1.0 / 5;
-    q = q * w + 1.0 / 3;
-    double l = 2.0 * (u + u * w * q);
-    return hi ? ln2 + l : l;
 }
 
 IMP_VEC_OPTS static inline __attribute__((always_inline)) void tanh_forward_body(double *restrict z,

@@ -10,6 +10,8 @@
 /* Vectorised versions of the elementwise kernels: AVX-512, AVX2 and a
  * baseline, picked at run time from the CPU features, without a global
  * -march flag. */
+#define IMP_UNPAREN_(...) __VA_ARGS__
+#define IMP_UNPAREN IMP_UNPAREN_
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(IMPULSE_NO_CLONES)
 #define IMP_HAVE_ISA_VERSIONS 1
 /* no-trapping-math lets GCC evaluate both arms of the selects (we never
@@ -25,11 +27,12 @@
 #define IMP_TARGET_AVX512 __attribute__((target("avx512f,fma")))
 #define IMP_TARGET_AVX2 __attribute__((target("avx2,fma")))
 /* name##_body, an always-inline function, compiled three times and
- * dispatched by imp_act_isa(): IMP_ISA_VERSIONS(name, (params), (args)). */
-#define IMP_ISA_VERSIONS(name, params, args)                                                   \
-    IMP_VEC_OPTS IMP_TARGET_AVX512 static void name##_avx512 params { name##_body args; }      \
-    IMP_VEC_OPTS IMP_TARGET_AVX2 static void name##_avx2 params { name##_body args; }          \
-    IMP_VEC_OPTS static void name##_base params { name##_body args; }                          \
+ * dispatched by imp_act_isa(): IMP_ISA_VERSIONS(name, (params), (args)).
+ * The versions call the body with the argument lists a512, a2, abase. */
+#define IMP_ISA_VERSIONS_(name, params, args, a512, a2, abase)                                 \
+    IMP_VEC_OPTS IMP_TARGET_AVX512 static void name##_avx512 params { name##_body a512; }      \
+    IMP_VEC_OPTS IMP_TARGET_AVX2 static void name##_avx2 params { name##_body a2; }            \
+    IMP_VEC_OPTS static void name##_base params { name##_body abase; }                         \
     static void name params                                                                    \
     {                                                                                          \
         switch (imp_act_isa()) {                                                               \
@@ -38,9 +41,19 @@
         default: name##_base args; break;                                                      \
         }                                                                                      \
     }
+#define IMP_ISA_VERSIONS(name, params, args) IMP_ISA_VERSIONS_(name, params, args, args, args, args)
+/* The same, the body taking first the version's vector width in floats
+ * (16, 8, 4): for kernels written with GCC's vector extension, whose
+ * vectors wider than the instruction set's are lowered through memory. */
+#define IMP_ISA_VERSIONS_WIDTH(name, params, args)                                             \
+    IMP_ISA_VERSIONS_(name, params, args, (16, IMP_UNPAREN args), (8, IMP_UNPAREN args),       \
+                      (4, IMP_UNPAREN args))
 #else
 #define IMP_ISA_VERSIONS(name, params, args) \
     static void name params { name##_body args; }
+/* other architectures: 16-byte vectors (NEON) */
+#define IMP_ISA_VERSIONS_WIDTH(name, params, args) \
+    static void name params { name##_body(4, IMP_UNPAREN args); }
 #define IMP_HAVE_ISA_VERSIONS 0
 #define IMP_VEC_OPTS
 #endif
