@@ -4,6 +4,7 @@
 #include "impulse/chnn_models.h"
 #include "impulse/io.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +24,13 @@ static void train_usage(FILE *f)
                "  --lr X         AdamW learning rate (3e-3), cosine schedule to 0\n"
                "  --wd X         AdamW weight decay (1e-4)\n"
                "  --batch B      minibatch size (200)\n"
-               "  --chunks N     training chunks, one per trajectory (800)\n"
+               "  --chunks N     training chunks (at most; 800)\n"
+               "  --windows W    one: one random 5-state window per trajectory, the first N\n"
+               "                 trajectories (the reference; default); all: every non-overlapping\n"
+               "                 window of every trajectory in order, the first N of them (for a\n"
+               "                 few long trajectories)\n"
+               "  --warmup S     linear learning-rate warm-up over the first S optimiser steps\n"
+               "                 (default 20 for hnn, delan, node; 0 for chnn, clnn)\n"
                "  --hidden H     MLP width (256; 3 hidden layers)\n"
                "  --seed K       initialisation and chunk sampling seed (0)\n"
                "  --threads N    threads per minibatch, 1..64 (default 2): each takes a contiguous\n"
@@ -31,18 +38,22 @@ static void train_usage(FILE *f)
                "                 another N agrees to rounding (~1e-12)\n"
                "  --precision P  double (default) or single: the network's hidden-to-hidden\n"
                "                 products in float (sgemm), everything else double; faster,\n"
-               "                 accuracy over full trainings not yet established (docs/chnn.md)\n");
+               "                 accuracy over full trainings not yet established (docs/chnn.md)\n"
+               "  --quiet        no progress lines\n"
+               CLI_RUN_USAGE);
 }
 
-typedef struct progress_ctx {
-    int every;
-} progress_ctx;
+typedef struct save_ctx {
+    const imp_cmodel *m;
+    const double *params;
+    const imp_ctrain_opts *o;
+    const imp_ctrain_result *res;
+} save_ctx;
 
-static void on_progress(void *user, int epoch, double loss, double seconds)
+static int save_cmodel(const char *path, void *ctx)
 {
-    progress_ctx *p = user;
-    if ((epoch + 1) % p->every == 0)
-        fprintf(stderr, "epoch %d  loss %.6g  %.1f s\n", epoch + 1, loss, seconds);
+    save_ctx *c = ctx;
+    return imp_cmodel_save(path, c->m, c->params, c->o, c->res);
 }
 
 int cli_train_chnn(int argc, char **argv, const char *model)
@@ -54,14 +65,25 @@ int cli_train_chnn(int argc, char **argv, const char *model)
     imp_ctrain_opts_default(&o);
     o.threads = CLI_DEFAULT_THREADS;
     long hidden = 256;
+    int quiet = 0;
+    cli_run_opts ro;
+    cli_run_opts_default(&ro);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *val = i + 1 < argc ? argv[i + 1] : NULL;
         long lv;
         double dv;
+        int r = cli_run_option(&ro, verb, a, val);
+        if (r < 0) return 1;
+        if (r > 0) {
+            i++;
+            continue;
+        }
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             train_usage(stdout);
             return 0;
+        } else if (!strcmp(a, "--quiet")) {
+            quiet = 1;
         } else if (!strcmp(a, model) || !strcmp(a, "--model")) {
             if (!strcmp(a, "--model")) i++;
             continue;
@@ -103,6 +125,15 @@ int cli_train_chnn(int argc, char **argv, const char *model)
                 return cli_failf(verb, "--precision: '%s', want single or double", val ? val : "(missing)");
             o.single_products = !strcmp(val, "single");
             i++;
+        } else if (!strcmp(a, "--warmup")) {
+            if (cli_parse_long(a, val, 0, 100000000, &lv)) return cli_fail(verb);
+            o.warmup_steps = (int)lv;
+            i++;
+        } else if (!strcmp(a, "--windows")) {
+            if (!val || (strcmp(val, "one") && strcmp(val, "all")))
+                return cli_failf(verb, "--windows: '%s' must be 'one' or 'all'", val ? val : "");
+            o.all_windows = !strcmp(val, "all");
+            i++;
         } else if (!strcmp(a, "--wd")) {
             if (cli_parse_double(a, val, 0.0, 10.0, &dv)) return cli_fail(verb);
             o.weight_decay = dv;
@@ -117,13 +148,12 @@ int cli_train_chnn(int argc, char **argv, const char *model)
     if (imp_cmodel_kind_from_name(model, &kind)) return cli_fail(verb);
     imp_ctraj cart, gen;
     memset(&gen, 0, sizeof gen);
-    char sysname[64];
-    if (imp_ctraj_load_cartesian(data_path, &cart, sysname)) return cli_fail(verb);
     imp_csystem cs;
+    if (imp_ctraj_load(data_path, &cart, &cs)) return cli_fail(verb);
+    const char *sysname = cs.name;
     imp_cmodel m;
     double *params = NULL;
-    int st = imp_csystem_from_name(&cs, sysname);
-    if (!st) st = imp_cmodel_init(&m, kind, &cs, (int)hidden, 3);
+    int st = imp_cmodel_init(&m, kind, &cs, (int)hidden, 3);
     if (!st && !m.cartesian) st = imp_ctraj_to_generalised(&cs, &cart, &gen);
     if (st) {
         imp_ctraj_free(&cart);
@@ -138,18 +168,24 @@ int cli_train_chnn(int argc, char **argv, const char *model)
     imp_rng rng;
     imp_rng_seed(&rng, o.seed ^ 0x5eedULL);
     imp_cmodel_init_params(&m, params, &rng);
-    progress_ctx pc = {o.epochs >= 100 ? o.epochs / 20 : 1};
-    if (cli_progress_enabled()) {
-        o.progress = on_progress;
-        o.progress_user = &pc;
+    cli_run run;
+    if (cli_run_open(&run, verb, out_path, ro.log, ro.resume, quiet)) {
+        imp_ctraj_free(&cart);
+        imp_ctraj_free(&gen);
+        free(params);
+        return 1;
     }
+    imp_train_report rep = {0};
+    cli_run_hooks(&ro, &run, &o.hooks, &rep, o.epochs);
     imp_ctrain_result res;
     st = imp_ctrain(&m, params, m.cartesian ? &cart : &gen, &o, &res);
-    if (!st) st = imp_cmodel_save(out_path, &m, params, &o, &res);
+    save_ctx sc = {&m, params, &o, &res};
+    int rc = cli_run_finish(&run, st, &rep, save_cmodel, &sc);
+    cli_run_close(&run);
     imp_ctraj_free(&cart);
     imp_ctraj_free(&gen);
     free(params);
-    if (st) return cli_fail(verb);
+    if (rc) return rc;
     printf("trained %s on %s: %d epochs, final loss %.6g, %.2f s (%.3f s/epoch, %d thread%s), %zu parameters -> %s\n",
            model, sysname, res.epochs, res.final_loss, res.seconds, res.epochs ? res.seconds / res.epochs : 0.0,
            o.threads, o.threads == 1 ? "" : "s", m.n_params, out_path);
@@ -170,7 +206,12 @@ int cli_eval_chnn(int argc, char **argv, const char *model_kind)
         long lv;
         double dv;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            printf("usage: impulse eval --model model.npz --data test.npz [--json] [--n-test N] [--steps S] [--rtol X]\n");
+            printf("usage: impulse eval --model model.npz --data test.npz [--json] [--n-test N] [--steps S] [--rtol X]\n"
+                   "         [--max-steps-per-sample N] [--max-seconds S]\n"
+                   "  budget of each DOPRI5 rollout: N steps per sample interval of the data (default %d)\n"
+                   "  and S seconds of wall time (default %g); a model that needs more (stiff or\n"
+                   "  diverging) stops with an error naming it and the trajectory\n",
+                   IMP_CEVAL_STEPS_PER_SAMPLE, IMP_CEVAL_MAX_SECONDS);
             return 0;
         } else if (!strcmp(a, "--model")) {
             model_path = val;
@@ -188,6 +229,14 @@ int cli_eval_chnn(int argc, char **argv, const char *model_kind)
             if (cli_parse_long(a, val, 1, 10000000, &lv)) return cli_fail(verb);
             eo.steps = (int)lv;
             i++;
+        } else if (!strcmp(a, "--max-steps-per-sample")) {
+            if (cli_parse_long(a, val, 1, 1000000, &lv)) return cli_fail(verb);
+            eo.max_steps_per_sample = (int)lv;
+            i++;
+        } else if (!strcmp(a, "--max-seconds")) {
+            if (cli_parse_double(a, val, 1e-3, 1e7, &dv)) return cli_fail(verb);
+            eo.max_seconds = dv;
+            i++;
         } else if (!strcmp(a, "--rtol")) {
             if (cli_parse_double(a, val, 1e-14, 1.0, &dv)) return cli_fail(verb);
             eo.rtol = dv;
@@ -203,15 +252,16 @@ int cli_eval_chnn(int argc, char **argv, const char *model_kind)
     double *params = NULL;
     if (imp_cmodel_load(model_path, &m, &params)) return cli_fail(verb);
     imp_ctraj test;
-    char sysname[64];
-    if (imp_ctraj_load_cartesian(data_path, &test, sysname)) {
+    imp_csystem cs;
+    if (imp_ctraj_load(data_path, &test, &cs)) {
         free(params);
         return cli_fail(verb);
     }
-    if (strcmp(sysname, m.sys.name)) {
+    if (strcmp(cs.name, m.sys.name) || strcmp(cs.full.source, m.sys.full.source)) {
         free(params);
         imp_ctraj_free(&test);
-        return cli_failf(verb, "%s: system '%s' differs from the model's '%s'", data_path, sysname, m.sys.name);
+        return cli_failf(verb, "%s: system '%s'%s differs from the model's '%s'", data_path, cs.name,
+                         strcmp(cs.name, m.sys.name) ? "" : " (another system file)", m.sys.name);
     }
     imp_ceval_result r;
     int st = imp_ceval(&m, params, &test, &eo, &r);
@@ -222,10 +272,11 @@ int cli_eval_chnn(int argc, char **argv, const char *model_kind)
         imp_json j;
         imp_json_init(&j);
         imp_json_begin_object(&j);
+        imp_json_kv_string(&j, "verb", "eval");
         imp_json_kv_string(&j, "model", imp_cmodel_kind_name(m.kind));
         imp_json_kv_string(&j, "system", m.sys.name);
-        imp_json_kv_int(&j, "n_test", r.n_test);
-        imp_json_kv_int(&j, "states", r.T);
+        imp_json_kv_int(&j, "trajectories", r.n_test);
+        imp_json_kv_int(&j, "steps", r.T);
         imp_json_kv_number(&j, "mean_geo_rel_err", r.mean_geo);
         imp_json_kv_number(&j, "median_geo_rel_err", r.median_geo);
         imp_json_kv_number(&j, "mean_energy_err", r.mean_energy_err);

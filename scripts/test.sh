@@ -8,6 +8,7 @@ cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 bash scripts/build.sh
 ctest --test-dir build --output-on-failure -j"$(nproc)"
+bash scripts/test-python.sh   # pip install of the Python package and its acceptance script
 if [[ "${IMPULSE_SKIP_SANITIZE:-0}" != 1 ]]; then
   cmake -S . -B build-san -DCMAKE_BUILD_TYPE=Debug -DIMPULSE_SANITIZE=ON >/dev/null
   cmake --build build-san -j"$(nproc)"

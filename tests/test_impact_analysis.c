@@ -4,6 +4,7 @@
 #include "impulse/impact_analysis.h"
 #include "test.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -279,8 +280,31 @@ static void test_data(void)
     imp_impact_set_free(&s);
 }
 
+/* A law that cannot be evaluated on an impact is counted with the first
+ * failing impact's set index, never averaged away silently. */
+static void test_evaluate_failures(void)
+{
+    imp_rng rng;
+    imp_rng_seed(&rng, 5);
+    imp_contact c[3];
+    size_t index[3] = {10, 11, 12};
+    for (int i = 0; i < 3; i++) random_contact(&rng, &c[i], NULL, 0);
+    c[1].W[1] = c[1].W[2] = 2 * sqrt(c[1].W[0] * c[1].W[3]); /* not positive definite */
+    imp_impact_table t = {3, c, index, KG_, IMP_TANGENT_CORRECTED, 3, 0, 0};
+    imp_impact_law law = {IMP_IMPACT_WANG_MASON, IMP_VARIANT_TEXTBOOK, 0.3, 0.5};
+    imp_law_stats ls;
+    double err[3];
+    CHECK_OK(imp_impact_evaluate_law(&law, &t, err, &ls));
+    CHECK(ls.failures == 1 && ls.first_failure == 11 && isnan(err[1]) && isfinite(err[0]));
+    CHECK_CLOSE(ls.mean_error, 0.5 * (err[0] + err[2]), 1e-12, 0);
+    c[1] = c[0];
+    CHECK_OK(imp_impact_evaluate_law(&law, &t, err, &ls));
+    CHECK(ls.failures == 0 && ls.first_failure == SIZE_MAX);
+}
+
 int main(void)
 {
+    test_evaluate_failures();
     test_irb();
     test_irb_kkt();
     test_identification();

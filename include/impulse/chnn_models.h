@@ -22,6 +22,7 @@
 #include "impulse/core.h"
 #include "impulse/integrate.h"
 #include "impulse/nn.h"
+#include "impulse/train.h"
 #include "impulse/constrained.h"
 
 #ifdef __cplusplus
@@ -46,8 +47,15 @@ typedef struct imp_csystem {
 /* A benchmark by name (imp_chnn_system: "pendulum-chain:N",
  * "coupled-pendulums:N", "magnet-pendulum", "gyroscope", "rotor"). */
 int imp_csystem_from_name(imp_csystem *cs, const char *name);
-/* Wrap an already built description (e.g. from a system file). */
+/* Wrap an already built description (e.g. from a system file). A system
+ * file's description has no generalised coordinates; the baselines (HNN,
+ * DeLaN, NODE) then use its Cartesian coordinates (n_gen = N <=
+ * IMP_CSYS_MAX_GEN, no angles) without the constraints. */
 int imp_csystem_from_csys(imp_csystem *cs, const imp_csys *s);
+/* The system a dataset's or checkpoint's meta JSON describes: the text of
+ * its system file (key "system_text") if present, else the built-in
+ * benchmark named by "system". `what` (the file name) prefixes messages. */
+int imp_csystem_from_meta(imp_csystem *cs, const char *meta, const char *what);
 /* Phi (n_rows) and Phi_dot (n_rows) of one Cartesian state y = (x, v). */
 void imp_csystem_violation(const imp_csystem *cs, const double *y, double *phi, double *phidot);
 /* True total energy of one Cartesian state y = (x, v). */
@@ -137,8 +145,12 @@ typedef struct imp_ctraj {
     double *z;     /* owned */
 } imp_ctraj;
 void imp_ctraj_free(imp_ctraj *t);
-/* Load a trajectory file: arrays "x" and "v" (n_traj x T x n x d), "t" (T),
- * meta JSON with "system". Writes the system name into sys_name (64 bytes). */
+/* Load a trajectory file: arrays "z" (n_traj x T x 2 x n x d) or "x" and
+ * "v" (n_traj x T x n x d), "t" (T), meta JSON with "system" (and
+ * "system_text" for a system described in a file; see
+ * imp_csystem_from_meta). sys (may be NULL) receives the system. */
+int imp_ctraj_load(const char *path, imp_ctraj *out, imp_csystem *sys);
+/* The same, writing only the system name into sys_name (64 bytes). */
 int imp_ctraj_load_cartesian(const char *path, imp_ctraj *out, char *sys_name);
 /* Convert Cartesian trajectories to the generalised coordinates of sys
  * (angles unwrapped along time). */
@@ -162,9 +174,16 @@ typedef struct imp_ctrain_opts {
                             * (imp_mlp_work_set_gemm_single), everything else double;
                             * 0 (default): all double. Opt-in until full training
                             * runs show the accuracy holds (docs/chnn.md) */
+    int warmup_steps;      /* linear learning-rate warm-up over the first optimiser steps:
+                            * step t < W uses lr (t + 1) / W. -1 (default): 20 for HNN, DeLaN
+                            * and NODE, 0 for CHNN and CLNN (see imp_ctrain_warmup_steps) */
+    int all_windows;       /* 0 (reference): one random window per trajectory; 1: every
+                            * non-overlapping window of every trajectory (long trajectories) */
     int verbose;           /* progress callback every epoch if set */
     void (*progress)(void *user, int epoch, double loss, double seconds);
     void *progress_user;
+    imp_train_hooks hooks; /* per-epoch callback (loss part "l1"), loss history, divergence
+                              guard, resumable state (include/impulse/train.h) */
 } imp_ctrain_opts;
 void imp_ctrain_opts_default(imp_ctrain_opts *o);
 
@@ -183,6 +202,10 @@ typedef struct imp_ctrain_result {
  * the reference. chunks: n_chunks x (steps+1) x dim (malloc'd). */
 int imp_ctrain_make_chunks(const imp_ctraj *data, int n_chunks, int chunk_steps, imp_rng *rng,
                            double **chunks, int *n_out);
+/* Every window: all T / (steps+1) non-overlapping windows of every
+ * trajectory in order (trajectory 0's first), the first n_chunks of them. */
+int imp_ctrain_all_windows(const imp_ctraj *data, int n_chunks, int chunk_steps, double **chunks,
+                           int *n_out);
 /* L1 loss of one batch of chunks (B x (S+1) x dim) under RK4 with step dt,
  * mean over every entry including t0 (as the reference); if grad != NULL,
  * accumulates dL/dtheta. traj/traj_bar: (S+1) x B x dim each. If w has at
@@ -222,15 +245,30 @@ int imp_ctrain_pool_loss(imp_ctrain_pool *p, const double *params, const double 
                          double *grad, double *loss);
 void imp_ctrain_pool_free(imp_ctrain_pool *p);
 
+/* The warm-up length imp_ctrain uses for this model and options. Adam's
+ * first steps move every weight by about lr whatever its gradient; for the
+ * learned mass matrices of HNN and DeLaN (and NODE's vector field) a
+ * full-size first step at lr 3e-3 can make M(q) nearly singular and the
+ * rollout diverge in epoch 0. */
+int imp_ctrain_warmup_steps(const imp_cmodel *m, const imp_ctrain_opts *o);
 /* Train with opts->threads threads (an imp_ctrain_pool per run). */
 int imp_ctrain(const imp_cmodel *m, double *params, const imp_ctraj *data,
                const imp_ctrain_opts *opts, imp_ctrain_result *res);
 
 /* ---- evaluation ([F] section 7, appendix B) ---- */
+#define IMP_CEVAL_STEPS_PER_SAMPLE 100
+#define IMP_CEVAL_MAX_SECONDS 600.0
 typedef struct imp_ceval_opts {
     int n_test;        /* trajectories used (<= file's count; 0: all) */
     int steps;         /* rollout length in steps (reference 100 states) */
     double rtol, atol; /* DOPRI5 (reference 1e-7, 1e-9) */
+    /* Budget of a rollout, so that a diverging or stiff model stops with an
+     * error naming the model and the trajectory instead of running for
+     * hours: DOPRI5 steps per sample interval of the data's horizon (the
+     * budget is max_steps_per_sample * max(T - 1, 10); default 100) and wall
+     * time (default 600 s). */
+    int max_steps_per_sample;
+    double max_seconds;
 } imp_ceval_opts;
 void imp_ceval_opts_default(imp_ceval_opts *o);
 
@@ -257,6 +295,13 @@ double imp_ceval_geo_mean(const double *err, int T);
  * trajectory (Cartesian data, n x T x 2nd), compare in Cartesian space. */
 int imp_ceval(const imp_cmodel *m, const double *params, const imp_ctraj *test,
               const imp_ceval_opts *opts, imp_ceval_result *res);
+
+/* One rollout as imp_ceval does it (DOPRI5 with opts' rtol/atol; opts may
+ * be NULL for the defaults) from the Cartesian state x0 (2 n d values: x
+ * then v), n_states states dt apart (row 0 = x0), written in Cartesian
+ * coordinates to out (n_states x 2 n d). */
+int imp_cmodel_rollout(const imp_cmodel *m, const double *params, const double *x0, int n_states, double dt,
+                       const imp_ceval_opts *opts, double *out);
 
 /* ---- benchmark data for experiments ([chnn] section 1) ---- */
 /* Training set: n_traj ground-truth trajectories of T states (the

@@ -2,6 +2,7 @@
  * section 1), their initial-state distributions and generalised
  * coordinates. */
 #include "impulse/chnn_systems.h"
+#include "core/num.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -37,11 +38,7 @@ static int parse_count(const char *name, const char *prefix, int lo, int hi, int
     if (strncmp(name, prefix, len) != 0) return 0;
     if (name[len] == '\0') { *n = dflt; return 1; }
     if (name[len] != ':') return 0;
-    char *end;
-    long v = strtol(name + len + 1, &end, 10);
-    if (*end != '\0' || end == name + len + 1) return -1;
-    if (v < lo || v > hi) return -1;
-    *n = (int)v;
+    if (imp_num_parse_int(name + len + 1, "system", lo, hi, n)) return -1;
     return 1;
 }
 
@@ -348,9 +345,14 @@ int imp_chnn_from_generalized(const imp_csys *s, const double *qv, double *xv)
     case IMP_CSYS_ROTOR:
         frame_from_euler(q, qd, q + 3, qd + 3, x, v);
         return IMP_OK;
+    case IMP_CSYS_CUSTOM:
+        if (k < 1 || k != N) break;
+        memcpy(xv, qv, 2 * (size_t)N * sizeof(double));
+        return IMP_OK;
     default:
-        return imp_fail(IMP_ERR_UNSUPPORTED, "system '%s': no generalised coordinates", s->name);
+        break;
     }
+    return imp_fail(IMP_ERR_UNSUPPORTED, "system '%s': no generalised coordinates", s->name);
 }
 
 int imp_chnn_to_generalized(const imp_csys *s, const double *xv, double *qv)
@@ -391,9 +393,14 @@ int imp_chnn_to_generalized(const imp_csys *s, const double *xv, double *qv)
         }
         euler_from_frame(x, v, q + 3, qd + 3);
         return IMP_OK;
+    case IMP_CSYS_CUSTOM:
+        if (k < 1 || k != N) break;
+        memcpy(qv, xv, 2 * (size_t)N * sizeof(double));
+        return IMP_OK;
     default:
-        return imp_fail(IMP_ERR_UNSUPPORTED, "system '%s': no generalised coordinates", s->name);
+        break;
     }
+    return imp_fail(IMP_ERR_UNSUPPORTED, "system '%s': no generalised coordinates", s->name);
 }
 
 void imp_chnn_unwrap(const imp_csys *s, double *qv, int T)
@@ -469,16 +476,8 @@ static void draw_reference(const imp_csys *s, imp_rng *rng, double *xv)
 
 static void draw_custom(const imp_csys *s, imp_rng *rng, double spread, double *xv)
 {
-    int N = imp_csys_ndof(s), d = s->d;
-    double *x = xv, *v = xv + N;
-    for (int b = 0; b < s->n_bodies; b++) {
-        const imp_cbody *body = &s->bodies[b];
-        for (int p = 0; p <= body->n_axes; p++)
-            for (int k = 0; k < d; k++) {
-                x[(body->first_point + p) * d + k] = body->x0[k] + (p > 0 && k == p - 1 ? 1.0 : 0.0);
-                v[(body->first_point + p) * d + k] = body->v0[k];
-            }
-    }
+    int N = imp_csys_ndof(s);
+    imp_csys_nominal_state(s, xv);
     for (int q = 0; q < 2 * N; q++) xv[q] += spread * imp_rng_normal(rng);
 }
 
