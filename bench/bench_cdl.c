@@ -2,12 +2,17 @@
  *  1. one training epoch of the bouncing-ball experiment (one trajectory of
  *     500 steps, horizon 10, batch 32, reference-code architecture), timed
  *     here (contact network and potential sweeps in single precision, as
- *     training does by default, and all in double) and, if /usr/bin/python3 has torch, in
+ *     training does by default, and all in double; then the default on 2
+ *     threads) and, if /usr/bin/python3 has torch, in
  *     bench/cdl_epoch_torch.py (same model, float64 and float32, one
- *     thread), printed as ratios;
+ *     thread, and float64 on 2 threads), printed as ratios;
  *  2. the latency of one rollout step of a trained CDL network.
+ * The kernels' instruction set is the best the CPU has; IMPULSE_ISA=avx2 (or
+ * base) measures a lower one, BLAS kernels included (core.h).
  * impulse: the median of 5 blocks of [epochs] epochs after a warm-up epoch;
  * PyTorch: the mean of 7 epochs after its first (bench/cdl_epoch_torch.py).
+ * Ratios in wall time and in process CPU time (summed over threads; on a
+ * loaded machine the wall times measure the load, the CPU times less so).
  * Run: ./build/bench_cdl [epochs] [--no-torch]   (from the source root) */
 #define _POSIX_C_SOURCE 200809L
 #include "impulse/cdl.h"
@@ -59,10 +64,14 @@ int main(int argc, char **argv)
     /* BLOCKS blocks of `epochs` epochs each; the median block is reported
      * (single runs on these shared machines move by 5-10 %) */
     enum { BLOCKS = 5 };
-    double ours = 0.0, t0;
-    for (int single = 1; single >= 0; single--) {
+    double ours = 0.0, ours2 = 0.0, ours_cpu = 0.0, ours2_cpu = 0.0, t0;
+    printf("kernels: %s, BLAS core %s\n", imp_nn_isa(), imp_blas_corename());
+    /* default precision, all double, default precision on 2 threads */
+    for (int run = 0; run < 3; run++) {
+        const int single = run != 1;
         to.single_contact = single;
         to.single_potential = single;
+        to.threads = run == 2 ? 2 : 1;
         double wall[BLOCKS], cpu[BLOCKS];
         for (int k = 0; k < BLOCKS; k++) {
             double c0 = cpu_now();
@@ -75,36 +84,43 @@ int main(int argc, char **argv)
         }
         qsort(wall, BLOCKS, sizeof wall[0], cmp_double);
         qsort(cpu, BLOCKS, sizeof cpu[0], cmp_double);
-        if (single) ours = wall[BLOCKS / 2];
-        printf("impulse: one CDL training epoch (ball, 500 steps, H=10, B=32), %s: %.2f ms wall "
-               "(median of %d x %d epochs; range %.2f-%.2f), %.2f ms CPU (BLAS core %s)\n",
-               single ? "default (contact net and potential sweeps in single)" : "all double",
-               1e3 * wall[BLOCKS / 2], BLOCKS, epochs, 1e3 * wall[0], 1e3 * wall[BLOCKS - 1], 1e3 * cpu[BLOCKS / 2],
-               imp_blas_corename());
+        if (run == 0) ours = wall[BLOCKS / 2], ours_cpu = cpu[BLOCKS / 2];
+        if (run == 2) ours2 = wall[BLOCKS / 2], ours2_cpu = cpu[BLOCKS / 2];
+        printf("impulse: one CDL training epoch (ball, 500 steps, H=10, B=32), %s, %d thread%s: %.2f ms wall "
+               "(median of %d x %d epochs; range %.2f-%.2f), %.2f ms CPU\n",
+               single ? "default (contact net and potential sweeps in single)" : "all double", to.threads,
+               to.threads > 1 ? "s" : "", 1e3 * wall[BLOCKS / 2], BLOCKS, epochs, 1e3 * wall[0],
+               1e3 * wall[BLOCKS - 1], 1e3 * cpu[BLOCKS / 2]);
     }
+    to.threads = 1;
 
     /* rollout step latency */
     double x0[2] = {10.0, 0.0};
     int T = 20000;
     double *states = malloc(sizeof(double) * 2 * T), *c = malloc(sizeof(double) * T);
+    double c0 = cpu_now();
     t0 = imp_time_now();
     imp_model_rollout(m, x0, T, NULL, states, c);
-    double step_us = 1e6 * (imp_time_now() - t0) / (T - 1);
-    printf("impulse: one CDL rollout step (potential 1-500-1 + contact net 2-100-100-1): %.2f us\n", step_us);
+    double step_us = 1e6 * (imp_time_now() - t0) / (T - 1), step_cpu_us = 1e6 * (cpu_now() - c0) / (T - 1);
+    printf("impulse: one CDL rollout step (potential 1-500-1 + contact net 2-100-100-1): %.2f us wall, %.2f us CPU\n",
+           step_us, step_cpu_us);
     free(states), free(c);
 
     int want_torch = !(argc > 2 && strcmp(argv[2], "--no-torch") == 0);
-    static const char *const dtypes[2] = {"float64", "float32"};
-    for (int k = 0; k < 2 && want_torch; k++) {
+    static const char *const dtypes[3] = {"float64", "float32", "float64"};
+    for (int k = 0; k < 3 && want_torch; k++) {
+        const int threads = k == 2 ? 2 : 1;
         char cmd[256];
         snprintf(cmd, sizeof cmd,
-                 "OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 /usr/bin/python3 bench/cdl_epoch_torch.py bench_cdl_ball.npz 8 %s 2>/dev/null",
-                 dtypes[k]);
+                 "OMP_NUM_THREADS=%d OPENBLAS_NUM_THREADS=1 /usr/bin/python3 bench/cdl_epoch_torch.py bench_cdl_ball.npz 8 %s %d 2>/dev/null",
+                 threads, dtypes[k], threads);
         FILE *p = popen(cmd, "r");
-        double torch_s = 0;
-        if (p && fscanf(p, "%lf", &torch_s) == 1 && torch_s > 0)
-            printf("pytorch %s: one epoch %.1f ms  ->  impulse (default training) is %.1fx faster\n", dtypes[k],
-                   1e3 * torch_s, torch_s / ours);
+        double torch_s = 0, torch_cpu = 0;
+        if (p && fscanf(p, "%lf %lf", &torch_s, &torch_cpu) == 2 && torch_s > 0)
+            printf("pytorch %s, %d thread%s: one epoch %.1f ms wall, %.1f ms CPU  ->  impulse (default training, "
+                   "%d thread%s) is %.1fx faster (wall), %.1fx (CPU time)\n", dtypes[k], threads,
+                   threads > 1 ? "s" : "", 1e3 * torch_s, 1e3 * torch_cpu, threads, threads > 1 ? "s" : "",
+                   torch_s / (threads > 1 ? ours2 : ours), torch_cpu / (threads > 1 ? ours2_cpu : ours_cpu));
         else
             printf("pytorch: not measured (needs /usr/bin/python3 with torch: apt-get install python3-torch)\n");
         if (p) pclose(p);

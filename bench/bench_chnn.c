@@ -5,7 +5,14 @@
  * reference's 2000 epochs. Writes the chunks it trained on to an .npz so
  * that bench/bench_chnn_torch.py times the same epoch in PyTorch.
  *
- * usage: bench_chnn [epochs] [out.npz] [threads, e.g. 1,2]   (3, bench_chnn_data.npz, 1,2)
+ * usage: bench_chnn [epochs] [out.npz] [threads, e.g. 1,2] [precisions, e.g. double,single]
+ *        (defaults 3, bench_chnn_data.npz, 1,2, double,single)
+ * "single": the hidden-to-hidden products in float (imp_ctrain_opts.single_products).
+ * Also measures this machine's dgemm and sgemm peak at the epoch's main
+ * shape (200 x 256 x 256, one thread) and prints the share of it that each
+ * epoch reaches: the GEMM flops of the epoch (imp_nn_gemm_flops) per second
+ * of its critical path (CPU time of the slowest thread, see imp_ctrain_result),
+ * over the peak (also CPU time).
  * The trajectories come from a fixed random "teacher" CHNN started on the
  * constraint manifold: the timing does not depend on what is learned.
  * Also prints the cost of the thread hand-off: a pthread create + join, and
@@ -15,6 +22,7 @@
 #include "impulse/io.h"
 #include "impulse/chnn_systems.h"
 
+#include <cblas.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +48,38 @@ static double cpu_now(void)
 }
 
 static void *empty_thread(void *arg) { return arg; }
+
+static double thread_cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* GFLOP/s of one-thread dgemm (single = 0) or sgemm at M x N x K = 200 x 256
+ * x 256 per second of this thread's CPU time (the best of 5 blocks of 40
+ * calls; CPU time, so that other programs on the machine count less). */
+static double gemm_peak(int single)
+{
+    enum { M = 200, N = 256, K = 256, REPS = 40 };
+    double *A = malloc(sizeof(double) * M * K), *Bm = malloc(sizeof(double) * K * N), *C = malloc(sizeof(double) * M * N);
+    float *Af = malloc(sizeof(float) * M * K), *Bf = malloc(sizeof(float) * K * N), *Cf = malloc(sizeof(float) * M * N);
+    for (int i = 0; i < M * K; i++) A[i] = Af[i] = (float)((i % 7) * 0.1);
+    for (int i = 0; i < K * N; i++) Bm[i] = Bf[i] = (float)((i % 5) * 0.1);
+    double best = 0;
+    for (int blk = 0; blk < 6; blk++) {
+        double t0 = thread_cpu_now();
+        for (int r = 0; r < REPS; r++)
+            if (single)
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.0f, Af, K, Bf, N, 0.0f, Cf, N);
+            else
+                cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.0, A, K, Bm, N, 0.0, C, N);
+        double rate = 2.0 * M * N * K * REPS / (thread_cpu_now() - t0) / 1e9;
+        if (blk > 0 && rate > best) best = rate;
+    }
+    free(A), free(Bm), free(C), free(Af), free(Bf), free(Cf);
+    return best;
+}
 
 static imp_csystem data_sys;
 
@@ -128,38 +168,55 @@ int main(int argc, char **argv)
     /* every thread count starts from the same parameters */
     double *params0 = malloc(m.n_params * sizeof(double)), *params = malloc(m.n_params * sizeof(double));
     imp_cmodel_init_params(&m, params0, &rng);
-    char list[256];
+    const double peak[2] = {gemm_peak(0), gemm_peak(1)};
+    printf("this machine, one thread, 200 x 256 x 256: dgemm %.1f GFLOP/s, sgemm %.1f GFLOP/s (BLAS core %s, "
+           "kernels %s)\n", peak[0], peak[1], imp_blas_corename(), imp_nn_isa());
+    char list[256], precs[64];
     snprintf(list, sizeof list, "%s", argc > 3 ? argv[3] : "1,2");
-    for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
+    snprintf(precs, sizeof precs, "%s", argc > 4 ? argv[4] : "double,single");
+    int n_thr = 0, thr[16];
+    for (char *tok = strtok(list, ","); tok && n_thr < 16; tok = strtok(NULL, ",")) thr[n_thr++] = atoi(tok);
+    int n_prec = 0, prec[2];
+    for (char *tok = strtok(precs, ","); tok && n_prec < 2; tok = strtok(NULL, ","))
+        prec[n_prec++] = !strcmp(tok, "single");
+    for (int pi = 0; pi < n_prec; pi++)
+    for (int ti = 0; ti < n_thr; ti++) {
         memcpy(params, params0, m.n_params * sizeof(double));
         imp_ctrain_opts o;
         imp_ctrain_opts_default(&o);
         o.epochs = epochs;
-        o.threads = atoi(tok);
+        o.threads = thr[ti];
+        o.single_products = prec[pi];
+        const char *pname = prec[pi] ? "single products" : "double";
         epoch_clock clk = {0, 0};
         o.progress = on_epoch;
         o.progress_user = &clk;
         imp_ctrain_result res;
-        double c0 = cpu_now();
+        double c0 = cpu_now(), f0 = imp_nn_gemm_flops();
         int rc = imp_ctrain(&m, params, &data, &o, &res);
-        double cpu = cpu_now() - c0;
+        double cpu = cpu_now() - c0, flops = (imp_nn_gemm_flops() - f0) / (res.epochs > 0 ? res.epochs : 1);
         if (rc) {
             fprintf(stderr, "bench_chnn: %s\n", imp_last_error());
             return 1;
         }
-        printf("impulse CHNN 3-pendulum, %d thread%s: %d epochs, %.4f s/epoch wall, %.4f s/epoch cpu, "
+        printf("impulse CHNN 3-pendulum, %d thread%s, %s: %d epochs, %.4f s/epoch wall, %.4f s/epoch cpu, "
                "%.4f s/epoch critical path (800 chunks, batch 200, RK4 x4, %zu params, final loss %.6g); "
                "2000 epochs: %.1f min wall, %.1f min critical path\n",
-               o.threads, o.threads == 1 ? "" : "s", res.epochs, res.seconds / res.epochs, cpu / res.epochs,
+               o.threads, o.threads == 1 ? "" : "s", pname, res.epochs, res.seconds / res.epochs, cpu / res.epochs,
                res.critical_seconds / res.epochs, m.n_params, res.final_loss, 2000 * res.seconds / res.epochs / 60,
                2000 * res.critical_seconds / res.epochs / 60);
         /* the first epoch also faults in the work buffers (a tenth of a
          * 3-epoch run); the peer likewise reports the epochs after its first */
+        double steady = res.epochs > 1 ? (clk.last - clk.first) / (res.epochs - 1) : res.seconds / res.epochs;
         if (res.epochs > 1)
-            printf("impulse CHNN 3-pendulum, %d thread%s: first epoch %.4f s, then %.4f s/epoch wall (mean of the "
-                   "other %d, as bench_chnn_torch.py reports)\n",
-                   o.threads, o.threads == 1 ? "" : "s", clk.first, (clk.last - clk.first) / (res.epochs - 1),
-                   res.epochs - 1);
+            printf("impulse CHNN 3-pendulum, %d thread%s, %s: first epoch %.4f s, then %.4f s/epoch wall (mean of "
+                   "the other %d, as bench_chnn_torch.py reports)\n",
+                   o.threads, o.threads == 1 ? "" : "s", pname, clk.first, steady, res.epochs - 1);
+        const double crit = res.critical_seconds / res.epochs;
+        printf("impulse CHNN 3-pendulum, %d thread%s, %s: %.2f GFLOP of general products per epoch, %.1f GFLOP/s "
+               "per critical-path second = %.0f %% of %d x this machine's %s peak\n",
+               o.threads, o.threads == 1 ? "" : "s", pname, flops / 1e9, flops / crit / 1e9,
+               100.0 * flops / crit / 1e9 / (peak[prec[pi]] * o.threads), o.threads, prec[pi] ? "sgemm" : "dgemm");
         fflush(stdout);
     }
     data_sys = cs;

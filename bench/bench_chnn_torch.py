@@ -6,20 +6,20 @@ orthogonal init, exp mass parameters, H = p^T M^-1 p / 2 + V(x) with
 create_graph for grad H, DPhi rebuilt at every evaluation, projection
 P(u) = u - J G (G^T J G)^-1 G^T u via linalg.solve, RK4 3/8 rule (4 steps),
 L1 loss over all 5 states, AdamW 3e-3 / 1e-4, cosine schedule, batch 200,
-800 chunks. One thread.
+800 chunks. One thread unless asked for more.
 
-usage: bench_chnn_torch.py data.npz [epochs]   (data written by bench_chnn)
+usage: bench_chnn_torch.py data.npz [epochs] [threads]   (data written by bench_chnn; 2, 1)
 """
 import sys, time, json
 import numpy as np
 import torch
 import torch.nn as nn
 
-torch.set_num_threads(1)
-torch.manual_seed(0)
-
 path = sys.argv[1]
 epochs = int(sys.argv[2]) if len(sys.argv) > 2 else 2
+threads = int(sys.argv[3]) if len(sys.argv) > 3 else 1
+torch.set_num_threads(threads)
+torch.manual_seed(0)
 f = np.load(path)
 meta = json.loads(str(f["meta"]))
 dt = float(meta["dt"])
@@ -131,5 +131,5 @@ for ep in range(epochs):
     print(f"epoch {ep + 1}: {times[-1]:.3f} s wall, {cpus[-1]:.3f} s cpu, loss {loss.item():.4g}")
 # the first epoch includes torch's warm-up; report the mean of the rest
 rest = slice(1, None) if epochs > 1 else slice(0, None)
-print(f"torch CHNN 3-pendulum: {sum(times[rest]) / len(times[rest]):.4f} s/epoch wall, "
+print(f"torch CHNN 3-pendulum, {threads} thread{'s' if threads > 1 else ''}: {sum(times[rest]) / len(times[rest]):.4f} s/epoch wall, "
       f"{sum(cpus[rest]) / len(cpus[rest]):.4f} s/epoch cpu")

@@ -6,15 +6,16 @@ bias; contact net 2-100-100-1 relu/sigmoid), the same step (kick-drift-kick
 with Newton-restitution impulse gated by the observed contact labels) and
 the same loss (state MSE + contact BCE + L2 on the potential), float64
 (or float32, the Keras default of the reference code, with a third
-argument "float32"), one thread. Run with Debian's interpreter:
-/usr/bin/python3 bench/cdl_epoch_torch.py DATA.npz [EPOCHS] [float64|float32]
-Prints seconds per epoch: the mean of the epochs after the first (torch's
+argument "float32"), one thread unless a fourth argument asks for more.
+Run with Debian's interpreter:
+/usr/bin/python3 bench/cdl_epoch_torch.py DATA.npz [EPOCHS] [float64|float32] [THREADS]
+Prints seconds per epoch, wall and process CPU time: the mean of the epochs after the first (torch's
 warm-up, 5-10 % slower), as bench_cdl.c times impulse after a warm-up epoch."""
 import sys, time
 import numpy as np
 import torch
 
-torch.set_num_threads(1)
+torch.set_num_threads(int(sys.argv[4]) if len(sys.argv) > 4 else 1)
 dtype = torch.float32 if len(sys.argv) > 3 and sys.argv[3] == "float32" else torch.float64
 torch.set_default_dtype(dtype)
 
@@ -56,11 +57,11 @@ def window_loss(q0, v0, tq, tv, lab):
 
 starts = np.arange(T - H)
 idx = torch.arange(H)
-times = []
+times, cpus = [], []
 for ep in range(epochs):
     rng = np.random.default_rng(ep)
     rng.shuffle(starts)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     for b in range(0, len(starts), B):
         s = torch.tensor(starts[b:b + B])
         rows = s[:, None] + 1 + idx[None, :]
@@ -69,5 +70,7 @@ for ep in range(epochs):
         loss.backward()
         opt.step()
     times.append(time.perf_counter() - t0)
-rest = times[1:] if len(times) > 1 else times
-print(f"{sum(rest) / len(rest):.6f}")
+    cpus.append(time.process_time() - c0)
+rest = slice(1, None) if len(times) > 1 else slice(0, None)
+# wall seconds, then process CPU seconds (all threads), per epoch
+print(f"{sum(times[rest]) / len(times[rest]):.6f} {sum(cpus[rest]) / len(cpus[rest]):.6f}")

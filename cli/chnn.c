@@ -36,6 +36,9 @@ static void train_usage(FILE *f)
                "  --threads N    threads per minibatch, 1..64 (default 2): each takes a contiguous\n"
                "                 slice of the batch; the same N and seed give bit-identical results,\n"
                "                 another N agrees to rounding (~1e-12)\n"
+               "  --precision P  double (default) or single: the network's hidden-to-hidden\n"
+               "                 products in float (sgemm), everything else double; faster,\n"
+               "                 accuracy over full trainings not yet established (docs/chnn.md)\n"
                "  --quiet        no progress lines\n"
                CLI_RUN_USAGE);
 }
@@ -116,6 +119,11 @@ int cli_train_chnn(int argc, char **argv, const char *model)
         } else if (!strcmp(a, "--threads")) {
             if (cli_parse_long(a, val, 1, CLI_MAX_THREADS, &lv)) return cli_fail(verb);
             o.threads = (int)lv;
+            i++;
+        } else if (!strcmp(a, "--precision")) {
+            if (!val || (strcmp(val, "single") && strcmp(val, "double")))
+                return cli_failf(verb, "--precision: '%s', want single or double", val ? val : "(missing)");
+            o.single_products = !strcmp(val, "single");
             i++;
         } else if (!strcmp(a, "--warmup")) {
             if (cli_parse_long(a, val, 0, 100000000, &lv)) return cli_fail(verb);

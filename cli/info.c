@@ -1,4 +1,5 @@
 #include "cli.h"
+#include "impulse/nn.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,8 @@ int cli_info(int argc, char **argv)
     printf("blas core: %s (OPENBLAS_CORETYPE=%s)\n", imp_blas_corename(), env ? env : "unset");
     const char *s = imp_blas_suggested_coretype();
     printf("suggested core type: %s\n", s ? s : "none");
+    const char *isa = getenv("IMPULSE_ISA");
+    printf("network kernels: %s (IMPULSE_ISA=%s)\n", imp_nn_isa(), isa ? isa : "unset");
 #ifdef IMPULSE_HAVE_MPI
     printf("sweep runner: MPI (mpirun -np N impulse sweep run ...)\n");
 #else

@@ -53,6 +53,9 @@ static void usage(FILE *f)
             "                       network in training (evaluation is double)\n"
             "  --potential-precision P  single (default) or double: precision of the potential's\n"
             "                       force and its gradient in training (cdl, vin; evaluation is double)\n"
+            "  --threads N          threads per mini-batch (default 1): each takes a contiguous\n"
+            "                       slice of the windows; the same N and seed give bit-identical\n"
+            "                       results, another N agrees to rounding\n"
             "  --quiet              no progress lines\n"
             "  -o, --output FILE    checkpoint .npz (written atomically)\n"
             CLI_RUN_USAGE);
@@ -138,6 +141,7 @@ int cli_train(int argc, char **argv)
         {"quiet", no_argument, 0, 'q'},         {"output", required_argument, 0, 'o'},
         {"contact-precision", required_argument, 0, 'P'},
         {"potential-precision", required_argument, 0, 'Q'},
+        {"threads", required_argument, 0, 'j'},
         {"contact-labels", required_argument, 0, 'C'},
         {"restitution", required_argument, 0, 'r'}, {"restitution-init", required_argument, 0, 'R'},
         {"friction", no_argument, 0, 'f'},      {"friction-init", required_argument, 0, 'F'},
@@ -180,6 +184,7 @@ int cli_train(int argc, char **argv)
         case 'm': cfg.learn_mass = 1; break;
         case 'k': st = cli_parse_long("--seed", optarg, 0, __LONG_MAX__, &lv), to.seed = (unsigned long long)lv; break;
         case 'q': quiet = 1; break;
+        case 'j': st = cli_parse_long("--threads", optarg, 1, CLI_MAX_THREADS, &lv), to.threads = (int)lv; break;
         case 'o': out = optarg; break;
         case 'P':
             if (!strcmp(optarg, "single") || !strcmp(optarg, "double")) to.single_contact = !strcmp(optarg, "single");

@@ -1300,9 +1300,108 @@ static void test_single_path(void)
            worst, worst_fd);
 }
 
+/* Float general products (imp_mlp_work_set_gemm_single) against the double
+ * passes on a CHNN-shaped network (every pass: forward, backward, sweep 1,
+ * sweep 2, Hessian), on every instruction-set version the CPU has: within
+ * float rounding of the products, not identical (the path is taken), and
+ * the thin first layer's products stay double. */
+static void test_gemm_single(void)
+{
+    static const char *names[] = {"base", "avx2", "avx512"};
+    imp_rng r;
+    imp_rng_seed(&r, 3131);
+    imp_mlp m;
+    int sizes[5] = {6, 48, 40, 36, 1};
+    CHECK_OK(imp_mlp_init(&m, 4, sizes, IMP_ACT_TANH, IMP_ACT_IDENTITY, 1));
+    enum { B = 23 };
+    double *p = malloc(m.n_params * sizeof(double));
+    random_params(&m, p, &r);
+    double x[B * 6], gbar[B * 6], dy[B], y[2][B], g[2][B * 6], V[2][B], dx[2][B * 6], hx[2][B * 6], H[2][B * 36];
+    fill_uniform(&r, x, B * 6, -1.5, 1.5);
+    fill_uniform(&r, gbar, B * 6, -1, 1);
+    fill_uniform(&r, dy, B, -1, 1);
+    double *dp[2] = {malloc(m.n_params * sizeof(double)), malloc(m.n_params * sizeof(double))};
+    double *dq[2] = {malloc(m.n_params * sizeof(double)), malloc(m.n_params * sizeof(double))};
+    int ran = 0;
+    for (int isa = IMP_ISA_BASE; isa <= IMP_ISA_AVX512; isa++) {
+        if (imp_act_force_isa(isa) != IMP_OK) continue;
+        ran++;
+        imp_mlp_work *w = imp_mlp_work_new(&m, B);
+        for (int single = 0; single < 2; single++) {
+            CHECK_OK(imp_mlp_work_set_gemm_single(w, single));
+            memset(dp[single], 0, m.n_params * sizeof(double));
+            memset(dq[single], 0, m.n_params * sizeof(double));
+            memset(dx[single], 0, sizeof dx[single]);
+            memset(hx[single], 0, sizeof hx[single]);
+            double f0 = imp_nn_gemm_flops();
+            imp_mlp_forward(&m, p, x, B, y[single], w);
+            imp_mlp_backward(&m, p, dy, B, dp[single], dx[single], w);
+            imp_mlp_grad_input(&m, p, x, B, g[single], V[single], w);
+            imp_mlp_grad_input_vjp(&m, p, gbar, B, dq[single], hx[single], w);
+            imp_mlp_hessian_input(&m, p, B, H[single], w);
+            CHECK(imp_nn_gemm_flops() > f0); /* the general products ran */
+        }
+        double e = max_rel_diff(y[1], y[0], B);
+        e = fmax(e, max_rel_diff(dp[1], dp[0], m.n_params));
+        e = fmax(e, max_rel_diff(dx[1], dx[0], B * 6));
+        e = fmax(e, max_rel_diff(g[1], g[0], B * 6));
+        e = fmax(e, max_rel_diff(V[1], V[0], B));
+        e = fmax(e, max_rel_diff(dq[1], dq[0], m.n_params));
+        e = fmax(e, max_rel_diff(hx[1], hx[0], B * 6));
+        e = fmax(e, max_rel_diff(H[1], H[0], B * 36));
+        CHECK_MSG(e < 2e-5, "float products (%s) differ from double by %.2e", names[isa], e);
+        CHECK_MSG(e > 1e-12, "float products (%s) identical to double: not taken?", names[isa]);
+        printf("float general products (%s): worst relative difference to double %.2e\n", names[isa], e);
+        imp_mlp_work_free(w);
+    }
+    CHECK_OK(imp_act_force_isa(-1));
+    CHECK(ran >= 1);
+    CHECK(imp_mlp_work_set_gemm_single(NULL, 1) == IMP_ERR_INVALID);
+    free(p);
+    for (int k = 0; k < 2; k++) free(dp[k]), free(dq[k]);
+}
+
+/* The dispatch never picks a version the CPU cannot run: imp_isa_choose on
+ * made-up CPUs for every request IMPULSE_ISA can hold, then the choice on
+ * this machine against the compiler's own feature test. */
+static void test_isa_dispatch(void)
+{
+    static const char *requests[] = {NULL, "", "auto", "base", "avx2", "avx512", "AVX2", "sse9"};
+    const unsigned B1 = 1u << IMP_ISA_BASE, A2 = 1u << IMP_ISA_AVX2, A5 = 1u << IMP_ISA_AVX512;
+    const unsigned cpus[] = {B1, B1 | A2, B1 | A5, B1 | A2 | A5};
+    for (size_t c = 0; c < sizeof cpus / sizeof cpus[0]; c++)
+        for (size_t q = 0; q < sizeof requests / sizeof requests[0]; q++) {
+            int isa = imp_isa_choose(requests[q], cpus[c]);
+            CHECK_MSG(isa >= IMP_ISA_BASE && isa <= IMP_ISA_AVX512 && (cpus[c] & 1u << isa),
+                      "request '%s' on cpu mask %u picked version %d, which that CPU lacks",
+                      requests[q] ? requests[q] : "(unset)", cpus[c], isa);
+        }
+    CHECK(imp_isa_choose(NULL, B1 | A2 | A5) == IMP_ISA_AVX512);
+    CHECK(imp_isa_choose(NULL, B1 | A2) == IMP_ISA_AVX2);
+    CHECK(imp_isa_choose("avx512", B1 | A2) == IMP_ISA_AVX2);
+    CHECK(imp_isa_choose("avx2", B1 | A2 | A5) == IMP_ISA_AVX2);
+    CHECK(imp_isa_choose("avx2", B1 | A5) == IMP_ISA_BASE);
+    CHECK(imp_isa_choose("base", B1 | A2 | A5) == IMP_ISA_BASE);
+    const int isa = imp_act_isa();
+    CHECK(imp_isa_cpu() & 1u << isa);
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (isa == IMP_ISA_AVX512) CHECK(__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma"));
+    if (isa == IMP_ISA_AVX2) CHECK(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"));
+#else
+    CHECK(isa == IMP_ISA_BASE);
+#endif
+    CHECK(strcmp(imp_nn_isa(), imp_isa_name(isa)) == 0);
+    printf("kernel version in use: %s\n", imp_nn_isa());
+}
+
 int main(void)
 {
     imp_blas_init();
+    test_isa_dispatch();
+    test_gemm_single();
+    for (int isa = IMP_ISA_BASE; isa <= IMP_ISA_AVX512; isa++) /* every version this CPU runs */
+        if (imp_act_force_isa(isa) == IMP_OK) test_single_path();
+    CHECK_OK(imp_act_force_isa(-1));
     test_single_path();
     test_fused_path();
     test_fused_single_path();

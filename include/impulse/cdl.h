@@ -203,6 +203,10 @@ typedef struct imp_train_opts {
                            0: all double. Rollouts and evaluation are double. */
     int single_potential; /* 1 (default): the potential's gradient sweeps of CDL and
                              VIN in single precision during training; 0: double */
+    int threads;      /* 1 (default; 0 counts as 1) .. 64: each minibatch's windows cut
+                         into this many contiguous slices, one per thread, gradients
+                         summed in slice order: the same seed and thread count give
+                         bit-identical results, other counts agree to rounding */
     int progress;     /* call the callback every `progress` epochs (0: never) */
     void (*on_progress)(void *user, int epoch, const imp_loss_parts *mean_loss);
     void *user;

@@ -106,6 +106,9 @@ imp_cmodel_work *imp_cmodel_work_new(const imp_cmodel *m, int max_batch);
 imp_cmodel_work *imp_cmodel_work_new_slots(const imp_cmodel *m, int max_batch, int n_slots);
 void imp_cmodel_work_free(imp_cmodel_work *w);
 int imp_cmodel_work_slots(const imp_cmodel_work *w);
+/* The network's hidden-to-hidden products in single precision (on != 0)
+ * or double (0, the default) in every slot: imp_mlp_work_set_gemm_single. */
+int imp_cmodel_work_set_single_products(imp_cmodel_work *w, int on);
 
 /* ydot (B x dim) = f(y (B x dim)). */
 int imp_cmodel_rhs(const imp_cmodel *m, const double *params, const double *y, int B,
@@ -167,6 +170,10 @@ typedef struct imp_ctrain_opts {
                             * is cut into this many contiguous slices, one per thread
                             * (see imp_ctrain_pool); the same seed and thread count give
                             * bit-identical results, other counts agree to rounding */
+    int single_products;   /* 1: the network's hidden-to-hidden products in float
+                            * (imp_mlp_work_set_gemm_single), everything else double;
+                            * 0 (default): all double. Opt-in until full training
+                            * runs show the accuracy holds (docs/chnn.md) */
     int warmup_steps;      /* linear learning-rate warm-up over the first optimiser steps:
                             * step t < W uses lr (t + 1) / W. -1 (default): 20 for HNN, DeLaN
                             * and NODE, 0 for CHNN and CLNN (see imp_ctrain_warmup_steps) */
@@ -229,6 +236,8 @@ typedef struct imp_ctrain_pool imp_ctrain_pool;
 int imp_ctrain_pool_new(imp_ctrain_pool **out, const imp_cmodel *m, int max_batch, int chunk_steps,
                         int threads);
 int imp_ctrain_pool_threads(const imp_ctrain_pool *p);
+/* imp_cmodel_work_set_single_products on every thread's work. */
+int imp_ctrain_pool_set_single_products(imp_ctrain_pool *p, int on);
 /* CPU seconds (thread CPU clock) thread t spent on its slice in the last
  * imp_ctrain_pool_loss (0 for an empty slice). */
 double imp_ctrain_pool_slice_cpu(const imp_ctrain_pool *p, int t);

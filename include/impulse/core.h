@@ -97,7 +97,8 @@ void imp_rng_shuffle(imp_rng *rng, size_t *idx, size_t n);
 int imp_blas_env_fixup(char **argv);
 int imp_blas_init(void);                   /* single-threaded BLAS calls */
 const char *imp_blas_corename(void);       /* e.g. "SkylakeX", or "unknown" */
-const char *imp_blas_suggested_coretype(void); /* from CPU features, or NULL */
+const char *imp_blas_suggested_coretype(void); /* from CPU features (and IMPULSE_ISA=avx2|base:
+                                                 Haswell, Nehalem), or NULL */
 
 /* Wall clock in seconds (monotonic). */
 double imp_time_now(void);

@@ -87,6 +87,23 @@ int imp_mlp_work_set_single(imp_mlp_work *w, int on);
  * imp_mlp_work_set_single; the leader must follow no one. */
 int imp_mlp_work_single_follow(imp_mlp_work *w, imp_mlp_work *leader);
 
+/* Run the general matrix products of every pass on w (those with every
+ * dimension above four: the hidden-to-hidden layers) in single precision
+ * (on != 0) or in double (0, the default). Operands are rounded to float,
+ * OpenBLAS's sgemm multiplies, and the product is added to the double
+ * result, so accumulations across calls stay double. Everything else
+ * (thin layers, activations, the sweeps' elementwise steps) stays double.
+ * For the constrained networks' training (CHNN, CLNN, HNN, DeLaN, NODE),
+ * whose time is in 200 x 256 x 256 products; opt-in: relative errors of a
+ * pass ~1e-6 (tests/test_nn.c). IMP_ERR_NOMEM if the float buffers cannot
+ * be allocated (w unchanged). */
+int imp_mlp_work_set_gemm_single(imp_mlp_work *w, int on);
+
+/* Floating-point operations (2 per multiply-add) done by the general
+ * products above since the process started, summed over all threads: for
+ * benches that report the share of the machine's GEMM peak. */
+double imp_nn_gemm_flops(void);
+
 /* y (B x out) = mlp(x (B x in)); caches what imp_mlp_backward needs in w. */
 void imp_mlp_forward(const imp_mlp *m, const double *params, const double *x, int B,
                      double *y, imp_mlp_work *w);
@@ -129,6 +146,12 @@ void imp_mlp_grad_input_vjp_ld(const imp_mlp *m, const double *params, const dou
  * steps of implicit integrators). Overwrites H. */
 void imp_mlp_hessian_input(const imp_mlp *m, const double *params, int B, double *H,
                            imp_mlp_work *w);
+
+/* The instruction-set version of the network kernels in use: "avx512",
+ * "avx2" or "base" (x86-64 without them, or another architecture). Chosen
+ * once per process from the CPU's features; the environment variable
+ * IMPULSE_ISA=base|avx2|avx512 asks for a lower one (for measurements). */
+const char *imp_nn_isa(void);
 
 /* ---- Optimisers ---- */
 typedef struct imp_adam {

@@ -128,7 +128,8 @@ class TrainHooks(Struct):
 
 class TrainOpts(Struct):
     _fields_ = [("epochs", c_int), ("horizon", c_int), ("batch", c_int), ("lr", c_double), ("l2", c_double),
-                ("seed", c_ull), ("single_contact", c_int), ("single_potential", c_int), ("progress", c_int),
+                ("seed", c_ull), ("single_contact", c_int), ("single_potential", c_int), ("threads", c_int),
+                ("progress", c_int),
                 ("on_progress", PROGRESS_FN), ("user", c_void_p), ("hooks", TrainHooks)]
 
 
@@ -177,7 +178,7 @@ CPROGRESS_FN = ctypes.CFUNCTYPE(None, c_void_p, c_int, c_double, c_double)
 class CTrainOpts(Struct):
     _fields_ = [("epochs", c_int), ("lr", c_double), ("weight_decay", c_double), ("batch", c_int),
                 ("n_chunks", c_int), ("chunk_steps", c_int), ("seed", c_ull), ("threads", c_int),
-                ("warmup_steps", c_int), ("all_windows", c_int), ("verbose", c_int), ("progress", CPROGRESS_FN), ("progress_user", c_void_p), ("hooks", TrainHooks)]
+                ("single_products", c_int), ("warmup_steps", c_int), ("all_windows", c_int), ("verbose", c_int), ("progress", CPROGRESS_FN), ("progress_user", c_void_p), ("hooks", TrainHooks)]
 
 
 class CTrainResult(Struct):

@@ -45,6 +45,12 @@ const char *imp_blas_suggested_coretype(void)
 {
 #if defined(__x86_64__) && defined(__GNUC__)
     __builtin_cpu_init();
+    /* IMPULSE_ISA (src/nn/activation.c) asks the network kernels for a lower
+     * instruction set, to measure what a CPU without the higher ones gets:
+     * the BLAS kernels follow */
+    const char *isa = getenv("IMPULSE_ISA");
+    if (isa && !strcmp(isa, "base")) return "Nehalem";
+    if (isa && !strcmp(isa, "avx2") && __builtin_cpu_supports("avx2")) return "Haswell";
     if (__builtin_cpu_supports("avx512f")) return "SkylakeX";
     if (__builtin_cpu_supports("avx2")) return "Haswell";
     if (__builtin_cpu_supports("avx")) return "Sandybridge";

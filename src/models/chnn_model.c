@@ -178,6 +178,16 @@ nomem:
 
 int imp_cmodel_work_slots(const imp_cmodel_work *w) { return w ? w->n_slots : 0; }
 
+int imp_cmodel_work_set_single_products(imp_cmodel_work *w, int on)
+{
+    if (!w) return imp_fail(IMP_ERR_INVALID, "work: NULL");
+    for (int s = 0; s < w->n_slots; s++) {
+        int st = imp_mlp_work_set_gemm_single(w->mlp[s], on);
+        if (st) return st;
+    }
+    return IMP_OK;
+}
+
 imp_cmodel_work *imp_cmodel_work_new(const imp_cmodel *m, int max_batch)
 {
     return imp_cmodel_work_new_slots(m, max_batch, 1);

@@ -10,74 +10,76 @@
  * without a global -march flag. Accuracy: a few ulp (tests/test_nn.c compares
  * against libm over a dense grid). */
 #include "nn/mlp_internal.h"
+#include "nn/act_math.h"
 
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
-/* The transcendental kernels are dispatched by hand rather than by
- * target_clones, so that tests can force each version (see
- * imp_act_force_isa) and check all of them on one machine. */
+/* Every vectorised kernel of src/nn is dispatched by hand (IMP_ISA_VERSIONS
+ * in mlp_internal.h) rather than by target_clones, so that one choice
+ * covers them all, an environment variable can pin it for measurements,
+ * and tests can force each version and check all of them on one machine.
+ * The choice is made once, at the first kernel call, and cached. */
 static int forced_isa = -1;
+static _Atomic int chosen_isa = -1;
+
+unsigned imp_isa_cpu(void)
+{
+    unsigned cpu = 0;
+#if IMP_HAVE_ISA_VERSIONS
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) cpu |= 1u << IMP_ISA_AVX2;
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma")) cpu |= 1u << IMP_ISA_AVX512;
+#endif
+    return cpu | 1u << IMP_ISA_BASE;
+}
+
+int imp_isa_choose(const char *request, unsigned cpu)
+{
+    int want = IMP_ISA_AVX512;
+    if (request && strcmp(request, "base") == 0) want = IMP_ISA_BASE;
+    else if (request && strcmp(request, "avx2") == 0) want = IMP_ISA_AVX2;
+    /* "avx512", "auto", unset or anything else: the best the CPU has */
+    for (int isa = want; isa > IMP_ISA_BASE; isa--)
+        if (cpu & 1u << isa) return isa;
+    return IMP_ISA_BASE;
+}
 
 int imp_act_force_isa(int isa)
 {
-    if (isa < 0 || isa == IMP_ISA_BASE) {
-        forced_isa = isa < 0 ? -1 : isa;
+    if (isa < 0) {
+        forced_isa = -1;
         return IMP_OK;
     }
-#if IMP_HAVE_ISA_VERSIONS
-    if ((isa == IMP_ISA_AVX2 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) ||
-        (isa == IMP_ISA_AVX512 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma"))) {
+    if (isa <= IMP_ISA_AVX512 && (imp_isa_cpu() & 1u << isa)) {
         forced_isa = isa;
         return IMP_OK;
     }
-#endif
     return imp_fail(IMP_ERR_UNSUPPORTED, "isa: %d not available on this CPU or build", isa);
 }
 
 int imp_act_isa(void)
 {
     if (forced_isa >= 0) return forced_isa;
-#if IMP_HAVE_ISA_VERSIONS
-    if (!__builtin_cpu_supports("fma")) return IMP_ISA_BASE;
-    if (__builtin_cpu_supports("avx512f")) return IMP_ISA_AVX512;
-    if (__builtin_cpu_supports("avx2")) return IMP_ISA_AVX2;
-#endif
-    return IMP_ISA_BASE;
+    int isa = chosen_isa;
+    if (isa < 0) chosen_isa = isa = imp_isa_choose(getenv("IMPULSE_ISA"), imp_isa_cpu());
+    return isa;
 }
 
-#if IMP_HAVE_ISA_VERSIONS
-#define ACT_DISPATCH(name)                                                                  \
-    IMP_VEC_OPTS IMP_TARGET_AVX512 static void name##_avx512(                               \
-        double *restrict z, double *restrict s, size_t n)                                  \
-    {                                                                                       \
-        name##_body(z, s, n);                                                               \
-    }                                                                                       \
-    IMP_VEC_OPTS IMP_TARGET_AVX2 static void name##_avx2(                                   \
-        double *restrict z, double *restrict s, size_t n)                                  \
-    {                                                                                       \
-        name##_body(z, s, n);                                                               \
-    }                                                                                       \
-    IMP_VEC_OPTS static void name##_base(double *restrict z, double *restrict s, size_t n) \
-    {                                                                                       \
-        name##_body(z, s, n);                                                               \
-    }                                                                                       \
-    static void name(double *z, double *s, size_t n)                                       \
-    {                                                                                       \
-        switch (imp_act_isa()) {                                                            \
-        case IMP_ISA_AVX512: name##_avx512(z, s, n); break;                                 \
-        case IMP_ISA_AVX2: name##_avx2(z, s, n); break;                                     \
-        default: name##_base(z, s, n); break;                                               \
-        }                                                                                   \
+const char *imp_isa_name(int isa)
+{
+    switch (isa) {
+    case IMP_ISA_AVX2: return "avx2";
+    case IMP_ISA_AVX512: return "avx512";
+    default: return "base";
     }
-#else
-#define ACT_DISPATCH(name)                                                                  \
-    static void name(double *z, double *s, size_t n)                                       \
-    {                                                                                       \
-        name##_body(z, s, n);                                                               \
-    }
-#endif
+}
+
+/* the activation kernels' versions and dispatch */
+#define ACT_DISPATCH(name) \
+    IMP_ISA_VERSIONS(name, (double *restrict z, double *restrict s, size_t n), (z, s, n))
 
 int imp_activation_from_name(const char *name, imp_activation *out)
 {
@@ -107,82 +109,6 @@ const char *imp_activation_name(imp_activation a)
     case IMP_ACT_SIGMOID: return "sigmoid";
     }
     return "unknown";
-}
-
-/* For x <= 0 (NaN propagates): *em = expm1(x) and returns exp(x).
- * x = n ln2 + r, |r| <= ln2/2; expm1(r) by its Taylor series to r^13
- * (truncation < 2e-17 relative); exp(x) = 2^n (1 + p),
- * expm1(x) = 2^n p + (2^n - 1). Below -708 exp underflows: 0 and -1. */
-static inline __attribute__((always_inline)) double exp_neg(double x, double *em)
-{
-    const double log2e = 1.4426950408889634, ln2_hi = 6.93147180369123816490e-01,
-                 ln2_lo = 1.90821492927058770002e-10, shifter = 0x1.8p52;
-    int under = x < -708.0;
-    double xc = under ? -708.0 : x;
-    double kd = xc * log2e + shifter;
-    double n = kd - shifter;
-    double r = (xc - n * ln2_hi) - n * ln2_lo;
-    double p = 1.0 / 6227020800.0;          /* 1/13! */
-    p = p * r + 1.0 / 479001600.0;          /* 1/12! */
-    p = p * r + 1.0 / 39916800.0;
-    p = p * r + 1.0 / 3628800.0;
-    p = p * r + 1.0 / 362880.0;
-    p = p * r + 1.0 / 40320.0;
-    p = p * r + 1.0 / 5040.0;
-    p = p * r + 1.0 / 720.0;
-    p = p * r + 1.0 / 120.0;
-    p = p * r + 1.0 / 24.0;
-    p = p * r + 1.0 / 6.0;
-    p = p * r + 0.5;
-    p = p * r * r + r;                       /* expm1(r) */
-    uint64_t kbits, sbits;
-    memcpy(&kbits, &kd, sizeof kbits);
-    /* low mantissa bits of kd hold n (two's complement); 2^n by its exponent */
-    sbits = (kbits - UINT64_C(0x4338000000000000) + 1023) << 52;
-    double scale;
-    memcpy(&scale, &sbits, sizeof scale);
-    *em = under ? -1.0 : scale * p + (scale - 1.0);
-    return under ? 0.0 : scale * p + scale;
-}
-
-/* 1/d for d in [1, 2] (NaN propagates) without a division instruction,
- * which costs 8-16 cycles per vector against 9 fused multiply-adds here:
- * a linear first guess with |1 - d y| <= 1/17 on [1, 2], then four Newton steps
- * y += y (1 - d y), each squaring the relative error (17^-16 < 1e-19), so
- * the result is exact to rounding. */
-static inline __attribute__((always_inline)) double recip_1_2(double d)
-{
-    double y = 24.0 / 17.0 - (8.0 / 17.0) * d;
-    y = y + y * (1.0 - d * y);
-    y = y + y * (1.0 - d * y);
-    y = y + y * (1.0 - d * y);
-    y = y + y * (1.0 - d * y);
-    return y;
-}
-
-/* log1p(e) for e in [0, 1]: 2 atanh(u) with u = e/(2+e), or, above
- * sqrt(2)-1, ln 2 + 2 atanh((e-1)/(e+3)); |u| <= 0.1716 so the odd series
- * to u^21 is exact to double precision. */
-static inline __attribute__((always_inline)) double log1p_unit(double e)
-{
-    const double ln2 = 0.69314718055994530942;
-    int hi = e > 0.41421356237309504880;
-    /* 1/(e + 2) = recip(1 + e/2) / 2 and 1/(e + 3) = recip((e + 3)/2) / 2,
-     * both arguments in [1, 2] and the scalings exact */
-    double u = 0.5 * (hi ? e - 1.0 : e) * recip_1_2(hi ? 0.5 * (e + 3.0) : 1.0 + 0.5 * e);
-    double w = u * u;
-    double q = 1.0 / 21;
-    q = q * w + 1.0 / 19;
-    q = q * w + 1.0 / 17;
-    q = q * w + 1.0 / 15;
-    q = q * w + 1.0 / 13;
-    q = q * w + 1.0 / 11;
-    q = q * w + 1.0 / 9;
-    q = q * w + 1.0 / 7;
-    q = q * w + 1.0 / 5;
-    q = q * w + 1.0 / 3;
-    double l = 2.0 * (u + u * w * q);
-    return hi ? ln2 + l : l;
 }
 
 IMP_VEC_OPTS static inline __attribute__((always_inline)) void tanh_forward_body(double *restrict z,
@@ -306,39 +232,49 @@ void imp_act_forward(imp_activation act, double *z, double *s, size_t n)
  * activations; at 1..12 inputs and 500 units they cost as much as the
  * matrix products of the first and last layers) ---- */
 
-IMP_VEC_CLONES
-void imp_vec_mul(double *restrict out, const double *restrict x, const double *restrict y, size_t n)
+static inline __attribute__((always_inline)) void vec_mul_body(double *restrict out, const double *restrict x,
+                                                               const double *restrict y, size_t n)
 {
     for (size_t i = 0; i < n; i++) out[i] = x[i] * y[i];
 }
+IMP_ISA_VERSIONS(vec_mul, (double *restrict out, const double *restrict x, const double *restrict y, size_t n),
+                 (out, x, y, n))
+void imp_vec_mul(double *out, const double *x, const double *y, size_t n) { vec_mul(out, x, y, n); }
 
-IMP_VEC_CLONES
-void imp_vec_mul_inplace(double *restrict out, const double *restrict x, size_t n)
+static inline __attribute__((always_inline)) void vec_mul_inplace_body(double *restrict out,
+                                                                       const double *restrict x, size_t n)
 {
     for (size_t i = 0; i < n; i++) out[i] *= x[i];
 }
+IMP_ISA_VERSIONS(vec_mul_inplace, (double *restrict out, const double *restrict x, size_t n), (out, x, n))
+void imp_vec_mul_inplace(double *out, const double *x, size_t n) { vec_mul_inplace(out, x, n); }
 
-IMP_VEC_CLONES
-void imp_vec_fma_inplace(double *restrict out, const double *restrict x, const double *restrict y,
-                         size_t n)
+static inline __attribute__((always_inline)) void vec_fma_inplace_body(double *restrict out,
+                                                                       const double *restrict x,
+                                                                       const double *restrict y, size_t n)
 {
     for (size_t i = 0; i < n; i++) out[i] += x[i] * y[i];
 }
+IMP_ISA_VERSIONS(vec_fma_inplace, (double *restrict out, const double *restrict x, const double *restrict y, size_t n),
+                 (out, x, y, n))
+void imp_vec_fma_inplace(double *out, const double *x, const double *y, size_t n) { vec_fma_inplace(out, x, y, n); }
 
-IMP_VEC_CLONES
-void imp_vec_add_inplace(double *restrict out, const double *restrict x, size_t n)
+static inline __attribute__((always_inline)) void vec_add_inplace_body(double *restrict out,
+                                                                       const double *restrict x, size_t n)
 {
     for (size_t i = 0; i < n; i++) out[i] += x[i];
 }
+IMP_ISA_VERSIONS(vec_add_inplace, (double *restrict out, const double *restrict x, size_t n), (out, x, n))
+void imp_vec_add_inplace(double *out, const double *x, size_t n) { vec_add_inplace(out, x, n); }
 
 /* r = dbar * e * phi''(z) with phi'' from (a, s) as in mlp_internal.h, and
  * ebar = dbar * s in the same pass; e == NULL (the output layer, e = 1)
  * comes with ebar == NULL. Two loops, so that each one vectorises. */
 #define UP_KERNEL(name, second)                                                          \
-    IMP_VEC_CLONES                                                                       \
-    static void name(size_t n, const double *restrict dbar, const double *restrict e,   \
-                     const double *restrict a, const double *restrict s,                \
-                     double *restrict r, double *restrict ebar)                          \
+    static inline __attribute__((always_inline)) void name##_body(                       \
+        size_t n, const double *restrict dbar, const double *restrict e,                 \
+        const double *restrict a, const double *restrict s, double *restrict r,          \
+        double *restrict ebar)                                                           \
     {                                                                                    \
         (void)a;                                                                         \
         if (e && ebar)                                                                   \
@@ -348,7 +284,12 @@ void imp_vec_add_inplace(double *restrict out, const double *restrict x, size_t 
             }                                                                            \
         else                                                                             \
             for (size_t i = 0; i < n; i++) r[i] = dbar[i] * (second);                    \
-    }
+    }                                                                                    \
+    IMP_ISA_VERSIONS(name,                                                               \
+                     (size_t n, const double *restrict dbar, const double *restrict e,   \
+                      const double *restrict a, const double *restrict s,                \
+                      double *restrict r, double *restrict ebar),                        \
+                     (n, dbar, e, a, s, r, ebar))
 UP_KERNEL(up_tanh, -2.0 * a[i] * s[i])
 UP_KERNEL(up_sigmoid, s[i] * (1.0 - 2.0 * a[i]))
 UP_KERNEL(up_softplus, s[i] * (1.0 - s[i]))
@@ -367,3 +308,5 @@ void imp_act_sweep2_up(imp_activation act, size_t n, const double *dbar, const d
         return;
     }
 }
+
+const char *imp_nn_isa(void) { return imp_isa_name(imp_act_isa()); }

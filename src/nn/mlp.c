@@ -143,6 +143,7 @@ void imp_mlp_work_free(imp_mlp_work *w)
     if (!w) return;
     free(w->slab);
     free(w->fslab);
+    free(w->gA);
     free(w);
 }
 
@@ -261,6 +262,65 @@ IMP_ISA_VERSIONS(gemm_thin,
                   int ldb, double beta, double *C, int ldc),
                  (ta, tb, M, N, K, alpha, A, lda, Bm, ldb, beta, C, ldc))
 
+/* Multiply-adds of the general products (not thin, not reference), for
+ * the benches' share of the machine's GEMM peak (imp_nn_gemm_flops). */
+static _Atomic unsigned long long gemm_madds;
+
+double imp_nn_gemm_flops(void) { return 2.0 * (double)gemm_madds; }
+
+/* rows x cols of a row-major matrix at stride ld into contiguous floats */
+static inline __attribute__((always_inline)) void round_rows_body(float *restrict out, const double *restrict in,
+                                                                  int rows, int cols, int ld)
+{
+    for (int i = 0; i < rows; i++)
+        for (int j = 0; j < cols; j++) out[(size_t)i * cols + j] = (float)in[(size_t)i * ld + j];
+}
+IMP_ISA_VERSIONS(round_rows, (float *restrict out, const double *restrict in, int rows, int cols, int ld),
+                 (out, in, rows, cols, ld))
+
+/* C = alpha Cf + beta C (beta 0 or 1), the float product into double */
+static inline __attribute__((always_inline)) void widen_rows_body(double *restrict C, const float *restrict Cf,
+                                                                  int rows, int cols, int ldc, double alpha,
+                                                                  double beta)
+{
+    for (int i = 0; i < rows; i++) {
+        double *restrict c = C + (size_t)i * ldc;
+        const float *restrict f = Cf + (size_t)i * cols;
+        if (beta == 0.0)
+            for (int j = 0; j < cols; j++) c[j] = alpha * (double)f[j];
+        else
+            for (int j = 0; j < cols; j++) c[j] += alpha * (double)f[j];
+    }
+}
+IMP_ISA_VERSIONS(widen_rows,
+                 (double *restrict C, const float *restrict Cf, int rows, int cols, int ldc, double alpha,
+                  double beta),
+                 (C, Cf, rows, cols, ldc, alpha, beta))
+
+/* A general product in float (imp_mlp_work_set_gemm_single): the operands
+ * rounded once, OpenBLAS's sgemm, and the result added to C in double, so
+ * sums across calls (weight gradients over the steps of a rollout) stay
+ * double; only the sums inside one product are float. */
+static void gemm_single(const imp_mlp_work *w, int ta, int tb, int M, int N, int K, double alpha,
+                        const double *A, int lda, const double *Bm, int ldb, double beta, double *C, int ldc)
+{
+    float *Af = w->gA, *Bf = w->gB, *Cf = w->gC;
+    const int ar = ta ? K : M, ac = ta ? M : K, br = tb ? N : K, bc = tb ? K : N;
+    round_rows(Af, A, ar, ac, lda);
+    round_rows(Bf, Bm, br, bc, ldb);
+    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M, N, K, 1.0f, Af,
+                ac, Bf, bc, 0.0f, Cf, N);
+    if (beta != 0.0 && beta != 1.0)
+        for (int i = 0; i < M; i++)
+            for (int j = 0; j < N; j++) C[(size_t)i * ldc + j] *= beta;
+    widen_rows(C, Cf, M, N, ldc, alpha, beta == 0.0 ? 0.0 : 1.0);
+}
+
+static int gemm_fits_single(const imp_mlp_work *w, int M, int N, int K)
+{
+    return w->gA && (size_t)M * K <= w->g_cap && (size_t)K * N <= w->g_cap && (size_t)M * N <= w->g_cap;
+}
+
 static void gemm(const imp_mlp_work *w, int ta, int tb, int M, int N, int K, double alpha,
                  const double *A, int lda, const double *Bm, int ldb, double beta, double *C,
                  int ldc)
@@ -273,8 +333,28 @@ static void gemm(const imp_mlp_work *w, int ta, int tb, int M, int N, int K, dou
         gemm_thin(ta, tb, M, N, K, alpha, A, lda, Bm, ldb, beta, C, ldc);
         return;
     }
+    gemm_madds += (unsigned long long)M * (unsigned long long)N * (unsigned long long)K;
+    if (w->gemm_single && gemm_fits_single(w, M, N, K)) {
+        gemm_single(w, ta, tb, M, N, K, alpha, A, lda, Bm, ldb, beta, C, ldc);
+        return;
+    }
     cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M,
                 N, K, alpha, A, lda, Bm, ldb, beta, C, ldc);
+}
+
+int imp_mlp_work_set_gemm_single(imp_mlp_work *w, int on)
+{
+    if (!w) return imp_fail(IMP_ERR_INVALID, "mlp work: NULL");
+    if (on && !w->gA) {
+        /* every product of the passes is (B or n) x n x (B or n) */
+        size_t side = (size_t)(w->max_batch > w->n_max ? w->max_batch : w->n_max);
+        size_t cap = side * (size_t)w->n_max;
+        float *p = malloc(3 * cap * sizeof(float));
+        if (!p) return imp_fail(IMP_ERR_NOMEM, "mlp work: cannot allocate %zu floats for float products", 3 * cap);
+        w->gA = p, w->gB = p + cap, w->gC = p + 2 * cap, w->g_cap = cap;
+    }
+    w->gemm_single = on != 0;
+    return IMP_OK;
 }
 
 void imp_mlp_gemm(const imp_mlp_work *w, int ta, int tb, int M, int N, int K, double alpha, const double *A,

@@ -48,71 +48,23 @@ static const double *fused_weights(const imp_mlp *m, const double *params, imp_m
     return w->fz;
 }
 
-/* sum_j a_j b_j c_j and sum_j a_j b_j in eight fixed partial sums: a plain
- * running sum is a serial chain the compiler may not reorder (no
- * -ffast-math); the partial sums vectorise and give the same result at
- * every vector width. */
-static inline __attribute__((always_inline)) double sum_partials(const double *part, double tail)
-{
-    return ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7])) + tail;
-}
+/* dot products in eight fixed partial sums (a plain running sum is a
+ * serial chain the compiler may not reorder without -ffast-math; the
+ * partial sums vectorise and give the same result at every vector width),
+ * the pre-activation, gradient and sweep-2 rows: the kernels shared with
+ * the single-precision sweeps */
+#define FR_REAL double
+#define FR_SFX
+#define FR_PARTS 8
+#include "nn/mlp_fused_rows.h"
+#undef FR_REAL
+#undef FR_SFX
+#undef FR_PARTS
 
-static inline __attribute__((always_inline)) double dot3(int n, const double *restrict a,
-                                                         const double *restrict b,
-                                                         const double *restrict c)
-{
-    double part[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
-    int j = 0;
-    for (; j + 8 <= n; j += 8)
-        for (int k = 0; k < 8; k++) part[k] += a[j + k] * b[j + k] * c[j + k];
-    double tail = 0.0;
-    for (; j < n; j++) tail += a[j] * b[j] * c[j];
-    return sum_partials(part, tail);
-}
-
-static inline __attribute__((always_inline)) double dot2(int n, const double *restrict a,
-                                                         const double *restrict b)
-{
-    double part[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
-    int j = 0;
-    for (; j + 8 <= n; j += 8)
-        for (int k = 0; k < 8; k++) part[k] += a[j + k] * b[j + k];
-    double tail = 0.0;
-    for (; j < n; j++) tail += a[j] * b[j];
-    return sum_partials(part, tail);
-}
-
-/* z = W0 x + b0 for every row */
-static inline __attribute__((always_inline)) void pre_activation_rows_body(
-    int B, int n0, int n1, const double *restrict x, const double *restrict W0t,
-    const double *restrict b0, double *restrict z)
-{
-    for (int b = 0; b < B; b++) {
-        double *restrict zb = z + (size_t)b * n1;
-        const double x0 = x[(size_t)b * n0];
-        for (int j = 0; j < n1; j++) zb[j] = b0[j] + x0 * W0t[j]; /* bias and input 0 in one pass */
-        for (int i = 1; i < n0; i++) {
-            const double xi = x[(size_t)b * n0 + i];
-            const double *restrict col = W0t + (size_t)i * n1;
-            for (int j = 0; j < n1; j++) zb[j] += xi * col[j];
-        }
-    }
-}
 IMP_ISA_VERSIONS(pre_activation_rows,
                  (int B, int n0, int n1, const double *x, const double *W0t, const double *b0, double *z),
                  (B, n0, n1, x, W0t, b0, z))
 
-/* g_i = sum_j s_j w1_j W0[j,i] for every row */
-static inline __attribute__((always_inline)) void grad_rows_body(int B, int n0, int n1,
-                                                                 const double *restrict s,
-                                                                 const double *restrict W0t,
-                                                                 const double *restrict w1,
-                                                                 double *restrict g, int ldg)
-{
-    for (int b = 0; b < B; b++)
-        for (int i = 0; i < n0; i++)
-            g[(size_t)b * ldg + i] = dot3(n1, s + (size_t)b * n1, w1, W0t + (size_t)i * n1);
-}
 IMP_ISA_VERSIONS(grad_rows,
                  (int B, int n0, int n1, const double *s, const double *W0t, const double *w1, double *g,
                   int ldg),
@@ -140,52 +92,6 @@ void imp_mlp_fused_sweep1(const imp_mlp *m, const double *params, int B, double 
     w->gradient_only = 1;
     w->fused = 1;
     w->sweep1_batch = B;
-}
-
-/* One row of sweep 2: t = W0 gbar, the z-adjoint r_j = w1_j t_j phi''(z_j)
- * from the cached a (= phi(z); softplus and relu need only s) and s, as
- * imp_act_second; then the sums (acc rows 0..n0-1: W0bar^T, row n0:
- * b0bar, row n0+1: w1bar) and xbar. */
-static inline __attribute__((always_inline)) void sweep2_row(
-    imp_activation act, int n0, int n1, const double *restrict W0t, const double *restrict w1,
-    const double *restrict gb, const double *restrict x, const double *restrict a,
-    const double *restrict s, double *restrict t, double *restrict r, double *restrict acc,
-    double *restrict dx)
-{
-    for (int j = 0; j < n1; j++) t[j] = 0.0;
-    for (int i = 0; i < n0; i++) {
-        const double gi = gb[i];
-        const double *restrict col = W0t + (size_t)i * n1;
-        for (int j = 0; j < n1; j++) t[j] += gi * col[j];
-    }
-    switch (act) {
-    case IMP_ACT_TANH:
-        for (int j = 0; j < n1; j++) r[j] = w1[j] * t[j] * (-2.0 * a[j] * s[j]);
-        break;
-    case IMP_ACT_SIGMOID:
-        for (int j = 0; j < n1; j++) r[j] = w1[j] * t[j] * (s[j] * (1.0 - 2.0 * a[j]));
-        break;
-    case IMP_ACT_SOFTPLUS:
-        for (int j = 0; j < n1; j++) r[j] = w1[j] * t[j] * (s[j] * (1.0 - s[j]));
-        break;
-    default: /* relu, identity: phi'' = 0 */
-        for (int j = 0; j < n1; j++) r[j] = 0.0;
-        break;
-    }
-    if (acc) {
-        double *restrict b0bar = acc + (size_t)n0 * n1, *restrict w1bar = b0bar + n1;
-        for (int j = 0; j < n1; j++) {
-            b0bar[j] += r[j];
-            w1bar[j] += s[j] * t[j];
-        }
-        for (int i = 0; i < n0; i++) {
-            const double gi = gb[i], xi = x[i];
-            double *restrict row = acc + (size_t)i * n1;
-            for (int j = 0; j < n1; j++) row[j] += w1[j] * s[j] * gi + r[j] * xi;
-        }
-    }
-    if (dx)
-        for (int i = 0; i < n0; i++) dx[i] += dot2(n1, r, W0t + (size_t)i * n1);
 }
 
 /* The same for one input (the ball, the pendulum): one pass per row over s
@@ -218,7 +124,7 @@ static inline __attribute__((always_inline)) double sweep2_row_one_input(
     for (; j + 8 <= n1; j += 8)
         for (int k = 0; k < 8; k++) part[k] += r[j + k] * W0[j + k];
     for (; j < n1; j++) part[0] += r[j] * W0[j];
-    return sum_partials(part, 0.0);
+    return sum_parts(part, 0.0);
 }
 
 static inline __attribute__((always_inline)) void sweep2_rows_body(

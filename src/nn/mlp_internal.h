@@ -10,24 +10,29 @@
 /* Vectorised versions of the elementwise kernels: AVX-512, AVX2 and a
  * baseline, picked at run time from the CPU features, without a global
  * -march flag. */
+#define IMP_UNPAREN_(...) __VA_ARGS__
+#define IMP_UNPAREN IMP_UNPAREN_
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(IMPULSE_NO_CLONES)
 #define IMP_HAVE_ISA_VERSIONS 1
 /* no-trapping-math lets GCC evaluate both arms of the selects (we never
  * read floating-point exception flags); the dynamic cost model lets -O2
- * vectorise loops of unknown trip count. */
+ * vectorise loops of unknown trip count. These attributes do not reach the
+ * always-inline bodies' if-conversion (GCC 12: the selects of the float
+ * sweeps stayed scalar in the AVX2 and base versions), so CMakeLists.txt
+ * also compiles src/nn with -fno-trapping-math. */
 #define IMP_VEC_OPTS \
     __attribute__((optimize("no-trapping-math", "vect-cost-model=dynamic", "fp-contract=fast", \
                              "no-math-errno")))
 /* hand-dispatched versions (imp_act_isa) also use fused multiply-adds */
 #define IMP_TARGET_AVX512 __attribute__((target("avx512f,fma")))
 #define IMP_TARGET_AVX2 __attribute__((target("avx2,fma")))
-#define IMP_VEC_CLONES __attribute__((target_clones("avx512f", "avx2", "default"))) IMP_VEC_OPTS
 /* name##_body, an always-inline function, compiled three times and
- * dispatched by imp_act_isa(): IMP_ISA_VERSIONS(name, (params), (args)). */
-#define IMP_ISA_VERSIONS(name, params, args)                                                   \
-    IMP_VEC_OPTS IMP_TARGET_AVX512 static void name##_avx512 params { name##_body args; }      \
-    IMP_VEC_OPTS IMP_TARGET_AVX2 static void name##_avx2 params { name##_body args; }          \
-    IMP_VEC_OPTS static void name##_base params { name##_body args; }                          \
+ * dispatched by imp_act_isa(): IMP_ISA_VERSIONS(name, (params), (args)).
+ * The versions call the body with the argument lists a512, a2, abase. */
+#define IMP_ISA_VERSIONS_(name, params, args, a512, a2, abase)                                 \
+    IMP_VEC_OPTS IMP_TARGET_AVX512 static void name##_avx512 params { name##_body a512; }      \
+    IMP_VEC_OPTS IMP_TARGET_AVX2 static void name##_avx2 params { name##_body a2; }            \
+    IMP_VEC_OPTS static void name##_base params { name##_body abase; }                         \
     static void name params                                                                    \
     {                                                                                          \
         switch (imp_act_isa()) {                                                               \
@@ -36,12 +41,21 @@
         default: name##_base args; break;                                                      \
         }                                                                                      \
     }
+#define IMP_ISA_VERSIONS(name, params, args) IMP_ISA_VERSIONS_(name, params, args, args, args, args)
+/* The same, the body taking first the version's vector width in floats
+ * (16, 8, 4): for kernels written with GCC's vector extension, whose
+ * vectors wider than the instruction set's are lowered through memory. */
+#define IMP_ISA_VERSIONS_WIDTH(name, params, args)                                             \
+    IMP_ISA_VERSIONS_(name, params, args, (16, IMP_UNPAREN args), (8, IMP_UNPAREN args),       \
+                      (4, IMP_UNPAREN args))
 #else
 #define IMP_ISA_VERSIONS(name, params, args) \
     static void name params { name##_body args; }
+/* other architectures: 16-byte vectors (NEON) */
+#define IMP_ISA_VERSIONS_WIDTH(name, params, args) \
+    static void name params { name##_body(4, IMP_UNPAREN args); }
 #define IMP_HAVE_ISA_VERSIONS 0
 #define IMP_VEC_OPTS
-#define IMP_VEC_CLONES
 #endif
 
 
@@ -93,15 +107,25 @@ int imp_act_deriv_only(imp_activation act, double *z, double *s, size_t n);
  * the others does nothing and returns 1. */
 int imp_act_deriv_inplace(imp_activation act, double *zs, size_t n);
 
-/* Instruction-set versions of the activation kernels. imp_act_force_isa
- * pins one (tests run every version the CPU has); -1 restores automatic
- * choice. Not thread-safe: for tests only. Fails with IMP_ERR_UNSUPPORTED
- * if the CPU or the build lacks that version. */
+/* Instruction-set versions of the kernels (IMP_ISA_VERSIONS). The version
+ * in use is chosen once, at the first kernel call, by imp_isa_choose from
+ * the environment variable IMPULSE_ISA ("base", "avx2", "avx512"; unset:
+ * the best) and the CPU's features: never one the CPU lacks.
+ * imp_act_force_isa pins one (tests run every version the CPU has); -1
+ * restores the automatic choice. Not thread-safe: for tests only. Fails
+ * with IMP_ERR_UNSUPPORTED if the CPU or the build lacks that version. */
 enum { IMP_ISA_BASE = 0, IMP_ISA_AVX2 = 1, IMP_ISA_AVX512 = 2 };
 int imp_act_force_isa(int isa);
-/* The version in use: the forced one, else the best the CPU has (AVX-512
- * and AVX2 versions need FMA too). */
+/* The version in use: the forced one, else the chosen one. */
 int imp_act_isa(void);
+/* The versions this CPU and build can run: bit (1 << isa) for each
+ * (the AVX-512 and AVX2 versions need FMA too). */
+unsigned imp_isa_cpu(void);
+/* The version picked for a request (IMPULSE_ISA's value, may be NULL) on a
+ * CPU that can run the versions in `cpu` (bits as imp_isa_cpu): the one
+ * requested, or the best below it that the CPU has. */
+int imp_isa_choose(const char *request, unsigned cpu);
+const char *imp_isa_name(int isa);
 
 /* phi''(z) expressed through the cached a = phi(z) and s = phi'(z):
  *   tanh:     s = 1 - a^2,      phi'' = -2 a s   (s is computed as 4e/(1+e)^2)
@@ -162,6 +186,10 @@ struct imp_mlp_work {
     float *ffw, *ffacc, *ftr;          /* fused single sweeps: weights, sums, t and r rows */
     struct imp_mlp_work *leader;       /* if set: use its rounded fW (imp_mlp_work_single_follow) */
     float *fslab;
+    /* general products in float (imp_mlp_work_set_gemm_single) */
+    int gemm_single;
+    float *gA, *gB, *gC;               /* operands and result, g_cap floats each (one allocation at gA) */
+    size_t g_cap;
 };
 
 /* A layer with at most this many inputs or outputs is "thin": its products

@@ -49,7 +49,34 @@ void imp_adam_free(imp_adam *opt)
     opt->m = opt->v = NULL;
 }
 
-IMP_VEC_CLONES
+/* The two update loops (eps_hat: the Keras form), vectorised per ISA. */
+static inline __attribute__((always_inline)) void adam_loop_body(int eps_hat, size_t n, double *restrict params,
+                                                                 double *restrict m, double *restrict v,
+                                                                 const double *restrict grad, double b1, double b2,
+                                                                 double eps, double decay, double step,
+                                                                 double inv_sqrt_bc2)
+{
+    if (eps_hat)
+        for (size_t i = 0; i < n; i++) {
+            double g = grad[i];
+            m[i] = b1 * m[i] + (1.0 - b1) * g;
+            v[i] = b2 * v[i] + (1.0 - b2) * g * g;
+            params[i] = params[i] * decay - step * m[i] / (sqrt(v[i]) + eps);
+        }
+    else
+        for (size_t i = 0; i < n; i++) {
+            double g = grad[i];
+            m[i] = b1 * m[i] + (1.0 - b1) * g;
+            v[i] = b2 * v[i] + (1.0 - b2) * g * g;
+            params[i] = params[i] * decay - step * m[i] / (sqrt(v[i]) * inv_sqrt_bc2 + eps);
+        }
+}
+IMP_ISA_VERSIONS(adam_loop,
+                 (int eps_hat, size_t n, double *restrict params, double *restrict m, double *restrict v,
+                  const double *restrict grad, double b1, double b2, double eps, double decay, double step,
+                  double inv_sqrt_bc2),
+                 (eps_hat, n, params, m, v, grad, b1, b2, eps, decay, step, inv_sqrt_bc2))
+
 void imp_adam_step(imp_adam *opt, double *params, const double *grad, double lr)
 {
     opt->t++;
@@ -58,25 +85,11 @@ void imp_adam_step(imp_adam *opt, double *params, const double *grad, double lr)
     /* AdamW (Loshchilov & Hutter 2019, PyTorch semantics): the decay uses
      * the scheduled lr and acts before, and apart from, the moment update. */
     double decay = 1.0 - lr * opt->weight_decay;
-    double *m = opt->m, *v = opt->v;
     const unsigned csr = imp_flush_subnormals_begin(); /* decayed moments: mlp_internal.h */
-    if (opt->eps_hat) {
-        double alpha = lr * sqrt(bc2) / bc1;
-        for (size_t i = 0; i < opt->n; i++) {
-            double g = grad[i];
-            m[i] = b1 * m[i] + (1.0 - b1) * g;
-            v[i] = b2 * v[i] + (1.0 - b2) * g * g;
-            params[i] = params[i] * decay - alpha * m[i] / (sqrt(v[i]) + eps);
-        }
-    } else {
-        double step = lr / bc1, inv_sqrt_bc2 = 1.0 / sqrt(bc2);
-        for (size_t i = 0; i < opt->n; i++) {
-            double g = grad[i];
-            m[i] = b1 * m[i] + (1.0 - b1) * g;
-            v[i] = b2 * v[i] + (1.0 - b2) * g * g;
-            params[i] = params[i] * decay - step * m[i] / (sqrt(v[i]) * inv_sqrt_bc2 + eps);
-        }
-    }
+    if (opt->eps_hat)
+        adam_loop(1, opt->n, params, opt->m, opt->v, grad, b1, b2, eps, decay, lr * sqrt(bc2) / bc1, 0.0);
+    else
+        adam_loop(0, opt->n, params, opt->m, opt->v, grad, b1, b2, eps, decay, lr / bc1, 1.0 / sqrt(bc2));
     imp_flush_subnormals_end(csr);
 }
 

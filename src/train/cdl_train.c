@@ -4,6 +4,7 @@
 #include "impulse/cdl.h"
 #include "impulse/io.h"
 #include "io/meta.h"
+#include "train/cdl_pool.h"
 #include "train_internal.h"
 
 #include <math.h>
@@ -21,6 +22,7 @@ void imp_train_opts_default(imp_train_opts *o, int code_settings)
     o->l2 = code_settings ? 5e-3 : 0.05;
     o->single_contact = 1;
     o->single_potential = 1;
+    o->threads = 1;
     imp_train_hooks_default(&o->hooks);
 }
 
@@ -34,6 +36,7 @@ static int check_opts(const imp_train_opts *o, const imp_trajset *d)
     if (o->batch < 1) return imp_fail(IMP_ERR_INVALID, "batch: %d must be >= 1", o->batch);
     if (!(o->lr > 0.0) || !isfinite(o->lr)) return imp_fail(IMP_ERR_INVALID, "lr: %g must be positive", o->lr);
     if (!(o->l2 >= 0.0) || !isfinite(o->l2)) return imp_fail(IMP_ERR_INVALID, "l2: %g must be >= 0", o->l2);
+    if (o->threads < 0 || o->threads > 64) return imp_fail(IMP_ERR_INVALID, "threads: %d must be in 1..64", o->threads);
     return IMP_OK;
 }
 
@@ -103,20 +106,19 @@ int imp_model_train(imp_model *m, const imp_trajset *data, const imp_train_opts 
     double *target = malloc((size_t)B * H * S * sizeof(double));
     double *labels = malloc((size_t)B * H * K * sizeof(double));
     double *grad = malloc(m->n_params * sizeof(double));
-    imp_model_work *w = imp_model_work_new(m, B, H);
+    imp_cdl_pool *pool = NULL; /* work spaces (in the training precisions) and threads: train/cdl_pool.c */
     imp_adam opt = {0};
     imp_track tr = {0};
     imp_json fp;
     imp_json_init(&fp);
-    if (!order || !x0 || !target || !labels || !grad || !w) {
+    if (!order || !x0 || !target || !labels || !grad) {
         st = imp_fail(IMP_ERR_NOMEM, "training: out of memory");
         goto done;
     }
     if ((st = imp_track_init(&tr, &opts->hooks, opts->epochs, m->params, m->n_params))) goto done;
-    /* the contact classifier's 100 x 100 products in float: see src/nn/mlp_single.c */
-    if ((st = imp_model_work_set_single_contact(w, opts->single_contact))) goto done;
-    /* and the potential's sweeps: see src/nn/mlp_fused_single.c */
-    if ((st = imp_model_work_set_single_potential(w, opts->single_potential))) goto done;
+    if ((st = imp_cdl_pool_new(&pool, m, B, H, opts->threads > 0 ? opts->threads : 1, opts->single_contact,
+                               opts->single_potential)))
+        goto done;
     if ((st = imp_adam_init(&opt, m->n_params, opts->lr, 0.9, 0.999, 1e-7, 0.0))) goto done;
     for (size_t i = 0; i < n_windows; i++) order[i] = i;
     imp_rng rng;
@@ -150,7 +152,7 @@ int imp_model_train(imp_model *m, const imp_trajset *data, const imp_train_opts 
             }
             memset(grad, 0, m->n_params * sizeof(double));
             imp_loss_parts lp;
-            st = imp_model_window_loss(m, m->params, w, x0, target, labels, bs, H, opts->l2, grad, &lp);
+            st = imp_cdl_pool_loss(pool, m->params, x0, target, labels, bs, opts->l2, grad, &lp);
             if (!st) st = imp_check_finite(grad, m->n_params, "gradient");
             if (st) {
                 st = imp_track_batch_failed(&tr, st);
@@ -180,7 +182,7 @@ done:
     imp_track_free(&tr);
     imp_json_free(&fp);
     imp_adam_free(&opt);
-    imp_model_work_free(w);
+    imp_cdl_pool_free(pool);
     free(order), free(x0), free(target), free(labels), free(grad);
     return st;
 }

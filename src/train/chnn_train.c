@@ -14,14 +14,13 @@
  * products, then over slices). Same T, same result, bit for bit. */
 #define _POSIX_C_SOURCE 200809L
 #include "impulse/chnn_models.h"
+#include "core/pool.h"
 #include "impulse/io.h"
 #include "io/meta.h"
 #include "train_internal.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -232,7 +231,7 @@ int imp_ctrain_chunk_loss(const imp_cmodel *m, const double *params, const doubl
     return st;
 }
 
-/* ---- the thread pool ---- */
+/* ---- the thread pool (the team of threads: src/core/pool.c) ---- */
 typedef struct pool_worker {
     imp_cmodel_work *w;
     double *traj, *traj_bar, *tape, *grad; /* grad: n_params (unused by worker 0) */
@@ -241,22 +240,16 @@ typedef struct pool_worker {
     double cpu;                            /* thread CPU seconds of the last slice */
     int status;
     char msg[1024];
-    pthread_t thread;
-    struct imp_ctrain_pool *pool;
 } pool_worker;
 
 struct imp_ctrain_pool {
     const imp_cmodel *m;
-    int threads, max_batch, S, started;
+    int threads, max_batch, S;
     pool_worker *workers;
-    pthread_mutex_t mu;
-    pthread_cond_t go, fin;
-    int have_sync;
-    unsigned long gen; /* job generation: workers run when it changes */
-    int pending;       /* workers still running the current job */
-    int quit;
+    imp_pool *team;
     /* the current job */
     const double *params, *chunks;
+    double *grad0; /* slice 0's gradient: the caller's */
     double dt, total;
     int want_grad;
 };
@@ -289,41 +282,24 @@ static void run_slice(imp_ctrain_pool *p, pool_worker *wk, double *grad)
     }
 }
 
-static void *worker_main(void *arg)
+/* task t of imp_pool_run: slice t, slice 0 straight into the caller's gradient */
+static void slice_task(void *ctx, int t)
 {
-    pool_worker *wk = arg;
-    imp_ctrain_pool *p = wk->pool;
-    unsigned long seen = 0;
-    pthread_mutex_lock(&p->mu);
-    for (;;) {
-        while (p->gen == seen && !p->quit) pthread_cond_wait(&p->go, &p->mu);
-        if (p->quit) break;
-        seen = p->gen;
-        pthread_mutex_unlock(&p->mu);
-        if (p->want_grad && wk->nb > 0) memset(wk->grad, 0, p->m->n_params * sizeof(double));
-        run_slice(p, wk, p->want_grad ? wk->grad : NULL);
-        pthread_mutex_lock(&p->mu);
-        if (--p->pending == 0) pthread_cond_signal(&p->fin);
+    imp_ctrain_pool *p = ctx;
+    pool_worker *wk = &p->workers[t];
+    double *grad = NULL;
+    if (p->want_grad && t == 0) grad = p->grad0;
+    if (p->want_grad && t > 0) {
+        if (wk->nb > 0) memset(wk->grad, 0, p->m->n_params * sizeof(double));
+        grad = wk->grad;
     }
-    pthread_mutex_unlock(&p->mu);
-    return NULL;
+    run_slice(p, wk, grad);
 }
 
 void imp_ctrain_pool_free(imp_ctrain_pool *p)
 {
     if (!p) return;
-    if (p->started > 0) {
-        pthread_mutex_lock(&p->mu);
-        p->quit = 1;
-        pthread_cond_broadcast(&p->go);
-        pthread_mutex_unlock(&p->mu);
-        for (int t = 1; t <= p->started; t++) pthread_join(p->workers[t].thread, NULL);
-    }
-    if (p->have_sync) {
-        pthread_cond_destroy(&p->fin);
-        pthread_cond_destroy(&p->go);
-        pthread_mutex_destroy(&p->mu);
-    }
+    imp_pool_free(p->team);
     if (p->workers)
         for (int t = 0; t < p->threads; t++) {
             pool_worker *wk = &p->workers[t];
@@ -359,7 +335,6 @@ int imp_ctrain_pool_new(imp_ctrain_pool **out, const imp_cmodel *m, int max_batc
     size_t csz = (size_t)(chunk_steps + 1) * m->dim;
     for (int t = 0; t < threads; t++) {
         pool_worker *wk = &p->workers[t];
-        wk->pool = p;
         wk->w = imp_cmodel_work_new_slots(m, slice, 4 * chunk_steps + 1);
         wk->traj = malloc((size_t)slice * csz * sizeof(double));
         wk->traj_bar = malloc((size_t)slice * csz * sizeof(double));
@@ -367,39 +342,29 @@ int imp_ctrain_pool_new(imp_ctrain_pool **out, const imp_cmodel *m, int max_batc
         wk->grad = t > 0 ? malloc(m->n_params * sizeof(double)) : NULL;
         if (!wk->w || !wk->traj || !wk->traj_bar || !wk->tape || (t > 0 && !wk->grad)) goto nomem;
     }
-    if (threads > 1) {
-        if (pthread_mutex_init(&p->mu, NULL)) goto sync_fail;
-        if (pthread_cond_init(&p->go, NULL)) {
-            pthread_mutex_destroy(&p->mu);
-            goto sync_fail;
-        }
-        if (pthread_cond_init(&p->fin, NULL)) {
-            pthread_cond_destroy(&p->go);
-            pthread_mutex_destroy(&p->mu);
-            goto sync_fail;
-        }
-        p->have_sync = 1;
-        for (int t = 1; t < threads; t++) {
-            int e = pthread_create(&p->workers[t].thread, NULL, worker_main, &p->workers[t]);
-            if (e) {
-                imp_ctrain_pool_free(p);
-                return imp_fail(e == EAGAIN ? IMP_ERR_NOMEM : IMP_ERR_INVALID,
-                                "threads: cannot start thread %d of %d (%s)", t + 1, threads, strerror(e));
-            }
-            p->started = t;
-        }
+    int st = imp_pool_new(&p->team, threads);
+    if (st) {
+        imp_ctrain_pool_free(p);
+        return st;
     }
     *out = p;
     return IMP_OK;
-sync_fail:
-    imp_ctrain_pool_free(p);
-    return imp_fail(IMP_ERR_NOMEM, "threads: cannot create the pool's mutex or condition variables");
 nomem:
     imp_ctrain_pool_free(p);
     return imp_fail(IMP_ERR_NOMEM, "pool: out of memory (%d threads, batch %d)", threads, max_batch);
 }
 
 int imp_ctrain_pool_threads(const imp_ctrain_pool *p) { return p ? p->threads : 0; }
+
+int imp_ctrain_pool_set_single_products(imp_ctrain_pool *p, int on)
+{
+    if (!p) return imp_fail(IMP_ERR_INVALID, "pool: NULL");
+    for (int t = 0; t < p->threads; t++) {
+        int st = imp_cmodel_work_set_single_products(p->workers[t].w, on);
+        if (st) return st;
+    }
+    return IMP_OK;
+}
 
 double imp_ctrain_pool_slice_cpu(const imp_ctrain_pool *p, int t)
 {
@@ -426,20 +391,8 @@ int imp_ctrain_pool_loss(imp_ctrain_pool *p, const double *params, const double 
         p->workers[t].nb = nb;
         b0 += nb;
     }
-    if (T > 1) {
-        pthread_mutex_lock(&p->mu);
-        p->pending = T - 1;
-        p->gen++;
-        pthread_cond_broadcast(&p->go);
-        pthread_mutex_unlock(&p->mu);
-    }
-    /* slice 0 in this thread, straight into the caller's gradient */
-    run_slice(p, &p->workers[0], grad);
-    if (T > 1) {
-        pthread_mutex_lock(&p->mu);
-        while (p->pending > 0) pthread_cond_wait(&p->fin, &p->mu);
-        pthread_mutex_unlock(&p->mu);
-    }
+    p->grad0 = grad;
+    imp_pool_run(p->team, slice_task, p);
     /* first failure in slice order, its message moved to this thread */
     for (int t = 0; t < T; t++) {
         pool_worker *wk = &p->workers[t];
@@ -530,6 +483,7 @@ int imp_ctrain(const imp_cmodel *m, double *params, const imp_ctraj *data,
     }
     st = imp_ctrain_pool_new(&pool, m, B, S, o->threads);
     if (st) goto done;
+    if (o->single_products && (st = imp_ctrain_pool_set_single_products(pool, 1))) goto done;
     st = imp_adam_init(&opt, m->n_params, o->lr, 0.9, 0.999, 1e-8, o->weight_decay);
     if (st) goto done;
     have_opt = 1;
