@@ -103,7 +103,7 @@ def draw_element(ax, el, data, np, styler):
     elif kind == "scatter":
         marker, color = split_style(el.get("style"), "o")
         x = arr("x")
-        few = x.size == 1
+        few = x.size == 1 and marker in ("X", "*", "P")  # an annotated point, not a series
         ax.scatter(x, arr("y"), marker=marker, color=map_color(color), s=90 if few else 14,
                    alpha=None if few or x.size < 50 else 0.75,
                    zorder=6 if few else 2, edgecolors="white" if few and marker not in "x+|_." else None,
