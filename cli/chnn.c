@@ -24,7 +24,13 @@ static void train_usage(FILE *f)
                "  --lr X         AdamW learning rate (3e-3), cosine schedule to 0\n"
                "  --wd X         AdamW weight decay (1e-4)\n"
                "  --batch B      minibatch size (200)\n"
-               "  --chunks N     training chunks, one per trajectory (800)\n"
+               "  --chunks N     training chunks (at most; 800)\n"
+               "  --windows W    one: one random 5-state window per trajectory, the first N\n"
+               "                 trajectories (the reference; default); all: every non-overlapping\n"
+               "                 window of every trajectory in order, the first N of them (for a\n"
+               "                 few long trajectories)\n"
+               "  --warmup S     linear learning-rate warm-up over the first S optimiser steps\n"
+               "                 (default 20 for hnn, delan, node; 0 for chnn, clnn)\n"
                "  --hidden H     MLP width (256; 3 hidden layers)\n"
                "  --seed K       initialisation and chunk sampling seed (0)\n"
                "  --threads N    threads per minibatch, 1..64 (default 2): each takes a contiguous\n"
@@ -111,6 +117,15 @@ int cli_train_chnn(int argc, char **argv, const char *model)
             if (cli_parse_long(a, val, 1, CLI_MAX_THREADS, &lv)) return cli_fail(verb);
             o.threads = (int)lv;
             i++;
+        } else if (!strcmp(a, "--warmup")) {
+            if (cli_parse_long(a, val, 0, 100000000, &lv)) return cli_fail(verb);
+            o.warmup_steps = (int)lv;
+            i++;
+        } else if (!strcmp(a, "--windows")) {
+            if (!val || (strcmp(val, "one") && strcmp(val, "all")))
+                return cli_failf(verb, "--windows: '%s' must be 'one' or 'all'", val ? val : "");
+            o.all_windows = !strcmp(val, "all");
+            i++;
         } else if (!strcmp(a, "--wd")) {
             if (cli_parse_double(a, val, 0.0, 10.0, &dv)) return cli_fail(verb);
             o.weight_decay = dv;
@@ -125,13 +140,12 @@ int cli_train_chnn(int argc, char **argv, const char *model)
     if (imp_cmodel_kind_from_name(model, &kind)) return cli_fail(verb);
     imp_ctraj cart, gen;
     memset(&gen, 0, sizeof gen);
-    char sysname[64];
-    if (imp_ctraj_load_cartesian(data_path, &cart, sysname)) return cli_fail(verb);
     imp_csystem cs;
+    if (imp_ctraj_load(data_path, &cart, &cs)) return cli_fail(verb);
+    const char *sysname = cs.name;
     imp_cmodel m;
     double *params = NULL;
-    int st = imp_csystem_from_name(&cs, sysname);
-    if (!st) st = imp_cmodel_init(&m, kind, &cs, (int)hidden, 3);
+    int st = imp_cmodel_init(&m, kind, &cs, (int)hidden, 3);
     if (!st && !m.cartesian) st = imp_ctraj_to_generalised(&cs, &cart, &gen);
     if (st) {
         imp_ctraj_free(&cart);
@@ -230,15 +244,16 @@ int cli_eval_chnn(int argc, char **argv, const char *model_kind)
     double *params = NULL;
     if (imp_cmodel_load(model_path, &m, &params)) return cli_fail(verb);
     imp_ctraj test;
-    char sysname[64];
-    if (imp_ctraj_load_cartesian(data_path, &test, sysname)) {
+    imp_csystem cs;
+    if (imp_ctraj_load(data_path, &test, &cs)) {
         free(params);
         return cli_fail(verb);
     }
-    if (strcmp(sysname, m.sys.name)) {
+    if (strcmp(cs.name, m.sys.name) || strcmp(cs.full.source, m.sys.full.source)) {
         free(params);
         imp_ctraj_free(&test);
-        return cli_failf(verb, "%s: system '%s' differs from the model's '%s'", data_path, sysname, m.sys.name);
+        return cli_failf(verb, "%s: system '%s'%s differs from the model's '%s'", data_path, cs.name,
+                         strcmp(cs.name, m.sys.name) ? "" : " (another system file)", m.sys.name);
     }
     imp_ceval_result r;
     int st = imp_ceval(&m, params, &test, &eo, &r);
@@ -271,89 +286,4 @@ int cli_eval_chnn(int argc, char **argv, const char *model_kind)
     }
     imp_ceval_result_free(&r);
     return 0;
-}
-
-int cli_rollout_chnn(int argc, char **argv, const char *model_kind)
-{
-    if (model_kind && !is_mine(model_kind)) return CLI_NOT_MINE;
-    const char *verb = "rollout";
-    const char *model_path = NULL, *data_path = NULL, *state = NULL, *out = NULL;
-    long traj = 0, steps = -1;
-    double dt = 0;
-    imp_ceval_opts eo;
-    imp_ceval_opts_default(&eo);
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
-        int st = IMP_OK;
-        if (!strcmp(a, "--model")) model_path = val;
-        else if (!strcmp(a, "--data")) data_path = val;
-        else if (!strcmp(a, "--state")) state = val;
-        else if (!strcmp(a, "-o") || !strcmp(a, "--output")) out = val;
-        else if (!strcmp(a, "--trajectory")) st = cli_parse_long(a, val, 0, 100000000, &traj);
-        else if (!strcmp(a, "--steps")) st = cli_parse_long(a, val, 1, 100000000, &steps);
-        else if (!strcmp(a, "--dt")) st = cli_parse_double(a, val, 1e-9, 1e3, &dt);
-        else if (!strcmp(a, "--rtol")) {
-            st = cli_parse_double(a, val, 1e-14, 1.0, &eo.rtol);
-            eo.atol = eo.rtol * 1e-2;
-        } else return cli_failf(verb, "unknown option '%s' for a %s model (see --help)", a, model_kind);
-        if (st) return cli_fail(verb);
-        if (!val) return cli_failf(verb, "%s: missing value", a);
-        i++;
-    }
-    if (!model_path || !out) return cli_failf(verb, "needs --model FILE and -o FILE (see --help)");
-    if (!data_path == !state) return cli_failf(verb, "needs one of --data FILE or --state VALUES");
-    if (state && !(dt > 0)) return cli_failf(verb, "--dt: needed with --state (%s checkpoints hold no step)", model_kind);
-    imp_cmodel m;
-    double *params = NULL;
-    if (imp_cmodel_load(model_path, &m, &params)) return cli_fail(verb);
-    const imp_csystem *cs = &m.sys;
-    int cdim = 2 * cs->n_points * cs->d, st = IMP_OK;
-    double *x0 = malloc((size_t)cdim * sizeof(double));
-    imp_ctraj data = {0};
-    if (!x0) st = imp_fail(IMP_ERR_NOMEM, "rollout: out of memory");
-    if (!st && state) {
-        st = cli_parse_list("--state", state, cdim, "positions then velocities, Cartesian", x0);
-        if (!st && steps < 0) steps = 100;
-    } else if (!st) {
-        char sysname[64];
-        st = imp_ctraj_load_cartesian(data_path, &data, sysname);
-        if (!st && strcmp(sysname, cs->name))
-            st = imp_fail(IMP_ERR_INVALID, "%s: system '%s' differs from the model's '%s'", data_path, sysname,
-                          cs->name);
-        if (!st && data.dim != cdim)
-            st = imp_fail(IMP_ERR_SHAPE, "%s: state size %d, the model's system has %d", data_path, data.dim, cdim);
-        if (!st && traj >= data.n_traj)
-            st = imp_fail(IMP_ERR_INVALID, "--trajectory: %ld, the data has %d", traj, data.n_traj);
-        if (!st && dt > 0 && fabs(dt - data.dt) > 1e-12 * data.dt)
-            st = imp_fail(IMP_ERR_INVALID, "--dt: %g differs from the data's %g", dt, data.dt);
-        if (!st) {
-            dt = data.dt;
-            if (steps < 0) steps = data.T - 1;
-            memcpy(x0, data.z + (size_t)traj * data.T * cdim, (size_t)cdim * sizeof(double));
-        }
-    }
-    double *states = NULL, *t = NULL;
-    int T = (int)steps + 1;
-    if (!st) {
-        states = malloc((size_t)T * cdim * sizeof(double));
-        t = malloc((size_t)T * sizeof(double));
-        st = states && t ? imp_cmodel_rollout(&m, params, x0, T, dt, &eo, states)
-                         : imp_fail(IMP_ERR_NOMEM, "rollout: out of memory");
-    }
-    if (!st) {
-        for (int k = 0; k < T; k++) t[k] = k * dt;
-        imp_npz *z = imp_npz_new();
-        st = z ? imp_npz_add_f64(z, "states", 2, (size_t[]){(size_t)T, (size_t)cdim}, states)
-               : imp_fail(IMP_ERR_NOMEM, "out of memory");
-        if (!st) st = imp_npz_add_f64(z, "t", 1, (size_t[]){(size_t)T}, t);
-        if (!st) st = imp_npz_save(z, out);
-        imp_npz_free(z);
-    }
-    free(states);
-    free(t);
-    free(x0);
-    free(params);
-    imp_ctraj_free(&data);
-    return st ? cli_fail(verb) : 0;
 }

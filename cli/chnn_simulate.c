@@ -26,8 +26,10 @@ static void usage(FILE *f)
             "SYSTEM: %s\n"
             "\n"
             "options:\n"
-            "  --trajectories N  number of trajectories (default 100)\n"
-            "  --steps T         steps per trajectory, T+1 states (default: the system's, 99)\n"
+            "  --trajectories N  number of trajectories (default 100; system files without\n"
+            "                    --spread: 1, the start written in the file)\n"
+            "  --steps T         steps per trajectory, i.e. T+1 states (default: the system's;\n"
+            "                    the benchmarks' 99 steps are the reference's 100 states)\n"
             "  --dt H            time between saved states (default: the system's)\n"
             "  --noise S         Gaussian observation noise added to the saved states (default 0)\n"
             "  --seed K          random seed for initial states, noise and chunks (default 0)\n"
@@ -37,7 +39,10 @@ static void usage(FILE *f)
             "                    (L+1)-state window of a reference-length trajectory, as the\n"
             "                    reference's test rollouts (L = 4); saves rollout_offset\n"
             "                    (reference splits: train seed 0, validation 1, test 2)\n"
-            "  --spread S        system files: N(0, S) perturbation of the nominal state (default 0.1)\n"
+            "  --spread S        system files: random starts, the file's state plus S N(0, 1) on\n"
+            "                    every position and velocity, projected onto the constraints\n"
+            "                    (default 0: the file's state itself; a start off the\n"
+            "                    constraints is projected onto them with a warning)\n"
             "  --rtol R --atol A integrator tolerances (default 1e-10, 1e-12)\n"
             "  --system-file F   describe the system in a text file (docs/chnn-systems.md)\n"
             "  -o, --output F    output .npz (required)\n"
@@ -121,6 +126,47 @@ static void meta_parameters(imp_json *j, const imp_csys *s)
     imp_json_end_array(j);
 }
 
+/* The start written in a system file should lie on its constraints; if it
+ * does not, the simulation starts from its projection: say so, and by how
+ * much it moves. */
+static int warn_off_constraints(const imp_csys *s, const char *file)
+{
+    int N = imp_csys_ndof(s);
+    double *xv = malloc(4 * (size_t)N * sizeof(double));
+    imp_csys_work *w = imp_csys_work_new(s);
+    if (!xv || !w) {
+        free(xv);
+        imp_csys_work_free(w);
+        return imp_fail(IMP_ERR_NOMEM, "out of memory");
+    }
+    double *p = xv + 2 * N;
+    imp_csys_nominal_state(s, xv);
+    memcpy(p, xv, 2 * (size_t)N * sizeof(double));
+    double viol = imp_csys_violation(s, xv, xv + N), scale = 1;
+    for (int q = 0; q < 2 * N; q++) scale = fmax(scale, fabs(xv[q]));
+    int st = IMP_OK;
+    if (viol > 1e-9 * scale) {
+        imp_csys_project_opts o = {1e-13, 200};
+        st = imp_csys_project(s, p, p + N, &o, w);
+        if (!st) {
+            double dx = 0, dv = 0;
+            for (int q = 0; q < N; q++) {
+                dx = fmax(dx, fabs(p[q] - xv[q]));
+                dv = fmax(dv, fabs(p[N + q] - xv[N + q]));
+            }
+            fprintf(stderr,
+                    "impulse simulate: warning: %s: the state in the file is off the constraints "
+                    "(|(Phi, Phidot)| = %.3g); moved onto them, positions by up to %.3g, velocities by up to %.3g\n",
+                    file, viol, dx, dv);
+        } else {
+            imp_fail_context(st, "%s: the state in the file cannot be projected onto the constraints", file);
+        }
+    }
+    free(xv);
+    imp_csys_work_free(w);
+    return st;
+}
+
 int cli_simulate_chnn(int argc, char **argv, const char *system)
 {
     const char *system_file = NULL;
@@ -129,8 +175,8 @@ int cli_simulate_chnn(int argc, char **argv, const char *system)
     int mine = is_my_system(system) || has_flag(argc, argv, "--system-file");
     if (!mine) return CLI_NOT_MINE;
 
-    long n_traj = 100, steps = -1, seed = 0, chunk = 0, rollout_L = 0;
-    double dt = 0, noise = 0, spread = 0.1, rtol = 1e-10, atol = 1e-12;
+    long n_traj = -1, steps = -1, seed = 0, chunk = 0, rollout_L = 0;
+    double dt = 0, noise = 0, spread = -1, rtol = 1e-10, atol = 1e-12;
     const char *out = NULL;
     int quiet = 0, st = IMP_OK;
     for (int i = 1; i < argc; i++) {
@@ -169,6 +215,19 @@ int cli_simulate_chnn(int argc, char **argv, const char *system)
     imp_csys s;
     st = system_file ? imp_csys_load(&s, system_file) : imp_chnn_system(&s, system);
     if (st) return cli_fail(VERB);
+    if (system_file) {
+        if (spread < 0) spread = 0;
+        if (n_traj < 0) n_traj = spread > 0 || rollout_L > 0 ? 100 : 1;
+        if (n_traj > 1 && spread == 0 && rollout_L == 0)
+            return cli_failf(VERB, "--trajectories %ld: without --spread every trajectory starts at the state "
+                             "written in %s (add --spread S for random starts around it)", n_traj, system_file);
+        if ((st = warn_off_constraints(&s, system_file))) return cli_fail(VERB);
+    } else {
+        if (spread >= 0) return cli_failf(VERB, "--spread: only for --system-file (the benchmarks draw "
+                                          "from the reference's distributions)");
+        spread = 0;
+        if (n_traj < 0) n_traj = 100;
+    }
     if (dt == 0) dt = s.dt > 0 ? s.dt : 0.03;
     if (steps < 0) steps = s.n_steps > 0 ? s.n_steps : 99;
     long T = steps + 1;
@@ -302,7 +361,10 @@ int cli_simulate_chnn(int argc, char **argv, const char *system)
         imp_json_kv_string(&j, "tool", "impulse");
         imp_json_kv_string(&j, "version", IMP_VERSION_STRING);
         imp_json_kv_string(&j, "system", s.name);
-        if (system_file) imp_json_kv_string(&j, "system_file", system_file);
+        if (system_file) {
+            imp_json_kv_string(&j, "system_file", system_file);
+            imp_json_kv_string(&j, "system_text", s.source);
+        }
         imp_json_kv_int(&j, "d", s.d);
         imp_json_kv_int(&j, "n_points", s.n_points);
         imp_json_kv_int(&j, "n_bodies", s.n_bodies);

@@ -59,7 +59,9 @@ static int next_item(const char *opt, const char **p, char *item, size_t cap)
     return IMP_OK;
 }
 
-int cli_parse_double_list(const char *opt, const char *text, double *out, int max, int *n)
+/* A comma-separated list, each item through `one` into element k of out. */
+static int parse_list(const char *opt, const char *text, int max, int *n,
+                      int (*one)(const char *opt, const char *item, void *out, int k), void *out)
 {
     *n = 0;
     if (!text || !*text) return imp_fail(IMP_ERR_INVALID, "%s: missing value", opt);
@@ -68,7 +70,7 @@ int cli_parse_double_list(const char *opt, const char *text, double *out, int ma
     while (*p) {
         if (*n >= max) return imp_fail(IMP_ERR_INVALID, "%s: more than %d numbers", opt, max);
         int st = next_item(opt, &p, item, sizeof item);
-        if (!st) st = imp_num_parse_double(item, opt, &out[*n]);
+        if (!st) st = one(opt, item, out, *n);
         if (st) return st;
         (*n)++;
         if (!*p && p[-1] == ',') return imp_fail(IMP_ERR_INVALID, "%s: '%s' ends with a comma", opt, text);
@@ -76,21 +78,28 @@ int cli_parse_double_list(const char *opt, const char *text, double *out, int ma
     return IMP_OK;
 }
 
+static int one_double(const char *opt, const char *item, void *out, int k)
+{
+    return imp_num_parse_double(item, opt, (double *)out + k);
+}
+
+typedef struct long_range { long lo, hi, *out; } long_range;
+
+static int one_long(const char *opt, const char *item, void *out, int k)
+{
+    long_range *r = out;
+    return cli_parse_long(opt, item, r->lo, r->hi, r->out + k);
+}
+
+int cli_parse_double_list(const char *opt, const char *text, double *out, int max, int *n)
+{
+    return parse_list(opt, text, max, n, one_double, out);
+}
+
 int cli_parse_long_list(const char *opt, const char *text, long lo, long hi, long *out, int max, int *n)
 {
-    *n = 0;
-    if (!text || !*text) return imp_fail(IMP_ERR_INVALID, "%s: missing value", opt);
-    const char *p = text;
-    char item[64];
-    while (*p) {
-        if (*n >= max) return imp_fail(IMP_ERR_INVALID, "%s: more than %d numbers", opt, max);
-        int st = next_item(opt, &p, item, sizeof item);
-        if (!st) st = cli_parse_long(opt, item, lo, hi, &out[*n]);
-        if (st) return st;
-        (*n)++;
-        if (!*p && p[-1] == ',') return imp_fail(IMP_ERR_INVALID, "%s: '%s' ends with a comma", opt, text);
-    }
-    return IMP_OK;
+    long_range r = {lo, hi, out};
+    return parse_list(opt, text, max, n, one_long, &r);
 }
 
 int cli_progress_enabled(void)

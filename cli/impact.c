@@ -718,6 +718,14 @@ static void report_convention(text *t, const imp_impact_eval *e, const imp_impac
     tprintf(t, "| Best Post Hoc | %.4f | %.4f | | | | |\n", e->bph_mean_error_table1, e->bph_mean_error_identified);
     tprintf(t, "| IRB bound, velocity metric | %.4f | | | | | |\n", e->irb_velocity_mean_error);
     tprintf(t, "| IRB bound, momentum metric | %.4f | | | | | |\n", e->irb_momentum_mean_error);
+    for (int m = 0; m < IMP_IMPACT_MODEL_COUNT; m++)
+        for (int k = 0; k < 2; k++) {
+            const imp_law_stats *ls = k ? &e->model[m].at_identified : &e->model[m].at_table1;
+            if (ls->failures)
+                tprintf(t, "\nNote: %s has no solution on %zu impacts at %s parameters (first: impact %zu); its "
+                        "errors above are over the other impacts.\n", imp_impact_model_title((imp_impact_model)m),
+                        ls->failures, k ? "identified" : "Table 1", ls->first_failure);
+        }
 }
 
 static void add_error_panel(imp_figure *f, int panel, const char *conv, const double *errors, size_t n)

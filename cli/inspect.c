@@ -10,19 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *dtype_text(imp_dtype t)
-{
-    switch (t) {
-    case IMP_F64: return "float64";
-    case IMP_F32: return "float32";
-    case IMP_I64: return "int64";
-    case IMP_I32: return "int32";
-    case IMP_U8: return "uint8";
-    case IMP_BOOL: return "bool";
-    default: return "string";
-    }
-}
-
 static void usage(FILE *f)
 {
     fprintf(f, "usage: impulse inspect FILE\n"
@@ -57,7 +44,7 @@ int cli_inspect(int argc, char **argv)
     for (size_t i = 0; i < imp_npz_count(z); i++) {
         const imp_npy_array *a = imp_npz_at(z, i);
         if (!strcmp(a->name, "meta")) continue;
-        printf("  %-16s %-8s (", a->name, dtype_text(a->dtype));
+        printf("  %-16s %-8s (", a->name, imp_dtype_name(a->dtype));
         for (int k = 0; k < a->ndim; k++) printf(k ? ", %zu" : "%zu", a->shape[k]);
         printf(a->ndim == 1 ? ",)\n" : ")\n");
     }

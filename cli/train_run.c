@@ -32,7 +32,10 @@ int cli_run_open(cli_run *r, const char *verb, const char *out, const char *log_
     const char *e = getenv("IMPULSE_PROGRESS");
     if (e && !strcmp(e, "0")) r->quiet = 1;
     r->every = 30.0;
-    if ((e = getenv("IMPULSE_PROGRESS_SECONDS"))) r->every = atof(e) > 0 ? atof(e) : r->every;
+    double every;
+    if ((e = getenv("IMPULSE_PROGRESS_SECONDS")) && !cli_parse_double("IMPULSE_PROGRESS_SECONDS", e, 0.01, 1e6, &every))
+        r->every = every;
+    imp_clear_error();
     r->t_start = r->last_print = imp_time_now();
     int to_stdout = !strcmp(out, "-"); /* the model to standard output: no state, no default log */
     if (!to_stdout && (size_t)snprintf(r->state_path, sizeof r->state_path, "%s.state.npz", out) >= sizeof r->state_path)
@@ -48,8 +51,13 @@ int cli_run_open(cli_run *r, const char *verb, const char *out, const char *log_
     } else {
         snprintf(r->log_path, sizeof r->log_path, "%s", log_path);
     }
+    if (!resume && r->state_path[0] && !access(r->state_path, F_OK))
+        fprintf(stderr, "impulse %s: notice: %s holds an interrupted run; this new run replaces it (to continue that "
+                        "one instead, stop and add --resume %s)\n", verb, r->state_path, r->state_path);
     r->log = fopen(log_path, resume ? "a" : "w");
-    if (!r->log) return cli_failf(verb, "--log: cannot open '%s': %s", log_path, strerror(errno));
+    if (!r->log)
+        return cli_failf(verb, "cannot open the training log '%s': %s (--log FILE puts it elsewhere)", log_path,
+                         strerror(errno));
     cli_catch_stop_signals();
     return 0;
 }
@@ -79,7 +87,12 @@ int cli_run_on_epoch(const imp_epoch_info *info, void *user)
         if (t) {
             fputs(t, r->log);
             fputc('\n', r->log);
-            fflush(r->log);
+            if (fflush(r->log) || ferror(r->log)) {
+                fprintf(stderr, "impulse %s: warning: training log %s: write failed (%s); training goes on without it\n",
+                        r->verb, r->log_path, strerror(errno));
+                fclose(r->log);
+                r->log = NULL;
+            }
         }
         imp_json_free(&j);
     }

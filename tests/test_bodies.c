@@ -491,7 +491,7 @@ static void test_errors(void)
     }
     CHECK_FAILS(imp_csys_load(&s, "/nonexistent/system.txt"), IMP_ERR_IO);
     /* below the smallest normal double is still a number; an axis in range is used */
-    CHECK_OK(imp_csys_parse(&s, "dim 2\nbody a mass 1e-308 position 1 0\ntether a length 1\ngravity 9.81 axis 0\n", "t.txt"));
+    CHECK_OK(imp_csys_parse(&s, "dim 2\nbody a mass 1e-308 position 1 0\ngravity 9.81 axis 0\n", "t.txt"));
     CHECK(s.n_bodies == 1 && s.bodies[0].mass == 1e-308 && s.n_pots == 1 && s.pots[0].axis == 0);
 }
 

@@ -12,19 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 
-static int run(const char *args, char *out, size_t cap)
-{
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd, "IMPULSE_PROGRESS=0 %s 2>&1", args);
-    FILE *p = popen(cmd, "r");
-    if (!p) return -1;
-    size_t n = fread(out, 1, cap - 1, p);
-    out[n] = '\0';
-    int st = pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
+static int run(const char *command, char *out, size_t cap) { return test_run_command(command, out, cap); }
 
 /* A copy of the trajectory file with `from` replaced by `to` in its meta. */
 static int edit_meta(const char *src, const char *dst, const char *from, const char *to)

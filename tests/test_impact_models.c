@@ -457,8 +457,19 @@ static void test_ap_newton_backward(void)
     CHECK_CLOSE(P[0], -0.2 * P[1], 1e-12, 0);
 }
 
+/* The data set's object: k_g = sqrt((a^2 + b^2)/5) with a = 35 mm, b = 25 mm
+ * (I = m (a^2 + b^2)/5, reference sec 4), not the rounded 0.0192 m. */
+static void test_object(void)
+{
+    imp_impact_object o = imp_impact_object_ellipse();
+    CHECK_CLOSE(o.kg, sqrt((0.035 * 0.035 + 0.025 * 0.025) / 5.0), 1e-15, 0);
+    CHECK_CLOSE(o.mass * o.kg * o.kg, 1.3468e-5, 1e-4, 0); /* the reference's I, given to 5 digits */
+    printf("object: m = %g kg, k_g = %.6f m, I = %.5g kg m^2\n", o.mass, o.kg, o.mass * o.kg * o.kg);
+}
+
 int main(void)
 {
+    test_object();
     test_ap_newton_backward();
     test_frictionless();
     test_properties();

@@ -177,6 +177,12 @@ int main(void)
     expect_error("import imp_bad.h5 -o x.npz", "not an HDF5");
     expect_error("import imp_raw.csv --q z --qdot vz", "-o");
     expect_error("train cdl --data imp_csv.npz --contact-labels first -o x.npz", "--contact-labels");
+    CHECK(run("reproduce your-data --help", err, sizeof err) == 0);
+    expect_error("reproduce your-data --seeds 0", "--seeds");
+    expect_error("reproduce your-data --system bouncing-ball", "--system");
+    expect_error("simulate compliant-ball --stiffness -1 -o x.npz", "--stiffness");
+    expect_error("inspect imp_raw.txt", "unknown format");
+    expect_error("inspect does_not_exist.npz", "does_not_exist.npz");
     imp_trajset_free(&ts);
     TEST_MAIN_END();
 }

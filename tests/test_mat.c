@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <zlib.h>
 
@@ -35,17 +34,7 @@ static void spit(const char *path, const unsigned char *b, size_t len)
 }
 
 /* Run the CLI; stdout+stderr into out; the exit code, or -1 for a signal. */
-static int run(const char *env_args, char *out, size_t cap)
-{
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd, "IMPULSE_PROGRESS=0 %s 2>&1", env_args);
-    FILE *p = popen(cmd, "r");
-    if (!p) return -1;
-    size_t n = fread(out, 1, cap - 1, p);
-    out[n] = '\0';
-    int st = pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
+static int run(const char *command, char *out, size_t cap) { return test_run_command(command, out, cap); }
 
 static int one_error_line(const char *out)
 {

@@ -4,6 +4,7 @@
  * training states that continue bit-identically. */
 #include "impulse/impulse.h"
 #include "test.h"
+#include "train/train_internal.h"
 
 #include <unistd.h>
 
@@ -211,8 +212,54 @@ static void test_chnn(void)
     imp_ctraj_free(&data);
 }
 
+/* The guard itself on a scripted loss sequence: the best epoch's
+ * parameters come back when the loss jumps past diverge_factor times the
+ * best or turns NaN; with factor 0 only NaN stops. */
+static int run_script(const double *losses, int n, double factor, int *best_epoch, double *p_out, char *msg)
+{
+    imp_train_hooks h;
+    imp_train_hooks_default(&h);
+    h.diverge_factor = factor;
+    double p = 0;
+    imp_track t;
+    if (imp_track_init(&t, &h, n, &p, 1)) return -100;
+    imp_track_initial_loss(&t, 10.0);
+    int st = IMP_OK, stop = 0;
+    for (int e = 0; e < n && !st; e++) {
+        p = 100 + e + 1; /* the parameters after epoch e + 1 */
+        imp_loss_part part = {"total", losses[e]};
+        st = imp_track_epoch(&t, &p, &part, 1, 0.1, &stop);
+    }
+    if (st) snprintf(msg, 256, "%s", imp_last_error());
+    imp_track_end(&t, st, &p);
+    *best_epoch = t.best_epoch;
+    *p_out = p;
+    imp_track_free(&t);
+    return st;
+}
+
+static void test_guard(void)
+{
+    const double up[] = {5, 3, 2, 2.5, 5000, 1};
+    int be;
+    double p;
+    char msg[256] = "";
+    CHECK(run_script(up, 6, 1e3, &be, &p, msg) == IMP_ERR_NUMERIC);
+    CHECK(be == 3 && p == 103);
+    CHECK_MSG(strstr(msg, "epoch 5 of 6") && strstr(msg, "best model (epoch 3, loss 2)"), "%s", msg);
+    CHECK(run_script(up, 6, 0, &be, &p, msg) == IMP_OK && p == 106);
+    const double nan_at_2[] = {5, NAN, 1};
+    CHECK(run_script(nan_at_2, 3, 0, &be, &p, msg) == IMP_ERR_NUMERIC);
+    CHECK(be == 1 && p == 101);
+    /* before any epoch the reference is the first minibatch's loss (10) */
+    const double first[] = {20000, 1};
+    CHECK(run_script(first, 2, 1e3, &be, &p, msg) == IMP_ERR_NUMERIC);
+    CHECK(be == 0 && p == 0);
+}
+
 int main(void)
 {
+    test_guard();
     imp_blas_init();
     imp_trajset ts;
     CHECK_OK(ball(&ts));

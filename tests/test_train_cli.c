@@ -253,9 +253,10 @@ static void test_rollout(void)
     CHECK_MSG(rc == 0, "exit %d: %s", rc, err);
     imp_npz *z = NULL;
     const double *st = NULL;
-    size_t sh[2] = {0, 0};
+    size_t sh[4] = {0, 0, 0, 0};
     CHECK_OK(imp_npz_load(&z, DIR_ "/roll.npz"));
-    if (z) CHECK_OK(imp_npz_get_f64(z, "states", 2, (size_t[]){21, 8}, &st, sh));
+    /* z: (steps + 1, x/v, points, d), the layout of the trajectory files */
+    if (z) CHECK_OK(imp_npz_get_f64(z, "z", 4, (size_t[]){21, 2, 2, 2}, &st, sh));
     imp_ctraj data;
     char sys[64];
     CHECK_OK(imp_ctraj_load_cartesian(DIR_ "/pc.npz", &data, sys));

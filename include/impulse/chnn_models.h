@@ -47,8 +47,15 @@ typedef struct imp_csystem {
 /* A benchmark by name (imp_chnn_system: "pendulum-chain:N",
  * "coupled-pendulums:N", "magnet-pendulum", "gyroscope", "rotor"). */
 int imp_csystem_from_name(imp_csystem *cs, const char *name);
-/* Wrap an already built description (e.g. from a system file). */
+/* Wrap an already built description (e.g. from a system file). A system
+ * file's description has no generalised coordinates; the baselines (HNN,
+ * DeLaN, NODE) then use its Cartesian coordinates (n_gen = N <=
+ * IMP_CSYS_MAX_GEN, no angles) without the constraints. */
 int imp_csystem_from_csys(imp_csystem *cs, const imp_csys *s);
+/* The system a dataset's or checkpoint's meta JSON describes: the text of
+ * its system file (key "system_text") if present, else the built-in
+ * benchmark named by "system". `what` (the file name) prefixes messages. */
+int imp_csystem_from_meta(imp_csystem *cs, const char *meta, const char *what);
 /* Phi (n_rows) and Phi_dot (n_rows) of one Cartesian state y = (x, v). */
 void imp_csystem_violation(const imp_csystem *cs, const double *y, double *phi, double *phidot);
 /* True total energy of one Cartesian state y = (x, v). */
@@ -135,8 +142,12 @@ typedef struct imp_ctraj {
     double *z;     /* owned */
 } imp_ctraj;
 void imp_ctraj_free(imp_ctraj *t);
-/* Load a trajectory file: arrays "x" and "v" (n_traj x T x n x d), "t" (T),
- * meta JSON with "system". Writes the system name into sys_name (64 bytes). */
+/* Load a trajectory file: arrays "z" (n_traj x T x 2 x n x d) or "x" and
+ * "v" (n_traj x T x n x d), "t" (T), meta JSON with "system" (and
+ * "system_text" for a system described in a file; see
+ * imp_csystem_from_meta). sys (may be NULL) receives the system. */
+int imp_ctraj_load(const char *path, imp_ctraj *out, imp_csystem *sys);
+/* The same, writing only the system name into sys_name (64 bytes). */
 int imp_ctraj_load_cartesian(const char *path, imp_ctraj *out, char *sys_name);
 /* Convert Cartesian trajectories to the generalised coordinates of sys
  * (angles unwrapped along time). */
@@ -156,6 +167,11 @@ typedef struct imp_ctrain_opts {
                             * is cut into this many contiguous slices, one per thread
                             * (see imp_ctrain_pool); the same seed and thread count give
                             * bit-identical results, other counts agree to rounding */
+    int warmup_steps;      /* linear learning-rate warm-up over the first optimiser steps:
+                            * step t < W uses lr (t + 1) / W. -1 (default): 20 for HNN, DeLaN
+                            * and NODE, 0 for CHNN and CLNN (see imp_ctrain_warmup_steps) */
+    int all_windows;       /* 0 (reference): one random window per trajectory; 1: every
+                            * non-overlapping window of every trajectory (long trajectories) */
     int verbose;           /* progress callback every epoch if set */
     void (*progress)(void *user, int epoch, double loss, double seconds);
     void *progress_user;
@@ -179,6 +195,10 @@ typedef struct imp_ctrain_result {
  * the reference. chunks: n_chunks x (steps+1) x dim (malloc'd). */
 int imp_ctrain_make_chunks(const imp_ctraj *data, int n_chunks, int chunk_steps, imp_rng *rng,
                            double **chunks, int *n_out);
+/* Every window: all T / (steps+1) non-overlapping windows of every
+ * trajectory in order (trajectory 0's first), the first n_chunks of them. */
+int imp_ctrain_all_windows(const imp_ctraj *data, int n_chunks, int chunk_steps, double **chunks,
+                           int *n_out);
 /* L1 loss of one batch of chunks (B x (S+1) x dim) under RK4 with step dt,
  * mean over every entry including t0 (as the reference); if grad != NULL,
  * accumulates dL/dtheta. traj/traj_bar: (S+1) x B x dim each. If w has at
@@ -216,6 +236,12 @@ int imp_ctrain_pool_loss(imp_ctrain_pool *p, const double *params, const double 
                          double *grad, double *loss);
 void imp_ctrain_pool_free(imp_ctrain_pool *p);
 
+/* The warm-up length imp_ctrain uses for this model and options. Adam's
+ * first steps move every weight by about lr whatever its gradient; for the
+ * learned mass matrices of HNN and DeLaN (and NODE's vector field) a
+ * full-size first step at lr 3e-3 can make M(q) nearly singular and the
+ * rollout diverge in epoch 0. */
+int imp_ctrain_warmup_steps(const imp_cmodel *m, const imp_ctrain_opts *o);
 /* Train with opts->threads threads (an imp_ctrain_pool per run). */
 int imp_ctrain(const imp_cmodel *m, double *params, const imp_ctraj *data,
                const imp_ctrain_opts *opts, imp_ctrain_result *res);

@@ -79,7 +79,9 @@ int imp_chnn_chunks(const double *traj, int n_traj, int T, int dim, int L, imp_r
  *   coupled/magnet: (phi, theta) per bob in the reference's frame rotated
  *     90 degrees about y: x - a = l (-cos theta, sin theta sin phi, sin theta cos phi);
  *   gyroscope: ZXZ Euler angles (R = Rz(phi) Rx(theta) Rz(psi)) and their rates;
- *   rotor: centre of mass, then ZXZ Euler angles.
+ *   rotor: centre of mass, then ZXZ Euler angles;
+ *   custom systems (files) with n_gen = N: the Cartesian coordinates
+ *     themselves, no angles (what imp_csystem_from_csys gives the baselines).
  * Angles come out in (-pi, pi] (theta in [0, pi]); use imp_chnn_unwrap on a
  * trajectory. */
 int imp_chnn_to_generalized(const imp_csys *s, const double *xv, double *qv);

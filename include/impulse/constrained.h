@@ -49,6 +49,8 @@ extern "C" {
 #define IMP_CSYS_MAX_TERMS 8
 #define IMP_CSYS_MAX_GEN 32
 #define IMP_CSYS_NAME_LEN 64
+/* Capacity of the system-file text a description keeps (imp_csys.source). */
+#define IMP_CSYS_SOURCE_LEN 16384
 
 typedef struct imp_cbody {
     char name[32];
@@ -145,6 +147,10 @@ typedef struct imp_csys {
     /* generalised coordinates for the baselines (0 if none) */
     int n_gen;
     int gen_is_angle[IMP_CSYS_MAX_GEN];
+    /* The text of the system file it was read from ("" for systems built
+     * in C): datasets and checkpoints store it (meta "system_text") so that
+     * they can be used without the file. */
+    char source[IMP_CSYS_SOURCE_LEN];
 } imp_csys;
 
 /* ---- building a system ---- */
@@ -181,7 +187,10 @@ int imp_csys_add_magnet(imp_csys *s, int body, double q, const double *pos,
 int imp_csys_validate(const imp_csys *s);
 
 /* ---- system files (format in docs/chnn-systems.md) ----
- * Errors name the file and line, e.g. "pend.txt:7: link: unknown body 'b3'". */
+ * Errors name the file and line, e.g. "pend.txt:7: link: unknown body 'b3'".
+ * The text is kept in s->source (at most IMP_CSYS_SOURCE_LEN - 1
+ * characters, longer files fail), and the constraint set is checked
+ * (imp_csys_check_constraints). */
 int imp_csys_parse(imp_csys *s, const char *text, const char *filename);
 int imp_csys_load(imp_csys *s, const char *path);
 
@@ -257,6 +266,24 @@ int imp_csys_project_state(const imp_csys *s, double *x, double *v, const imp_cs
 /* Check that DPhi(x) has full row rank; on failure names the first
  * constraint whose rows depend on the earlier ones. */
 int imp_csys_check_rank(const imp_csys *s, const double *x, imp_csys_work *w);
+
+/* The nominal state of a description: body centres at their `position`,
+ * velocities `velocity`, extended bodies' axis points at centre + unit
+ * coordinate axes (frames aligned with the coordinate axes). xv: 2N. */
+void imp_csys_nominal_state(const imp_csys *s, double *xv);
+/* Check the constraint set as a whole, one constraint at a time in the
+ * order given: starting near the nominal state, the first k constraints
+ * must be satisfiable together and their rows independent at a generic
+ * point of their manifold. Fails (IMP_ERR_INVALID) naming the first
+ * constraint and its line that is
+ *   - redundant: its rows depend on the earlier ones wherever they hold
+ *     (e.g. the same link twice, a tether implied by others);
+ *   - degenerate: its gradient vanishes (e.g. a tether to the point where
+ *     the body is anchored by a joint);
+ *   - unsatisfiable: no configuration meets it together with the earlier
+ *     ones (e.g. two tethers 1 apart and a link of length 3).
+ * imp_csys_parse runs it on every system file. */
+int imp_csys_check_constraints(const imp_csys *s);
 
 #ifdef __cplusplus
 }

@@ -31,6 +31,9 @@ typedef enum imp_dtype {
     IMP_UNICODE  /* '<U<n>' (UTF-32LE), used for metadata strings */
 } imp_dtype;
 
+/* "float64", "float32", "int64", "int32", "uint8", "bool", "unicode string". */
+const char *imp_dtype_name(imp_dtype dt);
+
 typedef struct imp_npy_array {
     char *name;                      /* member name without ".npy" */
     imp_dtype dtype;

@@ -42,9 +42,10 @@ typedef struct imp_epoch_info {
     double best_loss;
 } imp_epoch_info;
 
-/* Called after every epoch; return 0 to go on, non-zero to stop the run
- * cleanly after this epoch (the parameters become the best model's and the
- * report says IMP_TRAIN_STOPPED). */
+/* Called after every epoch, in the thread that called the training
+ * function; return 0 to go on, non-zero to stop the run cleanly after this
+ * epoch (the parameters become the best model's, the training state is
+ * written if one is kept, and the report says IMP_TRAIN_STOPPED). */
 typedef int (*imp_epoch_fn)(const imp_epoch_info *info, void *user_data);
 
 enum imp_train_stop {

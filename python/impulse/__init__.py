@@ -182,7 +182,7 @@ def simulate(system: str | None = None, *, trajectories: int = 1, steps: int | N
              dt: float | None = None, noise: float = 0.0, seed: int = 0, restitution: float | None = None,
              gravity: float | None = None, length: float | None = None, q0: float | None = None,
              v0: float | None = None, randomize: bool | None = None, system_file: str | None = None,
-             spread: float = 0.1, rollout_start: int = 0, rtol: float = 1e-10, atol: float = 1e-12) -> Dataset:
+             spread: float = 0.0, rollout_start: int = 0, rtol: float = 1e-10, atol: float = 1e-12) -> Dataset:
     """Simulate a system into a Dataset (as `impulse simulate`, same seed, same numbers).
 
     system: a contact system (pendulum, bouncing-ball, newtons-cradle) or a
@@ -193,8 +193,9 @@ def simulate(system: str | None = None, *, trajectories: int = 1, steps: int | N
     Contact systems: restitution, gravity, length (pendulum), q0, v0 (first
         trajectory's initial state), randomize (later trajectories random).
         `steps` counts samples; defaults are the paper's experiments.
-    Constrained systems: spread (system files: perturbation of the nominal
-        state), rollout_start (L > 0: start at a random (L+1)-state window of a
+    Constrained systems: spread (system files: random starts, the file's
+        state plus spread N(0, 1), projected onto the constraints; 0, the
+        default, simulates the file's state itself: one trajectory), rollout_start (L > 0: start at a random (L+1)-state window of a
         reference trajectory, as the reference's test sets), rtol, atol.
         `steps` counts steps (states = steps + 1).
     """
@@ -221,6 +222,9 @@ def simulate(system: str | None = None, *, trajectories: int = 1, steps: int | N
             os.unlink(p)
     if system is None and system_file is None:
         raise Error("simulate: give a system name or system_file")
+    if system_file is not None and trajectories > 1 and not spread > 0:
+        raise Error(f"simulate: trajectories={trajectories}: without spread every trajectory starts at the state "
+                    f"written in {system_file} (give spread > 0 for random starts around it)")
     sysb = system.encode() if system_file is None else None
     filb = os.fsencode(system_file) if system_file is not None else None
     ints = [ctypes.c_int() for _ in range(4)]

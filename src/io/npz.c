@@ -184,7 +184,7 @@ int imp_npz_set_meta(imp_npz *z, const char *json) { return imp_npz_add_string(z
 
 /* ---------------- typed getters ---------------- */
 
-static const char *dtype_name(imp_dtype dt)
+const char *imp_dtype_name(imp_dtype dt)
 {
     switch (dt) {
     case IMP_F64: return "float64";
@@ -244,7 +244,7 @@ int imp_npz_get_f64(const imp_npz *z, const char *name, int ndim, const size_t *
     const imp_npy_array *a = find_or_fail(z, name, &st);
     if (!a) return st;
     if (a->dtype != IMP_F64)
-        return imp_fail(IMP_ERR_SHAPE, "%s: expected float64 ('<f8'), found %s", name, dtype_name(a->dtype));
+        return imp_fail(IMP_ERR_SHAPE, "%s: expected float64 ('<f8'), found %s", name, imp_dtype_name(a->dtype));
     if ((st = check_shape(a, name, ndim, expect_shape))) return st;
     if ((st = imp_check_finite(a->data, a->count, name))) return st;
     if (data) *data = a->data;
@@ -283,7 +283,7 @@ int imp_npz_get_i64_copy(const imp_npz *z, const char *name, int ndim, const siz
     const imp_npy_array *a = find_or_fail(z, name, &st);
     if (!a) return st;
     if (a->dtype != IMP_I64 && a->dtype != IMP_I32 && a->dtype != IMP_U8 && a->dtype != IMP_BOOL)
-        return imp_fail(IMP_ERR_SHAPE, "%s: expected an integer array, found %s", name, dtype_name(a->dtype));
+        return imp_fail(IMP_ERR_SHAPE, "%s: expected an integer array, found %s", name, imp_dtype_name(a->dtype));
     if ((st = check_shape(a, name, ndim, expect_shape))) return st;
     int64_t *out = malloc((a->count ? a->count : 1) * sizeof *out);
     if (!out) return imp_fail(IMP_ERR_NOMEM, "%s: %zu integers", name, a->count);
@@ -310,7 +310,7 @@ int imp_npz_get_string(const imp_npz *z, const char *name, char **text)
     if (!a) return st;
     if (a->dtype != IMP_UNICODE || a->ndim != 0)
         return imp_fail(IMP_ERR_SHAPE, "%s: expected a 0-d unicode string, found %d-d %s", name, a->ndim,
-                        dtype_name(a->dtype));
+                        imp_dtype_name(a->dtype));
     if (!text) return imp_fail(IMP_ERR_INVALID, "%s: text is NULL", name);
     return imp_utf32_to_utf8(a->data, a->item_size / 4, text, name);
 }

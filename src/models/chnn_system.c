@@ -4,7 +4,10 @@
 #include "impulse/chnn_models.h"
 #include "impulse/chnn_systems.h"
 
+#include "impulse/io.h"
+
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int imp_csystem_from_csys(imp_csystem *cs, const imp_csys *s)
@@ -12,6 +15,14 @@ int imp_csystem_from_csys(imp_csystem *cs, const imp_csys *s)
     if (!cs || !s) return imp_fail(IMP_ERR_INVALID, "system: NULL");
     memset(cs, 0, sizeof *cs);
     cs->full = *s;
+    /* A system without generalised coordinates (a system file): the
+     * baselines (HNN, DeLaN, NODE) see its Cartesian coordinates, without
+     * the constraints. */
+    if (s->kind == IMP_CSYS_CUSTOM && s->n_gen == 0 && imp_csys_ndof(s) <= IMP_CSYS_MAX_GEN) {
+        cs->full.n_gen = imp_csys_ndof(s);
+        memset(cs->full.gen_is_angle, 0, sizeof cs->full.gen_is_angle);
+    }
+    s = &cs->full;
     snprintf(cs->name, sizeof cs->name, "%s", s->name);
     cs->d = s->d;
     cs->n_points = s->n_points;
@@ -30,10 +41,43 @@ int imp_csystem_from_csys(imp_csystem *cs, const imp_csys *s)
 int imp_csystem_from_name(imp_csystem *cs, const char *name)
 {
     if (!cs || !name) return imp_fail(IMP_ERR_INVALID, "system: NULL");
-    int st = imp_chnn_system(&cs->full, name);
-    if (st) return st;
-    imp_csys s = cs->full;
-    return imp_csystem_from_csys(cs, &s);
+    imp_csys *s = malloc(sizeof *s);
+    if (!s) return imp_fail(IMP_ERR_NOMEM, "system: out of memory");
+    int st = imp_chnn_system(s, name);
+    if (!st) st = imp_csystem_from_csys(cs, s);
+    free(s);
+    return st;
+}
+
+int imp_csystem_from_meta(imp_csystem *cs, const char *meta, const char *what)
+{
+    if (!cs || !meta) return imp_fail(IMP_ERR_INVALID, "system: NULL");
+    const char *src = what ? what : "meta";
+    size_t cap = strlen(meta) + 1;
+    char *text = malloc(cap);
+    imp_csys *s = malloc(sizeof *s);
+    int st = text && s ? IMP_OK : imp_fail(IMP_ERR_NOMEM, "system: out of memory");
+    if (!st && imp_json_get_string(meta, "system_text", text, cap) == IMP_OK) {
+        char label[300];
+        snprintf(label, sizeof label, "%s: meta \"system_text\"", src);
+        st = imp_csys_parse(s, text, label);
+        if (!st) st = imp_csystem_from_csys(cs, s);
+    } else if (!st) {
+        imp_clear_error();
+        char name[IMP_CSYS_NAME_LEN];
+        if (imp_json_get_string(meta, "system", name, sizeof name)) {
+            st = imp_fail(IMP_ERR_FORMAT, "%s: meta: missing \"system\"", src);
+        } else if ((st = imp_chnn_system(s, name)) == IMP_ERR_NOT_FOUND) {
+            st = imp_fail(IMP_ERR_NOT_FOUND,
+                          "%s: system '%s': not built in (%s) and the file carries no \"system_text\" "
+                          "(simulate it again with --system-file)",
+                          src, name, imp_chnn_system_names());
+        }
+        if (!st) st = imp_csystem_from_csys(cs, s);
+    }
+    free(text);
+    free(s);
+    return st;
 }
 
 void imp_csystem_violation(const imp_csystem *cs, const double *y, double *phi, double *phidot)

@@ -13,6 +13,17 @@ static double normal_dot(const imp_contact_geometry *g, const imp_contact_pair *
     return imp_contact_normal_velocity(g, (int)(c - g->pairs), v);
 }
 
+/* Adds s * dir to the relative-velocity adjoint of pair c (body j +, body i -). */
+static void scatter_rel(const imp_contact_geometry *g, const imp_contact_pair *c, const double *dir, double s,
+                        double *v_bar)
+{
+    if (!v_bar) return;
+    for (int a = 0; a < g->dim; a++) {
+        v_bar[c->body_j * g->dim + a] += s * dir[a];
+        if (c->body_i != IMP_WALL) v_bar[c->body_i * g->dim + a] -= s * dir[a];
+    }
+}
+
 /* The normal velocity bn the impulse removes from uS (un+ = uS - bn) and its
  * partial derivatives in (u-, uS, e):
  *   paper  ([A] eq 49): bn = uS + e u-, un+ = -e u- at the next half step
@@ -34,11 +45,11 @@ static double removed_normal(int law, double e, double um, double uS, double d[3
 }
 
 /* The frictional impulse of one pair: AP Newton (the impact strand's law,
- * imp_ap_newton_forward) with u = velocity before the impulse (vS) and
- * bn = uS_n + e u-_n, so that un+ = uS_n - bn = -e u-_n. A separating pair (bn >= 0) or
- * a configuration with no sliding solution gets the frictionless impulse
- * (-bn / Wnn normal only), as without friction. Returns the branch
- * (IMP_AP_*, or 2 for frictionless). */
+ * imp_ap_newton_forward) with u = velocity before the impulse (vS) and bn
+ * from removed_normal (paper: bn = uS_n + e u-_n, so that un+ = uS_n - bn =
+ * -e u-_n). A separating pair (bn >= 0) or a configuration with no sliding
+ * solution gets the frictionless impulse (-bn / Wnn normal only), as without
+ * friction. Returns the branch (IMP_AP_*, or 2 for frictionless). */
 static int friction_impulse(const imp_contact_geometry *g, int p, double wsum, double e, double mu, int law,
                             const double *vh, const double *vS, double W[4], double u[2], double *bn,
                             double dbn[3], double P[2])
@@ -81,17 +92,6 @@ void imp_impulse_forward(const imp_contact_geometry *g, const double *w, const d
             dv[c->body_j * g->dim + a] += gate[c->body_j] * P * wj * c->normal[a];
             if (!wall) dv[c->body_i * g->dim + a] -= gate[c->body_i] * P * wi * c->normal[a];
         }
-    }
-}
-
-/* Adds s * dir to the relative-velocity adjoint of pair c (body j +, body i -). */
-static void scatter_rel(const imp_contact_geometry *g, const imp_contact_pair *c, const double *dir, double s,
-                        double *v_bar)
-{
-    if (!v_bar) return;
-    for (int a = 0; a < g->dim; a++) {
-        v_bar[c->body_j * g->dim + a] += s * dir[a];
-        if (c->body_i != IMP_WALL) v_bar[c->body_i * g->dim + a] -= s * dir[a];
     }
 }
 

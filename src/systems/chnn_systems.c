@@ -345,9 +345,14 @@ int imp_chnn_from_generalized(const imp_csys *s, const double *qv, double *xv)
     case IMP_CSYS_ROTOR:
         frame_from_euler(q, qd, q + 3, qd + 3, x, v);
         return IMP_OK;
+    case IMP_CSYS_CUSTOM:
+        if (k < 1 || k != N) break;
+        memcpy(xv, qv, 2 * (size_t)N * sizeof(double));
+        return IMP_OK;
     default:
-        return imp_fail(IMP_ERR_UNSUPPORTED, "system '%s': no generalised coordinates", s->name);
+        break;
     }
+    return imp_fail(IMP_ERR_UNSUPPORTED, "system '%s': no generalised coordinates", s->name);
 }
 
 int imp_chnn_to_generalized(const imp_csys *s, const double *xv, double *qv)
@@ -388,9 +393,14 @@ int imp_chnn_to_generalized(const imp_csys *s, const double *xv, double *qv)
         }
         euler_from_frame(x, v, q + 3, qd + 3);
         return IMP_OK;
+    case IMP_CSYS_CUSTOM:
+        if (k < 1 || k != N) break;
+        memcpy(qv, xv, 2 * (size_t)N * sizeof(double));
+        return IMP_OK;
     default:
-        return imp_fail(IMP_ERR_UNSUPPORTED, "system '%s': no generalised coordinates", s->name);
+        break;
     }
+    return imp_fail(IMP_ERR_UNSUPPORTED, "system '%s': no generalised coordinates", s->name);
 }
 
 void imp_chnn_unwrap(const imp_csys *s, double *qv, int T)
@@ -466,16 +476,8 @@ static void draw_reference(const imp_csys *s, imp_rng *rng, double *xv)
 
 static void draw_custom(const imp_csys *s, imp_rng *rng, double spread, double *xv)
 {
-    int N = imp_csys_ndof(s), d = s->d;
-    double *x = xv, *v = xv + N;
-    for (int b = 0; b < s->n_bodies; b++) {
-        const imp_cbody *body = &s->bodies[b];
-        for (int p = 0; p <= body->n_axes; p++)
-            for (int k = 0; k < d; k++) {
-                x[(body->first_point + p) * d + k] = body->x0[k] + (p > 0 && k == p - 1 ? 1.0 : 0.0);
-                v[(body->first_point + p) * d + k] = body->v0[k];
-            }
-    }
+    int N = imp_csys_ndof(s);
+    imp_csys_nominal_state(s, xv);
     for (int q = 0; q < 2 * N; q++) xv[q] += spread * imp_rng_normal(rng);
 }
 

@@ -319,8 +319,14 @@ int imp_csys_parse(imp_csys *s, const char *text, const char *filename)
     }
     if (!p.have_dim) return imp_fail(IMP_ERR_FORMAT, "%s: no 'dim' line", file);
     if (s->n_bodies == 0) return imp_fail(IMP_ERR_FORMAT, "%s: no bodies", file);
-    int st = imp_csys_validate(s);
+    int st = imp_csys_check_constraints(s);
+    if (!st) st = imp_csys_validate(s);
     if (st) return imp_fail_context(IMP_ERR_FORMAT, "%s", file);
+    size_t len = strlen(text);
+    if (len >= sizeof s->source)
+        return imp_fail(IMP_ERR_FORMAT, "%s: %zu characters; a system file may have at most %zu "
+                        "(datasets and checkpoints keep its text)", file, len, sizeof s->source - 1);
+    memcpy(s->source, text, len + 1);
     return IMP_OK;
 }
 

@@ -22,6 +22,7 @@ static void checksum(const imp_cmodel *m, const double *params, char hex[17])
     snprintf(desc, sizeof desc, "%s|model=%s|system=%s|hidden=%d|depth=%d|n_params=%zu|", CMODEL_FORMAT,
              imp_cmodel_kind_name(m->kind), m->sys.name, m->hidden, m->depth, m->n_params);
     uint64_t h = imp_fnv1a(desc, strlen(desc), IMP_FNV_START);
+    if (m->sys.full.source[0]) h = imp_fnv1a(m->sys.full.source, strlen(m->sys.full.source), h);
     h = imp_fnv1a(params, m->n_params * sizeof(double), h);
     snprintf(hex, 17, "%016llx", (unsigned long long)h);
 }
@@ -41,6 +42,8 @@ int imp_cmodel_save(const char *path, const imp_cmodel *m, const double *params,
     imp_json_kv_int(&j, "format_version", CMODEL_VERSION);
     imp_json_kv_string(&j, "model", imp_cmodel_kind_name(m->kind));
     imp_json_kv_string(&j, "system", m->sys.name);
+    /* a system described in a file: its text, so the checkpoint is self-contained */
+    if (m->sys.full.source[0]) imp_json_kv_string(&j, "system_text", m->sys.full.source);
     imp_json_kv_int(&j, "hidden", m->hidden);
     imp_json_kv_int(&j, "depth", m->depth);
     imp_json_kv_int(&j, "n_params", (long long)m->n_params);
@@ -56,6 +59,8 @@ int imp_cmodel_save(const char *path, const imp_cmodel *m, const double *params,
         imp_json_kv_int(&j, "n_chunks", opts->n_chunks);
         imp_json_kv_int(&j, "seed", (long long)opts->seed);
         imp_json_kv_int(&j, "threads", opts->threads);
+        imp_json_kv_int(&j, "warmup_steps", imp_ctrain_warmup_steps(m, opts));
+        imp_json_kv_string(&j, "windows", opts->all_windows ? "all" : "one");
     }
     if (res) imp_json_kv_number(&j, "final_loss", res->final_loss);
     imp_json_end_object(&j);
@@ -114,7 +119,8 @@ static int check_meta(const imp_npz *z, imp_cmodel *m, const double **p, char *s
     if ((st = imp_meta_string(meta, "model", kind, sizeof kind))) return st;
     if ((st = imp_cmodel_kind_from_name(kind, &k))) return imp_fail_context(IMP_ERR_FORMAT, "meta");
     if ((st = imp_meta_string(meta, "system", sys, sizeof sys))) return st;
-    if ((st = imp_csystem_from_name(&cs, sys))) return imp_fail_context(IMP_ERR_FORMAT, "meta");
+    /* a built-in benchmark by name, or the text of a system file ("system_text") */
+    if ((st = imp_csystem_from_meta(&cs, meta, "meta"))) return imp_fail_context(IMP_ERR_FORMAT, "meta");
     if ((st = imp_meta_int(meta, "hidden", 1, 4096, &hidden))) return st;
     if ((st = imp_meta_int(meta, "depth", 1, IMP_MLP_MAX_LAYERS - 1, &depth))) return st;
     if ((st = imp_meta_int64(meta, "n_params", 1, INT64_MAX, &n_params))) return st;

@@ -7,6 +7,7 @@
 #include "impulse/chnn_systems.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,21 +20,32 @@ void imp_ctraj_free(imp_ctraj *t)
 
 int imp_ctraj_load_cartesian(const char *path, imp_ctraj *out, char *sys_name)
 {
-    if (!path || !out || !sys_name) return imp_fail(IMP_ERR_INVALID, "data: NULL argument");
+    if (!sys_name) return imp_fail(IMP_ERR_INVALID, "data: NULL argument");
+    imp_csystem *cs = malloc(sizeof *cs);
+    if (!cs) return imp_fail(IMP_ERR_NOMEM, "data: out of memory");
+    int st = imp_ctraj_load(path, out, cs);
+    if (!st) snprintf(sys_name, 64, "%s", cs->name);
+    free(cs);
+    return st;
+}
+
+int imp_ctraj_load(const char *path, imp_ctraj *out, imp_csystem *sys)
+{
+    if (!path || !out) return imp_fail(IMP_ERR_INVALID, "data: NULL argument");
     memset(out, 0, sizeof *out);
     imp_npz *z = NULL;
     int st = imp_npz_load(&z, path);
     if (st) return imp_fail_context(st, "loading %s", path);
     const char *meta = imp_npz_meta(z);
-    if (!meta || imp_json_get_string(meta, "system", sys_name, 64)) {
+    if (!meta) {
         imp_npz_free(z);
         return imp_fail(IMP_ERR_FORMAT, "%s: meta: missing \"system\"", path);
     }
     imp_csystem cs;
-    st = imp_csystem_from_name(&cs, sys_name);
+    st = imp_csystem_from_meta(&cs, meta, path);
     if (st) {
         imp_npz_free(z);
-        return imp_fail_context(st, "%s", path);
+        return st;
     }
     int nd = cs.n_points * cs.d;
     const double *x = NULL, *v = NULL, *zz = NULL;
@@ -86,6 +98,7 @@ int imp_ctraj_load_cartesian(const char *path, imp_ctraj *out, char *sys_name)
         }
     }
     imp_npz_free(z);
+    if (sys) *sys = cs;
     return IMP_OK;
 }
 

@@ -38,6 +38,38 @@ void imp_ctrain_opts_default(imp_ctrain_opts *o)
     o->seed = 0;
     o->threads = 1;
     imp_train_hooks_default(&o->hooks);
+    o->warmup_steps = -1;
+}
+
+int imp_ctrain_warmup_steps(const imp_cmodel *m, const imp_ctrain_opts *o)
+{
+    if (o->warmup_steps >= 0) return o->warmup_steps;
+    return m->kind == IMP_CMODEL_CHNN || m->kind == IMP_CMODEL_CLNN ? 0 : 20;
+}
+
+int imp_ctrain_all_windows(const imp_ctraj *data, int n_chunks, int chunk_steps, double **chunks,
+                           int *n_out)
+{
+    if (!data || !data->z || !chunks || !n_out) return imp_fail(IMP_ERR_INVALID, "chunks: NULL argument");
+    if (chunk_steps < 1) return imp_fail(IMP_ERR_INVALID, "chunk_steps: %d must be >= 1", chunk_steps);
+    if (n_chunks < 1) return imp_fail(IMP_ERR_INVALID, "n_chunks: %d must be >= 1", n_chunks);
+    int L = chunk_steps + 1, n_win = data->T / L;
+    if (n_win < 1)
+        return imp_fail(IMP_ERR_SHAPE, "data: trajectories of %d states are shorter than a chunk of %d",
+                        data->T, L);
+    long total = (long)n_win * data->n_traj;
+    int n = total < n_chunks ? (int)total : n_chunks;
+    size_t csz = (size_t)L * data->dim;
+    double *c = malloc((size_t)n * csz * sizeof(double));
+    if (!c) return imp_fail(IMP_ERR_NOMEM, "chunks: out of memory");
+    for (int i = 0; i < n; i++) {
+        int traj = i / n_win, win = i % n_win;
+        memcpy(c + (size_t)i * csz, data->z + ((size_t)traj * data->T + (size_t)win * L) * data->dim,
+               csz * sizeof(double));
+    }
+    *chunks = c;
+    *n_out = n;
+    return IMP_OK;
 }
 
 int imp_ctrain_make_chunks(const imp_ctraj *data, int n_chunks, int chunk_steps, imp_rng *rng,
@@ -449,6 +481,8 @@ static int fingerprint(const imp_cmodel *m, const imp_ctraj *d, const imp_ctrain
     imp_json_kv_int(j, "batch", o->batch);
     imp_json_kv_int(j, "n_chunks", o->n_chunks);
     imp_json_kv_int(j, "chunk_steps", o->chunk_steps);
+    imp_json_kv_int(j, "warmup_steps", imp_ctrain_warmup_steps(m, o));
+    imp_json_kv_string(j, "windows", o->all_windows ? "all" : "one");
     imp_json_kv_string(j, "seed", seed);
     imp_json_kv_int(j, "n_traj", d->n_traj);
     imp_json_kv_int(j, "T", d->T);
@@ -475,7 +509,8 @@ int imp_ctrain(const imp_cmodel *m, double *params, const imp_ctraj *data,
     imp_rng_seed(&rng, o->seed);
     double *chunks = NULL;
     int n_chunks = 0;
-    int st = imp_ctrain_make_chunks(data, o->n_chunks, o->chunk_steps, &rng, &chunks, &n_chunks);
+    int st = o->all_windows ? imp_ctrain_all_windows(data, o->n_chunks, o->chunk_steps, &chunks, &n_chunks)
+                            : imp_ctrain_make_chunks(data, o->n_chunks, o->chunk_steps, &rng, &chunks, &n_chunks);
     if (st) return st;
     int S = o->chunk_steps, dim = m->dim;
     int B = o->batch < n_chunks ? o->batch : n_chunks;
@@ -508,6 +543,10 @@ int imp_ctrain(const imp_cmodel *m, double *params, const imp_ctraj *data,
     if (tr.h.resume_path && (st = imp_train_state_load(&tr, &ts))) goto done;
     if (tr.epoch > 0) res->final_loss = tr.final_loss, res->epochs = tr.epoch;
     double t_start = imp_time_now(), cpu_start = thread_cpu_now(), cpu_extra = 0;
+    int warmup = imp_ctrain_warmup_steps(m, o);
+    /* the warm-up counts minibatches from the start of training (a resumed
+     * run continues the count) */
+    long step = (long)tr.epoch * ((n_chunks + B - 1) / B);
     for (int ep = tr.epoch; ep < o->epochs; ep++) {
         /* CosineAnnealingLR(T_max = epochs, eta_min = 0), stepped per epoch */
         double lr = imp_cosine_lr(o->lr, 0.0, ep, o->epochs);
@@ -535,7 +574,9 @@ int imp_ctrain(const imp_cmodel *m, double *params, const imp_ctraj *data,
                 goto done;
             }
             if (n_batches == 0) imp_track_initial_loss(&tr, loss);
-            imp_adam_step(&opt, params, grad, lr);
+            double lr_step = step < warmup ? lr * (double)(step + 1) / warmup : lr;
+            step++;
+            imp_adam_step(&opt, params, grad, lr_step);
             ep_loss += loss;
             n_batches++;
         }

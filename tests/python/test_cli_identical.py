@@ -48,9 +48,9 @@ pend = impulse.simulate("pendulum-chain:2", trajectories=16, seed=1)
 pend.save(p("pend_py.npz"))
 same(p("pend_cli.npz"), p("pend_py.npz"), "simulate pendulum-chain:2")
 sysfile = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "systems", "double-pendulum.txt")
-run("simulate", "--system-file", sysfile, "--trajectories", "2", "--steps", "20", "--seed", "1", "--quiet",
-    "-o", p("file_cli.npz"))
-impulse.simulate(system_file=sysfile, trajectories=2, steps=20, seed=1).save(p("file_py.npz"))
+run("simulate", "--system-file", sysfile, "--trajectories", "2", "--spread", "0.1", "--steps", "20", "--seed", "1",
+    "--quiet", "-o", p("file_cli.npz"))
+impulse.simulate(system_file=sysfile, trajectories=2, spread=0.1, steps=20, seed=1).save(p("file_py.npz"))
 same(p("file_cli.npz"), p("file_py.npz"), "simulate a system file")
 for model in ("chnn", "hnn"):
     run("train", model, "--data", p("pend_cli.npz"), "--epochs", "3", "--hidden", "32", "--chunks", "16",
