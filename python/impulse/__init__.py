@@ -181,17 +181,19 @@ def _load_trajset(data) -> _lib.Trajset:
 def simulate(system: str | None = None, *, trajectories: int = 1, steps: int | None = None,
              dt: float | None = None, noise: float = 0.0, seed: int = 0, restitution: float | None = None,
              gravity: float | None = None, length: float | None = None, q0: float | None = None,
-             v0: float | None = None, randomize: bool | None = None, system_file: str | None = None,
+             v0: float | None = None, randomize: bool | None = None, friction: float | None = None,
+             spin: float | None = None, stiffness: float | None = None, system_file: str | None = None,
              spread: float = 0.0, rollout_start: int = 0, rtol: float = 1e-10, atol: float = 1e-12) -> Dataset:
     """Simulate a system into a Dataset (as `impulse simulate`, same seed, same numbers).
 
-    system: a contact system (pendulum, bouncing-ball, newtons-cradle) or a
-        constrained benchmark (pendulum-chain:N, coupled-pendulums:N,
+    system: a contact system (pendulum, bouncing-ball, newtons-cradle,
+        compliant-ball, compliant-cradle, bouncing-disk) or a constrained benchmark (pendulum-chain:N, coupled-pendulums:N,
         magnet-pendulum, gyroscope, rotor); or pass system_file (a system
         description, docs/chnn-systems.md) instead.
     trajectories, steps, dt, noise (Gaussian std on the observed states), seed.
     Contact systems: restitution, gravity, length (pendulum), q0, v0 (first
-        trajectory's initial state), randomize (later trajectories random).
+        trajectory's initial state), randomize (later trajectories random),
+        friction and spin (bouncing-disk), stiffness (compliant systems).
         `steps` counts samples; defaults are the paper's experiments.
     Constrained systems: spread (system files: random starts, the file's
         state plus spread N(0, 1), projected onto the constraints; 0, the
@@ -199,12 +201,12 @@ def simulate(system: str | None = None, *, trajectories: int = 1, steps: int | N
         reference trajectory, as the reference's test sets), rtol, atol.
         `steps` counts steps (states = steps + 1).
     """
-    if system_file is None and system is not None and _is_contact_system(system):
-        o = _lib.SimOpts()
-        check(lib.imp_sim_defaults(system.encode(), ctypes.byref(o)))
+    o = _lib.SimOpts()
+    if system_file is None and system is not None and lib.imp_sim_defaults(system.encode(), ctypes.byref(o)) == 0:
         o.n_traj = trajectories
         for k, v in (("n_steps", steps), ("dt", dt), ("restitution", restitution), ("gravity", gravity),
-                     ("length", length), ("q0", q0), ("v0", v0)):
+                     ("length", length), ("q0", q0), ("v0", v0), ("friction", friction), ("spin", spin),
+                     ("stiffness", stiffness)):
             if v is not None:
                 setattr(o, k, v)
         if randomize is not None:
@@ -220,6 +222,8 @@ def simulate(system: str | None = None, *, trajectories: int = 1, steps: int | N
         finally:
             lib.imp_trajset_free(ctypes.byref(ts))
             os.unlink(p)
+    contact_err = lib.imp_last_error().decode("utf-8", "replace") if system_file is None else ""
+    lib.imp_clear_error()
     if system is None and system_file is None:
         raise Error("simulate: give a system name or system_file")
     if system_file is not None and trajectories > 1 and not spread > 0:
@@ -231,8 +235,11 @@ def simulate(system: str | None = None, *, trajectories: int = 1, steps: int | N
     dt_out, name = ctypes.c_double(), ctypes.create_string_buffer(64)
     st = -1 if steps is None else steps
     args = (sysb, filb, trajectories, st, dt or 0.0, seed, spread, noise, rtol, atol, rollout_start)
-    check(lib.imp_flat_chnn_simulate(*args, None, None, None, None, *[ctypes.byref(i) for i in ints],
-                                     ctypes.byref(dt_out), name))
+    try:
+        check(lib.imp_flat_chnn_simulate(*args, None, None, None, None, *[ctypes.byref(i) for i in ints],
+                                         ctypes.byref(dt_out), name))
+    except Error as e:
+        raise Error(f"{contact_err}; {e}" if contact_err else str(e)) from None
     n_points, d, n_gen, T = (i.value for i in ints)
     traj = np.empty((trajectories, T, 2, n_points, d))
     energy = np.empty((trajectories, T))

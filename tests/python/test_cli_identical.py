@@ -47,6 +47,11 @@ run("simulate", "pendulum-chain:2", "--trajectories", "16", "--seed", "1", "--qu
 pend = impulse.simulate("pendulum-chain:2", trajectories=16, seed=1)
 pend.save(p("pend_py.npz"))
 same(p("pend_cli.npz"), p("pend_py.npz"), "simulate pendulum-chain:2")
+for name, kw, args in (("compliant-ball", dict(stiffness=1e4), ["--stiffness", "1e4"]),
+                       ("bouncing-disk", dict(friction=0.3, spin=2.0), ["--friction", "0.3", "--spin", "2"])):
+    run("simulate", name, "--seed", "4", "--noise", "0.01", "--steps", "100", *args, "-o", p(f"{name}_cli.npz"))
+    impulse.simulate(name, seed=4, noise=0.01, steps=100, **kw).save(p(f"{name}_py.npz"))
+    same(p(f"{name}_cli.npz"), p(f"{name}_py.npz"), f"simulate {name}")
 sysfile = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "systems", "double-pendulum.txt")
 run("simulate", "--system-file", sysfile, "--trajectories", "2", "--spread", "0.1", "--steps", "20", "--seed", "1",
     "--quiet", "-o", p("file_cli.npz"))
