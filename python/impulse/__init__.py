@@ -45,7 +45,8 @@ __all__ = ["Error", "Dataset", "Model", "ConstrainedModel", "simulate", "train",
 __version__ = "0.1.0"
 version = __version__
 
-CONTACT_SYSTEMS = ("pendulum", "bouncing-ball", "newtons-cradle")
+CONTACT_SYSTEMS = ("pendulum", "bouncing-ball", "newtons-cradle", "compliant-ball", "compliant-cradle",
+                   "bouncing-disk")
 CONTACT_MODELS = ("cdl", "vin", "resnet", "resnet-contact")
 CONSTRAINED_MODELS = ("chnn", "clnn", "hnn", "delan", "node")
 IMPACT_LAWS = ("drumshell", "ap-poisson", "ap-newton", "mirtich", "wang-mason", "whittaker")
@@ -55,10 +56,6 @@ library_path: str = _lib.path
 def blas_core() -> str:
     """The OpenBLAS kernel family in use (e.g. 'SkylakeX'; 'Prescott' means SSE3 only)."""
     return lib.imp_blas_corename().decode()
-
-
-def _is_contact_system(name: str) -> bool:
-    return name in CONTACT_SYSTEMS
 
 
 # --------------------------------------------------------------------------- datasets
