@@ -691,20 +691,23 @@ class ConstrainedModel:
             lib.imp_cmodel_work_free(w)
         return out[0] if single else out
 
-    def rollout(self, y0, steps: int, dt: float) -> np.ndarray:
-        """RK4 rollout (the training integrator) of states y0 (dim,) or (n, dim):
-        returns (steps + 1, dim) or (n, steps + 1, dim)."""
-        y = np.atleast_2d(f64(y0, "y0"))
-        out = np.empty((y.shape[0], steps + 1, y.shape[1]))
-        out[:, 0] = y
-        for k in range(steps):
-            k1 = self.rhs(y)
-            k2 = self.rhs(y + dt / 3 * k1)
-            k3 = self.rhs(y + dt * (k2 - k1 / 3))
-            k4 = self.rhs(y + dt * (k1 - k2 + k3))
-            y = y + dt / 8 * (k1 + 3 * k2 + 3 * k3 + k4)
-            out[:, k + 1] = y
-        return out[0] if np.ndim(y0) == 1 else out
+    def rollout(self, x0, steps: int, dt: float, rtol: float | None = None) -> np.ndarray:
+        """Roll out from Cartesian states x0 = (x, v), (2 N,) or a batch (n, 2 N),
+        as `impulse rollout` and the evaluation do (DOPRI5, rtol 1e-7, atol
+        rtol / 100 by default): `steps` steps of dt, returned in Cartesian
+        coordinates, (steps + 1, 2 N) or (n, steps + 1, 2 N), row 0 = x0."""
+        x = f64(x0, "x0")
+        single = x.ndim == 1
+        x = np.ascontiguousarray(np.atleast_2d(x))
+        eo = _lib.CEvalOpts()
+        lib.imp_ceval_opts_default(ctypes.byref(eo))
+        if rtol is not None:
+            eo.rtol, eo.atol = rtol, rtol * 1e-2
+        out = np.empty((x.shape[0], steps + 1, x.shape[1]))
+        for i in range(x.shape[0]):
+            check(lib.imp_cmodel_rollout(self._m, ptr(self.params), ptr(x[i]), steps + 1, dt, ctypes.byref(eo),
+                                         ptr(out[i])))
+        return out[0] if single else out
 
     def evaluate(self, data, n_test: int = 0, steps: int | None = None, rtol: float | None = None) -> dict:
         """DOPRI5 rollouts from each test trajectory's first state, compared in

@@ -82,6 +82,27 @@ test.save(p("test_py.npz"))
 same_eval(["--model", p("chnn_cli.npz"), "--data", p("test_py.npz")],
           impulse.load_model(p("chnn_py.npz")).evaluate(test), "chnn")
 
+# rollout: the package's equals `impulse rollout` (contact family; constrained: DOPRI5 as eval)
+x0 = ball.initial_states()[0]
+run("rollout", "--model", p("cdl_cli.npz"), "--state", ",".join(repr(v) for v in x0), "--steps", "60",
+    "-o", p("roll_cli.npz"))
+py_states, _ = impulse.load_model(p("cdl_py.npz")).rollout(x0, 60)
+if not np.array_equal(np.load(p("roll_cli.npz"))["states"], py_states):
+    failed += 1
+    print("FAILED: cdl rollout differs from impulse rollout")
+else:
+    print("ok: cdl rollout equals impulse rollout")
+y0 = test.initial_states()[0]
+run("rollout", "--model", p("chnn_cli.npz"), "--state", ",".join(repr(v) for v in y0), "--steps", "6",
+    "--dt", "0.03", "-o", p("croll_cli.npz"))
+cy = impulse.load_model(p("chnn_py.npz")).rollout(y0, 6, 0.03)
+cz = np.load(p("croll_cli.npz"))["z"]
+if cz.reshape(cz.shape[0], -1).shape != cy.shape or not np.array_equal(cz.reshape(cz.shape[0], -1), cy):
+    failed += 1
+    print("FAILED: chnn rollout differs from impulse rollout", cz.shape, cy.shape)
+else:
+    print("ok: chnn rollout equals impulse rollout")
+
 # '-' is standard output / input where a file is expected
 piped = subprocess.run([cli, "simulate", "bouncing-ball", "--restitution", "0.8", "--noise", "0.05", "--steps", "150",
                         "--seed", "3", "-o", "-"], check=True, capture_output=True).stdout
