@@ -136,8 +136,8 @@ int cli_handle_labels(const char *verb, imp_trajset *ts, const char *mode_name, 
     int odd = r.multi || r.no_change || r.no_pair;
     if (quiet && !odd) return 0;
     const char *why = mode != IMP_LABELS_AUTO ? "as asked"
-                      : r.mode == IMP_LABELS_AS_GIVEN ? "default for impulse's event-driven simulators"
-                                                      : "default for data with meta labels other than \"impact\"";
+                      : r.mode == IMP_LABELS_AS_GIVEN ? "default for meta labels \"impact\" or \"as-given\""
+                                                      : "default for data whose meta labels are not \"impact\" or \"as-given\"";
     snprintf(note, cap,
             "impulse %s: %s: contact labels: %d in %d intervals, %d impacts (velocity reversals); %d impacts carry "
             "several labels (%d extra, %d while separating), %d labels show no velocity change, %d resting, "

@@ -97,11 +97,11 @@ static int kill_session(pid_t sid)
     return left;
 }
 
-/* Start cmd in a session of its own, wait until dir/log.jsonl has a line (a
- * task finished), then SIGKILL every process of the session, as a
- * scheduler ending a job does; wait until they are gone. Returns 1 if it
- * was killed mid-way, 0 if the command ended first. */
-static int run_and_kill(const char *cmd, const char *dir)
+/* Start cmd in a session of its own, wait until the file `when` exists
+ * (or, with lines > 0, has that many lines), then SIGKILL every process of
+ * the session, as a scheduler ending a job does; wait until they are gone.
+ * Returns 1 if it was killed mid-way, 0 if the command ended first. */
+static int run_and_kill_at(const char *cmd, const char *when, int lines)
 {
     pid_t pid = fork();
     if (pid == 0) {
@@ -109,13 +109,11 @@ static int run_and_kill(const char *cmd, const char *dir)
         execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
         _exit(127);
     }
-    char log[512];
-    snprintf(log, sizeof log, "%s/log.jsonl", dir);
     int killed = 0;
     for (int i = 0; i < 6000; i++) {
         int status;
         if (waitpid(pid, &status, WNOHANG) == pid) return 0;
-        if (count_lines(log) >= 1) {
+        if (lines > 0 ? count_lines(when) >= lines : access(when, F_OK) == 0) {
             killed = 1;
             break;
         }
@@ -126,6 +124,16 @@ static int run_and_kill(const char *cmd, const char *dir)
     for (int i = 0; i < 500 && kill_session(pid) > 0; i++) sleep_ms(10);
     return killed;
 }
+
+/* ... after the first finished task of the sweep in dir */
+static int run_and_kill(const char *cmd, const char *dir)
+{
+    char log[512];
+    snprintf(log, sizeof log, "%s/log.jsonl", dir);
+    return run_and_kill_at(cmd, log, 1);
+}
+
+static int run_and_kill_when(const char *cmd, const char *file) { return run_and_kill_at(cmd, file, 0); }
 
 static void check_complete(const char *dir, const char *ref_table, const char *what)
 {
@@ -284,6 +292,36 @@ int main(void)
     snprintf(cmd, sizeof cmd, "%s sweep run sweep_plan.txt --out sweep_kill --threads 1 2>/dev/null", cli);
     CHECK(run(cmd) == 0);
     check_complete("sweep_kill", ref, "killed and resumed");
+
+    /* a task killed in the middle of its training continues from its
+     * training state, bit-identically */
+    static const char long_plan[] = "task id=long strand=chnn system=pendulum-chain:1 model=chnn seed=3 epochs=40 "
+                                    "n_train=24 n_test=3 state_every=2\n";
+    CHECK_OK(imp_write_file_atomic("sweep_long.txt", long_plan, strlen(long_plan)));
+    system("rm -rf sweep_long_ref sweep_long");
+    snprintf(cmd, sizeof cmd, "%s sweep run sweep_long.txt --out sweep_long_ref --threads 1 2>/dev/null", cli);
+    CHECK(run(cmd) == 0);
+    snprintf(cmd, sizeof cmd, "exec %s sweep run sweep_long.txt --out sweep_long --threads 1 2>/dev/null", cli);
+    CHECK_MSG(run_and_kill_when(cmd, "sweep_long/tasks/long/train_state.npz") == 1,
+              "the run ended before its training state was written");
+    CHECK(access("sweep_long/tasks/long/result.npz", F_OK) != 0);
+    snprintf(cmd, sizeof cmd, "%s sweep run sweep_long.txt --out sweep_long --threads 1 2>/dev/null", cli);
+    CHECK(run(cmd) == 0);
+    unsigned char *ab = NULL, *bb = NULL;
+    size_t an = 0, bn = 0;
+    CHECK_OK(imp_read_file("sweep_long_ref/tasks/long/model.npz", &ab, &an));
+    CHECK_OK(imp_read_file("sweep_long/tasks/long/model.npz", &bb, &bn));
+    CHECK_MSG(ab && bb && an == bn && !memcmp(ab, bb, an), "resumed checkpoint differs from the uninterrupted one");
+    free(ab);
+    free(bb);
+    CHECK(access("sweep_long/tasks/long/train_state.npz", F_OK) != 0); /* removed once trained */
+    imp_npz *rz = NULL;
+    double resumed = 0;
+    CHECK_OK(imp_npz_load(&rz, "sweep_long/tasks/long/result.npz"));
+    CHECK_MSG(rz && imp_npz_meta(rz) && !imp_json_get_number(imp_npz_meta(rz), "resumed_at_epoch", &resumed) &&
+                  resumed > 0,
+              "the task was trained again from the start (resumed at epoch %g)", resumed);
+    imp_npz_free(rz);
 
     /* scheduler array form: one task by index */
     snprintf(cmd, sizeof cmd, "%s sweep run sweep_plan.txt --out sweep_task --task 2 --threads 1 2>/dev/null", cli);

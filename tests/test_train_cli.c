@@ -199,7 +199,7 @@ static void test_file_limit(void)
     char err[4096];
     read_err(err, sizeof err);
     CHECK_MSG(rc == 1 && strstr(err, "File too large") && strstr(err, "full.npz") && strstr(err, "no rescue copy") &&
-              !strchr(err, '\n') == 0 && strchr(err, '\n') == strrchr(err, '\n'), "exit %d: %s", rc, err);
+              strchr(err, '\n') != NULL && strchr(err, '\n') == strrchr(err, '\n'), "exit %d: %s", rc, err);
     size_t n1;
     unsigned char *after = slurp(DIR_ "/full.npz", &n1);
     CHECK(before && after && n0 == n1 && !memcmp(before, after, n0));

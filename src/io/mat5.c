@@ -139,7 +139,7 @@ static int check_matrix(mat_ctx *c, const unsigned char *p, size_t n, size_t bas
     if (n == 0) return IMP_OK; /* an empty array (cell or struct placeholders) */
     if (depth > MAX_DEPTH)
         return imp_fail(IMP_ERR_FORMAT, "%s: MAT file nests arrays deeper than %d levels", c->what, MAX_DEPTH);
-    element flags, dims, name;
+    element flags = {.type = 0}, dims = {.type = 0}, name = {.type = 0};
     int st = read_element(c, p, n, 0, base, &flags, "array flags");
     if (!st && (flags.type != MI_UINT32 || flags.len != 8))
         st = imp_fail(IMP_ERR_FORMAT, "%s: corrupt MAT file: array flags at byte %zu", c->what, base);
@@ -160,7 +160,7 @@ static int check_matrix(mat_ctx *c, const unsigned char *p, size_t n, size_t bas
     if (name.type != MI_INT8)
         return imp_fail(IMP_ERR_FORMAT, "%s: corrupt MAT file: array name at byte %zu", c->what, base + dims.next);
     size_t off = name.next;
-    element e;
+    element e = {.type = 0};
     if (cls >= MX_DOUBLE && cls <= MX_UINT64) {
         for (int part = 0; part < 1 + complex; part++) {
             if ((st = read_element(c, p, n, off, base + off, &e, "array data"))) return st;
@@ -181,7 +181,7 @@ static int check_matrix(mat_ctx *c, const unsigned char *p, size_t n, size_t bas
     if (cls == MX_CELL || cls == MX_STRUCT) {
         size_t nfields = 1;
         if (cls == MX_STRUCT) {
-            element flen, fnames;
+            element flen = {.type = 0}, fnames = {.type = 0};
             if ((st = read_element(c, p, n, off, base + off, &flen, "field name length"))) return st;
             if (flen.type != MI_INT32 || flen.len != 4)
                 return imp_fail(IMP_ERR_FORMAT, "%s: corrupt MAT file: field name length at byte %zu", c->what, base + off);
@@ -301,7 +301,7 @@ int imp_mat5_check(const unsigned char *buf, size_t len, const char *what)
                         what, len, c.limit);
     size_t off = HEADER_LEN;
     while (off < len) {
-        element e;
+        element e = {.type = 0};
         int st = read_element(&c, buf, len, off, off, &e, "variable");
         if (st) return st;
         if (e.type == MI_MATRIX) {
@@ -310,7 +310,7 @@ int imp_mat5_check(const unsigned char *buf, size_t len, const char *what)
             unsigned char *z = NULL;
             size_t zlen = 0;
             if ((st = inflate_variable(&c, e.data, e.len, off, &z, &zlen))) return st;
-            element m;
+            element m = {.type = 0};
             st = read_element(&c, z, zlen, 0, off, &m, "compressed variable");
             if (!st && m.type != MI_MATRIX)
                 st = imp_fail(IMP_ERR_FORMAT, "%s: corrupt MAT file: compressed variable at byte %zu is not an array",

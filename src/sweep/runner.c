@@ -262,6 +262,11 @@ int imp_sweep_run_task(const imp_sweep_plan *plan, int k, const char *dir, const
     double t0 = imp_time_now();
     imp_npz *z = imp_npz_new();
     st = z ? exec(t, tdir, o, z) : imp_fail(IMP_ERR_NOMEM, "task '%s': out of memory", t->id);
+    if (st == SWEEP_STOPPED) {
+        imp_npz_free(z);
+        unlink(claim);
+        return IMP_OK;
+    }
     if (!st) st = imp_npz_save(z, result);
     imp_npz_free(z);
     double seconds = imp_time_now() - t0;

@@ -7,7 +7,10 @@
 
 /* Run task t with its files under task_dir (which exists); put the result
  * (named arrays and a "meta" JSON with the scalar results) into `result`.
- * The runner saves it as task_dir/result.npz once the executor returns OK. */
+ * The runner saves it as task_dir/result.npz once the executor returns OK;
+ * SWEEP_STOPPED means the runner asked it to stop (o->should_stop) and the
+ * task is left to a later run. */
+#define SWEEP_STOPPED 1
 typedef int (*sweep_exec_fn)(const imp_sweep_task *t, const char *task_dir, const imp_sweep_run_opts *o,
                              imp_npz *result);
 

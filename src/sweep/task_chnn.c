@@ -4,14 +4,18 @@
  * (model=gt-pert). Settings ([chnn] section 3 of the reference notes):
  *   system=NAME model=chnn|clnn|hnn|delan|node|gt-pert seed=K epochs=2000
  *   n_train=800 n_test=100 T=100 hidden=256 lr=3e-3 (1e-3 for rotor and
- *   magnet-pendulum) data_seed=0 test_seed=2
- * Files: tasks/<id>/model.npz (the checkpoint, written when training ends:
+ *   magnet-pendulum) data_seed=0 test_seed=2 state_seconds=60 (how often the
+ *   training state is saved; state_every=E: every E epochs too)
+ * Files: tasks/<id>/train_state.npz (the whole training state, written
+ * every minute: a task killed during training continues from it,
+ * bit-identically), model.npz (the checkpoint, written when training ends:
  * a task killed during evaluation reuses it) and result.npz. */
 #define _POSIX_C_SOURCE 200809L
 #include "sweep_internal.h"
 
 #include "impulse/chnn_models.h"
 #include "impulse/core.h"
+#include "impulse/train.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -26,8 +30,8 @@ static double default_lr(const char *sys)
 
 typedef struct chnn_settings {
     const char *system, *model;
-    long seed, epochs, n_train, n_test, T, hidden, data_seed, test_seed;
-    double lr;
+    long seed, epochs, n_train, n_test, T, hidden, data_seed, test_seed, state_every;
+    double lr, state_seconds;
 } chnn_settings;
 
 static int read_settings(const imp_sweep_task *t, chnn_settings *s)
@@ -45,6 +49,8 @@ static int read_settings(const imp_sweep_task *t, chnn_settings *s)
     if (!st) st = imp_sweep_task_int(t, "data_seed", 0, 0, 2147483647L, &s->data_seed);
     if (!st) st = imp_sweep_task_int(t, "test_seed", 2, 0, 2147483647L, &s->test_seed);
     if (!st) st = imp_sweep_task_double(t, "lr", default_lr(s->system), 1e-12, 10, &s->lr);
+    if (!st) st = imp_sweep_task_int(t, "state_every", 0, 0, 1000000, &s->state_every);
+    if (!st) st = imp_sweep_task_double(t, "state_seconds", 60, 0, 1e9, &s->state_seconds);
     return st;
 }
 
@@ -80,13 +86,18 @@ typedef struct progress_ctx {
     const imp_sweep_run_opts *o;
 } progress_ctx;
 
-static void train_progress(void *user, int epoch, double loss, double seconds)
+/* After every epoch: a progress line every 50 epochs, and a stop request
+ * of the runner ends the training (its state is kept for the next run). */
+static int train_epoch(const imp_epoch_info *info, void *user)
 {
     progress_ctx *p = user;
-    if (!p->o->progress || ((epoch + 1) % 50 && epoch)) return;
-    char line[256];
-    snprintf(line, sizeof line, "%s: epoch %d loss %.4g (%.0f s)", p->t->id, epoch + 1, loss, seconds);
-    p->o->progress(p->o->progress_user, line);
+    if (p->o->progress && (info->epoch % 50 == 0 || info->epoch == 1)) {
+        char line[256];
+        snprintf(line, sizeof line, "%s: epoch %d/%d loss %.4g (%.0f s)", p->t->id, info->epoch, info->epochs,
+                 info->loss, info->seconds);
+        p->o->progress(p->o->progress_user, line);
+    }
+    return p->o->should_stop && p->o->should_stop(p->o->stop_user);
 }
 
 int sweep_exec_chnn(const imp_sweep_task *t, const char *task_dir, const imp_sweep_run_opts *o, imp_npz *result)
@@ -110,8 +121,11 @@ int sweep_exec_chnn(const imp_sweep_task *t, const char *task_dir, const imp_swe
     }
     imp_cmodel m;
     double *params = NULL;
-    char ckpt[4096];
+    char ckpt[4096], state[4096];
     snprintf(ckpt, sizeof ckpt, "%s/model.npz", task_dir);
+    snprintf(state, sizeof state, "%s/train_state.npz", task_dir);
+    imp_train_report rep;
+    memset(&rep, 0, sizeof rep);
     imp_ctrain_opts topt;
     imp_ctrain_opts_default(&topt);
     imp_ctrain_result res = {NAN, NAN, NAN, 0};
@@ -141,13 +155,25 @@ int sweep_exec_chnn(const imp_sweep_task *t, const char *task_dir, const imp_swe
             topt.n_chunks = (int)s.n_train;
             topt.seed = (unsigned long long)s.seed;
             topt.threads = o->threads > 0 ? o->threads : 1;
-            topt.progress = train_progress;
-            topt.progress_user = &pc;
+            topt.hooks.on_epoch = train_epoch;
+            topt.hooks.user_data = &pc;
+            topt.hooks.report = &rep;
+            topt.hooks.state_path = state;
+            topt.hooks.state_seconds = s.state_seconds;
+            topt.hooks.state_every = (int)s.state_every;
+            if (access(state, F_OK) == 0) topt.hooks.resume_path = state;
             st = imp_ctrain(&m, params, m.cartesian ? &train : &gen, &topt, &res);
         }
         imp_ctraj_free(&train);
         imp_ctraj_free(&gen);
+        if (!st && rep.stop == IMP_TRAIN_STOPPED) {
+            /* asked to stop: not done; the training state is on disk */
+            free(params);
+            imp_ctraj_free(&test);
+            return SWEEP_STOPPED;
+        }
         if (!st) st = imp_cmodel_save(ckpt, &m, params, &topt, &res);
+        if (!st) unlink(state);
     }
     imp_ceval_result r;
     memset(&r, 0, sizeof r);
@@ -192,7 +218,8 @@ int sweep_exec_chnn(const imp_sweep_task *t, const char *task_dir, const imp_swe
     imp_json_kv_number(&j, "mean_energy_err", r.mean_energy_err);
     imp_json_kv_number(&j, "mean_violation", r.mean_violation);
     imp_json_kv_number(&j, "final_train_loss", res.final_loss);
-    imp_json_kv_number(&j, "train_seconds", res.seconds);
+    imp_json_kv_number(&j, "train_seconds", rep.epochs_done ? rep.seconds : res.seconds);
+    imp_json_kv_int(&j, "resumed_at_epoch", rep.resumed_at);
     imp_json_kv_number(&j, "eval_seconds", r.seconds);
     imp_json_end_object(&j);
     st = imp_json_text(&j) ? imp_npz_set_meta(result, imp_json_text(&j)) : imp_fail(IMP_ERR_NOMEM, "out of memory");

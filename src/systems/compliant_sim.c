@@ -14,6 +14,7 @@
  * Motion is integrated with classical RK4 on 256 sub-steps per sample,
  * each contact's start and end located by bisection. */
 #include "impulse/contact_systems.h"
+#include "rk4_motion.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -58,26 +59,9 @@ static void accel(const csim *s, const double *q, const double *v, double *a)
     }
 }
 
-static void rk4(const csim *s, double *q, double *v, double h, int D)
-{
-    double k1q[NMAX], k1v[NMAX], k2q[NMAX], k2v[NMAX], k3q[NMAX], k3v[NMAX], k4q[NMAX], k4v[NMAX];
-    double tq[NMAX], tv[NMAX];
-    memcpy(k1q, v, D * sizeof(double));
-    accel(s, q, v, k1v);
-    for (int i = 0; i < D; i++) tq[i] = q[i] + 0.5 * h * k1q[i], tv[i] = v[i] + 0.5 * h * k1v[i];
-    memcpy(k2q, tv, D * sizeof(double));
-    accel(s, tq, tv, k2v);
-    for (int i = 0; i < D; i++) tq[i] = q[i] + 0.5 * h * k2q[i], tv[i] = v[i] + 0.5 * h * k2v[i];
-    memcpy(k3q, tv, D * sizeof(double));
-    accel(s, tq, tv, k3v);
-    for (int i = 0; i < D; i++) tq[i] = q[i] + h * k3q[i], tv[i] = v[i] + h * k3v[i];
-    memcpy(k4q, tv, D * sizeof(double));
-    accel(s, tq, tv, k4v);
-    for (int i = 0; i < D; i++) {
-        q[i] += h / 6.0 * (k1q[i] + 2 * k2q[i] + 2 * k3q[i] + k4q[i]);
-        v[i] += h / 6.0 * (k1v[i] + 2 * k2v[i] + 2 * k3v[i] + k4v[i]);
-    }
-}
+static void accel_qv(const void *ctx, const double *q, const double *v, double *a) { accel(ctx, q, v, a); }
+
+static void rk4(const csim *s, double *q, double *v, double h, int D) { imp_rk4_motion(accel_qv, s, q, v, h, D); }
 
 /* Bitmask of the pairs in contact (gap < 0) at q. */
 static unsigned contact_mask(const csim *s, const double *q)

@@ -7,6 +7,7 @@
  * contact whose rebound cannot lift the body within one sub-step is treated
  * as resting (the end of the Zeno sequence of a ball with e < 1). */
 #include "impulse/contact_systems.h"
+#include "rk4_motion.h"
 #include "impulse/impact_models.h"
 
 #include <math.h>
@@ -62,29 +63,11 @@ static void accel(const sim *s, const double *q, const double *v, double *a)
 }
 
 /* One classical RK4 step of (q, v) with step h. */
+static void accel_qv(const void *ctx, const double *q, const double *v, double *a) { accel(ctx, q, v, a); }
+
 static void rk4(const sim *s, double *q, double *v, double h)
 {
-    int D = s->geom.n_bodies * s->geom.dim;
-    double k1q[IMP_MAX_BODIES * IMP_MAX_DIM], k1v[IMP_MAX_BODIES * IMP_MAX_DIM];
-    double k2q[IMP_MAX_BODIES * IMP_MAX_DIM], k2v[IMP_MAX_BODIES * IMP_MAX_DIM];
-    double k3q[IMP_MAX_BODIES * IMP_MAX_DIM], k3v[IMP_MAX_BODIES * IMP_MAX_DIM];
-    double k4q[IMP_MAX_BODIES * IMP_MAX_DIM], k4v[IMP_MAX_BODIES * IMP_MAX_DIM];
-    double tq[IMP_MAX_BODIES * IMP_MAX_DIM] = {0}, tv[IMP_MAX_BODIES * IMP_MAX_DIM] = {0};
-    memcpy(k1q, v, D * sizeof(double));
-    accel(s, q, v, k1v);
-    for (int i = 0; i < D; i++) tq[i] = q[i] + 0.5 * h * k1q[i], tv[i] = v[i] + 0.5 * h * k1v[i];
-    memcpy(k2q, tv, D * sizeof(double));
-    accel(s, tq, tv, k2v);
-    for (int i = 0; i < D; i++) tq[i] = q[i] + 0.5 * h * k2q[i], tv[i] = v[i] + 0.5 * h * k2v[i];
-    memcpy(k3q, tv, D * sizeof(double));
-    accel(s, tq, tv, k3v);
-    for (int i = 0; i < D; i++) tq[i] = q[i] + h * k3q[i], tv[i] = v[i] + h * k3v[i];
-    memcpy(k4q, tv, D * sizeof(double));
-    accel(s, tq, tv, k4v);
-    for (int i = 0; i < D; i++) {
-        q[i] += h / 6.0 * (k1q[i] + 2 * k2q[i] + 2 * k3q[i] + k4q[i]);
-        v[i] += h / 6.0 * (k1v[i] + 2 * k2v[i] + 2 * k3v[i] + k4v[i]);
-    }
+    imp_rk4_motion(accel_qv, s, q, v, h, s->geom.n_bodies * s->geom.dim);
 }
 
 /* First pair that is penetrating while approaching, or -1. */

@@ -18,8 +18,9 @@ $cc -std=c11 -Wall -Wextra -Werror "$src/tests/install/main.c" $(pkg-config --cf
 $cc -std=c11 -Wall -Wextra -Werror "$src/tests/install/main.c" $(pkg-config --cflags impulse) \
     "$libdir/libimpulse.a" $(pkg-config --static --libs impulse | sed 's/-limpulse\b//') -o "$tmp/pc_static"
 "$tmp/pc_shared" && "$tmp/pc_static"
-ldd "$tmp/pc_shared" | grep -q "libimpulse.so.0 => $tmp" || { echo "pc_shared does not load the installed libimpulse.so.0"; exit 1; }
-if ldd "$tmp/pc_static" | grep -q libimpulse; then echo "pc_static is linked dynamically"; exit 1; fi
+# grep without -q: with pipefail, grep -q quitting early made ldd die of SIGPIPE (a false failure)
+ldd "$tmp/pc_shared" | grep "libimpulse.so.0 => $tmp" >/dev/null || { echo "pc_shared does not load the installed libimpulse.so.0"; exit 1; }
+if ldd "$tmp/pc_static" | grep libimpulse >/dev/null; then echo "pc_static is linked dynamically"; exit 1; fi
 # find_package
 cmake -S "$src/tests/install" -B "$tmp/ext" -DCMAKE_PREFIX_PATH="$tmp/prefix" -DCMAKE_BUILD_TYPE=Release \
       -DCMAKE_BUILD_RPATH="$libdir" >/dev/null
