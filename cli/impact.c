@@ -741,7 +741,7 @@ static void add_error_panel(imp_figure *f, int panel, const char *conv, const do
             if (errors[9 * i + k] > xmax) xmax = errors[9 * i + k];
     char title[96];
     snprintf(title, sizeof title, "%s convention (identified parameters)", conv);
-    imp_figure_axes(f, panel, title, "error $\\|(\\Delta v_x, \\Delta v_y, k_g \\Delta\\omega)\\|$ (m/s)",
+    imp_figure_axes(f, panel, title, "error $\\Vert(\\Delta v_x, \\Delta v_y, k_g \\Delta\\omega)\\Vert$ (m/s)",
                     "density (s/m; Gaussian kernel)");
     for (int j = 0; j < NX; j++) xs[j] = xmax * j / (NX - 1);
     for (int k = 0; k < 8; k++) { /* momentum IRB is in the .npz, not drawn: it ignores omega */

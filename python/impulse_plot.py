@@ -44,19 +44,31 @@ def map_color(color):
 
 class Styler:
     """One colour per model across the whole figure (in order of first
-    appearance, the C0, C1, ... of the spec), a line style per model, or per
-    body when the label ends in ", body N", so a model looks the same in
-    every panel and curves on top of each other stay distinguishable."""
+    appearance, the C0, C1, ... of the spec) and a line style per model, so a
+    model looks the same in every panel. Labels "model, body N" and
+    "model: term" keep the model's colour and take the line style of the body
+    or the term, so curves on top of each other stay distinguishable."""
 
     def __init__(self):
-        self.models = []
+        self.models, self.terms = [], []
 
     def __call__(self, label):
-        model, _, rest = (label or "").partition(", body ")
+        label = label or ""
+        model, _, body = label.partition(", body ")
+        term = ""
+        if not body:
+            model, _, term = label.partition(": ")
         if model not in self.models:
             self.models.append(model)
         i = self.models.index(model)
-        ls = LINESTYLES[(int(rest) - 1) % len(LINESTYLES)] if rest.isdigit() else LINESTYLES[i % len(LINESTYLES)]
+        if body.isdigit():
+            ls = LINESTYLES[(int(body) - 1) % len(LINESTYLES)]
+        elif term:
+            if term not in self.terms:
+                self.terms.append(term)
+            ls = LINESTYLES[(self.terms.index(term) + 1) % len(LINESTYLES)]
+        else:
+            ls = LINESTYLES[i % len(LINESTYLES)]
         return OKABE_ITO[i % 7], ls
 
 
@@ -91,7 +103,7 @@ def draw_element(ax, el, data, np, styler):
     elif kind == "scatter":
         marker, color = split_style(el.get("style"), "o")
         x = arr("x")
-        few = x.size == 1
+        few = x.size == 1 and marker in ("X", "*", "P")  # an annotated point, not a series
         ax.scatter(x, arr("y"), marker=marker, color=map_color(color), s=90 if few else 14,
                    alpha=None if few or x.size < 50 else 0.75,
                    zorder=6 if few else 2, edgecolors="white" if few and marker not in "x+|_." else None,

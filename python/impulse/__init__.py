@@ -45,7 +45,8 @@ __all__ = ["Error", "Dataset", "Model", "ConstrainedModel", "simulate", "train",
 __version__ = "0.1.0"
 version = __version__
 
-CONTACT_SYSTEMS = ("pendulum", "bouncing-ball", "newtons-cradle")
+CONTACT_SYSTEMS = ("pendulum", "bouncing-ball", "newtons-cradle", "compliant-ball", "compliant-cradle",
+                   "bouncing-disk")
 CONTACT_MODELS = ("cdl", "vin", "resnet", "resnet-contact")
 CONSTRAINED_MODELS = ("chnn", "clnn", "hnn", "delan", "node")
 IMPACT_LAWS = ("drumshell", "ap-poisson", "ap-newton", "mirtich", "wang-mason", "whittaker")
@@ -55,10 +56,6 @@ library_path: str = _lib.path
 def blas_core() -> str:
     """The OpenBLAS kernel family in use (e.g. 'SkylakeX'; 'Prescott' means SSE3 only)."""
     return lib.imp_blas_corename().decode()
-
-
-def _is_contact_system(name: str) -> bool:
-    return name in CONTACT_SYSTEMS
 
 
 # --------------------------------------------------------------------------- datasets
@@ -181,17 +178,19 @@ def _load_trajset(data) -> _lib.Trajset:
 def simulate(system: str | None = None, *, trajectories: int = 1, steps: int | None = None,
              dt: float | None = None, noise: float = 0.0, seed: int = 0, restitution: float | None = None,
              gravity: float | None = None, length: float | None = None, q0: float | None = None,
-             v0: float | None = None, randomize: bool | None = None, system_file: str | None = None,
+             v0: float | None = None, randomize: bool | None = None, friction: float | None = None,
+             spin: float | None = None, stiffness: float | None = None, system_file: str | None = None,
              spread: float = 0.0, rollout_start: int = 0, rtol: float = 1e-10, atol: float = 1e-12) -> Dataset:
     """Simulate a system into a Dataset (as `impulse simulate`, same seed, same numbers).
 
-    system: a contact system (pendulum, bouncing-ball, newtons-cradle) or a
-        constrained benchmark (pendulum-chain:N, coupled-pendulums:N,
+    system: a contact system (pendulum, bouncing-ball, newtons-cradle,
+        compliant-ball, compliant-cradle, bouncing-disk) or a constrained benchmark (pendulum-chain:N, coupled-pendulums:N,
         magnet-pendulum, gyroscope, rotor); or pass system_file (a system
         description, docs/chnn-systems.md) instead.
     trajectories, steps, dt, noise (Gaussian std on the observed states), seed.
     Contact systems: restitution, gravity, length (pendulum), q0, v0 (first
-        trajectory's initial state), randomize (later trajectories random).
+        trajectory's initial state), randomize (later trajectories random),
+        friction and spin (bouncing-disk), stiffness (compliant systems).
         `steps` counts samples; defaults are the paper's experiments.
     Constrained systems: spread (system files: random starts, the file's
         state plus spread N(0, 1), projected onto the constraints; 0, the
@@ -199,12 +198,12 @@ def simulate(system: str | None = None, *, trajectories: int = 1, steps: int | N
         reference trajectory, as the reference's test sets), rtol, atol.
         `steps` counts steps (states = steps + 1).
     """
-    if system_file is None and system is not None and _is_contact_system(system):
-        o = _lib.SimOpts()
-        check(lib.imp_sim_defaults(system.encode(), ctypes.byref(o)))
+    o = _lib.SimOpts()
+    if system_file is None and system is not None and lib.imp_sim_defaults(system.encode(), ctypes.byref(o)) == 0:
         o.n_traj = trajectories
         for k, v in (("n_steps", steps), ("dt", dt), ("restitution", restitution), ("gravity", gravity),
-                     ("length", length), ("q0", q0), ("v0", v0)):
+                     ("length", length), ("q0", q0), ("v0", v0), ("friction", friction), ("spin", spin),
+                     ("stiffness", stiffness)):
             if v is not None:
                 setattr(o, k, v)
         if randomize is not None:
@@ -220,6 +219,8 @@ def simulate(system: str | None = None, *, trajectories: int = 1, steps: int | N
         finally:
             lib.imp_trajset_free(ctypes.byref(ts))
             os.unlink(p)
+    contact_err = lib.imp_last_error().decode("utf-8", "replace") if system_file is None else ""
+    lib.imp_clear_error()
     if system is None and system_file is None:
         raise Error("simulate: give a system name or system_file")
     if system_file is not None and trajectories > 1 and not spread > 0:
@@ -231,8 +232,11 @@ def simulate(system: str | None = None, *, trajectories: int = 1, steps: int | N
     dt_out, name = ctypes.c_double(), ctypes.create_string_buffer(64)
     st = -1 if steps is None else steps
     args = (sysb, filb, trajectories, st, dt or 0.0, seed, spread, noise, rtol, atol, rollout_start)
-    check(lib.imp_flat_chnn_simulate(*args, None, None, None, None, *[ctypes.byref(i) for i in ints],
-                                     ctypes.byref(dt_out), name))
+    try:
+        check(lib.imp_flat_chnn_simulate(*args, None, None, None, None, *[ctypes.byref(i) for i in ints],
+                                         ctypes.byref(dt_out), name))
+    except Error as e:
+        raise Error(f"{contact_err}; {e}" if contact_err else str(e)) from None
     n_points, d, n_gen, T = (i.value for i in ints)
     traj = np.empty((trajectories, T, 2, n_points, d))
     energy = np.empty((trajectories, T))
@@ -687,20 +691,23 @@ class ConstrainedModel:
             lib.imp_cmodel_work_free(w)
         return out[0] if single else out
 
-    def rollout(self, y0, steps: int, dt: float) -> np.ndarray:
-        """RK4 rollout (the training integrator) of states y0 (dim,) or (n, dim):
-        returns (steps + 1, dim) or (n, steps + 1, dim)."""
-        y = np.atleast_2d(f64(y0, "y0"))
-        out = np.empty((y.shape[0], steps + 1, y.shape[1]))
-        out[:, 0] = y
-        for k in range(steps):
-            k1 = self.rhs(y)
-            k2 = self.rhs(y + dt / 3 * k1)
-            k3 = self.rhs(y + dt * (k2 - k1 / 3))
-            k4 = self.rhs(y + dt * (k1 - k2 + k3))
-            y = y + dt / 8 * (k1 + 3 * k2 + 3 * k3 + k4)
-            out[:, k + 1] = y
-        return out[0] if np.ndim(y0) == 1 else out
+    def rollout(self, x0, steps: int, dt: float, rtol: float | None = None) -> np.ndarray:
+        """Roll out from Cartesian states x0 = (x, v), (2 N,) or a batch (n, 2 N),
+        as `impulse rollout` and the evaluation do (DOPRI5, rtol 1e-7, atol
+        rtol / 100 by default): `steps` steps of dt, returned in Cartesian
+        coordinates, (steps + 1, 2 N) or (n, steps + 1, 2 N), row 0 = x0."""
+        x = f64(x0, "x0")
+        single = x.ndim == 1
+        x = np.ascontiguousarray(np.atleast_2d(x))
+        eo = _lib.CEvalOpts()
+        lib.imp_ceval_opts_default(ctypes.byref(eo))
+        if rtol is not None:
+            eo.rtol, eo.atol = rtol, rtol * 1e-2
+        out = np.empty((x.shape[0], steps + 1, x.shape[1]))
+        for i in range(x.shape[0]):
+            check(lib.imp_cmodel_rollout(self._m, ptr(self.params), ptr(x[i]), steps + 1, dt, ctypes.byref(eo),
+                                         ptr(out[i])))
+        return out[0] if single else out
 
     def evaluate(self, data, n_test: int = 0, steps: int | None = None, rtol: float | None = None) -> dict:
         """DOPRI5 rollouts from each test trajectory's first state, compared in

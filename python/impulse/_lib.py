@@ -286,6 +286,7 @@ for _n, _a, _r in [
     ("imp_ceval_opts_default", [P(CEvalOpts)], None),
     ("imp_ceval", [V, dptr, P(CTraj), P(CEvalOpts), P(CEvalResult)], c_int),
     ("imp_ceval_result_free", [P(CEvalResult)], None),
+    ("imp_cmodel_rollout", [V, dptr, dptr, c_int, c_double, P(CEvalOpts), dptr], c_int),
     ("imp_cmodel_rhs", [V, dptr, dptr, c_int, dptr, V], c_int),
     ("imp_cmodel_work_new", [V, c_int], V), ("imp_cmodel_work_free", [V], None),
     ("imp_impact_model_parse", [c_char_p, P(c_int), c_char_p], c_int),

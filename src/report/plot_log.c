@@ -73,10 +73,17 @@ static int read_log(const char *path, log_series *s)
     return st;
 }
 
-static const char *base_name(const char *p)
+/* A log's label: its file name without the folder and the ".log.jsonl" or
+ * ".jsonl" ending (written into buf). */
+static const char *base_name(const char *p, char *buf, size_t cap)
 {
     const char *s = strrchr(p, '/');
-    return s ? s + 1 : p;
+    s = s ? s + 1 : p;
+    size_t n = strlen(s);
+    if (n > 10 && !strcmp(s + n - 10, ".log.jsonl")) n -= 10;
+    else if (n > 6 && !strcmp(s + n - 6, ".jsonl")) n -= 6;
+    snprintf(buf, cap, "%.*s", (int)n, s);
+    return buf;
 }
 
 int imp_report_plot_log(const char *const *logs, const char *const *labels, size_t n, const char *path_stem)
@@ -89,7 +96,8 @@ int imp_report_plot_log(const char *const *logs, const char *const *labels, size
     imp_figure *fig = st ? NULL : imp_figure_new(2, 2, 11, 7.4);
     if (!st && !fig) st = imp_fail(IMP_ERR_NOMEM, "plot-log: figure");
     if (!st) {
-        imp_figure_title(fig, n == 1 ? base_name(logs[0]) : "training logs");
+        char t[256];
+        imp_figure_title(fig, n == 1 ? base_name(logs[0], t, sizeof t) : "training logs");
         imp_figure_axes(fig, 0, "training loss (mean over the epoch's minibatches)", "epoch", "loss");
         imp_figure_axes(fig, 1, "loss terms", "epoch", "loss term");
         imp_figure_axes(fig, 2, "learning rate", "epoch", "learning rate");
@@ -97,7 +105,8 @@ int imp_report_plot_log(const char *const *logs, const char *const *labels, size
         imp_figure_logscale(fig, 1, 0, 1);
     }
     for (size_t i = 0; i < n && !st; i++) {
-        const char *name = labels && labels[i] ? labels[i] : base_name(logs[i]);
+        char nb[256];
+        const char *name = labels && labels[i] ? labels[i] : base_name(logs[i], nb, sizeof nb);
         int positive = 1;
         for (size_t t = 0; t < s[i].n; t++) positive &= s[i].loss[t] > 0;
         if (!positive) imp_figure_logscale(fig, 0, 0, 0);

@@ -268,7 +268,9 @@ static int bar_figure(const grid *g, const char *dir, char **md, size_t *len)
 static int curve_figures(const grid *g, const char *dir, char **md, size_t *len)
 {
     static const char *const stems[3] = {"chnn_rel_err", "chnn_energy", "chnn_constraint"};
-    static const char *const ylabels[3] = {"relative error", "relative energy error", "constraint violation |Psi(x, v)|"};
+    static const char *const ylabels[3] = {"relative error $\\Vert\\hat z - z\\Vert / (\\Vert\\hat z\\Vert + \\Vert z\\Vert)$",
+                                           "energy error $|\\hat H - H| / (|\\hat H| + |H|)$",
+                                           "constraint violation $\\Vert\\Psi(x, v)\\Vert$ (m, m/s)"};
     int st = IMP_OK;
     int cols = g->n_sys < 4 ? g->n_sys : 4, rows = (g->n_sys + cols - 1) / cols;
     for (int k = 0; k < 3 && !st; k++) {

@@ -47,6 +47,11 @@ run("simulate", "pendulum-chain:2", "--trajectories", "16", "--seed", "1", "--qu
 pend = impulse.simulate("pendulum-chain:2", trajectories=16, seed=1)
 pend.save(p("pend_py.npz"))
 same(p("pend_cli.npz"), p("pend_py.npz"), "simulate pendulum-chain:2")
+for name, kw, args in (("compliant-ball", dict(stiffness=1e4), ["--stiffness", "1e4"]),
+                       ("bouncing-disk", dict(friction=0.3, spin=2.0), ["--friction", "0.3", "--spin", "2"])):
+    run("simulate", name, "--seed", "4", "--noise", "0.01", "--steps", "100", *args, "-o", p(f"{name}_cli.npz"))
+    impulse.simulate(name, seed=4, noise=0.01, steps=100, **kw).save(p(f"{name}_py.npz"))
+    same(p(f"{name}_cli.npz"), p(f"{name}_py.npz"), f"simulate {name}")
 sysfile = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "systems", "double-pendulum.txt")
 run("simulate", "--system-file", sysfile, "--trajectories", "2", "--spread", "0.1", "--steps", "20", "--seed", "1",
     "--quiet", "-o", p("file_cli.npz"))
@@ -76,6 +81,27 @@ test = impulse.simulate("pendulum-chain:2", trajectories=4, seed=2, rollout_star
 test.save(p("test_py.npz"))
 same_eval(["--model", p("chnn_cli.npz"), "--data", p("test_py.npz")],
           impulse.load_model(p("chnn_py.npz")).evaluate(test), "chnn")
+
+# rollout: the package's equals `impulse rollout` (contact family; constrained: DOPRI5 as eval)
+x0 = ball.initial_states()[0]
+run("rollout", "--model", p("cdl_cli.npz"), "--state", ",".join(repr(v) for v in x0), "--steps", "60",
+    "-o", p("roll_cli.npz"))
+py_states, _ = impulse.load_model(p("cdl_py.npz")).rollout(x0, 60)
+if not np.array_equal(np.load(p("roll_cli.npz"))["states"], py_states):
+    failed += 1
+    print("FAILED: cdl rollout differs from impulse rollout")
+else:
+    print("ok: cdl rollout equals impulse rollout")
+y0 = test.initial_states()[0]
+run("rollout", "--model", p("chnn_cli.npz"), "--state", ",".join(repr(v) for v in y0), "--steps", "6",
+    "--dt", "0.03", "-o", p("croll_cli.npz"))
+cy = impulse.load_model(p("chnn_py.npz")).rollout(y0, 6, 0.03)
+cz = np.load(p("croll_cli.npz"))["z"]
+if cz.reshape(cz.shape[0], -1).shape != cy.shape or not np.array_equal(cz.reshape(cz.shape[0], -1), cy):
+    failed += 1
+    print("FAILED: chnn rollout differs from impulse rollout", cz.shape, cy.shape)
+else:
+    print("ok: chnn rollout equals impulse rollout")
 
 # '-' is standard output / input where a file is expected
 piped = subprocess.run([cli, "simulate", "bouncing-ball", "--restitution", "0.8", "--noise", "0.05", "--steps", "150",
