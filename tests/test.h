@@ -9,6 +9,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* 1 in AddressSanitizer builds (gcc defines __SANITIZE_ADDRESS__, clang
+ * has __has_feature): tests of address-space limits or of libraries that
+ * leak at exit (OpenMPI) skip those parts there. */
+#if defined(__SANITIZE_ADDRESS__)
+#define TEST_UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TEST_UNDER_ASAN 1
+#endif
+#endif
+#ifndef TEST_UNDER_ASAN
+#define TEST_UNDER_ASAN 0
+#endif
+
 static int test_passed_ = 0, test_failed_ = 0;
 
 #define CHECK(cond)                                                                    \

@@ -11,17 +11,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#if defined(__SANITIZE_ADDRESS__)
-#define UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define UNDER_ASAN 1
-#endif
-#endif
-#ifndef UNDER_ASAN
-#define UNDER_ASAN 0
-#endif
-
 /* Load BAD in a child limited to 512 MiB of address space: a loader that
  * allocates what the meta declares before checking it fails there with an
  * allocation error instead of the params message. Returns 1 if the child
@@ -180,9 +169,9 @@ static void test_cdl(void)
     double t0 = imp_time_now();
     expect_cdl_fails("contact_hidden 100000", "params:");
     CHECK_MSG(imp_time_now() - t0 < 0.5, "took %.2f s", imp_time_now() - t0);
-    if (!UNDER_ASAN) CHECK(load_in_small_address_space("params: 91 values"));
+    if (!TEST_UNDER_ASAN) CHECK(load_in_small_address_space("params: 91 values"));
     CHECK_OK(rewrite(CDL_FILE, "\"contact_hidden\":6", "\"contact_hidden\":20000", NULL));
-    if (!UNDER_ASAN) CHECK(load_in_small_address_space("params: 91 values"));
+    if (!TEST_UNDER_ASAN) CHECK(load_in_small_address_space("params: 91 values"));
     CHECK_OK(rewrite(CDL_FILE, "\"contact_hidden\":6", "\"contact_hidden\":100001", NULL));
     expect_cdl_fails("contact_hidden 100001", "contact_hidden: 100001 is out of range");
     /* model kind against the layout: a resnet's parameters are laid out otherwise */
