@@ -94,7 +94,9 @@ typedef struct imp_cmodel {
 int imp_cmodel_init(imp_cmodel *m, imp_cmodel_kind kind, const imp_csystem *sys, int hidden,
                     int depth);
 /* Reference initialisation: orthogonal weights, PyTorch-default biases
- * U(-1/sqrt(fan_in), 1/sqrt(fan_in)), mass parameters 0.1 N(0, 1). */
+ * U(-1/sqrt(fan_in), 1/sqrt(fan_in)), mass parameters 0.1 N(0, 1); except
+ * (Δ) the HNN/DeLaN mass network's output layer, which starts at L = I
+ * (zero weights, diagonal biases log(e - 1)), a constant identity mass. */
 void imp_cmodel_init_params(const imp_cmodel *m, double *params, imp_rng *rng);
 
 /* Run-time scratch for batches of up to max_batch samples. */
