@@ -4,6 +4,7 @@
 #include "impulse/chnn_models.h"
 #include "impulse/io.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,18 +35,22 @@ static void train_usage(FILE *f)
                "  --seed K       initialisation and chunk sampling seed (0)\n"
                "  --threads N    threads per minibatch, 1..64 (default 2): each takes a contiguous\n"
                "                 slice of the batch; the same N and seed give bit-identical results,\n"
-               "                 another N agrees to rounding (~1e-12)\n");
+               "                 another N agrees to rounding (~1e-12)\n"
+               "  --quiet        no progress lines\n"
+               CLI_RUN_USAGE);
 }
 
-typedef struct progress_ctx {
-    int every;
-} progress_ctx;
+typedef struct save_ctx {
+    const imp_cmodel *m;
+    const double *params;
+    const imp_ctrain_opts *o;
+    const imp_ctrain_result *res;
+} save_ctx;
 
-static void on_progress(void *user, int epoch, double loss, double seconds)
+static int save_cmodel(const char *path, void *ctx)
 {
-    progress_ctx *p = user;
-    if ((epoch + 1) % p->every == 0)
-        fprintf(stderr, "epoch %d  loss %.6g  %.1f s\n", epoch + 1, loss, seconds);
+    save_ctx *c = ctx;
+    return imp_cmodel_save(path, c->m, c->params, c->o, c->res);
 }
 
 int cli_train_chnn(int argc, char **argv, const char *model)
@@ -57,14 +62,25 @@ int cli_train_chnn(int argc, char **argv, const char *model)
     imp_ctrain_opts_default(&o);
     o.threads = CLI_DEFAULT_THREADS;
     long hidden = 256;
+    int quiet = 0;
+    cli_run_opts ro;
+    cli_run_opts_default(&ro);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *val = i + 1 < argc ? argv[i + 1] : NULL;
         long lv;
         double dv;
+        int r = cli_run_option(&ro, verb, a, val);
+        if (r < 0) return 1;
+        if (r > 0) {
+            i++;
+            continue;
+        }
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             train_usage(stdout);
             return 0;
+        } else if (!strcmp(a, "--quiet")) {
+            quiet = 1;
         } else if (!strcmp(a, model) || !strcmp(a, "--model")) {
             if (!strcmp(a, "--model")) i++;
             continue;
@@ -144,22 +160,24 @@ int cli_train_chnn(int argc, char **argv, const char *model)
     imp_rng rng;
     imp_rng_seed(&rng, o.seed ^ 0x5eedULL);
     imp_cmodel_init_params(&m, params, &rng);
-    progress_ctx pc = {o.epochs >= 100 ? o.epochs / 20 : 1};
-    if (cli_progress_enabled()) {
-        o.progress = on_progress;
-        o.progress_user = &pc;
+    cli_run run;
+    if (cli_run_open(&run, verb, out_path, ro.log, ro.resume, quiet)) {
+        imp_ctraj_free(&cart);
+        imp_ctraj_free(&gen);
+        free(params);
+        return 1;
     }
+    imp_train_report rep = {0};
+    cli_run_hooks(&ro, &run, &o.hooks, &rep, o.epochs);
     imp_ctrain_result res;
     st = imp_ctrain(&m, params, m.cartesian ? &cart : &gen, &o, &res);
-    if (!st) st = imp_cmodel_save(out_path, &m, params, &o, &res);
+    save_ctx sc = {&m, params, &o, &res};
+    int rc = cli_run_finish(&run, st, &rep, save_cmodel, &sc);
+    cli_run_close(&run);
     imp_ctraj_free(&cart);
     imp_ctraj_free(&gen);
     free(params);
-    if (st == IMP_ERR_NUMERIC)
-        return cli_failf(verb, "%s; the run diverged: try a smaller --lr (e.g. %g), a longer --warmup "
-                         "(e.g. %d) or another --seed", imp_last_error(), o.lr / 3,
-                         5 * (imp_ctrain_warmup_steps(&m, &o) > 0 ? imp_ctrain_warmup_steps(&m, &o) : 20));
-    if (st) return cli_fail(verb);
+    if (rc) return rc;
     printf("trained %s on %s: %d epochs, final loss %.6g, %.2f s (%.3f s/epoch, %d thread%s), %zu parameters -> %s\n",
            model, sysname, res.epochs, res.final_loss, res.seconds, res.epochs ? res.seconds / res.epochs : 0.0,
            o.threads, o.threads == 1 ? "" : "s", m.n_params, out_path);
@@ -180,7 +198,12 @@ int cli_eval_chnn(int argc, char **argv, const char *model_kind)
         long lv;
         double dv;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            printf("usage: impulse eval --model model.npz --data test.npz [--json] [--n-test N] [--steps S] [--rtol X]\n");
+            printf("usage: impulse eval --model model.npz --data test.npz [--json] [--n-test N] [--steps S] [--rtol X]\n"
+                   "         [--max-steps-per-sample N] [--max-seconds S]\n"
+                   "  budget of each DOPRI5 rollout: N steps per sample interval of the data (default %d)\n"
+                   "  and S seconds of wall time (default %g); a model that needs more (stiff or\n"
+                   "  diverging) stops with an error naming it and the trajectory\n",
+                   IMP_CEVAL_STEPS_PER_SAMPLE, IMP_CEVAL_MAX_SECONDS);
             return 0;
         } else if (!strcmp(a, "--model")) {
             model_path = val;
@@ -197,6 +220,14 @@ int cli_eval_chnn(int argc, char **argv, const char *model_kind)
         } else if (!strcmp(a, "--steps")) {
             if (cli_parse_long(a, val, 1, 10000000, &lv)) return cli_fail(verb);
             eo.steps = (int)lv;
+            i++;
+        } else if (!strcmp(a, "--max-steps-per-sample")) {
+            if (cli_parse_long(a, val, 1, 1000000, &lv)) return cli_fail(verb);
+            eo.max_steps_per_sample = (int)lv;
+            i++;
+        } else if (!strcmp(a, "--max-seconds")) {
+            if (cli_parse_double(a, val, 1e-3, 1e7, &dv)) return cli_fail(verb);
+            eo.max_seconds = dv;
             i++;
         } else if (!strcmp(a, "--rtol")) {
             if (cli_parse_double(a, val, 1e-14, 1.0, &dv)) return cli_fail(verb);
@@ -233,10 +264,11 @@ int cli_eval_chnn(int argc, char **argv, const char *model_kind)
         imp_json j;
         imp_json_init(&j);
         imp_json_begin_object(&j);
+        imp_json_kv_string(&j, "verb", "eval");
         imp_json_kv_string(&j, "model", imp_cmodel_kind_name(m.kind));
         imp_json_kv_string(&j, "system", m.sys.name);
-        imp_json_kv_int(&j, "n_test", r.n_test);
-        imp_json_kv_int(&j, "states", r.T);
+        imp_json_kv_int(&j, "trajectories", r.n_test);
+        imp_json_kv_int(&j, "steps", r.T);
         imp_json_kv_number(&j, "mean_geo_rel_err", r.mean_geo);
         imp_json_kv_number(&j, "median_geo_rel_err", r.median_geo);
         imp_json_kv_number(&j, "mean_energy_err", r.mean_energy_err);

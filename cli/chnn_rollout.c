@@ -24,21 +24,18 @@ static void usage(FILE *f)
             "  Writes t (T+1) and z (T+1, 2, points, d) = predicted (x, v), meta JSON.\n");
 }
 
-static int is_constrained_checkpoint(const char *path)
+/* model_kind: the checkpoint's kind (cli_checkpoint_kind); CLI_NOT_MINE
+ * unless it is one of the constrained networks. */
+int cli_rollout_chnn(int argc, char **argv, const char *model_kind)
 {
-    char kind[32];
-    imp_cmodel_kind k;
-    int mine = path && !imp_cmodel_peek_kind(path, kind, sizeof kind) && !imp_cmodel_kind_from_name(kind, &k);
-    imp_clear_error();
-    return mine;
-}
-
-int cli_rollout_chnn(int argc, char **argv)
-{
+    imp_cmodel_kind kind;
+    if (!model_kind || imp_cmodel_kind_from_name(model_kind, &kind)) {
+        imp_clear_error();
+        return CLI_NOT_MINE;
+    }
     const char *model_path = NULL;
     for (int i = 1; i + 1 < argc; i++)
         if (!strcmp(argv[i], "--model")) model_path = argv[i + 1];
-    if (!is_constrained_checkpoint(model_path)) return CLI_NOT_MINE;
     const char *data_path = NULL, *state = NULL, *out = NULL;
     long traj = 0, steps = -1;
     double dt = 0;
@@ -90,23 +87,16 @@ int cli_rollout_chnn(int argc, char **argv)
             if (dt == 0) dt = data.dt;
         }
     } else if (!st) {
-        const char *p = state;
-        for (int i = 0; i < cdim && !st; i++) {
-            char *end;
-            xv0[i] = strtod(p, &end);
-            if (end == p || (i < cdim - 1 && *end != ',') || (i == cdim - 1 && *end != '\0'))
-                st = imp_fail(IMP_ERR_INVALID, "--state: needs %d comma-separated numbers (%d positions, then %d velocities)",
-                              cdim, N, N);
-            p = end + 1;
-        }
-        if (!st) st = imp_check_finite(xv0, (size_t)cdim, "--state");
+        char what[96];
+        snprintf(what, sizeof what, "%d Cartesian positions, then %d velocities", N, N);
+        st = cli_parse_list("--state", state, cdim, what, xv0);
     }
     if (!st && steps < 0) steps = m.sys.full.n_steps > 0 ? m.sys.full.n_steps : 99;
     if (!st && dt == 0) dt = m.sys.dt;
     if (!st && !(dt > 0)) st = imp_fail(IMP_ERR_INVALID, "--dt: the system '%s' has no time step; give --dt", m.sys.name);
     if (!st) {
         pred = malloc((size_t)(steps + 1) * cdim * sizeof(double));
-        st = pred ? imp_crollout(&m, params, xv0, (int)steps, dt, &eo, pred) : imp_fail(IMP_ERR_NOMEM, "out of memory");
+        st = pred ? imp_cmodel_rollout(&m, params, xv0, (int)steps + 1, dt, &eo, pred) : imp_fail(IMP_ERR_NOMEM, "out of memory");
     }
     imp_npz *z = NULL;
     if (!st) {

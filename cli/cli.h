@@ -17,7 +17,10 @@ int cli_rollout(int argc, char **argv);
 int cli_reproduce(int argc, char **argv);
 int cli_impact(int argc, char **argv);
 int cli_info(int argc, char **argv);
+int cli_import(int argc, char **argv);
+int cli_inspect(int argc, char **argv);
 int cli_sweep(int argc, char **argv);
+int cli_plot_log(int argc, char **argv);
 
 /* Strand-specific entry points the generic verbs dispatch to. Each returns
  * CLI_NOT_MINE when the name is not one of its systems/models. */
@@ -25,10 +28,13 @@ int cli_sweep(int argc, char **argv);
 int cli_simulate_chnn(int argc, char **argv, const char *system);
 int cli_train_chnn(int argc, char **argv, const char *model);
 int cli_eval_chnn(int argc, char **argv, const char *model_kind);
-int cli_rollout_chnn(int argc, char **argv);
+int cli_rollout_chnn(int argc, char **argv, const char *model_kind);
+/* The model kind named in a checkpoint's meta ("cdl", "chnn", ...), for dispatch. */
+int cli_checkpoint_kind(const char *path, char *kind, size_t cap);
 int cli_reproduce_cdl(int argc, char **argv);
 int cli_reproduce_chnn(int argc, char **argv);
 int cli_reproduce_impact(int argc, char **argv);
+int cli_reproduce_your_data(int argc, char **argv);
 /* Gaussian-process impact models and the drop simulator (cli/impact_gp.c),
  * dispatched to by `impulse impact gp-...|learning-curve|drop` and called by
  * `impulse reproduce impact` with the output folder for its learning curves. */
@@ -49,6 +55,11 @@ int cli_failf(const char *verb, const char *fmt, ...)
  * naming the option and return IMP_ERR_INVALID. */
 int cli_parse_long(const char *opt, const char *text, long lo, long hi, long *out);
 int cli_parse_double(const char *opt, const char *text, double lo, double hi, double *out);
+/* Comma-separated lists ("1.5,0,-2"): at most max items, each checked. */
+int cli_parse_double_list(const char *opt, const char *text, double *out, int max, int *n);
+int cli_parse_long_list(const char *opt, const char *text, long lo, long hi, long *out, int max, int *n);
+/* Exactly n comma-separated finite numbers ("what" describes them). */
+int cli_parse_list(const char *opt, const char *text, int n, const char *what, double *out);
 
 /* Training threads of the constrained-network verbs (`--threads N`): the
  * machines this tool targets have 2 cores. */
@@ -58,5 +69,72 @@ int cli_parse_double(const char *opt, const char *text, double lo, double hi, do
 /* Progress lines go to stderr, only when stderr is a terminal or
  * IMPULSE_PROGRESS=1; `--quiet` verbs pass quiet=1. */
 int cli_progress_enabled(void);
+
+/* ---- a training run (cli/train_run.c) ---- */
+#include "impulse/train.h"
+typedef struct cli_run {
+    const char *verb, *out;
+    char log_path[4096], state_path[4096]; /* OUT.log.jsonl (or --log), OUT.state.npz */
+    FILE *log;
+    int quiet, tty, printed_tty, first_epoch, epochs;
+    double every, t_start, last_print;     /* progress lines off a terminal every `every` s */
+} cli_run;
+/* Open the log (appended to when resuming) and catch SIGINT; prints the
+ * error and returns 1 on failure. */
+int cli_run_open(cli_run *r, const char *verb, const char *out, const char *log_path, const char *resume,
+                 int quiet);
+/* imp_epoch_fn: a log line, progress, and stop after Ctrl-C. */
+int cli_run_on_epoch(const imp_epoch_info *info, void *user);
+/* After training with status st: save the model through save(path, ctx) to
+ * OUT (or a rescue copy in $TMPDIR when OUT cannot be written), print how
+ * the run ended, return the exit status (0, 1 or 130 after Ctrl-C). */
+int cli_run_finish(cli_run *r, int st, const imp_train_report *rep, int (*save)(const char *path, void *ctx),
+                   void *ctx);
+void cli_run_close(cli_run *r);
+/* Options every train verb takes (--log, --resume, --checkpoint-every,
+ * --checkpoint-seconds, --diverge-factor): returns 1 if `name` is one (and
+ * takes `val`), 0 if not, -1 after printing an error. */
+typedef struct cli_run_opts {
+    const char *log, *resume;
+    int checkpoint_every;
+    double checkpoint_seconds, diverge_factor;
+} cli_run_opts;
+void cli_run_opts_default(cli_run_opts *o);
+int cli_run_option(cli_run_opts *o, const char *verb, const char *name, const char *val);
+#define CLI_RUN_USAGE                                                                                      \
+    "  --log FILE           per-epoch JSON lines (default OUT.log.jsonl)\n"                                  \
+    "  --checkpoint-every N   training state OUT.state.npz every N epochs (default: by time)\n"             \
+    "  --checkpoint-seconds S  ... and every S seconds (default 60; 0: off); also at the end\n"            \
+    "  --resume STATE       continue a run from its state file (same command otherwise);\n"              \
+    "                       the result is bit-identical to an uninterrupted run\n"                        \
+    "  --diverge-factor X   stop when the epoch loss exceeds X times the best (default 1000;\n"           \
+    "                       0: only NaN/Inf), keeping the best model; exit status 1\n"                    \
+    "  Ctrl-C stops after the current epoch, saves the best model and the state (exit 130).\n"
+/* Set the hooks from the options and the run. */
+void cli_run_hooks(const cli_run_opts *o, cli_run *r, imp_train_hooks *h, imp_train_report *rep, int epochs);
+
+/* Long verbs (sweeps, reproductions): the first SIGINT/SIGTERM asks to stop
+ * after the current unit of work, the second ends the process. */
+void cli_catch_stop_signals(void);
+int cli_stop_requested(void);
+
+/* A sweep about to run in this process (cli/sweep.c): prepare the output
+ * folder for the plan, catch the stop signals, and fill the run options
+ * (threads per task; progress lines on stderr when enabled; stop on a
+ * signal). Returns 0 or the exit status of a failure. */
+struct imp_sweep_plan;
+struct imp_sweep_run_opts;
+int cli_sweep_start(const char *verb, const struct imp_sweep_plan *plan, const char *dir, int threads,
+                    struct imp_sweep_run_opts *o);
+
+/* Check a trajectory set's contact labels against its motion and handle
+ * them (--contact-labels auto | as-given | onset; NULL = auto). The line
+ * with the counts (a notice when some labels do not fit the motion, else
+ * an info line unless quiet; "" if none) goes into note[cap], for the
+ * caller to print once the run has started (an error before that stays
+ * the only line). Returns 0 or the exit status of a failure. */
+struct imp_trajset;
+int cli_handle_labels(const char *verb, struct imp_trajset *ts, const char *mode_name, int quiet, char *note,
+                      size_t cap);
 
 #endif

@@ -1,6 +1,10 @@
 #include "cli.h"
+#include "core/num.h"
+#include "impulse/contact_systems.h"
+#include "impulse/io.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -25,32 +29,77 @@ int cli_failf(const char *verb, const char *fmt, ...)
     return 1;
 }
 
+/* Option values go through the library's checked helper (core/num.h). */
 int cli_parse_long(const char *opt, const char *text, long lo, long hi, long *out)
 {
-    if (!text || !*text) return imp_fail(IMP_ERR_INVALID, "%s: missing value", opt);
-    errno = 0;
-    char *end = NULL;
-    long v = strtol(text, &end, 10);
-    if (errno || *end != '\0')
-        return imp_fail(IMP_ERR_INVALID, "%s: '%s' is not an integer", opt, text);
-    if (v < lo || v > hi)
-        return imp_fail(IMP_ERR_INVALID, "%s: %ld is out of range [%ld, %ld]", opt, v, lo, hi);
-    *out = v;
-    return IMP_OK;
+    int64_t v;
+    int st = imp_num_parse_int64(text, opt, lo, hi, &v);
+    if (!st) *out = (long)v;
+    return st;
 }
 
 int cli_parse_double(const char *opt, const char *text, double lo, double hi, double *out)
 {
-    if (!text || !*text) return imp_fail(IMP_ERR_INVALID, "%s: missing value", opt);
-    errno = 0;
-    char *end = NULL;
-    double v = strtod(text, &end);
-    if (errno || *end != '\0' || !isfinite(v))
-        return imp_fail(IMP_ERR_INVALID, "%s: '%s' is not a finite number", opt, text);
-    if (v < lo || v > hi)
-        return imp_fail(IMP_ERR_INVALID, "%s: %g is out of range [%g, %g]", opt, v, lo, hi);
+    double v;
+    int st = imp_num_parse_double(text, opt, &v);
+    if (st) return st;
+    if (v < lo || v > hi) return imp_fail(IMP_ERR_INVALID, "%s: %s is out of range [%g, %g]", opt, text, lo, hi);
     *out = v;
     return IMP_OK;
+}
+
+/* The items of a comma-separated list, one at a time, into item (cap). */
+static int next_item(const char *opt, const char **p, char *item, size_t cap)
+{
+    size_t n = strcspn(*p, ",");
+    if (n >= cap) return imp_fail(IMP_ERR_INVALID, "%s: item '%.20s...' is too long", opt, *p);
+    memcpy(item, *p, n);
+    item[n] = '\0';
+    *p += n + ((*p)[n] == ',');
+    return IMP_OK;
+}
+
+/* A comma-separated list, each item through `one` into element k of out. */
+static int parse_list(const char *opt, const char *text, int max, int *n,
+                      int (*one)(const char *opt, const char *item, void *out, int k), void *out)
+{
+    *n = 0;
+    if (!text || !*text) return imp_fail(IMP_ERR_INVALID, "%s: missing value", opt);
+    const char *p = text;
+    char item[64];
+    while (*p) {
+        if (*n >= max) return imp_fail(IMP_ERR_INVALID, "%s: more than %d numbers", opt, max);
+        int st = next_item(opt, &p, item, sizeof item);
+        if (!st) st = one(opt, item, out, *n);
+        if (st) return st;
+        (*n)++;
+        if (!*p && p[-1] == ',') return imp_fail(IMP_ERR_INVALID, "%s: '%s' ends with a comma", opt, text);
+    }
+    return IMP_OK;
+}
+
+static int one_double(const char *opt, const char *item, void *out, int k)
+{
+    return imp_num_parse_double(item, opt, (double *)out + k);
+}
+
+typedef struct long_range { long lo, hi, *out; } long_range;
+
+static int one_long(const char *opt, const char *item, void *out, int k)
+{
+    long_range *r = out;
+    return cli_parse_long(opt, item, r->lo, r->hi, r->out + k);
+}
+
+int cli_parse_double_list(const char *opt, const char *text, double *out, int max, int *n)
+{
+    return parse_list(opt, text, max, n, one_double, out);
+}
+
+int cli_parse_long_list(const char *opt, const char *text, long lo, long hi, long *out, int max, int *n)
+{
+    long_range r = {lo, hi, out};
+    return parse_list(opt, text, max, n, one_long, &r);
 }
 
 int cli_progress_enabled(void)
@@ -58,4 +107,63 @@ int cli_progress_enabled(void)
     const char *e = getenv("IMPULSE_PROGRESS");
     if (e) return strcmp(e, "0") != 0;
     return isatty(2);
+}
+
+static volatile sig_atomic_t stop_requested_ = 0;
+static void on_stop_signal(int sig)
+{
+    stop_requested_ = 1;
+    signal(sig, SIG_DFL);
+}
+void cli_catch_stop_signals(void)
+{
+    signal(SIGINT, on_stop_signal);
+    signal(SIGTERM, on_stop_signal);
+}
+int cli_stop_requested(void)
+{
+    return stop_requested_ != 0;
+}
+
+int cli_handle_labels(const char *verb, imp_trajset *ts, const char *mode_name, int quiet, char *note, size_t cap)
+{
+    note[0] = 0;
+    imp_label_mode mode;
+    if (imp_label_mode_from_name(mode_name ? mode_name : "auto", &mode)) return cli_fail(verb);
+    if (!ts->has_contact) return 0;
+    imp_label_report r;
+    if (imp_contact_labels_apply(ts, mode, &r)) return cli_fail(verb);
+    int odd = r.multi || r.no_change || r.no_pair;
+    if (quiet && !odd) return 0;
+    const char *why = mode != IMP_LABELS_AUTO ? "as asked"
+                      : r.mode == IMP_LABELS_AS_GIVEN ? "default for impulse's event-driven simulators"
+                                                      : "default for data with meta labels other than \"impact\"";
+    snprintf(note, cap,
+            "impulse %s: %s: contact labels: %d in %d intervals, %d impacts (velocity reversals); %d impacts carry "
+            "several labels (%d extra, %d while separating), %d labels show no velocity change, %d resting, "
+            "%d on bodies without a contact pair (rest: |u| <= %.3g); handling %s (%s): %d labels kept",
+            verb, odd ? "notice" : "info", r.labels, r.intervals, r.impacts, r.multi, r.extra, r.separating,
+            r.no_change, r.resting, r.no_pair, r.v_rest, imp_label_mode_name(r.mode), why, r.kept);
+    return 0;
+}
+
+int cli_checkpoint_kind(const char *path, char *kind, size_t cap)
+{
+    imp_npz *z = NULL;
+    int st = imp_npz_load(&z, path);
+    if (st) return imp_fail_context(st, "--model");
+    const char *meta = imp_npz_meta(z);
+    st = meta && !imp_json_get_string(meta, "model", kind, cap) ? IMP_OK
+         : imp_fail(IMP_ERR_FORMAT, "%s: no model kind in its meta (not an impulse checkpoint?)", path);
+    imp_npz_free(z);
+    return st;
+}
+
+int cli_parse_list(const char *opt, const char *text, int n, const char *what, double *out)
+{
+    int k = 0;
+    int st = cli_parse_double_list(opt, text, out, n, &k);
+    if (st == IMP_OK && k != n)
+        st = imp_fail(IMP_ERR_INVALID, "%s: needs %d comma-separated numbers (%s), got %d", opt, n, what, k);
+    return st;
 }

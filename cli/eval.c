@@ -22,19 +22,6 @@ static void usage(FILE *f)
             "             column included, / steps)\n");
 }
 
-/* The model kind named in a checkpoint's meta, for dispatch. */
-static int checkpoint_kind(const char *path, char *kind, size_t cap)
-{
-    imp_npz *z = NULL;
-    int st = imp_npz_load(&z, path);
-    if (st) return imp_fail_context(st, "--model");
-    const char *meta = imp_npz_meta(z);
-    st = meta && !imp_json_get_string(meta, "model", kind, cap) ? IMP_OK
-         : imp_fail(IMP_ERR_FORMAT, "%s: no model kind in its meta (not an impulse checkpoint?)", path);
-    imp_npz_free(z);
-    return st;
-}
-
 static void json_number_or_null(imp_json *j, const char *key, double x)
 {
     imp_json_key(j, key);
@@ -55,7 +42,7 @@ int cli_eval(int argc, char **argv)
     }
     if (!model_path) return cli_failf("eval", "missing --model FILE (see --help)");
     char kind[64];
-    if (checkpoint_kind(model_path, kind, sizeof kind)) return cli_fail("eval");
+    if (cli_checkpoint_kind(model_path, kind, sizeof kind)) return cli_fail("eval");
     imp_model_kind mk;
     if (imp_model_kind_from_name(kind, &mk)) {
         imp_clear_error();
@@ -88,6 +75,11 @@ int cli_eval(int argc, char **argv)
         imp_model_free(m);
         return cli_fail("eval");
     }
+    double e_probe;
+    if (imp_system_energy(test.system, &test.geom, test.gravity, test.length, test.q_clean, test.qdot_clean,
+                          &e_probe))
+        fprintf(stderr, "impulse eval: notice: energy drift not computed: %s\n", imp_last_error());
+    imp_clear_error();
     size_t N = (size_t)test.n_traj * test.n_steps;
     double *states = malloc(N * 2 * m->D * sizeof(double)), *contact = malloc(N * m->K * sizeof(double));
     double *energy = malloc(N * sizeof(double));
@@ -110,6 +102,7 @@ int cli_eval(int argc, char **argv)
             imp_json j;
             imp_json_init(&j);
             imp_json_begin_object(&j);
+            imp_json_kv_string(&j, "verb", "eval");
             imp_json_kv_string(&j, "model", kind);
             imp_json_kv_string(&j, "system", test.system);
             json_number_or_null(&j, "rmse", res.rmse);
@@ -122,13 +115,30 @@ int cli_eval(int argc, char **argv)
             imp_json_kv_int(&j, "trajectories", res.n_traj);
             imp_json_kv_int(&j, "steps", res.n_steps);
             imp_json_kv_int(&j, "touch_rollout", touch);
+            if (mk == IMP_MODEL_CDL && m->geom.n_pairs > 0) {
+                /* the contact law in use, per contact pair */
+                double e[IMP_MAX_CONTACTS], mu[IMP_MAX_CONTACTS];
+                imp_model_get_contact_law(m, e, mu);
+                imp_json_key(&j, "restitution");
+                imp_json_begin_array(&j);
+                for (int p = 0; p < m->geom.n_pairs; p++) imp_json_number(&j, e[p]);
+                imp_json_end_array(&j);
+                imp_json_kv_string(&j, "restitution_source", m->cfg.learn_restitution ? "learned" : "fixed");
+                if (m->cfg.friction) {
+                    imp_json_key(&j, "friction");
+                    imp_json_begin_array(&j);
+                    for (int p = 0; p < m->geom.n_pairs; p++) imp_json_number(&j, mu[p]);
+                    imp_json_end_array(&j);
+                }
+            }
             imp_json_end_object(&j);
             printf("%s\n", imp_json_text(&j));
             imp_json_free(&j);
         } else {
             printf("model %s on %s (%d trajectories x %d steps)\n", kind, test.system, res.n_traj, res.n_steps);
             printf("  rmse (paper)       %.6g\n  rmse (ref. code)   %.6g\n", res.rmse, res.rmse_code);
-            printf("  energy drift       %.4g\n", res.energy_drift);
+            if (isfinite(res.energy_drift)) printf("  energy drift       %.4g\n", res.energy_drift);
+            else printf("  energy drift       n/a (see the notice above)\n");
             if (isfinite(res.contact_timing)) {
                 printf("  contact timing     %.4g s (from each true impact to the nearest predicted one; "
                        "%d true, %d predicted impacts",
@@ -139,6 +149,19 @@ int cli_eval(int argc, char **argv)
             } else {
                 printf("  contact timing     n/a (%d true, %d predicted impacts)\n", res.contacts_true,
                        res.contacts_pred);
+            }
+            if (mk == IMP_MODEL_CDL && m->geom.n_pairs > 0) {
+                double e[IMP_MAX_CONTACTS], mu[IMP_MAX_CONTACTS];
+                imp_model_get_contact_law(m, e, mu);
+                printf("  restitution        ");
+                for (int p = 0; p < m->geom.n_pairs; p++) printf("%s%.4g", p ? " " : "", e[p]);
+                printf(" (%s, per contact pair)\n", m->cfg.learn_restitution ? "learned" : "fixed");
+                if (m->cfg.friction) {
+                    printf("  friction (mu)      ");
+                    for (int p = 0; p < m->geom.n_pairs; p++)
+                        printf("%s%.4g", p ? " " : "", imp_contact_pair_has_tangent(&m->geom, p) ? mu[p] : NAN);
+                    printf(" (learned, per contact pair; nan: the pair cannot slide)\n");
+                }
             }
         }
     }

@@ -30,7 +30,8 @@ typedef struct impact_opts {
     imp_impact_target target;
     long k, reps, seed, grid;
     double tol, mu_cap;
-    int per_impact, quick;
+    int per_impact, quick, json;
+    int k_given;          /* --k on the command line (else the default 120, capped at the set size) */
 } impact_opts;
 
 static void opts_default(impact_opts *o)
@@ -62,6 +63,7 @@ static int parse_opts(int argc, char **argv, const char *allowed, impact_opts *o
         }
         if (!strcmp(a, "--per-impact")) { o->per_impact = 1; continue; }
         if (!strcmp(a, "--quick")) { o->quick = 1; continue; }
+        if (!strcmp(a, "--json") && strstr(allowed, "--json")) { o->json = 1; continue; }
         if (i + 1 >= argc) { imp_fail(IMP_ERR_INVALID, "%s: missing value", a); return -1; }
         const char *v = argv[++i];
         int st = IMP_OK;
@@ -87,7 +89,7 @@ static int parse_opts(int argc, char **argv, const char *allowed, impact_opts *o
         else if (!strcmp(a, "--eps")) st = cli_parse_double(a, v, 0, 1, &o->eps);
         else if (!strcmp(a, "--mu-cap")) st = cli_parse_double(a, v, 1e-3, 10, &o->mu_cap);
         else if (!strcmp(a, "--tol")) st = cli_parse_double(a, v, 0, 0.5, &o->tol);
-        else if (!strcmp(a, "--k")) st = cli_parse_long(a, v, 1, 1000000, &o->k);
+        else if (!strcmp(a, "--k")) { st = cli_parse_long(a, v, 1, 1000000, &o->k); o->k_given = 1; }
         else if (!strcmp(a, "--reps")) st = cli_parse_long(a, v, 1, 100000, &o->reps);
         else if (!strcmp(a, "--seed")) st = cli_parse_long(a, v, 0, LONG_MAX, &o->seed);
         else if (!strcmp(a, "--grid")) st = cli_parse_long(a, v, 2, 1001, &o->grid);
@@ -191,6 +193,45 @@ static int load_given_targets(const char *data_path, const imp_impact_set *s, do
     return IMP_OK;
 }
 
+/* Builds the contact table once to check that the set has impacts, and
+ * writes the line saying how many rows are used and why the others are left
+ * out (the counts do not depend on the convention). Called before anything
+ * is printed, so a set without impacts gives only the error line. */
+static int set_summary(const imp_impact_set *s, char *line, size_t cap, size_t *count)
+{
+    imp_impact_table t;
+    int st = imp_impact_table_build(&t, s);
+    if (st) return st;
+    snprintf(line, cap, "impacts: %zu of %zu rows (left out: %zu not impacting, un >= 0; %zu flagged invalid)\n\n",
+             t.count, t.rows, t.not_impacting, t.flagged);
+    if (count) *count = t.count;
+    imp_impact_table_free(&t);
+    return IMP_OK;
+}
+
+/* After a table: the laws that failed on some impacts, each with the first
+ * failing impact and the law's own message (the means above are over the
+ * other impacts). */
+static void print_failure_note(const imp_impact_law *law, const imp_impact_table *t, const imp_law_stats *ls,
+                               char *notes, size_t cap)
+{
+    if (!ls->failures) return;
+    double P[2];
+    const char *why = "";
+    for (size_t i = 0; i < t->count; i++)
+        if (t->index[i] == ls->first_failure) {
+            if (imp_impact_predict(law, t->contact[i].W, t->contact[i].u, P)) why = imp_last_error();
+            break;
+        }
+    size_t used = strlen(notes);
+    if (used + 1 >= cap) return;
+    snprintf(notes + used, cap - used,
+             "note: %s (%s convention, mu %g, eps %g) has no solution on %zu of %zu impacts (first: impact %zu: %s); "
+             "its mean and median are over the other %zu\n",
+             imp_impact_model_name(law->model), imp_tangent_sign_name(t->convention), law->mu, law->eps, ls->failures,
+             t->count, ls->first_failure, why, t->count - ls->failures);
+}
+
 /* ---- list-models ---- */
 static int verb_list_models(int argc, char **argv)
 {
@@ -230,22 +271,40 @@ static int verb_predict(int argc, char **argv)
     const char *verb = "impact predict";
     impact_opts o;
     opts_default(&o);
-    int p = parse_opts(argc, argv, "--data --model --variant --mu --eps --convention --out", &o);
+    int p = parse_opts(argc, argv, "--data --model --variant --mu --eps --convention --out --json", &o);
     if (p == 1) {
         printf("usage: impulse impact predict [--data FILE.mat|.npz] [--model NAME|all] [--variant authors|textbook]\n"
-               "         [--mu X] [--eps X] [--convention stored|corrected|both] [--out FILE.npz]\n"
+               "         [--mu X] [--eps X] [--convention stored|corrected|both] [--out FILE.npz] [--json]\n"
                "  predicts every impact with each law (Table 1 parameters unless --mu/--eps), prints the mean and\n"
                "  median error (m/s; ||(dvx, dvy, kg domega)||) and how often the law gains energy, penetrates or\n"
-               "  leaves the friction cone; --out saves impulses P_<convention>_<model> (count x 2).\n");
+               "  leaves the friction cone; --out saves impulses P_<convention>_<model> (count x 2);\n"
+               "  --json: one JSON object (docs/json.md) instead of the table.\n");
         return 0;
     }
     if (p < 0) return cli_fail(verb);
     imp_impact_set s;
     if (load_set(&s, o.data)) return cli_fail(verb);
+    char summary[256];
+    if (set_summary(&s, summary, sizeof summary, NULL)) {
+        imp_impact_set_free(&s);
+        return cli_fail(verb);
+    }
+    fputs(summary, o.json ? stderr : stdout);  /* --json: stdout holds the JSON object only */
     imp_npz *z = o.out ? imp_npz_new() : NULL;
     int st = IMP_OK;
-    printf("| convention | model | variant | mu | eps | mean error | median error | energy gain | penetration | cone violation | failures |\n"
-           "|---|---|---|---|---|---|---|---|---|---|---|\n");
+    char notes[4096] = "";
+    imp_json j;
+    imp_json_init(&j);
+    if (o.json) {
+        imp_json_begin_object(&j);
+        imp_json_kv_string(&j, "verb", "impact predict");
+        imp_json_kv_int(&j, "impacts", (long long)s.count);
+        imp_json_key(&j, "rows");
+        imp_json_begin_array(&j);
+    } else {
+        printf("| convention | model | variant | mu | eps | mean error | median error | energy gain | penetration | cone violation | failures |\n"
+               "|---|---|---|---|---|---|---|---|---|---|---|\n");
+    }
     for (int c = 0; c < 2 && !st; c++) {
         if (!(o.conv_mask & (1 << c))) continue;
         imp_impact_set_convention(&s, (imp_tangent_sign)c);
@@ -258,10 +317,27 @@ static int verb_predict(int argc, char **argv)
             law_for(&o, m, &law);
             imp_law_stats ls;
             if ((st = imp_impact_evaluate_law(&law, &t, NULL, &ls))) break;
+            if (o.json) {
+                imp_json_begin_object(&j);
+                imp_json_kv_string(&j, "convention", imp_tangent_sign_name(t.convention));
+                imp_json_kv_string(&j, "model", imp_impact_model_name(law.model));
+                imp_json_kv_string(&j, "variant", imp_impact_variant_name(law.variant));
+                imp_json_kv_number(&j, "mu", law.mu);
+                imp_json_kv_number(&j, "eps", law.eps);
+                imp_json_kv_int(&j, "impacts", (long long)t.count);
+                imp_json_kv_number(&j, "mean_error", ls.mean_error);
+                imp_json_kv_number(&j, "median_error", ls.median_error);
+                imp_json_kv_number(&j, "energy_gain_share", ls.energy_gain_share);
+                imp_json_kv_number(&j, "penetration_share", ls.penetration_share);
+                imp_json_kv_number(&j, "cone_violation_share", ls.cone_violation_share);
+                imp_json_kv_int(&j, "failures", (long long)ls.failures);
+                imp_json_end_object(&j);
+            } else
             printf("| %s | %s | %s | %.4f | %.4f | %.4f | %.4f | %.4f | %.4f | %.4f | %zu |\n",
                    imp_tangent_sign_name(t.convention), imp_impact_model_name(law.model),
                    imp_impact_variant_name(law.variant), law.mu, law.eps, ls.mean_error, ls.median_error,
                    ls.energy_gain_share, ls.penetration_share, ls.cone_violation_share, ls.failures);
+            print_failure_note(&law, &t, &ls, notes, sizeof notes);
             if (z) {
                 for (size_t i = 0; i < t.count; i++)
                     if (imp_impact_predict(&law, t.contact[i].W, t.contact[i].u, P + 2 * i)) P[2 * i] = P[2 * i + 1] = NAN;
@@ -275,6 +351,7 @@ static int verb_predict(int argc, char **argv)
         free(P);
         imp_impact_table_free(&t);
     }
+    if (notes[0]) fprintf(o.json ? stderr : stdout, "\n%s", notes);
     if (!st && z) {
         char meta[256];
         snprintf(meta, sizeof meta, "{\"kind\": \"impact_predictions\", \"variant\": \"%s\", \"tool\": \"impulse %s\"}",
@@ -282,6 +359,12 @@ static int verb_predict(int argc, char **argv)
         st = imp_npz_set_meta(z, meta);
         if (!st) st = imp_npz_save(z, o.out);
     }
+    if (!st && o.json) {
+        imp_json_end_array(&j);
+        imp_json_end_object(&j);
+        printf("%s\n", imp_json_text(&j) ? imp_json_text(&j) : "{}");
+    }
+    imp_json_free(&j);
     imp_npz_free(z);
     imp_impact_set_free(&s);
     return st ? cli_fail(verb) : 0;
@@ -311,6 +394,21 @@ static int verb_identify(int argc, char **argv)
     if (p < 0) return cli_fail(verb);
     imp_impact_set s;
     if (load_set(&s, o.data)) return cli_fail(verb);
+    size_t n_impacts = 0;
+    char summary[256];
+    if (set_summary(&s, summary, sizeof summary, &n_impacts)) {
+        imp_impact_set_free(&s);
+        return cli_fail(verb);
+    }
+    if ((size_t)o.k > n_impacts && o.k_given) {
+        imp_impact_set_free(&s);
+        return cli_failf(verb, "--k: %ld exceeds the %zu impacts of the set", o.k, n_impacts);
+    }
+    fputs(summary, stdout);
+    if ((size_t)o.k > n_impacts) {
+        printf("k = %zu: every impact (the default k = %ld is more than the set has)\n\n", n_impacts, o.k);
+        o.k = (long)n_impacts;
+    }
     imp_ident_options io = imp_ident_options_default();
     io.grid = (int)o.grid;
     io.mu_cap = o.mu_cap;
@@ -337,7 +435,7 @@ static int verb_identify(int argc, char **argv)
         for (int m = 0; m < IMP_IMPACT_MODEL_COUNT && !st; m++) {
             if (o.model >= 0 && o.model != m) continue;
             imp_ensemble_result er;
-            size_t k = (size_t)o.k < t.count ? (size_t)o.k : t.count;
+            size_t k = (size_t)o.k;
             if ((st = imp_impact_identify_ensemble((imp_impact_model)m, o.variant, &t, P, k, (size_t)o.reps,
                                                    (uint64_t)o.seed + m, &io, &er)))
                 break;
@@ -397,6 +495,12 @@ static int verb_bounds(int argc, char **argv)
     if (p < 0) return cli_fail(verb);
     imp_impact_set s;
     if (load_set(&s, o.data)) return cli_fail(verb);
+    char summary[256];
+    if (set_summary(&s, summary, sizeof summary, NULL)) {
+        imp_impact_set_free(&s);
+        return cli_fail(verb);
+    }
+    fputs(summary, stdout);
     imp_npz *z = o.out ? imp_npz_new() : NULL;
     int st = IMP_OK;
     printf("| convention | IRB velocity metric | IRB momentum metric | Best Post Hoc (%s) | impacts |\n|---|---|---|---|---|\n",
@@ -475,8 +579,14 @@ static int verb_export(int argc, char **argv)
     imp_impact_set s;
     if (load_set(&s, o.data)) return cli_fail(verb);
     imp_impact_set_convention(&s, o.conv_mask == 2 ? IMP_TANGENT_CORRECTED : IMP_TANGENT_STORED);
-    int st = imp_impact_save_npz(&s, o.out);
-    if (!st) printf("wrote %s: %zu impacts, %s convention\n", o.out, s.count, imp_tangent_sign_name(s.convention));
+    imp_impact_table t;
+    int st = imp_impact_table_build(&t, &s); /* a set without one valid impact is not worth writing */
+    if (!st) st = imp_impact_save_npz(&s, o.out);
+    if (!st)
+        printf("wrote %s: %zu rows, %zu valid impacts (left out of analyses: %zu not impacting, un >= 0; %zu flagged "
+               "invalid), %s convention\n", o.out, s.count, t.count, t.not_impacting, t.flagged,
+               imp_tangent_sign_name(s.convention));
+    imp_impact_table_free(&t);
     imp_impact_set_free(&s);
     return st ? cli_fail(verb) : 0;
 }
@@ -608,13 +718,22 @@ static void report_convention(text *t, const imp_impact_eval *e, const imp_impac
     tprintf(t, "| Best Post Hoc | %.4f | %.4f | | | | |\n", e->bph_mean_error_table1, e->bph_mean_error_identified);
     tprintf(t, "| IRB bound, velocity metric | %.4f | | | | | |\n", e->irb_velocity_mean_error);
     tprintf(t, "| IRB bound, momentum metric | %.4f | | | | | |\n", e->irb_momentum_mean_error);
+    for (int m = 0; m < IMP_IMPACT_MODEL_COUNT; m++)
+        for (int k = 0; k < 2; k++) {
+            const imp_law_stats *ls = k ? &e->model[m].at_identified : &e->model[m].at_table1;
+            if (ls->failures)
+                tprintf(t, "\nNote: %s has no solution on %zu impacts at %s parameters (first: impact %zu); its "
+                        "errors above are over the other impacts.\n", imp_impact_model_title((imp_impact_model)m),
+                        ls->failures, k ? "identified" : "Table 1", ls->first_failure);
+        }
 }
 
 static void add_error_panel(imp_figure *f, int panel, const char *conv, const double *errors, size_t n)
 {
     static const char *labels[9] = {"Drumwright-Shell", "AP Poisson", "AP Newton", "Mirtich", "Wang-Mason",
                                     "Whittaker", "Best Post Hoc", "IRB bound (velocity)", "IRB bound (momentum)"};
-    static const char *styles[9] = {"-|C0", "-|C1", "-|C2", "-|C3", "-|C4", "-|C5", "--|k", ":|k", "-.|0.5"};
+    /* laws: the plotter's per-label colour and line style; the bounds in black */
+    static const char *styles[9] = {NULL, NULL, NULL, NULL, NULL, NULL, "--|k", ":|k", "-.|0.5"};
     enum { NX = 240 };
     double xs[NX], dens[NX], xmax = 0;
     for (size_t i = 0; i < n; i++)
@@ -622,7 +741,8 @@ static void add_error_panel(imp_figure *f, int panel, const char *conv, const do
             if (errors[9 * i + k] > xmax) xmax = errors[9 * i + k];
     char title[96];
     snprintf(title, sizeof title, "%s convention (identified parameters)", conv);
-    imp_figure_axes(f, panel, title, "error (m/s)", "density (Gaussian kernel, Silverman bandwidth)");
+    imp_figure_axes(f, panel, title, "error $\\|(\\Delta v_x, \\Delta v_y, k_g \\Delta\\omega)\\|$ (m/s)",
+                    "density (s/m; Gaussian kernel)");
     for (int j = 0; j < NX; j++) xs[j] = xmax * j / (NX - 1);
     for (int k = 0; k < 8; k++) { /* momentum IRB is in the .npz, not drawn: it ignores omega */
         double m = 0, v = 0;
@@ -648,14 +768,14 @@ static void add_ellipse_panel(imp_figure *f, int panel, const char *conv, const 
     if (!x || !y) { free(x); free(y); return; }
     char title[96];
     snprintf(title, sizeof title, "%s convention", conv);
-    imp_figure_axes(f, panel, title, "Pt (N s)", "Pn (N s)");
+    imp_figure_axes(f, panel, title, "tangential impulse $P_t$ (N s)", "normal impulse $P_n$ (N s)");
     for (size_t i = 0; i < nb; i++) { x[i] = boundary[2 * i]; y[i] = boundary[2 * i + 1]; }
     imp_figure_polygon(f, panel, x, y, nb, 0, "energy ellipse (no energy change)", "-|k");
     double lx[2] = {lines[0], lines[2]}, ly[2] = {lines[1], lines[3]};
     imp_figure_line(f, panel, lx, ly, 2, "sticking line", "--|0.4");
     lx[0] = lines[4]; lx[1] = lines[6]; ly[0] = lines[5]; ly[1] = lines[7];
     imp_figure_line(f, panel, lx, ly, 2, "maximum compression line", ":|0.4");
-    static const char *styles[6] = {".|C0", ".|C1", ".|C2", ".|C3", ".|C4", ".|C5"};
+    static const char *styles[6] = {"o|C0", "s|C1", "^|C2", "v|C3", "D|C4", "P|C5"};
     for (int m = 0; m < IMP_IMPACT_MODEL_COUNT; m++) {
         for (size_t j = 0; j < ng * ng; j++) {
             x[j] = preds[2 * (m * ng * ng + j)];
@@ -663,8 +783,8 @@ static void add_ellipse_panel(imp_figure *f, int panel, const char *conv, const 
         }
         imp_figure_scatter(f, panel, x, y, ng * ng, imp_impact_model_title((imp_impact_model)m), styles[m]);
     }
-    imp_figure_scatter(f, panel, meas, meas + 1, 1, "measured Mc J dv", "x|r");
-    imp_figure_scatter(f, panel, irb, irb + 1, 1, "IRB (velocity metric)", "*|k");
+    imp_figure_scatter(f, panel, meas, meas + 1, 1, "measured $M_c J \\Delta v$", "X|k");
+    imp_figure_scatter(f, panel, irb, irb + 1, 1, "IRB (velocity metric)", "*|0.45");
     imp_figure_equal_aspect(f, panel);
     free(x);
     free(y);
@@ -716,8 +836,8 @@ int cli_reproduce_impact(int argc, char **argv)
     double t0 = imp_time_now();
     /* Fig. 5/8-style error densities and the energy-ellipse picture, one panel per convention */
     imp_figure *fig_err = imp_figure_new(1, 2, 12, 4.5), *fig_ell = imp_figure_new(1, 2, 12, 5.5);
-    if (fig_err) imp_figure_title(fig_err, "Error density of the post-impact velocity, ||(dvx, dvy, kg domega)||");
-    if (fig_ell) imp_figure_title(fig_ell, "Energy ellipse of one impact and each law's predictions over 0<=mu<=1, 0<=eps<=1");
+    if (fig_err) imp_figure_title(fig_err, "Error density of the predicted post-impact velocity");
+    if (fig_ell) imp_figure_title(fig_ell, "Energy ellipse of one impact and each law's predictions over $0 \\leq \\mu \\leq 1$, $0 \\leq \\varepsilon \\leq 1$");
     /* the impact drawn in the ellipse figure: the largest tangential contact speed (stored) */
     size_t pic = 0;
     {
@@ -810,6 +930,12 @@ int cli_reproduce_impact(int argc, char **argv)
         }
     }
     if (!st) {
+        tprintf(&t, "\n## Figures\n\n![Error densities of the six laws, Best Post Hoc and the IRB bound under both "
+                    "tangent-sign conventions](impact_error_density.png)\n\n"
+                    "![Energy ellipse of one impact with every law's predictions over the parameter box, the "
+                    "measured impulse and the IRB bound](impact_energy_ellipse.png)\n\n"
+                    "Gaussian-process learning curves: [impact_gp_learning_curves.md](impact_gp_learning_curves.md)\n\n"
+                    "![GP learning curves](impact_gp_learning_curves.png)\n");
         tprintf(&t, "\nTotal analysis time %.1f s.\n", imp_time_now() - t0);
         fputs(t.s ? t.s : "", stdout);
         fflush(stdout);
@@ -851,5 +977,9 @@ int cli_reproduce_impact(int argc, char **argv)
     /* learning curves of the GP models (other strand); failure is reported, not fatal */
     if (cli_reproduce_impact_gp(argc, argv, o.out, o.quick) != 0)
         fprintf(stderr, "impulse reproduce impact: note: GP learning curves did not run (see the error line above)\n");
+    if (imp_report_index_html(o.out, "Planar impact reproduction"))
+        fprintf(stderr, "impulse reproduce impact: warning: %s\n", imp_last_error());
+    else
+        printf("wrote %s/index.html\n", o.out);
     return 0;
 }

@@ -391,20 +391,16 @@ done:
 
 static int parse_sizes(const char *text, size_t *sizes, size_t *n)
 {
+    long v[64];
+    int k = 0;
     *n = 0;
-    const char *p = text;
-    while (*p) {
-        char *end;
-        long v = strtol(p, &end, 10);
-        if (end == p || v < 2 || v > 100000 || (*end && *end != ','))
-            return imp_fail(IMP_ERR_INVALID, "--sizes: '%s' is not a comma list of integers >= 2", text);
-        if (*n >= 64) return imp_fail(IMP_ERR_INVALID, "--sizes: more than 64 sizes");
-        if (*n && (size_t)v <= sizes[*n - 1])
-            return imp_fail(IMP_ERR_INVALID, "--sizes: sizes must increase ('%s')", text);
-        sizes[(*n)++] = (size_t)v;
-        p = *end ? end + 1 : end;
+    int st = cli_parse_long_list("--sizes", text, 2, 100000, v, 64, &k);
+    if (st) return st;
+    for (int i = 0; i < k; i++) {
+        if (i && v[i] <= v[i - 1]) return imp_fail(IMP_ERR_INVALID, "--sizes: sizes must increase ('%s')", text);
+        sizes[i] = (size_t)v[i];
     }
-    if (*n == 0) return imp_fail(IMP_ERR_INVALID, "--sizes: empty");
+    *n = (size_t)k;
     return IMP_OK;
 }
 

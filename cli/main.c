@@ -14,10 +14,13 @@ static const struct {
     {"simulate", cli_simulate, "generate ground-truth trajectories of a system"},
     {"train", cli_train, "train a model on trajectories"},
     {"eval", cli_eval, "evaluate a trained model on test trajectories"},
+    {"import", cli_import, "turn numpy, CSV or HDF5 trajectories into a trajectory file"},
+    {"inspect", cli_inspect, "what a file holds and which models can train on it"},
     {"rollout", cli_rollout, "roll a trained model out from an initial state"},
     {"impact", cli_impact, "planar impact models: predict, identify, bounds, GP models, drops"},
     {"reproduce", cli_reproduce, "rerun a paper's experiments: cdl, chnn, impact"},
     {"sweep", cli_sweep, "run a reproduction's tasks resumably, on one machine or many (MPI)"},
+    {"plot-log", cli_plot_log, "draw loss curves from training logs (JSON lines)"},
     {"info", cli_info, "version, BLAS core and build facts"},
 };
 

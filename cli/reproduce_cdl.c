@@ -374,12 +374,37 @@ static int table_for(const settings *s, int ei, char **md)
     return st;
 }
 
-/* True dU/dq of the known systems along body 0's coordinate. */
+/* True dU/dq of the known systems along one body's coordinate (unit masses
+ * and lengths, as the experiments). */
 static double true_dU(const char *system, double q)
 {
     return !strcmp(system, "bouncing-ball") ? 9.81 : 9.81 * sin(q);
 }
 
+/* Models with a contact output (the impacts panel has a row for each). */
+static int predicts_contacts(const char *model)
+{
+    return !strcmp(model, "cdl") || !strcmp(model, "resnet-contact");
+}
+
+/* Axis labels with units: angles for the pendulum and the cradle, heights
+ * for the ball. */
+static void axis_names(const char *system, int body, int K, char *q, char *v, char *g, size_t cap)
+{
+    int angle = strcmp(system, "bouncing-ball") != 0;
+    char who[32] = "";
+    if (K > 1) snprintf(who, sizeof who, "_%d", body + 1);
+    snprintf(q, cap, angle ? "angle $\\theta%s$ (rad)" : "height $q%s$ (m)", who);
+    snprintf(v, cap, angle ? "angular velocity $\\dot\\theta%s$ (rad/s)" : "velocity $\\dot q%s$ (m/s)", who);
+    snprintf(g, cap, angle ? "$\\partial U/\\partial\\theta%s$ (N m)" : "$\\partial U/\\partial q%s$ (N)", who);
+}
+
+/* The figure of one experiment (seed 0): a phase portrait per body, the
+ * learned potential's gradient along every body's coordinate (CDL, VIN),
+ * the impact times (when the system has contacts) and the true energy of each
+ * rollout on a log scale (a diverging model stays visible without hiding the
+ * truth). Models get their style from the plotter (one per model across
+ * panels); the truth is drawn wide and light under them. */
 static int figures_for(const settings *s, int ei)
 {
     const experiment *e = &experiments[ei];
@@ -387,93 +412,153 @@ static int figures_for(const settings *s, int ei)
     int st = make_data(e, 0, &data);
     if (st) return st;
     int T = data.n_steps, D = data.geom.n_bodies * data.geom.dim, K = data.geom.n_bodies, S = 2 * D;
-    imp_figure *fig = imp_figure_new(1, 4, 20, 4.2);
-    if (!fig) {
-        imp_trajset_free(&data);
-        return -1;
-    }
-    char title[256];
-    snprintf(title, sizeof title, "%s (seed 0)", e->title);
-    imp_figure_title(fig, title);
-    imp_figure_axes(fig, 0, "phase portrait (body 1)", "q", "q dot");
-    imp_figure_axes(fig, 1, "potential gradient", "q (body 1)", "dU/dq");
-    imp_figure_axes(fig, 2, "contact signal (body 1)", "t [s]", "contact");
-    imp_figure_axes(fig, 3, "true energy of the rollout", "t [s]", "E [J]");
-    double *energy = malloc(sizeof(double) * T);
-    double *qt = malloc(sizeof(double) * T), *vt = malloc(sizeof(double) * T), *tt = malloc(sizeof(double) * T);
+    int has_contacts = 0;
+    for (size_t i = 0; i < (size_t)T * K; i++) has_contacts |= data.contact[i] > 0.5;
+    int n_models = 0;
+    while (n_models < 4 && e->models[n_models]) n_models++;
+    /* panels: K phase portraits, the potential gradient, impacts (if any), energy */
+    int p_grad = K, p_imp = has_contacts ? K + 1 : -1, p_energy = K + 1 + has_contacts;
+    int n_panels = p_energy + 1;
+    imp_figure *fig = imp_figure_new((n_panels + 1) / 2, 2, 11, 3.4 * ((n_panels + 1) / 2) + 0.5);
+    double *energy = malloc(sizeof(double) * T), *tt = malloc(sizeof(double) * T);
+    double *xs = malloc(sizeof(double) * T), *ys = malloc(sizeof(double) * T);
     double *states = malloc(sizeof(double) * T * S), *contact = malloc(sizeof(double) * T * K);
-    double *qp = malloc(sizeof(double) * T), *vp = malloc(sizeof(double) * T), *cp = malloc(sizeof(double) * T);
-    if (!energy || !qt || !vt || !tt || !states || !contact || !qp || !vp || !cp) {
-        free(energy), free(qt), free(vt), free(tt), free(states), free(contact), free(qp), free(vp), free(cp);
+    if (!fig || !energy || !tt || !xs || !ys || !states || !contact) {
+        free(energy), free(tt), free(xs), free(ys), free(states), free(contact);
         imp_figure_free(fig);
         imp_trajset_free(&data);
         return imp_fail(IMP_ERR_NOMEM, "figure: out of memory");
     }
-    for (int t = 0; t < T; t++) {
-        qt[t] = data.q_clean[(size_t)t * D], vt[t] = data.qdot_clean[(size_t)t * D], tt[t] = t * data.dt;
-        cp[t] = data.contact[(size_t)t * K];
+    char title[256], lq[96], lv[96], lg[96];
+    snprintf(title, sizeof title, "%s (seed 0)", e->title);
+    imp_figure_title(fig, title);
+    for (int t = 0; t < T; t++) tt[t] = t * data.dt;
+    for (int k = 0; k < K; k++) {
+        char pt[64];
+        axis_names(e->system, k, K, lq, lv, lg, sizeof lq);
+        snprintf(pt, sizeof pt, K > 1 ? "phase portrait, body %d" : "phase portrait", k + 1);
+        imp_figure_axes(fig, k, pt, lq, lv);
+        for (int t = 0; t < T; t++) xs[t] = data.q[(size_t)t * D + k * data.geom.dim], ys[t] = data.qdot[(size_t)t * D + k * data.geom.dim];
+        imp_figure_scatter(fig, k, xs, ys, (size_t)T, "noisy observations", ".|0.7");
+        for (int t = 0; t < T; t++)
+            xs[t] = data.q_clean[(size_t)t * D + k * data.geom.dim], ys[t] = data.qdot_clean[(size_t)t * D + k * data.geom.dim];
+        imp_figure_line(fig, k, xs, ys, (size_t)T, "truth", NULL);
+        /* a diverging baseline must not hide the truth: the view is the truth's, with margins */
+        double qlo = xs[0], qhi = xs[0], vlo = ys[0], vhi = ys[0];
+        for (int t = 0; t < T; t++)
+            qlo = fmin(qlo, xs[t]), qhi = fmax(qhi, xs[t]), vlo = fmin(vlo, ys[t]), vhi = fmax(vhi, ys[t]);
+        imp_figure_limits(fig, k, qlo - 0.4 * (qhi - qlo) - 0.1, qhi + 0.4 * (qhi - qlo) + 0.1,
+                          vlo - 0.4 * (vhi - vlo) - 0.1, vhi + 0.4 * (vhi - vlo) + 0.1);
     }
-    for (int t = 0; t < T; t++) qp[t] = data.q[(size_t)t * D], vp[t] = data.qdot[(size_t)t * D];
-    imp_figure_scatter(fig, 0, qp, vp, (size_t)T, "noisy observations", ".|0.75");
-    imp_figure_line(fig, 0, qt, vt, (size_t)T, "truth", "-|k");
-    imp_figure_line(fig, 2, tt, cp, (size_t)T, "truth", "-|k");
-    for (int t = 0; t < T; t++)
+    axis_names(e->system, 0, 1, lq, lv, lg, sizeof lq);
+    imp_figure_axes(fig, p_grad, K > 1 ? "potential gradient along each body's coordinate (others at rest)"
+                                       : "potential gradient", lq, lg);
+    if (p_imp >= 0)
+        imp_figure_axes(fig, p_imp, K > 1 ? "impacts (marker: body)" : "impacts", "time $t$ (s)", NULL);
+    imp_figure_axes(fig, p_energy, "true energy of the rollout", "time $t$ (s)", "energy $E$ (J)");
+    imp_figure_logscale(fig, p_energy, 0, 1);
+    /* the truth's energy and impacts */
+    double emin = INFINITY, emax = 0;
+    for (int t = 0; t < T; t++) {
         imp_system_energy(data.system, &data.geom, data.gravity, data.length, data.q_clean + (size_t)t * D,
                           data.qdot_clean + (size_t)t * D, &energy[t]);
-    imp_figure_line(fig, 3, tt, energy, (size_t)T, "truth", "-|k");
-    /* a diverging baseline must not hide the truth: clip the views */
-    double emax = 0, vlo = vt[0], vhi = vt[0], qlo = qt[0], qhi = qt[0];
-    for (int t = 0; t < T; t++) {
+        if (energy[t] > 0) emin = fmin(emin, energy[t]);
         emax = fmax(emax, energy[t]);
-        vlo = fmin(vlo, vt[t]), vhi = fmax(vhi, vt[t]), qlo = fmin(qlo, qt[t]), qhi = fmax(qhi, qt[t]);
     }
-    imp_figure_limits(fig, 3, NAN, NAN, 0.0, 2.0 * emax + 1e-9);
-    imp_figure_limits(fig, 0, qlo - 0.5 * (qhi - qlo) - 0.1, qhi + 0.5 * (qhi - qlo) + 0.1,
-                      vlo - 0.5 * (vhi - vlo) - 0.1, vhi + 0.5 * (vhi - vlo) + 0.1);
-    /* gradient of the true potential over the range of the data */
-    double lo = qt[0], hi = qt[0];
-    for (int t = 0; t < T; t++) lo = fmin(lo, qt[t]), hi = fmax(hi, qt[t]);
+    imp_figure_line(fig, p_energy, tt, energy, (size_t)T, "truth", NULL);
+    static const char *body_marker[4] = {"o", "s", "^", "D"};
+    if (p_imp >= 0)
+        for (int k = 0; k < K; k++) {
+            size_t n = 0;
+            for (int t = 0; t < T; t++)
+                if (data.contact[(size_t)t * K + k] > 0.5 && (t == 0 || data.contact[(size_t)(t - 1) * K + k] < 0.5))
+                    xs[n] = tt[t], ys[n] = 0.0 - 0.15 * k, n++;
+            char lab[48];
+            snprintf(lab, sizeof lab, "truth, body %d", k + 1);
+            char sty[16];
+            snprintf(sty, sizeof sty, "%s|k", body_marker[k % 4]);
+            if (n) imp_figure_scatter(fig, p_imp, xs, ys, n, K > 1 ? lab : NULL, sty);
+        }
+    if (p_imp >= 0) {
+        double tv[5] = {0};
+        const char *tl[5] = {"truth"};
+        int rows = 0;
+        for (int mi = 0; mi < n_models; mi++)
+            if (predicts_contacts(e->models[mi])) rows++, tv[rows] = -rows, tl[rows] = e->models[mi];
+        imp_figure_yticks(fig, p_imp, tv, tl, (size_t)rows + 1);
+        imp_figure_limits(fig, p_imp, 0.0, T * data.dt, -(rows + 0.5), 0.5);
+    }
+    /* the true potential's gradient over the range of the data */
+    double lo = INFINITY, hi = -INFINITY;
+    for (size_t i = 0; i < (size_t)T * D; i++) lo = fmin(lo, data.q_clean[i]), hi = fmax(hi, data.q_clean[i]);
     enum { NG = 101 };
     double qg[NG], gtrue[NG];
     for (int i = 0; i < NG; i++) qg[i] = lo + (hi - lo) * i / (NG - 1), gtrue[i] = true_dU(e->system, qg[i]);
-    imp_figure_line(fig, 1, qg, gtrue, NG, "true", "-|k");
-    for (int mi = 0; e->models[mi] && !st; mi++) {
+    imp_figure_line(fig, p_grad, qg, gtrue, NG, "truth", NULL);
+    static const char *cycle[4] = {"C0", "C1", "C2", "C3"};
+    double e_lo = emin, e_hi = emax;
+    int row = 0;
+    for (int mi = 0; mi < n_models && !st; mi++) {
         job j = {ei, mi, 0};
         char path[1024];
         path_of(path, sizeof path, s, "models", &j, ".npz");
         imp_model *m = NULL;
         if (imp_model_load(&m, path)) continue;
+        const char *name = e->models[mi];
         double x0[2 * IMP_MAX_BODIES * IMP_MAX_DIM];
         memcpy(x0, data.q_clean, D * sizeof(double));
         memcpy(x0 + D, data.qdot_clean, D * sizeof(double));
         if (imp_model_rollout(m, x0, T, NULL, states, contact) == IMP_OK) {
-            for (int t = 0; t < T; t++) qp[t] = states[(size_t)t * S], vp[t] = states[(size_t)t * S + D], cp[t] = contact[(size_t)t * K];
-            imp_figure_line(fig, 0, qp, vp, (size_t)T, e->models[mi], "--");
-            if (m->has_contact_net) imp_figure_line(fig, 2, tt, cp, (size_t)T, e->models[mi], "--");
+            for (int k = 0; k < K; k++) {
+                for (int t = 0; t < T; t++)
+                    xs[t] = states[(size_t)t * S + k * data.geom.dim], ys[t] = states[(size_t)t * S + D + k * data.geom.dim];
+                imp_figure_line(fig, k, xs, ys, (size_t)T, name, NULL);
+            }
+            if (p_imp >= 0 && m->has_contact_net) {
+                row++;
+                for (int k = 0; k < K; k++) {
+                    size_t n = 0;
+                    for (int t = 1; t < T; t++)
+                        if (contact[(size_t)t * K + k] > 0.5 && contact[(size_t)(t - 1) * K + k] < 0.5)
+                            xs[n] = tt[t], ys[n] = -row - 0.15 * k, n++;
+                    char lab[64], sty[16];
+                    snprintf(lab, sizeof lab, "%s, body %d", name, k + 1);
+                    snprintf(sty, sizeof sty, "%s|%s", body_marker[k % 4], cycle[mi % 4]);
+                    if (n) imp_figure_scatter(fig, p_imp, xs, ys, n, K > 1 ? lab : NULL, sty);
+                }
+            }
             for (int t = 0; t < T; t++)
                 imp_system_energy(data.system, &data.geom, data.gravity, data.length, states + (size_t)t * S,
                                   states + (size_t)t * S + D, &energy[t]);
-            imp_figure_line(fig, 3, tt, energy, (size_t)T, e->models[mi], "--");
+            imp_figure_line(fig, p_energy, tt, energy, (size_t)T, name, NULL);
+            for (int t = 0; t < T; t++)
+                if (isfinite(energy[t]) && energy[t] > 0)
+                    e_lo = fmin(e_lo, fmax(energy[t], 1e-2 * emin)), e_hi = fmax(e_hi, fmin(energy[t], 1e2 * emax));
         }
         if (m->cfg.kind == IMP_MODEL_CDL || m->cfg.kind == IMP_MODEL_VIN) {
             double qin[NG * IMP_MAX_BODIES * IMP_MAX_DIM], g[NG * IMP_MAX_BODIES * IMP_MAX_DIM], gl[NG];
-            /* other bodies at their initial configuration */
-            for (int i = 0; i < NG; i++) {
-                memcpy(qin + (size_t)i * D, data.q_clean, D * sizeof(double));
-                qin[(size_t)i * D] = qg[i];
-            }
-            if (imp_model_potential_grad(m, qin, NG, g) == IMP_OK) {
-                for (int i = 0; i < NG; i++) gl[i] = g[(size_t)i * D];
-                imp_figure_line(fig, 1, qg, gl, NG, e->models[mi], "--");
+            for (int k = 0; k < K; k++) {
+                /* other bodies at their initial configuration */
+                for (int i = 0; i < NG; i++) {
+                    memcpy(qin + (size_t)i * D, data.q_clean, D * sizeof(double));
+                    qin[(size_t)i * D + k * data.geom.dim] = qg[i];
+                }
+                if (imp_model_potential_grad(m, qin, NG, g) == IMP_OK) {
+                    for (int i = 0; i < NG; i++) gl[i] = g[(size_t)i * D + k * data.geom.dim];
+                    char lab[64];
+                    snprintf(lab, sizeof lab, K > 1 ? "%s, body %d" : "%s", name, k + 1);
+                    imp_figure_line(fig, p_grad, qg, gl, NG, lab, NULL);
+                }
             }
         }
         imp_model_free(m);
     }
+    if (emax > 0 && isfinite(e_lo)) imp_figure_limits(fig, p_energy, NAN, NAN, e_lo / 1.3, e_hi * 1.3);
     char stem[1024];
     snprintf(stem, sizeof stem, "%s/figures/%s", s->out, e->id);
     st = imp_figure_save(fig, stem);
     imp_figure_free(fig);
-    free(qt), free(vt), free(tt), free(states), free(contact), free(qp), free(vp), free(cp), free(energy);
+    free(energy), free(tt), free(xs), free(ys), free(states), free(contact);
     imp_trajset_free(&data);
     return st;
 }
@@ -636,6 +721,9 @@ int cli_reproduce_cdl(int argc, char **argv)
         if (figures_for(&s, e))
             fprintf(stderr, "impulse reproduce cdl: warning: figure for %s not written: %s\n", experiments[e].id,
                     imp_last_error());
+        else
+            text_appendf(&report, "![%s: phase portraits, learned potential gradient, impacts and energy of the "
+                         "seed-0 rollouts](figures/%s.png)\n\n", experiments[e].title, experiments[e].id);
     }
     text_appendf(&report, "Total time: %.0f s%s.\n", imp_time_now() - t0,
                  s.resume ? " (this invocation; earlier runs were reused)" : "");
@@ -647,6 +735,8 @@ int cli_reproduce_cdl(int argc, char **argv)
     char path[1024];
     snprintf(path, sizeof path, "%s/results.md", s.out);
     if (imp_write_file_atomic(path, report.buf, report.len)) rc = cli_fail("reproduce cdl");
+    else if (imp_report_index_html(s.out, "CD-Lagrange reproduction"))
+        fprintf(stderr, "impulse reproduce cdl: warning: %s\n", imp_last_error());
     free(report.buf);
     return rc;
 }

@@ -4,6 +4,7 @@
 #include "impulse/io.h"
 
 #include <getopt.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,17 +16,34 @@ static void usage(FILE *f)
             "  Predicts T samples from an initial state (q then qdot, 2D values), taken from\n"
             "  --state or from the noise-free first sample of trajectory I of --data.\n"
             "  Writes arrays states (T x 2D) and contact (T x K).\n"
-            "  Constrained-strand checkpoints (chnn, clnn, hnn, delan, node) take other options:\n"
-            "  impulse rollout --model model.npz --help\n");
+            "  Constrained-network checkpoints (chnn, clnn, hnn, delan, node): the state is\n"
+            "  Cartesian (positions then velocities, 2 n d values), --dt X is needed with --state,\n"
+            "  --rtol X sets the DOPRI5 tolerance; writes states (T x 2 n d) and t (T).\n");
 }
 
 int cli_rollout(int argc, char **argv)
 {
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            usage(stdout);
+            return 0;
+        }
+        if (!strcmp(argv[i], "--model") && i + 1 < argc) {
+            char kind[64];
+            imp_model_kind mk;
+            if (cli_checkpoint_kind(argv[i + 1], kind, sizeof kind)) return cli_fail("rollout");
+            if (imp_model_kind_from_name(kind, &mk)) {
+                imp_clear_error();
+                int r = cli_rollout_chnn(argc, argv, kind);
+                if (r != CLI_NOT_MINE) return r;
+                return cli_failf("rollout", "%s: unknown model kind '%s'", argv[i + 1], kind);
+            }
+            break;
+        }
+    }
     const char *model_path = NULL, *data_path = NULL, *out = NULL, *state = NULL;
     long traj = 0, steps = -1;
     int touch = 0;
-    int r = cli_rollout_chnn(argc, argv); /* chnn, clnn, hnn, delan, node checkpoints */
-    if (r != CLI_NOT_MINE) return r;
     static const struct option opts[] = {
         {"model", required_argument, 0, 'm'}, {"data", required_argument, 0, 'd'},
         {"trajectory", required_argument, 0, 'i'}, {"state", required_argument, 0, 's'},
@@ -58,15 +76,7 @@ int cli_rollout(int argc, char **argv)
     double *gates = NULL;
     imp_trajset ts = {0};
     if (state) {
-        char *p = (char *)state;
-        for (int i = 0; i < S && !st; i++) {
-            char *end;
-            x0[i] = strtod(p, &end);
-            if (end == p) st = imp_fail(IMP_ERR_INVALID, "--state: needs %d comma-separated numbers (q then qdot)", S);
-            p = *end == ',' ? end + 1 : end;
-            if (i == S - 1 && *end != '\0') st = imp_fail(IMP_ERR_INVALID, "--state: more than %d numbers", S);
-        }
-        if (!st) st = imp_check_finite(x0, S, "--state");
+        st = cli_parse_list("--state", state, S, "q then qdot", x0);
         if (!st && steps < 0) steps = 100;
         if (!st && touch) st = imp_fail(IMP_ERR_INVALID, "--touch-rollout needs --data (the observed contact signal)");
     } else {
@@ -75,6 +85,8 @@ int cli_rollout(int argc, char **argv)
             st = imp_fail(IMP_ERR_INVALID, "--trajectory: %ld, the data has %d", traj, ts.n_traj);
         if (!st && (ts.geom.n_bodies != m->K || ts.geom.dim != m->geom.dim))
             st = imp_fail(IMP_ERR_SHAPE, "--data: %d bodies, the model expects %d", ts.geom.n_bodies, m->K);
+        if (!st && fabs(ts.dt - m->dt) > 1e-12 * m->dt)
+            st = imp_fail(IMP_ERR_INVALID, "--data: dt %g differs from the model's %g", ts.dt, m->dt);
         if (!st) {
             if (steps < 0) steps = ts.n_steps;
             if (touch && steps > ts.n_steps) st = imp_fail(IMP_ERR_INVALID, "--steps: %ld > data length %d", steps, ts.n_steps);
@@ -89,6 +101,7 @@ int cli_rollout(int argc, char **argv)
         contact = malloc((size_t)steps * m->K * sizeof(double));
         st = states && contact ? imp_model_rollout(m, x0, (int)steps, gates, states, contact)
                                : imp_fail(IMP_ERR_NOMEM, "rollout: out of memory");
+        if (!st) st = imp_check_finite(states, (size_t)steps * S, "rollout states (the model diverges)");
     }
     if (!st) {
         imp_npz *z = imp_npz_new();

@@ -10,14 +10,23 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: impulse simulate SYSTEM [options] -o data.npz\n"
             "  SYSTEM: pendulum | bouncing-ball | newtons-cradle (CD-Lagrange experiments),\n"
+            "          compliant-ball | compliant-cradle (spring-damper contact: a stand-in for\n"
+            "          data from other simulators and labs; labels from a touch sensor),\n"
+            "          bouncing-disk (a spinning disk bouncing on a floor with friction:\n"
+            "          sliding impacts by AP Newton; q = (x, y, k theta), k = R/sqrt(2)),\n"
             "          pendulum-chain:N, coupled-pendulums:3, magnet-pendulum, gyroscope, rotor\n"
             "          (constrained systems; see impulse simulate pendulum-chain:2 --help)\n"
             "  --trajectories N   number of trajectories (default 1; later ones start at random states)\n"
             "  --steps T          samples per trajectory (default: the paper's)\n"
             "  --dt H             sample period in seconds (default: the paper's)\n"
             "  --noise S          Gaussian noise std on positions and velocities (default 0)\n"
-            "  --restitution E    coefficient of restitution in [0, 1] (default 1)\n"
+            "  --restitution E    coefficient of restitution in [0, 1] (default 1; disk 0.8)\n"
+            "  --friction MU      bouncing-disk: Coulomb friction coefficient (default 0.2)\n"
             "  --q0 Q --v0 V      initial position/velocity of the first trajectory\n"
+            "                     (disk: drop height and horizontal velocity)\n"
+            "  --spin W           bouncing-disk: initial spin of the first trajectory, rad/s (-30)\n"
+            "  --stiffness K      compliant systems: contact spring (default 2.5e4); the damper\n"
+            "                     is chosen from --restitution\n"
             "  --seed K           random seed (default 0)\n"
             "  -o, --output FILE  output .npz (written atomically)\n");
 }
@@ -41,7 +50,9 @@ int cli_simulate(int argc, char **argv)
         {"dt", required_argument, 0, 'd'},           {"noise", required_argument, 0, 's'},
         {"restitution", required_argument, 0, 'e'},  {"seed", required_argument, 0, 'k'},
         {"q0", required_argument, 0, 'q'},           {"v0", required_argument, 0, 'v'},
+        {"friction", required_argument, 0, 'f'},     {"spin", required_argument, 0, 'w'},
         {"output", required_argument, 0, 'o'},       {"help", no_argument, 0, 'h'},
+        {"stiffness", required_argument, 0, 'K'},
         {0, 0, 0, 0}};
     optind = 2;
     opterr = 0;
@@ -58,6 +69,9 @@ int cli_simulate(int argc, char **argv)
         case 'k': st = cli_parse_long("--seed", optarg, 0, __LONG_MAX__, &lv), o.seed = (unsigned long long)lv; break;
         case 'q': st = cli_parse_double("--q0", optarg, -1e6, 1e6, &o.q0); break;
         case 'v': st = cli_parse_double("--v0", optarg, -1e6, 1e6, &o.v0); break;
+        case 'K': st = cli_parse_double("--stiffness", optarg, 1e-6, 1e12, &o.stiffness); break;
+        case 'f': st = cli_parse_double("--friction", optarg, 0, 10, &o.friction); break;
+        case 'w': st = cli_parse_double("--spin", optarg, -1e4, 1e4, &o.spin); break;
         case 'o': out = optarg; break;
         case 'h': usage(stdout); return 0;
         default: return cli_failf("simulate", "unknown or incomplete option '%s' (see --help)", argv[optind - 1]);
@@ -73,7 +87,9 @@ int cli_simulate(int argc, char **argv)
     for (size_t i = 0; i < (size_t)ts.n_traj * ts.n_steps * ts.geom.n_bodies; i++) impacts += ts.contact[i] > 0.5;
     imp_trajset_free(&ts);
     if (st) return cli_fail("simulate");
-    fprintf(stderr, "impulse simulate: %s, %d trajectories x %d steps (dt %g, noise %g, e %g), %d contact samples -> %s\n",
-            system, o.n_traj, o.n_steps, o.dt, o.noise, o.restitution, impacts, out);
+    char fr[48] = "";
+    if (!strcmp(system, "bouncing-disk")) snprintf(fr, sizeof fr, ", mu %g", o.friction);
+    fprintf(stderr, "impulse simulate: %s, %d trajectories x %d steps (dt %g, noise %g, e %g%s), %d contact samples -> %s\n",
+            system, o.n_traj, o.n_steps, o.dt, o.noise, o.restitution, fr, impacts, out);
     return 0;
 }

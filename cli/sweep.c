@@ -7,7 +7,6 @@
 #include "impulse/sweep.h"
 
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +23,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: impulse sweep plan chnn [--preset full|all|quick|tiny] [--seeds N] -o PLAN   ('-': stdout)\n"
+            "       (impulse reproduce chnn ... --plan PLAN writes the plan of any reproduce chnn options)\n"
             "       impulse sweep run PLAN --out DIR [--task K] [--threads N]\n"
             "       impulse sweep report DIR\n"
             "  plan:   write the task list of a reproduction (full: CHNN and CLNN on the eight systems of\n"
@@ -39,18 +39,12 @@ static void usage(FILE *f)
             CLI_DEFAULT_THREADS);
 }
 
-static volatile sig_atomic_t stop_flag = 0;
 /* The first Ctrl-C (or SIGTERM) stops after the task being run; the second
  * ends the process at once (the task is then run again on resume). */
-static void on_signal(int sig)
-{
-    stop_flag = 1;
-    signal(sig, SIG_DFL);
-}
 static int should_stop(void *user)
 {
     (void)user;
-    return stop_flag != 0;
+    return cli_stop_requested();
 }
 
 static void print_progress(void *user, const char *line)
@@ -59,15 +53,31 @@ static void print_progress(void *user, const char *line)
     fprintf(stderr, "[%s] %s\n", who, line);
 }
 
+int cli_sweep_start(const char *verb_name, const imp_sweep_plan *plan, const char *dir, int threads,
+                    imp_sweep_run_opts *o)
+{
+    if (imp_sweep_prepare(plan, dir)) return cli_fail(verb_name);
+    cli_catch_stop_signals();
+    imp_sweep_run_opts_default(o);
+    o->threads = threads;
+    o->should_stop = should_stop;
+    o->progress = cli_progress_enabled() ? print_progress : NULL;
+    o->progress_user = (void *)"main";
+    return 0;
+}
+
 static int cmd_plan(int argc, char **argv)
 {
-    const char *strand = NULL, *preset = "full", *out = NULL;
+    const char *strand = NULL, *out = NULL;
+    imp_sweep_chnn_opts co;
+    imp_sweep_chnn_opts_default(&co);
     long seeds = 1;
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--preset") && val) preset = argv[++i];
+        if (!strcmp(a, "--preset") && val) co.preset = argv[++i];
         else if (!strcmp(a, "--seeds")) {
             if (cli_parse_long(a, val, 1, 1000, &seeds)) return cli_fail(verb);
+            co.seeds = (int)seeds;
             i++;
         } else if ((!strcmp(a, "-o") || !strcmp(a, "--out")) && val) out = argv[++i];
         else if (a[0] != '-' && !strand) strand = a;
@@ -77,7 +87,7 @@ static int cmd_plan(int argc, char **argv)
     if (strcmp(strand, "chnn")) return cli_failf(verb, "plan: '%s' has no plan yet (known: chnn)", strand);
     if (!out) return cli_failf(verb, "plan: -o PLAN is required ('-' for stdout)");
     imp_sweep_plan plan;
-    if (imp_sweep_plan_chnn(&plan, preset, (int)seeds)) return cli_fail(verb);
+    if (imp_sweep_plan_chnn(&plan, &co)) return cli_fail(verb);
     int st;
     if (!strcmp(out, "-")) {
         char *text = NULL;
@@ -148,7 +158,7 @@ static void *local_worker(void *arg)
 static int remote_next(void *user)
 {
     (void)user;
-    int req = stop_flag ? -1 : 0, k = -1;
+    int req = cli_stop_requested() ? -1 : 0, k = -1;
     MPI_Send(&req, 1, MPI_INT, 0, TAG_REQ, MPI_COMM_WORLD);
     MPI_Recv(&k, 1, MPI_INT, 0, TAG_TASK, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     return k;
@@ -185,7 +195,7 @@ static int run_mpi(const imp_sweep_plan *plan, const char *dir, imp_sweep_run_op
             }
             int req, k;
             MPI_Recv(&req, 1, MPI_INT, s.MPI_SOURCE, TAG_REQ, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            k = (req < 0 || stop_flag) ? -1 : queue_next(&q);
+            k = (req < 0 || cli_stop_requested()) ? -1 : queue_next(&q);
             MPI_Send(&k, 1, MPI_INT, s.MPI_SOURCE, TAG_TASK, MPI_COMM_WORLD);
             if (k < 0) remote_left--;
         }
@@ -235,19 +245,12 @@ static int cmd_run(int argc, char **argv)
         return cli_failf(verb, "run: --task %ld out of range: the plan has %d tasks (0..%d)", task, plan.n_tasks,
                          plan.n_tasks - 1);
     }
-    int rc = 0;
-    if (imp_sweep_prepare(&plan, dir)) {
-        imp_sweep_plan_free(&plan);
-        return cli_fail(verb);
-    }
-    signal(SIGINT, on_signal);
-    signal(SIGTERM, on_signal);
     imp_sweep_run_opts o;
-    imp_sweep_run_opts_default(&o);
-    o.threads = (int)threads;
-    o.should_stop = should_stop;
-    o.progress = cli_progress_enabled() ? print_progress : NULL;
-    o.progress_user = (void *)"main";
+    int rc = cli_sweep_start(verb, &plan, dir, (int)threads, &o);
+    if (rc) {
+        imp_sweep_plan_free(&plan);
+        return rc;
+    }
     int *order = malloc((size_t)plan.n_tasks * sizeof(int));
     if (!order) {
         imp_sweep_plan_free(&plan);
@@ -267,21 +270,18 @@ static int cmd_run(int argc, char **argv)
 #else
         /* Without MPI every process walks the whole plan; the claims keep
          * each task to one of them. */
-        walk w = {order, plan.n_tasks, 0};
         imp_sweep_summary s;
-        rc = imp_sweep_run(&plan, dir, &o, walk_next, &w, &s) ? cli_fail(verb) : 0;
+        rc = imp_sweep_run_plan(&plan, dir, &o, &s) ? cli_fail(verb) : 0;
 #endif
     } else {
-        imp_sweep_order(&plan, order);
-        walk w = {order, plan.n_tasks, 0};
         imp_sweep_summary s = {0, 0, 0};
-        rc = imp_sweep_run(&plan, dir, &o, walk_next, &w, &s) ? cli_fail(verb) : 0;
+        rc = imp_sweep_run_plan(&plan, dir, &o, &s) ? cli_fail(verb) : 0;
         fprintf(stderr, "%d tasks run, %d already done or taken, %d failed%s\n", s.ran, s.skipped, s.failed,
-                stop_flag ? " (stopped: run again to resume)" : "");
+                cli_stop_requested() ? " (stopped: run again to resume)" : "");
     }
     free(order);
     imp_sweep_plan_free(&plan);
-    if (!rc && stop_flag) rc = 130;
+    if (!rc && cli_stop_requested()) rc = 130;
     return rc;
 }
 

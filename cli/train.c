@@ -2,8 +2,10 @@
 #include "cli.h"
 #include "impulse/cdl.h"
 #include "impulse/io.h"
+#include "impulse/contact_systems.h"
 
 #include <getopt.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,24 +24,81 @@ static void usage(FILE *f)
             "  --lr X  --l2 X       learning rate, L2 weight on the potential's kernels\n"
             "  --activation A       tanh | softplus | relu\n"
             "  --hidden N --layers L  width and hidden layers of the potential / ResNet (500, 1)\n"
-            "  --touch | --no-touch contact labels observed in training (default --touch)\n"
+            "  --touch | --no-touch contact labels observed in training (default --touch; data\n"
+            "                       without labels train with --no-touch, saying so)\n"
+            "  --contact-labels M   auto (default) | as-given | onset: onset keeps one label per\n"
+            "                       contact interval, where the normal velocity reverses, plus\n"
+            "                       resting contact; auto is as-given for impulse's event-driven\n"
+            "                       simulators (meta labels \"impact\"), onset otherwise\n"
             "  --projection         closest-point projection at impacts (cdl)\n"
             "  --damping            learn a diagonal damping (cdl, vin)\n"
             "  --learn-mass         learn the diagonal mass matrix (cdl, vin)\n"
+            "  --restitution M      learn (default for cdl): e per contact pair learned with the\n"
+            "                       networks, kept in (0, 1) by a sigmoid; fixed: the data's\n"
+            "                       meta restitution, as in the paper\n"
+            "  --restitution-init X starting value of a learned e: meta (the data's, the default\n"
+            "                       when it has one), data (estimated from the velocities around\n"
+            "                       labelled contacts, the default otherwise) or a number in (0, 1)\n"
+            "  --friction           Coulomb friction at contact pairs with a tangent\n"
+            "                       (contact_tangents), through the AP-Newton impact law, mu\n"
+            "                       learned per pair (cdl)\n"
+            "  --friction-init X    starting mu: data (estimated from the impulses around\n"
+            "                       labelled contacts; the default) or a positive number\n"
+            "  --impact-law L       paper (default, [A] eq 49: the impulse also cancels the\n"
+            "                       force over the impact step; a learned e comes out lower than\n"
+            "                       the instantaneous one by ~ g h / |u|) or newton (Newton's law\n"
+            "                       on the half-step velocity, force kept, or rest) (cdl)\n"
             "  --seed K             initialisation and shuffling seed (default 0)\n"
             "  --contact-precision P  single (default) or double: precision of the contact\n"
             "                       network in training (evaluation is double)\n"
             "  --potential-precision P  single (default) or double: precision of the potential's\n"
             "                       force and its gradient in training (cdl, vin; evaluation is double)\n"
             "  --quiet              no progress lines\n"
-            "  -o, --output FILE    checkpoint .npz (written atomically)\n");
+            "  -o, --output FILE    checkpoint .npz (written atomically)\n"
+            CLI_RUN_USAGE);
 }
 
-static void progress(void *user, int epoch, const imp_loss_parts *lp)
+typedef struct save_ctx {
+    const imp_model *m;
+    const char *extra;
+} save_ctx;
+
+static int save_model(const char *path, void *ctx)
 {
-    const int *total = user;
-    fprintf(stderr, "  epoch %5d/%d  loss %.5g (state %.5g, contact %.5g, l2 %.5g)\n", epoch, *total, lp->total,
-            lp->state, lp->contact, lp->l2);
+    save_ctx *c = ctx;
+    return imp_model_save(c->m, path, c->extra);
+}
+
+/* Starting values of the learned contact law (--restitution-init data |
+ * meta | E, --friction-init data | MU; NULL: the default), set by the
+ * library; prints them unless quiet. */
+static int init_contact_law(imp_model *m, const imp_trajset *data, const char *e_init, const char *mu_init, int quiet)
+{
+    imp_law_init e_from = IMP_LAW_INIT_DEFAULT, mu_from = IMP_LAW_INIT_DATA;
+    double e_value = NAN, mu_value = NAN;
+    int st = IMP_OK;
+    if (e_init && !strcmp(e_init, "meta")) e_from = IMP_LAW_INIT_META;
+    else if (e_init && !strcmp(e_init, "data")) e_from = IMP_LAW_INIT_DATA;
+    else if (e_init) {
+        e_from = IMP_LAW_INIT_VALUE;
+        st = cli_parse_double("--restitution-init", e_init, 1e-3, 1 - 1e-3, &e_value);
+    }
+    if (!st && strcmp(mu_init, "data")) {
+        mu_from = IMP_LAW_INIT_VALUE;
+        st = cli_parse_double("--friction-init", mu_init, 1e-4, 10, &mu_value);
+    }
+    imp_contact_law_start s;
+    if (!st) st = imp_model_init_contact_law(m, data, e_from, e_value, mu_from, mu_value, &s);
+    if (st || quiet || (!m->cfg.learn_restitution && !m->cfg.friction)) return st;
+    static const char *const source[] = {"default", "data estimate", "the data's meta", "given"};
+    for (int p = 0; p < m->geom.n_pairs; p++) {
+        fprintf(stderr, "impulse train: contact pair %d:", p);
+        if (m->cfg.learn_restitution) fprintf(stderr, " restitution starts at %.4g (%s)", s.e[p], source[s.e_from]);
+        if (m->cfg.friction && imp_contact_pair_has_tangent(&m->geom, p))
+            fprintf(stderr, " friction starts at %.4g (%s)", s.mu[p], source[s.mu_from]);
+        fprintf(stderr, "; %d labelled impacts in the data\n", s.n_events[p]);
+    }
+    return IMP_OK;
 }
 
 int cli_train(int argc, char **argv)
@@ -65,8 +124,8 @@ int cli_train(int argc, char **argv)
     imp_train_opts_default(&to, code);
     to.epochs = 2000;
     cfg.act = code ? IMP_ACT_SOFTPLUS : IMP_ACT_TANH;
-    const char *data_path = NULL, *out = NULL;
-    int quiet = 0;
+    const char *data_path = NULL, *out = NULL, *labels = "auto", *e_init = NULL, *mu_init = "data";
+    int quiet = 0, touch_given = 0, e_mode = -1; /* -1: default (learn for cdl) */
     static const struct option opts[] = {
         {"data", required_argument, 0, 'D'},    {"settings", required_argument, 0, 'S'},
         {"epochs", required_argument, 0, 'E'},  {"horizon", required_argument, 0, 'H'},
@@ -79,14 +138,30 @@ int cli_train(int argc, char **argv)
         {"quiet", no_argument, 0, 'q'},         {"output", required_argument, 0, 'o'},
         {"contact-precision", required_argument, 0, 'P'},
         {"potential-precision", required_argument, 0, 'Q'},
+        {"contact-labels", required_argument, 0, 'C'},
+        {"restitution", required_argument, 0, 'r'}, {"restitution-init", required_argument, 0, 'R'},
+        {"friction", no_argument, 0, 'f'},      {"friction-init", required_argument, 0, 'F'},
+        {"log", required_argument, 0, 1},       {"resume", required_argument, 0, 1},
+        {"checkpoint-every", required_argument, 0, 1}, {"checkpoint-seconds", required_argument, 0, 1},
+        {"diverge-factor", required_argument, 0, 1},
+        {"impact-law", required_argument, 0, 'I'},
         {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
+    cli_run_opts ro;
+    cli_run_opts_default(&ro);
+    int li = 0;
     optind = 2;
     opterr = 0;
     int c;
     long lv;
-    while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "o:h", opts, &li)) != -1) {
         int st = IMP_OK;
         switch (c) {
+        case 1: {
+            char name[64];
+            snprintf(name, sizeof name, "--%s", opts[li].name);
+            if (cli_run_option(&ro, "train", name, optarg) < 0) return 1;
+            break;
+        }
         case 'D': data_path = optarg; break;
         case 'S': break;
         case 'E': st = cli_parse_long("--epochs", optarg, 0, 10000000, &lv), to.epochs = (int)lv; break;
@@ -97,8 +172,9 @@ int cli_train(int argc, char **argv)
         case 'a': st = imp_activation_from_name(optarg, &cfg.act); break;
         case 'n': st = cli_parse_long("--hidden", optarg, 1, 100000, &lv), cfg.hidden = (int)lv; break;
         case 'y': st = cli_parse_long("--layers", optarg, 1, IMP_MLP_MAX_LAYERS - 1, &lv), cfg.hidden_layers = (int)lv; break;
-        case 't': cfg.touch = 1; break;
-        case 'T': cfg.touch = 0; break;
+        case 't': cfg.touch = 1, touch_given = 1; break;
+        case 'T': cfg.touch = 0, touch_given = 1; break;
+        case 'C': labels = optarg; break;
         case 'p': cfg.projection = 1; break;
         case 'c': cfg.learn_damping = 1; break;
         case 'm': cfg.learn_mass = 1; break;
@@ -113,6 +189,18 @@ int cli_train(int argc, char **argv)
             if (!strcmp(optarg, "single") || !strcmp(optarg, "double")) to.single_potential = !strcmp(optarg, "single");
             else return cli_failf("train", "--potential-precision: '%s' is not single or double", optarg);
             break;
+        case 'r':
+            if (!strcmp(optarg, "learn") || !strcmp(optarg, "fixed")) e_mode = !strcmp(optarg, "learn");
+            else return cli_failf("train", "--restitution: '%s' is not learn or fixed", optarg);
+            break;
+        case 'R': e_init = optarg; break;
+        case 'f': cfg.friction = 1; break;
+        case 'F': mu_init = optarg; break;
+        case 'I':
+            if (!strcmp(optarg, "paper") || !strcmp(optarg, "newton"))
+                cfg.impact_law = !strcmp(optarg, "newton") ? IMP_CDL_IMPACT_NEWTON : IMP_CDL_IMPACT_PAPER;
+            else return cli_failf("train", "--impact-law: '%s' is not paper or newton", optarg);
+            break;
         case 'h': usage(stdout); return 0;
         default: return cli_failf("train", "unknown or incomplete option '%s' (see --help)", argv[optind - 1]);
         }
@@ -123,43 +211,90 @@ int cli_train(int argc, char **argv)
     if (!out) return cli_failf("train", "missing -o FILE");
     if (cfg.kind == IMP_MODEL_RESNET_CONTACT && !cfg.touch)
         return cli_failf("train", "resnet-contact is fed the contact signal: it needs --touch");
+    if (cfg.kind != IMP_MODEL_CDL && (e_mode == 1 || e_init || cfg.friction || cfg.impact_law))
+        return cli_failf("train", "--restitution learn, --restitution-init, --friction and --impact-law apply to cdl only");
+    cfg.learn_restitution = cfg.kind == IMP_MODEL_CDL && e_mode != 0;
+    if (!cfg.learn_restitution && e_init) return cli_failf("train", "--restitution-init: e is fixed (--restitution fixed)");
+    imp_label_mode lm;
+    if (imp_label_mode_from_name(labels, &lm)) return cli_fail("train");
     imp_trajset data;
     if (imp_trajset_load(&data, data_path)) return cli_fail("train");
+    if (cfg.kind == IMP_MODEL_CDL && !cfg.learn_restitution && isnan(data.geom.restitution)) {
+        imp_trajset_free(&data);
+        return cli_failf("train", "--restitution fixed: %s has no restitution in its meta (learn it)", data_path);
+    }
+    if (!data.has_contact && cfg.touch && (touch_given || cfg.kind == IMP_MODEL_RESNET_CONTACT)) {
+        imp_trajset_free(&data);
+        return cli_failf("train", "%s has no contact labels (array 'contact'): train cdl/vin/resnet with --no-touch, "
+                         "or supply labels (impulse import --contact NAME)", data_path);
+    }
+    if (!data.has_contact && cfg.touch) {
+        fprintf(stderr, "impulse train: notice: %s has no contact labels: training without touch feedback "
+                "(--no-touch)\n", data_path);
+        cfg.touch = 0;
+    }
+    char label_note[1024] = "";
+    if (cfg.touch && cli_handle_labels("train", &data, labels, quiet, label_note, sizeof label_note)) {
+        imp_trajset_free(&data);
+        return 1;
+    }
     imp_model *m = NULL;
-    int st = imp_model_create(&m, &cfg, &data.geom, data.dt, to.seed);
-    if (!st) {
-        if (!quiet && cli_progress_enabled()) {
-            to.progress = to.epochs >= 10 ? to.epochs / 10 : 1;
-            to.on_progress = progress;
-            to.user = &to.epochs;
-        }
+    cli_run run;
+    if (cli_run_open(&run, "train", out, ro.log, ro.resume, quiet)) {
+        imp_trajset_free(&data);
+        return 1;
+    }
+    imp_train_report rep = {0};
+    cli_run_hooks(&ro, &run, &to.hooks, &rep, to.epochs);
+    int st = imp_model_create(&m, &cfg, &data.geom, data.dt, to.seed), rc = 1;
+    if (!st) st = init_contact_law(m, &data, e_init, mu_init, quiet);
+    if (!st && label_note[0]) fprintf(stderr, "%s\n", label_note);
+    if (st) {
+        rc = cli_fail("train");
+    } else {
         double t0 = imp_time_now();
         imp_loss_parts lp = {0};
         st = imp_model_train(m, &data, &to, &lp);
-        if (!st) {
-            imp_json extra;
-            imp_json_init(&extra);
-            imp_json_begin_object(&extra);
-            imp_json_kv_string(&extra, "data", data_path);
-            imp_json_kv_int(&extra, "epochs", to.epochs);
-            imp_json_kv_int(&extra, "horizon", to.horizon);
-            imp_json_kv_int(&extra, "batch", to.batch);
-            imp_json_kv_number(&extra, "lr", to.lr);
-            imp_json_kv_number(&extra, "l2", to.l2);
-            imp_json_kv_int(&extra, "seed", (long long)to.seed);
-            imp_json_kv_string(&extra, "contact_precision", to.single_contact ? "single" : "double");
-            imp_json_kv_string(&extra, "potential_precision", to.single_potential ? "single" : "double");
-            imp_json_kv_number(&extra, "final_loss", lp.total);
-            imp_json_kv_number(&extra, "seconds", imp_time_now() - t0);
-            imp_json_end_object(&extra);
-            st = imp_model_save(m, out, imp_json_text(&extra));
-            imp_json_free(&extra);
-            if (!st && !quiet)
-                fprintf(stderr, "impulse train: %s on %s, %d epochs in %.1f s, final loss %.5g -> %s\n",
-                        model_name, data.system, to.epochs, imp_time_now() - t0, lp.total, out);
+        imp_json extra;
+        imp_json_init(&extra);
+        imp_json_begin_object(&extra);
+        imp_json_kv_string(&extra, "data", data_path);
+        imp_json_kv_int(&extra, "epochs", to.epochs);
+        imp_json_kv_int(&extra, "horizon", to.horizon);
+        imp_json_kv_int(&extra, "batch", to.batch);
+        imp_json_kv_number(&extra, "lr", to.lr);
+        imp_json_kv_number(&extra, "l2", to.l2);
+        imp_json_kv_int(&extra, "seed", (long long)to.seed);
+        imp_json_kv_string(&extra, "contact_precision", to.single_contact ? "single" : "double");
+        imp_json_kv_string(&extra, "potential_precision", to.single_potential ? "single" : "double");
+        imp_json_kv_string(&extra, "end", imp_train_stop_name(rep.stop));
+        imp_json_kv_int(&extra, "epochs_done", rep.epochs_done);
+        imp_json_kv_int(&extra, "best_epoch", rep.best_epoch);
+        imp_json_kv_number(&extra, "final_loss", rep.final_loss);
+        if (cfg.learn_restitution)
+            imp_json_kv_string(&extra, "restitution_init", e_init ? e_init : isnan(data.geom.restitution) ? "data" : "meta");
+        if (cfg.friction) imp_json_kv_string(&extra, "friction_init", mu_init);
+        imp_json_kv_string(&extra, "impact_law", cfg.impact_law ? "newton" : "paper");
+        imp_json_end_object(&extra);
+        save_ctx sc = {m, imp_json_text(&extra)};
+        rc = cli_run_finish(&run, st, &rep, save_model, &sc);
+        imp_json_free(&extra);
+        if (!rc && !quiet)
+            fprintf(stderr, "impulse train: %s on %s, %d epochs in %.1f s, final loss %.5g -> %s\n", model_name,
+                    data.system, to.epochs, imp_time_now() - t0, rep.final_loss, out);
+        if (!rc && !quiet && (cfg.learn_restitution || cfg.friction)) {
+            double e[IMP_MAX_CONTACTS], mu[IMP_MAX_CONTACTS];
+            imp_model_get_contact_law(m, e, mu);
+            for (int p = 0; p < m->geom.n_pairs; p++) {
+                fprintf(stderr, "impulse train: contact pair %d: learned", p);
+                if (cfg.learn_restitution) fprintf(stderr, " restitution %.4g", e[p]);
+                if (cfg.friction && imp_contact_pair_has_tangent(&m->geom, p)) fprintf(stderr, " friction %.4g", mu[p]);
+                fprintf(stderr, "\n");
+            }
         }
     }
+    cli_run_close(&run);
     imp_model_free(m);
     imp_trajset_free(&data);
-    return st ? cli_fail("train") : 0;
+    return rc;
 }

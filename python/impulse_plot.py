@@ -15,10 +15,53 @@ To restyle a figure, edit the spec or this script and rerun it on the .npz.
 Exit status: 0 ok, 2 usage or bad spec, 3 numpy/matplotlib missing.
 """
 import json
+import math
 import os
 import sys
 
 MISSING_DEPENDENCY = 3
+
+# Okabe-Ito: distinguishable under the common colour-vision deficiencies.
+# Specs name colours C0..C7 (the cycle), tab:* or single letters; all map here.
+OKABE_ITO = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"]
+COLOR_ALIASES = {"tab:blue": 0, "b": 0, "blue": 0, "tab:orange": 1, "orange": 1, "tab:green": 2, "g": 2,
+                 "green": 2, "tab:red": 3, "r": 3, "red": 3, "tab:purple": 4, "m": 4, "purple": 4,
+                 "tab:cyan": 5, "c": 5, "tab:olive": 6, "y": 6}
+LINESTYLES = ["-", "--", "-.", ":"]
+# curves named like this are the reference: drawn first, wide and light, under the others
+REFERENCE_LABELS = ("truth", "true", "ground truth", "measured")
+
+
+def map_color(color):
+    if color is None:
+        return None
+    if color.startswith("C") and color[1:].isdigit():
+        return OKABE_ITO[int(color[1:]) % len(OKABE_ITO)]
+    if color in COLOR_ALIASES:
+        return OKABE_ITO[COLOR_ALIASES[color]]
+    return color
+
+
+class Styler:
+    """One colour per model across the whole figure (in order of first
+    appearance, the C0, C1, ... of the spec), a line style per model, or per
+    body when the label ends in ", body N", so a model looks the same in
+    every panel and curves on top of each other stay distinguishable."""
+
+    def __init__(self):
+        self.models = []
+
+    def __call__(self, label):
+        model, _, rest = (label or "").partition(", body ")
+        if model not in self.models:
+            self.models.append(model)
+        i = self.models.index(model)
+        ls = LINESTYLES[(int(rest) - 1) % len(LINESTYLES)] if rest.isdigit() else LINESTYLES[i % len(LINESTYLES)]
+        return OKABE_ITO[i % 7], ls
+
+
+def is_reference(label):
+    return label is not None and label.lower() in REFERENCE_LABELS
 
 
 def split_style(style, default_fmt):
@@ -29,19 +72,33 @@ def split_style(style, default_fmt):
     return (fmt or default_fmt), (color or None)
 
 
-def draw_element(ax, el, data, np):
+def draw_element(ax, el, data, np, styler):
     kind = el["kind"]
     label = el.get("label")
     arr = lambda role: np.asarray(data[el[role]], dtype=float)
     if kind == "line":
-        fmt, color = split_style(el.get("style"), "-")
-        ax.plot(arr("x"), arr("y"), fmt, color=color, label=label)
+        style = el.get("style")
+        fmt, color = split_style(style, "-")
+        color = map_color(color)
+        if is_reference(label):
+            ax.plot(arr("x"), arr("y"), "-", color=color if color not in (None, "k") else "0.55", linewidth=3.2,
+                    alpha=0.75, zorder=1, label=label, solid_capstyle="round")
+        elif not style:
+            c, ls = styler(label)
+            ax.plot(arr("x"), arr("y"), linestyle=ls, color=c, linewidth=1.5, alpha=0.9, zorder=3, label=label)
+        else:
+            ax.plot(arr("x"), arr("y"), fmt, color=color, linewidth=1.5, zorder=2, label=label)
     elif kind == "scatter":
         marker, color = split_style(el.get("style"), "o")
-        ax.scatter(arr("x"), arr("y"), marker=marker, color=color, s=14, label=label)
+        x = arr("x")
+        few = x.size == 1
+        ax.scatter(x, arr("y"), marker=marker, color=map_color(color), s=90 if few else 14,
+                   alpha=None if few or x.size < 50 else 0.75,
+                   zorder=6 if few else 2, edgecolors="white" if few and marker not in "x+|_." else None,
+                   linewidths=0.5 if few else None, label=label)
     elif kind == "errorbar":
         fmt, color = split_style(el.get("style"), "o")
-        ax.errorbar(arr("x"), arr("y"), yerr=arr("yerr"), fmt=fmt, color=color, capsize=3, label=label)
+        ax.errorbar(arr("x"), arr("y"), yerr=arr("yerr"), fmt=fmt, color=map_color(color), capsize=3, label=label)
     elif kind == "bars":
         cats, groups = el["categories"], el["groups"]
         values = arr("values").reshape(len(groups), len(cats))
@@ -50,21 +107,22 @@ def draw_element(ax, el, data, np):
         width = 0.8 / len(groups)
         for g, name in enumerate(groups):
             ax.bar(idx + (g - (len(groups) - 1) / 2) * width, values[g], width,
-                   yerr=None if errors is None else errors[g], capsize=3, label=name)
+                   yerr=None if errors is None else errors[g], capsize=3, label=name,
+                   color=OKABE_ITO[g % len(OKABE_ITO)])
         ax.set_xticks(idx)
         ax.set_xticklabels(cats)
     elif kind == "histogram":
         _, color = split_style(el.get("style"), "")
-        ax.hist(arr("x"), bins=int(el["bins"]), density=bool(el["density"]), color=color,
+        ax.hist(arr("x"), bins=int(el["bins"]), density=bool(el["density"]), color=map_color(color),
                 alpha=0.6, histtype="stepfilled", edgecolor="black", linewidth=0.5, label=label)
     elif kind == "fill_between":
         _, color = split_style(el.get("style"), "")
-        ax.fill_between(arr("x"), arr("y_lo"), arr("y_hi"), color=color, alpha=float(el["alpha"]),
+        ax.fill_between(arr("x"), arr("y_lo"), arr("y_hi"), color=map_color(color), alpha=float(el["alpha"]),
                         linewidth=0, label=label)
     elif kind == "refline":
         fmt, color = split_style(el.get("style"), "--")
         line = ax.axvline if el["vertical"] else ax.axhline
-        line(float(el["value"]), linestyle=fmt, color=color or "gray", linewidth=1, label=label)
+        line(float(el["value"]), linestyle=fmt, color=map_color(color) or "gray", linewidth=1, label=label)
     elif kind == "polygon":
         from matplotlib.patches import Polygon
         fmt, color = split_style(el.get("style"), "-")
@@ -86,18 +144,45 @@ def draw_element(ax, el, data, np):
     return label is not None or kind == "bars"
 
 
+def layout(spec):
+    """Panels that have something to show, on a grid of at most 2:1 (a page's
+    width): empty panels are dropped, a strip of n > 2 panels becomes
+    ceil(n / 2) rows of 2, and a wider figure is narrowed to 2:1."""
+    used = sorted({int(el["panel"]) for el in spec["elements"]})
+    rows, cols = int(spec["rows"]), int(spec["cols"])
+    width, height = float(spec["width"]), float(spec["height"])
+    n = max(len(used), 1)
+    if n < rows * cols or (rows == 1 and cols > 2):
+        cols = 1 if n == 1 or cols == 1 else 2
+        rows = math.ceil(n / cols)
+        width = 11.0 if cols == 2 else 7.0
+        height = 3.4 * rows + (0.5 if spec.get("title") else 0.0)
+    width = min(width, 2.0 * height)
+    return used, rows, cols, width, height
+
+
 def render(spec, data, plt, np):
     if spec.get("format") != "impulse-figure-1":
         raise ValueError(f"unknown figure format {spec.get('format')!r}")
-    rows, cols = int(spec["rows"]), int(spec["cols"])
-    fig, axes = plt.subplots(rows, cols, figsize=(spec["width"], spec["height"]), squeeze=False,
-                             layout="constrained")
-    axes = axes.ravel()
-    has_legend = [False] * len(axes)
-    for el in spec["elements"]:
+    used, rows, cols, width, height = layout(spec)
+    fig, axes = plt.subplots(rows, cols, figsize=(width, height), squeeze=False, layout="constrained")
+    axes = list(axes.ravel())
+    for ax in axes[len(used):]:
+        ax.set_visible(False)
+    slot = {p: i for i, p in enumerate(used)}
+    axes_of = {p: axes[slot[p]] for p in used}
+    has_legend = {p: False for p in used}
+    styler = Styler()
+    # reference curves first, so that they sit under the others
+    elements = sorted(spec["elements"], key=lambda el: 0 if is_reference(el.get("label")) else 1)
+    for el in elements:
         p = int(el["panel"])
-        has_legend[p] |= draw_element(axes[p], el, data, np)
-    for p, (ax, panel) in enumerate(zip(axes, spec["panels"])):
+        has_legend[p] |= draw_element(axes_of[p], el, data, np, styler)
+    # the same legend in several panels: drawn once, in the first of them
+    labels = {p: tuple(axes_of[p].get_legend_handles_labels()[1]) for p in used if has_legend[p]}
+    repeated = [p for p in labels if len(labels) > 1 and len(set(labels.values())) == 1]
+    for p in used:
+        ax, panel = axes_of[p], spec["panels"][p]
         if panel.get("title"):
             ax.set_title(panel["title"])
         if panel.get("xlabel"):
@@ -108,6 +193,9 @@ def render(spec, data, plt, np):
             ax.set_xscale("log")
         if panel.get("y_log"):
             ax.set_yscale("log")
+            from matplotlib.ticker import LogFormatterSciNotation
+            # label intermediate ticks too when the range spans few decades
+            ax.yaxis.set_minor_formatter(LogFormatterSciNotation(labelOnlyBase=False, minor_thresholds=(2, 0.5)))
         # patches do not trigger autoscaling by themselves
         ax.autoscale_view()
         lim = panel.get("limits") or [None] * 4
@@ -115,10 +203,12 @@ def render(spec, data, plt, np):
             ax.set_xlim(lim[0], lim[1])
         if lim[2] is not None or lim[3] is not None:
             ax.set_ylim(lim[2], lim[3])
+        if panel.get("yticks"):
+            ax.set_yticks([v for v, _ in panel["yticks"]], [t for _, t in panel["yticks"]])
         if panel.get("equal"):
             ax.set_aspect("equal", adjustable="datalim")
-        if has_legend[p]:
-            ax.legend(fontsize="small")
+        if has_legend[p] and not (p in repeated and p != repeated[0]):
+            ax.legend(fontsize="small", framealpha=0.85)
         ax.grid(True, alpha=0.3)
     if spec.get("title"):
         fig.suptitle(spec["title"])

@@ -81,6 +81,24 @@ static inline double test_grad_rel_err(const double *analytic, const double *num
     return num / den;
 }
 
+#if defined(_GNU_SOURCE) || defined(_POSIX_C_SOURCE)
+#include <sys/wait.h>
+/* Run a shell command (IMPULSE_PROGRESS=0, stderr joined to stdout) and
+ * capture its output into out; the exit code, or -1 if a signal ended it.
+ * Programs that use it define _GNU_SOURCE before any include (popen). */
+static inline int test_run_command(const char *command, char *out, size_t cap)
+{
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "IMPULSE_PROGRESS=0 %s 2>&1", command);
+    FILE *p = popen(cmd, "r");
+    if (!p) return -1;
+    size_t n = fread(out, 1, cap - 1, p);
+    out[n] = '\0';
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+#endif
+
 #define TEST_MAIN_END()                                                                \
     do {                                                                               \
         printf("%d passed, %d failed\n", test_passed_, test_failed_);                  \

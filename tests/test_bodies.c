@@ -464,12 +464,19 @@ static void test_errors(void)
         {"dim 2\nbody a mass 1\nlink a b3 length 1\n", "t.txt:3: link: unknown body 'b3'"},
         {"dim 2\nbody a mass -1\n", "t.txt:2"},
         {"dim 2\nbody a\n", "needs 'mass M'"},
-        {"dim 2\nbody a mass 1x\n", "'1x' is not a finite number"},
+        {"dim 2\nbody a mass 1x\n", "'1x' is not a number"},
+        {"dim 2\nbody a mass nan\n", "mass: 'nan' is not a finite number"},
+        {"dim 2\nbody a mass 1e999\n", "'1e999' is beyond the range of a double"},
+        {"dim 2\nbody a mass 1\ngravity 9.81 axis 1e300\n", "t.txt:3: gravity: axis: 1e300 is out of range [0, 1]"},
+        {"dim 2\nbody a mass 1\ngravity 9.81 axis 1.7\n", "axis: 1.7 is not an integer"},
+        {"dim 2\nbody a mass 1\ngravity 9.81 axis -2147483649\n", "axis: -2147483649 is out of range"},
+        {"dim 2\nbody a mass 1\nsteps 2000000000\n", "steps: 2000000000 is out of range [1, 10000000]"},
+        {"dim 2\nbody a mass 1\nsteps 2.5\n", "steps: 2.5 is not an integer"},
         {"dim 2\nbody a mass 1\ntether a length\n", "missing length"},
         {"dim 2\nbody a mass 1\ntether a len 1\n", "expected 'length'"},
         {"dim 2\nbody a mass 1\nfrobnicate a\n", "t.txt:3: frobnicate: unknown keyword"},
         {"dim 2\nbody a mass 1\nbody a mass 2\n", "defined twice"},
-        {"dim 5\n", "must be 2 or 3"},
+        {"dim 5\n", "dimension: 5 is out of range [2, 3]"},
         {"dim 2\nbody a mass 1 inertia 1 2 3\n", "inertia"},
         {"dim 2\nbody a mass 1\ntether a length 1 anchor 0 0 extra\n", "unexpected 'extra'"},
         {"dim 2\nbody a mass 1\ntether a length 1\ntether a length 1 anchor 1 0\n", "no degree of freedom"},
@@ -483,6 +490,9 @@ static void test_errors(void)
                   imp_last_error(), bad[i].needle);
     }
     CHECK_FAILS(imp_csys_load(&s, "/nonexistent/system.txt"), IMP_ERR_IO);
+    /* below the smallest normal double is still a number; an axis in range is used */
+    CHECK_OK(imp_csys_parse(&s, "dim 2\nbody a mass 1e-308 position 1 0\ngravity 9.81 axis 0\n", "t.txt"));
+    CHECK(s.n_bodies == 1 && s.bodies[0].mass == 1e-308 && s.n_pots == 1 && s.pots[0].axis == 0);
 }
 
 int main(void)

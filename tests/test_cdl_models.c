@@ -164,13 +164,13 @@ static void test_impulse_law(void)
     g.pairs[0] = (imp_contact_pair){.body_i = 1, .body_j = 0, .normal = {1.0}, .offset = 0.0};
     double w[2] = {1.0, 1.0 / 3.0}, gate[2] = {1, 1};
     double vh[2] = {-1.5, 0.5}, vS[2] = {-1.4, 0.45}, dv[2] = {0, 0};
-    imp_impulse_forward(&g, w, gate, vh, vS, dv);
+    imp_impulse_forward(&g, w, (double[]){0.6}, NULL, IMP_CDL_IMPACT_PAPER, gate, vh, vS, dv);
     double post[2] = {vS[0] + dv[0], vS[1] + dv[1]};
     CHECK_CLOSE(post[0] - post[1], -0.6 * (vh[0] - vh[1]), 1e-12, 1e-12);
     CHECK_CLOSE(1.0 * dv[0] + 3.0 * dv[1], 0.0, 0, 1e-12);
     /* gate off: no impulse */
     double gate0[2] = {0, 0}, dv0[2] = {0, 0};
-    imp_impulse_forward(&g, w, gate0, vh, vS, dv0);
+    imp_impulse_forward(&g, w, (double[]){0.6}, NULL, IMP_CDL_IMPACT_PAPER, gate0, vh, vS, dv0);
     CHECK(dv0[0] == 0.0 && dv0[1] == 0.0);
 }
 
@@ -295,6 +295,148 @@ static void test_single_potential(void)
     CHECK(imp_model_work_set_single_potential(NULL, 1) == IMP_ERR_INVALID);
 }
 
+/* Learned restitution: the window loss's gradient with respect to the
+ * per-pair e (sigmoid parameter) through the impulses, by central
+ * differences, on the ball (touch, no touch, learned masses) and the cradle. */
+static void test_learned_restitution_gradients(void)
+{
+    const char *systems[2] = {"bouncing-ball", "newtons-cradle"};
+    for (int s = 0; s < 2; s++) {
+        imp_sim_opts o;
+        CHECK_OK(imp_sim_defaults(systems[s], &o));
+        o.noise = 0.02;
+        o.restitution = 0.7;
+        imp_trajset ts;
+        CHECK_OK(imp_simulate(systems[s], &o, &ts));
+        int first = -1;
+        for (int t = 0; t < ts.n_steps && first < 0; t++)
+            for (int k = 0; k < ts.geom.n_bodies; k++)
+                if (ts.contact[(size_t)t * ts.geom.n_bodies + k] > 0.5) { first = t; break; }
+        CHECK(first > 6);
+        int starts[3] = {first - 3, first - 5, first - 1};
+        batch bt;
+        make_batch(&ts, 3, 5, starts, &bt);
+        for (int variant = 0; variant < 5; variant++) {
+            int touch = variant != 1 && variant != 4, mass = variant == 2, law = variant >= 3 ? IMP_CDL_IMPACT_NEWTON : 0;
+            imp_model *m = small_model(IMP_MODEL_CDL, &ts.geom, ts.dt, touch, 0, 0, mass, IMP_ACT_TANH);
+            imp_cdl_config cfg = m->cfg;
+            imp_model_free(m);
+            cfg.learn_restitution = 1;
+            cfg.impact_law = law;
+            CHECK_OK(imp_model_create(&m, &cfg, &ts.geom, ts.dt, 11));
+            CHECK(m->n_params == m->off_restitution + (size_t)ts.geom.n_pairs);
+            for (int p = 0; p < ts.geom.n_pairs; p++) m->params[m->off_restitution + p] = 0.3 - 0.4 * p;
+            char what[96];
+            snprintf(what, sizeof what, "%s cdl learned e touch=%d mass=%d law=%s", systems[s], touch, mass,
+                     law ? "newton" : "paper");
+            fd_check(m, &bt, 0.01, what);
+            /* the e entries themselves carry gradient */
+            imp_model_work *w = imp_model_work_new(m, bt.B, bt.H);
+            double *grad = calloc(m->n_params, sizeof(double));
+            CHECK_OK(imp_model_window_loss(m, m->params, w, bt.x0, bt.target, bt.labels, bt.B, bt.H, 0.01, grad, NULL));
+            double ge = 0.0;
+            for (int p = 0; p < ts.geom.n_pairs; p++) ge += fabs(grad[m->off_restitution + p]);
+            CHECK_MSG(ge > 1e-6, "%s: no gradient reaches e (%g)", what, ge);
+            free(grad);
+            imp_model_work_free(w);
+            imp_model_free(m);
+        }
+        free_batch(&bt);
+        imp_trajset_free(&ts);
+    }
+}
+
+/* Learned Coulomb friction (AP Newton inside the CD-Lagrange impulse) on
+ * the bouncing disk: central differences of the window loss in every
+ * parameter, e and mu included, on windows with sliding and sticking
+ * impacts; touch and no-touch, learned masses. */
+static void test_friction_gradients(void)
+{
+    imp_sim_opts o;
+    CHECK_OK(imp_sim_defaults("bouncing-disk", &o));
+    o.noise = 0.01;
+    o.n_traj = 4;
+    o.n_steps = 150;
+    imp_trajset ts;
+    CHECK_OK(imp_simulate("bouncing-disk", &o, &ts));
+    /* the first impact of each trajectory, and the second of the first */
+    int starts[6], B = 0, seen = 0;
+    for (int tr = 0; tr < ts.n_traj && B < 6; tr++)
+        for (int t = 1; t < ts.n_steps - 6 && B < 6; t++) {
+            size_t i = (size_t)tr * ts.n_steps + t;
+            if (ts.contact[i] > 0.5 && ts.contact[i - 1] < 0.5 && t >= 4) {
+                starts[B++] = (int)(i - 3);
+                if (tr > 0 || ++seen > 1) break;
+            }
+        }
+    CHECK(B >= 4);
+    batch bt;
+    /* make_batch indexes one flat trajectory: windows never cross one */
+    imp_trajset flat = ts;
+    flat.n_traj = 1;
+    flat.n_steps = ts.n_traj * ts.n_steps;
+    make_batch(&flat, B, 5, starts, &bt);
+    for (int variant = 0; variant < 5; variant++) {
+        int touch = variant != 1 && variant != 4, mass = variant == 2, law = variant >= 3 ? IMP_CDL_IMPACT_NEWTON : 0;
+        imp_cdl_config cfg;
+        imp_cdl_config_default(&cfg, IMP_MODEL_CDL);
+        cfg.impact_law = law;
+        cfg.hidden = 7, cfg.hidden_layers = 2, cfg.contact_hidden = 6, cfg.act = IMP_ACT_TANH;
+        cfg.touch = touch, cfg.learn_mass = mass, cfg.learn_restitution = 1, cfg.friction = 1;
+        imp_model *m = NULL;
+        CHECK_OK(imp_model_create(&m, &cfg, &ts.geom, ts.dt, 13));
+        if (!m) continue;
+        if (mass) m->params[m->off_mass] = 0.15;
+        /* mu low enough that some impacts slide, e away from the truth */
+        CHECK_OK(imp_model_set_contact_law(m, (double[]){0.6}, (double[]){0.12}));
+        char what[96];
+        snprintf(what, sizeof what, "disk cdl friction touch=%d mass=%d law=%s", touch, mass, law ? "newton" : "paper");
+        fd_check(m, &bt, 0.01, what);
+        imp_model_work *w = imp_model_work_new(m, bt.B, bt.H);
+        double *grad = calloc(m->n_params, sizeof(double));
+        CHECK_OK(imp_model_window_loss(m, m->params, w, bt.x0, bt.target, bt.labels, bt.B, bt.H, 0.01, grad, NULL));
+        CHECK_MSG(fabs(grad[m->off_friction]) > 1e-6 && fabs(grad[m->off_restitution]) > 1e-6,
+                  "%s: e and mu gradients %g %g", what, grad[m->off_restitution], grad[m->off_friction]);
+        free(grad);
+        imp_model_work_free(w);
+        imp_model_free(m);
+    }
+    free_batch(&bt);
+    imp_trajset_free(&ts);
+}
+
+/* The data estimates that start a learned contact law: on noise-free
+ * simulations the restitution estimate sits below the truth by at most the
+ * gravity loss over a sample (it compares samples around the impact, not
+ * the impact itself), and the friction estimate, the 90th percentile of
+ * |Pt|/Pn, reaches mu (up to the force over a sample) when a tenth or more
+ * of the impacts slide; a set with every impact sticking can only bound mu
+ * from below. */
+static void test_contact_law_estimate(void)
+{
+    imp_sim_opts o;
+    CHECK_OK(imp_sim_defaults("bouncing-ball", &o));
+    o.restitution = 0.7;
+    imp_trajset ts;
+    CHECK_OK(imp_simulate("bouncing-ball", &o, &ts));
+    double e[IMP_MAX_CONTACTS], mu[IMP_MAX_CONTACTS];
+    int n[IMP_MAX_CONTACTS];
+    CHECK_OK(imp_cdl_estimate_contact_law(&ts, e, mu, n));
+    printf("estimate ball e = 0.7: %.4f from %d impacts, mu %g (no tangent)\n", e[0], n[0], mu[0]);
+    CHECK(n[0] >= 5 && e[0] <= 0.7 && e[0] > 0.6 && isnan(mu[0]));
+    imp_trajset_free(&ts);
+    CHECK_OK(imp_sim_defaults("bouncing-disk", &o));
+    o.n_traj = 20;
+    CHECK_OK(imp_simulate("bouncing-disk", &o, &ts));
+    CHECK_OK(imp_cdl_estimate_contact_law(&ts, e, mu, n));
+    printf("estimate disk e = %g, mu = %g: e %.4f, mu %.4f from %d impacts\n", o.restitution, o.friction, e[0], mu[0],
+           n[0]);
+    CHECK(e[0] <= o.restitution && e[0] > o.restitution - 0.1);
+    /* the normal impulse from the samples misses g dt (about 2 % here) */
+    CHECK_CLOSE(mu[0], o.friction, 0.05, 0);
+    imp_trajset_free(&ts);
+}
+
 int main(void)
 {
     imp_blas_init();
@@ -303,5 +445,8 @@ int main(void)
     test_impulse_law();
     test_ball_gradients();
     test_cradle_gradients();
+    test_learned_restitution_gradients();
+    test_friction_gradients();
+    test_contact_law_estimate();
     TEST_MAIN_END();
 }

@@ -524,6 +524,8 @@ static void test_cli(void)
     remove(data);
     remove(data3);
     remove(model);
+    snprintf(cmd, sizeof cmd, "%s.log.jsonl", model); /* the training log beside it */
+    remove(cmd);
     remove(out);
 }
 

@@ -4,38 +4,9 @@
 #include "impulse/cdl.h"
 #include "impulse/io.h"
 #include "test.h"
+#include "cli_test.h"
 
 #include <stdlib.h>
-#include <sys/wait.h>
-
-/* Run a shell command line; capture stderr into err (first 4 KiB). */
-static int run(const char *args, char *err, size_t cap)
-{
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd, "IMPULSE_PROGRESS=0 %s %s 2>cli_stderr.txt >cli_stdout.txt", IMPULSE_CLI_PATH, args);
-    int status = system(cmd);
-    FILE *f = fopen("cli_stderr.txt", "r");
-    size_t n = f ? fread(err, 1, cap - 1, f) : 0;
-    err[n] = '\0';
-    if (f) fclose(f);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-static int count_lines(const char *s)
-{
-    int n = 0;
-    for (; *s; s++) n += *s == '\n';
-    return n;
-}
-
-/* A failing invocation: non-zero exit, one stderr line containing `needle`. */
-static void expect_error(const char *args, const char *needle)
-{
-    char err[4096];
-    int rc = run(args, err, sizeof err);
-    int ok = rc != 0 && count_lines(err) == 1 && strstr(err, needle) != NULL && strstr(err, "error") != NULL;
-    CHECK_MSG(ok, "impulse %s -> exit %d, stderr '%s' (want one line with '%s')", args, rc, err, needle);
-}
 
 static void write_bytes(const char *path, const void *data, size_t n)
 {
@@ -107,6 +78,32 @@ int main(void)
     CHECK_OK(imp_trajset_save(&ts, "cli_nan.npz"));
     expect_error("train cdl --data cli_nan.npz -o x.npz", "qdot");
     imp_trajset_free(&ts);
+
+    /* learned restitution: data without one in its meta (null) trains with
+     * e learned, eval reports it; keeping it fixed is refused */
+    CHECK_OK(imp_trajset_load(&ts, "cli_ball.npz"));
+    ts.geom.restitution = NAN;
+    CHECK_OK(imp_trajset_save(&ts, "cli_noe.npz"));
+    imp_trajset_free(&ts);
+    expect_error("train cdl --data cli_noe.npz --restitution fixed -o x.npz", "--restitution fixed");
+    expect_error("train cdl --data cli_ball.npz --restitution sometimes -o x.npz", "--restitution");
+    expect_error("train cdl --data cli_ball.npz --restitution-init 1.5 -o x.npz", "--restitution-init");
+    expect_error("train cdl --data cli_noe.npz --restitution-init meta -o x.npz", "meta");
+    expect_error("train resnet --data cli_ball.npz --friction -o x.npz", "cdl only");
+    expect_error("train cdl --data cli_ball.npz --friction -o x.npz", "tangent");
+    CHECK(run("train cdl --data cli_noe.npz --epochs 2 --hidden 16 -o cli_noe_model.npz", err, sizeof err) == 0);
+    CHECK_MSG(strstr(err, "restitution starts at") && strstr(err, "data estimate") && strstr(err, "learned restitution"),
+              "train stderr: %s", err);
+    CHECK(run("eval --model cli_noe_model.npz --data cli_ball.npz --json", err, sizeof err) == 0);
+    CHECK_OK(imp_read_file("cli_stdout.txt", &out, &len));
+    CHECK(out && strstr((char *)out, "\"restitution\":[") && strstr((char *)out, "\"restitution_source\":\"learned\""));
+    free(out);
+    CHECK(run("train cdl --data cli_ball.npz --epochs 2 --hidden 16 --restitution fixed --quiet -o cli_fixed.npz", err,
+              sizeof err) == 0);
+    CHECK(run("eval --model cli_fixed.npz --data cli_ball.npz", err, sizeof err) == 0);
+    CHECK_OK(imp_read_file("cli_stdout.txt", &out, &len));
+    CHECK(out && strstr((char *)out, "restitution        1 (fixed"));
+    free(out);
 
     /* determinism: same seed, same checkpoint bytes */
     CHECK(run("train cdl --data cli_ball.npz --epochs 2 --hidden 16 --seed 5 --quiet -o cli_a.npz", err, sizeof err) == 0);

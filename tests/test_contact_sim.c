@@ -187,6 +187,56 @@ static void test_trajset_file(void)
     imp_trajset_free(&a);
 }
 
+/* The bouncing disk: energy never increases; over a sample interval with
+ * one impact the impulse is (dvx, dvy + g dt) (gravity acts on vy only),
+ * in the friction cone, on its edge (|Pt| = mu Pn) when the slip survives
+ * the impact, the spin changes by sqrt(2) Pt (t = (1, 0, sqrt 2)), and the
+ * normal velocity reverses with -e (up to gravity over the interval). */
+static void test_disk(void)
+{
+    imp_sim_opts o;
+    CHECK_OK(imp_sim_defaults("bouncing-disk", &o));
+    o.n_traj = 6;
+    imp_trajset ts;
+    CHECK_OK(imp_simulate("bouncing-disk", &o, &ts));
+    CHECK(imp_contact_pair_has_tangent(&ts.geom, 0));
+    int slides = 0, sticks = 0;
+    double worst_gain = -INFINITY;
+    for (int tr = 0; tr < ts.n_traj; tr++)
+        for (int n = 1; n < ts.n_steps; n++) {
+            size_t i = (size_t)tr * ts.n_steps + n;
+            const double *v0 = ts.qdot + (i - 1) * 3, *v1 = ts.qdot + i * 3, *q0 = ts.q + (i - 1) * 3, *q1 = ts.q + i * 3;
+            double E0, E1;
+            CHECK_OK(imp_system_energy("bouncing-disk", &ts.geom, ts.gravity, ts.length, q0, v0, &E0));
+            CHECK_OK(imp_system_energy("bouncing-disk", &ts.geom, ts.gravity, ts.length, q1, v1, &E1));
+            if (E1 - E0 > worst_gain) worst_gain = E1 - E0;
+            if (!(ts.contact[i] > 0.5 && ts.contact[i - 1] < 0.5)) continue;
+            double Pt = v1[0] - v0[0], Pn = v1[1] - v0[1] + ts.gravity * ts.dt;
+            CHECK_CLOSE(v1[2] - v0[2], sqrt(2.0) * Pt, 1e-9, 1e-9);
+            CHECK(Pn > 0 && fabs(Pt) <= o.friction * Pn * (1 + 1e-9));
+            double ut1 = v1[0] + sqrt(2.0) * v1[2];
+            if (fabs(ut1) > 1e-6) {
+                CHECK_CLOSE(fabs(Pt), o.friction * Pn, 1e-9, 1e-12);
+                slides++;
+            } else {
+                sticks++;
+            }
+            /* un+ = -e un at the impact: the two samples' vy differ from it by g dt at most */
+            CHECK(fabs(v1[1] + o.restitution * v0[1]) < 2.0 * ts.gravity * ts.dt);
+        }
+    printf("bouncing disk: %d sliding, %d sticking impacts, largest energy change per sample %.3g\n", slides, sticks,
+           worst_gain);
+    CHECK(slides >= 3 && sticks >= 3);
+    CHECK(worst_gain < 1e-9);
+    /* the file keeps the tangent and the true friction */
+    CHECK_OK(imp_trajset_save(&ts, "test_disk.npz"));
+    imp_trajset back;
+    CHECK_OK(imp_trajset_load(&back, "test_disk.npz"));
+    CHECK(back.geom.pairs[0].tangent[2] == ts.geom.pairs[0].tangent[2] && back.friction == o.friction);
+    imp_trajset_free(&back);
+    imp_trajset_free(&ts);
+}
+
 int main(void)
 {
     imp_blas_init();
@@ -196,5 +246,6 @@ int main(void)
     test_cradle();
     test_cd_integrator_ball();
     test_trajset_file();
+    test_disk();
     TEST_MAIN_END();
 }

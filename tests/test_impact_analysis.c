@@ -4,6 +4,7 @@
 #include "impulse/impact_analysis.h"
 #include "test.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -270,6 +271,35 @@ static void test_data(void)
                    st.energy_gain_share, st.penetration_share);
         }
         printf("[%s] IRB (velocity) mean error %.4f m/s over %zu impacts\n", imp_tangent_sign_name(t.convention), mirb, t.count);
+        /* every law solves every impact at its own sticking threshold (the
+         * per-impact identification evaluates there) and at large mu, for
+         * eps = 0, 0.01, ..., 1: rounding at mu_s once failed ~1% of these */
+        for (int m = 0; m < IMP_IMPACT_MODEL_COUNT; m++)
+            for (int v = 0; v < 2; v++) {
+                long pairs = 0, fails = 0;
+                for (size_t i = 0; i < t.count; i++)
+                    for (int j = 0; j <= 100; j += (m == IMP_IMPACT_AP_NEWTON || m == IMP_IMPACT_AP_POISSON) ? 1 : 10) {
+                        imp_impact_law L = {(imp_impact_model)m, v ? IMP_VARIANT_TEXTBOOK : IMP_VARIANT_AUTHORS, 0, j / 100.0};
+                        double ms, P[2];
+                        if (m == IMP_IMPACT_MIRTICH && v == 0) continue; /* never sticks */
+                        if (imp_impact_sticking_threshold(&L, t.contact[i].W, t.contact[i].u, 10.0, &ms)) {
+                            fails++;
+                            continue;
+                        }
+                        double mus[3] = {ms, 2.0, 5.0};
+                        for (int q = 0; q < 3; q++) {
+                            L.mu = mus[q];
+                            pairs++;
+                            fails += imp_impact_predict(&L, t.contact[i].W, t.contact[i].u, P) != IMP_OK;
+                        }
+                    }
+                if (pairs) {
+                    printf("[%s] %s/%s at mu_s(eps), mu = 2, 5: %ld failures in %ld evaluations\n",
+                           imp_tangent_sign_name(t.convention), imp_impact_model_name((imp_impact_model)m),
+                           v ? "textbook" : "authors", fails, pairs);
+                    CHECK(fails == 0);
+                }
+            }
         CHECK(beaten == 0);
         CHECK(t.count == 1718);
         free(eirb);
@@ -279,8 +309,31 @@ static void test_data(void)
     imp_impact_set_free(&s);
 }
 
+/* A law that cannot be evaluated on an impact is counted with the first
+ * failing impact's set index, never averaged away silently. */
+static void test_evaluate_failures(void)
+{
+    imp_rng rng;
+    imp_rng_seed(&rng, 5);
+    imp_contact c[3];
+    size_t index[3] = {10, 11, 12};
+    for (int i = 0; i < 3; i++) random_contact(&rng, &c[i], NULL, 0);
+    c[1].W[1] = c[1].W[2] = 2 * sqrt(c[1].W[0] * c[1].W[3]); /* not positive definite */
+    imp_impact_table t = {3, c, index, KG_, IMP_TANGENT_CORRECTED, 3, 0, 0};
+    imp_impact_law law = {IMP_IMPACT_WANG_MASON, IMP_VARIANT_TEXTBOOK, 0.3, 0.5};
+    imp_law_stats ls;
+    double err[3];
+    CHECK_OK(imp_impact_evaluate_law(&law, &t, err, &ls));
+    CHECK(ls.failures == 1 && ls.first_failure == 11 && isnan(err[1]) && isfinite(err[0]));
+    CHECK_CLOSE(ls.mean_error, 0.5 * (err[0] + err[2]), 1e-12, 0);
+    c[1] = c[0];
+    CHECK_OK(imp_impact_evaluate_law(&law, &t, err, &ls));
+    CHECK(ls.failures == 0 && ls.first_failure == SIZE_MAX);
+}
+
 int main(void)
 {
+    test_evaluate_failures();
     test_irb();
     test_irb_kkt();
     test_identification();

@@ -33,6 +33,63 @@ static int have_data(void)
     return 1;
 }
 
+/* A small set of `rows` impacts of the data set's ellipse, the first
+ * `away` of them moving away from the surface (un > 0), written as .npz. */
+static int write_set(const char *path, size_t rows, size_t away)
+{
+    imp_impact_set s;
+    if (imp_impact_set_alloc(&s, rows)) return -1;
+    for (size_t i = 0; i < rows; i++) {
+        double *pre = s.pre + 6 * i, *post = s.post + 6 * i;
+        s.n[3 * i + 1] = 1;
+        s.n[3 * i + 2] = 0.004 * ((double)i / rows - 0.5);
+        s.d[3 * i] = 1;
+        s.d[3 * i + 2] = 0.03;
+        pre[3] = 0.6;
+        pre[4] = i < away ? 1.5 : -2.5;
+        pre[5] = 2.0;
+        post[3] = 0.4;
+        post[4] = i < away ? 1.5 : 1.4;
+        post[5] = 1.0;
+    }
+    int st = imp_impact_set_validate(&s, NULL);
+    if (!st) st = imp_impact_save_npz(&s, path);
+    imp_impact_set_free(&s);
+    return st;
+}
+
+/* Sets with rows that are not impacts: counted, never silently dropped; a
+ * set without one impact is an error before any table is printed. */
+static void test_non_impacting_rows(void)
+{
+    static char out[1 << 16];
+    CHECK_OK(write_set("test_cli_away.npz", 4, 4));
+    const char *verbs[4] = {"predict", "identify --k 2 --reps 1 --grid 3", "bounds", "export --out test_cli_away2.npz"};
+    for (int v = 0; v < 4; v++) {
+        char args[256];
+        snprintf(args, sizeof args, "impact %s --data test_cli_away.npz", verbs[v]);
+        int rc = run(args, out, sizeof out);
+        CHECK_MSG(rc != 0 && !strchr(out, '|') && strstr(out, "error: impact set: no valid impact among 4 rows (4 not impacting"),
+                  "%s -> %d: %s", args, rc, out);
+        CHECK(strchr(out, '\n') == out + strlen(out) - 1); /* one line */
+    }
+    FILE *f = fopen("test_cli_away2.npz", "rb");
+    CHECK(f == NULL);
+    if (f) fclose(f);
+    CHECK_OK(write_set("test_cli_away.npz", 10, 3));
+    CHECK(run("impact predict --data test_cli_away.npz --model ap-newton", out, sizeof out) == 0);
+    CHECK_MSG(strstr(out, "impacts: 7 of 10 rows (left out: 3 not impacting, un >= 0; 0 flagged invalid)"), "%s", out);
+    CHECK(run("impact export --data test_cli_away.npz --out test_cli_away2.npz", out, sizeof out) == 0);
+    CHECK_MSG(strstr(out, "10 rows, 7 valid impacts (left out of analyses: 3 not impacting"), "%s", out);
+    /* --k beyond the set is an error, the default k = 120 on a small set uses all of it and says so */
+    CHECK(run("impact identify --data test_cli_away.npz --k 8 --reps 1 --grid 3", out, sizeof out) != 0 &&
+          strstr(out, "error: --k: 8 exceeds the 7 impacts of the set") && !strchr(out, '|'));
+    CHECK(run("impact identify --data test_cli_away.npz --model ap-newton --reps 1 --grid 3", out, sizeof out) == 0 &&
+          strstr(out, "k = 7: every impact"));
+    remove("test_cli_away.npz");
+    remove("test_cli_away2.npz");
+}
+
 int main(void)
 {
     static char out[1 << 16];
@@ -50,6 +107,7 @@ int main(void)
     CHECK(run("impact identify --k 0", out, sizeof out) != 0 && strstr(out, "--k"));
     CHECK(run("impact predict --data /nonexistent.mat", out, sizeof out) != 0 && strstr(out, "cannot open"));
     CHECK(run("impact export --data /nonexistent.mat", out, sizeof out) != 0 && strstr(out, "--out"));
+    test_non_impacting_rows();
     if (!have_data()) {
         printf("SKIP: data set not found at %s\n", DATA);
         TEST_MAIN_END();
@@ -74,6 +132,8 @@ int main(void)
               sizeof out) != 0 && strstr(out, "processed set"));
     CHECK(run("impact identify --data " DATA "/data_ellipse.mat --convention stored --model ap-newton --target p-data "
               "--k 30 --reps 2 --grid 6", out, sizeof out) == 0 && strstr(out, "| stored | ap-newton | authors | p-data |"));
+    CHECK(run("impact identify --data " DATA "/data_ellipse.mat --k 5000", out, sizeof out) != 0 &&
+          strstr(out, "impulse impact identify: error: --k: 5000 exceeds the 1718 impacts of the set") && !strchr(out, '|'));
     remove("test_cli_set.npz");
     TEST_MAIN_END();
 }

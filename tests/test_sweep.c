@@ -19,11 +19,11 @@ static const char *cli = IMPULSE_CLI_PATH;
 
 static const char plan_text[] =
     "# a tiny plan: four short trainings and a noise floor\n"
-    "task id=p1.chnn.s0 strand=chnn system=pendulum-chain:1 model=chnn seed=0 epochs=15 n_train=40 n_test=3 cost=2\n"
-    "task id=p1.chnn.s1 strand=chnn system=pendulum-chain:1 model=chnn seed=1 epochs=15 n_train=40 n_test=3 cost=2\n"
-    "task id=p1.hnn.s0 strand=chnn system=pendulum-chain:1 model=hnn seed=0 epochs=15 n_train=40 n_test=3 cost=1\n"
+    "task id=p1.chnn.s0 strand=chnn system=pendulum-chain:1 model=chnn seed=0 epochs=6 n_train=24 n_test=3 cost=2\n"
+    "task id=p1.chnn.s1 strand=chnn system=pendulum-chain:1 model=chnn seed=1 epochs=6 n_train=24 n_test=3 cost=2\n"
+    "task id=p1.hnn.s0 strand=chnn system=pendulum-chain:1 model=hnn seed=0 epochs=6 n_train=24 n_test=3 cost=1\n"
     "\n"
-    "task id=p1.hnn.s1 strand=chnn system=pendulum-chain:1 model=hnn seed=1 epochs=15 n_train=40 n_test=3 cost=1\n"
+    "task id=p1.hnn.s1 strand=chnn system=pendulum-chain:1 model=hnn seed=1 epochs=6 n_train=24 n_test=3 cost=1\n"
     "task id=p1.gt-pert strand=chnn system=pendulum-chain:1 model=gt-pert n_test=3\n";
 
 static void sleep_ms(long ms)
@@ -182,7 +182,9 @@ static void test_plan_errors(void)
     imp_sweep_plan_free(&q);
     imp_sweep_plan_free(&p);
     /* the reproduction's plan: all eight systems, baselines where needed */
-    CHECK_OK(imp_sweep_plan_chnn(&p, "full", 1));
+    imp_sweep_chnn_opts co;
+    imp_sweep_chnn_opts_default(&co);
+    CHECK_OK(imp_sweep_plan_chnn(&p, &co));
     int chnn = 0, hnn = 0, floors = 0;
     for (int i = 0; i < p.n_tasks; i++) {
         const char *m = imp_sweep_task_get(&p.tasks[i], "model");
@@ -192,7 +194,21 @@ static void test_plan_errors(void)
     }
     CHECK(chnn == 8 && floors == 8 && hnn == 3);
     imp_sweep_plan_free(&p);
-    CHECK_FAILS(imp_sweep_plan_chnn(&p, "huge", 1), IMP_ERR_INVALID);
+    co.preset = "huge";
+    CHECK_FAILS(imp_sweep_plan_chnn(&p, &co), IMP_ERR_INVALID);
+    co.preset = "quick";
+    co.models = "chnn,nope";
+    CHECK_FAILS(imp_sweep_plan_chnn(&p, &co), IMP_ERR_NOT_FOUND);
+    co.models = "chnn";
+    co.n_train_list = "20,x";
+    CHECK_FAILS(imp_sweep_plan_chnn(&p, &co), IMP_ERR_INVALID);
+    CHECK(strstr(imp_last_error(), "'x'"));
+    co.n_train_list = "20,200";
+    co.seeds = 2;
+    CHECK_OK(imp_sweep_plan_chnn(&p, &co));
+    CHECK(p.n_tasks == 2 * (1 + 2 * 2)); /* per system: a floor, 2 sizes x 2 seeds */
+    CHECK(imp_sweep_task_get(&p.tasks[4], "n_train") && !strcmp(imp_sweep_task_get(&p.tasks[4], "n_train"), "200"));
+    imp_sweep_plan_free(&p);
 }
 
 /* A task that fails is reported with its message and does not stop the
@@ -239,6 +255,9 @@ static void test_failures(void)
 
 int main(void)
 {
+    /* the reports' figures are matplotlib's business (tested in test_report):
+     * here they would only cost time */
+    setenv("IMPULSE_PYTHON", "/nonexistent/python3", 1);
     test_plan_errors();
     test_failures();
     CHECK_OK(imp_write_file_atomic("sweep_plan.txt", plan_text, strlen(plan_text)));

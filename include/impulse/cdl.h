@@ -24,6 +24,7 @@
 
 #include "impulse/contact_systems.h"
 #include "impulse/nn.h"
+#include "impulse/train.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -49,11 +50,36 @@ typedef struct imp_cdl_config {
     int projection;           /* closest-point projection in the mass metric at impacts */
     int learn_damping;        /* learned diagonal damping C */
     int learn_mass;           /* learned diagonal mass matrix (else the data's masses) */
+    int learn_restitution;    /* CDL: e learned per contact pair, e = sigmoid(a) in (0, 1)
+                                 (else the data's meta restitution, fixed) */
+    int friction;             /* CDL: Coulomb friction at pairs with a tangent, through
+                                 AP Newton (imp_ap_newton_forward), mu = exp(b) learned
+                                 per pair */
+    int impact_law;           /* CDL: IMP_CDL_IMPACT_PAPER (default) or IMP_CDL_IMPACT_NEWTON */
 } imp_cdl_config;
 
+/* The normal part of the CD-Lagrange impulse of a gated pair, with u- the
+ * pre-impact (half-step) and uS the pre-impulse normal velocity:
+ *   PAPER  ([A] eqs 48-49): un+ = -e u- at the next half step; the impulse
+ *          also cancels the force over the step (so resting contact holds),
+ *          which makes the fitted e lower than an instantaneous Newton
+ *          coefficient by about g h / |u-| on average;
+ *   NEWTON: un+ = max(uS - (1 + e) u-, 0): Newton's law on the half-step
+ *          velocity with the force over the step kept (unbiased in e for an
+ *          impact at a uniformly random time in the step), or rest when
+ *          the rebound cannot beat the force. */
+enum { IMP_CDL_IMPACT_PAPER = 0, IMP_CDL_IMPACT_NEWTON = 1 };
+
 /* The reference code's architecture: 500 units, 1 hidden layer, softplus,
- * contact net 100-100, touch on, projection off. */
+ * contact net 100-100, touch on, projection off, restitution fixed (the
+ * data's), no friction. */
 void imp_cdl_config_default(imp_cdl_config *cfg, imp_model_kind kind);
+
+/* Limits of a model description (checked on creation and when loading a
+ * checkpoint): network widths, and the step dt in seconds. */
+#define IMP_MODEL_MAX_WIDTH 100000
+#define IMP_MODEL_MIN_DT 1e-9
+#define IMP_MODEL_MAX_DT 1e3
 
 /* Immutable model description plus its parameters (one flat vector). */
 typedef struct imp_model {
@@ -65,7 +91,7 @@ typedef struct imp_model {
     imp_mlp net;              /* potential U (CDL, VIN) or residual f (ResNet*) */
     imp_mlp contact;          /* contact net (CDL) or contact head (ResNetContact) */
     int has_contact_net;
-    size_t off_net, off_contact, off_damping, off_mass, n_params;
+    size_t off_net, off_contact, off_damping, off_mass, off_restitution, off_friction, n_params;
     double *params;
     /* copied from the training data, for energy and reports */
     char system[64];
@@ -75,8 +101,49 @@ typedef struct imp_model {
 int imp_model_create(imp_model **out, const imp_cdl_config *cfg, const imp_contact_geometry *geom,
                      double dt, unsigned long long seed);
 void imp_model_free(imp_model *m);
-/* Checkpoint: params split into named arrays (net.W0, net.b0, ...) + meta JSON
- * with the configuration, geometry and `extra_meta` (a JSON object text or NULL). */
+/* The contact law in use: restitution e and (if cfg.friction) Coulomb mu per
+ * contact pair (n_pairs each; mu may be NULL). Without learned restitution e
+ * is the geometry's for every pair. */
+void imp_model_get_contact_law(const imp_model *m, double *e, double *mu);
+/* Set the learned values (initialisation): e (n_pairs, each in (0, 1)) if
+ * cfg.learn_restitution and e != NULL; mu (n_pairs, each > 0) if cfg.friction
+ * and mu != NULL. Values are clamped to [1e-3, 1 - 1e-3] and [1e-4, 10]. */
+int imp_model_set_contact_law(imp_model *m, const double *e, const double *mu);
+/* Data estimates of the contact law around labelled contacts (rising edges
+ * of a body's contact label at step n): per pair, the median over impacts
+ * of -u(n)/u(n-1) of the normal velocity u (clamped to [0.05, 0.95]) and,
+ * for pairs with a tangent, the 90th percentile of |Pt|/Pn of the
+ * contact-space impulse P = W^-1 (u(n) - u(n-1)) over impacts with Pn > 0
+ * (|Pt| = mu Pn when an impact slides, less when it sticks; clamped to
+ * [0.01, 2]). Pairs without impacts get NaN (e) and NaN (mu). n_events
+ * (n_pairs, may be NULL) counts the impacts used. Crude (gravity and noise
+ * bias it): meant as a starting point for learning. */
+int imp_cdl_estimate_contact_law(const imp_trajset *data, double *e, double *mu, int *n_events);
+/* Where the starting value of a learned contact-law parameter comes from. */
+typedef enum imp_law_init {
+    IMP_LAW_INIT_DEFAULT = 0, /* e: the data's meta restitution if it has one, else the data
+                                 estimate; mu: the data estimate */
+    IMP_LAW_INIT_DATA,        /* imp_cdl_estimate_contact_law (0.5 / 0.3 where a pair has no impact) */
+    IMP_LAW_INIT_META,        /* e only: the data's meta restitution (an error if it has none) */
+    IMP_LAW_INIT_VALUE        /* the value given */
+} imp_law_init;
+typedef struct imp_contact_law_start {
+    double e[IMP_MAX_CONTACTS], mu[IMP_MAX_CONTACTS]; /* the values set (after clamping) */
+    int n_events[IMP_MAX_CONTACTS];                   /* labelled impacts per pair in the data */
+    imp_law_init e_from, mu_from;                     /* the sources used (never DEFAULT) */
+} imp_contact_law_start;
+/* Initialise the learned contact law of m (cfg.learn_restitution, cfg.friction;
+ * nothing to do otherwise) from data as `impulse train` does: e from e_from
+ * (value e_value for IMP_LAW_INIT_VALUE, in [1e-3, 1 - 1e-3]), mu from mu_from
+ * (value mu_value in [1e-4, 10]). start (may be NULL) reports what was set. */
+int imp_model_init_contact_law(imp_model *m, const imp_trajset *data, imp_law_init e_from, double e_value,
+                               imp_law_init mu_from, double mu_value, imp_contact_law_start *start);
+/* Checkpoint (docs/data-format.md, "Checkpoints"): params, the same values
+ * split into named arrays (net.W0, net.b0, ...), the contact geometry, and
+ * meta JSON with the configuration, a checksum and `extra_meta` (a JSON
+ * object text or NULL, stored as "training"). Loading checks every field,
+ * the sizes against the params array before allocating, the per-layer
+ * copies against params, and the checksum. */
 int imp_model_save(const imp_model *m, const char *path, const char *extra_meta);
 int imp_model_load(imp_model **out, const char *path);
 
@@ -139,13 +206,19 @@ typedef struct imp_train_opts {
     int progress;     /* call the callback every `progress` epochs (0: never) */
     void (*on_progress)(void *user, int epoch, const imp_loss_parts *mean_loss);
     void *user;
+    imp_train_hooks hooks; /* per-epoch callback, loss history, divergence guard,
+                              resumable state (include/impulse/train.h) */
 } imp_train_opts;
 
 /* Paper (lr 1e-3, tanh, l2 0.05) or reference code (lr 1e-2, softplus, l2 5e-3) settings. */
 void imp_train_opts_default(imp_train_opts *o, int code_settings);
 
 /* Train on every window (stride 1) of every trajectory of `data` (observed,
- * noisy q and qdot); Adam; shuffled mini-batches. final_loss may be NULL. */
+ * noisy q and qdot); Adam; shuffled mini-batches. final_loss may be NULL.
+ * opts->hooks: the loss parts passed to on_epoch are total, state, contact,
+ * l2. A divergence returns IMP_ERR_NUMERIC with m->params the best model's;
+ * a stop request returns IMP_OK with the best model's parameters (see
+ * hooks.report for how the run ended). */
 int imp_model_train(imp_model *m, const imp_trajset *data, const imp_train_opts *opts,
                     imp_loss_parts *final_loss);
 

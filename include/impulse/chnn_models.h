@@ -22,6 +22,7 @@
 #include "impulse/core.h"
 #include "impulse/integrate.h"
 #include "impulse/nn.h"
+#include "impulse/train.h"
 #include "impulse/constrained.h"
 
 #ifdef __cplusplus
@@ -176,6 +177,8 @@ typedef struct imp_ctrain_opts {
     int verbose;           /* progress callback every epoch if set */
     void (*progress)(void *user, int epoch, double loss, double seconds);
     void *progress_user;
+    imp_train_hooks hooks; /* per-epoch callback (loss part "l1"), loss history, divergence
+                              guard, resumable state (include/impulse/train.h) */
 } imp_ctrain_opts;
 void imp_ctrain_opts_default(imp_ctrain_opts *o);
 
@@ -246,10 +249,19 @@ int imp_ctrain(const imp_cmodel *m, double *params, const imp_ctraj *data,
                const imp_ctrain_opts *opts, imp_ctrain_result *res);
 
 /* ---- evaluation ([F] section 7, appendix B) ---- */
+#define IMP_CEVAL_STEPS_PER_SAMPLE 100
+#define IMP_CEVAL_MAX_SECONDS 600.0
 typedef struct imp_ceval_opts {
     int n_test;        /* trajectories used (<= file's count; 0: all) */
     int steps;         /* rollout length in steps (reference 100 states) */
     double rtol, atol; /* DOPRI5 (reference 1e-7, 1e-9) */
+    /* Budget of a rollout, so that a diverging or stiff model stops with an
+     * error naming the model and the trajectory instead of running for
+     * hours: DOPRI5 steps per sample interval of the data's horizon (the
+     * budget is max_steps_per_sample * max(T - 1, 10); default 100) and wall
+     * time (default 600 s). */
+    int max_steps_per_sample;
+    double max_seconds;
 } imp_ceval_opts;
 void imp_ceval_opts_default(imp_ceval_opts *o);
 
@@ -277,13 +289,12 @@ double imp_ceval_geo_mean(const double *err, int T);
 int imp_ceval(const imp_cmodel *m, const double *params, const imp_ctraj *test,
               const imp_ceval_opts *opts, imp_ceval_result *res);
 
-/* One prediction: integrate the model with DOPRI5 (o->rtol, o->atol; NULL:
- * the defaults) from the Cartesian state xv0 (2 n d) for n_steps steps of
- * dt and write the Cartesian states out ((n_steps + 1) x 2 n d), starting
- * with xv0 (as the model sees it: a generalised model's start is mapped
- * to its coordinates and back). */
-int imp_crollout(const imp_cmodel *m, const double *params, const double *xv0, int n_steps, double dt,
-                 const imp_ceval_opts *o, double *out);
+/* One rollout as imp_ceval does it (DOPRI5 with opts' rtol/atol; opts may
+ * be NULL for the defaults) from the Cartesian state x0 (2 n d values: x
+ * then v), n_states states dt apart (row 0 = x0), written in Cartesian
+ * coordinates to out (n_states x 2 n d). */
+int imp_cmodel_rollout(const imp_cmodel *m, const double *params, const double *x0, int n_states, double dt,
+                       const imp_ceval_opts *opts, double *out);
 
 /* ---- benchmark data for experiments ([chnn] section 1) ---- */
 /* Training set: n_traj ground-truth trajectories of T states (the

@@ -128,6 +128,9 @@ typedef enum imp_csys_kind {
     IMP_CSYS_ROTOR
 } imp_csys_kind;
 
+/* The largest `steps` a system file may ask for (a reference horizon). */
+#define IMP_CSYS_MAX_STEPS 10000000
+
 typedef struct imp_csys {
     char name[IMP_CSYS_NAME_LEN];
     imp_csys_kind kind;
@@ -140,7 +143,7 @@ typedef struct imp_csys {
     imp_cpot pots[IMP_CSYS_MAX_POTS];
     /* reference settings: time step and horizon (T = n_steps * dt) */
     double dt;
-    int n_steps;
+    int n_steps;        /* 1..IMP_CSYS_MAX_STEPS */
     /* generalised coordinates for the baselines (0 if none) */
     int n_gen;
     int gen_is_angle[IMP_CSYS_MAX_GEN];

@@ -33,26 +33,38 @@ typedef struct imp_contact_pair {
     int body_j;
     double normal[IMP_MAX_DIM]; /* unit normal from i (or the wall) towards j */
     double offset;              /* gap = n . (q_j - q_i) - offset */
+    double tangent[IMP_MAX_DIM]; /* slip velocity t . (v_j - v_i) (not necessarily
+                                    unit: generalised coordinates); zero: the pair
+                                    cannot slide (no friction) */
 } imp_contact_pair;
 
 typedef struct imp_contact_geometry {
     int n_bodies, dim;
     double mass[IMP_MAX_BODIES];
-    double restitution;         /* e in [0, 1] */
+    double restitution;         /* e in [0, 1]; NaN: unknown (data without it) */
     int n_pairs;
     imp_contact_pair pairs[IMP_MAX_CONTACTS];
 } imp_contact_geometry;
 
 /* Checks counts, masses > 0, finite unit normals, bodies in range, 0 <= e <= 1. */
 int imp_contact_geometry_check(const imp_contact_geometry *g);
+/* 1 if pair p has a nonzero tangent (it can slide: friction applies). */
+int imp_contact_pair_has_tangent(const imp_contact_geometry *g, int p);
+/* Contact-space compliance W = J M^-1 J^T of pair p, rows J = (t, n),
+ * row-major [Wtt Wtn; Wnt Wnn], for wsum = w_i + w_j the sum of the two
+ * bodies' inverse masses (w_i = 0 for a wall). */
+void imp_contact_pair_compliance(const imp_contact_geometry *g, int p, double wsum, double W[4]);
 /* gap of pair p at positions q (K d). */
 double imp_contact_gap(const imp_contact_geometry *g, int p, const double *q);
 /* normal velocity n . (v_j - v_i) of pair p. */
 double imp_contact_normal_velocity(const imp_contact_geometry *g, int p, const double *v);
+/* slip velocity t . (v_j - v_i) of pair p (0 for a pair without tangent). */
+double imp_contact_slip_velocity(const imp_contact_geometry *g, int p, const double *v);
 
 /* Geometry as .npz arrays masses (K), contact_pairs (P x 2, -1 = wall),
- * contact_normals (P x d), contact_offsets (P); dim and restitution are read
- * from the meta JSON. */
+ * contact_normals (P x d), contact_offsets (P), and contact_tangents (P x d,
+ * only when some pair has one); dim and restitution (optional: NaN when
+ * absent) are read from the meta JSON. */
 struct imp_npz;
 int imp_contact_geometry_to_npz(const imp_contact_geometry *g, struct imp_npz *z);
 int imp_contact_geometry_from_npz(const struct imp_npz *z, const char *meta, imp_contact_geometry *g);
@@ -69,8 +81,18 @@ typedef struct imp_trajset {
     char system[64];
     double noise;
     unsigned long long seed;
-    /* system parameters for energy evaluation (see imp_trajset_energy) */
+    /* system parameters for energy evaluation (see imp_system_energy);
+     * NaN when a file does not give them */
     double gravity, length;
+    /* 1 when the data carry contact labels; 0: the file had none (contact
+     * is all zero, only training without touch feedback can use it) */
+    int has_contact;
+    /* What the labels mean (meta "labels"): "impact" (one label per impact,
+     * as impulse's event-driven simulators write them or after --contact-labels
+     * onset), "touch" (a touch sensor: 1 while the bodies touch), "as-given"
+     * (labels a user chose to keep as they are), "" unknown. */
+    char labels[16];
+    double friction;   /* the simulator's Coulomb coefficient (meta "friction"); NaN if none */
 } imp_trajset;
 
 int imp_trajset_alloc(imp_trajset *ts, int n_traj, int n_steps, const imp_contact_geometry *g);
@@ -81,11 +103,96 @@ void imp_trajset_add_noise(imp_trajset *ts, double sigma, imp_rng *rng);
  * contact_pairs (P x 2, -1 = wall), contact_normals (P x d), contact_offsets (P),
  * and meta JSON (system, dt, restitution, gravity, length, noise, seed, version). */
 int imp_trajset_save(const imp_trajset *ts, const char *path);
-/* Validates every array's shape, values (finite, contact in {0,1}) and the geometry. */
+/* Validates every array's shape, values (finite, contact in {0,1}) and the
+ * geometry; float32 arrays are widened, integer or bool contact labels and
+ * float contact_pairs with integral values accepted. Optional: q_clean,
+ * qdot_clean, contact (has_contact = 0), meta gravity/length (NaN), system.
+ * Every missing key is reported with what it is and how to supply it
+ * (docs/data-format.md). */
 int imp_trajset_load(imp_trajset *ts, const char *path);
+/* The same from an archive already in memory; `what` names it in messages. */
+int imp_trajset_from_npz(imp_trajset *ts, struct imp_npz *z, const char *what);
+
+/* ---- Contact labels against the motion (src/systems/contact_labels.c) ----
+ * A run of consecutive labels of a body is one contact interval. Within it,
+ * the impact is the sample t where the normal velocity u of the body's
+ * nearest pair turns from approaching to separating (u(t-1) < 0 <= u(t),
+ * observed velocities). Labels before it (still approaching) or after it
+ * with u(t-1) > v_rest (already separating) are extra labels of the same
+ * impact; labels where |u| stays below v_rest at t-1 and t after the impact
+ * (or in a run without one) are resting contact; a run with neither an
+ * impact nor rest has labels with no velocity change. v_rest = 3 sigma + 2 |a|
+ * with sigma a robust (median absolute deviation) estimate of the noise of
+ * the normal velocity's sample-to-sample change outside contact and a its
+ * median (g dt for a falling ball). */
+typedef enum imp_label_mode {
+    IMP_LABELS_AUTO = 0, /* as-given when meta "labels" is "impact" or "as-given", onset otherwise */
+    IMP_LABELS_AS_GIVEN, /* every label gates an impulse */
+    IMP_LABELS_ONSET     /* one label per contact interval, at its impact, plus resting contact */
+} imp_label_mode;
+
+typedef struct imp_label_report {
+    int labels;          /* labelled (body, sample) pairs */
+    int intervals;       /* runs of consecutive labels */
+    int impacts;         /* intervals with a velocity reversal */
+    int multi;           /* impacts carrying more than one label */
+    int extra;           /* labels of those impacts besides the one at the reversal */
+    int separating;      /* of those, labels where the bodies already separate */
+    int resting;         /* resting-contact labels */
+    int no_change;       /* labels in intervals with no reversal and no rest */
+    int no_pair;         /* labels of bodies without a contact pair */
+    int kept;            /* labels after handling */
+    double v_rest;       /* the threshold used (largest over bodies) */
+    imp_label_mode mode; /* the mode applied (never AUTO) */
+} imp_label_report;
+
+/* "auto", "as-given", "onset". */
+int imp_label_mode_from_name(const char *name, imp_label_mode *mode);
+const char *imp_label_mode_name(imp_label_mode mode);
+/* Check ts's labels against its motion and, unless the (resolved) mode is
+ * as-given, replace them by the handled ones (ts->labels becomes "impact").
+ * The report may be NULL. Data without labels are left alone (all counts 0). */
+int imp_contact_labels_apply(imp_trajset *ts, imp_label_mode mode, imp_label_report *report);
+
+/* ---- Import of trajectories from numpy, CSV and HDF5 files
+ * (src/systems/trajset_import.c; formats in docs/data-format.md) ---- */
+typedef struct imp_import_opts {
+    /* array / column / dataset names (NULL: q or qpos, qdot or qvel, contact,
+     * t or time); a name may list several (x,y) and select columns (qpos[2]) */
+    const char *q, *qdot, *contact, *time, *traj;
+    double dt;              /* 0: from the time array (then also checked against it) */
+    int bodies;             /* 0: 1 */
+    int dim;                /* 0: columns / bodies */
+    int steps;              /* 0: all samples (trajectories of equal length); N: the first N of each */
+    int finite_differences; /* 1: velocities by central differences of q (not read) */
+    int n_masses;           /* 0: mass 1 per body */
+    double masses[IMP_MAX_BODIES];
+    int n_pairs;
+    imp_contact_pair pairs[IMP_MAX_CONTACTS];
+    int normal_components[IMP_MAX_CONTACTS]; /* as given (checked against dim); 0: not checked */
+    double restitution, gravity, length; /* NaN: not given */
+    char system[64];
+} imp_import_opts;
+
+/* What the import had to assume or compute, for the caller to say. */
+typedef struct imp_import_notes {
+    int n_traj;
+    char format[8];         /* "npz", "npy", "csv", "hdf5" */
+    int fd_velocities;      /* velocities computed by finite differences */
+    int default_masses;     /* masses set to 1 */
+    int dt_from_time;       /* dt taken from the time array */
+    int default_restitution;/* restitution 1 written (the geometry needs one) */
+    int truncated;          /* trajectories cut to opts.steps */
+} imp_import_notes;
+
+void imp_import_opts_default(imp_import_opts *o);
+int imp_trajset_import(const char *path, const imp_import_opts *o, imp_trajset *out, imp_import_notes *notes);
 
 /* True mechanical energy of a state (q, v) for the known systems
- * (pendulum, bouncing-ball, newtons-cradle); IMP_ERR_UNSUPPORTED otherwise. */
+ * (pendulum, bouncing-ball, newtons-cradle; compliant-ball and
+ * compliant-cradle as their rigid counterparts, without the contact spring's
+ * energy); IMP_ERR_UNSUPPORTED for other systems, IMP_ERR_INVALID when the
+ * gravity (or the pendulum length) is unknown (NaN). */
 int imp_system_energy(const char *system, const imp_contact_geometry *g, double gravity,
                       double length, const double *q, const double *v, double *energy);
 
@@ -99,16 +206,45 @@ typedef struct imp_sim_opts {
     double gravity;      /* m/s^2 > 0 */
     double length;       /* pendulum length > 0 */
     double q0, v0;       /* initial state of the first trajectory (see below) */
+    double friction;     /* bouncing-disk: Coulomb coefficient (AP Newton impacts), >= 0 */
+    double spin;         /* bouncing-disk: initial spin (rad/s) of the first trajectory */
     int randomize;       /* 1: trajectories after the first draw random initial states */
     unsigned long long seed;
+    double stiffness;    /* compliant systems: contact spring, force per unit penetration (N/m
+                            for the ball, N m/rad for the cradle); 0: the default 2.5e4 */
 } imp_sim_opts;
+
+/* Compliant-contact stand-ins for data from other simulators and labs
+ * (src/systems/compliant_sim.c): compliant-ball and compliant-cradle are the
+ * bouncing ball and Newton's cradle with a linear spring-damper contact
+ * (force k pen + c pen_dot while the bodies overlap, released when the
+ * penetration returns to zero), so that a contact lasts several sub-steps,
+ * bodies penetrate and a touch sensor stays on over one or more samples
+ * (meta labels "touch": contact[n, k] = 1 when body k touched anything in
+ * (t_{n-1}, t_n]). The damping is chosen from the target restitution e by
+ * the analytic spring-damper relation e = exp(-zeta pi / sqrt(1 - zeta^2)),
+ * zeta = c / (2 sqrt(k mu)), mu the pair's reduced mass (inertia), so the
+ * apparent restitution is e (up to gravity acting during the contact). */
+#define IMP_COMPLIANT_STIFFNESS 2.5e4
+/* The damping ratio zeta for a restitution e in (0, 1] (0 for e = 1). */
+double imp_compliant_damping_ratio(double restitution);
+int imp_simulate_compliant(const char *system, const imp_sim_opts *opts, imp_trajset *out);
 
 /* Defaults of the paper's experiments for a system name:
  * pendulum (q0 = 1 rad, dt 0.02, 200 steps), bouncing-ball (q0 = 10 m,
  * dt 0.02, 500 steps, e = 1), newtons-cradle (Q0 = (0,0), Qdot0 = (2,0),
- * dt 0.01, 540 steps, e = 1). Unknown names fail with IMP_ERR_NOT_FOUND. */
+ * dt 0.01, 540 steps, e = 1); compliant-ball and compliant-cradle as their
+ * rigid counterparts. Ours: bouncing-disk, a uniform disk (radius
+ * 0.25 m, mass 1) dropped spinning onto a floor with Coulomb friction,
+ * impacts by AP Newton (sliding impacts): q = (x, y, k theta), k = R/sqrt(2)
+ * (so M = I), contact tangent (1, 0, sqrt 2); first trajectory from height
+ * q0 = 1.5 m with vx = v0 = 1 m/s and spin -30 rad/s, later ones from
+ * height U(q0/2, q0), vx U(-2, 2), spin U(-40, 40); dt 0.01, 300 steps,
+ * e = 0.8, mu = 0.2. Unknown names fail with IMP_ERR_NOT_FOUND. */
 int imp_sim_defaults(const char *system, imp_sim_opts *opts);
 int imp_simulate(const char *system, const imp_sim_opts *opts, imp_trajset *out);
+/* The checks imp_simulate applies to opts (counts, dt, noise, e, gravity, ...). */
+int imp_sim_opts_check(const imp_sim_opts *opts);
 
 #ifdef __cplusplus
 }

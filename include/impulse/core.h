@@ -48,6 +48,18 @@ int imp_fail_context(int status, const char *fmt, ...)
     ;
 void imp_clear_error(void);
 
+/* ---- Input budget ----
+ * The most bytes a reader materialises from one input file: a file read
+ * whole, the decompressed members of an .npz, the decompressed variables of
+ * a .mat. Sizes a file declares are checked against it (and against the
+ * file's own length) before anything is allocated, so a corrupt or hostile
+ * file fails with a message instead of exhausting memory. Default 512 MiB;
+ * the environment variable IMPULSE_MAX_INPUT_BYTES (a byte count) overrides
+ * it, and imp_set_input_limit() overrides both (0 restores the default). */
+#define IMP_INPUT_LIMIT_DEFAULT ((size_t)512 << 20)
+size_t imp_input_limit(void);
+void imp_set_input_limit(size_t bytes);
+
 /* Checks used at API boundaries; each returns IMP_OK or fails naming `what`. */
 int imp_check_finite(const double *x, size_t n, const char *what);
 

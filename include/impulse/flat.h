@@ -5,6 +5,7 @@
 #define IMPULSE_FLAT_H
 
 #include "impulse/cdl.h"
+#include "impulse/chnn_models.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -22,6 +23,38 @@ int imp_flat_train(const char *model, const char *data_path, int epochs, double 
 int imp_model_sizes(const imp_model *m, int *D, int *K);
 /* Evaluate on a data file: writes rmse and rmse_code. */
 int imp_flat_evaluate(const imp_model *m, const char *data_path, double *rmse, double *rmse_code);
+
+/* sizeof of a public struct by its name ("imp_train_opts", ...), so that a
+ * binding can check its mirror of the layout or allocate an opaque one;
+ * 0 for an unknown name. */
+size_t imp_abi_sizeof(const char *type_name);
+
+/* Ground-truth trajectories of a constrained system, a benchmark by name
+ * (imp_chnn_system) or a system file (system_file non-NULL; then `system`
+ * is ignored), with the sequence of `impulse simulate SYSTEM` (one RNG seeded
+ * with `seed` draws each initial state, with rollout_L > 0 as the reference's
+ * test starts, then the observation noise). Call once with traj == NULL to
+ * get the sizes: *n_points, *d, *n_gen, *T (states per trajectory) and *dt
+ * (the defaults when steps < 0, dt <= 0). Then traj (n_traj x T x 2 n_points
+ * d, rows (x, v)), energy (n_traj x T, may be NULL), q (n_traj x T x 2 n_gen,
+ * generalised coordinates and rates with unwrapped angles, after the noise;
+ * may be NULL; benchmarks only) and offsets (n_traj, may be NULL;
+ * rollout_L > 0) are filled. rtol, atol <= 0 select 1e-10, 1e-12.
+ * *name receives the system's name (64 bytes, may be NULL). */
+int imp_flat_chnn_simulate(const char *system, const char *system_file, int n_traj, int steps, double dt,
+                           unsigned long long seed, double spread, double noise, double rtol, double atol,
+                           int rollout_L, double *traj, double *energy, double *q, int *offsets, int *n_points, int *d,
+                           int *n_gen, int *T, double *dt_out, char *name);
+
+/* The contact law of a contact-family model: *n_pairs contact pairs, whether
+ * e is learned, whether it has friction, and e, mu per pair (IMP_MAX_CONTACTS
+ * each; imp_model_get_contact_law). */
+int imp_flat_model_contact_law(const imp_model *m, int *n_pairs, int *learned, int *friction, double *e,
+                               double *mu);
+
+/* Sizes of a constrained model: 1 if its state is Cartesian (x, v), its ODE
+ * state size, and its parameter count. */
+int imp_flat_cmodel_info(const imp_cmodel *m, int *cartesian, int *dim, size_t *n_params);
 
 #ifdef __cplusplus
 }

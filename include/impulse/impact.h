@@ -38,7 +38,7 @@ int imp_tangent_sign_parse(const char *text, imp_tangent_sign *out, const char *
 
 typedef struct imp_impact_object {
     double mass;   /* kg (data set: 0.0364) */
-    double kg;     /* radius of gyration, m (data set: sqrt((a^2+b^2)/5) = 0.019209); I = mass kg^2 */
+    double kg;     /* radius of gyration, m (data set: sqrt((a^2+b^2)/5) = 0.019235); I = mass kg^2 */
     double g;      /* gravity, m/s^2 (9.81) */
     double h;      /* frame period, s (1/250) */
 } imp_impact_object;

@@ -28,8 +28,12 @@ typedef struct imp_impact_table {
     size_t *index;           /* index of each entry in the source set */
     double kg;               /* radius of gyration used by the error metric */
     imp_tangent_sign convention;
+    size_t rows;             /* rows of the source set */
+    size_t not_impacting;    /* rows left out because un = n . v- >= 0 */
+    size_t flagged;          /* impacting rows left out because the set flags them invalid */
 } imp_impact_table;
 
+/* Fails (IMP_ERR_INVALID, naming the counts) if no row is a valid impact. */
 int imp_impact_table_build(imp_impact_table *t, const imp_impact_set *s);
 void imp_impact_table_free(imp_impact_table *t);
 
@@ -107,15 +111,17 @@ int imp_impact_predictive_fraction(imp_impact_model model, imp_impact_variant va
 
 /* ---- evaluation at fixed parameters ---- */
 typedef struct imp_law_stats {
-    double mean_error, median_error; /* error metric, m/s */
+    double mean_error, median_error; /* error metric, m/s, over the impacts the law solved */
     double energy_gain_share;        /* share with contact energy increase (alpha > 1 + 1e-9) */
     double penetration_share;        /* share with un+ < -1e-9 |un| */
     double cone_violation_share;     /* share with Pn < 0 or |Pt| > mu Pn (1 + 1e-9) */
-    size_t failures;                 /* impacts where the law could not be evaluated */
+    size_t failures;                 /* impacts where the law has no solution */
+    size_t first_failure;            /* source-set index of the first of them (SIZE_MAX if none) */
 } imp_law_stats;
 
 /* Per-impact errors (count entries, may be NULL) and summary of one law.
- * Impacts where the law fails get error NaN and count in `failures`. */
+ * Impacts where the law fails get error NaN and count in `failures`; the
+ * means are over the others, so a caller must report `failures`. */
 int imp_impact_evaluate_law(const imp_impact_law *law, const imp_impact_table *t, double *errors,
                             imp_law_stats *stats);
 /* Errors of the IRB bound (velocity metric) per impact (count entries). */

@@ -23,6 +23,9 @@
 #ifndef IMPULSE_IMPACT_MODELS_H
 #define IMPULSE_IMPACT_MODELS_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 #include "impulse/impact.h"
 
 #ifdef __cplusplus
@@ -75,10 +78,57 @@ int imp_impact_law_check(const imp_impact_law *law);
 int imp_impact_predict(const imp_impact_law *law, const double W[4], const double u[2], double P[2]);
 /* Same without argument checks (caller guarantees a checked law, W positive
  * definite, un < 0): the hot path for identification and benchmarks.
- * Returns IMP_OK, or IMP_ERR_NUMERIC if a piecewise law cannot finish
- * (normal compliance along the friction direction <= 0, a Painleve-type
- * configuration for very large mu). */
+ * Returns IMP_OK, or IMP_ERR_NUMERIC where the law has no solution (a
+ * Painleve configuration of the Routh laws, sliding with non-positive normal
+ * compliance and no slip stop, which needs Wtn^2 >= Wtt Wnn, i.e. W not
+ * positive definite; the property tests find no failure for positive
+ * definite W). */
 int imp_impact_predict_fast(const imp_impact_law *law, const double W[4], const double u[2], double P[2]);
+
+/* AP Newton ([ISRR] sec 2.1, reference 2.1) in the form shared by the
+ * impact strand and the CD-Lagrange integrator (src/models/contact_impulse.c),
+ * with its reverse pass. bn is the normal contact velocity the impulse
+ * removes, un+ = un - bn: bn = (1 + eps) un for Newton's law (un+ = -eps un);
+ * the integrator passes un^S + eps un^- (its velocity before the impulse and
+ * the pre-impact one differ by a step of the force). P = -Mc (ut, bn) if
+ * that is in the cone |Pt| <= mu Pn (stick), else P = (-sg mu pn, pn) with
+ * pn = -bn / (Wnn - sg mu Wnt) and slip ut+ of sign sg (slide). *branch
+ * (may be NULL) receives which. No argument checks (W positive definite is
+ * the caller's); IMP_ERR_NUMERIC if no sliding solution exists (a
+ * Painleve-type configuration, mu Wnt >= Wnn for both signs). */
+enum { IMP_AP_STICK = 0, IMP_AP_SLIDE_POS = 1, IMP_AP_SLIDE_NEG = -1 };
+int imp_ap_newton_forward(double P[2], int *branch, const double W[4], const double u[2], double mu, double bn);
+/* Reverse pass at the forward's solution P and branch: accumulates (+=)
+ * dL/dW (row-major, entries treated as independent), dL/du, dL/dmu, dL/dbn
+ * given P_bar = dL/dP; any output may be NULL. Exact away from the branch
+ * boundaries (the branch is held fixed). */
+void imp_ap_newton_backward(double W_bar[4], double u_bar[2], double *mu_bar, double *bn_bar, const double P_bar[2],
+                            const double P[2], int branch, const double W[4], double mu, double bn);
+
+/* ---- batch prediction (one law, many impacts; for bindings) ----
+ * Per-impact outcome, one int32 per impact. */
+typedef enum imp_impact_status {
+    IMP_IMPACT_OK = 0,             /* P holds the law's impulse */
+    IMP_IMPACT_NOT_IMPACTING = 1,  /* un >= 0: no impact, P = NaN */
+    IMP_IMPACT_BAD_INPUT = 2,      /* non-finite W or u, W not symmetric positive definite,
+                                      mu outside [0, 10] or eps outside [0, 1]: P = NaN */
+    IMP_IMPACT_NO_SOLUTION = 3     /* the law has no solution here (see imp_impact_predict_fast): P = NaN */
+} imp_impact_status;
+
+/* P[i] = law(W[i], u[i]; mu[i], eps[i]) for i < n, every impact checked as by
+ * imp_impact_predict. Arrays are C-contiguous float64, row-major:
+ *   W       n x 4   (Wtt, Wtn, Wnt, Wnn) of each impact
+ *   u       n x 2   (ut, un), tangent first
+ *   mu, eps n_param values each, n_param = n (one per impact) or 1 (shared)
+ *   P       n x 2   out: (Pt, Pn), NaN where status != IMP_IMPACT_OK
+ *   status  n       out: imp_impact_status (int32)
+ * Returns IMP_ERR_INVALID for an unknown model/variant, NULL arrays or
+ * n_param not in {1, n}; otherwise IMP_OK with *n_failed (may be NULL) the
+ * number of impacts whose status is not OK. When *n_failed > 0,
+ * imp_last_error() names the first of them ("impact i: ..."). */
+int imp_impact_predict_batch(imp_impact_model model, imp_impact_variant variant, size_t n, const double *W,
+                             const double *u, const double *mu, const double *eps, size_t n_param, double *P,
+                             int32_t *status, size_t *n_failed);
 
 /* Sticking threshold mu_s(eps): the smallest mu at which the law's
  * prediction no longer changes with mu (the impact ends sticking). Closed

@@ -31,6 +31,9 @@ typedef enum imp_dtype {
     IMP_UNICODE  /* '<U<n>' (UTF-32LE), used for metadata strings */
 } imp_dtype;
 
+/* "float64", "float32", "int64", "int32", "uint8", "bool", "unicode string". */
+const char *imp_dtype_name(imp_dtype dt);
+
 typedef struct imp_npy_array {
     char *name;                      /* member name without ".npy" */
     imp_dtype dtype;
@@ -73,6 +76,9 @@ const imp_npy_array *imp_npz_find(const imp_npz *z, const char *name);
  * receives the shape. */
 int imp_npz_get_f64(const imp_npz *z, const char *name, int ndim, const size_t *expect_shape,
                     const double **data, size_t *shape_out);
+/* Convert every float32 member to float64 in place (exact), so that the
+ * getters above accept arrays a user saved in single precision. */
+int imp_npz_widen_f32(imp_npz *z);
 /* Same for int64 (accepts i32/u8/bool too, converting into a new buffer the
  * caller frees). */
 int imp_npz_get_i64_copy(const imp_npz *z, const char *name, int ndim, const size_t *expect_shape,
@@ -96,6 +102,14 @@ void imp_npy_array_clear(imp_npy_array *a);
 
 /* Parse a .npy image held in memory (used by the npz reader and the fuzzer). */
 int imp_npy_parse(imp_npy_array *out, const unsigned char *buf, size_t len, const char *what);
+
+/* Check the structure of a MATLAB level-5 MAT file image before a MAT
+ * reader (libmatio) sees it: every element's declared size against the
+ * bytes present, each array's dimensions against its data, compressed
+ * variables inflated within imp_input_limit(). IMP_ERR_FORMAT names the
+ * byte offset ("truncated or corrupt MAT file: ..."); IMP_ERR_UNSUPPORTED
+ * for v7.3 (HDF5) files and classes other than numeric, char, cell, struct. */
+int imp_mat5_check(const unsigned char *buf, size_t len, const char *what);
 
 /* Write bytes atomically (temp + fsync + rename). */
 int imp_write_file_atomic(const char *path, const void *data, size_t len);
@@ -138,7 +152,17 @@ const char *imp_json_text(const imp_json *j);
 /* Tiny JSON reader for our own metadata: find a top-level number or string
  * by key. Returns IMP_ERR_NOT_FOUND if absent. */
 int imp_json_get_number(const char *json, const char *key, double *out);
+/* A number that must be an integer in [lo, hi] (2.5, 1e300, NaN fail,
+ * naming the key and the value as written). */
+int imp_json_get_int(const char *json, const char *key, int lo, int hi, int *out);
 int imp_json_get_string(const char *json, const char *key, char *out, size_t cap);
+/* The text of a top-level scalar value ("2000", "1e18", "true", "null") of
+ * `key`, for strict number parsing (core/num.h); IMP_ERR_SHAPE if the value
+ * is a string, object or list. */
+int imp_json_get_token(const char *json, const char *key, char *out, size_t cap);
+/* The whole text is one well-formed JSON object; otherwise IMP_ERR_FORMAT
+ * "WHAT: malformed JSON value at byte N ('NaN')". */
+int imp_json_check_object(const char *json, const char *what);
 
 #ifdef __cplusplus
 }

@@ -39,6 +39,18 @@ int imp_figure_logscale(imp_figure *fig, int panel, int x_log, int y_log);
 int imp_figure_limits(imp_figure *fig, int panel, double xmin, double xmax, double ymin, double ymax);
 /* Equal scaling of x and y (trajectories, contact geometry). */
 int imp_figure_equal_aspect(imp_figure *fig, int panel);
+/* Write dir/index.html: every Markdown report of dir (results.md,
+ * impact_report.md, report.md, ...) as HTML with its figures inline, plus any
+ * PNG of dir or dir/figures no report embeds (python/impulse_html.py, standard
+ * library only). */
+int imp_report_index_html(const char *dir, const char *title);
+/* Loss curves of training logs (the JSON lines of `impulse train`: epoch,
+ * loss, its terms, lr per line): total loss, its terms and the learning rate
+ * over epochs, one curve per log (labels may be NULL: the file names), to
+ * path_stem.{png,svg,npz}. */
+int imp_report_plot_log(const char *const *logs, const char *const *labels, size_t n, const char *path_stem);
+/* Named ticks on a panel's y axis (categories, e.g. one row per model). */
+int imp_figure_yticks(imp_figure *fig, int panel, const double *values, const char *const *labels, size_t n);
 
 /* Plot elements. `label` (may be NULL) goes into the panel's legend.
  * Arrays are copied; NaN entries make gaps as in matplotlib. */

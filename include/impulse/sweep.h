@@ -107,14 +107,37 @@ typedef int (*imp_sweep_next_fn)(void *user);
 typedef struct imp_sweep_summary {
     int ran, skipped, failed;
 } imp_sweep_summary;
+/* Run every task of the plan not yet done, longest first, in this process. */
+int imp_sweep_run_plan(const imp_sweep_plan *plan, const char *dir, const imp_sweep_run_opts *o,
+                       imp_sweep_summary *summary);
 /* Run tasks from `next` until it returns -1. A failing task is recorded and
  * does not stop the others. */
 int imp_sweep_run(const imp_sweep_plan *plan, const char *dir, const imp_sweep_run_opts *o, imp_sweep_next_fn next,
                   void *next_user, imp_sweep_summary *summary);
 
-/* Plans of the reproductions. `preset` is "full" (the reference settings) or
- * "quick" (minutes); `seeds` seeds each. */
-int imp_sweep_plan_chnn(imp_sweep_plan *plan, const char *preset, int seeds);
+/* The plan of the constrained-network reproduction (Finzi et al. 2020 figs
+ * 5-7). Presets: "full" (CHNN and CLNN on the eight systems of figs 5/7,
+ * HNN, DeLaN and NODE on pendulum-chain:3, gyroscope and rotor; 2000 epochs,
+ * 800 training trajectories, 100 test trajectories: the reference's
+ * settings), "all" (every model on every system), "quick" (pendulum-chain:1,2;
+ * CHNN and NODE; 30 epochs, 200 trajectories, 20 test trajectories), "tiny"
+ * (seconds, for tests). Every field but the preset overrides it when set
+ * (NULL / 0). n_train_list (comma list) makes a data-efficiency plan: each
+ * model once per training-set size. Each system also gets its "GT + 1e-4
+ * pert" noise-floor task. */
+typedef struct imp_sweep_chnn_opts {
+    const char *preset;
+    const char *systems;      /* comma list */
+    const char *models;       /* comma list of chnn, clnn, hnn, delan, node */
+    const char *n_train_list; /* comma list of training-set sizes */
+    int seeds;                /* 1 */
+    int first_seed;           /* 0 */
+    int epochs;               /* -1: the preset's */
+    int n_train, n_test, hidden; /* 0: the preset's */
+    double lr;                /* 0: per-system default (1e-3 rotor, magnet; else 3e-3) */
+} imp_sweep_chnn_opts;
+void imp_sweep_chnn_opts_default(imp_sweep_chnn_opts *o);
+int imp_sweep_plan_chnn(imp_sweep_plan *plan, const imp_sweep_chnn_opts *o);
 
 /* Report of an output folder: tables (markdown and CSV), results.json,
  * figures, and the list of tasks not done, written into `dir`. The markdown

@@ -1,150 +1,900 @@
-"""Python bindings of impulse (ctypes over libimpulse.so; numpy for arrays).
+"""impulse: learn the dynamics of mechanical systems with contact and
+constraints, and model planar impacts (Python interface to libimpulse).
 
-    import impulse
-    impulse.simulate("bouncing-ball", "ball.npz", noise=0.2, restitution=0.7)
-    impulse.train("cdl", "ball.npz", "cdl.npz", epochs=500)
-    m = impulse.Model("cdl.npz")
-    states, contact = m.rollout([10.0, 0.0], steps=500)
-    m.evaluate("ball.npz")            # {'rmse': ..., 'rmse_code': ...}
+Three strands, all on numpy arrays:
 
-The library is found through $IMPULSE_LIBRARY, then next to this package in
-the build tree (../../build/libimpulse.so), then the system's loader path.
-Errors raise impulse.Error with the library's one-line message.
+    import impulse                       # import before numpy (sets up OpenBLAS)
+    ball = impulse.simulate("bouncing-ball", noise=0.05, restitution=0.8, steps=200)
+    m = impulse.train("cdl", ball, epochs=100, callback=lambda e, loss: print(e, loss["total"]))
+    m.evaluate(ball)                     # {'rmse': ..., 'rmse_code': ..., 'energy_drift': ...}
+    states, contact = m.rollout(ball.initial_states())
 
-OpenBLAS picks its kernels from the CPU model when it is loaded, and on
-virtual CPUs with a generic model name it can fall back to SSE3 kernels
-(2-3x slower). Unless OPENBLAS_CORETYPE is set already, importing this module
-sets it from the CPU's flags, as the impulse command does; it takes effect
-only if OpenBLAS is not loaded yet (import impulse before numpy to be sure).
-impulse.blas_core() tells which kernels are in use.
+    pend = impulse.simulate("pendulum-chain:2", trajectories=50, seed=0)
+    c = impulse.train("chnn", pend, epochs=20)
+    c.evaluate(impulse.simulate("pendulum-chain:2", trajectories=10, seed=2, rollout_start=4))
+
+    P = impulse.impact_predict("mirtich", W, u, mu=0.2, eps=0.5)   # W (n, 2, 2), u (n, 2)
+
+Datasets (`Dataset`) hold named numpy arrays plus a `meta` dict and read and
+write the same .npz files as the `impulse` command. Models are saved and
+loaded as the same checkpoints. For the same seed and options, results are
+bit-identical to the command line's.
+
+The library is found through $IMPULSE_LIBRARY, then the copy installed with
+this package, then a build folder of the source tree, then the system's
+loader path. Errors raise impulse.Error with the library's one-line message.
 """
+from __future__ import annotations
+
 import ctypes
-import ctypes.util
+import json
 import os
+import signal
+import tempfile
+import threading
+from typing import Callable, Mapping, Sequence
+
+from . import _lib
+from ._lib import Error, check, f64, lib, ptr
+
+import numpy as np
+
+__all__ = ["Error", "Dataset", "Model", "ConstrainedModel", "simulate", "train", "load_model", "library_path",
+           "blas_core", "CONTACT_SYSTEMS", "CONTACT_MODELS", "CONSTRAINED_MODELS", "IMPACT_LAWS",
+           "impact_predict", "impact_irb", "impact_identify", "impact_table1", "GaussianProcess", "version"]
+__version__ = "0.1.0"
+version = __version__
+
+CONTACT_SYSTEMS = ("pendulum", "bouncing-ball", "newtons-cradle")
+CONTACT_MODELS = ("cdl", "vin", "resnet", "resnet-contact")
+CONSTRAINED_MODELS = ("chnn", "clnn", "hnn", "delan", "node")
+IMPACT_LAWS = ("drumshell", "ap-poisson", "ap-newton", "mirtich", "wang-mason", "whittaker")
+library_path: str = _lib.path
 
 
-def _suggest_coretype():
-    try:
-        with open("/proc/cpuinfo") as f:
-            flags = next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), [])
-    except OSError:
-        return None
-    for flag, core in (("avx512f", "SkylakeX"), ("avx2", "Haswell"), ("avx", "Sandybridge")):
-        if flag in flags:
-            return core
-    return None
-
-
-if "OPENBLAS_CORETYPE" not in os.environ and _suggest_coretype():
-    os.environ["OPENBLAS_CORETYPE"] = _suggest_coretype()
-
-import numpy as np  # noqa: E402  (after OPENBLAS_CORETYPE: numpy may load OpenBLAS)
-
-__all__ = ["Error", "Model", "simulate", "train", "library", "blas_core"]
-
-
-class Error(RuntimeError):
-    pass
-
-
-def _load():
-    candidates = []
-    if os.environ.get("IMPULSE_LIBRARY"):
-        candidates.append(os.environ["IMPULSE_LIBRARY"])
-    here = os.path.dirname(os.path.abspath(__file__))
-    candidates.append(os.path.join(here, "..", "..", "build", "libimpulse.so"))
-    found = ctypes.util.find_library("impulse")
-    if found:
-        candidates.append(found)
-    for path in candidates:
-        if os.path.exists(path) or path == found:
-            return ctypes.CDLL(path)
-    raise Error("libimpulse.so not found: set IMPULSE_LIBRARY or build with scripts/build.sh")
-
-
-library = _load()
-_dp = np.ctypeslib.ndpointer(np.float64, flags="C_CONTIGUOUS")
-library.imp_last_error.restype = ctypes.c_char_p
-library.imp_blas_corename.restype = ctypes.c_char_p
-
-
-def blas_core():
+def blas_core() -> str:
     """The OpenBLAS kernel family in use (e.g. 'SkylakeX'; 'Prescott' means SSE3 only)."""
-    return library.imp_blas_corename().decode()
-library.imp_flat_simulate.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_int, ctypes.c_double,
-                                      ctypes.c_double, ctypes.c_double, ctypes.c_ulonglong, ctypes.c_char_p]
-library.imp_flat_train.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_double,
-                                   ctypes.c_double, ctypes.c_int, ctypes.c_ulonglong, ctypes.c_char_p]
-library.imp_model_load.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p]
-library.imp_model_free.argtypes = [ctypes.c_void_p]
-library.imp_model_free.restype = None
-library.imp_model_sizes.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int)]
-library.imp_model_rollout.argtypes = [ctypes.c_void_p, _dp, ctypes.c_int, ctypes.c_void_p, _dp, _dp]
-library.imp_model_potential_grad.argtypes = [ctypes.c_void_p, _dp, ctypes.c_int, _dp]
-library.imp_flat_evaluate.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_double),
-                                      ctypes.POINTER(ctypes.c_double)]
+    return lib.imp_blas_corename().decode()
 
 
-def _check(status):
-    if status != 0:
-        raise Error(library.imp_last_error().decode("utf-8", "replace"))
+def _is_contact_system(name: str) -> bool:
+    return name in CONTACT_SYSTEMS
 
 
-def simulate(system, out_path, trajectories=1, steps=-1, dt=-1.0, noise=0.0, restitution=1.0, seed=0):
-    """Simulate a contact system (pendulum, bouncing-ball, newtons-cradle) into
-    out_path and return the loaded numpy archive."""
-    _check(library.imp_flat_simulate(system.encode(), trajectories, steps, dt, noise, restitution, seed,
-                                     os.fsencode(out_path)))
-    return np.load(out_path)
+# --------------------------------------------------------------------------- datasets
+
+class Dataset:
+    """Trajectories in memory: named float64 arrays and a `meta` dict.
+
+    Contact systems (pendulum, bouncing-ball, newtons-cradle): q, qdot
+    (trajectories, steps, bodies*dim; observed, possibly noisy), q_clean,
+    qdot_clean (truth), contact (trajectories, steps, bodies), and the
+    contact geometry (masses, contact_pairs, contact_normals, contact_offsets).
+    Constrained systems: z (trajectories, states, 2, points, d) = (x, v),
+    t (states), energy (trajectories, states).
+
+    d["q"], d.arrays, d.meta; Dataset.load(path) / d.save(path) use the
+    command line's .npz layout ('-' is not accepted: use a path).
+    """
+
+    def __init__(self, arrays: Mapping[str, np.ndarray], meta: Mapping | None = None):
+        self.arrays = {k: np.asarray(v) for k, v in arrays.items() if k != "meta"}
+        self.meta = dict(meta or {})
+        if "z" in self.arrays or "x" in self.arrays:
+            self.kind = "constrained"
+        elif "q" in self.arrays:
+            self.kind = "contact"
+        else:
+            raise Error("dataset: neither q (contact systems) nor z or x (constrained systems)")
+        if "system" not in self.meta:
+            raise Error("dataset: meta has no 'system'")
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> "Dataset":
+        with np.load(path, allow_pickle=False) as z:
+            arrays = {k: z[k] for k in z.files if k != "meta"}
+            meta = json.loads(str(z["meta"])) if "meta" in z.files else {}
+        return cls(arrays, meta)
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Write the .npz the command line reads (atomically: temporary file, then rename)."""
+        path = os.fspath(path)
+        tmp = f"{path}.tmp{os.getpid()}.npz"
+        np.savez(tmp, meta=np.array(json.dumps(self.meta)), **self.arrays)
+        os.replace(tmp, path)
+
+    def __getitem__(self, key: str) -> np.ndarray:
+        return self.arrays[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.arrays
+
+    @property
+    def system(self) -> str:
+        return self.meta["system"]
+
+    @property
+    def n_traj(self) -> int:
+        return int(self.arrays["q" if self.kind == "contact" else "z"].shape[0])
+
+    def initial_states(self, clean: bool = True) -> np.ndarray:
+        """First state of every trajectory: (trajectories, 2D) = (q, qdot) for
+        contact systems (noise-free if clean), (trajectories, 2 N) = (x, v) for
+        constrained ones."""
+        if self.kind == "contact":
+            q = self.arrays["q_clean" if clean and "q_clean" in self.arrays else "q"]
+            v = self.arrays["qdot_clean" if clean and "qdot_clean" in self.arrays else "qdot"]
+            return np.ascontiguousarray(np.concatenate([q[:, 0], v[:, 0]], axis=1))
+        z = self._z()
+        return np.ascontiguousarray(z[:, 0])
+
+    def _z(self) -> np.ndarray:
+        """Constrained data as (trajectories, states, 2 N), rows (x, v)."""
+        if "z" in self.arrays:
+            z = self.arrays["z"]
+            return np.ascontiguousarray(z.reshape(z.shape[0], z.shape[1], -1), dtype=np.float64)
+        x, v = self.arrays["x"], self.arrays["v"]
+        return np.ascontiguousarray(np.concatenate([x.reshape(*x.shape[:2], -1), v.reshape(*v.shape[:2], -1)], 2),
+                                    dtype=np.float64)
+
+    def _dt(self) -> float:
+        if "t" in self.arrays and self.arrays["t"].shape[0] > 1:
+            return float(self.arrays["t"][1] - self.arrays["t"][0])
+        return float(self.meta["dt"])
+
+    def __repr__(self) -> str:
+        shapes = ", ".join(f"{k}{tuple(v.shape)}" for k, v in self.arrays.items())
+        return f"Dataset({self.kind}, system={self.meta.get('system')!r}, {shapes})"
 
 
-def train(model, data_path, out_path, epochs=0, lr=-1.0, l2=-1.0, touch=True, seed=0):
-    """Train cdl, vin, resnet or resnet-contact with the reference-code settings."""
-    _check(library.imp_flat_train(model.encode(), os.fsencode(data_path), epochs, lr, l2, int(touch), seed,
-                                  os.fsencode(out_path)))
+class _TempFile:
+    """A dataset written to a temporary .npz for the library's validating loader."""
 
+    def __init__(self, data):
+        self.owned = isinstance(data, Dataset)
+        if self.owned:
+            fd, self.path = tempfile.mkstemp(suffix=".npz", prefix="impulse-")
+            os.close(fd)
+            data.save(self.path)
+        else:
+            self.path = os.fspath(data)
+
+    def __enter__(self):
+        return self.path
+
+    def __exit__(self, *exc):
+        if self.owned:
+            os.unlink(self.path)
+
+
+def _as_dataset(data) -> Dataset:
+    return data if isinstance(data, Dataset) else Dataset.load(data)
+
+
+def _load_trajset(data) -> _lib.Trajset:
+    ts = _lib.Trajset()
+    with _TempFile(data) as p:
+        check(lib.imp_trajset_load(ctypes.byref(ts), os.fsencode(p)))
+    return ts
+
+
+def simulate(system: str | None = None, *, trajectories: int = 1, steps: int | None = None,
+             dt: float | None = None, noise: float = 0.0, seed: int = 0, restitution: float | None = None,
+             gravity: float | None = None, length: float | None = None, q0: float | None = None,
+             v0: float | None = None, randomize: bool | None = None, system_file: str | None = None,
+             spread: float = 0.0, rollout_start: int = 0, rtol: float = 1e-10, atol: float = 1e-12) -> Dataset:
+    """Simulate a system into a Dataset (as `impulse simulate`, same seed, same numbers).
+
+    system: a contact system (pendulum, bouncing-ball, newtons-cradle) or a
+        constrained benchmark (pendulum-chain:N, coupled-pendulums:N,
+        magnet-pendulum, gyroscope, rotor); or pass system_file (a system
+        description, docs/chnn-systems.md) instead.
+    trajectories, steps, dt, noise (Gaussian std on the observed states), seed.
+    Contact systems: restitution, gravity, length (pendulum), q0, v0 (first
+        trajectory's initial state), randomize (later trajectories random).
+        `steps` counts samples; defaults are the paper's experiments.
+    Constrained systems: spread (system files: random starts, the file's
+        state plus spread N(0, 1), projected onto the constraints; 0, the
+        default, simulates the file's state itself: one trajectory), rollout_start (L > 0: start at a random (L+1)-state window of a
+        reference trajectory, as the reference's test sets), rtol, atol.
+        `steps` counts steps (states = steps + 1).
+    """
+    if system_file is None and system is not None and _is_contact_system(system):
+        o = _lib.SimOpts()
+        check(lib.imp_sim_defaults(system.encode(), ctypes.byref(o)))
+        o.n_traj = trajectories
+        for k, v in (("n_steps", steps), ("dt", dt), ("restitution", restitution), ("gravity", gravity),
+                     ("length", length), ("q0", q0), ("v0", v0)):
+            if v is not None:
+                setattr(o, k, v)
+        if randomize is not None:
+            o.randomize = int(randomize)
+        o.noise, o.seed = noise, seed
+        ts = _lib.Trajset()
+        check(lib.imp_simulate(system.encode(), ctypes.byref(o), ctypes.byref(ts)))
+        fd, p = tempfile.mkstemp(suffix=".npz", prefix="impulse-")
+        os.close(fd)
+        try:
+            check(lib.imp_trajset_save(ctypes.byref(ts), os.fsencode(p)))
+            return Dataset.load(p)
+        finally:
+            lib.imp_trajset_free(ctypes.byref(ts))
+            os.unlink(p)
+    if system is None and system_file is None:
+        raise Error("simulate: give a system name or system_file")
+    if system_file is not None and trajectories > 1 and not spread > 0:
+        raise Error(f"simulate: trajectories={trajectories}: without spread every trajectory starts at the state "
+                    f"written in {system_file} (give spread > 0 for random starts around it)")
+    sysb = system.encode() if system_file is None else None
+    filb = os.fsencode(system_file) if system_file is not None else None
+    ints = [ctypes.c_int() for _ in range(4)]
+    dt_out, name = ctypes.c_double(), ctypes.create_string_buffer(64)
+    st = -1 if steps is None else steps
+    args = (sysb, filb, trajectories, st, dt or 0.0, seed, spread, noise, rtol, atol, rollout_start)
+    check(lib.imp_flat_chnn_simulate(*args, None, None, None, None, *[ctypes.byref(i) for i in ints],
+                                     ctypes.byref(dt_out), name))
+    n_points, d, n_gen, T = (i.value for i in ints)
+    traj = np.empty((trajectories, T, 2, n_points, d))
+    energy = np.empty((trajectories, T))
+    offsets = np.zeros(trajectories, dtype=np.int32)
+    q = np.empty((trajectories, T, 2, n_gen)) if n_gen > 0 else None
+    check(lib.imp_flat_chnn_simulate(*args, ptr(traj), ptr(energy), ptr(q),
+                                     offsets.ctypes.data_as(ctypes.POINTER(ctypes.c_int)),
+                                     *[ctypes.byref(i) for i in ints], ctypes.byref(dt_out), name))
+    h = dt_out.value
+    meta = {"format": "impulse-chnn-trajectories", "tool": "impulse-python", "system": name.value.decode(), "dt": h, "steps": T - 1, "trajectories": trajectories, "seed": seed,
+            "noise": noise, "spread": spread, "rtol": rtol, "atol": atol, "version": __version__}
+    if system_file:
+        meta["system_file"] = os.fspath(system_file)
+    arrays = {"t": np.arange(T) * h, "z": traj, "energy": energy}
+    if q is not None:
+        arrays["q"] = q
+    if rollout_start > 0:
+        meta["rollout_start"] = rollout_start
+        arrays["rollout_offset"] = offsets.astype(np.int64)
+    return Dataset(arrays, meta)
+
+
+# --------------------------------------------------------------------------- training
+
+class _Interrupt:
+    """SIGINT during training sets a flag that the per-epoch callback reads."""
+
+    def __init__(self):
+        self.hit = False
+        self.old = None
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            def handler(signum, frame):
+                self.hit = True
+            self.old = signal.signal(signal.SIGINT, handler)
+        return self
+
+    def __exit__(self, *exc):
+        if self.old is not None:
+            signal.signal(signal.SIGINT, self.old)
+
+
+EpochCallback = Callable[[int, dict], "bool | None"]
+STOP_NAMES = ("finished", "stopped", "diverged", "failed")
+
+
+class _Hooks:
+    """imp_train_hooks for one run: the Python callback (and Ctrl-C) through
+    on_epoch, the loss history, the report, the JSON-lines log, resumable state."""
+
+    def __init__(self, hooks, epochs, callback, intr, log=None, resume=None, state=None, checkpoint_every=0,
+                 checkpoint_seconds=0.0, diverge_factor=None):
+        self.callback, self.intr, self.history = callback, intr, []
+        self.log = open(log, "a" if resume else "w") if log else None
+        self.report = _lib.TrainReport()
+        self.losses = np.full(max(epochs, 1), np.nan)
+        self.fn = _lib.EPOCH_FN(self._on_epoch)
+        self._keep = [os.fsencode(p) if p else None for p in (state, resume)]
+        hooks.on_epoch, hooks.user_data = self.fn, None
+        hooks.loss_history, hooks.report = ptr(self.losses), ctypes.pointer(self.report)
+        if diverge_factor is not None:
+            hooks.diverge_factor = diverge_factor
+        hooks.state_path, hooks.resume_path = self._keep
+        hooks.state_every, hooks.state_seconds = checkpoint_every, checkpoint_seconds
+        if (checkpoint_every or checkpoint_seconds) and not state:
+            raise Error("checkpoint_every/checkpoint_seconds: give state=PATH for the training state")
+
+    def _on_epoch(self, info_p, user):
+        info = info_p[0]
+        loss = {"total": info.loss}
+        for i in range(1, info.n_parts):
+            loss[info.parts[i].name.decode()] = info.parts[i].value
+        entry = dict(epoch=info.epoch, **loss, lr=info.lr, seconds=info.seconds, best_epoch=info.best_epoch)
+        self.history.append(entry)
+        if self.log:
+            self.log.write(json.dumps({"epoch": info.epoch, "epochs": info.epochs, "loss": info.loss,
+                                       **{k: v for k, v in loss.items() if k != "total"}, "lr": info.lr,
+                                       "seconds": info.seconds, "best_epoch": info.best_epoch}) + "\n")
+            self.log.flush()
+        stop = False
+        if self.callback is not None:
+            try:
+                stop = bool(self.callback(info.epoch, dict(loss, lr=info.lr, seconds=info.seconds)))
+            except BaseException as e:  # never unwind through C: report it and stop
+                print(f"impulse: the training callback raised {e!r}; stopping")
+                stop = True
+        return 1 if stop or self.intr.hit else 0
+
+    def finish(self, model):
+        if self.log:
+            self.log.close()
+        r = self.report
+        model.history = self.history
+        model.loss_history = self.losses[:r.epochs_done].copy() if r.epochs_done > 0 else np.empty(0)
+        model.report = {"end": STOP_NAMES[r.stop] if 0 <= r.stop < 4 else str(r.stop), "epochs_done": r.epochs_done,
+                        "resumed_at": r.resumed_at, "best_epoch": r.best_epoch, "best_loss": r.best_loss,
+                        "final_loss": r.final_loss, "seconds": r.seconds}
+        model.stopped_early = r.stop == 1
+        model.interrupted = self.intr.hit
+
+
+def train(model: str, data, *, output: str | os.PathLike | None = None, epochs: int | None = None,
+          seed: int = 0, lr: float | None = None, callback: EpochCallback | None = None, **options):
+    """Train a model on a Dataset (or a .npz path), as `impulse train`.
+
+    model: cdl | vin | resnet | resnet-contact (contact systems) or
+        chnn | clnn | hnn | delan | node (constrained systems).
+    output: also write the checkpoint there (the command line's format).
+    callback(epoch, loss) is called after every epoch with loss a dict of
+        floats: total, its terms (contact family: state, contact, l2),
+        lr and seconds; return True to stop training after
+        this epoch. Ctrl-C stops training at the end of the current epoch. A
+        stopped run returns the best model so far (lowest epoch loss); a run
+        that ends normally returns the last epoch's.
+    Run options (both families, as the CLI's): log (path of a JSON-lines
+        per-epoch log, the CLI's format; `impulse plot-log` draws it), state
+        (path of a resumable training state, written every checkpoint_every
+        epochs and/or checkpoint_seconds seconds and at the end), resume
+        (continue from such a state: bit-identical to an uninterrupted run),
+        diverge_factor (stop when an epoch's loss exceeds this many times the
+        best, keeping the best model; default 1e3).
+    Options of the contact family (defaults: the reference code's settings):
+        settings ('code' or 'paper'), epochs (2000), horizon (10), batch (32),
+        lr, l2, activation ('tanh', 'softplus', 'relu'), hidden (500),
+        layers (1), touch (True), projection, damping, learn_mass (False),
+        contact_precision, potential_precision ('single' or 'double');
+        cdl only: restitution ('learn', the default, or 'fixed': the data's
+        meta value), restitution_init ('data', 'meta' or a number; default:
+        the meta value if the data has one, else the data estimate),
+        friction (False; True: Coulomb friction with learned mu at pairs
+        with a tangent), friction_init ('data' or a number), impact_law
+        ('paper', the default, or 'newton', as the CLI's --impact-law);
+        contact_labels ('auto', 'as-given', 'onset': how touch labels are
+        turned into impulses, as the CLI's --contact-labels).
+    Options of the constrained family: epochs (2000), lr (3e-3), wd (1e-4),
+        batch (200), chunks (800), hidden (256), threads (2, as the CLI).
+    Returns a Model or ConstrainedModel with .history (one dict per epoch),
+    .loss_history (numpy array, epoch loss), .report (end: finished, stopped
+    or diverged; epochs_done, best_epoch, best_loss, final_loss, seconds),
+    .stopped_early and .interrupted (Ctrl-C). A diverged run raises
+    impulse.Error.
+    """
+    run = {k: options.pop(k) for k in ("log", "resume", "state", "checkpoint_every", "checkpoint_seconds",
+                                        "diverge_factor") if k in options}
+    if model in CONTACT_MODELS:
+        return _train_contact(model, data, output, epochs, seed, lr, callback, run, **options)
+    if model in CONSTRAINED_MODELS:
+        return _train_constrained(model, data, output, epochs, seed, lr, callback, run, **options)
+    raise Error(f"model: unknown '{model}' ({', '.join(CONTACT_MODELS + CONSTRAINED_MODELS)})")
+
+
+def _precision(name: str, v: str) -> int:
+    if v not in ("single", "double"):
+        raise Error(f"{name}: '{v}' is not single or double")
+    return int(v == "single")
+
+
+def _train_contact(model, data, output, epochs, seed, lr, callback, run, settings="code", horizon=None, batch=None,
+                   l2=None, activation=None, hidden=None, layers=None, touch=True, projection=False,
+                   damping=False, learn_mass=False, contact_precision="single", potential_precision="single",
+                   restitution=None, restitution_init=None, friction=False, friction_init="data",
+                   impact_law="paper", contact_labels="auto"):
+    kind = ctypes.c_int()
+    check(lib.imp_model_kind_from_name(model.encode(), ctypes.byref(kind)))
+    if settings not in ("code", "paper"):
+        raise Error(f"settings: '{settings}' is not paper or code")
+    code = int(settings == "code")
+    cfg = _lib.CdlConfig()
+    lib.imp_cdl_config_default(ctypes.byref(cfg), kind.value)
+    to = _lib.TrainOpts()
+    lib.imp_train_opts_default(ctypes.byref(to), code)
+    to.epochs = 2000
+    act = ctypes.c_int()
+    check(lib.imp_activation_from_name(b"softplus" if code else b"tanh", ctypes.byref(act)))
+    cfg.act = act.value
+    if activation is not None:
+        check(lib.imp_activation_from_name(activation.encode(), ctypes.byref(act)))
+        cfg.act = act.value
+    for field, v in (("epochs", epochs), ("horizon", horizon), ("batch", batch), ("lr", lr), ("l2", l2)):
+        if v is not None:
+            setattr(to, field, v)
+    if hidden is not None:
+        cfg.hidden = hidden
+    if layers is not None:
+        cfg.hidden_layers = layers
+    cfg.touch, cfg.projection, cfg.learn_damping, cfg.learn_mass = int(touch), int(projection), int(damping), \
+        int(learn_mass)
+    to.seed = seed
+    to.single_contact = _precision("contact_precision", contact_precision)
+    to.single_potential = _precision("potential_precision", potential_precision)
+    if model == "resnet-contact" and not touch:
+        raise Error("resnet-contact is fed the contact signal: it needs touch=True")
+    if restitution not in (None, "learn", "fixed"):
+        raise Error(f"restitution: '{restitution}' is not learn or fixed")
+    if model != "cdl" and (restitution == "learn" or restitution_init is not None or friction):
+        raise Error("restitution='learn', restitution_init and friction apply to cdl only")
+    cfg.learn_restitution = int(model == "cdl" and restitution != "fixed")
+    cfg.friction = int(bool(friction))
+    if impact_law not in ("paper", "newton"):
+        raise Error(f"impact_law: '{impact_law}' is not paper or newton")
+    if model != "cdl" and impact_law != "paper":
+        raise Error("impact_law applies to cdl only")
+    cfg.impact_law = int(impact_law == "newton")
+    if not cfg.learn_restitution and restitution_init is not None:
+        raise Error("restitution_init: e is fixed (restitution='fixed')")
+    e_from, e_value = 0, float("nan")  # imp_law_init: DEFAULT, DATA, META, VALUE
+    if restitution_init in ("data", "meta"):
+        e_from = 1 if restitution_init == "data" else 2
+    elif restitution_init is not None:
+        e_from, e_value = 3, float(restitution_init)
+    mu_from, mu_value = (1, float("nan")) if friction_init == "data" else (3, float(friction_init))
+    label_mode = ctypes.c_int()
+    check(lib.imp_label_mode_from_name(contact_labels.encode(), ctypes.byref(label_mode)))
+    ts = _load_trajset(data)
+    h = ctypes.c_void_p()
+    try:
+        if not ts.has_contact and cfg.touch:
+            if model == "resnet-contact":
+                raise Error("the data have no contact labels: resnet-contact needs them")
+            cfg.touch = 0  # as the CLI: no labels, no touch feedback
+        if cfg.touch:
+            check(lib.imp_contact_labels_apply(ctypes.byref(ts), label_mode.value, None))
+        check(lib.imp_model_create(ctypes.byref(h), ctypes.byref(cfg), ctypes.byref(ts.geom), ts.dt, seed))
+        m = Model(_handle=h)
+        check(lib.imp_model_init_contact_law(h, ctypes.byref(ts), e_from, e_value, mu_from, mu_value, None))
+        with _Interrupt() as intr:
+            hk = _Hooks(to.hooks, to.epochs, callback, intr, **run)
+            final = _lib.LossParts()
+            st = lib.imp_model_train(h, ctypes.byref(ts), ctypes.byref(to), ctypes.byref(final))
+            hk.finish(m)
+            check(st)
+        if output is not None:
+            extra = {"data": data if not isinstance(data, Dataset) else "<memory>", "epochs": to.epochs,
+                     "horizon": to.horizon, "batch": to.batch, "lr": to.lr, "l2": to.l2, "seed": to.seed,
+                     "contact_precision": contact_precision, "potential_precision": potential_precision,
+                     "end": m.report["end"], "epochs_done": m.report["epochs_done"],
+                     "best_epoch": m.report["best_epoch"], "final_loss": m.report["final_loss"]}
+            m.save(output, extra)
+        return m
+    finally:
+        lib.imp_trajset_free(ctypes.byref(ts))
+
+
+def _ctraj_of(z: np.ndarray, dt: float) -> _lib.CTraj:
+    t = _lib.CTraj()
+    t.n_traj, t.T, t.dim, t.dt, t.z = z.shape[0], z.shape[1], z.shape[2], dt, ptr(z)
+    return t
+
+
+def _train_constrained(model, data, output, epochs, seed, lr, callback, run, wd=None, batch=None, chunks=None,
+                       hidden=256, threads=2):
+    d = _as_dataset(data)
+    if d.kind != "constrained":
+        raise Error(f"{model}: needs a constrained system's trajectories (z or x, v), got {d.kind} data")
+    kind = ctypes.c_int()
+    check(lib.imp_cmodel_kind_from_name(model.encode(), ctypes.byref(kind)))
+    o = _lib.CTrainOpts()
+    lib.imp_ctrain_opts_default(ctypes.byref(o))
+    o.threads = threads
+    for field, v in (("epochs", epochs), ("lr", lr), ("weight_decay", wd), ("batch", batch), ("n_chunks", chunks)):
+        if v is not None:
+            setattr(o, field, v)
+    o.seed = seed
+    m = ConstrainedModel(_new=True)
+    check(lib.imp_csystem_from_name(m._cs, d.system.encode()))
+    check(lib.imp_cmodel_init(m._m, kind.value, m._cs, hidden, 3))
+    m._info()
+    z = d._z()
+    cart = _lib.CTraj()
+    cart = _ctraj_of(z, d._dt())
+    gen = _lib.CTraj()
+    if not m.cartesian:
+        check(lib.imp_ctraj_to_generalised(m._cs, ctypes.byref(cart), ctypes.byref(gen)))
+    rng = _lib.Rng()
+    lib.imp_rng_seed(ctypes.byref(rng), seed ^ 0x5eed)
+    lib.imp_cmodel_init_params(m._m, ptr(m.params), ctypes.byref(rng))
+    try:
+        with _Interrupt() as intr:
+            hk = _Hooks(o.hooks, o.epochs, callback, intr, **run)
+            res = _lib.CTrainResult()
+            st = lib.imp_ctrain(m._m, ptr(m.params), ctypes.byref(gen if not m.cartesian else cart),
+                                ctypes.byref(o), ctypes.byref(res))
+            hk.finish(m)
+            check(st)
+    finally:
+        if not m.cartesian:
+            lib.imp_ctraj_free(ctypes.byref(gen))
+    m._opts, m._res = o, res
+    if output is not None:
+        m.save(output)
+    return m
+
+
+# --------------------------------------------------------------------------- models
 
 class Model:
-    """A trained model of the CD-Lagrange strand, loaded from a checkpoint."""
+    """A model of the contact family (cdl, vin, resnet, resnet-contact):
+    Model(path) loads a checkpoint of `impulse train`."""
 
-    def __init__(self, path):
+    def __init__(self, path: str | os.PathLike | None = None, *, _handle=None):
         self._h = ctypes.c_void_p()
-        _check(library.imp_model_load(ctypes.byref(self._h), os.fsencode(path)))
+        self.history: list[dict] = []
+        self.stopped_early = False
+        if _handle is not None:
+            self._h = _handle
+        else:
+            check(lib.imp_model_load(ctypes.byref(self._h), os.fsencode(path)))
         D, K = ctypes.c_int(), ctypes.c_int()
-        _check(library.imp_model_sizes(self._h, ctypes.byref(D), ctypes.byref(K)))
+        check(lib.imp_model_sizes(self._h, ctypes.byref(D), ctypes.byref(K)))
         self.D, self.K = D.value, K.value
 
-    def close(self):
-        if self._h:
-            library.imp_model_free(self._h)
+    @property
+    def kind(self) -> str:
+        """cdl, vin, resnet or resnet-contact."""
+        return lib.imp_model_kind_name(ctypes.c_int.from_address(self._h.value).value).decode()
+
+    def close(self) -> None:
+        if getattr(self, "_h", None):
+            lib.imp_model_free(self._h)
             self._h = ctypes.c_void_p()
 
     __del__ = close
 
-    def rollout(self, x0, steps, gates=None):
-        """Predict `steps` samples from x0 = (q, qdot); returns (states (steps, 2D), contact (steps, K))."""
-        x0 = np.ascontiguousarray(x0, dtype=np.float64)
-        if x0.shape != (2 * self.D,):
-            raise Error(f"x0: shape {x0.shape}, the model expects ({2 * self.D},)")
-        states = np.empty((steps, 2 * self.D))
-        contact = np.empty((steps, self.K))
+    def save(self, path: str | os.PathLike, extra_meta: dict | None = None) -> None:
+        """Write the checkpoint (the command line's format)."""
+        check(lib.imp_model_save(self._h, os.fsencode(path),
+                                 json.dumps(extra_meta).encode() if extra_meta else None))
+
+    def rollout(self, x0, steps: int | None = None, gates=None):
+        """Predict from initial states x0 = (q, qdot): one state (2D,) or a batch (n, 2D).
+
+        steps: samples to produce (row 0 = x0); default 100. gates (steps, K)
+        or (n, steps, K): the observed contact signal gates the impulses
+        instead of the contact network. Returns (states, contact) with shapes
+        (steps, 2D), (steps, K), or (n, steps, 2D), (n, steps, K)."""
+        x = f64(x0, "x0")
+        single = x.ndim == 1
+        x = np.atleast_2d(x)
+        if x.shape[1] != 2 * self.D:
+            raise Error(f"x0: {x.shape[1]} numbers per state, the model expects {2 * self.D}")
+        steps = 100 if steps is None else steps
+        n = x.shape[0]
+        states, contact = np.empty((n, steps, 2 * self.D)), np.empty((n, steps, self.K))
         g = None
         if gates is not None:
-            g = np.ascontiguousarray(gates, dtype=np.float64)
-            if g.shape != (steps, self.K):
-                raise Error(f"gates: shape {g.shape}, want ({steps}, {self.K})")
-            g = g.ctypes.data_as(ctypes.c_void_p)
-        _check(library.imp_model_rollout(self._h, x0, steps, g, states, contact))
-        return states, contact
+            g = f64(gates, "gates")
+            g = g.reshape(1, *g.shape) if g.ndim == 2 else g
+            if g.shape != (n, steps, self.K):
+                raise Error(f"gates: shape {g.shape}, want ({n}, {steps}, {self.K})")
+        for i in range(n):
+            check(lib.imp_model_rollout(self._h, ptr(x[i]), steps, ptr(g[i]) if g is not None else None,
+                                        ptr(states[i]), ptr(contact[i])))
+        return (states[0], contact[0]) if single else (states, contact)
 
-    def potential_grad(self, q):
-        """dU/dq of a cdl/vin model at configurations q (n, D)."""
-        q = np.ascontiguousarray(np.atleast_2d(q), dtype=np.float64)
-        out = np.empty_like(q)
-        _check(library.imp_model_potential_grad(self._h, q, q.shape[0], out))
+    def contact_law(self) -> dict:
+        """The contact law of a cdl model per contact pair: {'restitution': [...],
+        'restitution_source': 'learned' | 'fixed', 'friction': [...] (if learned)};
+        empty without contact pairs."""
+        n, learned, fric = ctypes.c_int(), ctypes.c_int(), ctypes.c_int()
+        e, mu = np.empty(_lib.MAX_CONTACTS), np.empty(_lib.MAX_CONTACTS)
+        check(lib.imp_flat_model_contact_law(self._h, ctypes.byref(n), ctypes.byref(learned), ctypes.byref(fric),
+                                             ptr(e), ptr(mu)))
+        if n.value == 0:
+            return {}
+        out = {"restitution": e[:n.value].tolist(), "restitution_source": "learned" if learned.value else "fixed"}
+        if fric.value:
+            out["friction"] = mu[:n.value].tolist()
         return out
 
-    def evaluate(self, data_path):
-        r, rc = ctypes.c_double(), ctypes.c_double()
-        _check(library.imp_flat_evaluate(self._h, os.fsencode(data_path), ctypes.byref(r), ctypes.byref(rc)))
-        return {"rmse": r.value, "rmse_code": rc.value}
+    def potential_grad(self, q) -> np.ndarray:
+        """dU/dq of a cdl/vin model at configurations q (n, D)."""
+        q = f64(np.atleast_2d(q), "q", (-1, self.D))
+        out = np.empty_like(q)
+        check(lib.imp_model_potential_grad(self._h, ptr(q), q.shape[0], ptr(out)))
+        return out
+
+    def evaluate(self, data, touch_rollout: bool = False, predictions: bool = False) -> dict:
+        """Roll out from each trajectory's noise-free first state and compare
+        with the truth: the metrics of `impulse eval --json` (same keys). With
+        predictions=True also 'states', 'contact', 'energy' arrays."""
+        ts = _load_trajset(data)
+        try:
+            N = ts.n_traj * ts.n_steps
+            states, contact, energy = np.empty((N, 2 * self.D)), np.empty((N, self.K)), np.empty(N)
+            r = _lib.EvalResult()
+            check(lib.imp_model_evaluate(self._h, ctypes.byref(ts), int(touch_rollout), ctypes.byref(r),
+                                         ptr(states), ptr(contact), ptr(energy)))
+            out = {"verb": "eval", "model": self.kind, "system": ts.system.decode(), "rmse": r.rmse, "rmse_code": r.rmse_code, "energy_drift": r.energy_drift,
+                   "contact_timing_s": r.contact_timing, "contacts_true": r.contacts_true,
+                   "contacts_predicted": r.contacts_pred, "contacts_missed": r.contacts_missed,
+                   "trajectories": r.n_traj, "steps": r.n_steps, "touch_rollout": int(touch_rollout)}
+            if self.kind == "cdl":
+                out.update(self.contact_law())
+            if predictions:
+                out["states"] = states.reshape(ts.n_traj, ts.n_steps, -1)
+                out["contact"] = contact.reshape(ts.n_traj, ts.n_steps, -1)
+                out["energy"] = energy.reshape(ts.n_traj, ts.n_steps)
+            return out
+        finally:
+            lib.imp_trajset_free(ctypes.byref(ts))
+
+
+class ConstrainedModel:
+    """A model of the constrained family (chnn, clnn, hnn, delan, node):
+    ConstrainedModel(path) loads a checkpoint of `impulse train`.
+    .params is the flat parameter vector (a numpy array the library reads in place)."""
+
+    def __init__(self, path: str | os.PathLike | None = None, *, _new: bool = False):
+        self._cs = _lib.opaque("imp_csystem")
+        self._m = _lib.opaque("imp_cmodel")
+        self.history: list[dict] = []
+        self.stopped_early = False
+        self._opts = self._res = None
+        if not _new:
+            p = _lib.dptr()
+            check(lib.imp_cmodel_load(os.fsencode(path), self._m, ctypes.byref(p)))
+            self._info()
+            self.params[:] = np.ctypeslib.as_array(p, shape=(self.n_params,))
+            _lib.libc_free(ctypes.cast(p, ctypes.c_void_p))
+
+    def _info(self):
+        c, d, n = ctypes.c_int(), ctypes.c_int(), ctypes.c_size_t()
+        check(lib.imp_flat_cmodel_info(self._m, ctypes.byref(c), ctypes.byref(d), ctypes.byref(n)))
+        self.cartesian, self.dim, self.n_params = bool(c.value), d.value, n.value
+        self.params = np.zeros(self.n_params)
+
+    @property
+    def kind(self) -> str:
+        return lib.imp_cmodel_kind_name(ctypes.c_int.from_buffer(self._m, 0).value).decode()
+
+    def save(self, path: str | os.PathLike) -> None:
+        o = ctypes.byref(self._opts) if self._opts is not None else None
+        r = ctypes.byref(self._res) if self._res is not None else None
+        check(lib.imp_cmodel_save(os.fsencode(path), self._m, ptr(self.params), o, r))
+
+    def rhs(self, y) -> np.ndarray:
+        """The learned vector field f(y) for states y (dim,) or (n, dim) in the
+        model's coordinates (Cartesian (x, v) for chnn/clnn)."""
+        y = f64(y, "y")
+        single = y.ndim == 1
+        y = np.atleast_2d(y)
+        if y.shape[1] != self.dim:
+            raise Error(f"y: {y.shape[1]} numbers per state, the model expects {self.dim}")
+        out = np.empty_like(y)
+        w = lib.imp_cmodel_work_new(self._m, y.shape[0])
+        if not w:
+            raise Error("out of memory")
+        try:
+            check(lib.imp_cmodel_rhs(self._m, ptr(self.params), ptr(y), y.shape[0], ptr(out), w))
+        finally:
+            lib.imp_cmodel_work_free(w)
+        return out[0] if single else out
+
+    def rollout(self, y0, steps: int, dt: float) -> np.ndarray:
+        """RK4 rollout (the training integrator) of states y0 (dim,) or (n, dim):
+        returns (steps + 1, dim) or (n, steps + 1, dim)."""
+        y = np.atleast_2d(f64(y0, "y0"))
+        out = np.empty((y.shape[0], steps + 1, y.shape[1]))
+        out[:, 0] = y
+        for k in range(steps):
+            k1 = self.rhs(y)
+            k2 = self.rhs(y + dt / 3 * k1)
+            k3 = self.rhs(y + dt * (k2 - k1 / 3))
+            k4 = self.rhs(y + dt * (k1 - k2 + k3))
+            y = y + dt / 8 * (k1 + 3 * k2 + 3 * k3 + k4)
+            out[:, k + 1] = y
+        return out[0] if np.ndim(y0) == 1 else out
+
+    def evaluate(self, data, n_test: int = 0, steps: int | None = None, rtol: float | None = None) -> dict:
+        """DOPRI5 rollouts from each test trajectory's first state, compared in
+        Cartesian space: the metrics of `impulse eval --json` (same keys) plus
+        per-trajectory arrays geo_rel_err, rel_err, energy_err, violation."""
+        d = _as_dataset(data)
+        eo = _lib.CEvalOpts()
+        lib.imp_ceval_opts_default(ctypes.byref(eo))
+        eo.n_test = n_test
+        if steps is not None:
+            eo.steps = steps
+        if rtol is not None:
+            eo.rtol, eo.atol = rtol, rtol * 1e-2
+        z = d._z()
+        test = _ctraj_of(z, d._dt())
+        r = _lib.CEvalResult()
+        check(lib.imp_ceval(self._m, ptr(self.params), ctypes.byref(test), ctypes.byref(eo), ctypes.byref(r)))
+        try:
+            n, T = r.n_test, r.T
+            arr = lambda p, *shape: np.ctypeslib.as_array(p, shape=shape).copy()  # noqa: E731
+            return {"verb": "eval", "model": self.kind, "system": d.system, "trajectories": n, "steps": T,
+                    "mean_geo_rel_err": r.mean_geo, "median_geo_rel_err": r.median_geo,
+                    "mean_energy_err": r.mean_energy_err, "mean_violation": r.mean_violation,
+                    "seconds": r.seconds, "geo_rel_err": arr(r.geo, n), "rel_err": arr(r.rel_err, n, T),
+                    "energy_err": arr(r.energy_err, n, T), "violation": arr(r.violation, n, T)}
+        finally:
+            lib.imp_ceval_result_free(ctypes.byref(r))
+
+
+def load_model(path: str | os.PathLike):
+    """Load any checkpoint of `impulse train` (Model or ConstrainedModel)."""
+    buf = ctypes.create_string_buffer(64)
+    kind = buf.value.decode() if lib.imp_cmodel_peek_kind(os.fsencode(path), buf, 64) == 0 else ""
+    lib.imp_clear_error()
+    return ConstrainedModel(path) if kind in CONSTRAINED_MODELS else Model(path)
+
+
+# --------------------------------------------------------------------------- planar impact
+
+def _law(name: str, mu: float, eps: float, variant: str = "textbook") -> _lib.ImpactLaw:
+    m, v = ctypes.c_int(), ctypes.c_int()
+    check(lib.imp_impact_model_parse(name.encode(), ctypes.byref(m), b"law"))
+    check(lib.imp_impact_variant_parse(variant.encode(), ctypes.byref(v), b"variant"))
+    law = _lib.ImpactLaw(m.value, v.value, mu, eps)
+    check(lib.imp_impact_law_check(ctypes.byref(law)))
+    return law
+
+
+def impact_table1(law: str) -> tuple[float, float]:
+    """(mu, eps) that Fazeli et al. identified for a law (their Table 1)."""
+    m = ctypes.c_int()
+    check(lib.imp_impact_model_parse(law.encode(), ctypes.byref(m), b"law"))
+    mu, eps = ctypes.c_double(), ctypes.c_double()
+    lib.imp_impact_table1(m.value, ctypes.byref(mu), ctypes.byref(eps))
+    return mu.value, eps.value
+
+
+def impact_predict(law: str, W, u, mu: float | Sequence[float], eps: float | Sequence[float],
+                   variant: str = "textbook", return_status: bool = False):
+    """Impulses P = (Pt, Pn) of an analytical impact law for many impacts.
+
+    law: drumshell | ap-poisson | ap-newton | mirtich | wang-mason | whittaker.
+    W: contact-space compliance J M^-1 J^T, (n, 2, 2) or (2, 2), rows (t, n).
+    u: pre-impact contact velocity (ut, un), (n, 2) or (2,).
+    mu, eps: friction and restitution, scalars or (n,) arrays.
+    variant: 'textbook' or 'authors' (Fazeli et al.'s implementation).
+    Returns P (n, 2) (or (2,) for one impact). An impact the law cannot
+    predict (not impacting, bad input, no solution) raises impulse.Error
+    naming it, unless return_status: then (P, status) with P NaN there and
+    status (n,) int32: 0 ok, 1 not impacting, 2 bad input, 3 no solution."""
+    W, u = f64(W, "W"), f64(u, "u")
+    single = u.ndim == 1
+    W, u = np.ascontiguousarray(W.reshape(-1, 4)), np.ascontiguousarray(np.atleast_2d(u))
+    if W.shape[0] != u.shape[0] or u.shape[1] != 2:
+        raise Error(f"W {W.shape} and u {u.shape}: want (n, 2, 2) and (n, 2)")
+    n = u.shape[0]
+    mu_a, eps_a = np.atleast_1d(f64(mu, "mu")), np.atleast_1d(f64(eps, "eps"))
+    if mu_a.size == 1 and eps_a.size == 1:
+        n_param = 1
+    else:
+        n_param = n
+        mu_a, eps_a = np.ascontiguousarray(np.broadcast_to(mu_a, (n,))), np.ascontiguousarray(np.broadcast_to(eps_a, (n,)))
+    proto = _law(law, float(mu_a[0]), float(eps_a[0]), variant) if np.all(np.isfinite(mu_a[:1])) else None
+    P = np.empty((n, 2))
+    status = np.zeros(n, dtype=np.int32)
+    if hasattr(lib, "imp_impact_predict_batch"):
+        m, v = ctypes.c_int(), ctypes.c_int()
+        check(lib.imp_impact_model_parse(law.encode(), ctypes.byref(m), b"law"))
+        check(lib.imp_impact_variant_parse(variant.encode(), ctypes.byref(v), b"variant"))
+        n_failed = ctypes.c_size_t()
+        check(lib.imp_impact_predict_batch(m.value, v.value, n, ptr(W), ptr(u), ptr(mu_a), ptr(eps_a), n_param,
+                                           ptr(P), status.ctypes.data_as(ctypes.POINTER(ctypes.c_int32)),
+                                           ctypes.byref(n_failed)))
+        if n_failed.value and not return_status:
+            raise Error(lib.imp_last_error().decode("utf-8", "replace"))
+    else:  # a library without the batch entry point: one call per impact
+        for i in range(n):
+            law_i = proto if n_param == 1 and proto is not None else _law(law, float(mu_a[i]), float(eps_a[i]), variant)
+            if lib.imp_impact_predict(ctypes.byref(law_i), ptr(W[i]), ptr(u[i]), ptr(P[i])) != 0:
+                if not return_status:
+                    raise Error(f"impact {i}: " + lib.imp_last_error().decode("utf-8", "replace"))
+                P[i], status[i] = np.nan, 2 if u[i, 1] < 0 else 1
+    if return_status:
+        return (P[0], status[0]) if single else (P, status)
+    return P[0] if single else P
+
+
+def _contacts(d, n, mass, inertia, v_pre, v_post):
+    d, n = np.atleast_2d(f64(d, "d")), np.atleast_2d(f64(n, "n"))
+    v_pre, v_post = np.atleast_2d(f64(v_pre, "v_pre")), np.atleast_2d(f64(v_post, "v_post"))
+    k = v_pre.shape[0]
+    d, n = np.broadcast_to(d, (k, 3)).copy(), np.broadcast_to(n, (k, 3)).copy()
+    out = []
+    for i in range(k):
+        c = _lib.Contact()
+        check(lib.imp_contact_make(ctypes.byref(c), ptr(d[i]), ptr(n[i]), mass, inertia, ptr(v_pre[i]),
+                                   ptr(v_post[i])))
+        out.append(c)
+    return out
+
+
+def impact_irb(d, n, v_pre, v_post, mass: float, inertia: float, kg: float | None = None,
+               metric: str = "velocity") -> tuple[np.ndarray, np.ndarray]:
+    """The IRB bound (Fazeli et al. 2017): for each impact the admissible impulse
+    closest to the measured one. d, n: tangent and normal Jacobian rows (3,)
+    or (k, 3); v_pre, v_post: (vx, vy, omega) before and after, (k, 3);
+    mass, inertia of the body; kg the radius of gyration of the error metric
+    (default sqrt(inertia / mass)); metric 'velocity' or 'momentum'.
+    Returns (P (k, 2), error (k,)) with error the metric's distance in m/s."""
+    kg = float(np.sqrt(inertia / mass)) if kg is None else kg
+    if metric not in ("velocity", "momentum"):
+        raise Error(f"metric: '{metric}' is not velocity or momentum")
+    cs = _contacts(d, n, mass, inertia, v_pre, v_post)
+    P, err = np.empty((len(cs), 2)), np.empty(len(cs))
+    active = ctypes.c_int()
+    for i, c in enumerate(cs):
+        check(lib.imp_impact_irb(ctypes.byref(c), kg, 0 if metric == "velocity" else 1, ptr(P[i]),
+                                 ctypes.byref(active)))
+        err[i] = lib.imp_contact_impulse_error(ctypes.byref(c), ptr(P[i]), kg)
+    return P, err
+
+
+def impact_identify(law: str, d, n, v_pre, v_post, P_target, mass: float, inertia: float,
+                    variant: str = "textbook", mu_cap: float = 1.0, grid: int = 21,
+                    tol: float = 1e-6) -> np.ndarray:
+    """Per-impact identification of (mu, eps) of a law (Fazeli et al. eqs 8-9):
+    returns (k, 3) = (mu*, eps*, residual) for target impulses P_target (k, 2)."""
+    cs = _contacts(d, n, mass, inertia, v_pre, v_post)
+    Pt = np.atleast_2d(f64(P_target, "P_target"))
+    if Pt.shape != (len(cs), 2):
+        raise Error(f"P_target: shape {Pt.shape}, want ({len(cs)}, 2)")
+    opt = lib.imp_ident_options_default()
+    opt.mu_cap, opt.grid, opt.tol = mu_cap, grid, tol
+    out = np.empty((len(cs), 3))
+    res = ctypes.c_double()
+    for i, c in enumerate(cs):
+        lw = _law(law, 0.0, 0.0, variant)
+        check(lib.imp_impact_identify_one(ctypes.byref(lw), ctypes.byref(c), ptr(Pt[i]), ctypes.byref(opt),
+                                          ctypes.byref(res)))
+        out[i] = lw.mu, lw.eps, res.value
+    return out
+
+
+class GaussianProcess:
+    """A Gaussian-process regression (squared-exponential ARD kernel,
+    hyperparameters by maximum marginal likelihood, as the impact strand's GP
+    models): GaussianProcess(x (n, d), y (n,)); .predict(xs) -> (mean, var)."""
+
+    def __init__(self, x, y, max_iter: int = 60, restarts: int = 2, seed: int = 1, standardize: bool = True):
+        x = np.atleast_2d(f64(x, "x"))
+        y = f64(y, "y", (x.shape[0],))
+        opt = _lib.GpOptions()
+        lib.imp_gp_options_default(ctypes.byref(opt))
+        opt.max_iter, opt.restarts, opt.seed, opt.standardize = max_iter, restarts, seed, int(standardize)
+        self._h = ctypes.c_void_p()
+        self.d = x.shape[1]
+        check(lib.imp_gp_fit(ctypes.byref(self._h), ptr(x), ptr(y), x.shape[0], x.shape[1], ctypes.byref(opt)))
+
+    def predict(self, xs) -> tuple[np.ndarray, np.ndarray]:
+        xs = np.atleast_2d(f64(xs, "xs", (-1, self.d)))
+        mean, var = np.empty(xs.shape[0]), np.empty(xs.shape[0])
+        check(lib.imp_gp_predict(self._h, ptr(xs), xs.shape[0], ptr(mean), ptr(var)))
+        return mean, var
+
+    @property
+    def noise_var(self) -> float:
+        return lib.imp_gp_noise_var(self._h)
+
+    def close(self) -> None:
+        if getattr(self, "_h", None):
+            lib.imp_gp_free(self._h)
+            self._h = ctypes.c_void_p()
+
+    __del__ = close
+
+
+Error.__module__ = __name__

@@ -72,3 +72,108 @@ int imp_flat_evaluate(const imp_model *m, const char *data_path, double *rmse, d
     imp_trajset_free(&ts);
     return st;
 }
+
+#include "impulse/chnn_systems.h"
+#include "impulse/gp.h"
+#include "impulse/impact_analysis.h"
+#include "impulse/impact_models.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+size_t imp_abi_sizeof(const char *type_name)
+{
+    if (!type_name) return 0;
+#define IMP_ABI(T) if (!strcmp(type_name, #T)) return sizeof(T);
+    IMP_ABI(imp_cdl_config) IMP_ABI(imp_train_opts) IMP_ABI(imp_loss_parts) IMP_ABI(imp_trajset)
+    IMP_ABI(imp_contact_geometry) IMP_ABI(imp_sim_opts) IMP_ABI(imp_eval_result) IMP_ABI(imp_rng)
+    IMP_ABI(imp_csys) IMP_ABI(imp_csystem) IMP_ABI(imp_cmodel) IMP_ABI(imp_ctraj) IMP_ABI(imp_ctrain_opts)
+    IMP_ABI(imp_ctrain_result) IMP_ABI(imp_ceval_opts) IMP_ABI(imp_ceval_result) IMP_ABI(imp_contact)
+    IMP_ABI(imp_impact_law) IMP_ABI(imp_ident_options) IMP_ABI(imp_gp_options)
+    IMP_ABI(imp_train_hooks) IMP_ABI(imp_epoch_info) IMP_ABI(imp_train_report) IMP_ABI(imp_loss_part)
+#undef IMP_ABI
+    return 0;
+}
+
+int imp_flat_cmodel_info(const imp_cmodel *m, int *cartesian, int *dim, size_t *n_params)
+{
+    if (!m) return imp_fail(IMP_ERR_INVALID, "model: NULL");
+    if (cartesian) *cartesian = m->cartesian;
+    if (dim) *dim = m->dim;
+    if (n_params) *n_params = m->n_params;
+    return IMP_OK;
+}
+
+int imp_flat_chnn_simulate(const char *system, const char *system_file, int n_traj, int steps, double dt,
+                           unsigned long long seed, double spread, double noise, double rtol, double atol,
+                           int rollout_L, double *traj, double *energy, double *q, int *offsets, int *n_points, int *d,
+                           int *n_gen, int *T, double *dt_out, char *name)
+{
+    if (!system_file && !system) return imp_fail(IMP_ERR_INVALID, "system: NULL");
+    if (n_traj < 1) return imp_fail(IMP_ERR_INVALID, "trajectories: %d, want >= 1", n_traj);
+    if (!(noise >= 0) || !(spread >= 0)) return imp_fail(IMP_ERR_INVALID, "noise/spread: negative or NaN");
+    imp_csys *s = malloc(sizeof *s);
+    if (!s) return imp_fail(IMP_ERR_NOMEM, "system");
+    int st = system_file ? imp_csys_load(s, system_file) : imp_chnn_system(s, system);
+    if (st) {
+        free(s);
+        return st;
+    }
+    if (!(dt > 0)) dt = s->dt > 0 ? s->dt : 0.03;
+    if (steps < 0) steps = s->n_steps > 0 ? s->n_steps : 99;
+    int N = imp_csys_ndof(s), dim = 2 * N;
+    if (n_points) *n_points = s->n_points;
+    if (d) *d = s->d;
+    if (n_gen) *n_gen = s->n_gen;
+    if (T) *T = steps + 1;
+    if (dt_out) *dt_out = dt;
+    if (name) snprintf(name, 64, "%s", s->name);
+    if (!traj) {
+        free(s);
+        return IMP_OK;
+    }
+    imp_chnn_sim_opts so = {rtol > 0 ? rtol : 1e-10, atol > 0 ? atol : 1e-12};
+    imp_csys_work *w = imp_csys_work_new(s);
+    double *xv = malloc((size_t)dim * sizeof(double));
+    if (!w || !xv) st = imp_fail(IMP_ERR_NOMEM, "simulation work");
+    imp_rng rng;
+    imp_rng_seed(&rng, (uint64_t)seed);
+    size_t Tn = (size_t)steps + 1;
+    for (int i = 0; i < n_traj && !st; i++) {
+        double *ti = traj + (size_t)i * Tn * dim;
+        if (rollout_L > 0) {
+            int off = 0;
+            st = imp_chnn_sample_rollout_start(s, &rng, spread, rollout_L, &so, xv, &off, w);
+            if (offsets) offsets[i] = off;
+        } else {
+            st = imp_chnn_sample_state(s, &rng, spread, xv, w);
+        }
+        if (!st) st = imp_chnn_simulate(s, xv, dt, steps, &so, ti, NULL);
+        if (st) imp_fail_context(st, "trajectory %d", i);
+        for (size_t t = 0; !st && energy && t < Tn; t++)
+            energy[(size_t)i * Tn + t] = imp_csys_energy(s, ti + t * dim, ti + t * dim + N);
+    }
+    if (!st && noise > 0)
+        for (size_t j = 0; j < (size_t)n_traj * Tn * dim; j++) traj[j] += noise * imp_rng_normal(&rng);
+    int k = s->n_gen;
+    for (int i = 0; !st && q && k > 0 && i < n_traj; i++) {
+        for (size_t t = 0; t < Tn && !st; t++)
+            st = imp_chnn_to_generalized(s, traj + ((size_t)i * Tn + t) * dim, q + ((size_t)i * Tn + t) * 2 * k);
+        imp_chnn_unwrap(s, q + (size_t)i * Tn * 2 * k, (int)Tn);
+    }
+    free(xv);
+    imp_csys_work_free(w);
+    free(s);
+    return st;
+}
+
+int imp_flat_model_contact_law(const imp_model *m, int *n_pairs, int *learned, int *friction, double *e,
+                               double *mu)
+{
+    if (!m || !e || !mu) return imp_fail(IMP_ERR_INVALID, "contact law: NULL argument");
+    if (n_pairs) *n_pairs = m->geom.n_pairs;
+    if (learned) *learned = m->cfg.learn_restitution;
+    if (friction) *friction = m->cfg.friction;
+    imp_model_get_contact_law(m, e, mu);
+    return IMP_OK;
+}

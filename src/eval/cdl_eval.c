@@ -56,6 +56,16 @@ int imp_model_evaluate(const imp_model *m, const imp_trajset *test, int touch_at
         memcpy(x0, qc, D * sizeof(double));
         memcpy(x0 + D, vc, D * sizeof(double));
         st = imp_model_rollout(m, x0, T, touch_at_rollout ? cc : NULL, states, contact);
+        if (st) {
+            imp_fail_context(st, "evaluation of the %s model on trajectory %d", imp_model_kind_name(m->cfg.kind), n + 1);
+            break;
+        }
+        for (size_t q = 0; q < (size_t)T * S; q++)
+            if (!isfinite(states[q])) {
+                st = imp_fail(IMP_ERR_NUMERIC, "evaluation: the %s model's rollout of trajectory %d is not finite "
+                              "at step %zu (it overflows)", imp_model_kind_name(m->cfg.kind), n + 1, q / (size_t)S);
+                break;
+            }
         if (st) break;
         double e0 = 0.0;
         for (int t = 0; t < T; t++) {
@@ -100,6 +110,13 @@ int imp_model_evaluate(const imp_model *m, const imp_trajset *test, int touch_at
         res->contact_timing = found > 0 ? timing_sum / found : NAN;
         res->n_traj = test->n_traj;
         res->n_steps = T;
+        /* finite states can still overflow the sums or the energy */
+        if (!isfinite(res->rmse) || !isfinite(res->rmse_code))
+            st = imp_fail(IMP_ERR_NUMERIC, "evaluation: the %s model's RMSE is not finite (its rollout overflows)",
+                          imp_model_kind_name(m->cfg.kind));
+        else if (has_energy && !isfinite(drift))
+            st = imp_fail(IMP_ERR_NUMERIC, "evaluation: the %s model's energy is not finite (its rollout overflows)",
+                          imp_model_kind_name(m->cfg.kind));
     }
     free(states), free(contact), free(x0);
     return st;

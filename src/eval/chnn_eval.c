@@ -7,6 +7,7 @@
 #include "impulse/chnn_models.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,6 +17,8 @@ void imp_ceval_opts_default(imp_ceval_opts *o)
     o->steps = 0;
     o->rtol = 1e-7;
     o->atol = 1e-9;
+    o->max_steps_per_sample = IMP_CEVAL_STEPS_PER_SAMPLE;
+    o->max_seconds = IMP_CEVAL_MAX_SECONDS;
 }
 
 void imp_ceval_result_free(imp_ceval_result *r)
@@ -54,6 +57,70 @@ static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
+}
+
+/* The wall-clock budget: the right-hand side fails once the deadline passed. */
+typedef struct timed_ode {
+    const imp_ode *ode;
+    double deadline, seconds;
+    long calls;
+} timed_ode;
+
+static int timed_rhs(void *user, double t, const double *y, int B, double *ydot)
+{
+    timed_ode *c = user;
+    if (c->deadline > 0 && ++c->calls % 64 == 0 && imp_time_now() > c->deadline)
+        return imp_fail(IMP_ERR_NUMERIC, "more than %g s of wall time (reached t = %g)", c->seconds, t);
+    return c->ode->rhs(c->ode->user, t, y, B, ydot);
+}
+
+/* The batched rollout failed (budget, underflow, non-finite state): roll
+ * the trajectories out one by one, with the same budget, to name the first
+ * that fails; keep the batch's message if none fails alone. */
+static int name_failing_rollout(const imp_ode *ode, const imp_dopri5_opts *dop, const double *y0, int n, int dim,
+                                const double *t_out, int T, double *yout, const imp_cmodel *m, int per_sample)
+{
+    char batch_msg[512];
+    snprintf(batch_msg, sizeof batch_msg, "%s", imp_last_error());
+    const char *kind = imp_cmodel_kind_name(m->kind);
+    if (n == 1)
+        return imp_fail_context(IMP_ERR_NUMERIC,
+                                "eval: the %s model's rollout of test trajectory 1 of 1 stopped "
+                                "(budget %d steps per sample interval, %d intervals)", kind, per_sample, T - 1);
+    timed_ode *timed = ode->user;
+    for (int i = 0; i < n; i++) {
+        if (timed->deadline > 0 && imp_time_now() > timed->deadline) break;
+        imp_dopri5_stats stats;
+        int st = imp_dopri5_solve(ode, dop, 0.0, y0 + (size_t)i * dim, 1, t_out, T, yout, &stats);
+        if (st && strstr(imp_last_error(), "wall time")) break;
+        if (st)
+            return imp_fail_context(IMP_ERR_NUMERIC,
+                                    "eval: the %s model's rollout of test trajectory %d of %d stopped "
+                                    "(budget %d steps per sample interval, %d intervals)",
+                                    kind, i + 1, n, per_sample, T - 1);
+    }
+    return imp_fail(IMP_ERR_NUMERIC,
+                    "eval: the %s model's rollout of test trajectories 1-%d stopped (budget %d steps per "
+                    "sample interval, %d intervals): %s", kind, n, per_sample, T - 1, batch_msg);
+}
+
+/* A non-finite mean: name the first trajectory and state where it starts. */
+static int name_non_finite(const imp_ceval_result *r, const imp_cmodel *m)
+{
+    const char *kind = imp_cmodel_kind_name(m->kind);
+    for (int i = 0; i < r->n_test; i++)
+        for (int k = 0; k < r->T; k++) {
+            size_t q = (size_t)i * r->T + k;
+            const char *what = !isfinite(r->rel_err[q])      ? "relative error"
+                               : !isfinite(r->energy_err[q]) ? "energy error"
+                               : !isfinite(r->violation[q])  ? "constraint violation"
+                                                             : NULL;
+            if (what)
+                return imp_fail(IMP_ERR_NUMERIC,
+                                "eval: the %s model's %s is not finite on test trajectory %d at state %d "
+                                "(the rollout overflows)", kind, what, i + 1, k);
+        }
+    return imp_fail(IMP_ERR_NUMERIC, "eval: the %s model's mean errors are not finite (overflow)", kind);
 }
 
 int imp_ceval(const imp_cmodel *m, const double *params, const imp_ctraj *test,
@@ -96,11 +163,21 @@ int imp_ceval(const imp_cmodel *m, const double *params, const imp_ctraj *test,
     imp_cmodel_binding bind = {m, params, w};
     imp_ode ode;
     imp_cmodel_ode(&ode, &bind);
-    imp_dopri5_opts dop = {o->rtol, o->atol, 0.0, 0};
+    if (o->max_steps_per_sample < 0 || !(o->max_seconds >= 0)) {
+        st = imp_fail(IMP_ERR_INVALID, "eval: max_steps_per_sample %d and max_seconds %g must be >= 0",
+                      o->max_steps_per_sample, o->max_seconds);
+        goto done;
+    }
+    int per_sample = o->max_steps_per_sample ? o->max_steps_per_sample : IMP_CEVAL_STEPS_PER_SAMPLE;
+    imp_dopri5_opts dop = {o->rtol, o->atol, 0.0, (long)per_sample * (T - 1 > 10 ? T - 1 : 10)};
+    timed_ode timed = {&ode, o->max_seconds > 0 ? imp_time_now() + o->max_seconds : 0.0, o->max_seconds, 0};
+    imp_ode tode = ode;
+    tode.user = &timed;
+    tode.rhs = timed_rhs;
     imp_dopri5_stats stats;
-    st = imp_dopri5_solve(&ode, &dop, 0.0, y0, n, t_out, T, yout, &stats);
+    st = imp_dopri5_solve(&tode, &dop, 0.0, y0, n, t_out, T, yout, &stats);
     if (st) {
-        imp_fail_context(st, "eval rollout of %s", imp_cmodel_kind_name(m->kind));
+        st = name_failing_rollout(&tode, &dop, y0, n, dim, t_out, T, yout, m, per_sample);
         goto done;
     }
     double sum_geo = 0, sum_e = 0, sum_v = 0;
@@ -129,6 +206,10 @@ int imp_ceval(const imp_cmodel *m, const double *params, const imp_ctraj *test,
     res->mean_geo = sum_geo / n;
     res->mean_energy_err = sum_e / ((double)n * T);
     res->mean_violation = sum_v / ((double)n * T);
+    if (!isfinite(res->mean_geo) || !isfinite(res->mean_energy_err) || !isfinite(res->mean_violation)) {
+        st = name_non_finite(res, m);
+        goto done;
+    }
     memcpy(y0, res->geo, (size_t)n * sizeof(double)); /* y0 has >= n doubles */
     qsort(y0, (size_t)n, sizeof(double), cmp_double);
     res->median_geo = n % 2 ? y0[n / 2] : 0.5 * (y0[n / 2 - 1] + y0[n / 2]);
@@ -140,5 +221,49 @@ done:
     free(cart);
     imp_cmodel_work_free(w);
     if (st) imp_ceval_result_free(res);
+    return st;
+}
+
+int imp_cmodel_rollout(const imp_cmodel *m, const double *params, const double *x0, int n_states, double dt,
+                       const imp_ceval_opts *opts, double *out)
+{
+    if (!m || !params || !x0 || !out) return imp_fail(IMP_ERR_INVALID, "rollout: NULL argument");
+    if (n_states < 1) return imp_fail(IMP_ERR_INVALID, "steps: %d states, need at least 1", n_states);
+    if (!(dt > 0) || !isfinite(dt)) return imp_fail(IMP_ERR_INVALID, "dt: %g must be positive", dt);
+    imp_ceval_opts def;
+    imp_ceval_opts_default(&def);
+    if (!opts) opts = &def;
+    const imp_csystem *cs = &m->sys;
+    int cdim = 2 * cs->n_points * cs->d, dim = m->dim;
+    int st = imp_check_finite(x0, (size_t)cdim, "initial state");
+    if (st) return st;
+    double *y0 = malloc((size_t)dim * sizeof(double));
+    double *y = malloc((size_t)n_states * dim * sizeof(double));
+    double *t = malloc((size_t)n_states * sizeof(double));
+    imp_cmodel_work *w = imp_cmodel_work_new(m, 1);
+    if (!y0 || !y || !t || !w) st = imp_fail(IMP_ERR_NOMEM, "rollout: out of memory");
+    if (!st) {
+        if (m->cartesian) memcpy(y0, x0, (size_t)cdim * sizeof(double));
+        else st = imp_csystem_to_generalised(cs, x0, y0);
+    }
+    if (!st) {
+        for (int k = 0; k < n_states; k++) t[k] = k * dt;
+        imp_cmodel_binding bind = {m, params, w};
+        imp_ode ode;
+        imp_cmodel_ode(&ode, &bind);
+        imp_dopri5_opts dop = {opts->rtol, opts->atol, 0.0, 0};
+        imp_dopri5_stats stats;
+        st = imp_dopri5_solve(&ode, &dop, 0.0, y0, 1, t, n_states, y, &stats);
+        if (st) imp_fail_context(st, "rollout of %s", imp_cmodel_kind_name(m->kind));
+    }
+    for (int k = 0; !st && k < n_states; k++) {
+        if (m->cartesian) memcpy(out + (size_t)k * cdim, y + (size_t)k * dim, (size_t)cdim * sizeof(double));
+        else st = imp_csystem_from_generalised(cs, y + (size_t)k * dim, out + (size_t)k * cdim);
+    }
+    if (!st) st = imp_check_finite(out, (size_t)n_states * cdim, "rollout states");
+    free(y0);
+    free(y);
+    free(t);
+    imp_cmodel_work_free(w);
     return st;
 }

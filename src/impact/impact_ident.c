@@ -5,6 +5,7 @@
 #include "impulse/impact_analysis.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,22 +14,32 @@ int imp_impact_table_build(imp_impact_table *t, const imp_impact_set *s)
     memset(t, 0, sizeof *t);
     size_t n = 0;
     for (size_t i = 0; i < s->count; i++) n += s->valid[i] != 0;
-    if (n == 0) return imp_fail(IMP_ERR_INVALID, "impact set: no valid impacts");
-    t->contact = malloc(n * sizeof *t->contact);
-    t->index = malloc(n * sizeof *t->index);
+    t->contact = malloc((n ? n : 1) * sizeof *t->contact);
+    t->index = malloc((n ? n : 1) * sizeof *t->index);
     if (!t->contact || !t->index) {
         imp_impact_table_free(t);
         return imp_fail(IMP_ERR_NOMEM, "impact table: out of memory");
     }
+    size_t away = 0, flagged = 0;
     for (size_t i = 0; i < s->count; i++) {
-        if (!s->valid[i]) continue;
+        const double *nr = s->n + 3 * i, *v = s->pre + 6 * i + 3;
+        double un = nr[0] * v[0] + nr[1] * v[1] + nr[2] * v[2]; /* n does not depend on the convention */
+        if (!(un < 0)) { away++; continue; }
+        if (!s->valid[i]) { flagged++; continue; }
         int st = imp_impact_contact(s, i, &t->contact[t->count]);
-        if (st) { imp_impact_table_free(t); return st; }
-        if (!(t->contact[t->count].u[1] < 0)) continue; /* not an impact in this convention */
+        if (st) { imp_impact_table_free(t); return imp_fail_context(st, "impact %zu", i); }
         t->index[t->count++] = i;
+    }
+    if (t->count == 0) {
+        imp_impact_table_free(t);
+        return imp_fail(IMP_ERR_INVALID, "impact set: no valid impact among %zu rows (%zu not impacting, un = n.v- >= 0; "
+                        "%zu flagged invalid)", s->count, away, flagged);
     }
     t->kg = s->object.kg;
     t->convention = s->convention;
+    t->rows = s->count;
+    t->not_impacting = away;
+    t->flagged = flagged;
     return IMP_OK;
 }
 
@@ -308,11 +319,12 @@ int imp_impact_evaluate_law(const imp_impact_law *law, const imp_impact_table *t
     memset(&s, 0, sizeof s);
     size_t ok = 0, gain = 0, pen = 0, cone = 0;
     double sum = 0;
+    s.first_failure = SIZE_MAX;
     for (size_t i = 0; i < t->count; i++) {
         const imp_contact *c = &t->contact[i];
         double P[2], up[2];
         if (imp_impact_predict(law, c->W, c->u, P)) {
-            s.failures++;
+            if (s.failures++ == 0) s.first_failure = t->index[i];
             if (errors) errors[i] = NAN;
             continue;
         }

@@ -19,4 +19,9 @@ int impact_routh(const double W[4], const double u0[2], double mu, double eps, r
 int impact_mirtich_proportional(const double W[4], const double u0[2], double mu, double eps,
                                 double P[2]);
 
+/* The contact checks of imp_impact_predict: W finite, symmetric positive
+ * definite (IMP_ERR_NUMERIC), u finite (IMP_ERR_NUMERIC), un < 0
+ * (IMP_ERR_INVALID). */
+int impact_check_contact(const double W[4], const double u[2]);
+
 #endif

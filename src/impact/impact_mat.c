@@ -1,6 +1,7 @@
 /* Reading the MIT planar-impact MAT v5 files with Debian's libmatio. */
 #include "impulse/impact.h"
 #include "impulse/core.h"
+#include "impulse/io.h"
 
 #include <math.h>
 #include <matio.h>
@@ -15,11 +16,16 @@ static int matvar_matrix(matvar_t *v, const char *what, size_t expect_rows, size
     *out = NULL;
     if (v->class_type != MAT_C_DOUBLE || v->data_type != MAT_T_DOUBLE || v->isComplex)
         return imp_fail(IMP_ERR_SHAPE, "%s: expected a real double matrix (class %d)", what, (int)v->class_type);
-    if (v->rank != 2) return imp_fail(IMP_ERR_SHAPE, "%s: expected 2 dimensions, found %d", what, v->rank);
+    if (v->rank != 2 || !v->dims) return imp_fail(IMP_ERR_SHAPE, "%s: expected 2 dimensions, found %d", what, v->rank);
     size_t r = v->dims[0], c = v->dims[1];
-    if ((expect_rows && r != expect_rows) || (expect_cols && c != expect_cols) || r == 0 || c == 0)
-        return imp_fail(IMP_ERR_SHAPE, "%s: shape %zux%zu, expected %zux%zu", what, r, c, expect_rows, expect_cols);
-    if (!v->data) return imp_fail(IMP_ERR_FORMAT, "%s: no data", what);
+    if (r == 0 || c == 0) return imp_fail(IMP_ERR_SHAPE, "%s: empty (shape %zux%zu)", what, r, c);
+    if ((expect_rows && r != expect_rows) || (expect_cols && c != expect_cols)) {
+        char er[32] = "any";
+        if (expect_rows) snprintf(er, sizeof er, "%zu", expect_rows);
+        return imp_fail(IMP_ERR_SHAPE, "%s: shape %zux%zu, expected %sx%zu", what, r, c, er, expect_cols);
+    }
+    if (!v->data || r > SIZE_MAX / c / sizeof(double) || Mat_VarGetSize(v) < r * c * sizeof(double))
+        return imp_fail(IMP_ERR_FORMAT, "%s: data missing or shorter than its shape %zux%zu", what, r, c);
     double *buf = malloc(r * c * sizeof(double));
     if (!buf) return imp_fail(IMP_ERR_NOMEM, "%s: out of memory", what);
     const double *src = v->data;
@@ -38,11 +44,17 @@ static int matvar_matrix(matvar_t *v, const char *what, size_t expect_rows, size
     return IMP_OK;
 }
 
+/* libmatio trusts the sizes a file declares (a truncated file crashed it or
+ * read as zeros, a compressed one with a changed dimension took 18 GB), so
+ * the whole file is checked first (imp_mat5_check) and only then opened. */
 static mat_t *open_mat(const char *path, int *st)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) { *st = imp_fail(IMP_ERR_IO, "%s: cannot open", path); return NULL; }
-    fclose(f);
+    unsigned char *buf = NULL;
+    size_t len = 0;
+    if ((*st = imp_read_file(path, &buf, &len))) return NULL;
+    *st = imp_mat5_check(buf, len, path);
+    free(buf);
+    if (*st) return NULL;
     mat_t *m = Mat_Open(path, MAT_ACC_RDONLY);
     if (!m) *st = imp_fail(IMP_ERR_FORMAT, "%s: not a readable MAT file", path);
     return m;
@@ -80,6 +92,10 @@ int imp_impact_load_mat(imp_impact_set *s, const char *path)
         st = imp_fail(IMP_ERR_SHAPE, "%s: 'data' is not a struct", path);
         goto done;
     }
+    if (v->rank != 2 || !v->dims || v->dims[0] != 1 || v->dims[1] != 1 || !v->data) {
+        st = imp_fail(IMP_ERR_SHAPE, "%s: 'data' is not a 1x1 struct", path);
+        goto done;
+    }
     for (int k = 0; k < 4; k++) {
         matvar_t *f = Mat_VarGetStructFieldByName(v, fields[k], 0);
         char what[64];
@@ -111,6 +127,8 @@ static int field_values(matvar_t *st, size_t idx, const char *field, size_t want
     *found = f != NULL;
     if (!f) return IMP_OK;
     size_t n = 1;
+    if (!f->dims || f->rank < 1)
+        return imp_fail(IMP_ERR_SHAPE, "bounce_array(%zu).%s: no dimensions", idx + 1, field);
     for (int k = 0; k < f->rank; k++) n *= f->dims[k];
     if (n != want || !f->data || f->isComplex)
         return imp_fail(IMP_ERR_SHAPE, "bounce_array(%zu).%s: expected %zu real values, found %zu", idx + 1, field, want, n);

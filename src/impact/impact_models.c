@@ -92,36 +92,91 @@ static void newton_stick(const double W[4], const double u[2], double e, double 
 
 /* Single-contact Anitescu-Potra LCP with Newton restitution ([CODE]
  * APNewton.m, reference 2.1): stick if the stick impulse is in the cone,
- * else maximal friction opposing the post-impact slip with un+ = -e un. */
-static int ap_newton(const double W[4], const double u[2], double mu, double e, double P[2])
+ * else maximal friction opposing the post-impact slip with un+ = -e un.
+ * The sliding test allows ut+ of the wrong sign by rounding (relative 1e-12
+ * of the terms summed): at the sticking threshold the stick impulse lies on
+ * the cone edge, ut+ = 0 on that edge, and both tests may miss by one
+ * rounding unit (kt = Wtn - sigma mu Wtt itself cancels there, hence the
+ * scale |Wtn| + mu Wtt). The sliding impulse returned is on the cone edge
+ * exactly.
+ * Written for a general removed normal velocity bn (bn = (1 + e) un here),
+ * the form the CD-Lagrange integrator shares (include/impulse/impact_models.h). */
+int imp_ap_newton_forward(double P[2], int *branch, const double W[4], const double u[2], double mu, double bn)
 {
-    newton_stick(W, u, e, P);
+    double det = W[0] * W[3] - W[1] * W[2];
+    double a = u[0];
+    P[0] = -(W[3] * a - W[1] * bn) / det; /* Newton stick impulse -Mc (ut, bn) */
+    P[1] = -(-W[2] * a + W[0] * bn) / det;
+    if (branch) *branch = IMP_AP_STICK;
     if (P[1] >= 0 && fabs(P[0]) <= mu * P[1]) return IMP_OK;
     double s0 = u[0] >= 0 ? 1.0 : -1.0;
     for (int k = 0; k < 2; k++) {
         double sg = k ? -s0 : s0;
         double den = W[3] - sg * mu * W[2];
         if (!(den > 0)) continue;
-        double pn = -(1.0 + e) * u[1] / den;
-        double ut_post = u[0] + (W[1] - sg * mu * W[0]) * pn;
-        if (sg * ut_post >= 0) {
+        double pn = -bn / den;
+        double kt = W[1] - sg * mu * W[0];
+        double ut_post = u[0] + kt * pn;
+        double tol = 1e-12 * (fabs(u[0]) + (fabs(W[1]) + mu * W[0]) * fabs(pn));
+        if (sg * ut_post >= -tol) {
             P[0] = -sg * mu * pn;
             P[1] = pn;
+            if (branch) *branch = sg > 0 ? IMP_AP_SLIDE_POS : IMP_AP_SLIDE_NEG;
             return IMP_OK;
         }
     }
     return imp_fail(IMP_ERR_NUMERIC, "ap-newton: LCP has no sliding solution (mu = %g too large for this contact)", mu);
 }
 
-/* Whittaker ([CODE] whittaker.m, reference 2.6). */
+void imp_ap_newton_backward(double W_bar[4], double u_bar[2], double *mu_bar, double *bn_bar, const double P_bar[2],
+                            const double P[2], int branch, const double W[4], double mu, double bn)
+{
+    if (branch == IMP_AP_STICK) {
+        /* W P = -(ut, bn): lambda = W^-T P_bar, (ut, bn)_bar = -lambda, W_bar = -lambda P^T */
+        double det = W[0] * W[3] - W[1] * W[2];
+        double l0 = (W[3] * P_bar[0] - W[2] * P_bar[1]) / det;
+        double l1 = (-W[1] * P_bar[0] + W[0] * P_bar[1]) / det;
+        if (u_bar) u_bar[0] += -l0;
+        if (bn_bar) *bn_bar += -l1;
+        if (W_bar) {
+            W_bar[0] += -l0 * P[0];
+            W_bar[1] += -l0 * P[1];
+            W_bar[2] += -l1 * P[0];
+            W_bar[3] += -l1 * P[1];
+        }
+        return;
+    }
+    /* sliding: pn = -bn / den, den = Wnn - sg mu Wnt, P = (-sg mu pn, pn);
+     * u enters only through the choice of branch */
+    double sg = branch == IMP_AP_SLIDE_POS ? 1.0 : -1.0;
+    double den = W[3] - sg * mu * W[2];
+    double pn = P[1];
+    double pn_bar = P_bar[1] - sg * mu * P_bar[0];
+    double den_bar = -pn_bar * pn / den; /* d pn / d den = bn / den^2 = -pn / den */
+    if (bn_bar) *bn_bar += -pn_bar / den;
+    if (mu_bar) *mu_bar += -sg * pn * P_bar[0] - sg * W[2] * den_bar;
+    if (W_bar) {
+        W_bar[3] += den_bar;
+        W_bar[2] += -sg * mu * den_bar;
+    }
+    (void)bn;
+}
+
+static int ap_newton(const double W[4], const double u[2], double mu, double e, double P[2])
+{
+    return imp_ap_newton_forward(P, NULL, W, u, mu, (1.0 + e) * u[1]);
+}
+
+/* Whittaker ([CODE] whittaker.m, reference 2.6): the Newton stick impulse;
+ * if |Pt| > mu |Pn|, Pt = mu Pn keeping Pn, flipped if it pushes the slip
+ * on (Pt ut+ > 0). With Pt = mu Pn, ut+ = Wtt (mu Pn - Pst_t) since the stick
+ * impulse zeroes ut+, so the flip test is sign(Pn) != sign(Pst_t): the result
+ * is Pt = sign(Pst_t) mu |Pn|, computed so without the rounding of ut+ ~ 0
+ * at the sticking threshold. */
 static void whittaker(const double W[4], const double u[2], double mu, double e, double P[2])
 {
     newton_stick(W, u, e, P);
-    if (fabs(P[0]) > mu * fabs(P[1])) {
-        P[0] = mu * P[1];
-        double ut_post = u[0] + W[0] * P[0] + W[1] * P[1];
-        if (P[0] * ut_post > 0) P[0] = -P[0];
-    }
+    if (fabs(P[0]) > mu * fabs(P[1])) P[0] = copysign(mu * fabs(P[1]), P[0]);
 }
 
 /* Drumwright-Shell maximum dissipation ([CODE] DrumShell.m QP, reference
@@ -202,11 +257,16 @@ int imp_impact_predict_fast(const imp_impact_law *law, const double W[4], const 
     }
 }
 
-static int check_contact(const double W[4], const double u[2])
+int impact_check_contact(const double W[4], const double u[2])
 {
     int st;
-    if ((st = imp_check_finite(W, 4, "W"))) return st;
-    if ((st = imp_check_finite(u, 2, "u"))) return st;
+    /* x - x is 0 for finite x and NaN otherwise: one branch on the hot path,
+     * imp_check_finite only to name the offending value */
+    double z = (W[0] - W[0]) + (W[1] - W[1]) + (W[2] - W[2]) + (W[3] - W[3]) + (u[0] - u[0]) + (u[1] - u[1]);
+    if (z != 0) {
+        if ((st = imp_check_finite(W, 4, "W"))) return st;
+        if ((st = imp_check_finite(u, 2, "u"))) return st;
+    }
     if (!(W[0] > 0 && W[3] > 0 && W[0] * W[3] - W[1] * W[2] > 0) || fabs(W[1] - W[2]) > 1e-9 * (W[0] + W[3]))
         return imp_fail(IMP_ERR_NUMERIC, "W: not symmetric positive definite");
     if (!(u[1] < 0))
@@ -218,9 +278,9 @@ int imp_impact_predict(const imp_impact_law *law, const double W[4], const doubl
 {
     int st;
     if ((st = imp_impact_law_check(law))) return st;
-    if ((st = check_contact(W, u))) return st;
+    if ((st = impact_check_contact(W, u))) return st;
     if ((st = imp_impact_predict_fast(law, W, u, P))) return st;
-    return imp_check_finite(P, 2, "P");
+    return (P[0] - P[0]) + (P[1] - P[1]) == 0 ? IMP_OK : imp_check_finite(P, 2, "P");
 }
 
 int imp_impact_sticking_threshold(const imp_impact_law *law, const double W[4], const double u[2],
@@ -230,7 +290,7 @@ int imp_impact_sticking_threshold(const imp_impact_law *law, const double W[4], 
     imp_impact_law L = *law;
     L.mu = 0;
     if ((st = imp_impact_law_check(&L))) return st;
-    if ((st = check_contact(W, u))) return st;
+    if ((st = impact_check_contact(W, u))) return st;
     if (!(mu_cap > 0 && mu_cap <= 10)) return imp_fail(IMP_ERR_INVALID, "mu_cap: must be in (0, 10] (got %g)", mu_cap);
     double P[2], ms = mu_cap;
     switch (law->model) {

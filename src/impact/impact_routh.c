@@ -58,10 +58,16 @@ int impact_routh(const double W[4], const double u0[2], double mu, double eps, r
         if (!sliding) kt = 0.0;
         if (sliding && s.ut != 0.0 && s.ut * kt < 0) L = -s.ut / kt;
         if (!s.compressed) {
-            if (!(kn > 0))
-                return imp_fail(IMP_ERR_NUMERIC, "mu: normal compliance along the friction direction is %g <= 0 "
-                                "(Painleve-type configuration), no end of compression", kn);
-            double xc = -s.un / kn;
+            /* kn <= 0 (sliding with large mu): compression cannot end on this
+             * segment; if slip halts first the contact sticks or reverses
+             * (kn > 0 there), otherwise there is no finite impulse (Painleve).
+             * With W positive definite the latter cannot happen: sigma kt >= 0
+             * and kn <= 0 together need Wtn^2 >= Wtt Wnn. */
+            if (!(kn > 0) && !(L < INFINITY))
+                return imp_fail(IMP_ERR_NUMERIC, "Painleve configuration: sliding with normal compliance %g <= 0 "
+                                "along the friction direction and slip never stops, the law has no solution (mu = %g)",
+                                kn, mu);
+            double xc = kn > 0 ? -s.un / kn : INFINITY;
             if (xc <= L) {
                 advance(&s, gt, kt, kn, xc);
                 s.un = 0.0;

@@ -5,13 +5,20 @@
  * directory (rename(2) is atomic only within one filesystem), fsync it,
  * rename it over the target and fsync the directory so the rename itself
  * survives a crash. On any failure the temp file is removed and the old
- * file is untouched. */
+ * file is untouched. A writer killed mid-way leaves its temp file behind;
+ * the next write to the same path removes it.
+ *
+ * "-" is standard output (writes) or standard input (reads), and a target
+ * that exists but is not a regular file (/dev/null, a FIFO, a terminal) is
+ * written in place: renaming over it would replace the device with a file. */
 #define _POSIX_C_SOURCE 200809L
 #include "io_internal.h"
 #include "impulse/core.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,16 +65,70 @@ static void fsync_parent_dir(const char *path)
     }
 }
 
+/* Remove temp files "<name>.tmp.<pid>.<n>" of `path` left by writers that
+ * no longer run (killed between creating and renaming them). Temp files of
+ * live processes, this one included, are left alone. Best effort. */
+static void remove_stale_temps(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    char dir[4096];
+    if (!slash) snprintf(dir, sizeof dir, ".");
+    else if (slash == path) snprintf(dir, sizeof dir, "/");
+    else if ((size_t)(slash - path) < sizeof dir) {
+        memcpy(dir, path, (size_t)(slash - path));
+        dir[slash - path] = '\0';
+    } else return;
+    size_t blen = strlen(base);
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        const char *n = e->d_name;
+        if (strncmp(n, base, blen) || strncmp(n + blen, ".tmp.", 5)) continue;
+        char *end;
+        errno = 0;
+        long pid = strtol(n + blen + 5, &end, 10);
+        if (errno || end == n + blen + 5 || *end != '.' || pid <= 0 || pid == (long)getpid()) continue;
+        const char *c = end + 1;
+        if (!*c) continue;
+        while (*c >= '0' && *c <= '9') c++;
+        if (*c) continue;
+        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue; /* alive (or not ours to judge) */
+        char full[4096 + 256];
+        snprintf(full, sizeof full, "%s/%s", dir, n);
+        unlink(full);
+    }
+    closedir(d);
+}
+
+/* Write to stdout ("-") or to an existing non-regular file, no rename. */
+static int write_stream(const char *path, const void *data, size_t len)
+{
+    int is_stdout = !strcmp(path, "-");
+    int fd = is_stdout ? STDOUT_FILENO : open(path, O_WRONLY | O_APPEND);
+    if (fd < 0) return imp_fail(IMP_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    int st = write_all(fd, data, len) != 0 ? imp_fail(IMP_ERR_IO, "%s: write failed: %s",
+                                                      is_stdout ? "standard output" : path, strerror(errno))
+                                           : IMP_OK;
+    if (!is_stdout && close(fd) != 0 && !st) st = imp_fail(IMP_ERR_IO, "%s: close failed: %s", path, strerror(errno));
+    return st;
+}
+
 int imp_write_file_atomic(const char *path, const void *data, size_t len)
 {
     if (!path || !path[0]) return imp_fail(IMP_ERR_INVALID, "path: empty");
     if (!data && len > 0) return imp_fail(IMP_ERR_INVALID, "%s: data is NULL", path);
+    struct stat sb;
+    if (!strcmp(path, "-") || (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode) && !S_ISDIR(sb.st_mode)))
+        return write_stream(path, data, len);
 
     size_t plen = strlen(path);
     size_t cap = plen + 64;
     char *tmp = malloc(cap);
     if (!tmp) return imp_fail(IMP_ERR_NOMEM, "%s: temp name", path);
     snprintf(tmp, cap, "%s.tmp.%ld.%u", path, (long)getpid(), atomic_fetch_add(&temp_counter, 1u));
+    remove_stale_temps(path);
 
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0644);
     if (fd < 0) {
@@ -103,7 +164,8 @@ int imp_read_file(const char *path, unsigned char **data, size_t *len)
     if (!path || !data || !len) return imp_fail(IMP_ERR_INVALID, "read_file: NULL argument");
     *data = NULL;
     *len = 0;
-    FILE *f = fopen(path, "rb");
+    int is_stdin = !strcmp(path, "-");
+    FILE *f = is_stdin ? stdin : fopen(path, "rb");
     if (!f) return imp_fail(IMP_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
 
     /* Grow as we read rather than trusting a size from stat: works for
@@ -111,21 +173,27 @@ int imp_read_file(const char *path, unsigned char **data, size_t *len)
     size_t cap = 1 << 16, n = 0;
     unsigned char *buf = malloc(cap + 1);
     if (!buf) {
-        fclose(f);
+        if (!is_stdin) fclose(f);
         return imp_fail(IMP_ERR_NOMEM, "%s: read buffer", path);
     }
     for (;;) {
+        if (n > imp_input_limit()) {
+            free(buf);
+            fclose(f);
+            return imp_fail(IMP_ERR_FORMAT, "%s: larger than the input limit of %zu bytes (IMPULSE_MAX_INPUT_BYTES)",
+                            path, imp_input_limit());
+        }
         if (n == cap) {
             size_t ncap;
             if (!imp_size_mul(cap, 2, &ncap) || ncap == SIZE_MAX) {
                 free(buf);
-                fclose(f);
+                if (!is_stdin) fclose(f);
                 return imp_fail(IMP_ERR_NOMEM, "%s: file too large", path);
             }
             unsigned char *nb = realloc(buf, ncap + 1);
             if (!nb) {
                 free(buf);
-                fclose(f);
+                if (!is_stdin) fclose(f);
                 return imp_fail(IMP_ERR_NOMEM, "%s: file too large to read", path);
             }
             buf = nb;
@@ -136,7 +204,7 @@ int imp_read_file(const char *path, unsigned char **data, size_t *len)
         if (r == 0) break;
     }
     int err = ferror(f);
-    fclose(f);
+    if (!is_stdin) fclose(f);
     if (err) {
         free(buf);
         return imp_fail(IMP_ERR_IO, "%s: read error", path);

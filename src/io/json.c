@@ -224,6 +224,11 @@ static const char *skip_value(const char *p, int depth)
             return NULL;
         }
     }
+    /* NaN, Infinity, -Infinity: Python's json.dumps writes them; skipped
+     * here, refused with a message when read as a number */
+    static const char *const nonfinite[] = {"NaN", "Infinity", "-Infinity"};
+    for (int i = 0; i < 3; i++)
+        if (!strncmp(p, nonfinite[i], strlen(nonfinite[i]))) return p + strlen(nonfinite[i]);
     /* number, true, false, null */
     const char *s = p;
     while (*p && strchr("+-.0123456789eEtruefalsn", *p)) p++;
@@ -332,11 +337,29 @@ int imp_json_get_number(const char *json, const char *key, double *out)
     const char *v;
     int st = find_key(json, key, &v);
     if (st) return st;
-    char *end;
-    double x = strtod(v, &end);
-    if (end == v || (*v != '-' && (*v < '0' || *v > '9')))
-        return imp_fail(IMP_ERR_SHAPE, "%s: JSON value is not a number", key);
+    if (*v == '"') return imp_fail(IMP_ERR_SHAPE, "%s: JSON value is a string, not a number", key);
+    char tok[64];
+    size_t n = strcspn(v, ",}] \t\r\n");
+    snprintf(tok, sizeof tok, "%.*s", (int)(n < sizeof tok - 1 ? n : sizeof tok - 1), v);
+    /* NaN and Infinity are what Python's json.dumps writes for non-finite floats */
+    if (!strcmp(tok, "NaN") || !strcmp(tok, "Infinity") || !strcmp(tok, "-Infinity"))
+        return imp_fail(IMP_ERR_NUMERIC, "%s: %s is not a finite number", key, tok);
+    if (*v != '-' && (*v < '0' || *v > '9')) return imp_fail(IMP_ERR_SHAPE, "%s: JSON value is not a number", key);
+    if (n >= sizeof tok) return imp_fail(IMP_ERR_SHAPE, "%s: JSON number '%.20s...' is too long", key, tok);
+    double x;
+    if ((st = imp_num_parse_double(tok, key, &x))) return st;
     if (out) *out = x;
+    return IMP_OK;
+}
+
+int imp_json_get_int(const char *json, const char *key, int lo, int hi, int *out)
+{
+    double x;
+    int st = imp_json_get_number(json, key, &x);
+    if (st) return st;
+    int v;
+    if ((st = imp_num_to_int(x, key, lo, hi, &v))) return st;
+    if (out) *out = v;
     return IMP_OK;
 }
 
@@ -348,4 +371,55 @@ int imp_json_get_string(const char *json, const char *key, char *out, size_t cap
     if (*v != '"') return imp_fail(IMP_ERR_SHAPE, "%s: JSON value is not a string", key);
     if (!out || cap == 0) return imp_fail(IMP_ERR_INVALID, "%s: no output buffer", key);
     return decode_string(v, out, cap, key);
+}
+
+int imp_json_get_token(const char *json, const char *key, char *out, size_t cap)
+{
+    const char *v;
+    int st = find_key(json, key, &v);
+    if (st) return st;
+    if (*v == '"' || *v == '{' || *v == '[')
+        return imp_fail(IMP_ERR_SHAPE, "%s: JSON value is a %s, not a number", key,
+                        *v == '"' ? "string" : *v == '{' ? "object" : "list");
+    const char *end = skip_value(v, 0);
+    if (!end) return imp_fail(IMP_ERR_FORMAT, "%s: malformed JSON value", key);
+    size_t n = (size_t)(end - v);
+    if (!out || n >= cap) return imp_fail(IMP_ERR_INVALID, "%s: JSON value longer than %zu bytes", key, cap - 1);
+    memcpy(out, v, n);
+    out[n] = '\0';
+    return IMP_OK;
+}
+
+int imp_json_check_object(const char *json, const char *what)
+{
+    if (!json) return imp_fail(IMP_ERR_INVALID, "%s: NULL", what);
+    const char *p = skip_ws(json);
+    if (*p != '{') return imp_fail(IMP_ERR_FORMAT, "%s: not a JSON object", what);
+    const char *end = skip_value(p, 0);
+    if (!end) {
+        /* find where: the first value that does not parse */
+        const char *q = skip_ws(p + 1);
+        while (*q == '"') {
+            const char *k = skip_string(q);
+            if (!k) break;
+            k = skip_ws(k);
+            if (*k != ':') break;
+            const char *v = skip_ws(k + 1), *e = skip_value(v, 0);
+            if (!e) {
+                char near[24];
+                size_t n = strcspn(v, ",}\n");
+                if (n >= sizeof near) n = sizeof near - 1;
+                memcpy(near, v, n);
+                near[n] = '\0';
+                return imp_fail(IMP_ERR_FORMAT, "%s: malformed JSON value at byte %zu ('%s')", what,
+                                (size_t)(v - json), near);
+            }
+            q = skip_ws(e);
+            if (*q != ',') break;
+            q = skip_ws(q + 1);
+        }
+        return imp_fail(IMP_ERR_FORMAT, "%s: malformed JSON at byte %zu", what, (size_t)(q - json));
+    }
+    if (*skip_ws(end)) return imp_fail(IMP_ERR_FORMAT, "%s: text after the JSON object", what);
+    return IMP_OK;
 }

@@ -184,7 +184,7 @@ int imp_npz_set_meta(imp_npz *z, const char *json) { return imp_npz_add_string(z
 
 /* ---------------- typed getters ---------------- */
 
-static const char *dtype_name(imp_dtype dt)
+const char *imp_dtype_name(imp_dtype dt)
 {
     switch (dt) {
     case IMP_F64: return "float64";
@@ -244,12 +244,34 @@ int imp_npz_get_f64(const imp_npz *z, const char *name, int ndim, const size_t *
     const imp_npy_array *a = find_or_fail(z, name, &st);
     if (!a) return st;
     if (a->dtype != IMP_F64)
-        return imp_fail(IMP_ERR_SHAPE, "%s: expected float64 ('<f8'), found %s", name, dtype_name(a->dtype));
+        return imp_fail(IMP_ERR_SHAPE, "%s: expected float64 ('<f8'), found %s", name, imp_dtype_name(a->dtype));
     if ((st = check_shape(a, name, ndim, expect_shape))) return st;
     if ((st = imp_check_finite(a->data, a->count, name))) return st;
     if (data) *data = a->data;
     if (shape_out)
         for (int i = 0; i < a->ndim; i++) shape_out[i] = a->shape[i];
+    return IMP_OK;
+}
+
+int imp_npz_widen_f32(imp_npz *z)
+{
+    for (size_t i = 0; z && i < z->n; i++) {
+        imp_npy_array *a = &z->arrays[i];
+        if (a->dtype != IMP_F32) continue;
+        double *d = malloc((a->count ? a->count : 1) * sizeof *d);
+        if (!d) return imp_fail(IMP_ERR_NOMEM, "%s: cannot widen %zu float32 values", a->name, a->count);
+        const unsigned char *p = a->data;
+        for (size_t k = 0; k < a->count; k++) {
+            uint32_t u = imp_rd32(p + 4 * k);
+            float f;
+            memcpy(&f, &u, sizeof f);
+            d[k] = (double)f;
+        }
+        free(a->data);
+        a->data = d;
+        a->dtype = IMP_F64;
+        a->item_size = 8;
+    }
     return IMP_OK;
 }
 
@@ -261,7 +283,7 @@ int imp_npz_get_i64_copy(const imp_npz *z, const char *name, int ndim, const siz
     const imp_npy_array *a = find_or_fail(z, name, &st);
     if (!a) return st;
     if (a->dtype != IMP_I64 && a->dtype != IMP_I32 && a->dtype != IMP_U8 && a->dtype != IMP_BOOL)
-        return imp_fail(IMP_ERR_SHAPE, "%s: expected an integer array, found %s", name, dtype_name(a->dtype));
+        return imp_fail(IMP_ERR_SHAPE, "%s: expected an integer array, found %s", name, imp_dtype_name(a->dtype));
     if ((st = check_shape(a, name, ndim, expect_shape))) return st;
     int64_t *out = malloc((a->count ? a->count : 1) * sizeof *out);
     if (!out) return imp_fail(IMP_ERR_NOMEM, "%s: %zu integers", name, a->count);
@@ -288,7 +310,7 @@ int imp_npz_get_string(const imp_npz *z, const char *name, char **text)
     if (!a) return st;
     if (a->dtype != IMP_UNICODE || a->ndim != 0)
         return imp_fail(IMP_ERR_SHAPE, "%s: expected a 0-d unicode string, found %d-d %s", name, a->ndim,
-                        dtype_name(a->dtype));
+                        imp_dtype_name(a->dtype));
     if (!text) return imp_fail(IMP_ERR_INVALID, "%s: text is NULL", name);
     return imp_utf32_to_utf8(a->data, a->item_size / 4, text, name);
 }
@@ -552,6 +574,7 @@ int imp_npz_parse(imp_npz **out, const unsigned char *buf, size_t len, const cha
     int st = IMP_OK;
     size_t p = cd_off;
     char mwhat[1200];
+    size_t total_usize = 0; /* bytes the members declare, summed */
     for (size_t e = 0; e < n_entries; e++) {
         if (eocd - p < CENTRAL_LEN || imp_rd32(buf + p) != SIG_CENTRAL) {
             st = imp_fail(IMP_ERR_FORMAT, "%s: central directory entry %zu malformed", what, e);
@@ -582,6 +605,14 @@ int imp_npz_parse(imp_npz **out, const unsigned char *buf, size_t len, const cha
         }
         zip_sizes cs = {imp_rd32(C + 24), imp_rd32(C + 20), imp_rd32(C + 42)};
         if ((st = apply_zip64(&cs, name + nlen, xlen, 1, mwhat))) goto fail;
+        /* the declared sizes against the input limit, before any allocation */
+        if (cs.usize > imp_input_limit() - total_usize) {
+            st = imp_fail(IMP_ERR_FORMAT,
+                          "%s: %llu bytes uncompressed would pass the input limit of %zu bytes for the whole file "
+                          "(IMPULSE_MAX_INPUT_BYTES)", mwhat, (unsigned long long)cs.usize, imp_input_limit());
+            goto fail;
+        }
+        total_usize += (size_t)cs.usize;
         unsigned char *data;
         if ((st = read_member(buf, cd_off, &cs, method, flags, crc, name, nlen, &data, mwhat))) goto fail;
         p += entry_len;

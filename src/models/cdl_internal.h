@@ -10,14 +10,19 @@
 /* dv (D) += M^-1 I for every contact pair ([A] eqs 48-50, pairwise form):
  *   u- = n.(vh_j - vh_i), uS = n.(vS_j - vS_i), mu = 1/(w_i + w_j),
  *   P = mu (-e u- - uS), dv_j += gate_j P w_j n, dv_i -= gate_i P w_i n,
- * with w the inverse masses (w_i = 0 for a wall) and gate (K) in [0,1]. */
-void imp_impulse_forward(const imp_contact_geometry *g, const double *w, const double *gate,
-                         const double *vh, const double *vS, double *dv);
+ * with w the inverse masses (w_i = 0 for a wall), e (n_pairs) the
+ * restitution of each pair and gate (K) in [0,1]. If fric (n_pairs) is
+ * non-NULL, pairs with a tangent get Coulomb friction with coefficient
+ * fric[p] through AP Newton (imp_ap_newton_forward), un+ = -e u- kept.
+ * law: IMP_CDL_IMPACT_PAPER or _NEWTON (imp_cdl_config.impact_law). */
+void imp_impulse_forward(const imp_contact_geometry *g, const double *w, const double *e, const double *fric,
+                         int law, const double *gate, const double *vh, const double *vS, double *dv);
 /* Reverse of imp_impulse_forward given dv_bar; accumulates into vh_bar,
- * vS_bar, gate_bar (K) and w_bar (K) (each may be NULL). */
-void imp_impulse_backward(const imp_contact_geometry *g, const double *w, const double *gate,
-                          const double *vh, const double *vS, const double *dv_bar, double *vh_bar,
-                          double *vS_bar, double *gate_bar, double *w_bar);
+ * vS_bar, gate_bar (K), w_bar (K), e_bar and fric_bar (n_pairs) (each may be NULL). */
+void imp_impulse_backward(const imp_contact_geometry *g, const double *w, const double *e, const double *fric,
+                          int law, const double *gate, const double *vh, const double *vS, const double *dv_bar,
+                          double *vh_bar, double *vS_bar, double *gate_bar, double *w_bar, double *e_bar,
+                          double *fric_bar);
 
 /* Closest-point projection in the mass metric of every pair whose bodies are
  * both gated on (gate >= 0.5; walls count as on) and whose gap is negative:
@@ -35,6 +40,10 @@ void imp_project_backward(const imp_contact_geometry *g, const double *w, const 
 /* Inverse masses w (K) and damping coefficients C (D) from the parameters. */
 void imp_model_inverse_masses(const imp_model *m, const double *params, double *w);
 void imp_model_damping(const imp_model *m, const double *params, double *C);
+/* Restitution e (n_pairs) and, if the model has friction, Coulomb
+ * coefficients mu (n_pairs; returns 1) from the parameters; returns 0 and
+ * leaves mu untouched without friction. */
+int imp_model_contact_law(const imp_model *m, const double *params, double *e, double *mu);
 
 /* ---- structured (CDL, VIN) and ResNet kernels ---- */
 int imp_structured_window_loss(const imp_model *m, const double *params, imp_model_work *w,

@@ -32,7 +32,7 @@ static int stacked_contact(const imp_model *m, enum gate_mode mode, const imp_mo
 /* Forward of step n for the whole batch. labels_n: B x K (GATE_LABELS). */
 static void step_forward(const imp_model *m, const double *params, imp_model_work *w, int n, int B,
                          enum gate_mode mode, const double *labels_n, const double *winv,
-                         const double *C, int stack)
+                         const double *C, const double *e, const double *fric, int stack)
 {
     const int D = m->D, K = m->K, d = m->geom.dim, P = m->geom.n_pairs;
     const double h = m->dt;
@@ -81,7 +81,7 @@ static void step_forward(const imp_model *m, const double *params, imp_model_wor
         }
     if (m->has_contact_net)
         for (int b = 0; b < B; b++)
-            imp_impulse_forward(&m->geom, winv, gate + (size_t)b * K, vh + (size_t)b * D,
+            imp_impulse_forward(&m->geom, winv, e, fric, m->cfg.impact_law, gate + (size_t)b * K, vh + (size_t)b * D,
                                 vS + (size_t)b * D, vn + (size_t)b * D);
 }
 
@@ -89,8 +89,9 @@ static void step_forward(const imp_model *m, const double *params, imp_model_wor
  * next step's a0 term), completes gbar[n+1], runs sweep 2 there, and
  * accumulates into qbar/vbar/gbar of slot n and the parameter gradient. */
 static void step_backward(const imp_model *m, const double *params, imp_model_work *w, int n, int B,
-                          enum gate_mode mode, const double *winv, const double *C, double *grad,
-                          double *wbar, double *Cbar, int stack)
+                          enum gate_mode mode, const double *winv, const double *C, const double *e,
+                          const double *fric, double *grad, double *wbar, double *Cbar, double *ebar,
+                          double *fricbar, int stack)
 {
     const int D = m->D, K = m->K, d = m->geom.dim, P = m->geom.n_pairs;
     const double h = m->dt;
@@ -114,9 +115,9 @@ static void step_backward(const imp_model *m, const double *params, imp_model_wo
         for (int i = 0; i < D; i++) vh_bar[(size_t)b * D + i] = vnb[i];
         if (m->has_contact_net) {
             memset(gate_bar, 0, sizeof gate_bar);
-            imp_impulse_backward(&m->geom, winv, gate + (size_t)b * K, vh + (size_t)b * D,
+            imp_impulse_backward(&m->geom, winv, e, fric, m->cfg.impact_law, gate + (size_t)b * K, vh + (size_t)b * D,
                                  vS + (size_t)b * D, vnb, vh_bar + (size_t)b * D,
-                                 vS_bar + (size_t)b * D, gate_bar, wbar);
+                                 vS_bar + (size_t)b * D, gate_bar, wbar, ebar, fricbar);
             if (mode == GATE_SOFT)
                 for (int k = 0; k < K; k++) pbar[(size_t)b * K + k] += gate_bar[k];
         }
@@ -176,8 +177,10 @@ int imp_structured_window_loss(const imp_model *m, const double *params, imp_mod
     enum gate_mode mode = m->cfg.touch ? GATE_LABELS : GATE_SOFT;
     const int stack = stacked_contact(m, mode, w);
     double winv[IMP_MAX_BODIES], C[IMP_MAX_BODIES * IMP_MAX_DIM];
+    double e[IMP_MAX_CONTACTS], mu[IMP_MAX_CONTACTS];
     imp_model_inverse_masses(m, params, winv);
     imp_model_damping(m, params, C);
+    const double *fric = imp_model_contact_law(m, params, e, mu) ? mu : NULL;
 
     for (int b = 0; b < B; b++) {
         memcpy(w->q + (size_t)b * D, x0 + (size_t)b * 2 * D, D * sizeof(double));
@@ -189,7 +192,7 @@ int imp_structured_window_loss(const imp_model *m, const double *params, imp_mod
             for (int b = 0; b < B; b++)
                 memcpy(w->lab + (size_t)n * sBK + (size_t)b * K, labels + ((size_t)b * H + n) * K,
                        K * sizeof(double));
-        step_forward(m, params, w, n, B, mode, w->lab + (size_t)n * sBK, winv, C, stack);
+        step_forward(m, params, w, n, B, mode, w->lab + (size_t)n * sBK, winv, C, e, fric, stack);
     }
     if (stack) imp_mlp_forward(&m->contact, params + m->off_contact, w->in_stack, H * B, w->p, w->contact_stack);
 
@@ -227,18 +230,24 @@ int imp_structured_window_loss(const imp_model *m, const double *params, imp_mod
     }
     if (grad) {
         double wbar[IMP_MAX_BODIES] = {0}, Cbar[IMP_MAX_BODIES * IMP_MAX_DIM] = {0};
+        double ebar[IMP_MAX_CONTACTS] = {0}, fricbar[IMP_MAX_CONTACTS] = {0};
         if (stack) {
             memset(w->din_stack, 0, (size_t)H * sBD * 2 * sizeof(double));
             imp_mlp_backward(&m->contact, params + m->off_contact, w->pbar, H * B, grad + m->off_contact,
                              w->din_stack, w->contact_stack);
         }
         for (int n = H - 1; n >= 0; n--)
-            step_backward(m, params, w, n, B, mode, winv, C, grad, wbar, Cbar, stack);
+            step_backward(m, params, w, n, B, mode, winv, C, e, fric, grad, wbar, Cbar, ebar, fricbar, stack);
         imp_mlp_grad_input_vjp(&m->net, params + m->off_net, w->gbar, B, grad + m->off_net, NULL, w->net[0]);
         if (m->cfg.learn_damping)
             for (int i = 0; i < D; i++) grad[m->off_damping + i] += C[i] * Cbar[i];
         if (m->cfg.learn_mass)
             for (int k = 0; k < K; k++) grad[m->off_mass + k] += -winv[k] * wbar[k];
+        /* e = sigmoid(a), mu = exp(b) */
+        if (m->cfg.learn_restitution)
+            for (int p = 0; p < m->geom.n_pairs; p++) grad[m->off_restitution + p] += e[p] * (1.0 - e[p]) * ebar[p];
+        if (fric)
+            for (int p = 0; p < m->geom.n_pairs; p++) grad[m->off_friction + p] += mu[p] * fricbar[p];
     }
     if (parts) { /* the L2 term is added by imp_model_window_loss */
         parts->state = Ls;
@@ -254,8 +263,10 @@ int imp_structured_rollout(const imp_model *m, imp_model_work *w, const double *
 {
     const int D = m->D, K = m->K;
     double winv[IMP_MAX_BODIES], C[IMP_MAX_BODIES * IMP_MAX_DIM];
+    double e[IMP_MAX_CONTACTS], mu[IMP_MAX_CONTACTS];
     imp_model_inverse_masses(m, m->params, winv);
     imp_model_damping(m, m->params, C);
+    const double *fric = imp_model_contact_law(m, m->params, e, mu) ? mu : NULL;
     memcpy(w->q, x0, D * sizeof(double));
     memcpy(w->v, x0 + D, D * sizeof(double));
     memcpy(states, x0, 2 * D * sizeof(double));
@@ -263,7 +274,7 @@ int imp_structured_rollout(const imp_model *m, imp_model_work *w, const double *
     imp_mlp_grad_input(&m->net, m->params + m->off_net, w->q, 1, w->g, NULL, w->net[0]);
     for (int t = 1; t < n_steps; t++) {
         step_forward(m, m->params, w, 0, 1, gates ? GATE_LABELS : GATE_HARD,
-                     gates ? gates + (size_t)t * K : NULL, winv, C, 0);
+                     gates ? gates + (size_t)t * K : NULL, winv, C, e, fric, 0);
         memcpy(states + (size_t)t * 2 * D, w->q + D, D * sizeof(double));
         memcpy(states + (size_t)t * 2 * D + D, w->v + D, D * sizeof(double));
         for (int k = 0; k < K; k++) contact[(size_t)t * K + k] = w->gate[k] >= 0.5;

@@ -18,6 +18,7 @@ typedef struct fig_panel {
     char *title, *xlabel, *ylabel;
     int x_log, y_log, equal;
     double lim[4]; /* xmin, xmax, ymin, ymax; NaN = automatic */
+    char *yticks;  /* JSON [[value, "label"], ...] or NULL */
 } fig_panel;
 
 struct imp_figure {
@@ -85,6 +86,7 @@ void imp_figure_free(imp_figure *fig)
             free(fig->panels[i].title);
             free(fig->panels[i].xlabel);
             free(fig->panels[i].ylabel);
+            free(fig->panels[i].yticks);
         }
     free(fig->panels);
     for (size_t i = 0; i < fig->n_elem; i++) free(fig->elements[i]);
@@ -375,6 +377,30 @@ int imp_figure_text(imp_figure *fig, int panel, double x, double y, const char *
 
 /* ---- saving ---- */
 
+int imp_figure_yticks(imp_figure *fig, int panel, const double *values, const char *const *labels, size_t n)
+{
+    int st = check_panel(fig, panel);
+    if (st) return st;
+    if (n > 0 && (!values || !labels)) return imp_fail(IMP_ERR_INVALID, "yticks: NULL values or labels");
+    if ((st = imp_check_finite(values, n, "yticks"))) return st;
+    imp_json j;
+    imp_json_init(&j);
+    imp_json_begin_array(&j);
+    for (size_t i = 0; i < n; i++) {
+        imp_json_begin_array(&j);
+        imp_json_number(&j, values[i]);
+        imp_json_string(&j, labels[i] ? labels[i] : "");
+        imp_json_end_array(&j);
+    }
+    imp_json_end_array(&j);
+    char *text = imp_json_text(&j) ? dup_or_null(imp_json_text(&j)) : NULL;
+    imp_json_free(&j);
+    if (!text) return imp_fail(IMP_ERR_NOMEM, "yticks");
+    free(fig->panels[panel].yticks);
+    fig->panels[panel].yticks = text;
+    return IMP_OK;
+}
+
 static void kv_opt_string(imp_json *j, const char *key, const char *s)
 {
     imp_json_key(j, key);
@@ -411,6 +437,10 @@ static char *figure_spec(const imp_figure *fig)
         imp_json_begin_array(&j);
         for (int k = 0; k < 4; k++) imp_json_number(&j, p->lim[k]);
         imp_json_end_array(&j);
+        if (p->yticks) {
+            imp_json_key(&j, "yticks");
+            imp_json_raw(&j, p->yticks);
+        }
         imp_json_end_object(&j);
     }
     imp_json_end_array(&j);
@@ -446,4 +476,12 @@ int imp_figure_save(const imp_figure *fig, const char *path_stem)
     if (st) imp_fail_context(st, "figure %s", path_stem);
     free(npz);
     return st;
+}
+
+int imp_report_index_html(const char *dir, const char *title)
+{
+    if (!dir || !dir[0]) return imp_fail(IMP_ERR_INVALID, "index.html: empty folder");
+    const char *args[2] = {dir, title ? title : ""};
+    int st = imp_python_run("impulse_html.py", args, title ? 2 : 1);
+    return st ? imp_fail_context(st, "%s/index.html", dir) : IMP_OK;
 }

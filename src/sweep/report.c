@@ -5,6 +5,7 @@
 #include "sweep_internal.h"
 
 #include "impulse/core.h"
+#include "impulse/report.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -177,6 +178,8 @@ int imp_sweep_report(const char *dir, char **markdown)
     if (!st) {
         snprintf(path, sizeof path, "%s/report.md", dir);
         st = imp_write_file_atomic(path, md, len);
+        /* tables and figures on one page; without Python the report stands alone */
+        if (!st && imp_report_index_html(dir, "Sweep report")) imp_clear_error();
     }
     for (int i = 0; i < plan.n_tasks; i++) imp_npz_free(res[i].z);
     free(res);

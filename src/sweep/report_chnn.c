@@ -1,6 +1,8 @@
 /* The constrained-network section of a sweep report: Finzi et al. 2020
  * figs 5/7 (mean over test trajectories of the geometric-mean relative
- * error), ours beside the paper's, and the bar chart of the figure. */
+ * error), ours beside the paper's, the bar chart of the figure, the error,
+ * energy and constraint curves over the rollout (appendix B), and fig 6's
+ * data efficiency when the plan varies the training-set size. */
 #define _POSIX_C_SOURCE 200809L
 #include "sweep_internal.h"
 
@@ -14,6 +16,7 @@
 
 #define N_MODELS 5
 #define MAX_SYSTEMS 32
+#define MAX_SIZES 32
 
 static const char *const models[N_MODELS + 1] = {"chnn", "clnn", "hnn", "delan", "node", "gt-pert"};
 
@@ -33,8 +36,9 @@ static const struct {
     {"rotor", {6.23e-6, 2.05e-5, 2.79e-1, 3.04e-1, 4.13e-1, 1.33e-4}},
 };
 
-static double paper_value(const char *system, int model)
+static double paper_value(const char *system, int model, long n_train)
 {
+    if (n_train != 800) return NAN;
     for (size_t i = 0; i < sizeof paper / sizeof paper[0]; i++)
         if (!strcmp(paper[i].system, system)) return paper[i].v[model];
     return NAN;
@@ -47,129 +51,278 @@ static int model_index(const char *name)
     return -1;
 }
 
-typedef struct agg {
+/* One cell: a system, a model and a training-set size over seeds. */
+typedef struct cell {
     double sum, min, max;
     int n, planned;
-} agg;
+    const double *curve[3]; /* the first finished seed's mean curves */
+    int T;
+    double dt;
+} cell;
 
-int sweep_report_chnn(const char *dir, const sweep_result *res, int n, char **md, size_t *len)
-{
+typedef struct grid {
     const char *systems[MAX_SYSTEMS];
-    int n_sys = 0;
-    agg cells[MAX_SYSTEMS][N_MODELS + 1];
-    memset(cells, 0, sizeof cells);
-    int any_model[N_MODELS + 1] = {0};
+    int n_sys;
+    long sizes[MAX_SIZES];
+    int n_sizes;
+    int any_model[N_MODELS + 1];
+    cell cells[MAX_SYSTEMS][MAX_SIZES][N_MODELS + 1];
+} grid;
+
+static int find_or_add_system(grid *g, const char *sys)
+{
+    for (int i = 0; i < g->n_sys; i++)
+        if (!strcmp(g->systems[i], sys)) return i;
+    if (g->n_sys == MAX_SYSTEMS) return -1;
+    g->systems[g->n_sys] = sys;
+    return g->n_sys++;
+}
+
+static int find_or_add_size(grid *g, long n)
+{
+    for (int i = 0; i < g->n_sizes; i++)
+        if (g->sizes[i] == n) return i;
+    if (g->n_sizes == MAX_SIZES) return -1;
+    g->sizes[g->n_sizes] = n;
+    return g->n_sizes++;
+}
+
+static void collect(grid *g, const sweep_result *res, int n)
+{
+    static const char *const curves[3] = {"mean_rel_err", "mean_energy_err", "mean_violation"};
+    /* models first (they define the training-set sizes), then the noise
+     * floors, which do not depend on the training set and go with the first
+     * size */
+    for (int pass = 0; pass < 2; pass++)
     for (int i = 0; i < n; i++) {
         const imp_sweep_task *t = res[i].task;
-        const char *strand = imp_sweep_task_get(t, "strand"), *sys = imp_sweep_task_get(t, "system"),
-                   *model = imp_sweep_task_get(t, "model");
-        if (strcmp(strand, "chnn") || !sys || !model) continue;
+        const char *sys = imp_sweep_task_get(t, "system"), *model = imp_sweep_task_get(t, "model");
+        if (strcmp(imp_sweep_task_get(t, "strand"), "chnn") || !sys || !model) continue;
         int mi = model_index(model);
-        if (mi < 0) continue;
-        int si = 0;
-        while (si < n_sys && strcmp(systems[si], sys)) si++;
-        if (si == n_sys) {
-            if (n_sys == MAX_SYSTEMS) continue;
-            systems[n_sys++] = sys;
+        if ((mi == N_MODELS) != (pass == 1)) continue;
+        long ntr = 800;
+        if (mi < 0 || imp_sweep_task_int(t, "n_train", 800, 1, 1000000, &ntr)) {
+            imp_clear_error();
+            continue;
         }
-        agg *a = &cells[si][mi];
-        a->planned++;
-        any_model[mi] = 1;
+        int si = find_or_add_system(g, sys);
+        int ni = mi == N_MODELS && g->n_sizes ? 0 : find_or_add_size(g, ntr);
+        if (si < 0 || ni < 0) continue;
+        cell *c = &g->cells[si][ni][mi];
+        c->planned++;
+        g->any_model[mi] = 1;
         double v;
         if (!res[i].meta || imp_json_get_number(res[i].meta, "mean_geo_rel_err", &v)) {
             imp_clear_error();
             continue;
         }
-        if (a->n == 0 || v < a->min) a->min = v;
-        if (a->n == 0 || v > a->max) a->max = v;
-        a->sum += v;
-        a->n++;
+        if (c->n == 0 || v < c->min) c->min = v;
+        if (c->n == 0 || v > c->max) c->max = v;
+        c->sum += v;
+        if (c->n++ == 0 && mi < N_MODELS) {
+            double dt = 0;
+            if (imp_json_get_number(res[i].meta, "dt", &dt)) imp_clear_error();
+            c->dt = dt;
+            for (int k = 0; k < 3; k++) {
+                const imp_npy_array *a = imp_npz_find(res[i].z, curves[k]);
+                if (!a || a->dtype != IMP_F64 || a->ndim != 1) continue;
+                c->curve[k] = a->data;
+                c->T = (int)a->count;
+            }
+        }
     }
-    if (n_sys == 0) return IMP_OK;
+}
+
+static void format_cell(const cell *c, char *out, size_t cap)
+{
+    if (!c->planned) snprintf(out, cap, "-");
+    else if (!c->n) snprintf(out, cap, "missing");
+    else if (c->n == 1) snprintf(out, cap, "%.3g", c->sum);
+    else snprintf(out, cap, "%.3g [%.2g, %.2g] (%d seeds)", c->sum / c->n, c->min, c->max, c->n);
+}
+
+/* figs 5/7: systems x models at the first training-set size */
+static int main_table(const grid *g, char **md, size_t *len, imp_json *j)
+{
     int st = sweep_appendf(md, len,
                            "\n## Constrained networks (Finzi et al. 2020, figs 5/7)\n\n"
-                           "Mean over the test trajectories of the geometric-mean relative error of the rollouts; "
-                           "each cell ours (mean over the finished seeds; [min, max] when several) / the paper's. "
-                           "'-' not planned, 'missing' planned but not finished.\n\n| system |");
+                           "Mean over the test trajectories of the geometric-mean relative error of the rollouts "
+                           "(n_train = %ld); each cell ours (mean over the finished seeds; [min, max] when several) / "
+                           "the paper's. '-' not planned, 'missing' planned but not finished.\n\n| system |",
+                           g->sizes[0]);
     for (int mi = 0; mi <= N_MODELS && !st; mi++)
-        if (any_model[mi]) st = sweep_appendf(md, len, " %s |", mi == N_MODELS ? "GT + 1e-4 pert" : models[mi]);
+        if (g->any_model[mi]) st = sweep_appendf(md, len, " %s |", mi == N_MODELS ? "GT + 1e-4 pert" : models[mi]);
     if (!st) st = sweep_appendf(md, len, "\n|---|");
     for (int mi = 0; mi <= N_MODELS && !st; mi++)
-        if (any_model[mi]) st = sweep_appendf(md, len, "---|");
+        if (g->any_model[mi]) st = sweep_appendf(md, len, "---|");
     if (!st) st = sweep_appendf(md, len, "\n");
-    imp_json j;
-    imp_json_init(&j);
-    imp_json_begin_array(&j);
-    for (int si = 0; si < n_sys && !st; si++) {
-        st = sweep_appendf(md, len, "| %s |", systems[si]);
+    for (int si = 0; si < g->n_sys && !st; si++) {
+        st = sweep_appendf(md, len, "| %s |", g->systems[si]);
         for (int mi = 0; mi <= N_MODELS && !st; mi++) {
-            if (!any_model[mi]) continue;
-            agg *a = &cells[si][mi];
-            double p = paper_value(systems[si], mi);
-            char ours[96], theirs[32];
-            if (!a->planned) snprintf(ours, sizeof ours, "-");
-            else if (!a->n) snprintf(ours, sizeof ours, "missing");
-            else if (a->n == 1) snprintf(ours, sizeof ours, "%.3g", a->sum);
-            else snprintf(ours, sizeof ours, "%.3g [%.2g, %.2g] (%d seeds)", a->sum / a->n, a->min, a->max, a->n);
-            if (isfinite(p)) snprintf(theirs, sizeof theirs, " / %.3g", p);
-            else theirs[0] = 0;
-            st = sweep_appendf(md, len, " %s%s |", ours, a->planned ? theirs : "");
-            if (a->n) {
-                imp_json_begin_object(&j);
-                imp_json_kv_string(&j, "system", systems[si]);
-                imp_json_kv_string(&j, "model", models[mi]);
-                imp_json_kv_number(&j, "mean_geo_rel_err", a->sum / a->n);
-                imp_json_kv_number(&j, "min", a->min);
-                imp_json_kv_number(&j, "max", a->max);
-                imp_json_kv_int(&j, "seeds", a->n);
-                imp_json_kv_number(&j, "paper", p);
-                imp_json_end_object(&j);
+            if (!g->any_model[mi]) continue;
+            const cell *c = &g->cells[si][0][mi];
+            double p = paper_value(g->systems[si], mi, g->sizes[0]);
+            char ours[96], theirs[32] = "";
+            format_cell(c, ours, sizeof ours);
+            if (isfinite(p) && c->planned) snprintf(theirs, sizeof theirs, " / %.3g", p);
+            st = sweep_appendf(md, len, " %s%s |", ours, theirs);
+        }
+        if (!st) st = sweep_appendf(md, len, "\n");
+    }
+    imp_json_begin_array(j);
+    for (int si = 0; si < g->n_sys; si++)
+        for (int ni = 0; ni < g->n_sizes; ni++)
+            for (int mi = 0; mi <= N_MODELS; mi++) {
+                const cell *c = &g->cells[si][ni][mi];
+                if (!c->n) continue;
+                imp_json_begin_object(j);
+                imp_json_kv_string(j, "system", g->systems[si]);
+                imp_json_kv_string(j, "model", models[mi]);
+                imp_json_kv_int(j, "n_train", g->sizes[ni]);
+                imp_json_kv_number(j, "mean_geo_rel_err", c->sum / c->n);
+                imp_json_kv_number(j, "min", c->min);
+                imp_json_kv_number(j, "max", c->max);
+                imp_json_kv_int(j, "seeds", c->n);
+                imp_json_kv_number(j, "paper", paper_value(g->systems[si], mi, g->sizes[ni]));
+                imp_json_end_object(j);
+            }
+    imp_json_end_array(j);
+    return st;
+}
+
+/* fig 6: per system, training-set sizes x models */
+static int size_table(const grid *g, char **md, size_t *len)
+{
+    int st = IMP_OK;
+    for (int si = 0; si < g->n_sys && !st; si++) {
+        st = sweep_appendf(md, len, "\n### Data efficiency, %s (Finzi et al. 2020, fig 6)\n\n| n_train |",
+                           g->systems[si]);
+        for (int mi = 0; mi < N_MODELS && !st; mi++)
+            if (g->any_model[mi]) st = sweep_appendf(md, len, " %s |", models[mi]);
+        if (!st) st = sweep_appendf(md, len, "\n|---|");
+        for (int mi = 0; mi < N_MODELS && !st; mi++)
+            if (g->any_model[mi]) st = sweep_appendf(md, len, "---|");
+        for (int ni = 0; ni < g->n_sizes && !st; ni++) {
+            st = sweep_appendf(md, len, "\n| %ld |", g->sizes[ni]);
+            for (int mi = 0; mi < N_MODELS && !st; mi++) {
+                if (!g->any_model[mi]) continue;
+                char ours[96];
+                format_cell(&g->cells[si][ni][mi], ours, sizeof ours);
+                st = sweep_appendf(md, len, " %s |", ours);
             }
         }
         if (!st) st = sweep_appendf(md, len, "\n");
     }
-    imp_json_end_array(&j);
+    return st;
+}
+
+/* Save a figure; a missing matplotlib is a note in the report, not a
+ * failure (the tables stand without the figures). */
+static int save_figure(imp_figure *fig, const char *dir, const char *stem, const char *caption, char **md, size_t *len)
+{
     char path[4096];
-    if (!st) {
-        snprintf(path, sizeof path, "%s/chnn_results.json", dir);
-        const char *text = imp_json_text(&j);
-        st = text ? imp_write_file_atomic(path, text, strlen(text)) : imp_fail(IMP_ERR_NOMEM, "out of memory");
-    }
-    imp_json_free(&j);
-    if (st) return st;
-    /* Bar chart of the figure: ours and the paper's, one panel each, the
-     * same log axis. */
+    snprintf(path, sizeof path, "%s/%s", dir, stem);
+    int st = imp_figure_save(fig, path);
+    imp_figure_free(fig);
+    if (st) return sweep_appendf(md, len, "\n(%s not drawn: %s)\n", caption, imp_last_error());
+    return sweep_appendf(md, len, "\n![%s](%s.png)\n", caption, stem);
+}
+
+static int bar_figure(const grid *g, const char *dir, char **md, size_t *len)
+{
     const char *groups[N_MODELS + 1];
     int gmap[N_MODELS + 1], ng = 0;
     for (int mi = 0; mi <= N_MODELS; mi++)
-        if (any_model[mi]) {
+        if (g->any_model[mi]) {
             groups[ng] = mi == N_MODELS ? "GT + 1e-4 pert" : models[mi];
             gmap[ng++] = mi;
         }
+    int n_sys = g->n_sys, have_paper = 0;
     double *vals = calloc((size_t)2 * ng * n_sys, sizeof(double));
     if (!vals) return imp_fail(IMP_ERR_NOMEM, "report: out of memory");
-    for (int g = 0; g < ng; g++)
+    for (int k = 0; k < ng; k++)
         for (int si = 0; si < n_sys; si++) {
-            agg *a = &cells[si][gmap[g]];
-            vals[g * n_sys + si] = a->n ? a->sum / a->n : NAN;
-            vals[(size_t)ng * n_sys + g * n_sys + si] = paper_value(systems[si], gmap[g]);
+            const cell *c = &g->cells[si][0][gmap[k]];
+            double p = paper_value(g->systems[si], gmap[k], g->sizes[0]);
+            vals[k * n_sys + si] = c->n ? c->sum / c->n : NAN;
+            vals[(size_t)ng * n_sys + k * n_sys + si] = p;
+            have_paper |= isfinite(p);
         }
-    imp_figure *fig = imp_figure_new(2, 1, 9, 7);
+    /* the paper's panel only where it has values (n_train = 800) */
+    int panels = have_paper ? 2 : 1;
+    imp_figure *fig = imp_figure_new(panels, 1, 9, 3.5 * panels);
     if (!fig) {
         free(vals);
         return imp_fail(IMP_ERR_NOMEM, "report: out of memory");
     }
     imp_figure_axes(fig, 0, "impulse (this sweep)", NULL, "geometric-mean relative error");
-    imp_figure_axes(fig, 1, "Finzi et al. 2020, figs 5/7", NULL, "geometric-mean relative error");
-    for (int p = 0; p < 2; p++) {
+    if (have_paper) imp_figure_axes(fig, 1, "Finzi et al. 2020, figs 5/7", NULL, "geometric-mean relative error");
+    for (int p = 0; p < panels; p++) {
         imp_figure_logscale(fig, p, 0, 1);
-        imp_figure_bars(fig, p, systems, (size_t)n_sys, groups, (size_t)ng, vals + (size_t)p * ng * n_sys, NULL);
+        imp_figure_bars(fig, p, g->systems, (size_t)n_sys, groups, (size_t)ng, vals + (size_t)p * ng * n_sys, NULL);
     }
-    snprintf(path, sizeof path, "%s/chnn_bars", dir);
-    st = imp_figure_save(fig, path);
-    imp_figure_free(fig);
     free(vals);
-    /* the tables stand without the figure (matplotlib may be missing) */
-    if (st) return sweep_appendf(md, len, "\n(bar chart not drawn: %s)\n", imp_last_error());
-    return sweep_appendf(md, len, "\n![bar chart](chnn_bars.png)\n");
+    return save_figure(fig, dir, "chnn_bars", "mean geometric-mean relative error, ours and the paper's", md, len);
+}
+
+static int curve_figures(const grid *g, const char *dir, char **md, size_t *len)
+{
+    static const char *const stems[3] = {"chnn_rel_err", "chnn_energy", "chnn_constraint"};
+    static const char *const ylabels[3] = {"relative error", "relative energy error", "constraint violation |Psi(x, v)|"};
+    int st = IMP_OK;
+    int cols = g->n_sys < 4 ? g->n_sys : 4, rows = (g->n_sys + cols - 1) / cols;
+    for (int k = 0; k < 3 && !st; k++) {
+        imp_figure *fig = imp_figure_new(rows, cols, 3.0 * cols, 2.6 * rows + 0.4);
+        if (!fig) return imp_fail(IMP_ERR_NOMEM, "report: out of memory");
+        int drawn = 0;
+        for (int si = 0; si < g->n_sys && !st; si++) {
+            imp_figure_axes(fig, si, g->systems[si], "time (s)", si % cols == 0 ? ylabels[k] : NULL);
+            imp_figure_logscale(fig, si, 0, 1);
+            for (int mi = 0; mi < N_MODELS && !st; mi++) {
+                const cell *c = &g->cells[si][0][mi];
+                if (!c->n || !c->curve[k] || c->T < 2) continue;
+                double *t = malloc((size_t)c->T * sizeof(double));
+                if (!t) st = imp_fail(IMP_ERR_NOMEM, "report: out of memory");
+                for (int i = 0; t && i < c->T; i++) t[i] = i * c->dt;
+                /* from the first step on: at t = 0 the errors are ~0 and
+                 * would stretch the log axis */
+                if (t) st = imp_figure_line(fig, si, t + 1, c->curve[k] + 1, (size_t)c->T - 1, models[mi], NULL);
+                free(t);
+                drawn++;
+            }
+        }
+        if (st || !drawn) {
+            imp_figure_free(fig);
+            continue;
+        }
+        st = save_figure(fig, dir, stems[k], ylabels[k], md, len);
+    }
+    return st;
+}
+
+int sweep_report_chnn(const char *dir, const sweep_result *res, int n, char **md, size_t *len)
+{
+    grid *g = calloc(1, sizeof *g);
+    if (!g) return imp_fail(IMP_ERR_NOMEM, "report: out of memory");
+    collect(g, res, n);
+    int st = IMP_OK;
+    if (g->n_sys == 0) {
+        free(g);
+        return IMP_OK;
+    }
+    imp_json j;
+    imp_json_init(&j);
+    st = main_table(g, md, len, &j);
+    if (!st && g->n_sizes > 1) st = size_table(g, md, len);
+    if (!st) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/chnn_results.json", dir);
+        const char *text = imp_json_text(&j);
+        st = text ? imp_write_file_atomic(path, text, strlen(text)) : imp_fail(IMP_ERR_NOMEM, "out of memory");
+    }
+    imp_json_free(&j);
+    if (!st) st = bar_figure(g, dir, md, len);
+    if (!st) st = curve_figures(g, dir, md, len);
+    free(g);
+    return st;
 }

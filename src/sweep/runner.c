@@ -310,3 +310,26 @@ int imp_sweep_run(const imp_sweep_plan *plan, const char *dir, const imp_sweep_r
         return imp_fail(first_err, "%d task%s failed (first: %s)", s.failed, s.failed == 1 ? "" : "s", first_msg);
     return IMP_OK;
 }
+
+typedef struct walk {
+    const int *order;
+    int n, pos;
+} walk;
+static int walk_next(void *user)
+{
+    walk *w = user;
+    return w->pos < w->n ? w->order[w->pos++] : -1;
+}
+
+int imp_sweep_run_plan(const imp_sweep_plan *plan, const char *dir, const imp_sweep_run_opts *o,
+                       imp_sweep_summary *summary)
+{
+    if (!plan || !dir || !o) return imp_fail(IMP_ERR_INVALID, "sweep: NULL");
+    int *order = malloc((size_t)plan->n_tasks * sizeof(int));
+    if (!order) return imp_fail(IMP_ERR_NOMEM, "sweep: out of memory");
+    imp_sweep_order(plan, order);
+    walk w = {order, plan->n_tasks, 0};
+    int st = imp_sweep_run(plan, dir, o, walk_next, &w, summary);
+    free(order);
+    return st;
+}

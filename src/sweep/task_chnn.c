@@ -208,9 +208,17 @@ int sweep_exec_chnn(const imp_sweep_task *t, const char *task_dir, const imp_swe
 
 /* ---- plans ---- */
 
-static const char *const all_systems[] = {"pendulum-chain:1", "pendulum-chain:2",  "pendulum-chain:3", "pendulum-chain:5",
-                                          "coupled-pendulums:3", "magnet-pendulum", "gyroscope",        "rotor"};
-static const char *const all_models[] = {"chnn", "clnn", "hnn", "delan", "node"};
+static const char *const all_systems = "pendulum-chain:1,pendulum-chain:2,pendulum-chain:3,pendulum-chain:5,"
+                                       "coupled-pendulums:3,magnet-pendulum,gyroscope,rotor";
+static const char *const all_models = "chnn,clnn,hnn,delan,node";
+
+void imp_sweep_chnn_opts_default(imp_sweep_chnn_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->preset = "full";
+    o->seeds = 1;
+    o->epochs = -1;
+}
 
 static void short_name(const char *sys, char *out, size_t cap)
 {
@@ -219,66 +227,112 @@ static void short_name(const char *sys, char *out, size_t cap)
     out[i] = 0;
 }
 
-int imp_sweep_plan_chnn(imp_sweep_plan *plan, const char *preset, int seeds)
+/* Split a comma list into a malloc'd copy and item pointers. */
+static int split(const char *list, char **copy, char **items, int max, int *n, const char *what)
 {
-    if (!plan || !preset) return imp_fail(IMP_ERR_INVALID, "chnn plan: NULL");
-    if (seeds < 1 || seeds > 1000) return imp_fail(IMP_ERR_INVALID, "chnn plan: seeds %d out of [1, 1000]", seeds);
+    *n = 0;
+    *copy = strdup(list);
+    if (!*copy) return imp_fail(IMP_ERR_NOMEM, "chnn plan: out of memory");
+    char *save = NULL;
+    for (char *tok = strtok_r(*copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (*n == max) return imp_fail(IMP_ERR_INVALID, "chnn plan: more than %d %s", max, what);
+        items[(*n)++] = tok;
+    }
+    if (*n == 0) return imp_fail(IMP_ERR_INVALID, "chnn plan: no %s in '%s'", what, list);
+    return IMP_OK;
+}
+
+int imp_sweep_plan_chnn(imp_sweep_plan *plan, const imp_sweep_chnn_opts *o)
+{
+    if (!plan || !o || !o->preset) return imp_fail(IMP_ERR_INVALID, "chnn plan: NULL");
     memset(plan, 0, sizeof *plan);
+    const char *preset = o->preset;
     int quick = !strcmp(preset, "quick"), tiny = !strcmp(preset, "tiny"), all = !strcmp(preset, "all");
     if (!quick && !tiny && !all && strcmp(preset, "full"))
         return imp_fail(IMP_ERR_INVALID, "chnn plan: preset '%s' unknown (full, all, quick, tiny)", preset);
-    /* full: CHNN and CLNN on all eight systems, the baselines on the three the
-     * comparison needs; all: every model on every system */
-    const char *const *systems = all_systems;
-    int n_sys = 8, n_models = 5;
-    static const char *const quick_sys[] = {"pendulum-chain:1", "pendulum-chain:2"};
-    static const char *const quick_models[] = {"chnn", "node"};
-    static const char *const tiny_models[] = {"chnn", "hnn"};
-    const char *const *models = all_models;
+    if (o->seeds < 1 || o->seeds > 1000) return imp_fail(IMP_ERR_INVALID, "chnn plan: seeds %d out of [1, 1000]", o->seeds);
+    if (o->first_seed < 0) return imp_fail(IMP_ERR_INVALID, "chnn plan: first seed %d < 0", o->first_seed);
+    const char *systems = all_systems, *models = all_models;
     long epochs = 2000, n_train = 800, n_test = 100;
     if (quick) {
-        systems = quick_sys;
-        n_sys = 2;
-        models = quick_models;
-        n_models = 2;
+        systems = "pendulum-chain:1,pendulum-chain:2";
+        models = "chnn,node";
         epochs = 30;
         n_train = 200;
         n_test = 20;
     } else if (tiny) {
-        systems = quick_sys;
-        n_sys = 1;
-        models = tiny_models;
-        n_models = 2;
+        systems = "pendulum-chain:1";
+        models = "chnn,hnn";
         epochs = 2;
         n_train = 8;
         n_test = 3;
     }
-    char words[512], sname[64];
-    int st = IMP_OK;
+    /* full: the baselines on the three systems the comparison needs, unless
+     * the caller names the systems */
+    int baselines_everywhere = all || quick || tiny || o->systems;
+    if (o->systems) systems = o->systems;
+    if (o->models) models = o->models;
+    if (o->epochs >= 0) epochs = o->epochs;
+    if (o->n_train > 0) n_train = o->n_train;
+    if (o->n_test > 0) n_test = o->n_test;
+    char *sys_copy = NULL, *model_copy = NULL, *ntr_copy = NULL, *sys_items[64], *model_items[8], *ntr_items[32];
+    int n_sys = 0, n_models = 0, n_ntr = 0;
+    int st = split(systems, &sys_copy, sys_items, 64, &n_sys, "systems");
+    if (!st) st = split(models, &model_copy, model_items, 8, &n_models, "models");
+    if (!st && o->n_train_list) st = split(o->n_train_list, &ntr_copy, ntr_items, 32, &n_ntr, "training-set sizes");
+    long ntr[32];
+    for (int i = 0; i < n_ntr && !st; i++) {
+        char *end = NULL;
+        ntr[i] = strtol(ntr_items[i], &end, 10);
+        if (end == ntr_items[i] || *end || ntr[i] < 1 || ntr[i] > 1000000)
+            st = imp_fail(IMP_ERR_INVALID, "chnn plan: training-set size '%s' is not an integer in [1, 1000000]",
+                          ntr_items[i]);
+    }
+    if (!n_ntr) {
+        ntr[0] = n_train;
+        n_ntr = 1;
+    }
+    for (int mi = 0; mi < n_models && !st; mi++) {
+        imp_cmodel_kind k;
+        st = imp_cmodel_kind_from_name(model_items[mi], &k);
+    }
+    char words[640], sname[64], lr[48] = "";
+    if (o->lr > 0) snprintf(lr, sizeof lr, " lr=%.17g", o->lr);
+    if (o->hidden > 0) snprintf(lr + strlen(lr), sizeof lr - strlen(lr), " hidden=%d", o->hidden);
     for (int si = 0; si < n_sys && !st; si++) {
         imp_csystem sys;
-        if ((st = imp_csystem_from_name(&sys, systems[si]))) break;
-        short_name(systems[si], sname, sizeof sname);
+        if ((st = imp_csystem_from_name(&sys, sys_items[si]))) break;
+        short_name(sys_items[si], sname, sizeof sname);
         int dim = 2 * sys.n_points * sys.d;
-        snprintf(words, sizeof words, "id=%s.gt-pert strand=chnn system=%s model=gt-pert n_test=%ld cost=%g", sname,
-                 systems[si], n_test, 1e-3 * n_test * dim);
+        snprintf(words, sizeof words, "id=%s.gt-pert strand=chnn system=%s model=gt-pert n_test=%ld cost=%.3g", sname,
+                 sys_items[si], n_test, 0.01 * n_test * dim);
         if ((st = imp_sweep_plan_add(plan, words))) break;
+        int key_system = !strcmp(sys_items[si], "pendulum-chain:3") || !strcmp(sys_items[si], "gyroscope") ||
+                         !strcmp(sys_items[si], "rotor");
         for (int mi = 0; mi < n_models && !st; mi++) {
-            int baseline = mi >= 2;
-            int needed = !baseline || all || quick || tiny || !strcmp(systems[si], "pendulum-chain:3") ||
-                         !strcmp(systems[si], "gyroscope") || !strcmp(systems[si], "rotor");
-            if (!needed || (baseline && sys.n_gen < 1)) continue;
-            for (int k = 0; k < seeds && !st; k++) {
-                /* a rough cost in seconds (2 threads, this project's machines):
-                 * it only orders the tasks, longest first */
-                double cost = 4e-4 * epochs * (n_train / 800.0) * dim * (baseline ? 0.5 : 1.0);
-                snprintf(words, sizeof words,
-                         "id=%s.%s.s%d strand=chnn system=%s model=%s seed=%d epochs=%ld n_train=%ld n_test=%ld cost=%.4g",
-                         sname, models[mi], k, systems[si], models[mi], k, epochs, n_train, n_test, cost);
-                st = imp_sweep_plan_add(plan, words);
-            }
+            imp_cmodel_kind k;
+            imp_cmodel_kind_from_name(model_items[mi], &k);
+            int baseline = k != IMP_CMODEL_CHNN && k != IMP_CMODEL_CLNN;
+            if (baseline && (sys.n_gen < 1 || !(baselines_everywhere || key_system))) continue;
+            for (int ni = 0; ni < n_ntr && !st; ni++)
+                for (int s = o->first_seed; s < o->first_seed + o->seeds && !st; s++) {
+                    /* a rough cost in seconds (2 threads, this project's
+                     * machines): it only orders the tasks, longest first */
+                    double cost = 0.025 * epochs * (ntr[ni] / 800.0) * dim * (baseline ? 0.5 : 1.0);
+                    char nsuffix[32] = "";
+                    if (o->n_train_list) snprintf(nsuffix, sizeof nsuffix, ".n%ld", ntr[ni]);
+                    snprintf(words, sizeof words,
+                             "id=%s.%s%s.s%d strand=chnn system=%s model=%s seed=%d epochs=%ld n_train=%ld "
+                             "n_test=%ld%s cost=%.3g",
+                             sname, model_items[mi], nsuffix, s, sys_items[si], model_items[mi], s, epochs, ntr[ni],
+                             n_test, lr, cost);
+                    st = imp_sweep_plan_add(plan, words);
+                }
         }
     }
+    free(sys_copy);
+    free(model_copy);
+    free(ntr_copy);
     if (st) imp_sweep_plan_free(plan);
     return st;
 }

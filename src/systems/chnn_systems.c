@@ -2,6 +2,7 @@
  * section 1), their initial-state distributions and generalised
  * coordinates. */
 #include "impulse/chnn_systems.h"
+#include "core/num.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -37,11 +38,7 @@ static int parse_count(const char *name, const char *prefix, int lo, int hi, int
     if (strncmp(name, prefix, len) != 0) return 0;
     if (name[len] == '\0') { *n = dflt; return 1; }
     if (name[len] != ':') return 0;
-    char *end;
-    long v = strtol(name + len + 1, &end, 10);
-    if (*end != '\0' || end == name + len + 1) return -1;
-    if (v < lo || v > hi) return -1;
-    *n = (int)v;
+    if (imp_num_parse_int(name + len + 1, "system", lo, hi, n)) return -1;
     return 1;
 }
 

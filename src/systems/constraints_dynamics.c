@@ -138,30 +138,29 @@ int imp_csys_check_rank(const imp_csys *s, const double *x, imp_csys_work *w)
     int st = check_work(s, w);
     if (st) return st;
     int N = w->N, C = w->C;
-    /* Gram-Schmidt on the rows of DPhi in the M^-1 metric: a row whose
-     * residual vanishes depends on the earlier rows. */
+    /* Gram-Schmidt on the rows of DPhi: a row whose residual vanishes
+     * depends on the earlier rows. Independence does not depend on the
+     * metric; the Euclidean one keeps extreme masses (1e-308) from
+     * overflowing the M^-1 weighting. */
     imp_csys_jacobian(s, x, w->J);
     double *Q = w->MinvJt; /* orthonormalised rows, reused */
     for (int c = 0; c < C; c++) {
         double *q = Q + (size_t)c * N;
         memcpy(q, w->J + (size_t)c * N, (size_t)N * sizeof(double));
-        imp_csys_mass_inv_mul(s, q, w->tmp);
         double norm0 = 0;
-        for (int k = 0; k < N; k++) norm0 += q[k] * w->tmp[k];
+        for (int k = 0; k < N; k++) norm0 += q[k] * q[k];
         norm0 = sqrt(norm0);
         if (!(norm0 > 0.0)) return con_line_fail(s, c, "its gradient vanishes at this state (degenerate, e.g. zero length)");
         for (int pass = 0; pass < 2; pass++)
             for (int e = 0; e < c; e++) {
                 const double *qe = Q + (size_t)e * N;
-                imp_csys_mass_inv_mul(s, qe, w->tmp);
                 double dot = 0;
-                for (int k = 0; k < N; k++) dot += q[k] * w->tmp[k];
+                for (int k = 0; k < N; k++) dot += q[k] * qe[k];
                 for (int k = 0; k < N; k++) q[k] -= dot * qe[k];
             }
-        imp_csys_mass_inv_mul(s, q, w->tmp);
         double norm = 0;
-        for (int k = 0; k < N; k++) norm += q[k] * w->tmp[k];
-        norm = sqrt(fmax(norm, 0.0));
+        for (int k = 0; k < N; k++) norm += q[k] * q[k];
+        norm = sqrt(norm);
         if (!(norm > 1e-8 * norm0))
             return con_line_fail(s, c, "redundant with earlier constraints (singular constraint set)");
         for (int k = 0; k < N; k++) q[k] /= norm;

@@ -3,6 +3,7 @@
  * is documented in docs/chnn-systems.md; every error names the file, the
  * line and the offending keyword or body. */
 #include "impulse/constrained.h"
+#include "core/num.h"
 
 #include <errno.h>
 #include <math.h>
@@ -36,19 +37,27 @@ static int pwrap(parse_ctx *p, int st)
     return imp_fail_context(IMP_ERR_FORMAT, "%s:%d", p->file, p->line);
 }
 
+/* Numbers go through the checked helper (core/num.h): its message says what
+ * was wrong ("'1e999' is beyond the range of a double", "2.5 is not an
+ * integer", "5 is out of range [0, 2]"), prefixed with file:line: keyword. */
+static int num_err(parse_ctx *p, const char *what)
+{
+    const char *m = imp_last_error();
+    if (!strcmp(what, p->kw)) m += strlen(what) + 2; /* "steps: steps: ..." */
+    return perr(p, "%s", m);
+}
+
 static int next_number(parse_ctx *p, const char *what, double *out)
 {
     if (p->pos >= p->n) return perr(p, "missing %s", what);
-    const char *t = p->tok[p->pos++];
-    char *end = NULL;
-    errno = 0;
-    double v = strtod(t, &end);
-    if (errno || end == t || *end != '\0' || !isfinite(v)) {
-        char msg[160];
-        snprintf(msg, sizeof msg, "%s: '%.60s' is not a finite number", what, t);
-        return perr(p, "%s", msg);
-    }
-    *out = v;
+    if (imp_num_parse_double(p->tok[p->pos++], what, out)) return num_err(p, what);
+    return IMP_OK;
+}
+
+static int next_int(parse_ctx *p, const char *what, int lo, int hi, int *out)
+{
+    if (p->pos >= p->n) return perr(p, "missing %s", what);
+    if (imp_num_parse_int(p->tok[p->pos++], what, lo, hi, out)) return num_err(p, what);
     return IMP_OK;
 }
 
@@ -112,9 +121,11 @@ static int parse_body(parse_ctx *p)
             have_mass = 1;
         } else if (accept(p, "inertia")) {
             while (p->pos < p->n && n_axes < 4) {
-                char *end;
-                strtod(p->tok[p->pos], &end);
-                if (*end != '\0' || end == p->tok[p->pos]) break;
+                double probe;
+                if (imp_num_parse_double(p->tok[p->pos], "inertia", &probe)) { /* the next attribute */
+                    imp_clear_error();
+                    break;
+                }
                 if (n_axes >= p->s->d) return perr(p, "more than %s inertia values", p->s->d == 2 ? "2" : "3");
                 if ((st = next_number(p, "inertia", &inertia[n_axes]))) return st;
                 n_axes++;
@@ -167,12 +178,11 @@ static int parse_line(parse_ctx *p)
     if (strcmp(kw, "dim") == 0) {
         if (p->have_dim) return perr(p, "%s", "given twice");
         if (s->n_bodies) return perr(p, "%s", "must come before the bodies");
-        double d;
-        if ((st = next_number(p, "dimension", &d)) || (st = end_of_line(p))) return st;
-        if (d != 2 && d != 3) return perr(p, "%s", "must be 2 or 3");
+        int d;
+        if ((st = next_int(p, "dimension", 2, 3, &d)) || (st = end_of_line(p))) return st;
         char name[IMP_CSYS_NAME_LEN];
         memcpy(name, s->name, sizeof name);
-        imp_csys_init(s, name, (int)d);
+        imp_csys_init(s, name, d);
         p->have_dim = 1;
         return IMP_OK;
     }
@@ -184,10 +194,7 @@ static int parse_line(parse_ctx *p)
         return IMP_OK;
     }
     if (strcmp(kw, "steps") == 0) {
-        double v;
-        if ((st = next_number(p, "steps", &v)) || (st = end_of_line(p))) return st;
-        if (!(v >= 1 && v <= 1e7) || v != floor(v)) return perr(p, "%s", "must be an integer >= 1");
-        s->n_steps = (int)v;
+        if ((st = next_int(p, "steps", 1, IMP_CSYS_MAX_STEPS, &s->n_steps)) || (st = end_of_line(p))) return st;
         return IMP_OK;
     }
     if (strcmp(kw, "tether") == 0) {
@@ -231,18 +238,19 @@ static int parse_line(parse_ctx *p)
         return pwrap(p, imp_csys_add_hinge(s, a, ua, b, ub, p->line));
     }
     if (strcmp(kw, "gravity") == 0) {
-        double g, axis = -1;
+        double g;
+        int axis = -1; /* the last axis */
         if ((st = next_number(p, "g", &g))) return st;
         if (accept(p, "axis")) {
             if (p->pos < p->n && strlen(p->tok[p->pos]) == 1 && strchr("xyz", p->tok[p->pos][0])) {
                 axis = p->tok[p->pos][0] - 'x';
                 p->pos++;
-            } else if ((st = next_number(p, "axis", &axis))) {
+            } else if ((st = next_int(p, "axis", 0, s->d - 1, &axis))) {
                 return st;
             }
         }
         if ((st = end_of_line(p))) return st;
-        return pwrap(p, imp_csys_add_gravity(s, g, (int)axis));
+        return pwrap(p, imp_csys_add_gravity(s, g, axis));
     }
     if (strcmp(kw, "spring") == 0) {
         int a, b = -1;

@@ -17,7 +17,7 @@ int imp_contact_geometry_check(const imp_contact_geometry *g)
     for (int k = 0; k < g->n_bodies; k++)
         if (!(g->mass[k] > 0.0) || !isfinite(g->mass[k]))
             return imp_fail(IMP_ERR_INVALID, "masses[%d]: %g must be positive and finite", k, g->mass[k]);
-    if (!(g->restitution >= 0.0 && g->restitution <= 1.0))
+    if (!isnan(g->restitution) && !(g->restitution >= 0.0 && g->restitution <= 1.0))
         return imp_fail(IMP_ERR_INVALID, "restitution: %g is outside [0, 1]", g->restitution);
     if (g->n_pairs < 0 || g->n_pairs > IMP_MAX_CONTACTS)
         return imp_fail(IMP_ERR_INVALID, "contact_pairs: %d pairs, at most %d", g->n_pairs, IMP_MAX_CONTACTS);
@@ -33,8 +33,31 @@ int imp_contact_geometry_check(const imp_contact_geometry *g)
             return imp_fail(IMP_ERR_INVALID, "contact_normals[%d]: not a unit vector (|n|^2 = %g)", p, nn);
         if (!isfinite(c->offset))
             return imp_fail(IMP_ERR_INVALID, "contact_offsets[%d]: not finite", p);
+        for (int a = 0; a < g->dim; a++)
+            if (!isfinite(c->tangent[a]))
+                return imp_fail(IMP_ERR_INVALID, "contact_tangents[%d]: not finite", p);
     }
     return IMP_OK;
+}
+
+int imp_contact_pair_has_tangent(const imp_contact_geometry *g, int p)
+{
+    for (int a = 0; a < g->dim; a++)
+        if (g->pairs[p].tangent[a] != 0.0) return 1;
+    return 0;
+}
+
+void imp_contact_pair_compliance(const imp_contact_geometry *g, int p, double wsum, double W[4])
+{
+    const imp_contact_pair *c = &g->pairs[p];
+    double tt = 0.0, tn = 0.0;
+    for (int a = 0; a < g->dim; a++) {
+        tt += c->tangent[a] * c->tangent[a];
+        tn += c->tangent[a] * c->normal[a];
+    }
+    W[0] = wsum * tt;
+    W[1] = W[2] = wsum * tn;
+    W[3] = wsum; /* |n| = 1 */
 }
 
 double imp_contact_gap(const imp_contact_geometry *g, int p, const double *q)
@@ -48,15 +71,24 @@ double imp_contact_gap(const imp_contact_geometry *g, int p, const double *q)
     return s;
 }
 
-double imp_contact_normal_velocity(const imp_contact_geometry *g, int p, const double *v)
+static double rel_dot(const imp_contact_geometry *g, const imp_contact_pair *c, const double *dir, const double *v)
 {
-    const imp_contact_pair *c = &g->pairs[p];
     double s = 0.0;
     for (int a = 0; a < g->dim; a++) {
         double rel = v[c->body_j * g->dim + a] - (c->body_i == IMP_WALL ? 0.0 : v[c->body_i * g->dim + a]);
-        s += c->normal[a] * rel;
+        s += dir[a] * rel;
     }
     return s;
+}
+
+double imp_contact_normal_velocity(const imp_contact_geometry *g, int p, const double *v)
+{
+    return rel_dot(g, &g->pairs[p], g->pairs[p].normal, v);
+}
+
+double imp_contact_slip_velocity(const imp_contact_geometry *g, int p, const double *v)
+{
+    return rel_dot(g, &g->pairs[p], g->pairs[p].tangent, v);
 }
 
 int imp_contact_geometry_to_npz(const imp_contact_geometry *g, imp_npz *z)
@@ -76,6 +108,14 @@ int imp_contact_geometry_to_npz(const imp_contact_geometry *g, imp_npz *z)
     if (!st) st = imp_npz_add_i64(z, "contact_pairs", 2, shp, pairs);
     if (!st) st = imp_npz_add_f64(z, "contact_normals", 2, shn, normals);
     if (!st) st = imp_npz_add_f64(z, "contact_offsets", 1, sho, offsets);
+    int any_tangent = 0;
+    double tangents[IMP_MAX_CONTACTS * IMP_MAX_DIM];
+    for (int p = 0; p < P; p++)
+        for (int a = 0; a < d; a++) {
+            tangents[p * d + a] = g->pairs[p].tangent[a];
+            any_tangent |= g->pairs[p].tangent[a] != 0.0;
+        }
+    if (!st && any_tangent) st = imp_npz_add_f64(z, "contact_tangents", 2, shn, tangents);
     return st;
 }
 
@@ -90,12 +130,16 @@ int imp_contact_geometry_from_npz(const imp_npz *z, const char *meta, imp_contac
         return imp_fail(IMP_ERR_SHAPE, "masses: %zu bodies, need 1..%d", shm[0], IMP_MAX_BODIES);
     g->n_bodies = (int)shm[0];
     memcpy(g->mass, masses, shm[0] * sizeof(double));
-    double dim = 1, e = 0;
-    if (imp_json_get_number(meta, "dim", &dim) || imp_json_get_number(meta, "restitution", &e))
-        return imp_fail(IMP_ERR_FORMAT, "meta: needs numbers 'dim' and 'restitution'");
-    if (dim < 1 || dim > IMP_MAX_DIM || dim != floor(dim))
-        return imp_fail(IMP_ERR_FORMAT, "meta: dim %g is not an integer in [1, %d]", dim, IMP_MAX_DIM);
-    g->dim = (int)dim;
+    int dim = 1;
+    double e = 0;
+    if ((st = imp_json_get_int(meta, "dim", 1, IMP_MAX_DIM, &dim))) return imp_fail_context(st, "meta");
+    /* restitution is optional: unknown (NaN) when absent or null, then a
+     * CD-Lagrange model has to learn it */
+    if (imp_json_get_number(meta, "restitution", &e)) {
+        e = NAN;
+        imp_clear_error();
+    }
+    g->dim = dim;
     g->restitution = e;
     int64_t *pairs = NULL;
     size_t shp[2];
@@ -106,11 +150,14 @@ int imp_contact_geometry_from_npz(const imp_npz *z, const char *meta, imp_contac
         return imp_fail(IMP_ERR_SHAPE, "contact_pairs: %zu pairs, at most %d", shp[0], IMP_MAX_CONTACTS);
     }
     g->n_pairs = (int)shp[0];
-    const double *normals = NULL, *offsets = NULL;
+    const double *normals = NULL, *offsets = NULL, *tangents = NULL;
     size_t P = shp[0];
     if (P > 0) {
         st = imp_npz_get_f64(z, "contact_normals", 2, (size_t[]){P, (size_t)g->dim}, &normals, NULL);
         if (!st) st = imp_npz_get_f64(z, "contact_offsets", 1, (size_t[]){P}, &offsets, NULL);
+        /* optional: tangents of pairs that can slide (friction) */
+        if (!st && imp_npz_find(z, "contact_tangents"))
+            st = imp_npz_get_f64(z, "contact_tangents", 2, (size_t[]){P, (size_t)g->dim}, &tangents, NULL);
     }
     for (size_t p = 0; !st && p < P; p++) {
         if (pairs[2 * p] < IMP_WALL || pairs[2 * p] >= IMP_MAX_BODIES || pairs[2 * p + 1] < 0 ||
@@ -123,6 +170,8 @@ int imp_contact_geometry_from_npz(const imp_npz *z, const char *meta, imp_contac
         g->pairs[p].body_j = (int)pairs[2 * p + 1];
         g->pairs[p].offset = offsets[p];
         for (int a = 0; a < g->dim; a++) g->pairs[p].normal[a] = normals[p * (size_t)g->dim + a];
+        if (tangents)
+            for (int a = 0; a < g->dim; a++) g->pairs[p].tangent[a] = tangents[p * (size_t)g->dim + a];
     }
     free(pairs);
     if (!st) st = imp_contact_geometry_check(g);

@@ -1,11 +1,13 @@
 /* Ground-truth simulators of the CD-Lagrange experiments: ideal pendulum,
- * bouncing ball, Newton's cradle. Smooth motion is integrated with classical
+ * bouncing ball, Newton's cradle, and a spinning disk bouncing on a floor
+ * with friction (sliding impacts, AP Newton). Smooth motion is integrated with classical
  * RK4 on a fine sub-grid (error ~1e-13 per sample for the defaults); impacts
  * are events located by bisection to machine precision and resolved with
  * Newton's restitution law and momentum conservation ([A] eq 41); a wall
  * contact whose rebound cannot lift the body within one sub-step is treated
  * as resting (the end of the Zeno sequence of a ball with e < 1). */
 #include "impulse/contact_systems.h"
+#include "impulse/impact_models.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -14,23 +16,34 @@
 
 #define SUBSTEPS 64
 
-typedef enum { SYS_PENDULUM, SYS_BALL, SYS_CRADLE } sys_kind;
+typedef enum { SYS_PENDULUM, SYS_BALL, SYS_CRADLE, SYS_DISK } sys_kind;
+
+/* The bouncing disk: a uniform disk of radius DISK_R, mass 1, coordinates
+ * q = (x, y, k theta) with k = R / sqrt(2) its radius of gyration, so that
+ * the mass matrix is the identity (T = (vx^2 + vy^2 + (k omega)^2) / 2);
+ * theta counter-clockwise. Floor contact: gap y - R, normal (0, 1, 0), slip
+ * velocity of the lowest point vx + R omega = t . qdot with t = (1, 0, R/k). */
+#define DISK_R 0.25
 
 typedef struct sim {
     sys_kind kind;
     imp_contact_geometry geom;
-    double gravity, length;
+    double gravity, length, friction;
     int resting[IMP_MAX_CONTACTS]; /* wall pairs in persistent contact */
 } sim;
 
+
 /* Generalised acceleration: pendulum angles qdd = -(g/l) sin q; ball
- * height qdd = -g. Resting wall contacts cancel the normal component. */
-static void accel(const sim *s, const double *q, double *a)
+ * height qdd = -g; disk (x, y, k theta) (0, -g, 0). Resting wall contacts
+ * cancel the normal component; a resting disk that slips feels Coulomb
+ * friction mu N against its slip (a rolling one none). */
+static void accel(const sim *s, const double *q, const double *v, double *a)
 {
     int D = s->geom.n_bodies * s->geom.dim;
     for (int i = 0; i < D; i++)
         a[i] = s->kind == SYS_BALL ? (i % s->geom.dim == s->geom.dim - 1 ? -s->gravity : 0.0)
-                                   : -(s->gravity / s->length) * sin(q[i]);
+               : s->kind == SYS_DISK ? (i % s->geom.dim == 1 ? -s->gravity : 0.0)
+                                     : -(s->gravity / s->length) * sin(q[i]);
     for (int p = 0; p < s->geom.n_pairs; p++) {
         if (!s->resting[p]) continue;
         const imp_contact_pair *c = &s->geom.pairs[p];
@@ -38,6 +51,13 @@ static void accel(const sim *s, const double *q, double *a)
         for (int k = 0; k < s->geom.dim; k++) an += c->normal[k] * a[c->body_j * s->geom.dim + k];
         if (an < 0.0)
             for (int k = 0; k < s->geom.dim; k++) a[c->body_j * s->geom.dim + k] -= an * c->normal[k];
+        if (an < 0.0 && v && imp_contact_pair_has_tangent(&s->geom, p)) {
+            double ut = imp_contact_slip_velocity(&s->geom, p, v);
+            double sg = ut > 1e-12 ? 1.0 : ut < -1e-12 ? -1.0 : 0.0;
+            /* normal force N = -m an, friction -sg mu N along t: a += M^-1 t F */
+            for (int k = 0; k < s->geom.dim; k++)
+                a[c->body_j * s->geom.dim + k] += -sg * s->friction * -an * c->tangent[k];
+        }
     }
 }
 
@@ -51,16 +71,16 @@ static void rk4(const sim *s, double *q, double *v, double h)
     double k4q[IMP_MAX_BODIES * IMP_MAX_DIM], k4v[IMP_MAX_BODIES * IMP_MAX_DIM];
     double tq[IMP_MAX_BODIES * IMP_MAX_DIM] = {0}, tv[IMP_MAX_BODIES * IMP_MAX_DIM] = {0};
     memcpy(k1q, v, D * sizeof(double));
-    accel(s, q, k1v);
+    accel(s, q, v, k1v);
     for (int i = 0; i < D; i++) tq[i] = q[i] + 0.5 * h * k1q[i], tv[i] = v[i] + 0.5 * h * k1v[i];
     memcpy(k2q, tv, D * sizeof(double));
-    accel(s, tq, k2v);
+    accel(s, tq, tv, k2v);
     for (int i = 0; i < D; i++) tq[i] = q[i] + 0.5 * h * k2q[i], tv[i] = v[i] + 0.5 * h * k2v[i];
     memcpy(k3q, tv, D * sizeof(double));
-    accel(s, tq, k3v);
+    accel(s, tq, tv, k3v);
     for (int i = 0; i < D; i++) tq[i] = q[i] + h * k3q[i], tv[i] = v[i] + h * k3v[i];
     memcpy(k4q, tv, D * sizeof(double));
-    accel(s, tq, k4v);
+    accel(s, tq, tv, k4v);
     for (int i = 0; i < D; i++) {
         q[i] += h / 6.0 * (k1q[i] + 2 * k2q[i] + 2 * k3q[i] + k4q[i]);
         v[i] += h / 6.0 * (k1v[i] + 2 * k2v[i] + 2 * k3v[i] + k4v[i]);
@@ -89,15 +109,27 @@ static void resolve_impact(sim *s, int p, const double *q, double *v, double h_s
     double mi = c->body_i == IMP_WALL ? INFINITY : s->geom.mass[c->body_i];
     double mu = c->body_i == IMP_WALL ? mj : mi * mj / (mi + mj);
     double P = -mu * (1.0 + s->geom.restitution) * u;
+    double Pc[2] = {0.0, P}; /* (tangential, normal) */
+    if (imp_contact_pair_has_tangent(&s->geom, p)) {
+        /* Coulomb friction: the AP Newton law ([ISRR] sec 2.1) on
+         * W = J M^-1 J^T with J = (t, n), u = (ut, un) */
+        double W[4], uc[2] = {imp_contact_slip_velocity(&s->geom, p, v), u};
+        imp_contact_pair_compliance(&s->geom, p, 1.0 / mj + (c->body_i == IMP_WALL ? 0.0 : 1.0 / mi), W);
+        if (imp_ap_newton_forward(Pc, NULL, W, uc, s->friction, (1.0 + s->geom.restitution) * u)) {
+            imp_clear_error(); /* no sliding solution (cannot happen for the disk): frictionless */
+            Pc[0] = 0.0, Pc[1] = P;
+        }
+    }
     for (int k = 0; k < d; k++) {
-        v[c->body_j * d + k] += P * c->normal[k] / mj;
-        if (c->body_i != IMP_WALL) v[c->body_i * d + k] -= P * c->normal[k] / mi;
+        double dir = Pc[0] * c->tangent[k] + Pc[1] * c->normal[k];
+        v[c->body_j * d + k] += dir / mj;
+        if (c->body_i != IMP_WALL) v[c->body_i * d + k] -= dir / mi;
     }
     if (c->body_i == IMP_WALL) {
         /* The rebound can no longer lift the body off within one sub-step:
          * the Zeno sequence has converged, the body rests on the wall. */
         double a[IMP_MAX_BODIES * IMP_MAX_DIM];
-        accel(s, q, a);
+        accel(s, q, NULL, a);
         double an = 0.0;
         for (int k = 0; k < d; k++) an += c->normal[k] * a[c->body_j * d + k];
         double un = -s->geom.restitution * u;
@@ -155,6 +187,20 @@ static void advance(sim *s, double *q, double *v, double h, double h_sub, int *h
     }
 }
 
+/* A resting body whose slip changed sign over a step stops slipping (rolls):
+ * the tangential impulse that zeroes the slip is within the friction cone. */
+static void stick_resting(const sim *s, double *v, const double *ut_before)
+{
+    for (int p = 0; p < s->geom.n_pairs; p++) {
+        const imp_contact_pair *c = &s->geom.pairs[p];
+        if (!s->resting[p] || !imp_contact_pair_has_tangent(&s->geom, p) || c->body_i != IMP_WALL) continue;
+        double ut = imp_contact_slip_velocity(&s->geom, p, v), tt = 0.0;
+        if (ut * ut_before[p] > 0.0) continue;
+        for (int k = 0; k < s->geom.dim; k++) tt += c->tangent[k] * c->tangent[k];
+        for (int k = 0; k < s->geom.dim; k++) v[c->body_j * s->geom.dim + k] -= ut * c->tangent[k] / tt;
+    }
+}
+
 static int setup(const char *system, const imp_sim_opts *o, sim *s)
 {
     memset(s, 0, sizeof *s);
@@ -163,6 +209,7 @@ static int setup(const char *system, const imp_sim_opts *o, sim *s)
     g->restitution = o->restitution;
     s->gravity = o->gravity;
     s->length = o->length;
+    s->friction = o->friction;
     if (!strcmp(system, "pendulum")) {
         s->kind = SYS_PENDULUM;
         g->n_bodies = 1;
@@ -183,15 +230,28 @@ static int setup(const char *system, const imp_sim_opts *o, sim *s)
         g->mass[0] = g->mass[1] = 1.0;
         g->n_pairs = 1;
         g->pairs[0] = (imp_contact_pair){.body_i = 1, .body_j = 0, .normal = {1.0}, .offset = 0.0};
+    } else if (!strcmp(system, "bouncing-disk")) {
+        s->kind = SYS_DISK;
+        g->dim = 3;
+        g->n_bodies = 1;
+        g->mass[0] = 1.0;
+        g->n_pairs = 1;
+        g->pairs[0] = (imp_contact_pair){.body_i = IMP_WALL, .body_j = 0, .normal = {0.0, 1.0, 0.0},
+                                         .offset = DISK_R, .tangent = {1.0, 0.0, sqrt(2.0)}};
     } else {
         return imp_fail(IMP_ERR_NOT_FOUND,
-                        "system: unknown '%s' (pendulum, bouncing-ball, newtons-cradle)", system);
+                        "system: unknown '%s' (pendulum, bouncing-ball, newtons-cradle, compliant-ball, compliant-cradle, bouncing-disk)", system);
     }
     return imp_contact_geometry_check(g);
 }
 
 int imp_sim_defaults(const char *system, imp_sim_opts *o)
 {
+    if (!strcmp(system, "compliant-ball") || !strcmp(system, "compliant-cradle")) {
+        int st = imp_sim_defaults(system[10] == 'b' ? "bouncing-ball" : "newtons-cradle", o);
+        o->stiffness = IMP_COMPLIANT_STIFFNESS;
+        return st;
+    }
     memset(o, 0, sizeof *o);
     o->n_traj = 1;
     o->gravity = 9.81;
@@ -204,15 +264,18 @@ int imp_sim_defaults(const char *system, imp_sim_opts *o)
         o->n_steps = 500, o->dt = 0.02, o->q0 = 10.0, o->v0 = 0.0;
     } else if (!strcmp(system, "newtons-cradle")) {
         o->n_steps = 540, o->dt = 0.01, o->q0 = 0.0, o->v0 = 2.0;
+    } else if (!strcmp(system, "bouncing-disk")) {
+        o->n_steps = 300, o->dt = 0.01, o->q0 = 1.5, o->v0 = 1.0;
+        o->restitution = 0.8, o->friction = 0.2, o->spin = -30.0;
     } else {
         return imp_fail(IMP_ERR_NOT_FOUND,
-                        "system: unknown '%s' (pendulum, bouncing-ball, newtons-cradle)", system);
+                        "system: unknown '%s' (pendulum, bouncing-ball, newtons-cradle, compliant-ball, compliant-cradle, bouncing-disk)", system);
     }
     o->randomize = 1;
     return IMP_OK;
 }
 
-static int check_opts(const imp_sim_opts *o)
+int imp_sim_opts_check(const imp_sim_opts *o)
 {
     if (o->n_traj < 1) return imp_fail(IMP_ERR_INVALID, "trajectories: %d, need at least 1", o->n_traj);
     if (o->n_steps < 2) return imp_fail(IMP_ERR_INVALID, "steps: %d, need at least 2", o->n_steps);
@@ -226,6 +289,11 @@ static int check_opts(const imp_sim_opts *o)
     if (!(o->length > 0.0) || !isfinite(o->length))
         return imp_fail(IMP_ERR_INVALID, "length: %g must be positive", o->length);
     if (!isfinite(o->q0) || !isfinite(o->v0)) return imp_fail(IMP_ERR_INVALID, "q0/v0: not finite");
+    if (!(o->stiffness >= 0.0) || !isfinite(o->stiffness))
+        return imp_fail(IMP_ERR_INVALID, "stiffness: %g must be >= 0 (0: the default)", o->stiffness);
+    if (!(o->friction >= 0.0 && o->friction <= 10.0))
+        return imp_fail(IMP_ERR_INVALID, "friction: %g is outside [0, 10]", o->friction);
+    if (!isfinite(o->spin)) return imp_fail(IMP_ERR_INVALID, "spin: not finite");
     return IMP_OK;
 }
 
@@ -247,21 +315,33 @@ static void initial_state(const sim *s, const imp_sim_opts *o, int traj, imp_rng
         v[0] = random ? imp_rng_uniform_range(rng, 1.0, 3.0) : o->v0;
         v[1] = 0.0;
         break;
+    case SYS_DISK: /* height, horizontal velocity, spin (rad/s) */
+        q[0] = 0.0;
+        q[1] = random ? imp_rng_uniform_range(rng, 0.5 * o->q0, o->q0) : o->q0;
+        if (q[1] < DISK_R) q[1] = DISK_R;
+        q[2] = 0.0;
+        v[0] = random ? imp_rng_uniform_range(rng, -2.0, 2.0) : o->v0;
+        v[1] = 0.0;
+        v[2] = (random ? imp_rng_uniform_range(rng, -40.0, 40.0) : o->spin) * DISK_R / sqrt(2.0);
+        break;
     }
 }
 
 int imp_simulate(const char *system, const imp_sim_opts *o, imp_trajset *out)
 {
+    if (!strncmp(system, "compliant-", 10)) return imp_simulate_compliant(system, o, out);
     sim s;
     int st = setup(system, o, &s);
-    if (!st) st = check_opts(o);
+    if (!st) st = imp_sim_opts_check(o);
     if (!st) st = imp_trajset_alloc(out, o->n_traj, o->n_steps, &s.geom);
     if (st) return st;
     snprintf(out->system, sizeof out->system, "%s", system);
+    snprintf(out->labels, sizeof out->labels, "impact");
     out->dt = o->dt;
     out->gravity = o->gravity;
     out->length = o->length;
     out->seed = o->seed;
+    out->friction = s.kind == SYS_DISK ? o->friction : NAN;
     imp_rng rng;
     imp_rng_seed(&rng, o->seed);
     int K = s.geom.n_bodies, D = K * s.geom.dim;
@@ -273,7 +353,12 @@ int imp_simulate(const char *system, const imp_sim_opts *o, imp_trajset *out)
         for (int t = 0; t < o->n_steps; t++) {
             int hit[IMP_MAX_BODIES] = {0};
             if (t > 0)
-                for (int sub = 0; sub < SUBSTEPS; sub++) advance(&s, q, v, h_sub, h_sub, hit);
+                for (int sub = 0; sub < SUBSTEPS; sub++) {
+                    double ut[IMP_MAX_CONTACTS];
+                    for (int p = 0; p < s.geom.n_pairs; p++) ut[p] = imp_contact_slip_velocity(&s.geom, p, v);
+                    advance(&s, q, v, h_sub, h_sub, hit);
+                    stick_resting(&s, v, ut);
+                }
             for (int p = 0; p < s.geom.n_pairs; p++)
                 if (s.resting[p]) hit[s.geom.pairs[p].body_j] = 1;
             size_t off = ((size_t)n * o->n_steps + t) * D;

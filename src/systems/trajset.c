@@ -1,6 +1,7 @@
 /* Trajectory sets: allocation, observation noise, and their .npz form. */
 #include "impulse/contact_systems.h"
 #include "impulse/io.h"
+#include "core/num.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -16,7 +17,9 @@ int imp_trajset_alloc(imp_trajset *ts, int n_traj, int n_steps, const imp_contac
     if (st) return st;
     ts->n_traj = n_traj;
     ts->n_steps = n_steps;
+    ts->has_contact = 1;
     ts->geom = *g;
+    ts->friction = NAN;
     size_t D = (size_t)g->n_bodies * (size_t)g->dim;
     size_t nq = (size_t)n_traj * (size_t)n_steps * D;
     size_t nc = (size_t)n_traj * (size_t)n_steps * (size_t)g->n_bodies;
@@ -66,11 +69,13 @@ int imp_trajset_save(const imp_trajset *ts, const char *path)
     imp_json_kv_number(&j, "restitution", g->restitution);
     imp_json_kv_number(&j, "gravity", ts->gravity);
     imp_json_kv_number(&j, "length", ts->length);
+    if (isfinite(ts->friction)) imp_json_kv_number(&j, "friction", ts->friction);
     imp_json_kv_number(&j, "noise", ts->noise);
     imp_json_kv_int(&j, "seed", (long long)ts->seed);
     imp_json_kv_int(&j, "n_bodies", K);
     imp_json_kv_int(&j, "dim", d);
     imp_json_kv_string(&j, "velocity_convention", "sample-time");
+    if (ts->labels[0]) imp_json_kv_string(&j, "labels", ts->labels);
     imp_json_kv_string(&j, "impulse_version", IMP_VERSION_STRING);
     imp_json_end_object(&j);
 
@@ -80,7 +85,7 @@ int imp_trajset_save(const imp_trajset *ts, const char *path)
     if (!st) st = imp_npz_add_f64(z, "qdot", 3, shq, ts->qdot);
     if (!st) st = imp_npz_add_f64(z, "q_clean", 3, shq, ts->q_clean);
     if (!st) st = imp_npz_add_f64(z, "qdot_clean", 3, shq, ts->qdot_clean);
-    if (!st) st = imp_npz_add_f64(z, "contact", 3, shc, ts->contact);
+    if (!st && ts->has_contact) st = imp_npz_add_f64(z, "contact", 3, shc, ts->contact);
     if (!st) st = imp_contact_geometry_to_npz(g, z);
     if (!st) st = imp_json_text(&j) ? imp_npz_set_meta(z, imp_json_text(&j))
                                     : imp_fail(IMP_ERR_NOMEM, "meta: out of memory");
@@ -90,55 +95,166 @@ int imp_trajset_save(const imp_trajset *ts, const char *path)
     return st;
 }
 
+/* A missing member or meta key: one line saying what it is and how to
+ * supply it (docs/data-format.md lists them all). */
+static int missing(const char *what, const char *key, const char *need)
+{
+    return imp_fail(IMP_ERR_NOT_FOUND, "%s: no %s: %s (see docs/data-format.md)", what, key, need);
+}
+
+/* contact_pairs written as floats (np.array([[-1., 0.]])): integral values
+ * become the int64 array the geometry reader expects. */
+static int pairs_to_int(imp_npz *z)
+{
+    const imp_npy_array *a = imp_npz_find(z, "contact_pairs");
+    if (!a || a->dtype != IMP_F64) return IMP_OK;
+    int64_t buf[IMP_MAX_CONTACTS * 2];
+    if (a->count > IMP_MAX_CONTACTS * 2)
+        return imp_fail(IMP_ERR_SHAPE, "contact_pairs: %zu values, at most %d pairs", a->count, IMP_MAX_CONTACTS);
+    const double *d = a->data;
+    for (size_t i = 0; i < a->count; i++) {
+        int st = imp_num_to_int64(d[i], "contact_pairs", IMP_WALL, IMP_MAX_BODIES - 1, &buf[i]);
+        if (st) return st;
+    }
+    size_t sh[IMP_NPY_MAX_DIMS];
+    int nd = a->ndim;
+    memcpy(sh, a->shape, sizeof sh);
+    return imp_npz_add_i64(z, "contact_pairs", nd, sh, buf);
+}
+
+/* Contact labels as float64 (any numeric or bool dtype accepted). */
+static int get_labels(const imp_npz *z, const size_t *shape, double *out)
+{
+    const imp_npy_array *a = imp_npz_find(z, "contact");
+    size_t n = shape[0] * shape[1] * shape[2];
+    if (a->dtype == IMP_F64) {
+        const double *c;
+        int st = imp_npz_get_f64(z, "contact", 3, shape, &c, NULL);
+        if (st) return st;
+        memcpy(out, c, n * sizeof(double));
+    } else {
+        int64_t *c = NULL;
+        int st = imp_npz_get_i64_copy(z, "contact", 3, shape, &c, NULL);
+        if (st) return st;
+        for (size_t i = 0; i < n; i++) out[i] = (double)c[i];
+        free(c);
+    }
+    for (size_t i = 0; i < n; i++)
+        if (out[i] != 0.0 && out[i] != 1.0)
+            return imp_fail(IMP_ERR_INVALID, "contact: value %g at flat index %zu is not 0 or 1", out[i], i);
+    return IMP_OK;
+}
+
+int imp_trajset_from_npz(imp_trajset *ts, imp_npz *z, const char *what)
+{
+    memset(ts, 0, sizeof *ts);
+    int st = imp_npz_widen_f32(z);
+    if (st) return st;
+    const char *meta = imp_npz_meta(z);
+    if (!meta)
+        return missing(what, "'meta' JSON string",
+                       "a trajectory file needs meta {\"dt\": ..., \"dim\": ...}; impulse import writes it");
+    const imp_npy_array *qa = imp_npz_find(z, "q");
+    if (!qa)
+        return missing(what, "array 'q'",
+                       "positions, float (trajectories, steps, bodies*dim); impulse import --q NAME names yours");
+    if (!imp_npz_find(z, "masses"))
+        return missing(what, "array 'masses'", "one mass per body, float (bodies,); impulse import --masses M,...");
+    double dimv;
+    if ((st = imp_json_get_number(meta, "dim", &dimv)) && st != IMP_ERR_NOT_FOUND)
+        return imp_fail_context(st, "meta"); /* present but not a number: say what it is */
+    if (st) {
+        const imp_npy_array *ma = imp_npz_find(z, "masses");
+        size_t K = ma->ndim == 1 ? ma->shape[0] : 0, cols = qa->ndim == 3 ? qa->shape[2] : 0;
+        if (K > 0 && cols % K == 0 && cols > 0)
+            return imp_fail(IMP_ERR_NOT_FOUND,
+                            "%s: meta has no number 'dim' (coordinates per body: q has %zu columns for %zu "
+                            "bodies, so probably \"dim\": %zu; impulse import --dim sets it)",
+                            what, cols, K, cols / K);
+        return missing(what, "meta number 'dim'", "coordinates per body (1-3); impulse import --dim D");
+    }
+    if ((st = imp_json_get_number(meta, "dt", NULL)) == IMP_ERR_NOT_FOUND)
+        return missing(what, "meta number 'dt'", "the sample period in seconds; impulse import --dt H");
+    if (st) return imp_fail_context(st, "meta");
+    if (!imp_npz_find(z, "contact_pairs"))
+        return missing(what, "array 'contact_pairs'",
+                       "int (pairs, 2) of body indices, -1 for a wall, (0, 2) for none; impulse import --wall/--pair");
+    if ((st = pairs_to_int(z))) return st;
+    imp_contact_geometry g;
+    if ((st = imp_contact_geometry_from_npz(z, meta, &g))) return st;
+    const double *q = NULL, *qdot = NULL, *qc, *qdc;
+    size_t sh[3] = {0, 0, 0};
+    if ((st = imp_npz_get_f64(z, "q", 3, (size_t[]){0, 0, (size_t)(g.n_bodies * g.dim)}, &q, sh))) return st;
+    size_t shq[3] = {sh[0], sh[1], sh[2]};
+    if (sh[0] < 1 || sh[1] < 2 || sh[0] > (size_t)1 << 24 || sh[1] > (size_t)1 << 28)
+        return imp_fail(IMP_ERR_SHAPE, "q: shape (%zu, %zu, %zu) needs >= 1 trajectory of >= 2 steps", sh[0],
+                        sh[1], sh[2]);
+    if (!imp_npz_find(z, "qdot"))
+        return missing(what, "array 'qdot'",
+                       "velocities at the sample times, shaped like q; impulse import computes them by finite "
+                       "differences when you have none");
+    if ((st = imp_npz_get_f64(z, "qdot", 3, shq, &qdot, NULL))) return st;
+    /* clean copies are optional: user data may not have them */
+    qc = q;
+    qdc = qdot;
+    if (imp_npz_find(z, "q_clean") && (st = imp_npz_get_f64(z, "q_clean", 3, shq, &qc, NULL))) return st;
+    if (imp_npz_find(z, "qdot_clean") && (st = imp_npz_get_f64(z, "qdot_clean", 3, shq, &qdc, NULL))) return st;
+    double dt = 0;
+    if ((st = imp_json_get_number(meta, "dt", &dt))) return st;
+    if (!(dt > 0 && isfinite(dt))) return imp_fail(IMP_ERR_INVALID, "meta: dt = %g must be positive", dt);
+    int n_traj, n_steps;
+    if ((st = imp_num_to_int((double)sh[0], "q: trajectories", 1, 1 << 24, &n_traj)) ||
+        (st = imp_num_to_int((double)sh[1], "q: steps", 2, 1 << 28, &n_steps)))
+        return st;
+    if ((st = imp_trajset_alloc(ts, n_traj, n_steps, &g))) return st;
+    size_t nq = sh[0] * sh[1] * sh[2];
+    memcpy(ts->q, q, nq * sizeof(double));
+    memcpy(ts->qdot, qdot, nq * sizeof(double));
+    memcpy(ts->q_clean, qc, nq * sizeof(double));
+    memcpy(ts->qdot_clean, qdc, nq * sizeof(double));
+    ts->has_contact = imp_npz_find(z, "contact") != NULL;
+    if (ts->has_contact) st = get_labels(z, (size_t[]){sh[0], sh[1], (size_t)g.n_bodies}, ts->contact);
+    if (st) {
+        imp_trajset_free(ts);
+        return st;
+    }
+    ts->dt = dt;
+    ts->gravity = ts->length = NAN;
+    imp_json_get_string(meta, "system", ts->system, sizeof ts->system);
+    imp_json_get_number(meta, "gravity", &ts->gravity);
+    imp_json_get_number(meta, "length", &ts->length);
+    imp_json_get_number(meta, "noise", &ts->noise);
+    if (imp_json_get_number(meta, "friction", &ts->friction)) ts->friction = NAN;
+    imp_json_get_string(meta, "labels", ts->labels, sizeof ts->labels);
+    /* the seed is provenance: optional, but an unsigned integer when given */
+    double seed = 0;
+    uint64_t seed_u = 0;
+    if ((st = imp_json_get_number(meta, "seed", &seed)) == IMP_ERR_NOT_FOUND) st = IMP_OK;
+    else if (!st) st = imp_num_to_uint64(seed, "seed", &seed_u);
+    if (st) {
+        imp_trajset_free(ts);
+        return imp_fail_context(st, "meta");
+    }
+    ts->seed = seed_u;
+    imp_clear_error();
+    /* files of impulse's event-driven simulators from before the "labels"
+     * key: one label per impact (or resting sample) */
+    char version[64];
+    if (!ts->labels[0] && !imp_json_get_string(meta, "impulse_version", version, sizeof version) &&
+        (!strcmp(ts->system, "pendulum") || !strcmp(ts->system, "bouncing-ball") ||
+         !strcmp(ts->system, "newtons-cradle") || !strcmp(ts->system, "bouncing-disk")))
+        snprintf(ts->labels, sizeof ts->labels, "impact");
+    imp_clear_error();
+    return IMP_OK;
+}
+
 int imp_trajset_load(imp_trajset *ts, const char *path)
 {
     memset(ts, 0, sizeof *ts);
     imp_npz *z = NULL;
     int st = imp_npz_load(&z, path);
     if (st) return st;
-    const char *meta = imp_npz_meta(z);
-    imp_contact_geometry g;
-    if (!meta) st = imp_fail(IMP_ERR_NOT_FOUND, "%s: no 'meta' JSON (not an impulse trajectory file?)", path);
-    if (!st) st = imp_contact_geometry_from_npz(z, meta, &g);
-    const double *q = NULL, *qdot = NULL, *qc, *qdc, *c = NULL;
-    size_t sh[3] = {0, 0, 0};
-    if (!st) st = imp_npz_get_f64(z, "q", 3, (size_t[]){0, 0, (size_t)(g.n_bodies * g.dim)}, &q, sh);
-    size_t shq[3] = {sh[0], sh[1], sh[2]};
-    if (!st && (sh[0] < 1 || sh[1] < 2 || sh[0] > (size_t)1 << 24 || sh[1] > (size_t)1 << 28))
-        st = imp_fail(IMP_ERR_SHAPE, "q: shape (%zu, %zu, %zu) needs >= 1 trajectory of >= 2 steps",
-                      sh[0], sh[1], sh[2]);
-    if (!st) st = imp_npz_get_f64(z, "qdot", 3, shq, &qdot, NULL);
-    if (!st) st = imp_npz_get_f64(z, "contact", 3, (size_t[]){sh[0], sh[1], (size_t)g.n_bodies}, &c, NULL);
-    /* clean copies are optional: user data may not have them */
-    qc = q;
-    qdc = qdot;
-    if (!st && imp_npz_find(z, "q_clean")) st = imp_npz_get_f64(z, "q_clean", 3, shq, &qc, NULL);
-    if (!st && imp_npz_find(z, "qdot_clean")) st = imp_npz_get_f64(z, "qdot_clean", 3, shq, &qdc, NULL);
-    double dt = 0;
-    if (!st && imp_json_get_number(meta, "dt", &dt))
-        st = imp_fail(IMP_ERR_FORMAT, "meta: missing number 'dt'");
-    if (!st && !(dt > 0 && isfinite(dt))) st = imp_fail(IMP_ERR_INVALID, "meta: dt = %g must be positive", dt);
-    if (!st) st = imp_trajset_alloc(ts, (int)sh[0], (int)sh[1], &g);
-    if (!st) {
-        size_t nq = sh[0] * sh[1] * sh[2], nc = sh[0] * sh[1] * (size_t)g.n_bodies;
-        memcpy(ts->q, q, nq * sizeof(double));
-        memcpy(ts->qdot, qdot, nq * sizeof(double));
-        memcpy(ts->q_clean, qc, nq * sizeof(double));
-        memcpy(ts->qdot_clean, qdc, nq * sizeof(double));
-        for (size_t i = 0; i < nc && !st; i++) {
-            if (c[i] != 0.0 && c[i] != 1.0)
-                st = imp_fail(IMP_ERR_INVALID, "contact: value %g at flat index %zu is not 0 or 1", c[i], i);
-            ts->contact[i] = c[i];
-        }
-        ts->dt = dt;
-        imp_json_get_string(meta, "system", ts->system, sizeof ts->system);
-        imp_json_get_number(meta, "gravity", &ts->gravity);
-        imp_json_get_number(meta, "length", &ts->length);
-        imp_json_get_number(meta, "noise", &ts->noise);
-        double seed = 0;
-        if (!imp_json_get_number(meta, "seed", &seed)) ts->seed = (unsigned long long)seed;
-        if (st) imp_trajset_free(ts);
-    }
+    st = imp_trajset_from_npz(ts, z, path);
     imp_npz_free(z);
     if (st) return imp_fail_context(st, "%s", path);
     return IMP_OK;
@@ -149,16 +265,29 @@ int imp_system_energy(const char *system, const imp_contact_geometry *g, double 
 {
     int D = g->n_bodies * g->dim;
     double T = 0.0, U = 0.0;
+    int pend = !strcmp(system, "pendulum") || !strcmp(system, "newtons-cradle") || !strcmp(system, "compliant-cradle");
+    int ball = !strcmp(system, "bouncing-ball") || !strcmp(system, "compliant-ball") ||
+               (!strcmp(system, "bouncing-disk") && g->dim == 3);
+    if (!pend && !ball)
+        return imp_fail(IMP_ERR_UNSUPPORTED,
+                        "energy: %s%s%s has no known energy (known: pendulum, bouncing-ball, newtons-cradle, "
+                        "compliant-ball, compliant-cradle, bouncing-disk; meta key 'system', impulse import --system)",
+                        system[0] ? "system '" : "no system given: the data", system, system[0] ? "'" : "");
+    if (!isfinite(gravity))
+        return imp_fail(IMP_ERR_INVALID, "energy: gravity unknown (meta key 'gravity'; impulse import --gravity G)");
+    if (pend && !(length > 0.0 && isfinite(length)))
+        return imp_fail(IMP_ERR_INVALID, "energy: pendulum length unknown (meta key 'length'; impulse import --length L)");
     for (int i = 0; i < D; i++) T += 0.5 * g->mass[i / g->dim] * v[i] * v[i];
-    if (!strcmp(system, "pendulum") || !strcmp(system, "newtons-cradle")) {
+    if (pend) {
         /* q are angles, v angular velocities of point masses on massless rods:
          * T = m l^2 qdot^2 / 2, U = m g l (1 - cos q). */
         T *= length * length;
         for (int k = 0; k < g->n_bodies; k++) U += g->mass[k] * gravity * length * (1.0 - cos(q[k]));
-    } else if (!strcmp(system, "bouncing-ball")) {
-        for (int k = 0; k < g->n_bodies; k++) U += g->mass[k] * gravity * q[k * g->dim + g->dim - 1];
+    } else if (!strcmp(system, "bouncing-disk") && g->dim == 3) {
+        /* q = (x, y, k theta): T as above (M = I), U = m g y */
+        for (int k = 0; k < g->n_bodies; k++) U += g->mass[k] * gravity * q[k * g->dim + 1];
     } else {
-        return imp_fail(IMP_ERR_UNSUPPORTED, "energy: unknown system '%s'", system);
+        for (int k = 0; k < g->n_bodies; k++) U += g->mass[k] * gravity * q[k * g->dim + g->dim - 1];
     }
     *energy = T + U;
     return IMP_OK;

@@ -2,6 +2,9 @@
  * (stride 1, as the reference code) of every trajectory, shuffled into
  * mini-batches each epoch, Adam on state MSE + contact BCE + L2 ([P] 3.2). */
 #include "impulse/cdl.h"
+#include "impulse/io.h"
+#include "io/meta.h"
+#include "train_internal.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -18,6 +21,7 @@ void imp_train_opts_default(imp_train_opts *o, int code_settings)
     o->l2 = code_settings ? 5e-3 : 0.05;
     o->single_contact = 1;
     o->single_potential = 1;
+    imp_train_hooks_default(&o->hooks);
 }
 
 static int check_opts(const imp_train_opts *o, const imp_trajset *d)
@@ -31,6 +35,45 @@ static int check_opts(const imp_train_opts *o, const imp_trajset *d)
     if (!(o->lr > 0.0) || !isfinite(o->lr)) return imp_fail(IMP_ERR_INVALID, "lr: %g must be positive", o->lr);
     if (!(o->l2 >= 0.0) || !isfinite(o->l2)) return imp_fail(IMP_ERR_INVALID, "l2: %g must be >= 0", o->l2);
     return IMP_OK;
+}
+
+/* Everything the rest of a run depends on besides the state itself: the
+ * options, the model's layout and a checksum of the data. */
+static int fingerprint(const imp_model *m, const imp_trajset *d, const imp_train_opts *o, imp_json *j)
+{
+    size_t nq = (size_t)d->n_traj * d->n_steps * m->D, nc = (size_t)d->n_traj * d->n_steps * m->K;
+    uint64_t h = imp_fnv1a(d->q, nq * sizeof(double), IMP_FNV_START);
+    h = imp_fnv1a(d->qdot, nq * sizeof(double), h);
+    if (d->contact) h = imp_fnv1a(d->contact, nc * sizeof(double), h);
+    char hex[17];
+    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)h);
+    imp_json_begin_object(j);
+    imp_json_kv_string(j, "model", imp_model_kind_name(m->cfg.kind));
+    imp_json_kv_int(j, "n_params", (long long)m->n_params);
+    imp_json_kv_int(j, "hidden", m->cfg.hidden);
+    imp_json_kv_int(j, "hidden_layers", m->cfg.hidden_layers);
+    imp_json_kv_string(j, "activation", imp_activation_name(m->cfg.act));
+    imp_json_kv_int(j, "contact_hidden", m->cfg.contact_hidden);
+    imp_json_kv_int(j, "touch", m->cfg.touch);
+    imp_json_kv_int(j, "projection", m->cfg.projection);
+    imp_json_kv_int(j, "learn_damping", m->cfg.learn_damping);
+    imp_json_kv_int(j, "learn_mass", m->cfg.learn_mass);
+    imp_json_kv_int(j, "learn_restitution", m->cfg.learn_restitution);
+    imp_json_kv_int(j, "friction", m->cfg.friction);
+    imp_json_kv_int(j, "horizon", o->horizon);
+    imp_json_kv_int(j, "batch", o->batch);
+    imp_json_kv_number(j, "lr", o->lr);
+    imp_json_kv_number(j, "l2", o->l2);
+    char seed[32];
+    snprintf(seed, sizeof seed, "%llu", o->seed);
+    imp_json_kv_string(j, "seed", seed);
+    imp_json_kv_int(j, "single_contact", o->single_contact);
+    imp_json_kv_int(j, "single_potential", o->single_potential);
+    imp_json_kv_int(j, "n_traj", d->n_traj);
+    imp_json_kv_int(j, "n_steps", d->n_steps);
+    imp_json_kv_string(j, "data_fnv1a", hex);
+    imp_json_end_object(j);
+    return imp_json_text(j) ? IMP_OK : imp_fail(IMP_ERR_NOMEM, "training: out of memory");
 }
 
 int imp_model_train(imp_model *m, const imp_trajset *data, const imp_train_opts *opts,
@@ -62,10 +105,14 @@ int imp_model_train(imp_model *m, const imp_trajset *data, const imp_train_opts 
     double *grad = malloc(m->n_params * sizeof(double));
     imp_model_work *w = imp_model_work_new(m, B, H);
     imp_adam opt = {0};
+    imp_track tr = {0};
+    imp_json fp;
+    imp_json_init(&fp);
     if (!order || !x0 || !target || !labels || !grad || !w) {
         st = imp_fail(IMP_ERR_NOMEM, "training: out of memory");
         goto done;
     }
+    if ((st = imp_track_init(&tr, &opts->hooks, opts->epochs, m->params, m->n_params))) goto done;
     /* the contact classifier's 100 x 100 products in float: see src/nn/mlp_single.c */
     if ((st = imp_model_work_set_single_contact(w, opts->single_contact))) goto done;
     /* and the potential's sweeps: see src/nn/mlp_fused_single.c */
@@ -74,8 +121,15 @@ int imp_model_train(imp_model *m, const imp_trajset *data, const imp_train_opts 
     for (size_t i = 0; i < n_windows; i++) order[i] = i;
     imp_rng rng;
     imp_rng_seed(&rng, opts->seed ^ 0x5EEDF00Dull);
+    imp_train_state ts = {"cdl", NULL, &opt, &rng, order, n_windows, m->params};
+    if (tr.h.state_path || tr.h.resume_path) {
+        if ((st = fingerprint(m, data, opts, &fp))) goto done;
+        ts.fingerprint = imp_json_text(&fp);
+    }
+    if (tr.h.resume_path && (st = imp_train_state_load(&tr, &ts))) goto done;
     imp_loss_parts mean = {0};
-    for (int epoch = 1; epoch <= opts->epochs; epoch++) {
+    if (tr.epoch > 0) mean.total = tr.final_loss;
+    for (int epoch = tr.epoch + 1; epoch <= opts->epochs; epoch++) {
         imp_rng_shuffle(&rng, order, n_windows);
         memset(&mean, 0, sizeof mean);
         size_t n_batches = 0;
@@ -83,8 +137,8 @@ int imp_model_train(imp_model *m, const imp_trajset *data, const imp_train_opts 
             int bs = (int)(n_windows - start < (size_t)B ? n_windows - start : (size_t)B);
             for (int b = 0; b < bs; b++) {
                 size_t win = order[start + b];
-                size_t tr = win / per_traj, t0 = win % per_traj;
-                size_t base = tr * data->n_steps;
+                size_t tr_i = win / per_traj, t0 = win % per_traj;
+                size_t base = tr_i * data->n_steps;
                 memcpy(x0 + (size_t)b * S, data->q + (base + t0) * D, D * sizeof(double));
                 memcpy(x0 + (size_t)b * S + D, data->qdot + (base + t0) * D, D * sizeof(double));
                 for (int k = 0; k < H; k++) {
@@ -97,22 +151,34 @@ int imp_model_train(imp_model *m, const imp_trajset *data, const imp_train_opts 
             memset(grad, 0, m->n_params * sizeof(double));
             imp_loss_parts lp;
             st = imp_model_window_loss(m, m->params, w, x0, target, labels, bs, H, opts->l2, grad, &lp);
+            if (!st) st = imp_check_finite(grad, m->n_params, "gradient");
             if (st) {
-                imp_fail_context(st, "epoch %d", epoch);
+                st = imp_track_batch_failed(&tr, st);
                 goto done;
             }
+            if (n_batches == 0) imp_track_initial_loss(&tr, lp.total);
             imp_adam_step(&opt, m->params, grad, opts->lr);
             mean.state += lp.state, mean.contact += lp.contact, mean.l2 += lp.l2, mean.total += lp.total;
             n_batches++;
         }
         mean.state /= n_batches, mean.contact /= n_batches, mean.l2 /= n_batches, mean.total /= n_batches;
+        imp_loss_part parts[4] = {{"total", mean.total}, {"state", mean.state}, {"contact", mean.contact}, {"l2", mean.l2}};
+        int stop = 0;
+        if ((st = imp_track_epoch(&tr, m->params, parts, 4, opts->lr, &stop))) goto done;
         if (opts->on_progress && opts->progress > 0 && (epoch % opts->progress == 0 || epoch == opts->epochs))
             opts->on_progress(opts->user, epoch, &mean);
+        if (imp_track_state_due(&tr) && (st = imp_train_state_save(&tr, &ts))) goto done;
+        if (stop) break;
     }
-    if ((st = imp_check_finite(m->params, m->n_params, "parameters")))
-        imp_fail_context(st, "training diverged");
+    if ((st = imp_check_finite(m->params, m->n_params, "parameters"))) {
+        st = imp_track_batch_failed(&tr, st);
+        goto done;
+    }
     if (final_loss) *final_loss = mean;
 done:
+    if (tr.best) imp_track_end(&tr, st, m->params);
+    imp_track_free(&tr);
+    imp_json_free(&fp);
     imp_adam_free(&opt);
     imp_model_work_free(w);
     free(order), free(x0), free(target), free(labels), free(grad);

@@ -1,20 +1,45 @@
-/* Checkpoints of the constrained-network models: one .npz with the flat
- * parameter vector "params" and meta naming the model kind, the system and
- * the network shape, so that `impulse eval` can rebuild and dispatch. */
+/* Checkpoints of the constrained-network models (schema in
+ * docs/data-format.md, "Checkpoints"): one .npz with the flat parameter
+ * vector "params" and meta naming the model kind, the system and the
+ * network shape, so that `impulse eval` can rebuild and dispatch, plus a
+ * checksum over that description and the parameters. Every field is checked
+ * on loading, sizes before anything is allocated. */
 #include "impulse/chnn_models.h"
 #include "impulse/io.h"
+#include "io/meta.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#define CMODEL_FORMAT "impulse-cmodel"
+#define CMODEL_VERSION 2 /* 1: no format_version and no checksum (still loaded) */
+
+/* FNV-1a of the model description and the parameter bytes, as 16 hex digits. */
+static void checksum(const imp_cmodel *m, const double *params, char hex[17])
+{
+    char desc[256];
+    snprintf(desc, sizeof desc, "%s|model=%s|system=%s|hidden=%d|depth=%d|n_params=%zu|", CMODEL_FORMAT,
+             imp_cmodel_kind_name(m->kind), m->sys.name, m->hidden, m->depth, m->n_params);
+    uint64_t h = imp_fnv1a(desc, strlen(desc), IMP_FNV_START);
+    if (m->sys.full.source[0]) h = imp_fnv1a(m->sys.full.source, strlen(m->sys.full.source), h);
+    h = imp_fnv1a(params, m->n_params * sizeof(double), h);
+    snprintf(hex, 17, "%016llx", (unsigned long long)h);
+}
 
 int imp_cmodel_save(const char *path, const imp_cmodel *m, const double *params,
                     const imp_ctrain_opts *opts, const imp_ctrain_result *res)
 {
     if (!path || !m || !params) return imp_fail(IMP_ERR_INVALID, "checkpoint: NULL argument");
+    int st = imp_check_finite(params, m->n_params, "params");
+    if (st) return imp_fail_context(st, "checkpoint %s", path);
+    char hex[17];
+    checksum(m, params, hex);
     imp_json j;
     imp_json_init(&j);
     imp_json_begin_object(&j);
-    imp_json_kv_string(&j, "format", "impulse-cmodel");
+    imp_json_kv_string(&j, "format", CMODEL_FORMAT);
+    imp_json_kv_int(&j, "format_version", CMODEL_VERSION);
     imp_json_kv_string(&j, "model", imp_cmodel_kind_name(m->kind));
     imp_json_kv_string(&j, "system", m->sys.name);
     /* a system described in a file: its text, so the checkpoint is self-contained */
@@ -22,7 +47,10 @@ int imp_cmodel_save(const char *path, const imp_cmodel *m, const double *params,
     imp_json_kv_int(&j, "hidden", m->hidden);
     imp_json_kv_int(&j, "depth", m->depth);
     imp_json_kv_int(&j, "n_params", (long long)m->n_params);
+    imp_json_kv_string(&j, "checksum", hex);
     imp_json_kv_string(&j, "version", IMP_VERSION_STRING);
+    /* provenance only (not read back): no wall times, so that the same run
+     * gives the same bytes */
     if (opts) {
         imp_json_kv_int(&j, "epochs", opts->epochs);
         imp_json_kv_number(&j, "lr", opts->lr);
@@ -34,13 +62,9 @@ int imp_cmodel_save(const char *path, const imp_cmodel *m, const double *params,
         imp_json_kv_int(&j, "warmup_steps", imp_ctrain_warmup_steps(m, opts));
         imp_json_kv_string(&j, "windows", opts->all_windows ? "all" : "one");
     }
-    if (res) {
-        imp_json_kv_number(&j, "final_loss", res->final_loss);
-        imp_json_kv_number(&j, "train_seconds", res->seconds);
-    }
+    if (res) imp_json_kv_number(&j, "final_loss", res->final_loss);
     imp_json_end_object(&j);
     const char *text = imp_json_text(&j);
-    int st;
     imp_npz *z = imp_npz_new();
     if (!z || !text) {
         imp_json_free(&j);
@@ -62,48 +86,74 @@ int imp_cmodel_peek_kind(const char *path, char *kind, size_t cap)
     int st = imp_npz_load(&z, path);
     if (st) return imp_fail_context(st, "loading %s", path);
     const char *meta = imp_npz_meta(z);
-    if (!meta || imp_json_get_string(meta, "model", kind, cap))
-        st = imp_fail(IMP_ERR_FORMAT, "%s: meta: missing \"model\"", path);
+    if (!meta) st = imp_fail(IMP_ERR_FORMAT, "no 'meta' JSON (not an impulse checkpoint?)");
+    if (!st) st = imp_json_check_object(meta, "meta");
+    if (!st) st = imp_meta_string(meta, "model", kind, cap);
     imp_npz_free(z);
-    return st;
+    return st ? imp_fail_context(st, "%s", path) : IMP_OK;
+}
+
+/* Everything but the parameter values: meta fields, layout, shape. */
+static int check_meta(const imp_npz *z, imp_cmodel *m, const double **p, char *sum, size_t sum_cap)
+{
+    const char *meta = imp_npz_meta(z);
+    if (!meta) return imp_fail(IMP_ERR_FORMAT, "no 'meta' JSON (not an impulse checkpoint?)");
+    int st = imp_json_check_object(meta, "meta");
+    if (st) return st;
+    char fmt[32], kind[32], sys[64];
+    if ((st = imp_meta_string(meta, "format", fmt, sizeof fmt))) return st;
+    if (strcmp(fmt, CMODEL_FORMAT))
+        return imp_fail(IMP_ERR_FORMAT, "meta: format '%s' is not '%s'", fmt, CMODEL_FORMAT);
+    int version = 1;
+    if (imp_json_get_token(meta, "format_version", sum, sum_cap) != IMP_ERR_NOT_FOUND &&
+        (st = imp_meta_int(meta, "format_version", 1, 1000000, &version)))
+        return st;
+    if (version > CMODEL_VERSION)
+        return imp_fail(IMP_ERR_UNSUPPORTED, "meta: format_version %d is newer than this build reads (1..%d): use a newer impulse", version, CMODEL_VERSION);
+    sum[0] = '\0';
+    if (version >= 2 && (st = imp_meta_string(meta, "checksum", sum, sum_cap))) return st;
+    imp_cmodel_kind k;
+    int hidden, depth;
+    int64_t n_params;
+    imp_csystem cs;
+    if ((st = imp_meta_string(meta, "model", kind, sizeof kind))) return st;
+    if ((st = imp_cmodel_kind_from_name(kind, &k))) return imp_fail_context(IMP_ERR_FORMAT, "meta");
+    if ((st = imp_meta_string(meta, "system", sys, sizeof sys))) return st;
+    /* a built-in benchmark by name, or the text of a system file ("system_text") */
+    if ((st = imp_csystem_from_meta(&cs, meta, "meta"))) return imp_fail_context(IMP_ERR_FORMAT, "meta");
+    if ((st = imp_meta_int(meta, "hidden", 1, 4096, &hidden))) return st;
+    if ((st = imp_meta_int(meta, "depth", 1, IMP_MLP_MAX_LAYERS - 1, &depth))) return st;
+    if ((st = imp_meta_int64(meta, "n_params", 1, INT64_MAX, &n_params))) return st;
+    if ((st = imp_cmodel_init(m, k, &cs, hidden, depth))) return imp_fail_context(IMP_ERR_FORMAT, "meta");
+    if ((uint64_t)n_params != m->n_params)
+        return imp_fail(IMP_ERR_FORMAT, "meta: n_params %lld, but a %s of width %d and depth %d on %s has %zu",
+                        (long long)n_params, kind, hidden, depth, sys, m->n_params);
+    /* the shape is checked before anything is copied */
+    return imp_npz_get_f64(z, "params", 1, (size_t[]){m->n_params}, p, NULL);
 }
 
 int imp_cmodel_load(const char *path, imp_cmodel *m, double **params)
 {
     if (!path || !m || !params) return imp_fail(IMP_ERR_INVALID, "checkpoint: NULL argument");
+    *params = NULL;
     imp_npz *z = NULL;
     int st = imp_npz_load(&z, path);
     if (st) return imp_fail_context(st, "loading %s", path);
-    const char *meta = imp_npz_meta(z);
-    char kind[32], sys[64];
-    double hidden, depth;
-    imp_cmodel_kind k;
-    imp_csystem cs;
-    if (!meta || imp_json_get_string(meta, "model", kind, sizeof kind) ||
-        imp_json_get_string(meta, "system", sys, sizeof sys) || imp_json_get_number(meta, "hidden", &hidden) ||
-        imp_json_get_number(meta, "depth", &depth)) {
-        imp_npz_free(z);
-        return imp_fail(IMP_ERR_FORMAT, "%s: meta: needs \"model\", \"system\", \"hidden\", \"depth\"", path);
-    }
-    st = imp_cmodel_kind_from_name(kind, &k);
-    if (!st) st = imp_csystem_from_meta(&cs, meta, "checkpoint");
-    if (!st) st = imp_cmodel_init(m, k, &cs, (int)hidden, (int)depth);
     const double *p = NULL;
-    size_t expect[1], shape[1];
-    if (!st) {
-        expect[0] = m->n_params;
-        st = imp_npz_get_f64(z, "params", 1, expect, &p, shape);
+    char sum[64];
+    st = check_meta(z, m, &p, sum, sizeof sum);
+    if (!st && sum[0]) {
+        char hex[17];
+        checksum(m, p, hex);
+        if (strcmp(hex, sum))
+            st = imp_fail(IMP_ERR_FORMAT, "meta: checksum %s does not match the model description and parameters "
+                                          "(%s): the file was changed after it was written (to load a deliberate "
+                                          "edit, remove \"checksum\" and \"format_version\" from meta)",
+                          sum, hex);
     }
-    if (st) {
-        imp_npz_free(z);
-        return imp_fail_context(st, "%s", path);
-    }
-    *params = malloc(m->n_params * sizeof(double));
-    if (!*params) {
-        imp_npz_free(z);
-        return imp_fail(IMP_ERR_NOMEM, "checkpoint: out of memory");
-    }
-    memcpy(*params, p, m->n_params * sizeof(double));
+    if (!st && !(*params = malloc(m->n_params * sizeof(double))))
+        st = imp_fail(IMP_ERR_NOMEM, "checkpoint: out of memory");
+    if (!st) memcpy(*params, p, m->n_params * sizeof(double));
     imp_npz_free(z);
-    return IMP_OK;
+    return st ? imp_fail_context(st, "%s", path) : IMP_OK;
 }

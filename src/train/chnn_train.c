@@ -14,9 +14,13 @@
  * products, then over slices). Same T, same result, bit for bit. */
 #define _POSIX_C_SOURCE 200809L
 #include "impulse/chnn_models.h"
+#include "impulse/io.h"
+#include "io/meta.h"
+#include "train_internal.h"
 
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +37,7 @@ void imp_ctrain_opts_default(imp_ctrain_opts *o)
     o->chunk_steps = 4;
     o->seed = 0;
     o->threads = 1;
+    imp_train_hooks_default(&o->hooks);
     o->warmup_steps = -1;
 }
 
@@ -455,6 +460,37 @@ int imp_ctrain_pool_loss(imp_ctrain_pool *p, const double *params, const double 
     return IMP_OK;
 }
 
+/* Everything the rest of a run depends on besides the state itself (the
+ * thread count changes only the rounding and is left out). */
+static int fingerprint(const imp_cmodel *m, const imp_ctraj *d, const imp_ctrain_opts *o, imp_json *j)
+{
+    uint64_t h = imp_fnv1a(d->z, (size_t)d->n_traj * d->T * d->dim * sizeof(double), IMP_FNV_START);
+    h = imp_fnv1a(&d->dt, sizeof d->dt, h);
+    char hex[17], seed[32];
+    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)h);
+    snprintf(seed, sizeof seed, "%llu", o->seed);
+    imp_json_begin_object(j);
+    imp_json_kv_string(j, "model", imp_cmodel_kind_name(m->kind));
+    imp_json_kv_string(j, "system", m->sys.name);
+    imp_json_kv_int(j, "hidden", m->hidden);
+    imp_json_kv_int(j, "depth", m->depth);
+    imp_json_kv_int(j, "n_params", (long long)m->n_params);
+    imp_json_kv_int(j, "epochs", o->epochs);
+    imp_json_kv_number(j, "lr", o->lr);
+    imp_json_kv_number(j, "weight_decay", o->weight_decay);
+    imp_json_kv_int(j, "batch", o->batch);
+    imp_json_kv_int(j, "n_chunks", o->n_chunks);
+    imp_json_kv_int(j, "chunk_steps", o->chunk_steps);
+    imp_json_kv_int(j, "warmup_steps", imp_ctrain_warmup_steps(m, o));
+    imp_json_kv_string(j, "windows", o->all_windows ? "all" : "one");
+    imp_json_kv_string(j, "seed", seed);
+    imp_json_kv_int(j, "n_traj", d->n_traj);
+    imp_json_kv_int(j, "T", d->T);
+    imp_json_kv_string(j, "data_fnv1a", hex);
+    imp_json_end_object(j);
+    return imp_json_text(j) ? IMP_OK : imp_fail(IMP_ERR_NOMEM, "training: out of memory");
+}
+
 int imp_ctrain(const imp_cmodel *m, double *params, const imp_ctraj *data,
                const imp_ctrain_opts *o, imp_ctrain_result *res)
 {
@@ -485,6 +521,9 @@ int imp_ctrain(const imp_cmodel *m, double *params, const imp_ctraj *data,
     size_t *perm = malloc((size_t)n_chunks * sizeof(size_t));
     imp_adam opt;
     int have_opt = 0;
+    imp_track tr = {0};
+    imp_json fp;
+    imp_json_init(&fp);
     if (!grad || !batch || !perm) {
         st = imp_fail(IMP_ERR_NOMEM, "train: out of memory");
         goto done;
@@ -494,11 +533,21 @@ int imp_ctrain(const imp_cmodel *m, double *params, const imp_ctraj *data,
     st = imp_adam_init(&opt, m->n_params, o->lr, 0.9, 0.999, 1e-8, o->weight_decay);
     if (st) goto done;
     have_opt = 1;
+    if ((st = imp_track_init(&tr, &o->hooks, o->epochs, params, m->n_params))) goto done;
     for (int i = 0; i < n_chunks; i++) perm[i] = (size_t)i;
+    imp_train_state ts = {"cmodel", NULL, &opt, &rng, perm, (size_t)n_chunks, params};
+    if (tr.h.state_path || tr.h.resume_path) {
+        if ((st = fingerprint(m, data, o, &fp))) goto done;
+        ts.fingerprint = imp_json_text(&fp);
+    }
+    if (tr.h.resume_path && (st = imp_train_state_load(&tr, &ts))) goto done;
+    if (tr.epoch > 0) res->final_loss = tr.final_loss, res->epochs = tr.epoch;
     double t_start = imp_time_now(), cpu_start = thread_cpu_now(), cpu_extra = 0;
     int warmup = imp_ctrain_warmup_steps(m, o);
-    long step = 0;
-    for (int ep = 0; ep < o->epochs; ep++) {
+    /* the warm-up counts minibatches from the start of training (a resumed
+     * run continues the count) */
+    long step = (long)tr.epoch * ((n_chunks + B - 1) / B);
+    for (int ep = tr.epoch; ep < o->epochs; ep++) {
         /* CosineAnnealingLR(T_max = epochs, eta_min = 0), stepped per epoch */
         double lr = imp_cosine_lr(o->lr, 0.0, ep, o->epochs);
         imp_rng_shuffle(&rng, perm, (size_t)n_chunks);
@@ -512,7 +561,7 @@ int imp_ctrain(const imp_cmodel *m, double *params, const imp_ctraj *data,
             double loss;
             st = imp_ctrain_pool_loss(pool, params, batch, bs, data->dt, grad, &loss);
             if (st) {
-                imp_fail_context(st, "epoch %d", ep);
+                st = imp_track_batch_failed(&tr, st);
                 goto done;
             }
             /* the slowest slice instead of this thread's own */
@@ -521,9 +570,10 @@ int imp_ctrain(const imp_cmodel *m, double *params, const imp_ctraj *data,
             cpu_extra += slowest - imp_ctrain_pool_slice_cpu(pool, 0);
             st = imp_check_finite(grad, m->n_params, "gradient");
             if (st) {
-                imp_fail_context(st, "epoch %d", ep);
+                st = imp_track_batch_failed(&tr, st);
                 goto done;
             }
+            if (n_batches == 0) imp_track_initial_loss(&tr, loss);
             double lr_step = step < warmup ? lr * (double)(step + 1) / warmup : lr;
             step++;
             imp_adam_step(&opt, params, grad, lr_step);
@@ -532,11 +582,19 @@ int imp_ctrain(const imp_cmodel *m, double *params, const imp_ctraj *data,
         }
         res->final_loss = ep_loss / n_batches;
         res->epochs = ep + 1;
+        imp_loss_part parts[1] = {{"l1", res->final_loss}};
+        int stop = 0;
+        if ((st = imp_track_epoch(&tr, params, parts, 1, lr, &stop))) goto done;
         if (o->progress) o->progress(o->progress_user, ep, res->final_loss, imp_time_now() - t_start);
+        if (imp_track_state_due(&tr) && (st = imp_train_state_save(&tr, &ts))) goto done;
+        if (stop) break;
     }
     res->seconds = imp_time_now() - t_start;
     res->critical_seconds = thread_cpu_now() - cpu_start + cpu_extra;
 done:
+    if (tr.best) imp_track_end(&tr, st, params);
+    imp_track_free(&tr);
+    imp_json_free(&fp);
     if (have_opt) imp_adam_free(&opt);
     imp_ctrain_pool_free(pool);
     free(grad);

@@ -1,7 +1,8 @@
-"""The Python bindings end to end (run by ctest with /usr/bin/python3)."""
+"""The Python package end to end (ctest runs it with /usr/bin/python3 and
+IMPULSE_LIBRARY set to the build's libimpulse; the package comes from python/)."""
 import os, sys, tempfile
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "python"))
-import impulse  # before numpy: it sets OPENBLAS_CORETYPE before OpenBLAS is loaded
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+import impulse  # before numpy: it sets OPENBLAS_CORETYPE / OPENBLAS_NUM_THREADS before OpenBLAS is loaded
 import numpy as np
 
 failed = passed = 0
@@ -13,32 +14,142 @@ def check(cond, what):
         failed += 1
         print("FAILED:", what)
 
+def raises(fn, needle, what):
+    try:
+        fn()
+    except impulse.Error as e:
+        check(needle in str(e), f"{what}: message names '{needle}' ({e})")
+        return
+    check(False, f"{what}: no error raised")
+
 with open("/proc/cpuinfo") as f:
     has_avx2 = " avx2" in f.read()
 check(impulse.blas_core() and (impulse.blas_core() != "Prescott" or not has_avx2),
       "OpenBLAS kernels match the CPU (%s)" % impulse.blas_core())
-
+check(os.environ.get("OPENBLAS_NUM_THREADS") == "1", "OpenBLAS single-threaded in the binding")
 d = tempfile.mkdtemp()
-data = impulse.simulate("bouncing-ball", os.path.join(d, "b.npz"), steps=80, noise=0.05, restitution=0.8, seed=2)
-check(data["q"].shape == (1, 80, 1), "simulated shape")
-impulse.train("cdl", os.path.join(d, "b.npz"), os.path.join(d, "m.npz"), epochs=2)
-m = impulse.Model(os.path.join(d, "m.npz"))
-states, contact = m.rollout(data["q_clean"][0, 0].tolist() + data["qdot_clean"][0, 0].tolist(), 80)
+
+# --- contact strand, in memory
+ball = impulse.simulate("bouncing-ball", steps=80, noise=0.05, restitution=0.8, seed=2)
+check(ball["q"].shape == (1, 80, 1) and ball.kind == "contact", "simulated shape")
+check(abs(ball.meta["restitution"] - 0.8) < 1e-15, "meta restitution")
+ball.save(os.path.join(d, "b.npz"))
+again = impulse.Dataset.load(os.path.join(d, "b.npz"))
+check(all(np.array_equal(again[k], ball[k]) for k in ball.arrays) and again.meta == ball.meta, "npz round trip")
+seen = []
+m = impulse.train("cdl", ball, epochs=3, callback=lambda e, loss: seen.append((e, loss["total"])))
+check([e for e, _ in seen] == [1, 2, 3] and all(np.isfinite(t) for _, t in seen), f"callback every epoch {seen}")
+check(len(m.history) == 3 and set(m.history[0]) >= {"epoch", "total", "state", "contact", "l2"}, "loss history")
+x0 = ball.initial_states()
+states, contact = m.rollout(x0[0], 80)
 check(states.shape == (80, 2) and np.all(np.isfinite(states)), "rollout")
-check(np.allclose(states[0], [data["q_clean"][0, 0, 0], data["qdot_clean"][0, 0, 0]]), "rollout starts at x0")
+check(np.array_equal(states[0], x0[0]), "rollout starts at x0")
+sb, cb = m.rollout(np.stack([x0[0], x0[0] + [0.5, 0.0]]), 80)
+check(sb.shape == (2, 80, 2) and np.array_equal(sb[0], states), "batched rollout, first = single")
 g = m.potential_grad(np.linspace(0, 10, 5)[:, None])
 check(g.shape == (5, 1), "potential gradient")
-r = m.evaluate(os.path.join(d, "b.npz"))
-check(r["rmse"] >= 0 and r["rmse_code"] >= r["rmse"] * 0, "evaluate")
-try:
-    impulse.simulate("no-such-system", os.path.join(d, "x.npz"))
-    check(False, "unknown system raises")
-except impulse.Error as e:
-    check("no-such-system" in str(e), "error message names the system")
-try:
-    m.rollout([1.0], 5)
-    check(False, "wrong x0 shape raises")
-except impulse.Error:
-    check(True, "")
+r = m.evaluate(ball)
+for key in ("rmse", "rmse_code", "energy_drift", "contact_timing_s", "contacts_true", "trajectories", "steps"):
+    check(key in r, f"evaluate reports {key}")
+check(r["rmse"] > 0 and r["trajectories"] == 1 and r["steps"] == 80, "evaluate values")
+m.save(os.path.join(d, "m.npz"))
+m2 = impulse.load_model(os.path.join(d, "m.npz"))
+check(np.array_equal(m2.rollout(x0[0], 80)[0], states), "saved model rolls out identically")
+for model in ("vin", "resnet", "resnet-contact"):
+    mm = impulse.train(model, ball, epochs=1, hidden=16)
+    check(np.all(np.isfinite(mm.rollout(x0[0], 10)[0])), f"{model} trains")
+raises(lambda: impulse.simulate("no-such-system"), "no-such-system", "unknown system")
+raises(lambda: m.rollout([1.0], 5), "x0", "wrong x0 shape")
+raises(lambda: impulse.train("nope", ball), "nope", "unknown model")
+raises(lambda: impulse.train("cdl", ball, epochs=1, contact_precision="half"), "half", "bad precision")
+bad = impulse.Dataset(dict(ball.arrays, q=np.full_like(ball["q"], np.nan)), ball.meta)
+raises(lambda: impulse.train("cdl", bad, epochs=1), "q", "NaN in the data")
+
+# --- constrained strand
+pend = impulse.simulate("pendulum-chain:1", trajectories=8, seed=0)
+check(pend["z"].shape == (8, 100, 2, 1, 2) and pend.kind == "constrained", "constrained simulate")
+check(np.max(np.abs(pend["energy"] - pend["energy"][:, :1])) < 1e-6, "energy conserved by the simulator")
+test = impulse.simulate("pendulum-chain:1", trajectories=3, seed=2, rollout_start=4)
+losses = []
+for model in impulse.CONSTRAINED_MODELS:
+    cm = impulse.train(model, pend, epochs=2, hidden=16, chunks=8, batch=8, threads=1,
+                       callback=lambda e, loss: losses.append(loss["total"]))
+    ev = cm.evaluate(test, steps=20)
+    check(np.isfinite(ev["mean_geo_rel_err"]) and ev["rel_err"].shape == (3, ev["steps"]), f"{model} evaluates")
+check(len(losses) == 10 and all(np.isfinite(losses)), "constrained callbacks")
+cm.save(os.path.join(d, "c.npz"))
+check(np.array_equal(impulse.load_model(os.path.join(d, "c.npz")).params, cm.params), "constrained checkpoint")
+chnn = impulse.train("chnn", pend, epochs=1, hidden=16, chunks=8, batch=8, threads=1)
+y0 = pend.initial_states()[:2]
+roll = chnn.rollout(y0, 5, 0.03)
+check(roll.shape == (2, 6, 4) and np.array_equal(roll[:, 0], y0), "constrained batched rollout")
+raises(lambda: impulse.train("chnn", ball, epochs=1), "constrained", "chnn on contact data")
+
+# --- planar impact
+W = np.array([[2.0, 0.3], [0.3, 1.5]])
+u = np.array([0.5, -1.0])
+for law in impulse.IMPACT_LAWS:
+    P = impulse.impact_predict(law, np.stack([W] * 4), np.stack([u] * 4), mu=0.3, eps=[0.0, 0.3, 0.6, 0.9])
+    check(P.shape == (4, 2) and np.all(np.isfinite(P)) and np.all(P[:, 1] > 0), f"{law} predicts")
+    one = impulse.impact_predict(law, W, u, mu=0.3, eps=0.3)
+    check(np.array_equal(one, P[1]), f"{law}: one impact equals the batch's")
+Pn = impulse.impact_predict("ap-poisson", W, [0.0, -1.0], mu=0.0, eps=0.5)
+check(abs(Pn[1] - 1.5 / 1.5 * 1.0) < 1e-12 and abs(Pn[0]) < 1e-12, "frictionless central impact: Pn = (1+e) m_eff |un|")
+raises(lambda: impulse.impact_predict("mirtich", W, u, mu=0.3, eps=2.0), "eps", "eps out of range")
+Pst, st = impulse.impact_predict("mirtich", np.stack([W, W]), np.array([u, [0.5, 1.0]]), mu=0.3, eps=0.5,
+                                 return_status=True)
+check(list(st) == [0, 1] and np.all(np.isfinite(Pst[0])) and np.all(np.isnan(Pst[1])), f"per-impact status {st}")
+raises(lambda: impulse.impact_predict("mirtich", np.stack([W, W]), np.array([u, [0.5, 1.0]]), mu=0.3, eps=0.5),
+       "1", "a non-impacting impact raises, naming it")
+dvec, nvec = [1.0, 0.0, 0.01], [0.0, 1.0, 0.02]
+vpre = np.array([[0.1, -0.5, 0.0], [0.0, -0.3, 1.0]])
+vpost = np.array([[0.08, 0.3, 0.1], [0.01, 0.2, 0.5]])
+P, err = impulse.impact_irb(dvec, nvec, vpre, vpost, mass=0.0364, inertia=0.0364 * 0.019209 ** 2)
+check(P.shape == (2, 2) and np.all(err >= 0), "IRB bound")
+ident = impulse.impact_identify("ap-poisson", dvec, nvec, vpre, vpost, P, mass=0.0364, inertia=0.0364 * 0.019209 ** 2)
+check(ident.shape == (2, 3) and np.all((ident[:, 1] >= 0) & (ident[:, 1] <= 1)), "identification")
+rng = np.random.default_rng(0)
+x = rng.normal(size=(40, 2))
+gp = impulse.GaussianProcess(x, np.sin(x[:, 0]))
+mean, var = gp.predict(x[:5])
+check(np.max(np.abs(mean - np.sin(x[:5, 0]))) < 1e-2 and np.all(var >= 0), "GP interpolates")
+
+# --- stopping: the callback, Ctrl-C (SIGINT) within one epoch, the best model back
+import signal, threading, json
+def params_of(model, path):
+    model.save(path)
+    return np.load(path)["params"]
+stopper = impulse.train("cdl", ball, epochs=40, seed=3, callback=lambda e, loss: e >= 4)
+check(stopper.report["end"] == "stopped" and stopper.report["epochs_done"] == 4 and len(stopper.history) == 4,
+      f"callback stops after its epoch ({stopper.report})")
+best = stopper.report["best_epoch"]
+if best >= 1:
+    ref = impulse.train("cdl", ball, epochs=best, seed=3)
+    check(np.array_equal(params_of(stopper, os.path.join(d, "s.npz")), params_of(ref, os.path.join(d, "r.npz"))),
+          f"a stopped run returns the best epoch's ({best}) parameters")
+seen, sent = [], []
+def sigint_after_epoch_3(e, loss):
+    seen.append(e)
+    if e == 3:  # Ctrl-C from another thread while epoch 4 runs
+        threading.Timer(0.0, lambda: (sent.append(len(seen)), os.kill(os.getpid(), signal.SIGINT))).start()
+logp = os.path.join(d, "run.log.jsonl")
+intr = impulse.train("cdl", ball, epochs=500, seed=3, callback=sigint_after_epoch_3, log=logp)
+check(intr.interrupted and intr.report["end"] == "stopped", f"SIGINT stops training ({intr.report})")
+check(sent and intr.report["epochs_done"] <= sent[0] + 1, f"stopped within one epoch of the signal: {sent} {intr.report}")
+check(signal.getsignal(signal.SIGINT) is signal.default_int_handler, "the SIGINT handler is restored")
+lines = [json.loads(l) for l in open(logp)]
+check(len(lines) == intr.report["epochs_done"] and {"epoch", "loss", "state", "lr", "best_epoch"} <= set(lines[0]),
+      "the JSON-lines log has one line per epoch")
+check(np.array_equal(intr.loss_history, [h["total"] for h in intr.history]), "loss_history = the callback's totals")
+cstop = impulse.train("chnn", pend, epochs=30, hidden=16, chunks=8, batch=8, threads=1, callback=lambda e, l: e >= 2)
+check(cstop.report["end"] == "stopped" and cstop.report["epochs_done"] == 2 and "total" in cstop.history[0],
+      f"constrained training stops ({cstop.report}, {cstop.history[:1]})")
+full = impulse.train("cdl", ball, epochs=6, seed=1)
+part = impulse.train("cdl", ball, epochs=6, seed=1, state=os.path.join(d, "st.npz"), checkpoint_every=1,
+                     callback=lambda e, loss: e >= 3)
+rest = impulse.train("cdl", ball, epochs=6, seed=1, resume=os.path.join(d, "st.npz"))
+check(rest.report["resumed_at"] == 3 and np.array_equal(params_of(full, os.path.join(d, "f.npz")),
+                                                         params_of(rest, os.path.join(d, "g.npz"))),
+      f"resume continues bit-identically ({rest.report})")
 print(f"{passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)

@@ -1,0 +1,338 @@
+"""Loading libimpulse and the ctypes mirrors of its public structs.
+
+Every mirror is checked against the library's own sizeof (imp_abi_sizeof) at
+import, so a layout change in a header is an ImportError, not a silent bug.
+"""
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import glob
+import os
+
+
+def _suggest_coretype() -> str | None:
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), [])
+    except OSError:
+        return None
+    for flag, core in (("avx512f", "SkylakeX"), ("avx2", "Haswell"), ("avx", "Sandybridge")):
+        if flag in flags:
+            return core
+    return None
+
+
+# OpenBLAS reads these when it is loaded: its kernels (virtual CPUs with a
+# generic model name get SSE3 kernels otherwise) and its thread pool (every
+# BLAS call of impulse is single-threaded; idle pool threads spin on the other
+# cores and a threaded BLAS changes the floating-point sums, so results would
+# differ from the CLI's). imp_blas_init() below also sets one thread at run
+# time, for the case where numpy loaded OpenBLAS first.
+if "OPENBLAS_CORETYPE" not in os.environ and _suggest_coretype():
+    os.environ["OPENBLAS_CORETYPE"] = _suggest_coretype()
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
+
+
+class Error(RuntimeError):
+    """A failure reported by libimpulse (the message names the offending field)."""
+
+
+def _candidates() -> list[str]:
+    here = os.path.dirname(os.path.abspath(__file__))
+    out = []
+    if os.environ.get("IMPULSE_LIBRARY"):
+        out.append(os.environ["IMPULSE_LIBRARY"])
+    # the library this package was installed with (copied by setup.py)
+    out += sorted(glob.glob(os.path.join(here, "libimpulse.so*")))
+    # run from the source tree: python/impulse -> ../../build*/
+    out += [p for p in sorted(glob.glob(os.path.join(here, "..", "..", "build*", "libimpulse.so.0"))) if "build-san" not in p]
+    found = ctypes.util.find_library("impulse")
+    if found:
+        out.append(found)
+    for d in ("/usr/local/lib", "/usr/local/lib64", "/usr/lib/x86_64-linux-gnu", "/usr/lib"):
+        out.append(os.path.join(d, "libimpulse.so.0"))
+    return out
+
+
+def _load() -> ctypes.CDLL:
+    tried = []
+    for path in _candidates():
+        if os.path.sep in path and not os.path.exists(path):
+            continue
+        try:
+            return ctypes.CDLL(path)
+        except OSError as e:
+            tried.append(f"{path}: {e}")
+    raise ImportError("libimpulse.so not found (set IMPULSE_LIBRARY to the library, or build it with "
+                      "scripts/build.sh and install this package again)" + ("; " + "; ".join(tried) if tried else ""))
+
+
+lib = _load()
+path = getattr(lib, "_name", "")
+
+c_int, c_double, c_ull, c_size_t, c_char_p, c_void_p = (ctypes.c_int, ctypes.c_double, ctypes.c_ulonglong,
+                                                        ctypes.c_size_t, ctypes.c_char_p, ctypes.c_void_p)
+P = ctypes.POINTER
+dptr = P(c_double)
+
+MAX_BODIES, MAX_DIM, MAX_CONTACTS = 16, 3, 32
+
+
+class Struct(ctypes.Structure):
+    def as_dict(self) -> dict:
+        return {k: getattr(self, k) for k, _ in self._fields_}
+
+
+class CdlConfig(Struct):
+    _fields_ = [("kind", c_int), ("hidden", c_int), ("hidden_layers", c_int), ("act", c_int),
+                ("contact_hidden", c_int), ("touch", c_int), ("projection", c_int), ("learn_damping", c_int),
+                ("learn_mass", c_int), ("learn_restitution", c_int), ("friction", c_int), ("impact_law", c_int)]
+
+
+class LossParts(Struct):
+    _fields_ = [("state", c_double), ("contact", c_double), ("l2", c_double), ("total", c_double)]
+
+
+PROGRESS_FN = ctypes.CFUNCTYPE(None, c_void_p, c_int, P(LossParts))
+
+# include/impulse/train.h
+TRAIN_MAX_PARTS = 4
+
+
+class LossPart(Struct):
+    _fields_ = [("name", c_char_p), ("value", c_double)]
+
+
+class EpochInfo(Struct):
+    _fields_ = [("epoch", c_int), ("epochs", c_int), ("loss", c_double), ("n_parts", c_int),
+                ("parts", LossPart * TRAIN_MAX_PARTS), ("lr", c_double), ("seconds", c_double),
+                ("best_epoch", c_int), ("best_loss", c_double)]
+
+
+EPOCH_FN = ctypes.CFUNCTYPE(c_int, P(EpochInfo), c_void_p)
+
+
+class TrainReport(Struct):
+    _fields_ = [("stop", c_int), ("epochs_done", c_int), ("resumed_at", c_int), ("best_epoch", c_int),
+                ("best_loss", c_double), ("final_loss", c_double), ("seconds", c_double)]
+
+
+class TrainHooks(Struct):
+    _fields_ = [("on_epoch", EPOCH_FN), ("user_data", c_void_p), ("loss_history", dptr),
+                ("report", P(TrainReport)), ("diverge_factor", c_double), ("state_path", c_char_p),
+                ("state_every", c_int), ("state_seconds", c_double), ("resume_path", c_char_p)]
+
+
+class TrainOpts(Struct):
+    _fields_ = [("epochs", c_int), ("horizon", c_int), ("batch", c_int), ("lr", c_double), ("l2", c_double),
+                ("seed", c_ull), ("single_contact", c_int), ("single_potential", c_int), ("progress", c_int),
+                ("on_progress", PROGRESS_FN), ("user", c_void_p), ("hooks", TrainHooks)]
+
+
+class SimOpts(Struct):
+    _fields_ = [("n_traj", c_int), ("n_steps", c_int), ("dt", c_double), ("noise", c_double),
+                ("restitution", c_double), ("gravity", c_double), ("length", c_double), ("q0", c_double),
+                ("v0", c_double), ("friction", c_double), ("spin", c_double), ("randomize", c_int),
+                ("seed", c_ull), ("stiffness", c_double)]
+
+
+class ContactPair(Struct):
+    _fields_ = [("body_i", c_int), ("body_j", c_int), ("normal", c_double * MAX_DIM), ("offset", c_double),
+                ("tangent", c_double * MAX_DIM)]
+
+
+class Geometry(Struct):
+    _fields_ = [("n_bodies", c_int), ("dim", c_int), ("mass", c_double * MAX_BODIES), ("restitution", c_double),
+                ("n_pairs", c_int), ("pairs", ContactPair * MAX_CONTACTS)]
+
+
+class Trajset(Struct):
+    _fields_ = [("n_traj", c_int), ("n_steps", c_int), ("dt", c_double), ("geom", Geometry), ("q", dptr),
+                ("qdot", dptr), ("q_clean", dptr), ("qdot_clean", dptr), ("contact", dptr),
+                ("system", ctypes.c_char * 64), ("noise", c_double), ("seed", c_ull), ("gravity", c_double),
+                ("length", c_double), ("has_contact", c_int), ("labels", ctypes.c_char * 16),
+                ("friction", c_double)]
+
+
+class EvalResult(Struct):
+    _fields_ = [("rmse", c_double), ("rmse_code", c_double), ("energy_drift", c_double),
+                ("contact_timing", c_double), ("contacts_true", c_int), ("contacts_pred", c_int),
+                ("contacts_missed", c_int), ("n_traj", c_int), ("n_steps", c_int)]
+
+
+class Rng(Struct):
+    _fields_ = [("s", ctypes.c_uint64 * 4), ("has_spare", c_int), ("spare", c_double)]
+
+
+class CTraj(Struct):
+    _fields_ = [("n_traj", c_int), ("T", c_int), ("dim", c_int), ("dt", c_double), ("z", dptr)]
+
+
+CPROGRESS_FN = ctypes.CFUNCTYPE(None, c_void_p, c_int, c_double, c_double)
+
+
+class CTrainOpts(Struct):
+    _fields_ = [("epochs", c_int), ("lr", c_double), ("weight_decay", c_double), ("batch", c_int),
+                ("n_chunks", c_int), ("chunk_steps", c_int), ("seed", c_ull), ("threads", c_int),
+                ("warmup_steps", c_int), ("all_windows", c_int), ("verbose", c_int), ("progress", CPROGRESS_FN), ("progress_user", c_void_p), ("hooks", TrainHooks)]
+
+
+class CTrainResult(Struct):
+    _fields_ = [("final_loss", c_double), ("seconds", c_double), ("critical_seconds", c_double), ("epochs", c_int)]
+
+
+class CEvalOpts(Struct):
+    _fields_ = [("n_test", c_int), ("steps", c_int), ("rtol", c_double), ("atol", c_double),
+                ("max_steps_per_sample", c_int), ("max_seconds", c_double)]
+
+
+class CEvalResult(Struct):
+    _fields_ = [("n_test", c_int), ("T", c_int), ("mean_geo", c_double), ("median_geo", c_double),
+                ("geo", dptr), ("rel_err", dptr), ("energy_err", dptr), ("violation", dptr),
+                ("mean_energy_err", c_double), ("mean_violation", c_double), ("seconds", c_double)]
+
+
+class Contact(Struct):
+    _fields_ = [("J", c_double * 6), ("minv", c_double * 3), ("W", c_double * 4), ("Mc", c_double * 4),
+                ("u", c_double * 2), ("u_post", c_double * 2), ("v_pre", c_double * 3), ("v_post", c_double * 3)]
+
+
+class ImpactLaw(Struct):
+    _fields_ = [("model", c_int), ("variant", c_int), ("mu", c_double), ("eps", c_double)]
+
+
+class IdentOptions(Struct):
+    _fields_ = [("mu_cap", c_double), ("grid", c_int), ("tol", c_double)]
+
+
+class GpOptions(Struct):
+    _fields_ = [("max_iter", c_int), ("restarts", c_int), ("seed", ctypes.c_uint64), ("standardize", c_int),
+                ("min_noise", c_double)]
+
+
+lib.imp_abi_sizeof.restype = c_size_t
+lib.imp_abi_sizeof.argtypes = [c_char_p]
+for _name, _cls in (("imp_cdl_config", CdlConfig), ("imp_loss_parts", LossParts), ("imp_train_opts", TrainOpts),
+                    ("imp_sim_opts", SimOpts), ("imp_contact_geometry", Geometry), ("imp_trajset", Trajset),
+                    ("imp_eval_result", EvalResult), ("imp_rng", Rng), ("imp_ctraj", CTraj),
+                    ("imp_ctrain_opts", CTrainOpts), ("imp_ctrain_result", CTrainResult),
+                    ("imp_ceval_opts", CEvalOpts), ("imp_ceval_result", CEvalResult), ("imp_contact", Contact),
+                    ("imp_impact_law", ImpactLaw), ("imp_ident_options", IdentOptions),
+                    ("imp_gp_options", GpOptions), ("imp_train_hooks", TrainHooks),
+                    ("imp_epoch_info", EpochInfo), ("imp_train_report", TrainReport), ("imp_loss_part", LossPart)):
+    if lib.imp_abi_sizeof(_name.encode()) != ctypes.sizeof(_cls):
+        raise ImportError(f"impulse: the Python mirror of {_name} ({ctypes.sizeof(_cls)} bytes) does not match "
+                          f"the library's ({lib.imp_abi_sizeof(_name.encode())} bytes): rebuild and reinstall")
+
+
+def opaque(type_name: str):
+    """A zeroed buffer the size of a public struct the binding does not mirror."""
+    n = lib.imp_abi_sizeof(type_name.encode())
+    if not n:
+        raise Error(f"{type_name}: unknown to the library")
+    return ctypes.create_string_buffer(n)
+
+
+def _sig(name, args, res=c_int):
+    f = getattr(lib, name)
+    f.argtypes, f.restype = args, res
+
+
+V = c_void_p
+for _n, _a, _r in [
+    ("imp_last_error", [], c_char_p), ("imp_blas_corename", [], c_char_p), ("imp_blas_init", [], c_int),
+    ("imp_sim_defaults", [c_char_p, P(SimOpts)], c_int),
+    ("imp_simulate", [c_char_p, P(SimOpts), P(Trajset)], c_int),
+    ("imp_trajset_free", [P(Trajset)], None), ("imp_trajset_load", [P(Trajset), c_char_p], c_int),
+    ("imp_trajset_save", [P(Trajset), c_char_p], c_int),
+    ("imp_contact_geometry_check", [P(Geometry)], c_int),
+    ("imp_model_kind_from_name", [c_char_p, P(c_int)], c_int),
+    ("imp_model_kind_name", [c_int], c_char_p),
+    ("imp_activation_from_name", [c_char_p, P(c_int)], c_int),
+    ("imp_cdl_config_default", [P(CdlConfig), c_int], None),
+    ("imp_train_opts_default", [P(TrainOpts), c_int], None),
+    ("imp_model_create", [P(V), P(CdlConfig), P(Geometry), c_double, c_ull], c_int),
+    ("imp_model_free", [V], None), ("imp_model_save", [V, c_char_p, c_char_p], c_int),
+    ("imp_model_load", [P(V), c_char_p], c_int),
+    ("imp_model_train", [V, P(Trajset), P(TrainOpts), P(LossParts)], c_int),
+    ("imp_label_mode_from_name", [c_char_p, P(c_int)], c_int),
+    ("imp_contact_labels_apply", [P(Trajset), c_int, c_void_p], c_int),
+    ("imp_model_init_contact_law", [V, P(Trajset), c_int, c_double, c_int, c_double, c_void_p], c_int),
+    ("imp_model_get_contact_law", [V, dptr, dptr], None),
+    ("imp_model_sizes", [V, P(c_int), P(c_int)], c_int),
+    ("imp_model_rollout", [V, dptr, c_int, dptr, dptr, dptr], c_int),
+    ("imp_model_potential_grad", [V, dptr, c_int, dptr], c_int),
+    ("imp_model_evaluate", [V, P(Trajset), c_int, P(EvalResult), dptr, dptr, dptr], c_int),
+    ("imp_flat_chnn_simulate", [c_char_p, c_char_p, c_int, c_int, c_double, c_ull, c_double, c_double, c_double,
+                                c_double, c_int, dptr, dptr, dptr, P(c_int), P(c_int), P(c_int), P(c_int), P(c_int),
+                                P(c_double), c_char_p], c_int),
+    ("imp_flat_cmodel_info", [V, P(c_int), P(c_int), P(c_size_t)], c_int),
+    ("imp_cmodel_kind_from_name", [c_char_p, P(c_int)], c_int),
+    ("imp_cmodel_kind_name", [c_int], c_char_p),
+    ("imp_csystem_from_name", [V, c_char_p], c_int),
+    ("imp_cmodel_init", [V, c_int, V, c_int, c_int], c_int),
+    ("imp_cmodel_init_params", [V, dptr, P(Rng)], None),
+    ("imp_rng_seed", [P(Rng), c_ull], None),
+    ("imp_ctraj_to_generalised", [V, P(CTraj), P(CTraj)], c_int),
+    ("imp_ctraj_free", [P(CTraj)], None),
+    ("imp_ctrain_opts_default", [P(CTrainOpts)], None),
+    ("imp_ctrain", [V, dptr, P(CTraj), P(CTrainOpts), P(CTrainResult)], c_int),
+    ("imp_cmodel_save", [c_char_p, V, dptr, P(CTrainOpts), P(CTrainResult)], c_int),
+    ("imp_cmodel_load", [c_char_p, V, P(dptr)], c_int),
+    ("imp_ceval_opts_default", [P(CEvalOpts)], None),
+    ("imp_ceval", [V, dptr, P(CTraj), P(CEvalOpts), P(CEvalResult)], c_int),
+    ("imp_ceval_result_free", [P(CEvalResult)], None),
+    ("imp_cmodel_rhs", [V, dptr, dptr, c_int, dptr, V], c_int),
+    ("imp_cmodel_work_new", [V, c_int], V), ("imp_cmodel_work_free", [V], None),
+    ("imp_impact_model_parse", [c_char_p, P(c_int), c_char_p], c_int),
+    ("imp_impact_variant_parse", [c_char_p, P(c_int), c_char_p], c_int),
+    ("imp_impact_table1", [c_int, P(c_double), P(c_double)], None),
+    ("imp_impact_law_check", [P(ImpactLaw)], c_int),
+    ("imp_impact_predict", [P(ImpactLaw), dptr, dptr, dptr], c_int),
+    ("imp_impact_predict_fast", [P(ImpactLaw), dptr, dptr, dptr], c_int),
+    ("imp_contact_make", [P(Contact), dptr, dptr, c_double, c_double, dptr, dptr], c_int),
+    ("imp_impact_irb", [P(Contact), c_double, c_int, dptr, P(c_int)], c_int),
+    ("imp_contact_impulse_error", [P(Contact), dptr, c_double], c_double),
+    ("imp_ident_options_default", [], IdentOptions),
+    ("imp_impact_identify_one", [P(ImpactLaw), P(Contact), dptr, P(IdentOptions), P(c_double)], c_int),
+    ("imp_gp_options_default", [P(GpOptions)], None),
+    ("imp_gp_fit", [P(V), dptr, dptr, c_size_t, c_size_t, P(GpOptions)], c_int),
+    ("imp_gp_predict", [V, dptr, c_size_t, dptr, dptr], c_int),
+    ("imp_gp_noise_var", [V], c_double), ("imp_gp_free", [V], None),
+]:
+    _sig(_n, _a, _r)
+
+_sig("imp_cmodel_peek_kind", [c_char_p, c_char_p, c_size_t])
+if hasattr(lib, "imp_impact_predict_batch"):
+    _sig("imp_impact_predict_batch", [c_int, c_int, c_size_t, dptr, dptr, dptr, dptr, c_size_t, dptr,
+                                      P(ctypes.c_int32), P(c_size_t)])
+_sig("imp_flat_model_contact_law", [c_void_p, P(c_int), P(c_int), P(c_int), dptr, dptr])
+_sig("imp_clear_error", [], None)
+libc_free = ctypes.CDLL(None).free
+libc_free.argtypes, libc_free.restype = [c_void_p], None
+
+lib.imp_blas_init()
+
+
+def check(status: int) -> None:
+    if status != 0:
+        raise Error(lib.imp_last_error().decode("utf-8", "replace"))
+
+
+def ptr(a: np.ndarray | None):
+    """A double* to a C-contiguous float64 array (no copy), or NULL."""
+    if a is None:
+        return None
+    assert a.dtype == np.float64 and a.flags["C_CONTIGUOUS"]
+    return a.ctypes.data_as(dptr)
+
+
+def f64(a, name: str, shape: tuple | None = None) -> np.ndarray:
+    """A C-contiguous float64 view or copy of `a`, shape-checked (-1 = any)."""
+    a = np.ascontiguousarray(a, dtype=np.float64)
+    if shape is not None and (a.ndim != len(shape) or any(s != -1 and s != n for s, n in zip(shape, a.shape))):
+        raise Error(f"{name}: shape {a.shape}, want {tuple('*' if s == -1 else s for s in shape)}")
+    return a

@@ -1,0 +1,346 @@
+/* Named arrays per trajectory from numpy, CSV and HDF5 files (see source.h):
+ * name lists and column selections, and the slicing of 3-d arrays and CSV
+ * trajectory columns into trajectories. */
+#include "io/source.h"
+#include "core/num.h"
+#include "impulse/core.h"
+#include "impulse/io.h"
+
+#include <ctype.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { SRC_NPZ, SRC_NPY, SRC_CSV, SRC_H5 };
+
+struct imp_source {
+    int kind;
+    char path[1024];
+    imp_npz *npz;  /* npz: the archive; npy: every loaded file, by path */
+    imp_csv csv;
+    int traj_col;  /* CSV: -1 none */
+    int n_seg;     /* CSV: trajectories */
+    size_t *seg;   /* CSV: n_seg + 1 row offsets */
+    imp_h5 *h5;
+};
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t a = strlen(s), b = strlen(suffix);
+    if (a < b) return 0;
+    for (size_t i = 0; i < b; i++)
+        if (tolower((unsigned char)s[a - b + i]) != suffix[i]) return 0;
+    return 1;
+}
+
+const char *imp_source_format(const imp_source *s)
+{
+    static const char *names[] = {"npz", "npy", "csv", "hdf5"};
+    return names[s->kind];
+}
+
+static int csv_column(const imp_csv *c, const char *name)
+{
+    for (int i = 0; i < c->n_cols; i++)
+        if (!strcmp(c->names[i], name)) return i;
+    return -1;
+}
+
+int imp_source_open(imp_source **out, const char *path, const char *traj_key)
+{
+    *out = NULL;
+    imp_source *s = calloc(1, sizeof *s);
+    if (!s) return imp_fail(IMP_ERR_NOMEM, "%s: out of memory", path);
+    snprintf(s->path, sizeof s->path, "%s", path);
+    s->traj_col = -1;
+    int st = IMP_OK;
+    if (ends_with(path, ".npz")) {
+        s->kind = SRC_NPZ;
+        st = imp_npz_load(&s->npz, path);
+        if (!st) st = imp_npz_widen_f32(s->npz);
+    } else if (ends_with(path, ".npy")) {
+        s->kind = SRC_NPY;
+        s->npz = imp_npz_new();
+        if (!s->npz) st = imp_fail(IMP_ERR_NOMEM, "%s: out of memory", path);
+    } else if (ends_with(path, ".csv")) {
+        s->kind = SRC_CSV;
+        st = imp_csv_read(&s->csv, path);
+        if (!st) {
+            if (traj_key) {
+                s->traj_col = csv_column(&s->csv, traj_key);
+                if (s->traj_col < 0)
+                    st = imp_fail(IMP_ERR_NOT_FOUND, "%s: no column '%s' (--traj)", path, traj_key);
+            } else {
+                const char *keys[] = {"traj", "trajectory", "episode"};
+                for (int k = 0; k < 3 && s->traj_col < 0; k++) s->traj_col = csv_column(&s->csv, keys[k]);
+            }
+        }
+        /* a trajectory is a run of rows with the same value in the column */
+        size_t R = s->csv.n_rows;
+        if (!st && !(s->seg = malloc((R + 1) * sizeof *s->seg))) st = imp_fail(IMP_ERR_NOMEM, "out of memory");
+        if (!st) {
+            s->seg[0] = 0;
+            s->n_seg = 0;
+            for (size_t r = 1; r <= R; r++) {
+                int C = s->csv.n_cols, tc = s->traj_col;
+                if (r == R || (tc >= 0 && s->csv.values[r * C + tc] != s->csv.values[(r - 1) * C + tc]))
+                    s->seg[++s->n_seg] = r;
+            }
+        }
+    } else if (ends_with(path, ".h5") || ends_with(path, ".hdf5") || ends_with(path, ".hdf")) {
+        s->kind = SRC_H5;
+        st = imp_h5_open(&s->h5, path);
+    } else {
+        st = imp_fail(IMP_ERR_UNSUPPORTED, "%s: unknown format (.npz, .npy, .csv, .h5/.hdf5)", path);
+    }
+    if (st) {
+        imp_source_free(s);
+        return st;
+    }
+    *out = s;
+    return IMP_OK;
+}
+
+void imp_source_free(imp_source *s)
+{
+    if (!s) return;
+    imp_npz_free(s->npz);
+    imp_csv_free(&s->csv);
+    free(s->seg);
+    imp_h5_close(s->h5);
+    free(s);
+}
+
+/* A numpy array of the archive as doubles: (rows, cols) or 3-d. */
+static int npz_array(imp_source *s, const char *name, double **data, int *ndim, size_t shape[3])
+{
+    const imp_npy_array *a = imp_npz_find(s->npz, name);
+    if (!a && s->kind == SRC_NPY) {
+        imp_npy_array arr;
+        int st = imp_npy_load(&arr, name);
+        if (st) return st;
+        st = imp_npz_add_array(s->npz, name, &arr);
+        imp_npy_array_clear(&arr);
+        if (!st) st = imp_npz_widen_f32(s->npz);
+        if (st) return st;
+        a = imp_npz_find(s->npz, name);
+    }
+    if (!a) return imp_fail(IMP_ERR_NOT_FOUND, "%s: no array '%s'", s->path, name);
+    if (a->ndim < 1 || a->ndim > 3)
+        return imp_fail(IMP_ERR_SHAPE, "%s: '%s' has %d dimensions, need 1 to 3 (steps, columns)", s->path, name, a->ndim);
+    *ndim = a->ndim;
+    for (int i = 0; i < 3; i++) shape[i] = i < a->ndim ? a->shape[i] : 1;
+    double *d = malloc((a->count ? a->count : 1) * sizeof *d);
+    if (!d) return imp_fail(IMP_ERR_NOMEM, "%s: out of memory", name);
+    int st = IMP_OK;
+    if (a->dtype == IMP_F64) {
+        memcpy(d, a->data, a->count * sizeof *d);
+        st = imp_check_finite(d, a->count, name);
+    } else {
+        int64_t *iv = NULL;
+        st = imp_npz_get_i64_copy(s->npz, name, a->ndim, NULL, &iv, NULL);
+        for (size_t i = 0; !st && i < a->count; i++) d[i] = (double)iv[i];
+        free(iv);
+    }
+    if (st) {
+        free(d);
+        return st;
+    }
+    *data = d;
+    return IMP_OK;
+}
+
+/* CSV columns of one base name: N, else N0.., else N_0... */
+static int csv_columns(const imp_source *s, const char *base, int *cols, int cap)
+{
+    int c = csv_column(&s->csv, base);
+    if (c >= 0) {
+        cols[0] = c;
+        return 1;
+    }
+    for (int form = 0; form < 2; form++) {
+        int n = 0;
+        for (; n < cap; n++) {
+            char nm[300];
+            snprintf(nm, sizeof nm, form ? "%s_%d" : "%s%d", base, n);
+            if ((cols[n] = csv_column(&s->csv, nm)) < 0) break;
+        }
+        if (n > 0) return n;
+    }
+    return 0;
+}
+
+/* One base name (no commas, no selection) of trajectory `traj`. */
+static int get_base(imp_source *s, const char *base, int traj, double **data, size_t *rows, size_t *cols)
+{
+    *data = NULL;
+    if (s->kind == SRC_CSV) {
+        int idx[IMP_NPY_MAX_DIMS * 64];
+        int n = csv_columns(s, base, idx, (int)(sizeof idx / sizeof idx[0]));
+        if (n == 0) return imp_fail(IMP_ERR_NOT_FOUND, "%s: no column '%s' (nor %s0, %s1, ...)", s->path, base, base, base);
+        if (traj >= s->n_seg) return imp_fail(IMP_ERR_INVALID, "%s: no trajectory %d", s->path, traj);
+        size_t r0 = s->seg[traj], R = s->seg[traj + 1] - r0;
+        double *d = malloc(R * (size_t)n * sizeof *d);
+        if (!d) return imp_fail(IMP_ERR_NOMEM, "%s: out of memory", base);
+        for (size_t r = 0; r < R; r++)
+            for (int j = 0; j < n; j++) d[r * (size_t)n + (size_t)j] = s->csv.values[(r0 + r) * (size_t)s->csv.n_cols + (size_t)idx[j]];
+        *data = d, *rows = R, *cols = (size_t)n;
+        return IMP_OK;
+    }
+    double *full = NULL;
+    int nd = 0;
+    size_t sh[3];
+    int st;
+    if (s->kind == SRC_H5) {
+        int g = imp_h5_n_groups(s->h5) ? traj : 0;
+        if (imp_h5_n_groups(s->h5) && traj >= imp_h5_n_groups(s->h5))
+            return imp_fail(IMP_ERR_INVALID, "%s: no trajectory group %d", s->path, traj);
+        st = imp_h5_read(s->h5, g, base, &full, &nd, sh);
+        if (!st && imp_h5_n_groups(s->h5)) {
+            if (nd == 3) st = imp_fail(IMP_ERR_SHAPE, "%s: '%s' is 3-d inside a trajectory group", s->path, base);
+            traj = 0;
+        }
+    } else {
+        st = npz_array(s, base, &full, &nd, sh);
+    }
+    if (st) return st;
+    size_t T = nd == 3 ? sh[1] : sh[0], C = nd == 3 ? sh[2] : nd == 2 ? sh[1] : 1;
+    if (nd == 3 ? (size_t)traj >= sh[0] : traj > 0) {
+        free(full);
+        return imp_fail(IMP_ERR_SHAPE, "%s: '%s' holds %zu trajectories, trajectory %d asked for", s->path, base,
+                        nd == 3 ? sh[0] : (size_t)1, traj);
+    }
+    if (nd == 3) memmove(full, full + (size_t)traj * T * C, T * C * sizeof *full);
+    *data = full, *rows = T, *cols = C;
+    return IMP_OK;
+}
+
+/* NAME[sel]: the column indices selected, into idx (at most cap). */
+static int parse_selection(const char *sel, size_t ncols, size_t *idx, size_t cap, size_t *n, const char *name)
+{
+    *n = 0;
+    const char *p = sel;
+    while (*p && *p != ']') {
+        char *end;
+        long a = strtol(p, &end, 10), b;
+        if (end == p) return imp_fail(IMP_ERR_INVALID, "%s: column selection '[%s' is not [i], [i:j] or [i,j,...]", name, sel);
+        p = end;
+        if (*p == ':') {
+            b = strtol(p + 1, &end, 10);
+            if (end == p + 1) return imp_fail(IMP_ERR_INVALID, "%s: selection '[%s': i:j needs j", name, sel);
+            p = end;
+        } else {
+            b = a + 1;
+        }
+        if (a < 0 || b > (long)ncols || a >= b)
+            return imp_fail(IMP_ERR_INVALID, "%s: columns %ld..%ld selected, it has %zu", name, a, b - 1, ncols);
+        for (long i = a; i < b; i++) {
+            if (*n >= cap) return imp_fail(IMP_ERR_INVALID, "%s: too many columns selected", name);
+            idx[(*n)++] = (size_t)i;
+        }
+        if (*p == ',') p++;
+    }
+    if (*p != ']' || p[1]) return imp_fail(IMP_ERR_INVALID, "%s: column selection must end the name with ']'", name);
+    return IMP_OK;
+}
+
+int imp_source_get(imp_source *s, const char *name, int traj, double **data, size_t *rows, size_t *cols)
+{
+    *data = NULL;
+    char buf[1024];
+    if (strlen(name) >= sizeof buf) return imp_fail(IMP_ERR_INVALID, "name: longer than %zu bytes", sizeof buf - 1);
+    snprintf(buf, sizeof buf, "%s", name);
+    double *acc = NULL;
+    size_t R = 0, C = 0;
+    int st = IMP_OK;
+    char *part = buf;
+    while (part && !st) {
+        /* split at a comma outside brackets */
+        char *q = part;
+        int depth = 0;
+        while (*q && !(*q == ',' && depth == 0)) depth += (*q == '[') - (*q == ']'), q++;
+        char *next = *q ? q + 1 : NULL;
+        *q = '\0';
+        char *br = strchr(part, '[');
+        if (br) *br = '\0';
+        double *d = NULL;
+        size_t r = 0, c = 0;
+        st = get_base(s, part, traj, &d, &r, &c);
+        if (!st && br) {
+            size_t idx[256], n;
+            st = parse_selection(br + 1, c, idx, 256, &n, part);
+            if (!st) {
+                for (size_t i = 0; i < r; i++)
+                    for (size_t j = 0; j < n; j++) d[i * n + j] = d[i * c + idx[j]];
+                c = n;
+            }
+        }
+        if (!st && acc && r != R)
+            st = imp_fail(IMP_ERR_SHAPE, "%s: '%s' has %zu samples, the names before it %zu", s->path, part, r, R);
+        if (!st) {
+            double *na = malloc(r * (C + c) * sizeof *na);
+            if (!na) st = imp_fail(IMP_ERR_NOMEM, "%s: out of memory", name);
+            for (size_t i = 0; !st && i < r; i++) {
+                if (C) memcpy(na + i * (C + c), acc + i * C, C * sizeof *na);
+                memcpy(na + i * (C + c) + C, d + i * c, c * sizeof *na);
+            }
+            if (!st) free(acc), acc = na, R = r, C += c;
+        }
+        free(d);
+        part = next;
+    }
+    if (st) {
+        free(acc);
+        return st;
+    }
+    *data = acc, *rows = R, *cols = C;
+    return IMP_OK;
+}
+
+int imp_source_has(imp_source *s, const char *name)
+{
+    double *d = NULL;
+    size_t r = 0, c = 0;
+    int st = imp_source_get(s, name, 0, &d, &r, &c);
+    free(d);
+    if (st) imp_clear_error();
+    return st == IMP_OK;
+}
+
+int imp_source_n_traj(imp_source *s, const char *q_name, int *n)
+{
+    if (s->kind == SRC_CSV) return *n = s->n_seg, IMP_OK;
+    if (s->kind == SRC_H5 && imp_h5_n_groups(s->h5)) return *n = imp_h5_n_groups(s->h5), IMP_OK;
+    /* the leading dimension of a 3-d q (its first listed name) */
+    char base[1024];
+    snprintf(base, sizeof base, "%s", q_name);
+    base[strcspn(base, ",[")] = '\0';
+    double *d = NULL;
+    int nd = 0;
+    size_t sh[3];
+    int st = s->kind == SRC_H5 ? imp_h5_read(s->h5, 0, base, &d, &nd, sh) : npz_array(s, base, &d, &nd, sh);
+    free(d);
+    if (st) return st;
+    *n = nd == 3 ? (int)(sh[0] < 1u << 24 ? sh[0] : 1u << 24) : 1;
+    return IMP_OK;
+}
+
+void imp_source_list(const imp_source *s, char *buf, size_t cap)
+{
+    size_t k = 0;
+    buf[0] = '\0';
+    if (s->kind == SRC_H5) {
+        imp_h5_list(s->h5, buf, cap);
+        return;
+    }
+    if (s->kind == SRC_CSV) {
+        k += (size_t)snprintf(buf, cap, "columns: ");
+        for (int i = 0; i < s->csv.n_cols && k < cap; i++)
+            k += (size_t)snprintf(buf + k, cap - k, "%s%s", i ? ", " : "", s->csv.names[i]);
+        return;
+    }
+    k += (size_t)snprintf(buf, cap, "arrays: ");
+    for (size_t i = 0; i < imp_npz_count(s->npz) && k < cap; i++)
+        k += (size_t)snprintf(buf + k, cap - k, "%s%s", i ? ", " : "", imp_npz_at(s->npz, i)->name);
+}

@@ -1,0 +1,165 @@
+#define _POSIX_C_SOURCE 200809L
+/* HDF5 trajectories through Debian's libhdf5: datasets at the root
+ * (q of shape (steps, columns) or (trajectories, steps, columns)) or one
+ * group per trajectory holding them (/traj0/qpos, /traj1/qpos, ..., the
+ * layout of MuJoCo and robot-learning logs). Values are read as doubles
+ * (HDF5 converts float32 and integers); HDF5's own error printing is off. */
+#include "io/source.h"
+#include "impulse/core.h"
+
+#include <ctype.h>
+#include <hdf5.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct imp_h5 {
+    hid_t file;
+    int n_groups;
+    char **groups;
+    char path[512];
+};
+
+static herr_t collect(hid_t loc, const char *name, const H5L_info_t *info, void *user)
+{
+    (void)info;
+    imp_h5 *h = user;
+    H5O_info_t oi;
+    if (H5Oget_info_by_name(loc, name, &oi, H5P_DEFAULT) < 0 || oi.type != H5O_TYPE_GROUP) return 0;
+    char **ng = realloc(h->groups, (size_t)(h->n_groups + 1) * sizeof *ng);
+    if (!ng) return -1;
+    h->groups = ng;
+    if (!(h->groups[h->n_groups] = strdup(name))) return -1;
+    h->n_groups++;
+    return 0;
+}
+
+/* Natural order: digit runs compare as numbers (traj2 < traj10). */
+static int natural_cmp(const void *pa, const void *pb)
+{
+    const char *a = *(char *const *)pa, *b = *(char *const *)pb;
+    while (*a && *b) {
+        if (isdigit((unsigned char)*a) && isdigit((unsigned char)*b)) {
+            char *ea, *eb;
+            unsigned long long x = strtoull(a, &ea, 10), y = strtoull(b, &eb, 10);
+            if (x != y) return x < y ? -1 : 1;
+            a = ea, b = eb;
+        } else {
+            if (*a != *b) return (unsigned char)*a - (unsigned char)*b;
+            a++, b++;
+        }
+    }
+    return (unsigned char)*a - (unsigned char)*b;
+}
+
+int imp_h5_open(imp_h5 **out, const char *path)
+{
+    *out = NULL;
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    if (H5Fis_hdf5(path) <= 0) return imp_fail(IMP_ERR_FORMAT, "%s: not an HDF5 file (or unreadable)", path);
+    imp_h5 *h = calloc(1, sizeof *h);
+    if (!h) return imp_fail(IMP_ERR_NOMEM, "%s: out of memory", path);
+    snprintf(h->path, sizeof h->path, "%s", path);
+    h->file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (h->file < 0) {
+        free(h);
+        return imp_fail(IMP_ERR_IO, "%s: cannot open as HDF5", path);
+    }
+    if (H5Literate(h->file, H5_INDEX_NAME, H5_ITER_INC, NULL, collect, h) < 0) {
+        imp_h5_close(h);
+        return imp_fail(IMP_ERR_FORMAT, "%s: cannot list its groups", path);
+    }
+    qsort(h->groups, (size_t)h->n_groups, sizeof *h->groups, natural_cmp);
+    *out = h;
+    return IMP_OK;
+}
+
+void imp_h5_close(imp_h5 *h)
+{
+    if (!h) return;
+    for (int i = 0; i < h->n_groups; i++) free(h->groups[i]);
+    free(h->groups);
+    if (h->file >= 0) H5Fclose(h->file);
+    free(h);
+}
+
+int imp_h5_n_groups(const imp_h5 *h) { return h->n_groups; }
+
+static hid_t location(imp_h5 *h, int g) { return h->n_groups ? H5Gopen2(h->file, h->groups[g], H5P_DEFAULT) : h->file; }
+
+int imp_h5_has(imp_h5 *h, int g, const char *name)
+{
+    hid_t loc = location(h, g);
+    if (loc < 0) return 0;
+    int ok = H5Lexists(loc, name, H5P_DEFAULT) > 0;
+    if (ok) {
+        H5O_info_t oi;
+        ok = H5Oget_info_by_name(loc, name, &oi, H5P_DEFAULT) >= 0 && oi.type == H5O_TYPE_DATASET;
+    }
+    if (loc != h->file) H5Gclose(loc);
+    return ok;
+}
+
+int imp_h5_read(imp_h5 *h, int g, const char *name, double **data, int *ndim, size_t shape[3])
+{
+    *data = NULL;
+    const char *where = h->n_groups ? h->groups[g] : "/";
+    if (!imp_h5_has(h, g, name))
+        return imp_fail(IMP_ERR_NOT_FOUND, "%s: no dataset '%s' in %s", h->path, name, where);
+    hid_t loc = location(h, g);
+    hid_t ds = H5Dopen2(loc, name, H5P_DEFAULT), sp = ds >= 0 ? H5Dget_space(ds) : -1;
+    hid_t ty = ds >= 0 ? H5Dget_type(ds) : -1;
+    int st = IMP_OK;
+    int nd = sp >= 0 ? H5Sget_simple_extent_ndims(sp) : -1;
+    H5T_class_t cls = ty >= 0 ? H5Tget_class(ty) : H5T_NO_CLASS;
+    hsize_t dims[3] = {1, 1, 1};
+    if (nd < 0) st = imp_fail(IMP_ERR_FORMAT, "%s: %s/%s: unreadable dataset", h->path, where, name);
+    else if (nd < 1 || nd > 3)
+        st = imp_fail(IMP_ERR_SHAPE, "%s: %s/%s: %d dimensions, need 1 to 3 (steps, columns)", h->path, where, name, nd);
+    else if (cls != H5T_FLOAT && cls != H5T_INTEGER && cls != H5T_ENUM)
+        st = imp_fail(IMP_ERR_SHAPE, "%s: %s/%s: not numbers (HDF5 class %d)", h->path, where, name, (int)cls);
+    size_t n = 1;
+    if (!st) {
+        H5Sget_simple_extent_dims(sp, dims, NULL);
+        for (int i = 0; i < nd; i++) {
+            if (dims[i] > ((hsize_t)1 << 32)) st = imp_fail(IMP_ERR_SHAPE, "%s: %s/%s: dimension too large", h->path, where, name);
+            n *= (size_t)dims[i];
+        }
+    }
+    double *d = NULL;
+    if (!st && !(d = malloc((n ? n : 1) * sizeof *d))) st = imp_fail(IMP_ERR_NOMEM, "%s/%s: out of memory", where, name);
+    if (!st && H5Dread(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, d) < 0)
+        st = imp_fail(IMP_ERR_FORMAT, "%s: %s/%s: cannot read as numbers", h->path, where, name);
+    if (!st) st = imp_check_finite(d, n, name);
+    if (ty >= 0) H5Tclose(ty);
+    if (sp >= 0) H5Sclose(sp);
+    if (ds >= 0) H5Dclose(ds);
+    if (loc >= 0 && loc != h->file) H5Gclose(loc);
+    if (st) {
+        free(d);
+        return st;
+    }
+    *data = d;
+    *ndim = nd;
+    for (int i = 0; i < 3; i++) shape[i] = i < nd ? (size_t)dims[i] : 1;
+    return IMP_OK;
+}
+
+static herr_t list_names(hid_t loc, const char *name, const H5L_info_t *info, void *user)
+{
+    (void)loc, (void)info;
+    char *buf = user;
+    size_t l = strlen(buf);
+    if (l + strlen(name) + 3 < 400) snprintf(buf + l, 400 - l, "%s%s", l ? ", " : "", name);
+    return 0;
+}
+
+void imp_h5_list(const imp_h5 *h, char *buf, size_t cap)
+{
+    char names[400] = "";
+    hid_t loc = h->n_groups ? H5Gopen2(h->file, h->groups[0], H5P_DEFAULT) : h->file;
+    if (loc >= 0) H5Literate(loc, H5_INDEX_NAME, H5_ITER_INC, NULL, list_names, names);
+    if (loc >= 0 && loc != h->file) H5Gclose(loc);
+    if (h->n_groups) snprintf(buf, cap, "%d groups (%s, ...), datasets in %s: %s", h->n_groups, h->groups[0], h->groups[0], names);
+    else snprintf(buf, cap, "datasets: %s", names);
+}

@@ -1,0 +1,152 @@
+/* Contact labels against the motion: which labels mark an impact, which are
+ * extra labels of the same impact (a compliant contact or a touch sensor
+ * spanning several samples), which are resting contact, which show no
+ * velocity change at all; and the "onset" handling that keeps one label per
+ * impact (the sample where the normal velocity reverses) plus resting
+ * contact. CD-Lagrange's training forces an impulse at every labelled step,
+ * so a second label of one bounce flips the rebound back (see
+ * docs/your-data.md). Definitions in include/impulse/contact_systems.h. */
+#include "impulse/contact_systems.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int imp_label_mode_from_name(const char *name, imp_label_mode *mode)
+{
+    if (!strcmp(name, "auto")) *mode = IMP_LABELS_AUTO;
+    else if (!strcmp(name, "as-given")) *mode = IMP_LABELS_AS_GIVEN;
+    else if (!strcmp(name, "onset")) *mode = IMP_LABELS_ONSET;
+    else return imp_fail(IMP_ERR_INVALID, "--contact-labels: '%s' is not auto, as-given or onset", name);
+    return IMP_OK;
+}
+
+const char *imp_label_mode_name(imp_label_mode mode)
+{
+    switch (mode) {
+    case IMP_LABELS_AS_GIVEN: return "as-given";
+    case IMP_LABELS_ONSET: return "onset";
+    default: return "auto";
+    }
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *x, size_t n)
+{
+    qsort(x, n, sizeof *x, cmp_double);
+    return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+}
+
+/* The pair of body k with the smallest gap at positions q, or -1. */
+static int nearest_pair(const imp_contact_geometry *g, int k, const double *q)
+{
+    int best = -1;
+    double gbest = INFINITY;
+    for (int p = 0; p < g->n_pairs; p++) {
+        if (g->pairs[p].body_j != k && g->pairs[p].body_i != k) continue;
+        double gap = imp_contact_gap(g, p, q);
+        if (best < 0 || gap < gbest) best = p, gbest = gap;
+    }
+    return best;
+}
+
+/* Rest threshold of body k: 3 sigma + 2 |a| from the normal velocity's
+ * changes between unlabelled samples (robust: median and MAD). */
+static int rest_threshold(const imp_trajset *ts, int k, double *v_rest)
+{
+    const imp_contact_geometry *g = &ts->geom;
+    int T = ts->n_steps, K = g->n_bodies, D = K * g->dim;
+    size_t cap = (size_t)ts->n_traj * T, n = 0;
+    double *du = malloc(cap * sizeof *du);
+    if (!du) return imp_fail(IMP_ERR_NOMEM, "contact labels: out of memory");
+    for (int tr = 0; tr < ts->n_traj; tr++)
+        for (int t = 1; t < T; t++) {
+            size_t i = (size_t)tr * T + t;
+            if (ts->contact[i * K + k] != 0.0 || ts->contact[(i - 1) * K + k] != 0.0) continue;
+            int p = nearest_pair(g, k, ts->q + i * D);
+            if (p < 0) continue;
+            du[n++] = imp_contact_normal_velocity(g, p, ts->qdot + i * D) -
+                      imp_contact_normal_velocity(g, p, ts->qdot + (i - 1) * D);
+        }
+    double v = 0.0;
+    if (n >= 8) {
+        double a = median(du, n);
+        for (size_t i = 0; i < n; i++) du[i] = fabs(du[i] - a);
+        double sigma = 1.4826 * median(du, n) / sqrt(2.0);
+        v = 3.0 * sigma + 2.0 * fabs(a);
+    }
+    free(du);
+    *v_rest = v;
+    return IMP_OK;
+}
+
+int imp_contact_labels_apply(imp_trajset *ts, imp_label_mode mode, imp_label_report *report)
+{
+    imp_label_report r;
+    memset(&r, 0, sizeof r);
+    if (mode == IMP_LABELS_AUTO)
+        mode = !strcmp(ts->labels, "impact") || !strcmp(ts->labels, "as-given") ? IMP_LABELS_AS_GIVEN : IMP_LABELS_ONSET;
+    r.mode = mode;
+    const imp_contact_geometry *g = &ts->geom;
+    int T = ts->n_steps, K = g->n_bodies, D = K * g->dim;
+    int st = IMP_OK;
+    for (int k = 0; k < K && ts->has_contact && !st; k++) {
+        double v = 0.0;
+        if ((st = rest_threshold(ts, k, &v))) break;
+        if (v > r.v_rest) r.v_rest = v;
+        for (int tr = 0; tr < ts->n_traj; tr++) {
+            double *c = ts->contact + (size_t)tr * T * K;
+            const double *q = ts->q + (size_t)tr * T * D, *qd = ts->qdot + (size_t)tr * T * D;
+            for (int a = 0; a < T; a++) {
+                if (c[(size_t)a * K + k] == 0.0) continue;
+                int b = a;
+                while (b + 1 < T && c[(size_t)(b + 1) * K + k] != 0.0) b++;
+                r.intervals++;
+                r.labels += b - a + 1;
+                int p = nearest_pair(g, k, q + (size_t)a * D);
+                if (p < 0) {
+                    r.no_pair += b - a + 1;
+                    r.kept += b - a + 1;
+                    a = b;
+                    continue;
+                }
+#define U(t) imp_contact_normal_velocity(g, p, qd + (size_t)(t) * D)
+                int rev = -1;
+                for (int t = a > 0 ? a : 1; t <= b && rev < 0; t++)
+                    if (U(t - 1) < 0.0 && U(t) >= 0.0) rev = t;
+                int extra = 0;
+                for (int t = a; t <= b; t++) {
+                    int keep = 1;
+                    if (t == rev) {
+                        /* the impact */
+                    } else if (t > 0 && fabs(U(t - 1)) <= v && fabs(U(t)) <= v) {
+                        r.resting++;
+                    } else if (rev >= 0) {
+                        extra++;
+                        if (t > rev && U(t - 1) > v) r.separating++;
+                        keep = 0;
+                    } else {
+                        r.no_change++;
+                        keep = 0;
+                    }
+#undef U
+                    if (keep) r.kept++;
+                    if (!keep && mode == IMP_LABELS_ONSET) c[(size_t)t * K + k] = 0.0;
+                }
+                if (rev >= 0) r.impacts++;
+                if (extra) r.multi++, r.extra += extra;
+                a = b;
+            }
+        }
+    }
+    if (mode == IMP_LABELS_AS_GIVEN) r.kept = r.labels;
+    else if (ts->has_contact && !st) snprintf(ts->labels, sizeof ts->labels, "impact");
+    if (report) *report = r;
+    return st;
+}

@@ -1,0 +1,115 @@
+"""Same seed and options: the Python package and the impulse command write
+bit-identical datasets and checkpoints (ctest; IMPULSE_CLI is the tool)."""
+import os, subprocess, sys, tempfile
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+import impulse
+import numpy as np
+
+cli = os.environ["IMPULSE_CLI"]
+d = tempfile.mkdtemp()
+failed = 0
+
+
+def run(*args):
+    subprocess.run([cli, *args], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def same(a, b, what):
+    global failed
+    A, B = np.load(a), np.load(b)
+    ka, kb = sorted(k for k in A.files if k != "meta"), sorted(k for k in B.files if k != "meta")
+    diff = [k for k in ka if k not in kb or A[k].shape != B[k].shape or not np.array_equal(A[k], B[k])]
+    if ka != kb or diff:
+        failed += 1
+        worst = max((float(np.max(np.abs(A[k] - B[k]))) for k in diff if k in kb and A[k].shape == B[k].shape),
+                    default=float("nan"))
+        print(f"FAILED: {what}: arrays {ka} vs {kb}, differing {diff} (largest difference {worst:.3g})")
+    else:
+        print(f"ok: {what}: {len(ka)} arrays bit-identical")
+
+
+p = lambda name: os.path.join(d, name)  # noqa: E731
+run("simulate", "bouncing-ball", "--restitution", "0.8", "--noise", "0.05", "--steps", "150", "--seed", "3",
+    "-o", p("ball_cli.npz"))
+ball = impulse.simulate("bouncing-ball", restitution=0.8, noise=0.05, steps=150, seed=3)
+ball.save(p("ball_py.npz"))
+same(p("ball_cli.npz"), p("ball_py.npz"), "simulate bouncing-ball")
+run("train", "cdl", "--data", p("ball_cli.npz"), "--epochs", "20", "--seed", "5", "--quiet", "-o", p("cdl_cli.npz"))
+impulse.train("cdl", ball, epochs=20, seed=5, output=p("cdl_py.npz"))
+same(p("cdl_cli.npz"), p("cdl_py.npz"), "train cdl, 20 epochs")
+run("train", "vin", "--data", p("ball_cli.npz"), "--epochs", "5", "--settings", "paper", "--hidden", "32",
+    "--horizon", "4", "--batch", "8", "--damping", "--potential-precision", "double", "--quiet", "-o", p("vin_cli.npz"))
+impulse.train("vin", ball, epochs=5, settings="paper", hidden=32, horizon=4, batch=8, damping=True,
+              potential_precision="double", output=p("vin_py.npz"))
+same(p("vin_cli.npz"), p("vin_py.npz"), "train vin with options")
+
+run("simulate", "pendulum-chain:2", "--trajectories", "16", "--seed", "1", "--quiet", "-o", p("pend_cli.npz"))
+pend = impulse.simulate("pendulum-chain:2", trajectories=16, seed=1)
+pend.save(p("pend_py.npz"))
+same(p("pend_cli.npz"), p("pend_py.npz"), "simulate pendulum-chain:2")
+sysfile = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "systems", "double-pendulum.txt")
+run("simulate", "--system-file", sysfile, "--trajectories", "2", "--spread", "0.1", "--steps", "20", "--seed", "1",
+    "--quiet", "-o", p("file_cli.npz"))
+impulse.simulate(system_file=sysfile, trajectories=2, spread=0.1, steps=20, seed=1).save(p("file_py.npz"))
+same(p("file_cli.npz"), p("file_py.npz"), "simulate a system file")
+for model in ("chnn", "hnn"):
+    run("train", model, "--data", p("pend_cli.npz"), "--epochs", "3", "--hidden", "32", "--chunks", "16",
+        "--batch", "8", "--seed", "2", "-o", p(f"{model}_cli.npz"))
+    impulse.train(model, pend, epochs=3, hidden=32, chunks=16, batch=8, seed=2, output=p(f"{model}_py.npz"))
+    same(p(f"{model}_cli.npz"), p(f"{model}_py.npz"), f"train {model} (2 threads, as the CLI)")
+
+# eval: the package's dict has the keys and values of `impulse eval --json`, in both strands
+import json
+def same_eval(cli_args, py, what):
+    global failed
+    j = json.loads(subprocess.run([cli, "eval", *cli_args, "--json"], check=True, capture_output=True).stdout)
+    diff = {k: (v, py.get(k)) for k, v in j.items() if k != "seconds" and not (v == py.get(k) or (v is None and
+            py.get(k) != py.get(k)))}
+    if diff:
+        failed += 1
+        print(f"FAILED: {what}: eval differs {diff}")
+    else:
+        print(f"ok: {what}: eval --json and Python agree on {len(j)} keys")
+same_eval(["--model", p("cdl_cli.npz"), "--data", p("ball_cli.npz")],
+          impulse.load_model(p("cdl_py.npz")).evaluate(ball), "cdl")
+test = impulse.simulate("pendulum-chain:2", trajectories=4, seed=2, rollout_start=4)
+test.save(p("test_py.npz"))
+same_eval(["--model", p("chnn_cli.npz"), "--data", p("test_py.npz")],
+          impulse.load_model(p("chnn_py.npz")).evaluate(test), "chnn")
+
+# '-' is standard output / input where a file is expected
+piped = subprocess.run([cli, "simulate", "bouncing-ball", "--restitution", "0.8", "--noise", "0.05", "--steps", "150",
+                        "--seed", "3", "-o", "-"], check=True, capture_output=True).stdout
+if piped != open(p("ball_cli.npz"), "rb").read():
+    failed += 1
+    print("FAILED: simulate -o - differs from the file")
+ev = subprocess.run([cli, "eval", "--model", p("cdl_cli.npz"), "--data", "-", "--json"], input=piped, check=True,
+                    capture_output=True).stdout
+ev_file = subprocess.run([cli, "eval", "--model", p("cdl_cli.npz"), "--data", p("ball_cli.npz"), "--json"], check=True,
+                         capture_output=True).stdout
+if ev != ev_file or os.path.exists("-"):
+    failed += 1
+    print("FAILED: eval --data - differs from the file's, or a file named '-' was written")
+else:
+    print("ok: -o - and --data - are standard output and input")
+
+# plot-log: loss curves from a JSON-lines training log; a log without epochs is refused
+with open(p("run.log.jsonl"), "w") as f:
+    for e in range(1, 6):
+        f.write(json.dumps({"epoch": e, "epochs": 5, "loss": 1.0 / e, "state": 0.8 / e, "contact": 0.2 / e,
+                            "lr": 0.01, "seconds": 0.1 * e, "best_epoch": e}) + "\n")
+subprocess.run([cli, "plot-log", p("run.log.jsonl")], check=True, capture_output=True)
+fig = np.load(p("run.log.loss.npz"))
+spec = json.loads(str(fig["meta"]))
+lines = [el for el in spec["elements"] if el["kind"] == "line"]
+if not os.path.exists(p("run.log.loss.png")) or len(lines) != 4 or not np.allclose(fig[lines[0]["y"]], 1.0 / np.arange(1, 6)):
+    failed += 1
+    print(f"FAILED: plot-log: {len(lines)} lines, png {os.path.exists(p('run.log.loss.png'))}")
+else:
+    print("ok: plot-log draws loss, its terms and the learning rate")
+open(p("empty.jsonl"), "w").write("not a log\n")
+r = subprocess.run([cli, "plot-log", p("empty.jsonl")], capture_output=True, text=True)
+if r.returncode == 0 or "no epoch lines" not in r.stderr:
+    failed += 1
+    print("FAILED: plot-log accepts a log without epochs:", r.stderr)
+sys.exit(1 if failed else 0)

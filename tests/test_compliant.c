@@ -1,0 +1,251 @@
+/* Compliant-contact simulators (spring-damper ball and cradle), contact
+ * labels checked against the motion and their onset handling, and the
+ * trajectory reader's handling of user files (float32, missing keys). */
+#include "impulse/cdl.h"
+#include "impulse/io.h"
+#include "test.h"
+
+/* Total energy with the contact spring's: the rigid system's plus k s^2 / 2. */
+static double total_energy(const imp_trajset *ts, double k, const double *q, const double *v)
+{
+    double e = NAN;
+    CHECK_OK(imp_system_energy(ts->system, &ts->geom, ts->gravity, ts->length, q, v, &e));
+    for (int p = 0; p < ts->geom.n_pairs; p++) {
+        double s = -imp_contact_gap(&ts->geom, p, q);
+        if (s > 0) e += 0.5 * k * s * s;
+    }
+    return e;
+}
+
+/* e = 1: no damping, the spring returns all energy (RK4 on 256 sub-steps). */
+static void test_energy(const char *system)
+{
+    imp_sim_opts o;
+    CHECK_OK(imp_sim_defaults(system, &o));
+    o.restitution = 1.0;
+    imp_trajset ts;
+    CHECK_OK(imp_simulate(system, &o, &ts));
+    int D = ts.geom.n_bodies * ts.geom.dim, labels = 0;
+    double e0 = total_energy(&ts, o.stiffness, ts.q, ts.qdot), drift = 0, pen = 0;
+    for (int t = 0; t < ts.n_steps; t++) {
+        double e = total_energy(&ts, o.stiffness, ts.q + (size_t)t * D, ts.qdot + (size_t)t * D);
+        drift = fmax(drift, fabs(e - e0) / fabs(e0));
+        pen = fmax(pen, -imp_contact_gap(&ts.geom, 0, ts.q + (size_t)t * D));
+        for (int k = 0; k < ts.geom.n_bodies; k++) labels += ts.contact[(size_t)t * ts.geom.n_bodies + k] > 0;
+    }
+    printf("%s e = 1: relative energy drift %.2e over %d samples, %d contact labels, max penetration %.4f\n",
+           system, drift, ts.n_steps, labels, pen);
+    CHECK(drift < 1e-9);
+    CHECK(labels > 0 && pen > 0); /* contacts happened and the bodies overlapped */
+    CHECK(!strcmp(ts.labels, "touch"));
+    imp_trajset_free(&ts);
+}
+
+/* The apparent restitution, read from velocities sampled densely around the
+ * first bounce (dt 1e-4: the contact's start and end within 1e-4 s), is the
+ * target up to the gravity acting during the contact. */
+static void test_restitution(double e)
+{
+    imp_sim_opts o;
+    CHECK_OK(imp_sim_defaults("compliant-ball", &o));
+    o.restitution = e, o.dt = 1e-4, o.n_steps = 16000, o.q0 = 1.0;
+    imp_trajset ts;
+    CHECK_OK(imp_simulate("compliant-ball", &o, &ts));
+    int a = -1, b = -1;
+    for (int t = 0; t < ts.n_steps && b < 0; t++) {
+        if (a < 0 && ts.contact[t] > 0) a = t;
+        if (a >= 0 && ts.contact[t] == 0) b = t;
+    }
+    CHECK(a > 0 && b > a);
+    if (a > 0 && b > a) {
+        double ratio = -ts.qdot[b] / ts.qdot[a - 1];
+        double duration = (b - a) * o.dt, g_share = 9.81 * duration / fabs(ts.qdot[a - 1]);
+        printf("compliant ball e = %.2f: apparent restitution %.4f, contact %.4f s (%.1f samples of 0.02 s)\n", e,
+               ratio, duration, duration / 0.02);
+        /* gravity during the contact changes the ratio by at most g t_c / v */
+        CHECK(fabs(ratio - e) <= g_share + 2e-3);
+    }
+    imp_trajset_free(&ts);
+}
+
+static int count_labels(const imp_trajset *ts)
+{
+    int n = 0;
+    for (size_t i = 0; i < (size_t)ts->n_traj * ts->n_steps * ts->geom.n_bodies; i++) n += ts->contact[i] > 0;
+    return n;
+}
+
+/* Labels against the motion: a touch sensor on a compliant contact gives
+ * several labels per bounce; onset keeps the one where the velocity
+ * reverses, and afterwards every impact has exactly one label. The
+ * event-driven simulators' labels pass the check untouched. */
+static void test_labels(void)
+{
+    imp_sim_opts o;
+    CHECK_OK(imp_sim_defaults("compliant-ball", &o));
+    o.restitution = 0.7, o.noise = 0.2, o.n_traj = 3, o.seed = 4;
+    imp_trajset ts;
+    CHECK_OK(imp_simulate("compliant-ball", &o, &ts));
+    int before = count_labels(&ts);
+    imp_label_report r;
+    CHECK_OK(imp_contact_labels_apply(&ts, IMP_LABELS_AS_GIVEN, &r));
+    CHECK(count_labels(&ts) == before && r.kept == before && r.labels == before);
+    printf("compliant ball labels: %d in %d intervals, %d impacts, %d with several labels (%d extra), %d resting\n",
+           r.labels, r.intervals, r.impacts, r.multi, r.extra, r.resting);
+    CHECK(r.multi > 0 && r.extra > 0);
+    CHECK_OK(imp_contact_labels_apply(&ts, IMP_LABELS_AUTO, &r)); /* touch labels: auto is onset */
+    CHECK(r.mode == IMP_LABELS_ONSET && count_labels(&ts) == before - r.extra - r.no_change);
+    CHECK(!strcmp(ts.labels, "impact"));
+    /* a second pass finds nothing left to drop */
+    imp_label_report r2;
+    CHECK_OK(imp_contact_labels_apply(&ts, IMP_LABELS_ONSET, &r2));
+    CHECK(r2.multi == 0 && r2.extra == 0 && r2.labels == r.kept);
+    /* each kept non-resting label sits where the clean normal velocity turned */
+    int bad = 0, T = ts.n_steps;
+    for (int n = 0; n < ts.n_traj; n++)
+        for (int t = 1; t < T; t++) {
+            size_t i = (size_t)n * T + t;
+            if (ts.contact[i] > 0 && fabs(ts.qdot_clean[i]) > 2.0 && !(ts.qdot_clean[i - 1] < 0 && ts.qdot_clean[i] > 0))
+                bad++;
+        }
+    CHECK(bad == 0);
+    imp_trajset_free(&ts);
+
+    /* labels with no velocity change (in free flight) are found and dropped */
+    CHECK_OK(imp_simulate("compliant-ball", &o, &ts));
+    for (int t = 10; t < 13; t++) ts.contact[t] = 1.0; /* the ball is falling, far above the floor */
+    CHECK_OK(imp_contact_labels_apply(&ts, IMP_LABELS_ONSET, &r));
+    CHECK(r.no_change == 3 && ts.contact[10] == 0 && ts.contact[12] == 0);
+    imp_trajset_free(&ts);
+
+    const char *rigid[] = {"bouncing-ball", "newtons-cradle"};
+    for (int s = 0; s < 2; s++) {
+        CHECK_OK(imp_sim_defaults(rigid[s], &o));
+        o.noise = s ? 0.02 : 0.2, o.restitution = 0.7;
+        CHECK_OK(imp_simulate(rigid[s], &o, &ts));
+        before = count_labels(&ts);
+        CHECK_OK(imp_contact_labels_apply(&ts, IMP_LABELS_AUTO, &r));
+        CHECK(r.mode == IMP_LABELS_AS_GIVEN && count_labels(&ts) == before);
+        CHECK_MSG(r.multi == 0 && r.no_change == 0, "%s: %d multi, %d no change", rigid[s], r.multi, r.no_change);
+        imp_trajset_free(&ts);
+    }
+    imp_label_mode m;
+    CHECK_FAILS(imp_label_mode_from_name("first", &m), IMP_ERR_INVALID);
+    CHECK(strstr(imp_last_error(), "--contact-labels") != NULL);
+}
+
+/* Save a trajectory file's arrays with some changed: float32 copies, or
+ * members and meta keys left out. */
+static void save_variant(const imp_trajset *ts, const char *path, int f32, const char *skip, const char *meta)
+{
+    imp_npz *z = imp_npz_new();
+    int K = ts->geom.n_bodies, d = ts->geom.dim;
+    size_t n = (size_t)ts->n_traj * ts->n_steps;
+    size_t shq[3] = {(size_t)ts->n_traj, (size_t)ts->n_steps, (size_t)(K * d)};
+    size_t shc[3] = {(size_t)ts->n_traj, (size_t)ts->n_steps, (size_t)K};
+    const char *names[] = {"q", "qdot"};
+    const double *arrs[] = {ts->q, ts->qdot};
+    for (int a = 0; a < 2; a++) {
+        if (!strcmp(skip, names[a])) continue;
+        if (f32) {
+            float *f = malloc(n * K * d * sizeof *f);
+            for (size_t i = 0; i < n * K * d; i++) f[i] = (float)arrs[a][i];
+            imp_npy_array arr = {.dtype = IMP_F32, .item_size = 4, .ndim = 3, .count = n * K * d, .data = f};
+            memcpy(arr.shape, shq, sizeof shq);
+            CHECK_OK(imp_npz_add_array(z, names[a], &arr));
+            free(f);
+        } else {
+            CHECK_OK(imp_npz_add_f64(z, names[a], 3, shq, arrs[a]));
+        }
+    }
+    if (strcmp(skip, "contact")) {
+        /* labels as bool, as a sensor log has them */
+        unsigned char *b = malloc(n * K);
+        for (size_t i = 0; i < n * K; i++) b[i] = ts->contact[i] > 0;
+        imp_npy_array arr = {.dtype = IMP_BOOL, .item_size = 1, .ndim = 3, .count = n * K, .data = b};
+        memcpy(arr.shape, shc, sizeof shc);
+        CHECK_OK(imp_npz_add_array(z, "contact", &arr));
+        free(b);
+    }
+    if (strcmp(skip, "masses")) CHECK_OK(imp_npz_add_f64(z, "masses", 1, (size_t[]){(size_t)K}, ts->geom.mass));
+    if (strcmp(skip, "contact_pairs")) {
+        double pairs[2] = {-1, 0}; /* floats, as np.array([[-1, 0.]]) gives */
+        CHECK_OK(imp_npz_add_f64(z, "contact_pairs", 2, (size_t[]){1, 2}, pairs));
+        CHECK_OK(imp_npz_add_f64(z, "contact_normals", 2, (size_t[]){1, 1}, (double[]){1}));
+        CHECK_OK(imp_npz_add_f64(z, "contact_offsets", 1, (size_t[]){1}, (double[]){0}));
+    }
+    if (meta) CHECK_OK(imp_npz_set_meta(z, meta));
+    CHECK_OK(imp_npz_save(z, path));
+    imp_npz_free(z);
+}
+
+static void test_user_files(void)
+{
+    imp_sim_opts o;
+    CHECK_OK(imp_sim_defaults("compliant-ball", &o));
+    o.restitution = 0.7, o.noise = 0.2, o.n_steps = 60;
+    imp_trajset ts, b;
+    CHECK_OK(imp_simulate("compliant-ball", &o, &ts));
+    const char *full = "{\"dt\": 0.02, \"dim\": 1, \"restitution\": 0.7, \"gravity\": 9.81, \"system\": \"compliant-ball\"}";
+    save_variant(&ts, "user_f32.npz", 1, "", full);
+    CHECK_OK(imp_trajset_load(&b, "user_f32.npz"));
+    double err = 0;
+    for (int t = 0; t < ts.n_steps; t++) err = fmax(err, fabs(b.q[t] - ts.q[t]) / fmax(1, fabs(ts.q[t])));
+    CHECK(err < 1e-6 && err > 0); /* widened float32: rounded, not rejected */
+    CHECK(b.has_contact && b.contact[0] == ts.contact[0] && b.geom.pairs[0].body_i == IMP_WALL);
+    CHECK(!b.labels[0]); /* no "labels" key: unknown, auto handling is onset */
+    imp_trajset_free(&b);
+
+    /* no labels: loads, has_contact = 0 */
+    save_variant(&ts, "user_nolabels.npz", 0, "contact", full);
+    CHECK_OK(imp_trajset_load(&b, "user_nolabels.npz"));
+    CHECK(!b.has_contact && count_labels(&b) == 0);
+    imp_trajset_free(&b);
+
+    /* no gravity or an unknown system: the energy says why it cannot be computed */
+    save_variant(&ts, "user_nogravity.npz", 0, "", "{\"dt\": 0.02, \"dim\": 1, \"restitution\": 0.7, \"system\": \"compliant-ball\"}");
+    CHECK_OK(imp_trajset_load(&b, "user_nogravity.npz"));
+    double e;
+    CHECK_FAILS(imp_system_energy(b.system, &b.geom, b.gravity, b.length, b.q, b.qdot, &e), IMP_ERR_INVALID);
+    CHECK(strstr(imp_last_error(), "gravity") != NULL);
+    imp_trajset_free(&b);
+    save_variant(&ts, "user_nosystem.npz", 0, "", "{\"dt\": 0.02, \"dim\": 1, \"restitution\": 0.7, \"gravity\": 9.81}");
+    CHECK_OK(imp_trajset_load(&b, "user_nosystem.npz"));
+    CHECK_FAILS(imp_system_energy(b.system, &b.geom, b.gravity, b.length, b.q, b.qdot, &e), IMP_ERR_UNSUPPORTED);
+    CHECK(strstr(imp_last_error(), "system") != NULL);
+    imp_trajset_free(&b);
+
+    /* every missing key: one message naming it and how to supply it */
+    struct {
+        const char *skip, *meta, *needle;
+    } cases[] = {
+        {"q", full, "'q'"},
+        {"qdot", full, "finite differences"},
+        {"masses", full, "--masses"},
+        {"contact_pairs", full, "--wall"},
+        {"", NULL, "'meta'"},
+        {"", "{\"dim\": 1, \"restitution\": 0.7}", "'dt'"},
+        {"", "{\"dt\": 0.02, \"restitution\": 0.7}", "\"dim\": 1"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        save_variant(&ts, "user_bad.npz", 0, cases[i].skip, cases[i].meta);
+        imp_clear_error();
+        int st = imp_trajset_load(&b, "user_bad.npz");
+        CHECK_MSG(st != IMP_OK && strstr(imp_last_error(), cases[i].needle), "case %zu: '%s' (want '%s')", i,
+                  imp_last_error(), cases[i].needle);
+        if (!st) imp_trajset_free(&b);
+    }
+    imp_trajset_free(&ts);
+}
+
+int main(void)
+{
+    imp_blas_init();
+    test_energy("compliant-ball");
+    test_energy("compliant-cradle");
+    test_restitution(0.7);
+    test_restitution(1.0);
+    test_labels();
+    test_user_files();
+    TEST_MAIN_END();
+}

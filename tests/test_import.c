@@ -1,0 +1,188 @@
+/* impulse import and inspect end to end: compliant-ball trajectories (the
+ * stand-in for data from elsewhere) written from C as CSV, .npy (float32),
+ * .npz and HDF5 (one group per trajectory, as MuJoCo logs), each imported
+ * in one command into a file that trains; and every error path of import,
+ * one clear line each. */
+#define _POSIX_C_SOURCE 200809L
+#define CLI_TEST_TAG "imp"
+#include "impulse/cdl.h"
+#include "impulse/io.h"
+#include "test.h"
+#include "cli_test.h"
+
+#include <hdf5.h>
+
+enum { NT = 2, T = 150 };
+
+static imp_trajset ts; /* the truth the files are written from */
+
+static void write_csv(const char *path, int n_traj, int steps, int bad)
+{
+    FILE *f = fopen(path, "w");
+    fprintf(f, "# compliant ball, written by test_import\ntraj, t, z, vz, touch\n");
+    for (int n = 0; n < n_traj; n++)
+        for (int t = 0; t < steps - (bad == 3 && n == 1); t++) {
+            size_t i = (size_t)n * T + t;
+            double time = t * ts.dt + (bad == 1 && t == 40 ? 0.005 : 0.0);
+            if (bad == 2 && t == 1) fprintf(f, "%d, %.17g, abc, %.17g, %d\n", n, time, ts.qdot[i], (int)ts.contact[i]);
+            else if (bad == 4 && t == 1) fprintf(f, "%d, %.17g, %.17g\n", n, time, ts.q[i]);
+            else if (bad == 5 && t == 5) fprintf(f, "%d, %.17g, %.17g, %.17g, 2\n", n, time, ts.q[i], ts.qdot[i]);
+            else fprintf(f, "%d, %.17g, %.17g, %.17g, %d\n", n, time, ts.q[i], ts.qdot[i], (int)ts.contact[i]);
+        }
+    fclose(f);
+}
+
+static void write_npy_npz(void)
+{
+    float *qf = malloc(sizeof(float) * T);
+    for (int t = 0; t < T; t++) qf[t] = (float)ts.q[t];
+    imp_npy_array a = {.dtype = IMP_F32, .item_size = 4, .ndim = 2, .shape = {T, 1}, .count = T, .data = qf};
+    CHECK_OK(imp_npy_save("imp_pos.npy", &a));
+    CHECK_OK(imp_npy_save_f64("imp_vel.npy", 1, (size_t[]){T}, ts.qdot));
+    free(qf);
+    imp_npz *z = imp_npz_new();
+    size_t sh[3] = {NT, T, 1};
+    CHECK_OK(imp_npz_add_f64(z, "pos", 3, sh, ts.q));
+    CHECK_OK(imp_npz_add_f64(z, "vel", 3, sh, ts.qdot));
+    unsigned char *b = malloc(NT * T);
+    for (int i = 0; i < NT * T; i++) b[i] = ts.contact[i] > 0;
+    imp_npy_array c = {.dtype = IMP_BOOL, .item_size = 1, .ndim = 3, .shape = {NT, T, 1}, .count = NT * T, .data = b};
+    CHECK_OK(imp_npz_add_array(z, "touch", &c));
+    CHECK_OK(imp_npz_save(z, "imp_raw.npz"));
+    imp_npz_free(z);
+    free(b);
+}
+
+/* Groups run2 and run10 (natural order: run2 is trajectory 0), qpos in
+ * float32, qvel in double, contact as integers, time stamps. */
+static void write_h5(const char *path)
+{
+    hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    const char *groups[NT] = {"run2", "run10"};
+    for (int n = 0; n < NT; n++) {
+        hid_t g = H5Gcreate2(f, groups[n], H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+        hsize_t dims[2] = {T, 1};
+        hid_t sp = H5Screate_simple(2, dims, NULL), sp1 = H5Screate_simple(1, dims, NULL);
+        float qf[T];
+        int ci[T];
+        double tt[T];
+        for (int t = 0; t < T; t++)
+            qf[t] = (float)ts.q[(size_t)n * T + t], ci[t] = ts.contact[(size_t)n * T + t] > 0, tt[t] = t * ts.dt;
+        hid_t d = H5Dcreate2(g, "qpos", H5T_IEEE_F32LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+        H5Dwrite(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, qf);
+        H5Dclose(d);
+        d = H5Dcreate2(g, "qvel", H5T_IEEE_F64LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+        H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, ts.qdot + (size_t)n * T);
+        H5Dclose(d);
+        d = H5Dcreate2(g, "contact", H5T_STD_I32LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+        H5Dwrite(d, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, ci);
+        H5Dclose(d);
+        d = H5Dcreate2(g, "time", H5T_IEEE_F64LE, sp1, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+        H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, tt);
+        H5Dclose(d);
+        H5Sclose(sp), H5Sclose(sp1), H5Gclose(g);
+    }
+    H5Fclose(f);
+}
+
+/* The imported file against the truth: every trajectory's positions within
+ * `tol` (float32 files: rounding), dt, and the label count after onset. */
+static void check_imported(const char *path, int n_traj, double tol, int labels)
+{
+    imp_trajset b;
+    CHECK_OK(imp_trajset_load(&b, path));
+    if (b.n_traj != n_traj || b.n_steps != T) {
+        CHECK_MSG(0, "%s: %d x %d", path, b.n_traj, b.n_steps);
+        imp_trajset_free(&b);
+        return;
+    }
+    double err = 0;
+    for (int i = 0; i < n_traj * T; i++) err = fmax(err, fabs(b.q[i] - ts.q[i]) / fmax(1.0, fabs(ts.q[i])));
+    CHECK_MSG(err <= tol, "%s: position error %g", path, err);
+    CHECK_CLOSE(b.dt, ts.dt, 1e-9, 0);
+    CHECK(b.has_contact == labels && b.geom.n_pairs == 1 && b.geom.pairs[0].body_i == IMP_WALL);
+    if (labels) {
+        imp_label_report r;
+        CHECK_OK(imp_contact_labels_apply(&b, IMP_LABELS_AUTO, &r));
+        CHECK(r.mode == IMP_LABELS_AS_GIVEN && r.multi == 0); /* onset applied on import */
+    }
+    imp_trajset_free(&b);
+}
+
+int main(void)
+{
+    imp_blas_init();
+    imp_sim_opts o;
+    CHECK_OK(imp_sim_defaults("compliant-ball", &o));
+    o.restitution = 0.7, o.noise = 0.2, o.n_traj = NT, o.n_steps = T, o.seed = 3;
+    CHECK_OK(imp_simulate("compliant-ball", &o, &ts));
+    char err[4096];
+
+    /* each format, one command */
+    write_csv("imp_raw.csv", NT, T, 0);
+    CHECK(run("import imp_raw.csv --q z --qdot vz --contact touch --wall 0:1:0 --gravity 9.81 --system compliant-ball "
+              "-o imp_csv.npz", err, sizeof err) == 0);
+    CHECK(strstr(err, "dt = 0.02") && strstr(err, "extra")); /* dt from the time column; the label notice */
+    check_imported("imp_csv.npz", NT, 0, 1);
+    write_npy_npz();
+    CHECK(run("import imp_pos.npy --qdot imp_vel.npy --dt 0.02 --wall 0:1:0 -o imp_npy.npz", err, sizeof err) == 0);
+    check_imported("imp_npy.npz", 1, 1e-6, 0);
+    CHECK(run("import imp_raw.npz --q pos --qdot vel --contact touch --dt 0.02 --wall 0:1:0 --restitution 0.7 "
+              "-o imp_npz.npz", err, sizeof err) == 0);
+    check_imported("imp_npz.npz", NT, 0, 1);
+    write_h5("imp_raw.h5");
+    CHECK(run("import imp_raw.h5 --wall 0:1:0 -o imp_h5.npz", err, sizeof err) == 0);
+    check_imported("imp_h5.npz", NT, 1e-6, 1);
+    /* column selection and finite-difference velocities */
+    CHECK(run("import imp_raw.h5 --q 'qpos[0]' --finite-differences --wall 0:1:0 -o imp_fd.npz", err, sizeof err) == 0);
+    CHECK(strstr(err, "finite differences") != NULL);
+
+    /* the imported files train; without labels only without touch feedback, said */
+    CHECK(run("train cdl --data imp_h5.npz --epochs 1 --hidden 8 --quiet -o imp_m.npz", err, sizeof err) == 0);
+    CHECK(run("train cdl --data imp_npy.npz --epochs 1 --hidden 8 --quiet -o imp_m2.npz", err, sizeof err) == 0);
+    CHECK(strstr(err, "notice") && strstr(err, "--no-touch"));
+    expect_error("train cdl --data imp_npy.npz --touch --epochs 1 -o x.npz", "no contact labels");
+    expect_error("train resnet-contact --data imp_npy.npz --epochs 1 -o x.npz", "no contact labels");
+    /* energy without gravity / system: a notice, not a number */
+    CHECK(run("eval --model imp_m.npz --data imp_h5.npz --json", err, sizeof err) == 0);
+    CHECK(strstr(err, "notice: energy drift not computed") != NULL);
+    CHECK(run("inspect imp_csv.npz", err, sizeof err) == 0);
+    CHECK(run("inspect imp_raw.h5", err, sizeof err) == 0);
+
+    /* every error: one line naming what is wrong and how to supply it */
+    expect_error("import imp_raw.csv --q nope --qdot vz -o x.npz", "nope");
+    expect_error("import imp_raw.csv --q z -o x.npz", "--finite-differences");
+    expect_error("import imp_raw.csv --q z --qdot vz --time none --dt 0.02 -o x.npz", "none");
+    expect_error("import imp_pos.npy --qdot imp_vel.npy -o x.npz", "--dt");
+    expect_error("import imp_raw.csv --q z --qdot vz --dt 0.01 -o x.npz", "contradicts");
+    write_csv("imp_uneven.csv", NT, T, 1);
+    expect_error("import imp_uneven.csv --q z --qdot vz -o x.npz", "evenly");
+    write_csv("imp_nan.csv", NT, T, 2);
+    expect_error("import imp_nan.csv --q z --qdot vz -o x.npz", "imp_nan.csv:4: column 'z'");
+    write_csv("imp_short.csv", NT, T, 3);
+    expect_error("import imp_short.csv --q z --qdot vz -o x.npz", "equal lengths");
+    write_csv("imp_fields.csv", NT, T, 4);
+    expect_error("import imp_fields.csv --q z --qdot vz -o x.npz", "fields");
+    write_csv("imp_label2.csv", NT, T, 5);
+    expect_error("import imp_label2.csv --q z --qdot vz --contact touch -o x.npz", "not 0 or 1");
+    expect_error("import imp_raw.csv --q z --qdot vz --bodies 2 -o x.npz", "multiple");
+    expect_error("import imp_raw.csv --q z --qdot vz --wall 0:0,1:0 -o x.npz", "components");
+    expect_error("import imp_raw.csv --q z --qdot vz --wall 0:1 -o x.npz", "--wall");
+    expect_error("import imp_raw.csv --q z --qdot vz --contact-labels first -o x.npz", "--contact-labels");
+    expect_error("import imp_raw.h5 --q 'qpos[3]' --finite-differences -o x.npz", "columns");
+    expect_error("import imp_raw.txt -o x.npz", "unknown format");
+    FILE *f = fopen("imp_bad.h5", "w");
+    fputs("not hdf5", f);
+    fclose(f);
+    expect_error("import imp_bad.h5 -o x.npz", "not an HDF5");
+    expect_error("import imp_raw.csv --q z --qdot vz", "-o");
+    expect_error("train cdl --data imp_csv.npz --contact-labels first -o x.npz", "--contact-labels");
+    CHECK(run("reproduce your-data --help", err, sizeof err) == 0);
+    expect_error("reproduce your-data --seeds 0", "--seeds");
+    expect_error("reproduce your-data --system bouncing-ball", "--system");
+    expect_error("simulate compliant-ball --stiffness -1 -o x.npz", "--stiffness");
+    expect_error("inspect imp_raw.txt", "unknown format");
+    expect_error("inspect does_not_exist.npz", "does_not_exist.npz");
+    imp_trajset_free(&ts);
+    TEST_MAIN_END();
+}
