@@ -244,6 +244,9 @@ void imp_ctrain_pool_free(imp_ctrain_pool *p);
  * full-size first step at lr 3e-3 can make M(q) nearly singular and the
  * rollout diverge in epoch 0. */
 int imp_ctrain_warmup_steps(const imp_cmodel *m, const imp_ctrain_opts *o);
+/* The reference's learning rate for a system: 1e-3 for "rotor" and
+ * "magnet-pendulum", 3e-3 otherwise ([chnn] section 3). */
+double imp_ctrain_reference_lr(const char *system);
 /* Train with opts->threads threads (an imp_ctrain_pool per run). */
 int imp_ctrain(const imp_cmodel *m, double *params, const imp_ctraj *data,
                const imp_ctrain_opts *opts, imp_ctrain_result *res);
