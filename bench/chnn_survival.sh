@@ -29,8 +29,16 @@ for seed in $SEEDS; do
             log="$OUT/${model}_${sys//:/}_s$seed.log"
             if "$IMPULSE" train "$model" --data "$data" --epochs "$EPOCHS" --seed "$seed" --threads "$THREADS" \
                 -o "$OUT/${model}_${sys//:/}_s$seed.npz" >"$log" 2>&1; then
+                loss=$(grep -o 'final loss [0-9.e+-]*' "$log" | awk '{print $3}')
+                # states are O(1), so an untrained model's mean L1 error is below 1: a
+                # last loss above 10 is a rollout that blew up without overflowing
+                if awk -v l="$loss" 'BEGIN { exit !(l > 10) }'; then
+                    fail=$((fail + 1))
+                    echo "DIVERGED seed $seed $sys $model: final loss $loss"
+                    continue
+                fi
                 pass=$((pass + 1))
-                echo "ok    seed $seed $sys $model: $(grep -o 'final loss [0-9.e+-]*' "$log")"
+                echo "ok    seed $seed $sys $model: final loss $loss"
             else
                 fail=$((fail + 1))
                 echo "FAIL  seed $seed $sys $model: $(tail -n 1 "$log")"

@@ -72,6 +72,10 @@ static int make(setup *s, imp_cmodel_kind kind, const char *sys, int hidden, int
     imp_rng rng;
     imp_rng_seed(&rng, seed);
     imp_cmodel_init_params(&s->m, s->params, &rng);
+    /* the default mass network's output layer is zero (L = I): perturb every
+     * parameter so that the layers below it get non-zero derivatives */
+    if (kind == IMP_CMODEL_HNN || kind == IMP_CMODEL_DELAN)
+        for (size_t q = s->m.off_mass; q < s->m.n_params; q++) s->params[q] += 0.05 * imp_rng_normal(&rng);
     s->w = imp_cmodel_work_new(&s->m, B);
     return s->w ? IMP_OK : IMP_ERR_NOMEM;
 }

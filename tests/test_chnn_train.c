@@ -44,6 +44,10 @@ static int make_model(fixture *f, imp_cmodel_kind kind, const char *sys, int hid
     imp_rng rng;
     imp_rng_seed(&rng, seed);
     imp_cmodel_init_params(&f->m, f->params, &rng);
+    /* the default mass network's output layer is zero (L = I): perturb every
+     * parameter so that the layers below it get non-zero derivatives */
+    if (kind == IMP_CMODEL_HNN || kind == IMP_CMODEL_DELAN)
+        for (size_t q = f->m.off_mass; q < f->m.n_params; q++) f->params[q] += 0.05 * imp_rng_normal(&rng);
     return IMP_OK;
 }
 

@@ -95,7 +95,9 @@ typedef struct imp_cmodel {
 int imp_cmodel_init(imp_cmodel *m, imp_cmodel_kind kind, const imp_csystem *sys, int hidden,
                     int depth);
 /* Reference initialisation: orthogonal weights, PyTorch-default biases
- * U(-1/sqrt(fan_in), 1/sqrt(fan_in)), mass parameters 0.1 N(0, 1). */
+ * U(-1/sqrt(fan_in), 1/sqrt(fan_in)), mass parameters 0.1 N(0, 1); except
+ * (Δ) the HNN/DeLaN mass network's output layer, which starts at L = I
+ * (zero weights, diagonal biases log(e - 1)), a constant identity mass. */
 void imp_cmodel_init_params(const imp_cmodel *m, double *params, imp_rng *rng);
 
 /* Run-time scratch for batches of up to max_batch samples. */
@@ -251,6 +253,9 @@ void imp_ctrain_pool_free(imp_ctrain_pool *p);
  * full-size first step at lr 3e-3 can make M(q) nearly singular and the
  * rollout diverge in epoch 0. */
 int imp_ctrain_warmup_steps(const imp_cmodel *m, const imp_ctrain_opts *o);
+/* The reference's learning rate for a system: 1e-3 for "rotor" and
+ * "magnet-pendulum", 3e-3 otherwise ([chnn] section 3). */
+double imp_ctrain_reference_lr(const char *system);
 /* Train with opts->threads threads (an imp_ctrain_pool per run). */
 int imp_ctrain(const imp_cmodel *m, double *params, const imp_ctraj *data,
                const imp_ctrain_opts *opts, imp_ctrain_result *res);

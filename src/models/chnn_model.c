@@ -124,6 +124,18 @@ void imp_cmodel_init_params(const imp_cmodel *m, double *params, imp_rng *rng)
     init_mlp(&m->net, params, rng);
     if (m->kind == IMP_CMODEL_HNN || m->kind == IMP_CMODEL_DELAN) {
         init_mlp(&m->mass_net, params + m->off_mass, rng);
+        /* Δ reference: the mass network starts at the identity, L = I
+         * (output weights 0, diagonal biases softplus^-1(1) = log(e - 1),
+         * others 0). With the reference's random output layer the initial
+         * L L^T + 1e-4 I can be nearly singular, and its inverse times the
+         * random potential's gradient diverges in the first rollout (DeLaN
+         * on the rotor: chunk loss 1e8 before any step). */
+        const imp_mlp *mn = &m->mass_net;
+        int L = mn->n_layers - 1, k = m->sys.n_gen;
+        double *p = params + m->off_mass;
+        memset(p + mn->w_off[L], 0, (size_t)mn->sizes[L] * mn->sizes[L + 1] * sizeof(double));
+        if (mn->b_off[L] != (size_t)-1)
+            for (int i = 0; i < k * k; i++) p[mn->b_off[L] + i] = i / k == i % k ? log(exp(1.0) - 1.0) : 0.0;
         return;
     }
     for (size_t p = m->off_mass; p < m->n_params; p++) params[p] = 0.1 * imp_rng_normal(rng);

@@ -23,10 +23,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static double default_lr(const char *sys)
-{
-    return (!strcmp(sys, "rotor") || !strcmp(sys, "magnet-pendulum")) ? 1e-3 : 3e-3;
-}
+static double default_lr(const char *sys) { return imp_ctrain_reference_lr(sys); }
 
 typedef struct chnn_settings {
     const char *system, *model;

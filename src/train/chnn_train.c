@@ -40,6 +40,11 @@ void imp_ctrain_opts_default(imp_ctrain_opts *o)
     o->warmup_steps = -1;
 }
 
+double imp_ctrain_reference_lr(const char *system)
+{
+    return system && (!strcmp(system, "rotor") || !strcmp(system, "magnet-pendulum")) ? 1e-3 : 3e-3;
+}
+
 int imp_ctrain_warmup_steps(const imp_cmodel *m, const imp_ctrain_opts *o)
 {
     if (o->warmup_steps >= 0) return o->warmup_steps;
