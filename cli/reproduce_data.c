@@ -22,6 +22,7 @@ typedef struct settings {
     const char *out, *system;
     int seeds, epochs, jobs, heldout;
     double restitution, noise;
+    int impact_law; /* CD-Lagrange's impact law (IMP_CDL_IMPACT_PAPER or _NEWTON) */
 } settings;
 
 typedef struct job {
@@ -44,6 +45,8 @@ static void usage(FILE *f)
             "  --noise S        observation noise (default 0.2)\n"
             "  --system S       compliant-ball (default)\n"
             "  --jobs J         training processes at once (default 2)\n"
+            "  --impact-law L   CD-Lagrange's impact law: paper (default) or newton (see train --help;\n"
+            "                   use another --out for each: runs are resumed by name)\n"
             "  --out DIR        results folder (default reproduce-your-data; runs are resumed)\n");
 }
 
@@ -105,6 +108,7 @@ static int run_job(const settings *s, const job *j)
     /* CD-Lagrange learns e, starting from the data's estimate around the
      * labelled contacts (not from the meta, which holds the target) */
     cfg.learn_restitution = kind == IMP_MODEL_CDL;
+    if (kind == IMP_MODEL_CDL) cfg.impact_law = s->impact_law;
     imp_model *m = NULL;
     if (!st) st = imp_model_create(&m, &cfg, &train.geom, train.dt, to.seed);
     if (!st) st = imp_model_init_contact_law(m, &train, IMP_LAW_INIT_DATA, 0, IMP_LAW_INIT_DEFAULT, 0, NULL);
@@ -174,13 +178,14 @@ static void row(FILE *f, const settings *s, const char *model, const char *label
 
 int cli_reproduce_your_data(int argc, char **argv)
 {
-    settings s = {"reproduce-your-data", "compliant-ball", 5, 2000, 2, 5, 0.7, 0.2};
+    settings s = {"reproduce-your-data", "compliant-ball", 5, 2000, 2, 5, 0.7, 0.2, IMP_CDL_IMPACT_PAPER};
     int quick = 0, epochs_given = 0;
     static const struct option opts[] = {
         {"seeds", required_argument, 0, 's'}, {"epochs", required_argument, 0, 'E'},
         {"quick", no_argument, 0, 'q'},       {"restitution", required_argument, 0, 'e'},
         {"noise", required_argument, 0, 'n'}, {"system", required_argument, 0, 'S'},
         {"jobs", required_argument, 0, 'j'},  {"out", required_argument, 0, 'o'},
+        {"impact-law", required_argument, 0, 'I'},
         {"help", no_argument, 0, 'h'},        {0, 0, 0, 0}};
     optind = 1;
     opterr = 0;
@@ -201,6 +206,11 @@ int cli_reproduce_your_data(int argc, char **argv)
             break;
         case 'j': st = cli_parse_long("--jobs", optarg, 1, 64, &lv), s.jobs = (int)lv; break;
         case 'o': s.out = optarg; break;
+        case 'I':
+            if (!strcmp(optarg, "paper")) s.impact_law = IMP_CDL_IMPACT_PAPER;
+            else if (!strcmp(optarg, "newton")) s.impact_law = IMP_CDL_IMPACT_NEWTON;
+            else return cli_failf("reproduce your-data", "--impact-law: '%s' is not paper or newton", optarg);
+            break;
         case 'h': usage(stdout); return 0;
         default:
             return cli_failf("reproduce your-data", "unknown or incomplete option '%s' (see --help)", argv[optind - 1]);
@@ -280,10 +290,12 @@ int cli_reproduce_your_data(int argc, char **argv)
         if (!f) break;
         fprintf(f,
                 "%s, e = %g (apparent restitution of the contact %.4f), noise %g, touch-sensor labels; %d held-out "
-                "trajectories per seed, %d epochs, %d seeds; CD-Lagrange learns e from the data's estimate\n\n"
+                "trajectories per seed, %d epochs, %d seeds; CD-Lagrange learns e from the data's estimate, "
+                "impact law %s\n\n"
                 "| model          | labels   | runs | RMSE held-out (ref. code def.) | median | learned dU/dq at the floor / g "
                 "(min .. max) | learned e (min .. max) |\n| --- | --- | --- | --- | --- | --- | --- |\n",
-                s.system, s.restitution, apparent, s.noise, s.heldout, s.epochs, s.seeds);
+                s.system, s.restitution, apparent, s.noise, s.heldout, s.epochs, s.seeds,
+                s.impact_law == IMP_CDL_IMPACT_NEWTON ? "newton" : "paper");
         for (int k = 0; k < nm; k++) row(f, &s, models[k][0], models[k][1]);
         if (pass) fclose(f);
     }
