@@ -4,9 +4,11 @@
 #include "impulse/impact_analysis.h"
 #include "test.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define DATA IMPULSE_SOURCE_DIR "/../shared/data/planar-impact"
 
@@ -331,12 +333,104 @@ static void test_evaluate_failures(void)
     CHECK(ls.failures == 0 && ls.first_failure == SIZE_MAX);
 }
 
+/* Batch IRB and identification: per impact exactly the single-impact
+ * functions' results (bit for bit), a status per impact, the first failure
+ * named, and NaN outputs where an impact fails. */
+static void test_batch(void)
+{
+    enum { N = 40 };
+    double d[N * 3], nr[N * 3], vpre[N * 3], vpost[N * 3], Pt[N * 2];
+    const double I = M_ * KG_ * KG_;
+    imp_rng rng;
+    imp_rng_seed(&rng, 11);
+    for (int i = 0; i < N; i++) {
+        imp_contact c;
+        double Ptrue[2] = {imp_rng_uniform_range(&rng, -0.01, 0.01), imp_rng_uniform_range(&rng, 0.05, 0.2)};
+        random_contact(&rng, &c, i % 2 ? Ptrue : NULL, 0.01);
+        memcpy(d + 3 * i, c.J, 3 * sizeof(double));
+        memcpy(nr + 3 * i, c.J + 3, 3 * sizeof(double));
+        memcpy(vpre + 3 * i, c.v_pre, 3 * sizeof(double));
+        memcpy(vpost + 3 * i, c.v_post, 3 * sizeof(double));
+        Pt[2 * i] = Ptrue[0];
+        Pt[2 * i + 1] = Ptrue[1];
+    }
+    vpre[3 * 4 + 1] = 2.0;                  /* impact 4: moving away from the plane */
+    vpost[3 * 7 + 2] = NAN;                 /* impact 7: non-finite v_post (IRB only) */
+    memcpy(d + 3 * 9, nr + 3 * 9, 3 * sizeof(double)); /* impact 9: d = n, W singular */
+    Pt[2 * 12] = INFINITY;                  /* impact 12: non-finite target (identification only) */
+    double P[N * 2], err[N], out[N * 3];
+    int32_t act[N], status[N];
+    for (int metric = 0; metric < 2; metric++) {
+        size_t failed = 99;
+        CHECK_OK(imp_impact_irb_batch((imp_irb_metric)metric, N, d, nr, vpre, vpost, M_, I, KG_, P, err, act, status,
+                                      &failed));
+        CHECK(failed == 3 && status[4] == IMP_IMPACT_NOT_IMPACTING && status[7] == IMP_IMPACT_BAD_INPUT &&
+              status[9] == IMP_IMPACT_BAD_INPUT);
+        CHECK(strstr(imp_last_error(), "impact 4: u: normal contact velocity") != NULL);
+        int same = 1;
+        for (int i = 0; i < N; i++) {
+            imp_contact c;
+            double Q[2];
+            int a = -2;
+            int st = imp_contact_make(&c, d + 3 * i, nr + 3 * i, M_, I, vpre + 3 * i, vpost + 3 * i);
+            if (!st) st = imp_impact_irb(&c, KG_, (imp_irb_metric)metric, Q, &a);
+            if (st) same &= status[i] != IMP_IMPACT_OK && isnan(P[2 * i]) && isnan(P[2 * i + 1]) && isnan(err[i]) && act[i] == -1;
+            else same &= status[i] == IMP_IMPACT_OK && P[2 * i] == Q[0] && P[2 * i + 1] == Q[1] && act[i] == a &&
+                         err[i] == imp_contact_impulse_error(&c, Q, KG_);
+        }
+        CHECK_MSG(same, "IRB batch (%s metric) differs from single calls", imp_irb_metric_name((imp_irb_metric)metric));
+    }
+    /* error and active may be NULL */
+    CHECK_OK(imp_impact_irb_batch(IMP_IRB_VELOCITY, N, d, nr, vpre, vpost, M_, I, KG_, P, NULL, NULL, status, NULL));
+    imp_ident_options o = imp_ident_options_default();
+    o.grid = 11;
+    for (int m = 0; m < IMP_IMPACT_MODEL_COUNT; m++) {
+        size_t failed = 99;
+        CHECK_OK(imp_impact_identify_batch((imp_impact_model)m, IMP_VARIANT_TEXTBOOK, N, d, nr, vpre, M_, I, Pt, &o, out,
+                                           status, &failed));
+        /* impact 7's v_post is not used by the identification */
+        CHECK(failed == 3 && status[4] == IMP_IMPACT_NOT_IMPACTING && status[9] == IMP_IMPACT_BAD_INPUT &&
+              status[12] == IMP_IMPACT_BAD_INPUT && status[7] == IMP_IMPACT_OK);
+        int same = 1;
+        for (int i = 0; i < N; i++) {
+            imp_contact c;
+            imp_impact_law law = {(imp_impact_model)m, IMP_VARIANT_TEXTBOOK, 0, 0};
+            double res;
+            int st = imp_contact_make(&c, d + 3 * i, nr + 3 * i, M_, I, vpre + 3 * i, NULL);
+            if (!st) st = imp_impact_identify_one(&law, &c, Pt + 2 * i, &o, &res);
+            if (st) same &= status[i] != IMP_IMPACT_OK && isnan(out[3 * i]) && isnan(out[3 * i + 1]) && isnan(out[3 * i + 2]);
+            else same &= status[i] == IMP_IMPACT_OK && out[3 * i] == law.mu && out[3 * i + 1] == law.eps && out[3 * i + 2] == res;
+        }
+        CHECK_MSG(same, "identification batch (%s) differs from single calls", imp_impact_model_name((imp_impact_model)m));
+    }
+    /* whole-batch errors */
+    size_t failed;
+    CHECK_FAILS(imp_impact_irb_batch((imp_irb_metric)2, N, d, nr, vpre, vpost, M_, I, KG_, P, err, act, status, &failed),
+                IMP_ERR_INVALID);
+    CHECK_FAILS(imp_impact_irb_batch(IMP_IRB_VELOCITY, N, d, nr, vpre, NULL, M_, I, KG_, P, err, act, status, &failed),
+                IMP_ERR_INVALID);
+    CHECK(strstr(imp_last_error(), "v_post: NULL array") != NULL);
+    CHECK_FAILS(imp_impact_irb_batch(IMP_IRB_VELOCITY, N, d, nr, vpre, vpost, M_, I, 0, P, err, act, status, &failed),
+                IMP_ERR_INVALID);
+    CHECK_FAILS(imp_impact_identify_batch(IMP_IMPACT_MIRTICH, IMP_VARIANT_TEXTBOOK, N, d, nr, vpre, -1, I, Pt, &o, out,
+                                          status, &failed), IMP_ERR_INVALID);
+    CHECK(strstr(imp_last_error(), "mass: must be > 0") != NULL);
+    imp_ident_options bad = o;
+    bad.grid = 1;
+    CHECK_FAILS(imp_impact_identify_batch(IMP_IMPACT_MIRTICH, IMP_VARIANT_TEXTBOOK, N, d, nr, vpre, M_, I, Pt, &bad, out,
+                                          status, &failed), IMP_ERR_INVALID);
+    CHECK(strstr(imp_last_error(), "grid") != NULL);
+    CHECK_FAILS(imp_impact_identify_batch((imp_impact_model)9, IMP_VARIANT_TEXTBOOK, N, d, nr, vpre, M_, I, Pt, &o, out,
+                                          status, &failed), IMP_ERR_INVALID);
+}
+
 int main(void)
 {
     test_evaluate_failures();
     test_irb();
     test_irb_kkt();
     test_identification();
+    test_batch();
     FILE *f = fopen(DATA "/data_ellipse.mat", "rb");
     if (f) { fclose(f); test_data(); }
     else printf("SKIP: data set not found at %s\n", DATA);

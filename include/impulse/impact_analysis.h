@@ -127,6 +127,37 @@ int imp_impact_evaluate_law(const imp_impact_law *law, const imp_impact_table *t
 /* Errors of the IRB bound (velocity metric) per impact (count entries). */
 int imp_impact_irb_errors(const imp_impact_table *t, imp_irb_metric metric, double *errors);
 
+/* ---- batch entry points (many impacts of one body; for bindings) ----
+ * Arrays are C-contiguous float64, row-major, one row per impact:
+ *   d, nrm         n x 3  tangent and normal Jacobian rows of each impact
+ *   v_pre, v_post  n x 3  (vx, vy, omega) before and after
+ *   mass, inertia  the body's (shared by all impacts)
+ * status (n int32, imp_impact_status of impact_models.h) says per impact:
+ * OK; NOT_IMPACTING (un = n . v- >= 0); BAD_INPUT (non-finite values,
+ * dependent rows, a non-finite target); NO_SOLUTION (the solver found none).
+ * Outputs of an impact whose status is not OK are NaN. Nothing is
+ * allocated. Returns IMP_ERR_INVALID for NULL arrays, an unknown
+ * metric/model/variant, mass, inertia or kg not > 0, or bad options;
+ * otherwise IMP_OK with *n_failed (may be NULL) the impacts whose status is
+ * not OK, and when it is > 0 imp_last_error() names the first ("impact i: ...").
+ * Each impact's results are exactly those of the single-impact functions
+ * (imp_contact_make, then imp_impact_irb / imp_impact_identify_one). */
+
+/* IRB bound of every impact: P (n x 2), error (n, may be NULL) the error
+ * metric of P with radius of gyration kg, active (n int32, may be NULL) the
+ * active constraints as imp_impact_irb's. */
+int imp_impact_irb_batch(imp_irb_metric metric, size_t n, const double *d, const double *nrm, const double *v_pre,
+                         const double *v_post, double mass, double inertia, double kg, double *P, double *error,
+                         int32_t *active, int32_t *status, size_t *n_failed);
+
+/* Per-impact identification of every impact (imp_impact_identify_one; opt
+ * NULL = defaults): target impulses P_target (n x 2), out (n x 3) =
+ * (mu*, eps*, residual) per impact. v_post is not needed. */
+int imp_impact_identify_batch(imp_impact_model model, imp_impact_variant variant, size_t n, const double *d,
+                              const double *nrm, const double *v_pre, double mass, double inertia,
+                              const double *P_target, const imp_ident_options *opt, double *out, int32_t *status,
+                              size_t *n_failed);
+
 #ifdef __cplusplus
 }
 #endif

@@ -815,60 +815,91 @@ def impact_predict(law: str, W, u, mu: float | Sequence[float], eps: float | Seq
     return P[0] if single else P
 
 
-def _contacts(d, n, mass, inertia, v_pre, v_post):
-    d, n = np.atleast_2d(f64(d, "d")), np.atleast_2d(f64(n, "n"))
-    v_pre, v_post = np.atleast_2d(f64(v_pre, "v_pre")), np.atleast_2d(f64(v_post, "v_post"))
-    k = v_pre.shape[0]
-    d, n = np.broadcast_to(d, (k, 3)).copy(), np.broadcast_to(n, (k, 3)).copy()
-    out = []
-    for i in range(k):
-        c = _lib.Contact()
-        check(lib.imp_contact_make(ctypes.byref(c), ptr(d[i]), ptr(n[i]), mass, inertia, ptr(v_pre[i]),
-                                   ptr(v_post[i])))
-        out.append(c)
-    return out
+def _rows3(k: int | None, **arrays) -> tuple[int, list[np.ndarray]]:
+    """(k, 3) C-contiguous float64 arrays of the named inputs: views when the
+    caller's arrays already are (no copy), a (3,) row broadcast to k rows."""
+    out = [np.atleast_2d(f64(a, name)) for name, a in arrays.items()]
+    if k is None:
+        k = max(a.shape[0] for a in out)
+    for i, (name, a) in enumerate(zip(arrays, out)):
+        if a.shape[1:] != (3,) or a.shape[0] not in (1, k):
+            raise Error(f"{name}: shape {a.shape}, want ({k}, 3) or (3,)")
+        if a.shape[0] != k:
+            out[i] = np.ascontiguousarray(np.broadcast_to(a, (k, 3)))
+    return k, out
+
+
+def _int32_ptr(a: np.ndarray):
+    return a.ctypes.data_as(ctypes.POINTER(ctypes.c_int32))
+
+
+def _batch_done(n_failed: ctypes.c_size_t, return_status: bool) -> None:
+    if n_failed.value and not return_status:
+        raise Error(lib.imp_last_error().decode("utf-8", "replace"))
 
 
 def impact_irb(d, n, v_pre, v_post, mass: float, inertia: float, kg: float | None = None,
-               metric: str = "velocity") -> tuple[np.ndarray, np.ndarray]:
-    """The IRB bound (Fazeli et al. 2017): for each impact the admissible impulse
-    closest to the measured one. d, n: tangent and normal Jacobian rows (3,)
-    or (k, 3); v_pre, v_post: (vx, vy, omega) before and after, (k, 3);
-    mass, inertia of the body; kg the radius of gyration of the error metric
+               metric: str = "velocity", return_status: bool = False):
+    """The IRB bound (Fazeli et al. 2017, [ISRR] eq 7) of many impacts: for
+    each impact the admissible rigid impulse closest to the measured one.
+
+    d, n: tangent and normal Jacobian rows, (k, 3) or (3,) shared by all.
+    v_pre, v_post: (vx, vy, omega) before and after, (k, 3).
+    mass, inertia: the body's; kg the radius of gyration of the error metric
     (default sqrt(inertia / mass)); metric 'velocity' or 'momentum'.
-    Returns (P (k, 2), error (k,)) with error the metric's distance in m/s."""
+    One C call (imp_impact_irb_batch) for all impacts; C-contiguous float64
+    inputs are passed without copies.
+    Returns (P (k, 2), error (k,)), error the metric's distance in m/s. An
+    impact without a bound (not impacting, bad input) raises impulse.Error
+    naming it, unless return_status: then (P, error, status) with NaN there
+    and status (k,) int32: 0 ok, 1 not impacting, 2 bad input, 3 no solution."""
     kg = float(np.sqrt(inertia / mass)) if kg is None else kg
     if metric not in ("velocity", "momentum"):
         raise Error(f"metric: '{metric}' is not velocity or momentum")
-    cs = _contacts(d, n, mass, inertia, v_pre, v_post)
-    P, err = np.empty((len(cs), 2)), np.empty(len(cs))
-    active = ctypes.c_int()
-    for i, c in enumerate(cs):
-        check(lib.imp_impact_irb(ctypes.byref(c), kg, 0 if metric == "velocity" else 1, ptr(P[i]),
-                                 ctypes.byref(active)))
-        err[i] = lib.imp_contact_impulse_error(ctypes.byref(c), ptr(P[i]), kg)
-    return P, err
+    k, (v_post_, ) = _rows3(None, v_post=v_post)
+    k, (d, n, v_pre) = _rows3(k, d=d, n=n, v_pre=v_pre)
+    P, err, status = np.empty((k, 2)), np.empty(k), np.empty(k, dtype=np.int32)
+    n_failed = ctypes.c_size_t()
+    check(lib.imp_impact_irb_batch(0 if metric == "velocity" else 1, k, ptr(d), ptr(n), ptr(v_pre), ptr(v_post_),
+                                   float(mass), float(inertia), float(kg), ptr(P), ptr(err), None, _int32_ptr(status),
+                                   ctypes.byref(n_failed)))
+    _batch_done(n_failed, return_status)
+    return (P, err, status) if return_status else (P, err)
 
 
 def impact_identify(law: str, d, n, v_pre, v_post, P_target, mass: float, inertia: float,
                     variant: str = "textbook", mu_cap: float = 1.0, grid: int = 21,
-                    tol: float = 1e-6) -> np.ndarray:
-    """Per-impact identification of (mu, eps) of a law (Fazeli et al. eqs 8-9):
-    returns (k, 3) = (mu*, eps*, residual) for target impulses P_target (k, 2)."""
-    cs = _contacts(d, n, mass, inertia, v_pre, v_post)
+                    tol: float = 1e-6, return_status: bool = False):
+    """Per-impact identification of (mu, eps) of a law (Fazeli et al. [ISRR]
+    eqs 8-9) for many impacts: for each, the (mu*, eps*) with 0 <= mu <=
+    mu_s(eps) <= mu_cap, 0 <= eps <= 1 whose impulse is closest to the target.
+
+    law: drumshell | ap-poisson | ap-newton | mirtich | wang-mason | whittaker.
+    d, n: Jacobian rows (k, 3) or (3,); v_pre (k, 3); v_post is not used by
+    the identification (None is accepted); P_target (k, 2) target impulses.
+    grid: start-search points per axis; tol: final compass-search step.
+    One C call (imp_impact_identify_batch); C-contiguous float64 inputs are
+    passed without copies.
+    Returns (k, 3) = (mu*, eps*, residual); an impact that cannot be
+    identified raises impulse.Error naming it, unless return_status: then
+    (out, status) with NaN rows there (status codes as impact_irb's)."""
+    k, (v_pre, ) = _rows3(None, v_pre=v_pre)
+    k, (d, n) = _rows3(k, d=d, n=n)
     Pt = np.atleast_2d(f64(P_target, "P_target"))
-    if Pt.shape != (len(cs), 2):
-        raise Error(f"P_target: shape {Pt.shape}, want ({len(cs)}, 2)")
+    if Pt.shape != (k, 2):
+        raise Error(f"P_target: shape {Pt.shape}, want ({k}, 2)")
+    m, v = ctypes.c_int(), ctypes.c_int()
+    check(lib.imp_impact_model_parse(law.encode(), ctypes.byref(m), b"law"))
+    check(lib.imp_impact_variant_parse(variant.encode(), ctypes.byref(v), b"variant"))
     opt = lib.imp_ident_options_default()
     opt.mu_cap, opt.grid, opt.tol = mu_cap, grid, tol
-    out = np.empty((len(cs), 3))
-    res = ctypes.c_double()
-    for i, c in enumerate(cs):
-        lw = _law(law, 0.0, 0.0, variant)
-        check(lib.imp_impact_identify_one(ctypes.byref(lw), ctypes.byref(c), ptr(Pt[i]), ctypes.byref(opt),
-                                          ctypes.byref(res)))
-        out[i] = lw.mu, lw.eps, res.value
-    return out
+    out, status = np.empty((k, 3)), np.empty(k, dtype=np.int32)
+    n_failed = ctypes.c_size_t()
+    check(lib.imp_impact_identify_batch(m.value, v.value, k, ptr(d), ptr(n), ptr(v_pre), float(mass), float(inertia),
+                                        ptr(Pt), ctypes.byref(opt), ptr(out), _int32_ptr(status),
+                                        ctypes.byref(n_failed)))
+    _batch_done(n_failed, return_status)
+    return (out, status) if return_status else out
 
 
 class GaussianProcess:

@@ -311,6 +311,10 @@ _sig("imp_cmodel_peek_kind", [c_char_p, c_char_p, c_size_t])
 if hasattr(lib, "imp_impact_predict_batch"):
     _sig("imp_impact_predict_batch", [c_int, c_int, c_size_t, dptr, dptr, dptr, dptr, c_size_t, dptr,
                                       P(ctypes.c_int32), P(c_size_t)])
+_sig("imp_impact_irb_batch", [c_int, c_size_t, dptr, dptr, dptr, dptr, c_double, c_double, c_double, dptr, dptr,
+                              P(ctypes.c_int32), P(ctypes.c_int32), P(c_size_t)])
+_sig("imp_impact_identify_batch", [c_int, c_int, c_size_t, dptr, dptr, dptr, c_double, c_double, dptr,
+                                   P(IdentOptions), dptr, P(ctypes.c_int32), P(c_size_t)])
 _sig("imp_flat_model_contact_law", [c_void_p, P(c_int), P(c_int), P(c_int), dptr, dptr])
 _sig("imp_clear_error", [], None)
 libc_free = ctypes.CDLL(None).free

@@ -3,6 +3,7 @@
  * table these analyses run on. */
 #include "impulse/core.h"
 #include "impulse/impact_analysis.h"
+#include "impact_internal.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -95,7 +96,7 @@ imp_ident_options imp_ident_options_default(void)
     return o;
 }
 
-static int check_options(const imp_ident_options *o)
+int impact_ident_check_options(const imp_ident_options *o)
 {
     if (!(o->mu_cap > 0 && o->mu_cap <= 10)) return imp_fail(IMP_ERR_INVALID, "mu_cap: must be in (0, 10] (got %g)", o->mu_cap);
     if (o->grid < 2 || o->grid > 1001) return imp_fail(IMP_ERR_INVALID, "grid: must be in [2, 1001] (got %d)", o->grid);
@@ -172,7 +173,7 @@ int imp_impact_identify_one(imp_impact_law *law, const imp_contact *c, const dou
 {
     imp_ident_options o = opt ? *opt : imp_ident_options_default();
     int st;
-    if ((st = check_options(&o))) return st;
+    if ((st = impact_ident_check_options(&o))) return st;
     imp_impact_law L = *law;
     L.mu = 0;
     L.eps = 0;
@@ -219,7 +220,7 @@ int imp_impact_identify_set(imp_impact_law *law, const imp_impact_table *t, cons
 {
     imp_ident_options o = opt ? *opt : imp_ident_options_default();
     int st;
-    if ((st = check_options(&o))) return st;
+    if ((st = impact_ident_check_options(&o))) return st;
     imp_impact_law L = *law;
     L.mu = 0;
     L.eps = 0;

@@ -2,6 +2,8 @@
 #ifndef IMPULSE_IMPACT_INTERNAL_H
 #define IMPULSE_IMPACT_INTERNAL_H
 
+#include "impulse/impact_analysis.h"
+
 /* Restitution criterion that ends a Routh integration. */
 typedef enum routh_stop {
     ROUTH_POISSON = 0,   /* Pn_final = (1 + eps) Pn at maximum compression */
@@ -23,5 +25,9 @@ int impact_mirtich_proportional(const double W[4], const double u0[2], double mu
  * definite (IMP_ERR_NUMERIC), u finite (IMP_ERR_NUMERIC), un < 0
  * (IMP_ERR_INVALID). */
 int impact_check_contact(const double W[4], const double u[2]);
+
+/* The checks of imp_ident_options (mu_cap, grid, tol): IMP_ERR_INVALID
+ * naming the field. */
+int impact_ident_check_options(const imp_ident_options *o);
 
 #endif

@@ -108,6 +108,62 @@ P, err = impulse.impact_irb(dvec, nvec, vpre, vpost, mass=0.0364, inertia=0.0364
 check(P.shape == (2, 2) and np.all(err >= 0), "IRB bound")
 ident = impulse.impact_identify("ap-poisson", dvec, nvec, vpre, vpost, P, mass=0.0364, inertia=0.0364 * 0.019209 ** 2)
 check(ident.shape == (2, 3) and np.all((ident[:, 1] >= 0) & (ident[:, 1] <= 1)), "identification")
+# the batch calls give, impact by impact, exactly the single-impact C functions' results
+import ctypes
+from impulse import _lib
+rng = np.random.default_rng(7)
+k, mass, inertia = 30, 0.0364, 0.0364 * 0.019209 ** 2
+kg = np.sqrt(inertia / mass)
+dk = np.column_stack([np.ones(k), np.zeros(k), rng.uniform(0.025, 0.035, k)])
+nk = np.column_stack([np.zeros(k), np.ones(k), rng.uniform(-0.012, 0.012, k)])
+vprek = np.column_stack([rng.uniform(-0.5, 0.5, k), rng.uniform(-2.9, -0.5, k), rng.uniform(-14, 14, k)])
+vpostk = np.column_stack([vprek[:, 0] + rng.uniform(-1, 1, k), rng.uniform(0.5, 2.5, k), rng.uniform(-30, 30, k)])
+vprek[3, 1] = 1.0          # impact 3 moves away from the plane
+Ptk = rng.uniform([-0.01, 0.05], [0.01, 0.2], (k, 2))
+Ptk[5, 0] = np.nan         # impact 5: no target
+for metric in ("velocity", "momentum"):
+    Pb, eb, sb = impulse.impact_irb(dk, nk, vprek, vpostk, mass, inertia, metric=metric, return_status=True)
+    same = True
+    for i in range(k):
+        c, Q, act = _lib.Contact(), np.empty(2), ctypes.c_int()
+        st = lib_st = impulse.lib.imp_contact_make(ctypes.byref(c), _lib.ptr(dk[i]), _lib.ptr(nk[i]), mass, inertia,
+                                                   _lib.ptr(vprek[i]), _lib.ptr(vpostk[i]))
+        st = st or impulse.lib.imp_impact_irb(ctypes.byref(c), kg, 0 if metric == "velocity" else 1, _lib.ptr(Q),
+                                              ctypes.byref(act))
+        if st:
+            same &= sb[i] != 0 and bool(np.all(np.isnan(Pb[i]))) and bool(np.isnan(eb[i]))
+        else:
+            same &= sb[i] == 0 and Pb[i, 0] == Q[0] and Pb[i, 1] == Q[1] and \
+                eb[i] == impulse.lib.imp_contact_impulse_error(ctypes.byref(c), _lib.ptr(Q), kg)
+    check(same and list(np.nonzero(sb)[0]) == [3] and sb[3] == 1, f"IRB batch ({metric}) == single calls, status {sb}")
+raises(lambda: impulse.impact_irb(dk, nk, vprek, vpostk, mass, inertia), "impact 3", "IRB: a non-impacting impact raises")
+idb, sid = impulse.impact_identify("wang-mason", dk, nk, vprek, None, Ptk, mass, inertia, grid=11, return_status=True)
+same = True
+opt = impulse.lib.imp_ident_options_default()
+opt.grid = 11
+for i in range(k):
+    c, res = _lib.Contact(), ctypes.c_double()
+    lw = impulse._law("wang-mason", 0.0, 0.0)
+    st = impulse.lib.imp_contact_make(ctypes.byref(c), _lib.ptr(dk[i]), _lib.ptr(nk[i]), mass, inertia,
+                                      _lib.ptr(vprek[i]), None)
+    st = st or impulse.lib.imp_impact_identify_one(ctypes.byref(lw), ctypes.byref(c), _lib.ptr(Ptk[i]),
+                                                   ctypes.byref(opt), ctypes.byref(res))
+    if st:
+        same &= sid[i] != 0 and bool(np.all(np.isnan(idb[i])))
+    else:
+        same &= sid[i] == 0 and idb[i, 0] == lw.mu and idb[i, 1] == lw.eps and idb[i, 2] == res.value
+impulse.lib.imp_clear_error()
+check(same and list(np.nonzero(sid)[0]) == [3, 5] and list(sid[[3, 5]]) == [1, 2],
+      f"identification batch == single calls, status {sid}")
+raises(lambda: impulse.impact_identify("wang-mason", dk, nk, vprek, None, Ptk, mass, inertia, grid=11), "impact 3",
+       "identification: a failing impact raises, naming it")
+# not contiguous (Fortran order, a strided view): the same numbers
+Pf, ef, _ = impulse.impact_irb(np.asfortranarray(dk), nk, np.hstack([vprek, vprek])[:, :3],
+                               np.asfortranarray(vpostk), mass, inertia, return_status=True)
+Pb, eb, _ = impulse.impact_irb(dk, nk, vprek, vpostk, mass, inertia, return_status=True)
+check(np.array_equal(Pf, Pb, equal_nan=True) and np.array_equal(ef, eb, equal_nan=True),
+      "IRB of Fortran-ordered inputs equals the C-ordered")
+raises(lambda: impulse.impact_irb(dk[:4], nk, vprek, vpostk, mass, inertia), "d: shape", "IRB: mismatched rows")
 rng = np.random.default_rng(0)
 x = rng.normal(size=(40, 2))
 gp = impulse.GaussianProcess(x, np.sin(x[:, 0]))
