@@ -67,7 +67,7 @@ int cli_train_chnn(int argc, char **argv, const char *model)
     o.threads = CLI_DEFAULT_THREADS;
     long hidden = 256;
     int lr_given = 0;
-    int quiet = 0;
+    int quiet = 0, json = 0;
     cli_run_opts ro;
     cli_run_opts_default(&ro);
     for (int i = 1; i < argc; i++) {
@@ -86,6 +86,8 @@ int cli_train_chnn(int argc, char **argv, const char *model)
             return 0;
         } else if (!strcmp(a, "--quiet")) {
             quiet = 1;
+        } else if (!strcmp(a, "--json")) {
+            json = 1;
         } else if (!strcmp(a, model) || !strcmp(a, "--model")) {
             if (!strcmp(a, "--model")) i++;
             continue;
@@ -147,6 +149,7 @@ int cli_train_chnn(int argc, char **argv, const char *model)
     }
     if (!data_path) return cli_failf(verb, "--data: missing (trajectory file from impulse simulate)");
     if (!out_path) return cli_failf(verb, "-o: missing (checkpoint path)");
+    if (cli_json_check_output(verb, json, out_path)) return 1;
     imp_cmodel_kind kind;
     if (imp_cmodel_kind_from_name(model, &kind)) return cli_fail(verb);
     imp_ctraj cart, gen;
@@ -190,6 +193,13 @@ int cli_train_chnn(int argc, char **argv, const char *model)
     imp_ctraj_free(&gen);
     free(params);
     if (rc) return rc;
+    if (json) {
+        imp_json j;
+        cli_run_json(&j, &run, &rep, model, sysname);
+        imp_json_kv_int(&j, "parameters", (long long)m.n_params);
+        imp_json_kv_int(&j, "threads", o.threads);
+        return cli_json_print(&j, verb);
+    }
     printf("trained %s on %s: %d epochs, final loss %.6g, %.2f s (%.3f s/epoch, %d thread%s), %zu parameters -> %s\n",
            model, sysname, res.epochs, res.final_loss, res.seconds, res.epochs ? res.seconds / res.epochs : 0.0,
            o.threads, o.threads == 1 ? "" : "s", m.n_params, out_path);

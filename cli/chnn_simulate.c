@@ -45,8 +45,9 @@ static void usage(FILE *f)
             "                    constraints is projected onto them with a warning)\n"
             "  --rtol R --atol A integrator tolerances (default 1e-10, 1e-12)\n"
             "  --system-file F   describe the system in a text file (docs/chnn-systems.md)\n"
-            "  -o, --output F    output .npz (required)\n"
+            "  -o, --output F    output .npz (required; '-': standard output)\n"
             "  --quiet           no progress or summary\n"
+            "  --json            one JSON object on stdout instead of the summary (docs/json.md)\n"
             "\n"
             "arrays: t (T+1), z (n, T+1, 2, points, d) = (x, v), energy (n, T+1),\n"
             "q (n, T+1, 2, k) generalised coordinates (benchmarks), chunks, chunk_start,\n"
@@ -178,7 +179,7 @@ int cli_simulate_chnn(int argc, char **argv, const char *system)
     long n_traj = -1, steps = -1, seed = 0, chunk = 0, rollout_L = 0;
     double dt = 0, noise = 0, spread = -1, rtol = 1e-10, atol = 1e-12;
     const char *out = NULL;
-    int quiet = 0, st = IMP_OK;
+    int quiet = 0, json = 0, st = IMP_OK;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *val = i + 1 < argc ? argv[i + 1] : NULL;
@@ -188,6 +189,7 @@ int cli_simulate_chnn(int argc, char **argv, const char *system)
         }
         if (system && !strcmp(a, system)) continue;
         if (!strcmp(a, "--quiet")) { quiet = 1; continue; }
+        if (!strcmp(a, "--json")) { json = 1; continue; }
         if (!strcmp(a, "--trajectories")) st = cli_parse_long(a, val, 1, 10000000, &n_traj);
         else if (!strcmp(a, "--steps")) st = cli_parse_long(a, val, 1, 100000000, &steps);
         else if (!strcmp(a, "--seed")) st = cli_parse_long(a, val, 0, INT64_MAX, &seed);
@@ -209,6 +211,7 @@ int cli_simulate_chnn(int argc, char **argv, const char *system)
         i++;
     }
     if (!out) return cli_failf(VERB, "-o: output file required");
+    if (cli_json_check_output(VERB, json, out)) return 1;
     if (system_file && is_my_system(system))
         return cli_failf(VERB, "give either a system name or --system-file, not both");
 
@@ -401,6 +404,21 @@ int cli_simulate_chnn(int argc, char **argv, const char *system)
     imp_npz_free(z);
     free(traj); free(energy); free(qtraj); free(chunks); free(chunks_q); free(start); free(offsets);
     if (st) return cli_fail(VERB);
+    if (json) {
+        imp_json j;
+        cli_json_begin(&j, "simulate");
+        imp_json_kv_string(&j, "system", s.name);
+        imp_json_kv_int(&j, "trajectories", n_traj);
+        imp_json_kv_int(&j, "steps", steps);
+        imp_json_kv_number(&j, "dt", dt);
+        imp_json_kv_number(&j, "noise", noise);
+        imp_json_kv_int(&j, "seed", seed);
+        imp_json_kv_number(&j, "max_rel_energy_drift", max_drift);
+        imp_json_kv_number(&j, "max_constraint_violation", max_viol);
+        imp_json_kv_number(&j, "seconds", seconds);
+        imp_json_kv_string(&j, "output", out);
+        return cli_json_print(&j, VERB);
+    }
     if (!quiet)
         fprintf(stderr,
                 "impulse simulate: %s: %ld trajectories x %ld steps (dt %g) in %.2f s, %ld rhs; "

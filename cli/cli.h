@@ -51,6 +51,22 @@ int cli_failf(const char *verb, const char *fmt, ...)
 #endif
     ;
 
+/* ---- `--json` (docs/json.md): one object on one line on stdout ----
+ * cli_json_begin opens it with "verb"; cli_json_print closes it, prints it
+ * and frees it (returns 0, or 1 after an error line). A verb whose result
+ * file is "-" (stdout) cannot also print JSON there: cli_json_check_output
+ * says so (returns 1 after the error line, else 0). */
+#include "impulse/io.h"
+void cli_json_begin(imp_json *j, const char *verb);
+int cli_json_print(imp_json *j, const char *verb);
+int cli_json_check_output(const char *verb, int json, const char *out);
+/* "key": [x0, x1, ...] (non-finite values as null). */
+void cli_json_kv_array(imp_json *j, const char *key, const double *x, int n);
+/* A CD-Lagrange model's contact law per contact pair: "restitution",
+ * "restitution_source" (learned | fixed) and, with friction, "friction". */
+struct imp_model;
+void cli_json_contact_law(imp_json *j, const struct imp_model *m);
+
 /* Strict number parsing for option values; on error they record a message
  * naming the option and return IMP_ERR_INVALID. */
 int cli_parse_long(const char *opt, const char *text, long lo, long hi, long *out);
@@ -91,6 +107,11 @@ int cli_run_on_epoch(const imp_epoch_info *info, void *user);
 int cli_run_finish(cli_run *r, int st, const imp_train_report *rep, int (*save)(const char *path, void *ctx),
                    void *ctx);
 void cli_run_close(cli_run *r);
+/* train --json: opens the object with the members every train verb has
+ * (model, system, epochs, best_epoch, loss, best_loss, seconds, end,
+ * output); the caller adds its own and prints it with cli_json_print. */
+void cli_run_json(imp_json *j, const cli_run *r, const imp_train_report *rep, const char *model,
+                  const char *system);
 /* Options every train verb takes (--log, --resume, --checkpoint-every,
  * --checkpoint-seconds, --diverge-factor): returns 1 if `name` is one (and
  * takes `val`), 0 if not, -1 after printing an error. */
@@ -109,6 +130,7 @@ int cli_run_option(cli_run_opts *o, const char *verb, const char *name, const ch
     "                       the result is bit-identical to an uninterrupted run\n"                        \
     "  --diverge-factor X   stop when the epoch loss exceeds X times the best (default 1000;\n"           \
     "                       0: only NaN/Inf), keeping the best model; exit status 1\n"                    \
+    "  --json               one JSON object on stdout at the end (docs/json.md)\n"                         \
     "  Ctrl-C stops after the current epoch, saves the best model and the state (exit 130).\n"
 /* Set the hooks from the options and the run. */
 void cli_run_hooks(const cli_run_opts *o, cli_run *r, imp_train_hooks *h, imp_train_report *rep, int epochs);

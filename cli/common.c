@@ -1,4 +1,5 @@
 #include "cli.h"
+#include "impulse/cdl.h"
 #include "core/num.h"
 #include "impulse/contact_systems.h"
 #include "impulse/io.h"
@@ -27,6 +28,53 @@ int cli_failf(const char *verb, const char *fmt, ...)
     va_end(ap);
     fputc('\n', stderr);
     return 1;
+}
+
+void cli_json_begin(imp_json *j, const char *verb)
+{
+    imp_json_init(j);
+    imp_json_begin_object(j);
+    imp_json_kv_string(j, "verb", verb);
+}
+
+int cli_json_print(imp_json *j, const char *verb)
+{
+    imp_json_end_object(j);
+    const char *t = imp_json_text(j);
+    int rc = 0;
+    if (t) {
+        printf("%s\n", t);
+        if (fflush(stdout)) rc = cli_failf(verb, "standard output: %s", strerror(errno));
+    } else {
+        rc = cli_failf(verb, "--json: out of memory");
+    }
+    imp_json_free(j);
+    return rc;
+}
+
+int cli_json_check_output(const char *verb, int json, const char *out)
+{
+    if (json && out && !strcmp(out, "-"))
+        return cli_failf(verb, "--json and an output of '-' both want standard output: name a file for one of them");
+    return 0;
+}
+
+void cli_json_kv_array(imp_json *j, const char *key, const double *x, int n)
+{
+    imp_json_key(j, key);
+    imp_json_begin_array(j);
+    for (int i = 0; i < n; i++) imp_json_number(j, x[i]);
+    imp_json_end_array(j);
+}
+
+void cli_json_contact_law(imp_json *j, const struct imp_model *m)
+{
+    if (m->geom.n_pairs <= 0) return;
+    double e[IMP_MAX_CONTACTS], mu[IMP_MAX_CONTACTS];
+    imp_model_get_contact_law(m, e, mu);
+    cli_json_kv_array(j, "restitution", e, m->geom.n_pairs);
+    imp_json_kv_string(j, "restitution_source", m->cfg.learn_restitution ? "learned" : "fixed");
+    if (m->cfg.friction) cli_json_kv_array(j, "friction", mu, m->geom.n_pairs);
 }
 
 /* Option values go through the library's checked helper (core/num.h). */

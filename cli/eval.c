@@ -22,13 +22,6 @@ static void usage(FILE *f)
             "             column included, / steps)\n");
 }
 
-static void json_number_or_null(imp_json *j, const char *key, double x)
-{
-    imp_json_key(j, key);
-    if (isfinite(x)) imp_json_number(j, x);
-    else imp_json_null(j);
-}
-
 int cli_eval(int argc, char **argv)
 {
     const char *model_path = NULL, *data_path = NULL, *pred_path = NULL;
@@ -100,40 +93,21 @@ int cli_eval(int argc, char **argv)
     if (!st) {
         if (json) {
             imp_json j;
-            imp_json_init(&j);
-            imp_json_begin_object(&j);
-            imp_json_kv_string(&j, "verb", "eval");
+            cli_json_begin(&j, "eval");
             imp_json_kv_string(&j, "model", kind);
             imp_json_kv_string(&j, "system", test.system);
-            json_number_or_null(&j, "rmse", res.rmse);
-            json_number_or_null(&j, "rmse_code", res.rmse_code);
-            json_number_or_null(&j, "energy_drift", res.energy_drift);
-            json_number_or_null(&j, "contact_timing_s", res.contact_timing);
+            imp_json_kv_number(&j, "rmse", res.rmse);
+            imp_json_kv_number(&j, "rmse_code", res.rmse_code);
+            imp_json_kv_number(&j, "energy_drift", res.energy_drift);
+            imp_json_kv_number(&j, "contact_timing_s", res.contact_timing);
             imp_json_kv_int(&j, "contacts_true", res.contacts_true);
             imp_json_kv_int(&j, "contacts_predicted", res.contacts_pred);
             imp_json_kv_int(&j, "contacts_missed", res.contacts_missed);
             imp_json_kv_int(&j, "trajectories", res.n_traj);
             imp_json_kv_int(&j, "steps", res.n_steps);
             imp_json_kv_int(&j, "touch_rollout", touch);
-            if (mk == IMP_MODEL_CDL && m->geom.n_pairs > 0) {
-                /* the contact law in use, per contact pair */
-                double e[IMP_MAX_CONTACTS], mu[IMP_MAX_CONTACTS];
-                imp_model_get_contact_law(m, e, mu);
-                imp_json_key(&j, "restitution");
-                imp_json_begin_array(&j);
-                for (int p = 0; p < m->geom.n_pairs; p++) imp_json_number(&j, e[p]);
-                imp_json_end_array(&j);
-                imp_json_kv_string(&j, "restitution_source", m->cfg.learn_restitution ? "learned" : "fixed");
-                if (m->cfg.friction) {
-                    imp_json_key(&j, "friction");
-                    imp_json_begin_array(&j);
-                    for (int p = 0; p < m->geom.n_pairs; p++) imp_json_number(&j, mu[p]);
-                    imp_json_end_array(&j);
-                }
-            }
-            imp_json_end_object(&j);
-            printf("%s\n", imp_json_text(&j));
-            imp_json_free(&j);
+            if (mk == IMP_MODEL_CDL) cli_json_contact_law(&j, m);
+            st = cli_json_print(&j, "eval");
         } else {
             printf("model %s on %s (%d trajectories x %d steps)\n", kind, test.system, res.n_traj, res.n_steps);
             printf("  rmse (paper)       %.6g\n  rmse (ref. code)   %.6g\n", res.rmse, res.rmse_code);

@@ -96,6 +96,10 @@ static int parse_opts(int argc, char **argv, const char *allowed, impact_opts *o
         else { imp_fail(IMP_ERR_INVALID, "unknown option '%s'", a); return -1; }
         if (st) return -1;
     }
+    if (o->json && o->out && !strcmp(o->out, "-")) {
+        imp_fail(IMP_ERR_INVALID, "--json and --out - both want standard output: name a file for one of them");
+        return -1;
+    }
     return 0;
 }
 
@@ -154,7 +158,7 @@ static int load_set(imp_impact_set *s, const char *path)
         snprintf(buf, sizeof buf, "%s/data_ellipse.mat", dir);
         path = buf;
     }
-    if (ends_with(path, ".npz")) return imp_impact_load_npz(s, path);
+    if (ends_with(path, ".npz") || !strcmp(path, "-")) return imp_impact_load_npz(s, path); /* '-': .npz on stdin */
     int st = imp_impact_load_mat(s, path);
     if (st == IMP_ERR_NOT_FOUND) {
         /* not the processed file: maybe the raw 2000-drop file */
@@ -193,20 +197,51 @@ static int load_given_targets(const char *data_path, const imp_impact_set *s, do
     return IMP_OK;
 }
 
+/* How many rows of a set the analyses use, and why the others are left out
+ * (the counts do not depend on the convention). */
+typedef struct set_counts {
+    size_t impacts, rows, not_impacting, flagged;
+} set_counts;
+
 /* Builds the contact table once to check that the set has impacts, and
  * writes the line saying how many rows are used and why the others are left
- * out (the counts do not depend on the convention). Called before anything
- * is printed, so a set without impacts gives only the error line. */
-static int set_summary(const imp_impact_set *s, char *line, size_t cap, size_t *count)
+ * out. Called before anything is printed, so a set without impacts gives
+ * only the error line. */
+static int set_summary(const imp_impact_set *s, char *line, size_t cap, set_counts *counts)
 {
     imp_impact_table t;
     int st = imp_impact_table_build(&t, s);
     if (st) return st;
     snprintf(line, cap, "impacts: %zu of %zu rows (left out: %zu not impacting, un >= 0; %zu flagged invalid)\n\n",
              t.count, t.rows, t.not_impacting, t.flagged);
-    if (count) *count = t.count;
+    if (counts) *counts = (set_counts){t.count, t.rows, t.not_impacting, t.flagged};
     imp_impact_table_free(&t);
     return IMP_OK;
+}
+
+/* --json: the set's counts, the same keys in every impact verb. */
+static void json_counts(imp_json *j, const set_counts *c)
+{
+    imp_json_kv_int(j, "impacts", (long long)c->impacts);
+    imp_json_kv_int(j, "set_rows", (long long)c->rows);
+    imp_json_kv_int(j, "not_impacting", (long long)c->not_impacting);
+    imp_json_kv_int(j, "flagged", (long long)c->flagged);
+}
+
+/* The tables of a verb: on stdout, or nowhere under --json (stdout holds
+ * the JSON object only). */
+static void table_printf(const impact_opts *o, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+static void table_printf(const impact_opts *o, const char *fmt, ...)
+{
+    if (o->json) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
 }
 
 /* After a table: the laws that failed on some impacts, each with the first
@@ -237,23 +272,42 @@ static int verb_list_models(int argc, char **argv)
 {
     impact_opts o;
     opts_default(&o);
-    int p = parse_opts(argc, argv, "", &o);
+    int p = parse_opts(argc, argv, "--json", &o);
     if (p == 1) {
-        printf("usage: impulse impact list-models\n  the six laws, their CLI names, Table 1 parameters and variants\n");
+        printf("usage: impulse impact list-models [--json]\n  the six laws, their CLI names, Table 1 parameters and variants\n"
+               "  --json: one JSON object (docs/json.md) instead of the table.\n");
         return 0;
     }
     if (p < 0) return cli_fail("impact list-models");
-    printf("| name | law | Table 1 mu | Table 1 eps | method |\n|---|---|---|---|---|\n");
+    imp_json j;
+    if (o.json) {
+        cli_json_begin(&j, "impact list-models");
+        imp_json_key(&j, "rows");
+        imp_json_begin_array(&j);
+    }
+    table_printf(&o, "| name | law | Table 1 mu | Table 1 eps | method |\n|---|---|---|---|---|\n");
     for (int m = 0; m < IMP_IMPACT_MODEL_COUNT; m++) {
         double mu, eps;
-        imp_impact_table1((imp_impact_model)m, &mu, &eps);
-        printf("| %s | %s | %.3f | %.3f | %s |\n", imp_impact_model_name((imp_impact_model)m),
-               imp_impact_model_title((imp_impact_model)m), mu, eps, imp_impact_model_summary((imp_impact_model)m));
+        imp_impact_model mm = (imp_impact_model)m;
+        imp_impact_table1(mm, &mu, &eps);
+        table_printf(&o, "| %s | %s | %.3f | %.3f | %s |\n", imp_impact_model_name(mm), imp_impact_model_title(mm), mu, eps,
+                imp_impact_model_summary(mm));
+        if (o.json) {
+            imp_json_begin_object(&j);
+            imp_json_kv_string(&j, "model", imp_impact_model_name(mm));
+            imp_json_kv_string(&j, "title", imp_impact_model_title(mm));
+            imp_json_kv_number(&j, "mu", mu);
+            imp_json_kv_number(&j, "eps", eps);
+            imp_json_kv_string(&j, "method", imp_impact_model_summary(mm));
+            imp_json_end_object(&j);
+        }
     }
-    printf("\nvariants: authors (the authors' MATLAB, matches p_models.mat; default), textbook\n"
-           "  differ for ap-poisson, drumshell (friction during restitution) and mirtich (Coulomb vs slip-proportional)\n"
-           "conventions: stored (d as in the .mat files), corrected (d3 -> -d3)\n");
-    return 0;
+    table_printf(&o, "\nvariants: authors (the authors' MATLAB, matches p_models.mat; default), textbook\n"
+                "  differ for ap-poisson, drumshell (friction during restitution) and mirtich (Coulomb vs slip-proportional)\n"
+                "conventions: stored (d as in the .mat files), corrected (d3 -> -d3)\n");
+    if (!o.json) return 0;
+    imp_json_end_array(&j);
+    return cli_json_print(&j, "impact list-models");
 }
 
 static void law_for(const impact_opts *o, int m, imp_impact_law *law)
@@ -285,7 +339,8 @@ static int verb_predict(int argc, char **argv)
     imp_impact_set s;
     if (load_set(&s, o.data)) return cli_fail(verb);
     char summary[256];
-    if (set_summary(&s, summary, sizeof summary, NULL)) {
+    set_counts counts;
+    if (set_summary(&s, summary, sizeof summary, &counts)) {
         imp_impact_set_free(&s);
         return cli_fail(verb);
     }
@@ -296,9 +351,8 @@ static int verb_predict(int argc, char **argv)
     imp_json j;
     imp_json_init(&j);
     if (o.json) {
-        imp_json_begin_object(&j);
-        imp_json_kv_string(&j, "verb", "impact predict");
-        imp_json_kv_int(&j, "impacts", (long long)s.count);
+        cli_json_begin(&j, verb);
+        json_counts(&j, &counts);
         imp_json_key(&j, "rows");
         imp_json_begin_array(&j);
     } else {
@@ -359,15 +413,15 @@ static int verb_predict(int argc, char **argv)
         st = imp_npz_set_meta(z, meta);
         if (!st) st = imp_npz_save(z, o.out);
     }
-    if (!st && o.json) {
-        imp_json_end_array(&j);
-        imp_json_end_object(&j);
-        printf("%s\n", imp_json_text(&j) ? imp_json_text(&j) : "{}");
-    }
-    imp_json_free(&j);
     imp_npz_free(z);
     imp_impact_set_free(&s);
-    return st ? cli_fail(verb) : 0;
+    if (st) {
+        imp_json_free(&j);
+        return cli_fail(verb);
+    }
+    if (!o.json) return 0;
+    imp_json_end_array(&j);
+    return cli_json_print(&j, verb);
 }
 
 /* ---- identify ---- */
@@ -377,36 +431,38 @@ static int verb_identify(int argc, char **argv)
     impact_opts o;
     opts_default(&o);
     int p = parse_opts(argc, argv,
-                       "--data --model --variant --convention --target --k --reps --seed --grid --mu-cap --tol --per-impact --out", &o);
+                       "--data --model --variant --convention --target --k --reps --seed --grid --mu-cap --tol --per-impact --out --json", &o);
     if (p == 1) {
         printf("usage: impulse impact identify [--data FILE] [--model NAME|all] [--variant authors|textbook]\n"
                "         [--convention stored|corrected|both] [--target contact|irb-velocity|irb-momentum|p-data]\n"
                "         [--k 120] [--reps 20] [--seed 2017] [--grid 21] [--mu-cap 1]\n"
-               "         [--per-impact [--tol 0.005]] [--out FILE.npz]\n"
+               "         [--per-impact [--tol 0.005]] [--out FILE.npz] [--json]\n"
                "  ensemble identification ([CoRL] eq 6): k impacts drawn without replacement, reps draws,\n"
                "  mean +- std of (mu, eps) over 0 <= mu <= mu-cap, 0 <= eps <= 1. --per-impact adds the per-impact\n"
                "  identification under mu <= mu_s ([ISRR] eqs 8-9) and the predictive-range fraction (Table 2):\n"
                "  residual <= tol * |P|. --out saves per-impact (mu, eps, residual).\n"
                "  Targets: contact = Mc J (v+ - v-) from the states (default); irb-* = IRB impulse; p-data = the\n"
-               "  authors' stored p_true_data.mat beside the data file (built with the stored d).\n");
+               "  authors' stored p_true_data.mat beside the data file (built with the stored d).\n"
+               "  --json: one JSON object (docs/json.md) instead of the table.\n");
         return 0;
     }
     if (p < 0) return cli_fail(verb);
     imp_impact_set s;
     if (load_set(&s, o.data)) return cli_fail(verb);
-    size_t n_impacts = 0;
+    set_counts counts;
     char summary[256];
-    if (set_summary(&s, summary, sizeof summary, &n_impacts)) {
+    if (set_summary(&s, summary, sizeof summary, &counts)) {
         imp_impact_set_free(&s);
         return cli_fail(verb);
     }
+    size_t n_impacts = counts.impacts;
     if ((size_t)o.k > n_impacts && o.k_given) {
         imp_impact_set_free(&s);
         return cli_failf(verb, "--k: %ld exceeds the %zu impacts of the set", o.k, n_impacts);
     }
-    fputs(summary, stdout);
+    fputs(summary, o.json ? stderr : stdout);
     if ((size_t)o.k > n_impacts) {
-        printf("k = %zu: every impact (the default k = %ld is more than the set has)\n\n", n_impacts, o.k);
+        fprintf(o.json ? stderr : stdout, "k = %zu: every impact (the default k = %ld is more than the set has)\n\n", n_impacts, o.k);
         o.k = (long)n_impacts;
     }
     imp_ident_options io = imp_ident_options_default();
@@ -414,7 +470,17 @@ static int verb_identify(int argc, char **argv)
     io.mu_cap = o.mu_cap;
     imp_npz *z = o.out ? imp_npz_new() : NULL;
     int st = IMP_OK;
-    printf("| convention | model | variant | target | mu (ensemble) | eps (ensemble) |%s\n|---|---|---|---|---|---|%s\n",
+    imp_json j;
+    if (o.json) {
+        cli_json_begin(&j, verb);
+        json_counts(&j, &counts);
+        imp_json_kv_int(&j, "k", o.k);
+        imp_json_kv_int(&j, "reps", o.reps);
+        imp_json_kv_int(&j, "seed", o.seed);
+        imp_json_key(&j, "rows");
+        imp_json_begin_array(&j);
+    }
+    table_printf(&o, "| convention | model | variant | target | mu (ensemble) | eps (ensemble) |%s\n|---|---|---|---|---|---|%s\n",
            o.per_impact ? " Table 2 fraction | per-impact mu | per-impact eps | share mu~0 |" : "",
            o.per_impact ? "---|---|---|---|" : "");
     for (int c = 0; c < 2 && !st; c++) {
@@ -439,7 +505,18 @@ static int verb_identify(int argc, char **argv)
             if ((st = imp_impact_identify_ensemble((imp_impact_model)m, o.variant, &t, P, k, (size_t)o.reps,
                                                    (uint64_t)o.seed + m, &io, &er)))
                 break;
-            printf("| %s | %s | %s | %s | %.4f +- %.4f | %.4f +- %.4f |", imp_tangent_sign_name(t.convention),
+            if (o.json) {
+                imp_json_begin_object(&j);
+                imp_json_kv_string(&j, "convention", imp_tangent_sign_name(t.convention));
+                imp_json_kv_string(&j, "model", imp_impact_model_name((imp_impact_model)m));
+                imp_json_kv_string(&j, "variant", imp_impact_variant_name(o.variant));
+                imp_json_kv_string(&j, "target", imp_impact_target_name(o.target));
+                imp_json_kv_number(&j, "mu", er.mu_mean);
+                imp_json_kv_number(&j, "mu_std", er.mu_std);
+                imp_json_kv_number(&j, "eps", er.eps_mean);
+                imp_json_kv_number(&j, "eps_std", er.eps_std);
+            }
+            table_printf(&o, "| %s | %s | %s | %s | %.4f +- %.4f | %.4f +- %.4f |", imp_tangent_sign_name(t.convention),
                    imp_impact_model_name((imp_impact_model)m), imp_impact_variant_name(o.variant),
                    imp_impact_target_name(o.target), er.mu_mean, er.mu_std, er.eps_mean, er.eps_std);
             if (o.per_impact) {
@@ -448,7 +525,13 @@ static int verb_identify(int argc, char **argv)
                     break;
                 double sm = 0, se = 0, z0 = 0;
                 for (size_t i = 0; i < t.count; i++) { sm += per[3 * i]; se += per[3 * i + 1]; z0 += per[3 * i] < 1e-3; }
-                printf(" %.3f | %.4f | %.4f | %.3f |", frac, sm / t.count, se / t.count, z0 / t.count);
+                table_printf(&o, " %.3f | %.4f | %.4f | %.3f |", frac, sm / t.count, se / t.count, z0 / t.count);
+                if (o.json) {
+                    imp_json_kv_number(&j, "predictive_fraction", frac);
+                    imp_json_kv_number(&j, "per_impact_mu", sm / t.count);
+                    imp_json_kv_number(&j, "per_impact_eps", se / t.count);
+                    imp_json_kv_number(&j, "mu_zero_share", z0 / t.count);
+                }
                 if (z) {
                     char name[96];
                     size_t sh[2] = {t.count, 3};
@@ -457,7 +540,8 @@ static int verb_identify(int argc, char **argv)
                     st = imp_npz_add_f64(z, name, 2, sh, per);
                 }
             }
-            printf("\n");
+            table_printf(&o, "\n");
+            if (o.json) imp_json_end_object(&j);
             fflush(stdout);
         }
         free(P);
@@ -474,7 +558,13 @@ static int verb_identify(int argc, char **argv)
     }
     imp_npz_free(z);
     imp_impact_set_free(&s);
-    return st ? cli_fail(verb) : 0;
+    if (st) {
+        if (o.json) imp_json_free(&j);
+        return cli_fail(verb);
+    }
+    if (!o.json) return 0;
+    imp_json_end_array(&j);
+    return cli_json_print(&j, verb);
 }
 
 /* ---- bounds: IRB and Best Post Hoc ---- */
@@ -483,27 +573,36 @@ static int verb_bounds(int argc, char **argv)
     const char *verb = "impact bounds";
     impact_opts o;
     opts_default(&o);
-    int p = parse_opts(argc, argv, "--data --variant --convention --mu --eps --out", &o);
+    int p = parse_opts(argc, argv, "--data --variant --convention --mu --eps --out --json", &o);
     if (p == 1) {
         printf("usage: impulse impact bounds [--data FILE] [--variant authors|textbook] [--convention stored|corrected|both]\n"
-               "         [--mu X --eps X] [--out FILE.npz]\n"
+               "         [--mu X --eps X] [--out FILE.npz] [--json]\n"
                "  IRB bound ([ISRR] eq 7: best admissible rigid impulse; velocity and momentum metric) and Best Post Hoc\n"
                "  (per impact the best of the six laws at Table 1 parameters, or at --mu/--eps), mean errors in m/s.\n"
-               "  --out saves IRB impulses P_irb_<metric>_<convention> and per-impact errors.\n");
+               "  --out saves IRB impulses P_irb_<metric>_<convention> and per-impact errors.\n"
+               "  --json: one JSON object (docs/json.md) instead of the table.\n");
         return 0;
     }
     if (p < 0) return cli_fail(verb);
     imp_impact_set s;
     if (load_set(&s, o.data)) return cli_fail(verb);
     char summary[256];
-    if (set_summary(&s, summary, sizeof summary, NULL)) {
+    set_counts counts;
+    if (set_summary(&s, summary, sizeof summary, &counts)) {
         imp_impact_set_free(&s);
         return cli_fail(verb);
     }
-    fputs(summary, stdout);
+    fputs(summary, o.json ? stderr : stdout);
+    imp_json j;
+    if (o.json) {
+        cli_json_begin(&j, verb);
+        json_counts(&j, &counts);
+        imp_json_key(&j, "rows");
+        imp_json_begin_array(&j);
+    }
     imp_npz *z = o.out ? imp_npz_new() : NULL;
     int st = IMP_OK;
-    printf("| convention | IRB velocity metric | IRB momentum metric | Best Post Hoc (%s) | impacts |\n|---|---|---|---|---|\n",
+    table_printf(&o, "| convention | IRB velocity metric | IRB momentum metric | Best Post Hoc (%s) | impacts |\n|---|---|---|---|---|\n",
            imp_impact_variant_name(o.variant));
     for (int c = 0; c < 2 && !st; c++) {
         if (!(o.conv_mask & (1 << c))) continue;
@@ -538,7 +637,18 @@ static int verb_bounds(int argc, char **argv)
         for (size_t i = 0; i < n && !st; i++)
             for (int j = 0; j < 3; j++) mean[j] += err[3 * i + j] / n;
         if (!st) {
-            printf("| %s | %.4f | %.4f | %.4f | %zu |\n", imp_tangent_sign_name(t.convention), mean[0], mean[1], mean[2], n);
+            table_printf(&o, "| %s | %.4f | %.4f | %.4f | %zu |\n", imp_tangent_sign_name(t.convention), mean[0], mean[1],
+                         mean[2], n);
+            static const char *const bound_name[3] = {"irb-velocity", "irb-momentum", "best-post-hoc"};
+            for (int b = 0; b < 3 && o.json; b++) {
+                imp_json_begin_object(&j);
+                imp_json_kv_string(&j, "convention", imp_tangent_sign_name(t.convention));
+                imp_json_kv_string(&j, "model", bound_name[b]);
+                if (b == 2) imp_json_kv_string(&j, "variant", imp_impact_variant_name(o.variant));
+                imp_json_kv_number(&j, "mean_error", mean[b]);
+                imp_json_kv_int(&j, "impacts", (long long)n);
+                imp_json_end_object(&j);
+            }
             if (z) {
                 char name[64];
                 size_t sh[2] = {n, 3};
@@ -557,7 +667,13 @@ static int verb_bounds(int argc, char **argv)
     }
     imp_npz_free(z);
     imp_impact_set_free(&s);
-    return st ? cli_fail(verb) : 0;
+    if (st) {
+        if (o.json) imp_json_free(&j);
+        return cli_fail(verb);
+    }
+    if (!o.json) return 0;
+    imp_json_end_array(&j);
+    return cli_json_print(&j, verb);
 }
 
 /* ---- export ---- */
@@ -567,9 +683,9 @@ static int verb_export(int argc, char **argv)
     impact_opts o;
     opts_default(&o);
     o.conv_mask = 1;
-    int p = parse_opts(argc, argv, "--data --convention --out", &o);
+    int p = parse_opts(argc, argv, "--data --convention --out --json", &o);
     if (p == 1) {
-        printf("usage: impulse impact export [--data data_ellipse.mat] --out FILE.npz [--convention stored|corrected]\n"
+        printf("usage: impulse impact export [--data data_ellipse.mat] --out FILE.npz [--convention stored|corrected] [--json]\n"
                "  writes the impact set (pre, post, n, d, valid; meta with convention and object constants) as .npz\n");
         return 0;
     }
@@ -582,6 +698,17 @@ static int verb_export(int argc, char **argv)
     imp_impact_table t;
     int st = imp_impact_table_build(&t, &s); /* a set without one valid impact is not worth writing */
     if (!st) st = imp_impact_save_npz(&s, o.out);
+    if (!st && o.json) {
+        imp_json j;
+        cli_json_begin(&j, verb);
+        set_counts c = {t.count, s.count, t.not_impacting, t.flagged};
+        json_counts(&j, &c);
+        imp_json_kv_string(&j, "convention", imp_tangent_sign_name(s.convention));
+        imp_json_kv_string(&j, "output", o.out);
+        imp_impact_table_free(&t);
+        imp_impact_set_free(&s);
+        return cli_json_print(&j, verb);
+    }
     if (!st)
         printf("wrote %s: %zu rows, %zu valid impacts (left out of analyses: %zu not impacting, un >= 0; %zu flagged "
                "invalid), %s convention\n", o.out, s.count, t.count, t.not_impacting, t.flagged,

@@ -28,7 +28,8 @@ static void usage(FILE *f)
             "  --stiffness K      compliant systems: contact spring (default 2.5e4); the damper\n"
             "                     is chosen from --restitution\n"
             "  --seed K           random seed (default 0)\n"
-            "  -o, --output FILE  output .npz (written atomically)\n");
+            "  -o, --output FILE  output .npz (written atomically; '-': standard output)\n"
+            "  --json             one JSON object on stdout instead of the summary line (docs/json.md)\n");
 }
 
 int cli_simulate(int argc, char **argv)
@@ -45,6 +46,7 @@ int cli_simulate(int argc, char **argv)
     imp_sim_opts o;
     if (imp_sim_defaults(system, &o)) return cli_fail("simulate");
     const char *out = NULL;
+    int json = 0;
     static const struct option opts[] = {
         {"trajectories", required_argument, 0, 'n'}, {"steps", required_argument, 0, 'T'},
         {"dt", required_argument, 0, 'd'},           {"noise", required_argument, 0, 's'},
@@ -52,7 +54,7 @@ int cli_simulate(int argc, char **argv)
         {"q0", required_argument, 0, 'q'},           {"v0", required_argument, 0, 'v'},
         {"friction", required_argument, 0, 'f'},     {"spin", required_argument, 0, 'w'},
         {"output", required_argument, 0, 'o'},       {"help", no_argument, 0, 'h'},
-        {"stiffness", required_argument, 0, 'K'},
+        {"stiffness", required_argument, 0, 'K'},    {"json", no_argument, 0, 'J'},
         {0, 0, 0, 0}};
     optind = 2;
     opterr = 0;
@@ -73,6 +75,7 @@ int cli_simulate(int argc, char **argv)
         case 'f': st = cli_parse_double("--friction", optarg, 0, 10, &o.friction); break;
         case 'w': st = cli_parse_double("--spin", optarg, -1e4, 1e4, &o.spin); break;
         case 'o': out = optarg; break;
+        case 'J': json = 1; break;
         case 'h': usage(stdout); return 0;
         default: return cli_failf("simulate", "unknown or incomplete option '%s' (see --help)", argv[optind - 1]);
         }
@@ -80,6 +83,7 @@ int cli_simulate(int argc, char **argv)
     }
     if (optind < argc) return cli_failf("simulate", "unexpected argument '%s'", argv[optind]);
     if (!out) return cli_failf("simulate", "missing -o FILE");
+    if (cli_json_check_output("simulate", json, out)) return 1;
     imp_trajset ts;
     if (imp_simulate(system, &o, &ts)) return cli_fail("simulate");
     int st = imp_trajset_save(&ts, out);
@@ -87,6 +91,21 @@ int cli_simulate(int argc, char **argv)
     for (size_t i = 0; i < (size_t)ts.n_traj * ts.n_steps * ts.geom.n_bodies; i++) impacts += ts.contact[i] > 0.5;
     imp_trajset_free(&ts);
     if (st) return cli_fail("simulate");
+    if (json) {
+        imp_json j;
+        cli_json_begin(&j, "simulate");
+        imp_json_kv_string(&j, "system", system);
+        imp_json_kv_int(&j, "trajectories", o.n_traj);
+        imp_json_kv_int(&j, "steps", o.n_steps);
+        imp_json_kv_number(&j, "dt", o.dt);
+        imp_json_kv_number(&j, "noise", o.noise);
+        imp_json_kv_int(&j, "seed", (long long)o.seed);
+        imp_json_kv_number(&j, "restitution", o.restitution);
+        if (!strcmp(system, "bouncing-disk")) imp_json_kv_number(&j, "friction", o.friction);
+        imp_json_kv_int(&j, "contact_samples", impacts);
+        imp_json_kv_string(&j, "output", out);
+        return cli_json_print(&j, "simulate");
+    }
     char fr[48] = "";
     if (!strcmp(system, "bouncing-disk")) snprintf(fr, sizeof fr, ", mu %g", o.friction);
     fprintf(stderr, "impulse simulate: %s, %d trajectories x %d steps (dt %g, noise %g, e %g%s), %d contact samples -> %s\n",

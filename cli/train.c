@@ -128,7 +128,7 @@ int cli_train(int argc, char **argv)
     to.epochs = 2000;
     cfg.act = code ? IMP_ACT_SOFTPLUS : IMP_ACT_TANH;
     const char *data_path = NULL, *out = NULL, *labels = "auto", *e_init = NULL, *mu_init = "data";
-    int quiet = 0, touch_given = 0, e_mode = -1; /* -1: default (learn for cdl) */
+    int quiet = 0, json = 0, touch_given = 0, e_mode = -1; /* -1: default (learn for cdl) */
     static const struct option opts[] = {
         {"data", required_argument, 0, 'D'},    {"settings", required_argument, 0, 'S'},
         {"epochs", required_argument, 0, 'E'},  {"horizon", required_argument, 0, 'H'},
@@ -148,7 +148,7 @@ int cli_train(int argc, char **argv)
         {"log", required_argument, 0, 1},       {"resume", required_argument, 0, 1},
         {"checkpoint-every", required_argument, 0, 1}, {"checkpoint-seconds", required_argument, 0, 1},
         {"diverge-factor", required_argument, 0, 1},
-        {"impact-law", required_argument, 0, 'I'},
+        {"impact-law", required_argument, 0, 'I'},  {"json", no_argument, 0, 'J'},
         {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
     cli_run_opts ro;
     cli_run_opts_default(&ro);
@@ -206,6 +206,7 @@ int cli_train(int argc, char **argv)
                 cfg.impact_law = !strcmp(optarg, "newton") ? IMP_CDL_IMPACT_NEWTON : IMP_CDL_IMPACT_PAPER;
             else return cli_failf("train", "--impact-law: '%s' is not paper or newton", optarg);
             break;
+        case 'J': json = 1; break;
         case 'h': usage(stdout); return 0;
         default: return cli_failf("train", "unknown or incomplete option '%s' (see --help)", argv[optind - 1]);
         }
@@ -214,6 +215,7 @@ int cli_train(int argc, char **argv)
     if (optind < argc) return cli_failf("train", "unexpected argument '%s'", argv[optind]);
     if (!data_path) return cli_failf("train", "missing --data FILE");
     if (!out) return cli_failf("train", "missing -o FILE");
+    if (cli_json_check_output("train", json, out)) return 1;
     if (cfg.kind == IMP_MODEL_RESNET_CONTACT && !cfg.touch)
         return cli_failf("train", "resnet-contact is fed the contact signal: it needs --touch");
     if (cfg.kind != IMP_MODEL_CDL && (e_mode == 1 || e_init || cfg.friction || cfg.impact_law))
@@ -284,10 +286,16 @@ int cli_train(int argc, char **argv)
         save_ctx sc = {m, imp_json_text(&extra)};
         rc = cli_run_finish(&run, st, &rep, save_model, &sc);
         imp_json_free(&extra);
-        if (!rc && !quiet)
+        if (!rc && json) {
+            imp_json j;
+            cli_run_json(&j, &run, &rep, model_name, data.system);
+            if (cfg.kind == IMP_MODEL_CDL) cli_json_contact_law(&j, m);
+            rc = cli_json_print(&j, "train");
+        }
+        if (!rc && !quiet && !json)
             fprintf(stderr, "impulse train: %s on %s, %d epochs in %.1f s, final loss %.5g -> %s\n", model_name,
                     data.system, to.epochs, imp_time_now() - t0, rep.final_loss, out);
-        if (!rc && !quiet && (cfg.learn_restitution || cfg.friction)) {
+        if (!rc && !quiet && !json && (cfg.learn_restitution || cfg.friction)) {
             double e[IMP_MAX_CONTACTS], mu[IMP_MAX_CONTACTS];
             imp_model_get_contact_law(m, e, mu);
             for (int p = 0; p < m->geom.n_pairs; p++) {

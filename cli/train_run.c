@@ -169,6 +169,21 @@ int cli_run_finish(cli_run *r, int st, const imp_train_report *rep, int (*save)(
     return cli_failf(r->verb, "%s; the model after epoch %d was saved to %s", why, rep->epochs_done, r->out);
 }
 
+void cli_run_json(imp_json *j, const cli_run *r, const imp_train_report *rep, const char *model,
+                  const char *system)
+{
+    cli_json_begin(j, r->verb);
+    imp_json_kv_string(j, "model", model);
+    imp_json_kv_string(j, "system", system);
+    imp_json_kv_int(j, "epochs", rep->epochs_done);
+    imp_json_kv_int(j, "best_epoch", rep->best_epoch);
+    imp_json_kv_number(j, "loss", rep->final_loss);
+    imp_json_kv_number(j, "best_loss", rep->best_loss);
+    imp_json_kv_number(j, "seconds", rep->seconds);
+    imp_json_kv_string(j, "end", imp_train_stop_name(rep->stop));
+    imp_json_kv_string(j, "output", r->out);
+}
+
 void cli_run_opts_default(cli_run_opts *o)
 {
     memset(o, 0, sizeof *o);
