@@ -228,8 +228,14 @@ static void json_counts(imp_json *j, const set_counts *c)
     imp_json_kv_int(j, "flagged", (long long)c->flagged);
 }
 
-/* The tables of a verb: on stdout, or nowhere under --json (stdout holds
- * the JSON object only). */
+/* Where a verb's text goes: standard error when standard output holds
+ * its JSON object or its --out file ('-'). */
+static FILE *text_stream(const impact_opts *o)
+{
+    return o->json || (o->out && !strcmp(o->out, "-")) ? stderr : stdout;
+}
+
+/* The tables of a verb: on text_stream, or nowhere under --json. */
 static void table_printf(const impact_opts *o, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
@@ -240,7 +246,7 @@ static void table_printf(const impact_opts *o, const char *fmt, ...)
     if (o->json) return;
     va_list ap;
     va_start(ap, fmt);
-    vprintf(fmt, ap);
+    vfprintf(text_stream(o), fmt, ap);
     va_end(ap);
 }
 
@@ -344,7 +350,7 @@ static int verb_predict(int argc, char **argv)
         imp_impact_set_free(&s);
         return cli_fail(verb);
     }
-    fputs(summary, o.json ? stderr : stdout);  /* --json: stdout holds the JSON object only */
+    fputs(summary, text_stream(&o));  /* --json: stdout holds the JSON object only */
     imp_npz *z = o.out ? imp_npz_new() : NULL;
     int st = IMP_OK;
     char notes[4096] = "";
@@ -356,7 +362,7 @@ static int verb_predict(int argc, char **argv)
         imp_json_key(&j, "rows");
         imp_json_begin_array(&j);
     } else {
-        printf("| convention | model | variant | mu | eps | mean error | median error | energy gain | penetration | cone violation | failures |\n"
+        fprintf(text_stream(&o), "| convention | model | variant | mu | eps | mean error | median error | energy gain | penetration | cone violation | failures |\n"
                "|---|---|---|---|---|---|---|---|---|---|---|\n");
     }
     for (int c = 0; c < 2 && !st; c++) {
@@ -387,7 +393,7 @@ static int verb_predict(int argc, char **argv)
                 imp_json_kv_int(&j, "failures", (long long)ls.failures);
                 imp_json_end_object(&j);
             } else
-            printf("| %s | %s | %s | %.4f | %.4f | %.4f | %.4f | %.4f | %.4f | %.4f | %zu |\n",
+            fprintf(text_stream(&o), "| %s | %s | %s | %.4f | %.4f | %.4f | %.4f | %.4f | %.4f | %.4f | %zu |\n",
                    imp_tangent_sign_name(t.convention), imp_impact_model_name(law.model),
                    imp_impact_variant_name(law.variant), law.mu, law.eps, ls.mean_error, ls.median_error,
                    ls.energy_gain_share, ls.penetration_share, ls.cone_violation_share, ls.failures);
@@ -405,7 +411,7 @@ static int verb_predict(int argc, char **argv)
         free(P);
         imp_impact_table_free(&t);
     }
-    if (notes[0]) fprintf(o.json ? stderr : stdout, "\n%s", notes);
+    if (notes[0]) fprintf(text_stream(&o), "\n%s", notes);
     if (!st && z) {
         char meta[256];
         snprintf(meta, sizeof meta, "{\"kind\": \"impact_predictions\", \"variant\": \"%s\", \"tool\": \"impulse %s\"}",
@@ -460,9 +466,9 @@ static int verb_identify(int argc, char **argv)
         imp_impact_set_free(&s);
         return cli_failf(verb, "--k: %ld exceeds the %zu impacts of the set", o.k, n_impacts);
     }
-    fputs(summary, o.json ? stderr : stdout);
+    fputs(summary, text_stream(&o));
     if ((size_t)o.k > n_impacts) {
-        fprintf(o.json ? stderr : stdout, "k = %zu: every impact (the default k = %ld is more than the set has)\n\n", n_impacts, o.k);
+        fprintf(text_stream(&o), "k = %zu: every impact (the default k = %ld is more than the set has)\n\n", n_impacts, o.k);
         o.k = (long)n_impacts;
     }
     imp_ident_options io = imp_ident_options_default();
@@ -592,7 +598,7 @@ static int verb_bounds(int argc, char **argv)
         imp_impact_set_free(&s);
         return cli_fail(verb);
     }
-    fputs(summary, o.json ? stderr : stdout);
+    fputs(summary, text_stream(&o));
     imp_json j;
     if (o.json) {
         cli_json_begin(&j, verb);
@@ -710,7 +716,7 @@ static int verb_export(int argc, char **argv)
         return cli_json_print(&j, verb);
     }
     if (!st)
-        printf("wrote %s: %zu rows, %zu valid impacts (left out of analyses: %zu not impacting, un >= 0; %zu flagged "
+        fprintf(text_stream(&o), "wrote %s: %zu rows, %zu valid impacts (left out of analyses: %zu not impacting, un >= 0; %zu flagged "
                "invalid), %s convention\n", o.out, s.count, t.count, t.not_impacting, t.flagged,
                imp_tangent_sign_name(s.convention));
     imp_impact_table_free(&t);

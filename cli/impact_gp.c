@@ -24,7 +24,7 @@ typedef struct gp_opts {
     imp_impact_target target;
     long train, repeats, test, ident, restarts, synthetic, count, grid;
     long seed;
-    int quick, all, quiet;
+    int quick, all, quiet, json;
     imp_drop_params drop;
 } gp_opts;
 
@@ -61,6 +61,7 @@ static int parse_one(gp_opts *o, int argc, char **argv, int *i)
     if (!strcmp(a, "--quick")) return o->quick = 1;
     if (!strcmp(a, "--all")) return o->all = 1;
     if (!strcmp(a, "--quiet")) return o->quiet = 1;
+    if (!strcmp(a, "--json")) return o->json = 1;
     if (*i + 1 >= argc) return 0;
     const char *v = argv[*i + 1];
     int st = IMP_OK, hit = 1;
@@ -127,7 +128,7 @@ static int parse_all(gp_opts *o, int argc, char **argv, const char *verb, int *h
         if (r < 0) return cli_fail(verb);
         if (r == 0) return cli_failf(verb, "unknown or incomplete option '%s' (--help)", argv[i]);
     }
-    return 0;
+    return cli_json_check_output(verb, o->json, o->out);
 }
 
 /* Data set: --data FILE (.mat, impact-set .npz or drop .npz), else
@@ -216,7 +217,7 @@ static int verb_fit(int argc, char **argv)
     if (help) {
         printf("usage: impulse impact gp-fit --out MODEL.npz [--data FILE] [--convention corrected|stored]\n"
                "         [--model KIND] [--law NAME] [--variant textbook|authors] [--target T]\n"
-               "         [--train N] [--seed S] [--restarts R] [--grid G] [--synthetic N]\n"
+               "         [--train N] [--seed S] [--restarts R] [--grid G] [--synthetic N] [--json]\n"
                "Fits one data-driven impact model ([CoRL] sec 4) on N random valid impacts\n"
                "(seeded) and reports its error on the remaining impacts.\n"
                "  KIND: x1-impulse (default), x2-impulse, x1-wrench, residual-impulse,\n"
@@ -224,7 +225,8 @@ static int verb_fit(int argc, char **argv)
                "  --law/--variant: analytical law of the Class II models (ap-newton, textbook)\n"
                "  --target: contact | irb-velocity (default) | irb-momentum: impulse the GP learns\n"
                "  --convention: tangent sign of the data (corrected: d3 -> -d3, the default)\n"
-               "  --synthetic N: use N simulated drops instead of the data (impulse impact drop)\n");
+               "  --synthetic N: use N simulated drops instead of the data (impulse impact drop)\n"
+               "  --json: one JSON object on stdout instead of the summary (docs/json.md)\n");
         return 0;
     }
     if (!o.out) return cli_failf(verb, "--out: missing (file for the fitted model)");
@@ -270,6 +272,26 @@ static int verb_fit(int argc, char **argv)
     snprintf(extra, sizeof extra, "\"convention\": \"%s\", \"target\": \"%s\", \"seed\": %ld, \"data_count\": %zu",
              imp_tangent_sign_name(t.convention), imp_impact_target_name(o.target), o.seed, s.count);
     int st = imp_gpi_save(&m, perm, (size_t)o.train, extra, o.out);
+    if (!st && o.json) {
+        imp_json j;
+        cli_json_begin(&j, verb);
+        imp_json_kv_string(&j, "model", imp_gpi_kind_name(o.kind));
+        imp_json_kv_string(&j, "convention", imp_tangent_sign_name(t.convention));
+        imp_json_kv_string(&j, "target", imp_impact_target_name(o.target));
+        if (o.kind == IMP_GPI_RESIDUAL_IMPULSE || o.kind == IMP_GPI_RESIDUAL_WRENCH) {
+            imp_json_kv_string(&j, "law", imp_impact_model_name(m.base.model));
+            imp_json_kv_string(&j, "variant", imp_impact_variant_name(m.base.variant));
+            imp_json_kv_number(&j, "mu", m.base.mu);
+            imp_json_kv_number(&j, "eps", m.base.eps);
+        }
+        imp_json_kv_int(&j, "train", o.train);
+        imp_json_kv_int(&j, "impacts", (long long)nrest);
+        imp_json_kv_number(&j, "mean_error", e / (double)nrest);
+        imp_json_kv_number(&j, "seconds", fit_s);
+        imp_json_kv_string(&j, "output", o.out);
+        rc = cli_json_print(&j, verb);
+        st = 1; /* printed */
+    }
     if (!st) {
         printf("model %s (%s convention, target %s): trained on %ld impacts in %.2f s\n",
                imp_gpi_kind_name(o.kind), imp_tangent_sign_name(t.convention),
@@ -305,10 +327,11 @@ static int verb_eval(int argc, char **argv)
     if (parse_all(&o, argc, argv, verb, &help)) return 1;
     if (help) {
         printf("usage: impulse impact gp-eval --gp MODEL.npz [--data FILE] [--convention C] [--all]\n"
-               "         [--out ERRORS.npz] [--synthetic N]\n"
+               "         [--out ERRORS.npz] [--synthetic N] [--json]\n"
                "Error metric ||(dvx, dvy, kg domega)|| of a fitted model on the valid impacts of\n"
                "the data, leaving out the model's training impacts unless --all (or other data).\n"
-               "The convention defaults to the model's.\n");
+               "The convention defaults to the model's. --json: one JSON object on stdout\n"
+               "instead of the summary (docs/json.md).\n");
         return 0;
     }
     if (!o.model_path) return cli_failf(verb, "--gp: missing (model written by impulse impact gp-fit)");
@@ -366,14 +389,28 @@ static int verb_eval(int argc, char **argv)
         if (st) goto done;
     }
     qsort(err, k, sizeof *err, cmp_double);
+    double median = k % 2 ? err[k / 2] : 0.5 * (err[k / 2 - 1] + err[k / 2]);
+    if (o.json) {
+        imp_json j;
+        cli_json_begin(&j, verb);
+        imp_json_kv_string(&j, "model", imp_gpi_kind_name(m.kind));
+        imp_json_kv_string(&j, "convention", imp_tangent_sign_name(t.convention));
+        imp_json_kv_int(&j, "impacts", (long long)k);
+        imp_json_kv_int(&j, "training_left_out", same_data && ntrain);
+        imp_json_kv_number(&j, "mean_error", mean);
+        imp_json_kv_number(&j, "median_error", median);
+        if (o.out) imp_json_kv_string(&j, "output", o.out);
+        rc = cli_json_print(&j, verb);
+        goto done_printed;
+    }
     printf("model %s on %zu impacts (%s convention%s): mean error %.4f m/s, median %.4f m/s\n",
            imp_gpi_kind_name(m.kind), k, imp_tangent_sign_name(t.convention),
-           same_data && ntrain ? ", training impacts left out" : "", mean,
-           k % 2 ? err[k / 2] : 0.5 * (err[k / 2 - 1] + err[k / 2]));
+           same_data && ntrain ? ", training impacts left out" : "", mean, median);
     if (o.out) printf("wrote %s\n", o.out);
     rc = 0;
 done:
     if (rc) cli_fail(verb);
+done_printed:
     free(skip);
     free(c);
     free(v);
@@ -643,7 +680,7 @@ int cli_impact_drop(int argc, char **argv)
         printf("usage: impulse impact drop --out DROPS.npz [--set SET.npz] [--count N] [--seed S]\n"
                "         [--mu M] [--k-n K] [--c-n C] [--k-t K] [--c-t C] [--rho-patch M]\n"
                "         [--noise-pos M] [--noise-theta R]\n"
-               "         [--a M] [--b M] [--mass KG] [--kg M] [--frame-rate HZ] [--dt S]\n"
+               "         [--a M] [--b M] [--mass KG] [--kg M] [--frame-rate HZ] [--dt S] [--json]\n"
                "Simulates N drops of a planar ellipse (default: the data set's object, a = 35 mm,\n"
                "b = 25 mm, m = 36.4 g, k_g = 19.2 mm) onto a plane with Hunt-Crossley normal and\n"
                "elastic-plastic Coulomb tangential contact (optionally a patch rolling resistance\n"
@@ -652,7 +689,7 @@ int cli_impact_drop(int argc, char **argv)
                "states_f, n, d (the data set's layout, consistent tangent convention) plus the\n"
                "true states (use it with --data in gp-fit, gp-eval, learning-curve). --set also\n"
                "writes the impact-set layout (pre, post, n, d, valid) read by predict, identify,\n"
-               "bounds.\n");
+               "bounds. --json: one JSON object on stdout instead of the summary (docs/json.md).\n");
         return 0;
     }
     if (!o.out) return cli_failf(verb, "--out: missing (file for the drops)");
@@ -685,6 +722,22 @@ int cli_impact_drop(int argc, char **argv)
         gain = fmax(gain, s[i].energy_gain);
     }
     if (e) qsort(e, n, sizeof *e, cmp_double);
+    if (o.json) {
+        imp_json j;
+        cli_json_begin(&j, verb);
+        imp_json_kv_int(&j, "drops", (long long)n);
+        imp_json_kv_int(&j, "redrawn", (long long)rej);
+        imp_json_kv_int(&j, "seed", o.seed);
+        imp_json_kv_number(&j, "mean_contact_s", dur);
+        imp_json_kv_number(&j, "median_restitution", e ? e[n / 2] : NAN);
+        imp_json_kv_number(&j, "max_energy_rise_j", gain);
+        imp_json_kv_number(&j, "seconds", imp_time_now() - t0);
+        imp_json_kv_string(&j, "output", o.out);
+        if (o.set_out) imp_json_kv_string(&j, "set_output", o.set_out);
+        free(e);
+        free(s);
+        return cli_json_print(&j, verb);
+    }
     printf("%zu drops (%zu redrawn) in %.2f s: mean contact %.3f ms, median Newton restitution %.3f, "
            "largest energy rise per step %.2g J\nwrote %s\n",
            n, rej, imp_time_now() - t0, dur * 1e3, e ? e[n / 2] : NAN, gain, o.out);

@@ -34,7 +34,8 @@ static void usage(FILE *f)
             "  --restitution E     coefficient of restitution (an initial value where it is learned)\n"
             "  --gravity G --length L --system NAME   for energy metrics (bouncing-ball, pendulum, ...)\n"
             "  --contact-labels M  auto (default: onset) | as-given | onset, see impulse train --help\n"
-            "  -o, --output FILE   trajectory file (written atomically)\n"
+            "  -o, --output FILE   trajectory file (written atomically; '-': standard output)\n"
+            "  --json              one JSON object on stdout instead of the summary (docs/json.md)\n"
             "  The format: docs/data-format.md.\n");
 }
 
@@ -92,12 +93,17 @@ int cli_import(int argc, char **argv)
         {"gravity", required_argument, 0, 'g'},    {"length", required_argument, 0, 'l'},
         {"system", required_argument, 0, 's'},     {"contact-labels", required_argument, 0, 'C'},
         {"output", required_argument, 0, 'o'},     {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
+        {"json", no_argument, 0, 'x'},             {0, 0, 0, 0}};
     optind = 1;
     opterr = 0;
     int c;
+    int json = 0;
     while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
         int st = IMP_OK;
+        if (c == 'x') {
+            json = 1;
+            continue;
+        }
         switch (c) {
         case 'q': o.q = optarg; break;
         case 'v': o.qdot = optarg; break;
@@ -143,6 +149,7 @@ int cli_import(int argc, char **argv)
     if (optind < argc) return cli_failf("import", "unexpected argument '%s' (one input file)", argv[optind]);
     if (!in) return cli_failf("import", "missing input FILE (see --help)");
     if (!out) return cli_failf("import", "missing -o FILE");
+    if (cli_json_check_output("import", json, out)) return 1;
     imp_label_mode lm;
     if (imp_label_mode_from_name(labels, &lm)) return cli_fail("import");
     /* .npy: the input file is the positions */
@@ -179,9 +186,23 @@ int cli_import(int argc, char **argv)
     int n_traj = ts.n_traj, T = ts.n_steps, K = ts.geom.n_bodies, d = ts.geom.dim;
     double dt = ts.dt;
     imp_trajset_free(&ts);
-    if (!st) st = imp_trajset_load(&ts, out); /* what train will read */
+    int to_stdout = !strcmp(out, "-");
+    if (!st && !to_stdout) st = imp_trajset_load(&ts, out); /* what train will read */
     if (st) return cli_fail("import");
-    imp_trajset_free(&ts);
+    if (!to_stdout) imp_trajset_free(&ts);
+    if (json) {
+        imp_json j;
+        cli_json_begin(&j, "import");
+        imp_json_kv_string(&j, "input", in);
+        imp_json_kv_string(&j, "format", nt.format);
+        imp_json_kv_int(&j, "trajectories", n_traj);
+        imp_json_kv_int(&j, "steps", T);
+        imp_json_kv_int(&j, "bodies", K);
+        imp_json_kv_int(&j, "dim", d);
+        imp_json_kv_number(&j, "dt", dt);
+        imp_json_kv_string(&j, "output", out);
+        return cli_json_print(&j, "import");
+    }
     fprintf(stderr, "impulse import: %s (%s): %d trajectories x %d samples, %d bodies x %d coordinates, dt %g -> %s\n",
             in, nt.format, n_traj, T, K, d, dt, out);
     return 0;
