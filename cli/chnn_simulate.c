@@ -74,6 +74,25 @@ static int has_flag(int argc, char **argv, const char *flag)
     return 0;
 }
 
+/* What a simulation did: the same members in the data file's meta and in
+ * the --json object. */
+typedef struct sim_run {
+    long n_traj, steps, seed;
+    double dt, noise, max_drift, max_viol, seconds;
+} sim_run;
+
+static void json_run(imp_json *j, const sim_run *r)
+{
+    imp_json_kv_int(j, "trajectories", r->n_traj);
+    imp_json_kv_int(j, "steps", r->steps);
+    imp_json_kv_number(j, "dt", r->dt);
+    imp_json_kv_int(j, "seed", r->seed);
+    imp_json_kv_number(j, "noise", r->noise);
+    imp_json_kv_number(j, "max_rel_energy_drift", r->max_drift);
+    imp_json_kv_number(j, "max_constraint_violation", r->max_viol);
+    imp_json_kv_number(j, "seconds", r->seconds);
+}
+
 static void meta_parameters(imp_json *j, const imp_csys *s)
 {
     imp_json_key(j, "bodies");
@@ -356,6 +375,7 @@ int cli_simulate_chnn(int argc, char **argv, const char *system)
             }
         }
     }
+    const sim_run run = {n_traj, steps, seed, dt, noise, max_drift, max_viol, seconds};
     if (!st) {
         imp_json j;
         imp_json_init(&j);
@@ -377,11 +397,7 @@ int cli_simulate_chnn(int argc, char **argv, const char *system)
         imp_json_begin_array(&j);
         for (int i = 0; i < k; i++) imp_json_int(&j, s.gen_is_angle[i]);
         imp_json_end_array(&j);
-        imp_json_kv_int(&j, "trajectories", n_traj);
-        imp_json_kv_int(&j, "steps", steps);
-        imp_json_kv_number(&j, "dt", dt);
-        imp_json_kv_int(&j, "seed", seed);
-        imp_json_kv_number(&j, "noise", noise);
+        json_run(&j, &run);
         imp_json_kv_number(&j, "spread", spread);
         imp_json_kv_int(&j, "chunk", chunk);
         imp_json_kv_int(&j, "rollout_start", rollout_L);
@@ -392,9 +408,6 @@ int cli_simulate_chnn(int argc, char **argv, const char *system)
         imp_json_begin_object(&j);
         meta_parameters(&j, &s);
         imp_json_end_object(&j);
-        imp_json_kv_number(&j, "max_rel_energy_drift", max_drift);
-        imp_json_kv_number(&j, "max_constraint_violation", max_viol);
-        imp_json_kv_number(&j, "seconds", seconds);
         imp_json_end_object(&j);
         const char *text = imp_json_text(&j);
         st = text ? imp_npz_set_meta(z, text) : imp_fail(IMP_ERR_NOMEM, "meta");
@@ -408,14 +421,7 @@ int cli_simulate_chnn(int argc, char **argv, const char *system)
         imp_json j;
         cli_json_begin(&j, "simulate");
         imp_json_kv_string(&j, "system", s.name);
-        imp_json_kv_int(&j, "trajectories", n_traj);
-        imp_json_kv_int(&j, "steps", steps);
-        imp_json_kv_number(&j, "dt", dt);
-        imp_json_kv_number(&j, "noise", noise);
-        imp_json_kv_int(&j, "seed", seed);
-        imp_json_kv_number(&j, "max_rel_energy_drift", max_drift);
-        imp_json_kv_number(&j, "max_constraint_violation", max_viol);
-        imp_json_kv_number(&j, "seconds", seconds);
+        json_run(&j, &run);
         imp_json_kv_string(&j, "output", out);
         return cli_json_print(&j, VERB);
     }

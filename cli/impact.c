@@ -250,6 +250,31 @@ static void table_printf(const impact_opts *o, const char *fmt, ...)
     va_end(ap);
 }
 
+/* --json of a table verb: the object with "verb", the set's counts (if
+ * any) and the "rows" array the verb fills, one object per table row. */
+static void rows_begin(const impact_opts *o, imp_json *j, const char *verb, const set_counts *c)
+{
+    imp_json_init(j);
+    if (!o->json) return;
+    cli_json_begin(j, verb);
+    if (c) json_counts(j, c);
+    imp_json_key(j, "rows");
+    imp_json_begin_array(j);
+}
+
+/* The end of a table verb: the error line after a failure st, else under
+ * --json the object printed; returns the exit status. */
+static int rows_end(const impact_opts *o, imp_json *j, int st, const char *verb)
+{
+    if (st) {
+        imp_json_free(j);
+        return cli_fail(verb);
+    }
+    if (!o->json) return 0;
+    imp_json_end_array(j);
+    return cli_json_print(j, verb);
+}
+
 /* After a table: the laws that failed on some impacts, each with the first
  * failing impact and the law's own message (the means above are over the
  * other impacts). */
@@ -286,11 +311,7 @@ static int verb_list_models(int argc, char **argv)
     }
     if (p < 0) return cli_fail("impact list-models");
     imp_json j;
-    if (o.json) {
-        cli_json_begin(&j, "impact list-models");
-        imp_json_key(&j, "rows");
-        imp_json_begin_array(&j);
-    }
+    rows_begin(&o, &j, "impact list-models", NULL);
     table_printf(&o, "| name | law | Table 1 mu | Table 1 eps | method |\n|---|---|---|---|---|\n");
     for (int m = 0; m < IMP_IMPACT_MODEL_COUNT; m++) {
         double mu, eps;
@@ -311,9 +332,7 @@ static int verb_list_models(int argc, char **argv)
     table_printf(&o, "\nvariants: authors (the authors' MATLAB, matches p_models.mat; default), textbook\n"
                 "  differ for ap-poisson, drumshell (friction during restitution) and mirtich (Coulomb vs slip-proportional)\n"
                 "conventions: stored (d as in the .mat files), corrected (d3 -> -d3)\n");
-    if (!o.json) return 0;
-    imp_json_end_array(&j);
-    return cli_json_print(&j, "impact list-models");
+    return rows_end(&o, &j, IMP_OK, "impact list-models");
 }
 
 static void law_for(const impact_opts *o, int m, imp_impact_law *law)
@@ -355,13 +374,8 @@ static int verb_predict(int argc, char **argv)
     int st = IMP_OK;
     char notes[4096] = "";
     imp_json j;
-    imp_json_init(&j);
-    if (o.json) {
-        cli_json_begin(&j, verb);
-        json_counts(&j, &counts);
-        imp_json_key(&j, "rows");
-        imp_json_begin_array(&j);
-    } else {
+    rows_begin(&o, &j, verb, &counts);
+    if (!o.json) {
         fprintf(text_stream(&o), "| convention | model | variant | mu | eps | mean error | median error | energy gain | penetration | cone violation | failures |\n"
                "|---|---|---|---|---|---|---|---|---|---|---|\n");
     }
@@ -421,13 +435,7 @@ static int verb_predict(int argc, char **argv)
     }
     imp_npz_free(z);
     imp_impact_set_free(&s);
-    if (st) {
-        imp_json_free(&j);
-        return cli_fail(verb);
-    }
-    if (!o.json) return 0;
-    imp_json_end_array(&j);
-    return cli_json_print(&j, verb);
+    return rows_end(&o, &j, st, verb);
 }
 
 /* ---- identify ---- */
@@ -477,15 +485,7 @@ static int verb_identify(int argc, char **argv)
     imp_npz *z = o.out ? imp_npz_new() : NULL;
     int st = IMP_OK;
     imp_json j;
-    if (o.json) {
-        cli_json_begin(&j, verb);
-        json_counts(&j, &counts);
-        imp_json_kv_int(&j, "k", o.k);
-        imp_json_kv_int(&j, "reps", o.reps);
-        imp_json_kv_int(&j, "seed", o.seed);
-        imp_json_key(&j, "rows");
-        imp_json_begin_array(&j);
-    }
+    rows_begin(&o, &j, verb, &counts);
     table_printf(&o, "| convention | model | variant | target | mu (ensemble) | eps (ensemble) |%s\n|---|---|---|---|---|---|%s\n",
            o.per_impact ? " Table 2 fraction | per-impact mu | per-impact eps | share mu~0 |" : "",
            o.per_impact ? "---|---|---|---|" : "");
@@ -521,6 +521,9 @@ static int verb_identify(int argc, char **argv)
                 imp_json_kv_number(&j, "mu_std", er.mu_std);
                 imp_json_kv_number(&j, "eps", er.eps_mean);
                 imp_json_kv_number(&j, "eps_std", er.eps_std);
+                imp_json_kv_int(&j, "k", (long long)er.k);
+                imp_json_kv_int(&j, "reps", (long long)er.reps);
+                imp_json_kv_int(&j, "seed", o.seed + m);
             }
             table_printf(&o, "| %s | %s | %s | %s | %.4f +- %.4f | %.4f +- %.4f |", imp_tangent_sign_name(t.convention),
                    imp_impact_model_name((imp_impact_model)m), imp_impact_variant_name(o.variant),
@@ -564,13 +567,7 @@ static int verb_identify(int argc, char **argv)
     }
     imp_npz_free(z);
     imp_impact_set_free(&s);
-    if (st) {
-        if (o.json) imp_json_free(&j);
-        return cli_fail(verb);
-    }
-    if (!o.json) return 0;
-    imp_json_end_array(&j);
-    return cli_json_print(&j, verb);
+    return rows_end(&o, &j, st, verb);
 }
 
 /* ---- bounds: IRB and Best Post Hoc ---- */
@@ -600,12 +597,7 @@ static int verb_bounds(int argc, char **argv)
     }
     fputs(summary, text_stream(&o));
     imp_json j;
-    if (o.json) {
-        cli_json_begin(&j, verb);
-        json_counts(&j, &counts);
-        imp_json_key(&j, "rows");
-        imp_json_begin_array(&j);
-    }
+    rows_begin(&o, &j, verb, &counts);
     imp_npz *z = o.out ? imp_npz_new() : NULL;
     int st = IMP_OK;
     table_printf(&o, "| convention | IRB velocity metric | IRB momentum metric | Best Post Hoc (%s) | impacts |\n|---|---|---|---|---|\n",
@@ -673,13 +665,7 @@ static int verb_bounds(int argc, char **argv)
     }
     imp_npz_free(z);
     imp_impact_set_free(&s);
-    if (st) {
-        if (o.json) imp_json_free(&j);
-        return cli_fail(verb);
-    }
-    if (!o.json) return 0;
-    imp_json_end_array(&j);
-    return cli_json_print(&j, verb);
+    return rows_end(&o, &j, st, verb);
 }
 
 /* ---- export ---- */
