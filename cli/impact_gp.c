@@ -1,3 +1,4 @@
+#define _POSIX_C_SOURCE 200809L /* open_memstream */
 /* `impulse impact gp-fit | gp-eval | learning-curve | drop` and the GP part of
  * `impulse reproduce impact` (Fazeli et al. 2017 [CoRL] §4-5, Fig. 8). */
 #include "cli.h"
@@ -158,6 +159,15 @@ static int load_data(imp_impact_set *s, const char *path)
         return drop_layout ? imp_drop_load_impact_set(s, path) : imp_impact_load_npz(s, path);
     }
     return imp_impact_load_mat(s, path);
+}
+
+/* --json: the data's counts under the keys of the other impact verbs. */
+static void json_set_counts(imp_json *j, const imp_impact_table *t)
+{
+    imp_json_kv_int(j, "impacts", (long long)t->count);
+    imp_json_kv_int(j, "set_rows", (long long)t->rows);
+    imp_json_kv_int(j, "not_impacting", (long long)t->not_impacting);
+    imp_json_kv_int(j, "flagged", (long long)t->flagged);
 }
 
 /* Table of the data (or of freshly simulated drops) in the chosen convention. */
@@ -568,10 +578,49 @@ static void add_curve_panel(imp_figure *fig, int panel, const imp_lc_result *r, 
     imp_figure_refline(fig, panel, 0, r->ref_mean[IMP_LC_REF_IRB], "IRB bound", ":|black");
 }
 
+/* --json of a learning curve: its facts and one row per model and
+ * training size, then one per reference (Best Post Hoc, IRB bound, the
+ * base law identified on --ident impacts). */
+static void json_curve(imp_json *j, const imp_lc_result *r, const imp_impact_table *t, const gp_opts *o)
+{
+    json_set_counts(j, t);
+    imp_json_kv_string(j, "convention", imp_tangent_sign_name(t->convention));
+    imp_json_kv_string(j, "target", imp_impact_target_name(o->target));
+    imp_json_kv_int(j, "repeats", (long long)r->repeats);
+    imp_json_kv_int(j, "test", o->test);
+    imp_json_kv_int(j, "seed", o->seed);
+    imp_json_key(j, "rows");
+    imp_json_begin_array(j);
+    for (int k = 0; k < IMP_GPI_KIND_COUNT; k++)
+        for (size_t s = 0; (r->kinds & (1u << k)) && s < r->n_sizes; s++) {
+            imp_json_begin_object(j);
+            imp_json_kv_string(j, "model", imp_gpi_kind_name((imp_gpi_kind)k));
+            imp_json_kv_int(j, "train", (long long)r->sizes[s]);
+            imp_json_kv_number(j, "mean_error", r->mean[k][s]);
+            imp_json_kv_number(j, "error_std", r->std[k][s]);
+            imp_json_end_object(j);
+        }
+    static const char *const ref_name[IMP_LC_REF_COUNT] = {"best-post-hoc", "irb-velocity", "base-law"};
+    for (int k = 0; k < IMP_LC_REF_COUNT; k++) {
+        imp_json_begin_object(j);
+        imp_json_kv_string(j, "model", ref_name[k]);
+        if (k == IMP_LC_REF_BASE_LAW) {
+            imp_json_kv_string(j, "law", imp_impact_model_name(r->base.model));
+            imp_json_kv_string(j, "variant", imp_impact_variant_name(r->base.variant));
+            imp_json_kv_int(j, "train", o->ident);
+        }
+        imp_json_kv_number(j, "mean_error", r->ref_mean[k]);
+        imp_json_kv_number(j, "error_std", r->ref_std[k]);
+        imp_json_end_object(j);
+    }
+    imp_json_end_array(j);
+}
+
 /* Run one learning curve with options o; appends its table to f (may be NULL)
- * and stdout, and a panel to fig (may be NULL). */
+ * and, unless quiet_table, stdout; a panel to fig (may be NULL); under
+ * --json (j not NULL) its members to j. */
 static int run_curve(const gp_opts *o_in, FILE *f, const char *title, const char *npz_path,
-                     imp_figure *fig, int panel)
+                     imp_figure *fig, int panel, int quiet_table, imp_json *j)
 {
     gp_opts o = *o_in;
     size_t sizes[64], n_sizes;
@@ -601,8 +650,9 @@ static int run_curve(const gp_opts *o_in, FILE *f, const char *title, const char
             snprintf(full, sizeof full, "%s (%zu valid impacts, %s convention, target %s, %ld test impacts, %.0f s)",
                      title, t.count, imp_tangent_sign_name(t.convention), imp_impact_target_name(o.target),
                      o.test, imp_time_now() - t0);
-            write_table(stdout, &r, full);
+            if (!quiet_table) write_table(stdout, &r, full);
             if (f) write_table(f, &r, full);
+            if (j) json_curve(j, &r, &t, &o);
             if (npz_path) st = save_curve_npz(&r, &o, imp_tangent_sign_name(t.convention), npz_path);
             if (fig) add_curve_panel(fig, panel, &r, title);
             imp_lc_result_free(&r);
@@ -634,25 +684,39 @@ static int verb_curve(int argc, char **argv)
         printf("usage: impulse impact learning-curve [--data FILE | --synthetic N] [--convention C]\n"
                "         [--models all|LIST] [--sizes 10,25,...] [--repeats R] [--test N] [--ident N]\n"
                "         [--law NAME] [--variant V] [--target T] [--seed S] [--restarts R] [--grid G]\n"
-               "         [--quick] [--out TABLE.md] [--npz CURVE.npz]\n"
+               "         [--quick] [--out TABLE.md] [--npz CURVE.npz] [--json]\n"
                "Error on held-out impacts against training-set size ([CoRL] Fig. 8) for the\n"
                "data-driven models, over seeded random splits, with Best Post Hoc and the IRB\n"
                "bound on the same test sets. Defaults: all six models, sizes 10..450, 5 repeats,\n"
                "400 test impacts, laws identified on 120 impacts. --quick: sizes 10,50,150,\n"
-               "2 repeats, 200 test impacts, one GP start.\n");
+               "2 repeats, 200 test impacts, one GP start. --out: the table also to a file ('-':\n"
+               "standard output only); --json: one JSON object on stdout instead (docs/json.md).\n");
         return 0;
     }
     apply_quick(&o);
-    FILE *f = NULL;
-    if (o.out) {
-        f = fopen(o.out, "w");
-        if (!f) return cli_failf(verb, "--out: cannot write '%s'", o.out);
+    /* --out: the table, written atomically at the end ('-': standard output, where it is printed anyway) */
+    int to_stdout = o.out && !strcmp(o.out, "-");
+    char *table = NULL;
+    size_t table_len = 0;
+    FILE *f = o.out && !to_stdout ? open_memstream(&table, &table_len) : NULL;
+    if (o.out && !to_stdout && !f) return cli_failf(verb, "--out: out of memory");
+    imp_json j;
+    if (o.json) cli_json_begin(&j, verb);
+    int st = run_curve(&o, f, o.synthetic ? "Learning curve, synthetic drops" : "Learning curve", o.npz, NULL, 0,
+                       o.json, o.json ? &j : NULL);
+    if (f && fclose(f) && !st) st = imp_fail(IMP_ERR_NOMEM, "--out: table");
+    if (!st && f) st = imp_write_file_atomic(o.out, table, table_len);
+    free(table);
+    if (st) {
+        if (o.json) imp_json_free(&j);
+        return cli_fail(verb);
     }
-    int st = run_curve(&o, f, o.synthetic ? "Learning curve, synthetic drops" : "Learning curve", o.npz,
-                       NULL, 0);
-    if (f && fclose(f) && !st) st = imp_fail(IMP_ERR_IO, "--out: write failed");
-    if (st) return cli_fail(verb);
-    if (o.out) printf("wrote %s\n", o.out);
+    if (o.json) {
+        if (o.out) imp_json_kv_string(&j, "output", o.out);
+        if (o.npz) imp_json_kv_string(&j, "npz_output", o.npz);
+        return cli_json_print(&j, verb);
+    }
+    if (o.out && !to_stdout) printf("wrote %s\n", o.out);
     if (o.npz) printf("wrote %s\n", o.npz);
     return 0;
 }
@@ -780,7 +844,7 @@ int cli_reproduce_impact_gp(int argc, char **argv, const char *outdir, int quick
             o.quick ? " --quick" : "");
     imp_figure *fig = imp_figure_new(1, 2, 12.0, 4.8);
     if (fig) imp_figure_title(fig, "Data-driven impact models: error vs training-set size ([CoRL] Fig. 8)");
-    int st = run_curve(&o, f, "Learning curve, MIT planar-impact data", npz1, fig, 0);
+    int st = run_curve(&o, f, "Learning curve, MIT planar-impact data", npz1, fig, 0, 0, NULL);
     if (st == IMP_ERR_NOT_FOUND) { /* no real data here: the synthetic curve still runs */
         fprintf(f, "Real data not found (%s); only the synthetic curve was run.\n\n", imp_last_error());
         fprintf(stderr, "impulse reproduce impact: note: %s; GP curves on synthetic drops only\n", imp_last_error());
@@ -790,7 +854,8 @@ int cli_reproduce_impact_gp(int argc, char **argv, const char *outdir, int quick
     if (!st) {
         gp_opts syn = o;
         syn.synthetic = o.quick ? 600 : 1718;
-        st = run_curve(&syn, f, "Learning curve, synthetic drops (impulse impact drop defaults)", npz2, fig, 1);
+        st = run_curve(&syn, f, "Learning curve, synthetic drops (impulse impact drop defaults)", npz2, fig, 1, 0,
+                       NULL);
     }
     if (fclose(f) && !st) st = imp_fail(IMP_ERR_IO, "%s: write failed", path);
     if (st) {

@@ -12,26 +12,97 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: impulse inspect FILE\n"
+    fprintf(f, "usage: impulse inspect FILE [--json]\n"
                "  FILE: a trajectory file (.npz), or a .npy/.csv/.h5 file to import.\n"
                "  Prints the arrays and meta keys, the contact-label check, and for each strand\n"
-               "  whether it can train on the file or what is missing (docs/data-format.md).\n");
+               "  whether it can train on the file or what is missing (docs/data-format.md).\n"
+               "  --json: one JSON object on stdout (docs/json.md).\n");
+}
+
+/* "key": why a strand cannot train on the file, or null if it can. */
+static void json_reason(imp_json *j, const char *key, const char *why)
+{
+    imp_json_key(j, key);
+    if (why) imp_json_string(j, why);
+    else imp_json_null(j);
+}
+
+/* The file's arrays and meta: printed, or as members of j. */
+static void list_arrays(const imp_npz *z, const char *path, imp_json *j)
+{
+    if (j) {
+        imp_json_key(j, "arrays");
+        imp_json_begin_array(j);
+    } else {
+        printf("%s:\n", path);
+    }
+    for (size_t i = 0; i < imp_npz_count(z); i++) {
+        const imp_npy_array *a = imp_npz_at(z, i);
+        if (!strcmp(a->name, "meta")) continue;
+        if (j) {
+            imp_json_begin_object(j);
+            imp_json_kv_string(j, "name", a->name);
+            imp_json_kv_string(j, "dtype", imp_dtype_name(a->dtype));
+            imp_json_key(j, "shape");
+            imp_json_begin_array(j);
+            for (int k = 0; k < a->ndim; k++) imp_json_int(j, (long long)a->shape[k]);
+            imp_json_end_array(j);
+            imp_json_end_object(j);
+            continue;
+        }
+        printf("  %-16s %-8s (", a->name, imp_dtype_name(a->dtype));
+        for (int k = 0; k < a->ndim; k++) printf(k ? ", %zu" : "%zu", a->shape[k]);
+        printf(a->ndim == 1 ? ",)\n" : ")\n");
+    }
+    const char *meta = imp_npz_meta(z);
+    if (!j) {
+        printf("  meta %s\n", meta ? meta : "(none)");
+        return;
+    }
+    imp_json_end_array(j);
+    imp_json_key(j, "meta");
+    if (meta && !imp_json_check_object(meta, "meta")) imp_json_raw(j, meta);
+    else imp_json_null(j);
+    imp_clear_error();
 }
 
 int cli_inspect(int argc, char **argv)
 {
-    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-        usage(argc < 2 ? stderr : stdout);
-        return argc < 2 ? 2 : 0;
+    const char *path = NULL;
+    int json = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            usage(stdout);
+            return 0;
+        }
+        if (!strcmp(argv[i], "--json")) json = 1;
+        else if (!path) path = argv[i];
+        else return cli_failf("inspect", "unexpected argument '%s' (one file)", argv[i]);
     }
-    if (argc > 2) return cli_failf("inspect", "unexpected argument '%s' (one file)", argv[2]);
-    const char *path = argv[1];
+    if (!path) {
+        usage(stderr);
+        return 2;
+    }
+    imp_json jo, *j = json ? &jo : NULL;
+    if (j) {
+        cli_json_begin(j, "inspect");
+        imp_json_kv_string(j, "file", path);
+    }
     size_t len = strlen(path);
     if (len < 4 || strcmp(path + len - 4, ".npz")) {
         imp_source *s;
-        if (imp_source_open(&s, path, NULL)) return cli_fail("inspect");
+        if (imp_source_open(&s, path, NULL)) {
+            if (j) imp_json_free(j);
+            return cli_fail("inspect");
+        }
         char list[1024];
         imp_source_list(s, list, sizeof list);
+        if (j) {
+            imp_json_kv_string(j, "format", imp_source_format(s));
+            imp_json_kv_string(j, "contents", list);
+            imp_source_free(s);
+            return cli_json_print(j, "inspect");
+        }
         printf("%s: %s file; %s\n", path, imp_source_format(s), list);
         printf("  not a trajectory file: impulse import %s --dt H [--q NAME --qdot NAME --contact NAME "
                "--wall B:N:OFFSET ...] -o data.npz\n", path);
@@ -39,60 +110,90 @@ int cli_inspect(int argc, char **argv)
         return 0;
     }
     imp_npz *z = NULL;
-    if (imp_npz_load(&z, path)) return cli_fail("inspect");
-    printf("%s:\n", path);
-    for (size_t i = 0; i < imp_npz_count(z); i++) {
-        const imp_npy_array *a = imp_npz_at(z, i);
-        if (!strcmp(a->name, "meta")) continue;
-        printf("  %-16s %-8s (", a->name, imp_dtype_name(a->dtype));
-        for (int k = 0; k < a->ndim; k++) printf(k ? ", %zu" : "%zu", a->shape[k]);
-        printf(a->ndim == 1 ? ",)\n" : ")\n");
+    if (imp_npz_load(&z, path)) {
+        if (j) imp_json_free(j);
+        return cli_fail("inspect");
     }
+    if (j) imp_json_kv_string(j, "format", "npz");
+    list_arrays(z, path, j);
     const char *meta = imp_npz_meta(z);
-    printf("  meta %s\n", meta ? meta : "(none)");
     char model[64];
     if (meta && !imp_json_get_string(meta, "model", model, sizeof model)) {
-        printf("  a model checkpoint (%s): impulse eval --model %s --data DATA\n", model, path);
         imp_npz_free(z);
+        if (j) {
+            imp_json_kv_string(j, "model", model);
+            return cli_json_print(j, "inspect");
+        }
+        printf("  a model checkpoint (%s): impulse eval --model %s --data DATA\n", model, path);
         return 0;
     }
     imp_npz_free(z);
     imp_clear_error();
     imp_trajset ts;
+    int contact_ok = 0; /* the contact strand reads it: the shared members are written */
     if (imp_trajset_load(&ts, path)) {
-        printf("  CD-Lagrange strand (cdl, vin, resnet, resnet-contact): cannot train: %s\n", imp_last_error());
+        if (j) json_reason(j, "contact_strand", imp_last_error());
+        else printf("  CD-Lagrange strand (cdl, vin, resnet, resnet-contact): cannot train: %s\n", imp_last_error());
     } else {
-        printf("  %d trajectories x %d samples, %d bodies x %d coordinates, dt %g, %d contact pairs, system '%s', "
-               "gravity %g, restitution %g\n", ts.n_traj, ts.n_steps, ts.geom.n_bodies, ts.geom.dim, ts.dt,
-               ts.geom.n_pairs, ts.system, ts.gravity, ts.geom.restitution);
-        if (ts.has_contact) {
-            imp_label_report r;
-            if (!imp_contact_labels_apply(&ts, IMP_LABELS_AS_GIVEN, &r))
+        imp_label_report r;
+        int labels_ok = ts.has_contact && !imp_contact_labels_apply(&ts, IMP_LABELS_AS_GIVEN, &r);
+        const char *handling = !strcmp(ts.labels, "impact") || !strcmp(ts.labels, "as-given") ? "as-given" : "onset";
+        double e;
+        int energy = !imp_system_energy(ts.system, &ts.geom, ts.gravity, ts.length, ts.q_clean, ts.qdot_clean, &e);
+        contact_ok = 1;
+        if (j) {
+            json_reason(j, "contact_strand", NULL);
+            imp_json_kv_string(j, "system", ts.system);
+            imp_json_kv_int(j, "trajectories", ts.n_traj);
+            imp_json_kv_int(j, "steps", ts.n_steps);
+            imp_json_kv_int(j, "bodies", ts.geom.n_bodies);
+            imp_json_kv_int(j, "dim", ts.geom.dim);
+            imp_json_kv_number(j, "dt", ts.dt);
+            imp_json_kv_int(j, "contact_pairs", ts.geom.n_pairs);
+            imp_json_kv_number(j, "gravity", ts.gravity);
+            imp_json_kv_number(j, "restitution", ts.geom.restitution);
+            imp_json_key(j, "contact_labels");
+            if (labels_ok) imp_json_int(j, r.labels);
+            else imp_json_null(j);
+            if (ts.has_contact) imp_json_kv_string(j, "label_handling", handling);
+            imp_json_key(j, "energy_metrics");
+            imp_json_bool(j, energy);
+        } else {
+            printf("  %d trajectories x %d samples, %d bodies x %d coordinates, dt %g, %d contact pairs, system '%s', "
+                   "gravity %g, restitution %g\n", ts.n_traj, ts.n_steps, ts.geom.n_bodies, ts.geom.dim, ts.dt,
+                   ts.geom.n_pairs, ts.system, ts.gravity, ts.geom.restitution);
+            if (labels_ok)
                 printf("  contact labels (meta labels \"%s\"): %d in %d intervals, %d impacts, %d impacts with several "
                        "labels (%d extra, %d while separating), %d with no velocity change, %d resting; train's "
                        "default handling: %s\n", ts.labels, r.labels, r.intervals, r.impacts, r.multi, r.extra,
-                       r.separating, r.no_change, r.resting,
-                       !strcmp(ts.labels, "impact") || !strcmp(ts.labels, "as-given") ? "as-given" : "onset");
+                       r.separating, r.no_change, r.resting, handling);
+            printf("  cdl, vin, resnet: can train%s\n", ts.has_contact ? "" : " (no contact labels: --no-touch)");
+            printf("  resnet-contact: %s\n", ts.has_contact ? "can train" : "cannot train: needs contact labels ('contact')");
+            if (ts.geom.n_pairs == 0 && ts.has_contact)
+                printf("  note: no contact pairs: labels cannot be checked against the motion\n");
+            if (energy) printf("  energy metrics: available (%s)\n", ts.system);
+            else printf("  energy metrics: not available: %s\n", imp_last_error());
         }
-        printf("  cdl, vin, resnet: can train%s\n", ts.has_contact ? "" : " (no contact labels: --no-touch)");
-        printf("  resnet-contact: %s\n", ts.has_contact ? "can train" : "cannot train: needs contact labels ('contact')");
-        if (ts.geom.n_pairs == 0 && ts.has_contact)
-            printf("  note: no contact pairs: labels cannot be checked against the motion\n");
-        double e;
-        if (imp_system_energy(ts.system, &ts.geom, ts.gravity, ts.length, ts.q_clean, ts.qdot_clean, &e))
-            printf("  energy metrics: not available: %s\n", imp_last_error());
-        else
-            printf("  energy metrics: available (%s)\n", ts.system);
         imp_trajset_free(&ts);
     }
     imp_clear_error();
     imp_ctraj ct;
     char sys[64];
     if (imp_ctraj_load_cartesian(path, &ct, sys)) {
-        printf("  constrained strand (chnn, clnn, hnn, delan, node): cannot train: %s\n", imp_last_error());
+        if (j) json_reason(j, "constrained_strand", imp_last_error());
+        else printf("  constrained strand (chnn, clnn, hnn, delan, node): cannot train: %s\n", imp_last_error());
     } else {
-        printf("  constrained strand (chnn, clnn, hnn, delan, node): can train (%s, %d trajectories)\n", sys, ct.n_traj);
+        if (j) {
+            json_reason(j, "constrained_strand", NULL);
+            if (!contact_ok) {
+                imp_json_kv_string(j, "system", sys);
+                imp_json_kv_int(j, "trajectories", ct.n_traj);
+            }
+        } else {
+            printf("  constrained strand (chnn, clnn, hnn, delan, node): can train (%s, %d trajectories)\n", sys,
+                   ct.n_traj);
+        }
         imp_ctraj_free(&ct);
     }
-    return 0;
+    return j ? cli_json_print(j, "inspect") : 0;
 }

@@ -124,6 +124,25 @@ seen["impact gp-fit"] = check_json("impact gp-fit", ["impact", "gp-fit", "--data
                                                      "--train", "20", "--restarts", "0", "--json"])
 seen["impact gp-eval"] = check_json("impact gp-eval", ["impact", "gp-eval", "--data", p("drops.npz"), "--gp",
                                                        p("gp.npz"), "--json"])
+seen["inspect"] = check_json("inspect", ["inspect", p("ball.npz"), "--json"])
+check(seen["inspect"] and seen["inspect"]["contact_strand"] is None and seen["inspect"]["meta"]["system"] ==
+      "bouncing-ball" and {a["name"] for a in seen["inspect"]["arrays"]} >= {"q", "qdot", "contact"},
+      "inspect: the arrays, the meta object, the contact strand can train")
+ins_c = check_json("inspect", ["inspect", p("pend.npz"), "--json"])
+check(ins_c and ins_c["constrained_strand"] is None and ins_c["contact_strand"] and ins_c["trajectories"] == 4,
+      "inspect (constrained data): the constrained strand can train, the contact strand says why not")
+ins_m = check_json("inspect", ["inspect", p("cdl.npz"), "--json"])
+check(ins_m and ins_m.get("model") == "cdl", "inspect (checkpoint): its model")
+ins_csv = check_json("inspect", ["inspect", p("run.csv"), "--json"])
+check(ins_csv and ins_csv["format"] == "csv" and "q" in ins_csv["contents"], "inspect (CSV): what it holds")
+seen["impact learning-curve"] = check_json("impact learning-curve", [
+    "impact", "learning-curve", "--data", p("drops.npz"), "--sizes", "10,20", "--repeats", "2", "--test", "20",
+    "--ident", "10", "--restarts", "0", "--grid", "5", "--models", "x1-impulse,residual-impulse", "--json"])
+lc = seen["impact learning-curve"]
+check(lc and [(r["model"], r.get("train")) for r in lc["rows"]][:4] ==
+      [("x1-impulse", 10), ("x1-impulse", 20), ("residual-impulse", 10), ("residual-impulse", 20)] and
+      [r["model"] for r in lc["rows"][4:]] == ["best-post-hoc", "irb-velocity", "base-law"],
+      "impact learning-curve: one row per model and size, then the references")
 check(set(verb_rows) == set(seen), f"every verb of the doc's table is tested: {sorted(set(verb_rows) ^ set(seen))}")
 b = seen["impact bounds"]
 check(b and [r["model"] for r in b["rows"]][:3] == ["irb-velocity", "irb-momentum", "best-post-hoc"] and
@@ -153,6 +172,14 @@ check(b_pipe == b, "impact bounds --data - reads the set from stdin")
 pr = run(["impact", "predict", "--data", p("set.npz"), "--model", "mirtich", "--out", "-"])
 check(pr.returncode == 0 and pr.stdout[:2] == b"PK" and b"| convention" in pr.stderr,
       "impact predict --out -: impulses on stdout, the table on stderr")
+lc_args = ["impact", "learning-curve", "--data", p("drops.npz"), "--sizes", "10,20", "--repeats", "2", "--test", "20",
+           "--ident", "10", "--restarts", "0", "--grid", "5", "--models", "x1-impulse"]
+lc_out = run(lc_args + ["--out", "-"]).stdout
+run(lc_args + ["--out", p("lc.md")])
+# the table's title holds the run's seconds, which may differ between the runs
+strip = lambda t: re.sub(rb", \d+ s\)", b")", t)
+check(lc_out.startswith(b"### Learning curve") and strip(lc_out) == strip(open(p("lc.md"), "rb").read()),
+      "impact learning-curve --out -: the table once on stdout, as in --out FILE")
 for args in (["simulate", "bouncing-ball", "-o", "-", "--json"],
              ["train", "chnn", "--data", p("pend.npz"), "-o", "-", "--json"],
              ["impact", "bounds", "--data", p("set.npz"), "--out", "-", "--json"]):
