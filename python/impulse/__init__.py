@@ -38,6 +38,7 @@ from . import _lib
 from ._lib import Error, check, f64, lib, ptr
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 __all__ = ["Error", "Dataset", "Model", "ConstrainedModel", "simulate", "train", "load_model", "library_path",
            "blas_core", "CONTACT_SYSTEMS", "CONTACT_MODELS", "CONSTRAINED_MODELS", "IMPACT_LAWS",
@@ -815,7 +816,7 @@ def impact_predict(law: str, W, u, mu: float | Sequence[float], eps: float | Seq
     return P[0] if single else P
 
 
-def _rows3(k: int | None, **arrays) -> tuple[int, list[np.ndarray]]:
+def _rows3(k: int | None, **arrays: ArrayLike) -> tuple[int, list[np.ndarray]]:
     """(k, 3) C-contiguous float64 arrays of the named inputs: views when the
     caller's arrays already are (no copy), a (3,) row broadcast to k rows."""
     out = [np.atleast_2d(f64(a, name)) for name, a in arrays.items()]
@@ -838,8 +839,9 @@ def _batch_done(n_failed: ctypes.c_size_t, return_status: bool) -> None:
         raise Error(lib.imp_last_error().decode("utf-8", "replace"))
 
 
-def impact_irb(d, n, v_pre, v_post, mass: float, inertia: float, kg: float | None = None,
-               metric: str = "velocity", return_status: bool = False):
+def impact_irb(d: ArrayLike, n: ArrayLike, v_pre: ArrayLike, v_post: ArrayLike, mass: float, inertia: float,
+               kg: float | None = None, metric: str = "velocity", return_status: bool = False
+               ) -> tuple[np.ndarray, np.ndarray] | tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The IRB bound (Fazeli et al. 2017, [ISRR] eq 7) of many impacts: for
     each impact the admissible rigid impulse closest to the measured one.
 
@@ -867,9 +869,10 @@ def impact_irb(d, n, v_pre, v_post, mass: float, inertia: float, kg: float | Non
     return (P, err, status) if return_status else (P, err)
 
 
-def impact_identify(law: str, d, n, v_pre, v_post, P_target, mass: float, inertia: float,
-                    variant: str = "textbook", mu_cap: float = 1.0, grid: int = 21,
-                    tol: float = 1e-6, return_status: bool = False):
+def impact_identify(law: str, d: ArrayLike, n: ArrayLike, v_pre: ArrayLike, v_post: ArrayLike | None,
+                    P_target: ArrayLike, mass: float, inertia: float, variant: str = "textbook",
+                    mu_cap: float = 1.0, grid: int = 21, tol: float = 1e-6, return_status: bool = False
+                    ) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
     """Per-impact identification of (mu, eps) of a law (Fazeli et al. [ISRR]
     eqs 8-9) for many impacts: for each, the (mu*, eps*) with 0 <= mu <=
     mu_s(eps) <= mu_cap, 0 <= eps <= 1 whose impulse is closest to the target.

@@ -164,6 +164,10 @@ Pb, eb, _ = impulse.impact_irb(dk, nk, vprek, vpostk, mass, inertia, return_stat
 check(np.array_equal(Pf, Pb, equal_nan=True) and np.array_equal(ef, eb, equal_nan=True),
       "IRB of Fortran-ordered inputs equals the C-ordered")
 raises(lambda: impulse.impact_irb(dk[:4], nk, vprek, vpostk, mass, inertia), "d: shape", "IRB: mismatched rows")
+_, (dv, vv) = impulse._rows3(None, d=dk, v_pre=vprek)
+_, (dcopy,) = impulse._rows3(k, d=np.asfortranarray(dk))
+check(np.shares_memory(dv, dk) and np.shares_memory(vv, vprek) and not np.shares_memory(dcopy, dk),
+      "C-contiguous float64 rows reach the C call without a copy (others are copied)")
 rng = np.random.default_rng(0)
 x = rng.normal(size=(40, 2))
 gp = impulse.GaussianProcess(x, np.sin(x[:, 0]))
