@@ -16,7 +16,8 @@ static void usage(FILE *f)
             "  trajectory over its whole length and compares with the noise-free truth.\n"
             "  --json              one JSON object on stdout (rmse, rmse_code, ...)\n"
             "  --touch-rollout     gate impulses with the observed contact signal\n"
-            "  --predictions FILE  write predicted states/contacts/energy to FILE (.npz)\n"
+            "  --predictions FILE  write predicted states/contacts/energy to FILE (.npz; '-': standard\n"
+            "                      output, the summary then goes to standard error)\n"
             "  rmse:      sqrt(mean over steps and state dimensions of the squared error)\n"
             "  rmse_code: the reference code's sqrt(sum over steps and dimensions, contact\n"
             "             column included, / steps)\n");
@@ -61,6 +62,9 @@ int cli_eval(int argc, char **argv)
     }
     if (optind < argc) return cli_failf("eval", "unexpected argument '%s'", argv[optind]);
     if (!data_path) return cli_failf("eval", "missing --data FILE");
+    if (cli_json_check_output("eval", json, pred_path)) return 1;
+    /* the summary goes to stderr when stdout holds the predictions */
+    FILE *txt = pred_path && !strcmp(pred_path, "-") ? stderr : stdout;
     imp_model *m = NULL;
     imp_trajset test;
     if (imp_model_load(&m, model_path)) return cli_fail("eval");
@@ -109,32 +113,32 @@ int cli_eval(int argc, char **argv)
             if (mk == IMP_MODEL_CDL) cli_json_contact_law(&j, m);
             st = cli_json_print(&j, "eval");
         } else {
-            printf("model %s on %s (%d trajectories x %d steps)\n", kind, test.system, res.n_traj, res.n_steps);
-            printf("  rmse (paper)       %.6g\n  rmse (ref. code)   %.6g\n", res.rmse, res.rmse_code);
-            if (isfinite(res.energy_drift)) printf("  energy drift       %.4g\n", res.energy_drift);
-            else printf("  energy drift       n/a (see the notice above)\n");
+            fprintf(txt, "model %s on %s (%d trajectories x %d steps)\n", kind, test.system, res.n_traj, res.n_steps);
+            fprintf(txt, "  rmse (paper)       %.6g\n  rmse (ref. code)   %.6g\n", res.rmse, res.rmse_code);
+            if (isfinite(res.energy_drift)) fprintf(txt, "  energy drift       %.4g\n", res.energy_drift);
+            else fprintf(txt, "  energy drift       n/a (see the notice above)\n");
             if (isfinite(res.contact_timing)) {
-                printf("  contact timing     %.4g s (from each true impact to the nearest predicted one; "
+                fprintf(txt, "  contact timing     %.4g s (from each true impact to the nearest predicted one; "
                        "%d true, %d predicted impacts",
                        res.contact_timing, res.contacts_true, res.contacts_pred);
                 if (res.contacts_missed > 0)
-                    printf("; %d true with no prediction for their body", res.contacts_missed);
-                printf(")\n");
+                    fprintf(txt, "; %d true with no prediction for their body", res.contacts_missed);
+                fprintf(txt, ")\n");
             } else {
-                printf("  contact timing     n/a (%d true, %d predicted impacts)\n", res.contacts_true,
+                fprintf(txt, "  contact timing     n/a (%d true, %d predicted impacts)\n", res.contacts_true,
                        res.contacts_pred);
             }
             if (mk == IMP_MODEL_CDL && m->geom.n_pairs > 0) {
                 double e[IMP_MAX_CONTACTS], mu[IMP_MAX_CONTACTS];
                 imp_model_get_contact_law(m, e, mu);
-                printf("  restitution        ");
-                for (int p = 0; p < m->geom.n_pairs; p++) printf("%s%.4g", p ? " " : "", e[p]);
-                printf(" (%s, per contact pair)\n", m->cfg.learn_restitution ? "learned" : "fixed");
+                fprintf(txt, "  restitution        ");
+                for (int p = 0; p < m->geom.n_pairs; p++) fprintf(txt, "%s%.4g", p ? " " : "", e[p]);
+                fprintf(txt, " (%s, per contact pair)\n", m->cfg.learn_restitution ? "learned" : "fixed");
                 if (m->cfg.friction) {
-                    printf("  friction (mu)      ");
+                    fprintf(txt, "  friction (mu)      ");
                     for (int p = 0; p < m->geom.n_pairs; p++)
-                        printf("%s%.4g", p ? " " : "", imp_contact_pair_has_tangent(&m->geom, p) ? mu[p] : NAN);
-                    printf(" (learned, per contact pair; nan: the pair cannot slide)\n");
+                        fprintf(txt, "%s%.4g", p ? " " : "", imp_contact_pair_has_tangent(&m->geom, p) ? mu[p] : NAN);
+                    fprintf(txt, " (learned, per contact pair; nan: the pair cannot slide)\n");
                 }
             }
         }

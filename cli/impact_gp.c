@@ -150,7 +150,7 @@ static int load_data(imp_impact_set *s, const char *path)
             return imp_fail(IMP_ERR_NOT_FOUND, "data set not found: pass --data FILE or set "
                                                "IMPULSE_IMPACT_DATA (folder with data_ellipse.mat)");
     }
-    if (ends_with(path, ".npz")) {
+    if (ends_with(path, ".npz") || !strcmp(path, "-")) { /* '-': an .npz on standard input */
         imp_npz *z = NULL;
         int st = imp_npz_load(&z, path);
         if (st) return imp_fail_context(st, "%s", path);

@@ -89,7 +89,7 @@ int cli_inspect(int argc, char **argv)
         imp_json_kv_string(j, "file", path);
     }
     size_t len = strlen(path);
-    if (len < 4 || strcmp(path + len - 4, ".npz")) {
+    if (strcmp(path, "-") && (len < 4 || strcmp(path + len - 4, ".npz"))) { /* '-': an .npz on stdin */
         imp_source *s;
         if (imp_source_open(&s, path, NULL)) {
             if (j) imp_json_free(j);

@@ -8,7 +8,8 @@
  * file is untouched. A writer killed mid-way leaves its temp file behind;
  * the next write to the same path removes it.
  *
- * "-" is standard output (writes) or standard input (reads), and a target
+ * "-" is standard output (writes) or standard input (reads; read once and
+ * kept, so "-" may be read again in the same process), and a target
  * that exists but is not a regular file (/dev/null, a FIFO, a terminal) is
  * written in place: renaming over it would replace the device with a file. */
 #define _POSIX_C_SOURCE 200809L
@@ -18,6 +19,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -159,27 +161,18 @@ int imp_write_file_atomic(const char *path, const void *data, size_t len)
     return IMP_OK;
 }
 
-int imp_read_file(const char *path, unsigned char **data, size_t *len)
+/* All of stream f into a malloc'd, NUL-terminated buffer (path names it in
+ * messages); the input limit applies. */
+static int read_stream(FILE *f, const char *path, unsigned char **data, size_t *len)
 {
-    if (!path || !data || !len) return imp_fail(IMP_ERR_INVALID, "read_file: NULL argument");
-    *data = NULL;
-    *len = 0;
-    int is_stdin = !strcmp(path, "-");
-    FILE *f = is_stdin ? stdin : fopen(path, "rb");
-    if (!f) return imp_fail(IMP_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-
     /* Grow as we read rather than trusting a size from stat: works for
      * pipes and for files that change while we read. */
     size_t cap = 1 << 16, n = 0;
     unsigned char *buf = malloc(cap + 1);
-    if (!buf) {
-        if (!is_stdin) fclose(f);
-        return imp_fail(IMP_ERR_NOMEM, "%s: read buffer", path);
-    }
+    if (!buf) return imp_fail(IMP_ERR_NOMEM, "%s: read buffer", path);
     for (;;) {
         if (n > imp_input_limit()) {
             free(buf);
-            fclose(f);
             return imp_fail(IMP_ERR_FORMAT, "%s: larger than the input limit of %zu bytes (IMPULSE_MAX_INPUT_BYTES)",
                             path, imp_input_limit());
         }
@@ -187,13 +180,11 @@ int imp_read_file(const char *path, unsigned char **data, size_t *len)
             size_t ncap;
             if (!imp_size_mul(cap, 2, &ncap) || ncap == SIZE_MAX) {
                 free(buf);
-                if (!is_stdin) fclose(f);
                 return imp_fail(IMP_ERR_NOMEM, "%s: file too large", path);
             }
             unsigned char *nb = realloc(buf, ncap + 1);
             if (!nb) {
                 free(buf);
-                if (!is_stdin) fclose(f);
                 return imp_fail(IMP_ERR_NOMEM, "%s: file too large to read", path);
             }
             buf = nb;
@@ -203,9 +194,7 @@ int imp_read_file(const char *path, unsigned char **data, size_t *len)
         n += r;
         if (r == 0) break;
     }
-    int err = ferror(f);
-    if (!is_stdin) fclose(f);
-    if (err) {
+    if (ferror(f)) {
         free(buf);
         return imp_fail(IMP_ERR_IO, "%s: read error", path);
     }
@@ -213,4 +202,45 @@ int imp_read_file(const char *path, unsigned char **data, size_t *len)
     *data = buf;
     *len = n;
     return IMP_OK;
+}
+
+/* Standard input is read once and kept, so that "-" can be read again in
+ * the same process (a verb that first peeks at a file's kind, then loads
+ * it, reads the same bytes twice). */
+static pthread_mutex_t stdin_lock = PTHREAD_MUTEX_INITIALIZER;
+static unsigned char *stdin_data;
+static size_t stdin_len;
+static int stdin_status = -1; /* -1: not read yet, else the status of the read */
+
+static int read_stdin(unsigned char **data, size_t *len)
+{
+    pthread_mutex_lock(&stdin_lock);
+    int first = stdin_status < 0;
+    if (first) stdin_status = read_stream(stdin, "-", &stdin_data, &stdin_len);
+    int st = stdin_status;
+    if (st && !first) st = imp_fail(st, "-: standard input could not be read (an earlier read failed)");
+    if (!st) {
+        *data = malloc(stdin_len + 1);
+        if (*data) {
+            memcpy(*data, stdin_data, stdin_len + 1);
+            *len = stdin_len;
+        } else {
+            st = imp_fail(IMP_ERR_NOMEM, "-: read buffer");
+        }
+    }
+    pthread_mutex_unlock(&stdin_lock);
+    return st;
+}
+
+int imp_read_file(const char *path, unsigned char **data, size_t *len)
+{
+    if (!path || !data || !len) return imp_fail(IMP_ERR_INVALID, "read_file: NULL argument");
+    *data = NULL;
+    *len = 0;
+    if (!strcmp(path, "-")) return read_stdin(data, len);
+    FILE *f = fopen(path, "rb");
+    if (!f) return imp_fail(IMP_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    int st = read_stream(f, path, data, len);
+    fclose(f);
+    return st;
 }

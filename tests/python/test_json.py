@@ -172,6 +172,30 @@ check(b_pipe == b, "impact bounds --data - reads the set from stdin")
 pr = run(["impact", "predict", "--data", p("set.npz"), "--model", "mirtich", "--out", "-"])
 check(pr.returncode == 0 and pr.stdout[:2] == b"PK" and b"| convention" in pr.stderr,
       "impact predict --out -: impulses on stdout, the table on stderr")
+# a verb that peeks at a checkpoint's kind and then loads it reads '-' twice: the same bytes
+for model, data in (("cdl.npz", "ball.npz"), ("chnn.npz", "pend.npz")):
+    ev_pipe = check_json("eval", ["eval", "--model", "-", "--data", p(data), "--json"],
+                         stdin=open(p(model), "rb").read())
+    ev_file = check_json("eval", ["eval", "--model", p(model), "--data", p(data), "--json"])
+    drop_t = lambda d: {k: v for k, v in (d or {}).items() if k != "seconds"}
+    check(ev_pipe and drop_t(ev_pipe) == drop_t(ev_file), f"eval --model - ({model}) evaluates as from the file")
+ro_pipe = run(["rollout", "--model", "-", "--state", "1,0", "--steps", "20", "-o", "-"],
+              stdin=open(p("cdl.npz"), "rb").read()).stdout
+run(["rollout", "--model", p("cdl.npz"), "--state", "1,0", "--steps", "20", "-o", p("ro.npz")])
+check(ro_pipe[:2] == b"PK" and ro_pipe == open(p("ro.npz"), "rb").read(), "rollout --model - -o -: the file's bytes")
+pred = run(["eval", "--model", p("cdl.npz"), "--data", p("ball.npz"), "--predictions", "-"])
+run(["eval", "--model", p("cdl.npz"), "--data", p("ball.npz"), "--predictions", p("pred.npz")])
+check(pred.stdout == open(p("pred.npz"), "rb").read() and b"rmse" in pred.stderr,
+      "eval --predictions -: the predictions alone on stdout, the summary on stderr")
+gp_pipe = check_json("impact gp-fit", ["impact", "gp-fit", "--data", "-", "--out", p("gp2.npz"), "--train", "20",
+                                      "--restarts", "0", "--json"], stdin=open(p("drops.npz"), "rb").read())
+check(gp_pipe and gp_pipe["mean_error"] == seen["impact gp-fit"]["mean_error"], "impact gp-fit --data -: as from the file")
+ins_pipe = check_json("inspect", ["inspect", "-", "--json"], stdin=open(p("ball.npz"), "rb").read())
+same_but_name = lambda a, b: {k: v for k, v in a.items() if k not in ("file", "constrained_strand")} == \
+    {k: v for k, v in b.items() if k not in ("file", "constrained_strand")}
+check(ins_pipe and same_but_name(ins_pipe, seen["inspect"]) and
+      ins_pipe["constrained_strand"] == seen["inspect"]["constrained_strand"].replace(p("ball.npz"), "-"),
+      "inspect -: as the file (messages name '-')")
 lc_args = ["impact", "learning-curve", "--data", p("drops.npz"), "--sizes", "10,20", "--repeats", "2", "--test", "20",
            "--ident", "10", "--restarts", "0", "--grid", "5", "--models", "x1-impulse"]
 lc_out = run(lc_args + ["--out", "-"]).stdout
@@ -181,6 +205,7 @@ strip = lambda t: re.sub(rb", \d+ s\)", b")", t)
 check(lc_out.startswith(b"### Learning curve") and strip(lc_out) == strip(open(p("lc.md"), "rb").read()),
       "impact learning-curve --out -: the table once on stdout, as in --out FILE")
 for args in (["simulate", "bouncing-ball", "-o", "-", "--json"],
+             ["eval", "--model", p("cdl.npz"), "--data", p("ball.npz"), "--predictions", "-", "--json"],
              ["train", "chnn", "--data", p("pend.npz"), "-o", "-", "--json"],
              ["impact", "bounds", "--data", p("set.npz"), "--out", "-", "--json"]):
     r = run(args, ok=False)
