@@ -544,6 +544,37 @@ static void test_atomic(void)
     imp_npz_free(bad);
 }
 
+/* "-" reads standard input once and keeps it: a second read (a verb that
+ * peeks at a file's kind, then loads it) gets the same bytes, an .npz too. */
+static void test_stdin(void)
+{
+    imp_npz *z = imp_npz_new();
+    double v[3] = {1.5, -2, 3};
+    size_t sh[1] = {3};
+    CHECK_OK(imp_npz_add_f64(z, "v", 1, sh, v));
+    CHECK_OK(imp_npz_save(z, tpath("stdin.npz")));
+    imp_npz_free(z);
+    unsigned char *want, *a, *b;
+    size_t nw, na, nb;
+    CHECK_OK(imp_read_file(tpath("stdin.npz"), &want, &nw));
+    if (!freopen(tpath("stdin.npz"), "rb", stdin)) {
+        CHECK_MSG(0, "cannot redirect stdin");
+        free(want);
+        return;
+    }
+    CHECK_OK(imp_read_file("-", &a, &na));
+    CHECK_OK(imp_read_file("-", &b, &nb));
+    CHECK(na == nw && nb == nw && !memcmp(a, want, nw) && !memcmp(b, want, nw) && a != b);
+    imp_npz *r = NULL;
+    CHECK_OK(imp_npz_load(&r, "-"));
+    const imp_npy_array *arr = r ? imp_npz_find(r, "v") : NULL;
+    CHECK(arr && arr->shape[0] == 3 && ((const double *)arr->data)[1] == -2);
+    imp_npz_free(r);
+    free(want);
+    free(a);
+    free(b);
+}
+
 /* ---------- JSON ---------- */
 
 static void test_json(void)
@@ -627,6 +658,7 @@ int main(void)
     test_corrupt_headers();
     test_getters();
     test_atomic();
+    test_stdin();
     test_json();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
