@@ -75,7 +75,8 @@ static int has_flag(int argc, char **argv, const char *flag)
 }
 
 /* What a simulation did: the same members in the data file's meta and in
- * the --json object. */
+ * the --json object ("steps" differs: the meta's counts steps, --json's
+ * states, as every verb's "steps" does). */
 typedef struct sim_run {
     long n_traj, steps, seed;
     double dt, noise, max_drift, max_viol, seconds;
@@ -84,7 +85,6 @@ typedef struct sim_run {
 static void json_run(imp_json *j, const sim_run *r)
 {
     imp_json_kv_int(j, "trajectories", r->n_traj);
-    imp_json_kv_int(j, "steps", r->steps);
     imp_json_kv_number(j, "dt", r->dt);
     imp_json_kv_int(j, "seed", r->seed);
     imp_json_kv_number(j, "noise", r->noise);
@@ -398,6 +398,7 @@ int cli_simulate_chnn(int argc, char **argv, const char *system)
         for (int i = 0; i < k; i++) imp_json_int(&j, s.gen_is_angle[i]);
         imp_json_end_array(&j);
         json_run(&j, &run);
+        imp_json_kv_int(&j, "steps", steps);
         imp_json_kv_number(&j, "spread", spread);
         imp_json_kv_int(&j, "chunk", chunk);
         imp_json_kv_int(&j, "rollout_start", rollout_L);
@@ -422,6 +423,7 @@ int cli_simulate_chnn(int argc, char **argv, const char *system)
         cli_json_begin(&j, "simulate");
         imp_json_kv_string(&j, "system", s.name);
         json_run(&j, &run);
+        imp_json_kv_int(&j, "steps", T); /* states per trajectory, the initial one included */
         imp_json_kv_string(&j, "output", out);
         return cli_json_print(&j, VERB);
     }

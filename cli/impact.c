@@ -323,8 +323,8 @@ static int verb_list_models(int argc, char **argv)
             imp_json_begin_object(&j);
             imp_json_kv_string(&j, "model", imp_impact_model_name(mm));
             imp_json_kv_string(&j, "title", imp_impact_model_title(mm));
-            imp_json_kv_number(&j, "mu", mu);
-            imp_json_kv_number(&j, "eps", eps);
+            imp_json_kv_number(&j, "friction", mu);
+            imp_json_kv_number(&j, "restitution", eps);
             imp_json_kv_string(&j, "method", imp_impact_model_summary(mm));
             imp_json_end_object(&j);
         }
@@ -396,8 +396,8 @@ static int verb_predict(int argc, char **argv)
                 imp_json_kv_string(&j, "convention", imp_tangent_sign_name(t.convention));
                 imp_json_kv_string(&j, "model", imp_impact_model_name(law.model));
                 imp_json_kv_string(&j, "variant", imp_impact_variant_name(law.variant));
-                imp_json_kv_number(&j, "mu", law.mu);
-                imp_json_kv_number(&j, "eps", law.eps);
+                imp_json_kv_number(&j, "friction", law.mu);
+                imp_json_kv_number(&j, "restitution", law.eps);
                 imp_json_kv_int(&j, "impacts", (long long)t.count);
                 imp_json_kv_number(&j, "mean_error", ls.mean_error);
                 imp_json_kv_number(&j, "median_error", ls.median_error);
@@ -517,10 +517,10 @@ static int verb_identify(int argc, char **argv)
                 imp_json_kv_string(&j, "model", imp_impact_model_name((imp_impact_model)m));
                 imp_json_kv_string(&j, "variant", imp_impact_variant_name(o.variant));
                 imp_json_kv_string(&j, "target", imp_impact_target_name(o.target));
-                imp_json_kv_number(&j, "mu", er.mu_mean);
-                imp_json_kv_number(&j, "mu_std", er.mu_std);
-                imp_json_kv_number(&j, "eps", er.eps_mean);
-                imp_json_kv_number(&j, "eps_std", er.eps_std);
+                imp_json_kv_number(&j, "friction", er.mu_mean);
+                imp_json_kv_number(&j, "friction_std", er.mu_std);
+                imp_json_kv_number(&j, "restitution", er.eps_mean);
+                imp_json_kv_number(&j, "restitution_std", er.eps_std);
                 imp_json_kv_int(&j, "k", (long long)er.k);
                 imp_json_kv_int(&j, "reps", (long long)er.reps);
                 imp_json_kv_int(&j, "seed", o.seed + m);
@@ -537,9 +537,9 @@ static int verb_identify(int argc, char **argv)
                 table_printf(&o, " %.3f | %.4f | %.4f | %.3f |", frac, sm / t.count, se / t.count, z0 / t.count);
                 if (o.json) {
                     imp_json_kv_number(&j, "predictive_fraction", frac);
-                    imp_json_kv_number(&j, "per_impact_mu", sm / t.count);
-                    imp_json_kv_number(&j, "per_impact_eps", se / t.count);
-                    imp_json_kv_number(&j, "mu_zero_share", z0 / t.count);
+                    imp_json_kv_number(&j, "per_impact_friction", sm / t.count);
+                    imp_json_kv_number(&j, "per_impact_restitution", se / t.count);
+                    imp_json_kv_number(&j, "zero_friction_share", z0 / t.count);
                 }
                 if (z) {
                     char name[96];

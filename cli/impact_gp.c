@@ -291,8 +291,8 @@ static int verb_fit(int argc, char **argv)
         if (o.kind == IMP_GPI_RESIDUAL_IMPULSE || o.kind == IMP_GPI_RESIDUAL_WRENCH) {
             imp_json_kv_string(&j, "law", imp_impact_model_name(m.base.model));
             imp_json_kv_string(&j, "variant", imp_impact_variant_name(m.base.variant));
-            imp_json_kv_number(&j, "mu", m.base.mu);
-            imp_json_kv_number(&j, "eps", m.base.eps);
+            imp_json_kv_number(&j, "friction", m.base.mu);
+            imp_json_kv_number(&j, "restitution", m.base.eps);
         }
         imp_json_kv_int(&j, "train", o.train);
         imp_json_kv_int(&j, "impacts", (long long)nrest);

@@ -96,6 +96,7 @@ seen["simulate"] = check_json("simulate", ["simulate", "bouncing-ball", "--steps
 sim_c = check_json("simulate", ["simulate", "pendulum-chain:1", "--trajectories", "4", "-o", p("pend.npz"), "--json",
                                 "--quiet"])
 check(sim_c and "max_rel_energy_drift" in sim_c and sim_c["trajectories"] == 4, "simulate (constrained): its drift")
+check(seen["simulate"] and seen["simulate"]["steps"] == 100, "simulate: steps are the samples per trajectory")
 seen["train"] = check_json("train", ["train", "cdl", "--data", p("ball.npz"), "--epochs", "2", "--horizon", "5",
                                      "--batch", "4", "-o", p("cdl.npz"), "--json", "--quiet"])
 tr_c = check_json("train", ["train", "chnn", "--data", p("pend.npz"), "--epochs", "2", "--hidden", "8", "-o",
@@ -104,6 +105,8 @@ check(tr_c and tr_c["epochs"] == 2 and tr_c["end"] == "finished" and tr_c["param
 check(seen["train"] and seen["train"]["restitution_source"] == "learned", "train (cdl): its contact law")
 seen["eval"] = check_json("eval", ["eval", "--model", p("cdl.npz"), "--data", p("ball.npz"), "--json"])
 ev_c = check_json("eval", ["eval", "--model", p("chnn.npz"), "--data", p("pend.npz"), "--json"])
+check(ev_c and sim_c and ev_c["steps"] == sim_c["steps"] and seen["eval"]["steps"] == seen["simulate"]["steps"],
+      "steps: the same quantity (states per trajectory) from simulate and eval, in both strands")
 # the same quantity under the same key in both strands
 check(seen["eval"] and ev_c and {"model", "system", "trajectories", "steps"} <= set(seen["eval"]) & set(ev_c),
       "eval: shared keys in both strands")
