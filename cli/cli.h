@@ -108,8 +108,9 @@ int cli_run_finish(cli_run *r, int st, const imp_train_report *rep, int (*save)(
                    void *ctx);
 void cli_run_close(cli_run *r);
 /* train --json: opens the object with the members every train verb has
- * (model, system, epochs, best_epoch, loss, best_loss, seconds, end,
- * output); the caller adds its own and prints it with cli_json_print. */
+ * (model, system, epochs_done, resumed_at, best_epoch, final_loss,
+ * best_loss, seconds, end, output: the keys of the checkpoint's meta and of
+ * the Python package's Model.report); the caller adds its own and prints it with cli_json_print. */
 void cli_run_json(imp_json *j, const cli_run *r, const imp_train_report *rep, const char *model,
                   const char *system);
 /* Options every train verb takes (--log, --resume, --checkpoint-every,

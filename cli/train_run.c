@@ -175,9 +175,10 @@ void cli_run_json(imp_json *j, const cli_run *r, const imp_train_report *rep, co
     cli_json_begin(j, r->verb);
     imp_json_kv_string(j, "model", model);
     imp_json_kv_string(j, "system", system);
-    imp_json_kv_int(j, "epochs", rep->epochs_done);
+    imp_json_kv_int(j, "epochs_done", rep->epochs_done);
+    imp_json_kv_int(j, "resumed_at", rep->resumed_at);
     imp_json_kv_int(j, "best_epoch", rep->best_epoch);
-    imp_json_kv_number(j, "loss", rep->final_loss);
+    imp_json_kv_number(j, "final_loss", rep->final_loss);
     imp_json_kv_number(j, "best_loss", rep->best_loss);
     imp_json_kv_number(j, "seconds", rep->seconds);
     imp_json_kv_string(j, "end", imp_train_stop_name(rep->stop));

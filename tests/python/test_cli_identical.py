@@ -57,11 +57,20 @@ run("simulate", "--system-file", sysfile, "--trajectories", "2", "--spread", "0.
     "--quiet", "-o", p("file_cli.npz"))
 impulse.simulate(system_file=sysfile, trajectories=2, spread=0.1, steps=20, seed=1).save(p("file_py.npz"))
 same(p("file_cli.npz"), p("file_py.npz"), "simulate a system file")
+import json
 for model in ("chnn", "hnn"):
-    run("train", model, "--data", p("pend_cli.npz"), "--epochs", "3", "--hidden", "32", "--chunks", "16",
-        "--batch", "8", "--seed", "2", "-o", p(f"{model}_cli.npz"))
-    impulse.train(model, pend, epochs=3, hidden=32, chunks=16, batch=8, seed=2, output=p(f"{model}_py.npz"))
+    tj = json.loads(subprocess.run([cli, "train", model, "--data", p("pend_cli.npz"), "--epochs", "3", "--hidden", "32",
+                                    "--chunks", "16", "--batch", "8", "--seed", "2", "-o", p(f"{model}_cli.npz"),
+                                    "--json", "--quiet"], check=True, capture_output=True).stdout)
+    mp = impulse.train(model, pend, epochs=3, hidden=32, chunks=16, batch=8, seed=2, output=p(f"{model}_py.npz"))
     same(p(f"{model}_cli.npz"), p(f"{model}_py.npz"), f"train {model} (2 threads, as the CLI)")
+    # the report: the keys and values of `impulse train --json` (wall time aside)
+    rdiff = {k: (v, tj.get(k)) for k, v in mp.report.items() if k != "seconds" and tj.get(k) != v}
+    if rdiff or "seconds" not in tj:
+        failed += 1
+        print(f"FAILED: train {model}: Python's report and train --json differ: {rdiff}")
+    else:
+        print(f"ok: train {model}: Python's report has the keys and values of train --json")
 
 # eval: the package's dict has the keys and values of `impulse eval --json`, in both strands
 import json

@@ -101,7 +101,7 @@ seen["train"] = check_json("train", ["train", "cdl", "--data", p("ball.npz"), "-
                                      "--batch", "4", "-o", p("cdl.npz"), "--json", "--quiet"])
 tr_c = check_json("train", ["train", "chnn", "--data", p("pend.npz"), "--epochs", "2", "--hidden", "8", "-o",
                             p("chnn.npz"), "--json", "--quiet"])
-check(tr_c and tr_c["epochs"] == 2 and tr_c["end"] == "finished" and tr_c["parameters"] > 0, "train (chnn): epochs, end")
+check(tr_c and tr_c["epochs_done"] == 2 and tr_c["end"] == "finished" and tr_c["parameters"] > 0, "train (chnn): epochs, end")
 check(seen["train"] and seen["train"]["restitution_source"] == "learned", "train (cdl): its contact law")
 seen["eval"] = check_json("eval", ["eval", "--model", p("cdl.npz"), "--data", p("ball.npz"), "--json"])
 ev_c = check_json("eval", ["eval", "--model", p("chnn.npz"), "--data", p("pend.npz"), "--json"])
@@ -110,7 +110,7 @@ check(ev_c and sim_c and ev_c["steps"] == sim_c["steps"] and seen["eval"]["steps
 # the same quantity under the same key in both strands
 check(seen["eval"] and ev_c and {"model", "system", "trajectories", "steps"} <= set(seen["eval"]) & set(ev_c),
       "eval: shared keys in both strands")
-check(seen["train"] and tr_c and set(seen["train"]) & set(tr_c) >= {"loss", "epochs", "seconds", "output"},
+check(seen["train"] and tr_c and set(seen["train"]) & set(tr_c) >= {"final_loss", "epochs_done", "seconds", "output"},
       "train: shared keys in both strands")
 seen["import"] = check_json("import", ["import", p("run.csv"), "--finite-differences", "-o", p("run.npz"), "--json"])
 seen["info"] = check_json("info", ["info", "--json"])
@@ -164,7 +164,7 @@ check(piped == open(p("run.npz"), "rb").read(), "import -o - writes the bytes of
 pend = run(["simulate", "pendulum-chain:1", "--trajectories", "4", "-o", "-", "--quiet"]).stdout
 tr_pipe = check_json("train", ["train", "chnn", "--data", "-", "--epochs", "2", "--hidden", "8", "-o", p("chnn2.npz"),
                                "--json", "--quiet"], stdin=pend)
-check(tr_pipe and tr_c and tr_pipe["loss"] == tr_c["loss"], "train --data - trains as on the file (same loss)")
+check(tr_pipe and tr_c and tr_pipe["final_loss"] == tr_c["final_loss"], "train --data - trains as on the file (same loss)")
 cp = run(["train", "chnn", "--data", p("pend.npz"), "--epochs", "2", "--hidden", "8", "-o", "-", "--quiet"])
 check(cp.returncode == 0 and cp.stdout[:2] == b"PK" and b"trained" not in cp.stdout,
       "train -o -: the checkpoint alone on stdout")
