@@ -116,6 +116,13 @@ static int parse_one(gp_opts *o, int argc, char **argv, int *i)
     return hit;
 }
 
+/* Where a verb's summary goes: standard error when standard output holds
+ * one of its files ('-'). */
+static FILE *gp_text(const gp_opts *o)
+{
+    return (o->out && !strcmp(o->out, "-")) || (o->set_out && !strcmp(o->set_out, "-")) ? stderr : stdout;
+}
+
 /* Strict parse of argv[2..]: unknown options are errors. */
 static int parse_all(gp_opts *o, int argc, char **argv, const char *verb, int *help)
 {
@@ -303,14 +310,14 @@ static int verb_fit(int argc, char **argv)
         st = 1; /* printed */
     }
     if (!st) {
-        printf("model %s (%s convention, target %s): trained on %ld impacts in %.2f s\n",
+        fprintf(gp_text(&o), "model %s (%s convention, target %s): trained on %ld impacts in %.2f s\n",
                imp_gpi_kind_name(o.kind), imp_tangent_sign_name(t.convention),
                imp_impact_target_name(o.target), o.train, fit_s);
         if (o.kind == IMP_GPI_RESIDUAL_IMPULSE || o.kind == IMP_GPI_RESIDUAL_WRENCH)
-            printf("base law %s (%s): mu %.4f, eps %.4f identified on the training impacts\n",
+            fprintf(gp_text(&o), "base law %s (%s): mu %.4f, eps %.4f identified on the training impacts\n",
                    imp_impact_model_name(m.base.model), imp_impact_variant_name(m.base.variant),
                    m.base.mu, m.base.eps);
-        printf("held-out error on %zu impacts: mean %.4f m/s\nwrote %s\n", nrest, e / (double)nrest, o.out);
+        fprintf(gp_text(&o), "held-out error on %zu impacts: mean %.4f m/s\nwrote %s\n", nrest, e / (double)nrest, o.out);
         rc = 0;
     }
     imp_gpi_model_free(&m);
@@ -413,10 +420,10 @@ static int verb_eval(int argc, char **argv)
         rc = cli_json_print(&j, verb);
         goto done_printed;
     }
-    printf("model %s on %zu impacts (%s convention%s): mean error %.4f m/s, median %.4f m/s\n",
+    fprintf(gp_text(&o), "model %s on %zu impacts (%s convention%s): mean error %.4f m/s, median %.4f m/s\n",
            imp_gpi_kind_name(m.kind), k, imp_tangent_sign_name(t.convention),
            same_data && ntrain ? ", training impacts left out" : "", mean, median);
-    if (o.out) printf("wrote %s\n", o.out);
+    if (o.out) fprintf(gp_text(&o), "wrote %s\n", o.out);
     rc = 0;
 done:
     if (rc) cli_fail(verb);
@@ -802,10 +809,10 @@ int cli_impact_drop(int argc, char **argv)
         free(s);
         return cli_json_print(&j, verb);
     }
-    printf("%zu drops (%zu redrawn) in %.2f s: mean contact %.3f ms, median Newton restitution %.3f, "
+    fprintf(gp_text(&o), "%zu drops (%zu redrawn) in %.2f s: mean contact %.3f ms, median Newton restitution %.3f, "
            "largest energy rise per step %.2g J\nwrote %s\n",
            n, rej, imp_time_now() - t0, dur * 1e3, e ? e[n / 2] : NAN, gain, o.out);
-    if (o.set_out) printf("wrote %s (impact-set layout)\n", o.set_out);
+    if (o.set_out) fprintf(gp_text(&o), "wrote %s (impact-set layout)\n", o.set_out);
     free(e);
     free(s);
     return 0;

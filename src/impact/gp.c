@@ -29,7 +29,9 @@ int imp_gp__check_data(const double *x, const double *y, size_t n, size_t d)
     return imp_check_finite(y, n, "gp: y");
 }
 
-/* Lower triangle of K = Kf + (s_n^2 + jitter) I, column-major. */
+/* Lower triangle of K = Kf + (s_n^2 + jitter) I, column-major; the strict
+ * upper triangle is zeroed (dpotrf leaves it alone, and a saved factor must
+ * not hold whatever the memory held before). */
 static void gp_kernel_matrix(double *K, const double *x, size_t n, size_t d, const double *log_theta,
                              double jitter)
 {
@@ -39,6 +41,7 @@ static void gp_kernel_matrix(double *K, const double *x, size_t n, size_t d, con
     for (size_t i = 0; i < d; i++) inv_l[i] = exp(-log_theta[i]);
     for (size_t b = 0; b < n; b++) {
         const double *xb = x + b * d;
+        for (size_t a = 0; a < b; a++) K[a + b * n] = 0.0;
         K[b + b * n] = sf2 + sn2 + jitter;
         for (size_t a = b + 1; a < n; a++) {
             const double *xa = x + a * d;

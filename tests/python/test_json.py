@@ -199,6 +199,16 @@ same_but_name = lambda a, b: {k: v for k, v in a.items() if k not in ("file", "c
 check(ins_pipe and same_but_name(ins_pipe, seen["inspect"]) and
       ins_pipe["constrained_strand"] == seen["inspect"]["constrained_strand"].replace(p("ball.npz"), "-"),
       "inspect -: as the file (messages name '-')")
+# every impact verb that writes a file: '-' gives the file's bytes alone on stdout
+for args in (["impact", "drop", "--count", "20", "--seed", "3"],
+             ["impact", "gp-fit", "--data", p("drops.npz"), "--train", "20", "--restarts", "0"],
+             ["impact", "gp-eval", "--data", p("drops.npz"), "--gp", p("gp.npz")],
+             ["impact", "identify", "--data", p("set.npz"), "--k", "5", "--reps", "2", "--grid", "5", "--per-impact"],
+             ["impact", "bounds", "--data", p("set.npz")]):
+    r = run(args + ["--out", "-"])
+    run(args + ["--out", p("out.npz")])
+    check(r.returncode == 0 and r.stdout[:2] == b"PK" and r.stdout == open(p("out.npz"), "rb").read() and r.stderr,
+          f"{' '.join(args[:2])} --out -: the file's bytes on stdout, the summary on stderr")
 lc_args = ["impact", "learning-curve", "--data", p("drops.npz"), "--sizes", "10,20", "--repeats", "2", "--test", "20",
            "--ident", "10", "--restarts", "0", "--grid", "5", "--models", "x1-impulse"]
 lc_out = run(lc_args + ["--out", "-"]).stdout
