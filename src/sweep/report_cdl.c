@@ -148,12 +148,6 @@ static double true_dU(const char *system, double q)
     return !strcmp(system, "bouncing-ball") ? 9.81 : 9.81 * sin(q);
 }
 
-/* Models with a contact output (the impacts panel has a row for each). */
-static int predicts_contacts(const char *model)
-{
-    return !strcmp(model, "cdl") || !strcmp(model, "resnet-contact");
-}
-
 /* Axis labels with units: angles for the pendulum and the cradle, heights
  * for the ball. */
 static void axis_names(const char *system, int body, int K, char *q, char *v, char *g, size_t cap)
@@ -247,15 +241,6 @@ static int figure_for(const char *dir, const sweep_result *res, int n, int ei, l
             snprintf(sty, sizeof sty, "%s|k", body_marker[k % 4]);
             if (c) imp_figure_scatter(fig, p_imp, xs, ys, c, K > 1 ? lab : NULL, sty);
         }
-    if (p_imp >= 0) {
-        double tv[5] = {0};
-        const char *tl[5] = {"truth"};
-        int rows = 0;
-        for (int mi = 0; mi < n_models; mi++)
-            if (predicts_contacts(e->models[mi])) rows++, tv[rows] = -rows, tl[rows] = e->models[mi];
-        imp_figure_yticks(fig, p_imp, tv, tl, (size_t)rows + 1);
-        imp_figure_limits(fig, p_imp, 0.0, T * data.dt, -(rows + 0.5), 0.5);
-    }
     /* the true potential's gradient over the range of the data */
     double lo = INFINITY, hi = -INFINITY;
     for (size_t i = 0; i < (size_t)T * D; i++) lo = fmin(lo, data.q_clean[i]), hi = fmax(hi, data.q_clean[i]);
@@ -266,6 +251,10 @@ static int figure_for(const char *dir, const sweep_result *res, int n, int ei, l
     static const char *cycle[4] = {"C0", "C1", "C2", "C3"};
     double e_lo = emin, e_hi = emax;
     int row = 0;
+    /* the impacts panel: a row per model with a contact output, saying so
+     * when it predicted none */
+    char row_label[5][64];
+    snprintf(row_label[0], sizeof row_label[0], "truth");
     for (int mi = 0; mi < n_models && !st; mi++) {
         const sweep_result *r = find_run(res, n, ei, e->models[mi], seed, NULL);
         if (!r) continue;
@@ -288,8 +277,9 @@ static int figure_for(const char *dir, const sweep_result *res, int n, int ei, l
                     ys[t] = states[(size_t)t * S + D + k * data.geom.dim];
                 imp_figure_line(fig, k, xs, ys, (size_t)T, name, NULL);
             }
-            if (p_imp >= 0 && m->has_contact_net) {
+            if (p_imp >= 0 && m->has_contact_net && row < 4) {
                 row++;
+                size_t predicted = 0;
                 for (int k = 0; k < K; k++) {
                     size_t c = 0;
                     for (int t = 1; t < T; t++)
@@ -299,7 +289,9 @@ static int figure_for(const char *dir, const sweep_result *res, int n, int ei, l
                     snprintf(lab, sizeof lab, "%s, body %d", name, k + 1);
                     snprintf(sty, sizeof sty, "%s|%s", body_marker[k % 4], cycle[mi % 4]);
                     if (c) imp_figure_scatter(fig, p_imp, xs, ys, c, K > 1 ? lab : NULL, sty);
+                    predicted += c;
                 }
+                snprintf(row_label[row], sizeof row_label[row], "%s%s", name, predicted ? "" : " (none)");
             }
             for (int t = 0; t < T; t++)
                 imp_system_energy(data.system, &data.geom, data.gravity, data.length, states + (size_t)t * S,
@@ -330,6 +322,13 @@ static int figure_for(const char *dir, const sweep_result *res, int n, int ei, l
             }
         }
         imp_model_free(m);
+    }
+    if (p_imp >= 0) {
+        double tv[5];
+        const char *tl[5];
+        for (int r = 0; r <= row; r++) tv[r] = -r, tl[r] = row_label[r];
+        imp_figure_yticks(fig, p_imp, tv, tl, (size_t)row + 1);
+        imp_figure_limits(fig, p_imp, 0.0, T * data.dt, -(row + 0.5), 0.5);
     }
     if (emax > 0 && isfinite(e_lo)) imp_figure_limits(fig, p_energy, NAN, NAN, e_lo / 1.3, e_hi * 1.3);
     char stem[4096];
