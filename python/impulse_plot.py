@@ -220,6 +220,10 @@ def render(spec, data, plt, np):
     # the same legend in several panels: drawn once, in the first of them
     labels = {p: tuple(axes_of[p].get_legend_handles_labels()[1]) for p in used if has_legend[p]}
     repeated = [p for p in labels if len(labels) > 1 and len(set(labels.values())) == 1]
+    # a panel whose entries all stand in an earlier panel's legend (a model
+    # looks the same in every panel) needs none of its own
+    covered = {p for i, p in enumerate(labels) if p not in repeated and
+               any(set(labels[p]) <= set(labels[q]) for q in list(labels)[:i])}
     for p in used:
         ax, panel = axes_of[p], spec["panels"][p]
         if panel.get("title"):
@@ -251,7 +255,7 @@ def render(spec, data, plt, np):
             # them, where it hides no data
             if p == repeated[-1]:
                 ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
-        elif has_legend[p] and not (p in repeated and p != repeated[0]):
+        elif has_legend[p] and not (p in repeated and p != repeated[0]) and p not in covered:
             ax.legend(fontsize="small", framealpha=0.85)
         ax.grid(True, alpha=0.3)
     if spec.get("title"):

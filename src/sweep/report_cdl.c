@@ -148,6 +148,20 @@ static double true_dU(const char *system, double q)
     return !strcmp(system, "bouncing-ball") ? 9.81 : 9.81 * sin(q);
 }
 
+/* One colour and line style per model in every figure of the reproduction
+ * (Okabe-Ito colours; the potential-gradient panel's styler gives CDL and VIN
+ * the same first two colours): "style|colour", or only the colour. */
+static const char *model_style(const char *model, int with_line)
+{
+    static const struct {
+        const char *model, *line, *colour;
+    } styles[] = {{"cdl", "-|C0", "C0"}, {"vin", "--|C1", "C1"}, {"resnet", "-.|C2", "C2"},
+                  {"resnet-contact", "--|C3", "C3"}};
+    for (size_t i = 0; i < sizeof styles / sizeof styles[0]; i++)
+        if (!strcmp(styles[i].model, model)) return with_line ? styles[i].line : styles[i].colour;
+    return NULL;
+}
+
 /* Axis labels with units: angles for the pendulum and the cradle, heights
  * for the ball. */
 static void axis_names(const char *system, int body, int K, char *q, char *v, char *g, size_t cap)
@@ -248,7 +262,6 @@ static int figure_for(const char *dir, const sweep_result *res, int n, int ei, l
     double qg[NG], gtrue[NG];
     for (int i = 0; i < NG; i++) qg[i] = lo + (hi - lo) * i / (NG - 1), gtrue[i] = true_dU(e->system, qg[i]);
     imp_figure_line(fig, p_grad, qg, gtrue, NG, "truth", NULL);
-    static const char *cycle[4] = {"C0", "C1", "C2", "C3"};
     double e_lo = emin, e_hi = emax;
     int row = 0;
     /* the impacts panel: a row per model with a contact output, saying so
@@ -275,7 +288,7 @@ static int figure_for(const char *dir, const sweep_result *res, int n, int ei, l
                 for (int t = 0; t < T; t++)
                     xs[t] = states[(size_t)t * S + k * data.geom.dim],
                     ys[t] = states[(size_t)t * S + D + k * data.geom.dim];
-                imp_figure_line(fig, k, xs, ys, (size_t)T, name, NULL);
+                imp_figure_line(fig, k, xs, ys, (size_t)T, name, model_style(name, 1));
             }
             if (p_imp >= 0 && m->has_contact_net && row < 4) {
                 row++;
@@ -287,7 +300,7 @@ static int figure_for(const char *dir, const sweep_result *res, int n, int ei, l
                             xs[c] = tt[t], ys[c] = -row - 0.15 * k, c++;
                     char lab[64], sty[16];
                     snprintf(lab, sizeof lab, "%s, body %d", name, k + 1);
-                    snprintf(sty, sizeof sty, "%s|%s", body_marker[k % 4], cycle[mi % 4]);
+                    snprintf(sty, sizeof sty, "%s|%s", body_marker[k % 4], model_style(name, 0));
                     if (c) imp_figure_scatter(fig, p_imp, xs, ys, c, K > 1 ? lab : NULL, sty);
                     predicted += c;
                 }
@@ -296,7 +309,7 @@ static int figure_for(const char *dir, const sweep_result *res, int n, int ei, l
             for (int t = 0; t < T; t++)
                 imp_system_energy(data.system, &data.geom, data.gravity, data.length, states + (size_t)t * S,
                                   states + (size_t)t * S + D, &energy[t]);
-            imp_figure_line(fig, p_energy, tt, energy, (size_t)T, name, NULL);
+            imp_figure_line(fig, p_energy, tt, energy, (size_t)T, name, model_style(name, 1));
             for (int t = 0; t < T; t++)
                 if (isfinite(energy[t]) && energy[t] > 0)
                     e_lo = fmin(e_lo, fmax(energy[t], 1e-2 * emin)), e_hi = fmax(e_hi, fmin(energy[t], 1e2 * emax));
