@@ -5,6 +5,7 @@
 #define IMPULSE_SWEEP_TEST_H
 
 #include "impulse/io.h"
+#include "impulse/sweep.h"
 
 #include <dirent.h>
 #include <signal.h>
@@ -123,5 +124,48 @@ static inline int run_and_kill(const char *cmd, const char *dir)
 }
 
 static inline int run_and_kill_when(const char *cmd, const char *file) { return run_and_kill_at(cmd, file, 0); }
+
+/* Needs test.h and impulse/sweep.h. */
+/* Every task of the plan in dir finished exactly once. */
+static inline void check_once(const char *dir, const char *what)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/plan.txt", dir);
+    imp_sweep_plan plan;
+    if (imp_sweep_plan_load(&plan, path)) {
+        CHECK_MSG(0, "%s: %s", what, imp_last_error());
+        return;
+    }
+    for (int i = 0; i < plan.n_tasks; i++) {
+        int n = done_count(dir, plan.tasks[i].id);
+        CHECK_MSG(n == 1, "%s: task %s finished %d times", what, plan.tasks[i].id, n);
+        CHECK(imp_sweep_task_state(dir, &plan.tasks[i]) == IMP_SWEEP_DONE);
+    }
+    imp_sweep_plan_free(&plan);
+}
+
+/* A one-task plan (`text`, saved as STEM.txt) run uninterrupted into
+ * STEM_ref, then into STEM killed once the task's training state exists
+ * (the task not done) and resumed. The callers compare the two. Needs
+ * test.h. */
+static inline void run_killed_in_training(const char *cli, const char *text, const char *stem)
+{
+    char cmd[1024], path[512];
+    snprintf(path, sizeof path, "%s.txt", stem);
+    CHECK_OK(imp_write_file_atomic(path, text, strlen(text)));
+    snprintf(cmd, sizeof cmd, "rm -rf %s_ref %s", stem, stem);
+    run(cmd);
+    snprintf(cmd, sizeof cmd, "%s sweep run %s.txt --out %s_ref --threads 1 2>/dev/null", cli, stem, stem);
+    CHECK(run(cmd) == 0);
+    snprintf(cmd, sizeof cmd, "exec %s sweep run %s.txt --out %s --threads 1 2>/dev/null", cli, stem, stem);
+    snprintf(path, sizeof path, "%s/tasks/long/train_state.npz", stem);
+    CHECK_MSG(run_and_kill_when(cmd, path) == 1, "the run ended before its training state was written");
+    snprintf(path, sizeof path, "%s/tasks/long/result.npz", stem);
+    CHECK(access(path, F_OK) != 0);
+    snprintf(cmd, sizeof cmd, "%s sweep run %s.txt --out %s --threads 1 2>/dev/null", cli, stem, stem);
+    CHECK(run(cmd) == 0);
+    snprintf(path, sizeof path, "%s/tasks/long/train_state.npz", stem);
+    CHECK(access(path, F_OK) != 0); /* removed once trained */
+}
 
 #endif

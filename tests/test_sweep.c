@@ -6,8 +6,8 @@
 #include "impulse/core.h"
 #include "impulse/io.h"
 #include "impulse/sweep.h"
-#include "sweep_test.h"
 #include "test.h"
+#include "sweep_test.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -25,17 +25,7 @@ static const char plan_text[] =
 
 static void check_complete(const char *dir, const char *ref_table, const char *what)
 {
-    imp_sweep_plan plan;
-    if (imp_sweep_plan_parse(&plan, plan_text, "plan")) {
-        CHECK_MSG(0, "%s", imp_last_error());
-        return;
-    }
-    for (int i = 0; i < plan.n_tasks; i++) {
-        int n = done_count(dir, plan.tasks[i].id);
-        CHECK_MSG(n == 1, "%s: task %s finished %d times", what, plan.tasks[i].id, n);
-        CHECK(imp_sweep_task_state(dir, &plan.tasks[i]) == IMP_SWEEP_DONE);
-    }
-    imp_sweep_plan_free(&plan);
+    check_once(dir, what);
     char cmd[1024], path[512];
     snprintf(cmd, sizeof cmd, "%s sweep report %s > %s/report.out", cli, dir, dir);
     CHECK(run(cmd) == 0);
@@ -185,16 +175,7 @@ int main(void)
      * training state, bit-identically */
     static const char long_plan[] = "task id=long strand=chnn system=pendulum-chain:1 model=chnn seed=3 epochs=40 "
                                     "n_train=24 n_test=3 state_every=2\n";
-    CHECK_OK(imp_write_file_atomic("sweep_long.txt", long_plan, strlen(long_plan)));
-    system("rm -rf sweep_long_ref sweep_long");
-    snprintf(cmd, sizeof cmd, "%s sweep run sweep_long.txt --out sweep_long_ref --threads 1 2>/dev/null", cli);
-    CHECK(run(cmd) == 0);
-    snprintf(cmd, sizeof cmd, "exec %s sweep run sweep_long.txt --out sweep_long --threads 1 2>/dev/null", cli);
-    CHECK_MSG(run_and_kill_when(cmd, "sweep_long/tasks/long/train_state.npz") == 1,
-              "the run ended before its training state was written");
-    CHECK(access("sweep_long/tasks/long/result.npz", F_OK) != 0);
-    snprintf(cmd, sizeof cmd, "%s sweep run sweep_long.txt --out sweep_long --threads 1 2>/dev/null", cli);
-    CHECK(run(cmd) == 0);
+    run_killed_in_training(cli, long_plan, "sweep_long");
     unsigned char *ab = NULL, *bb = NULL;
     size_t an = 0, bn = 0;
     CHECK_OK(imp_read_file("sweep_long_ref/tasks/long/model.npz", &ab, &an));
@@ -202,7 +183,6 @@ int main(void)
     CHECK_MSG(ab && bb && an == bn && !memcmp(ab, bb, an), "resumed checkpoint differs from the uninterrupted one");
     free(ab);
     free(bb);
-    CHECK(access("sweep_long/tasks/long/train_state.npz", F_OK) != 0); /* removed once trained */
     imp_npz *rz = NULL;
     double resumed = 0;
     CHECK_OK(imp_npz_load(&rz, "sweep_long/tasks/long/result.npz"));

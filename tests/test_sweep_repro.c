@@ -10,8 +10,8 @@
 #include "impulse/core.h"
 #include "impulse/io.h"
 #include "impulse/sweep.h"
-#include "sweep_test.h"
 #include "test.h"
+#include "sweep_test.h"
 
 #include <unistd.h>
 
@@ -59,24 +59,6 @@ static char *tables_of(const char *dir, const char *drop)
     }
     free(md);
     return out;
-}
-
-/* Every task of the plan in dir finished exactly once. */
-static void check_once(const char *dir, const char *what)
-{
-    char path[512];
-    snprintf(path, sizeof path, "%s/plan.txt", dir);
-    imp_sweep_plan plan;
-    if (imp_sweep_plan_load(&plan, path)) {
-        CHECK_MSG(0, "%s: %s", what, imp_last_error());
-        return;
-    }
-    for (int i = 0; i < plan.n_tasks; i++) {
-        int n = done_count(dir, plan.tasks[i].id);
-        CHECK_MSG(n == 1, "%s: task %s finished %d times", what, plan.tasks[i].id, n);
-        CHECK(imp_sweep_task_state(dir, &plan.tasks[i]) == IMP_SWEEP_DONE);
-    }
-    imp_sweep_plan_free(&plan);
 }
 
 /* The named arrays of task `id`'s result.npz in two folders are equal
@@ -234,16 +216,7 @@ static void test_cdl(void)
     /* killed during a training: continues from the training state */
     static const char long_plan[] =
         "task id=long strand=cdl experiment=pendulum model=vin seed=3 epochs=60 state_every=2\n";
-    CHECK_OK(imp_write_file_atomic("repro_long.txt", long_plan, strlen(long_plan)));
-    run("rm -rf repro_long_ref repro_long");
-    snprintf(cmd, sizeof cmd, "%s sweep run repro_long.txt --out repro_long_ref 2>/dev/null", cli);
-    CHECK(run(cmd) == 0);
-    snprintf(cmd, sizeof cmd, "exec %s sweep run repro_long.txt --out repro_long 2>/dev/null", cli);
-    CHECK_MSG(run_and_kill_when(cmd, "repro_long/tasks/long/train_state.npz") == 1,
-              "the run ended before its training state was written");
-    CHECK(access("repro_long/tasks/long/result.npz", F_OK) != 0);
-    snprintf(cmd, sizeof cmd, "%s sweep run repro_long.txt --out repro_long 2>/dev/null", cli);
-    CHECK(run(cmd) == 0);
+    run_killed_in_training(cli, long_plan, "repro_long");
     imp_npz *za = NULL, *zb = NULL;
     CHECK_OK(imp_npz_load(&za, "repro_long_ref/tasks/long/model.npz"));
     CHECK_OK(imp_npz_load(&zb, "repro_long/tasks/long/model.npz"));
