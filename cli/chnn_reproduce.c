@@ -110,29 +110,7 @@ int cli_reproduce_chnn(int argc, char **argv)
     }
     imp_sweep_plan plan;
     if (imp_sweep_plan_chnn(&plan, &co)) return cli_fail(verb);
-    if (plan_out) {
-        int st = imp_sweep_plan_save(&plan, plan_out);
-        if (!st) fprintf(stderr, "%s: %d tasks (impulse sweep run %s --out DIR)\n", plan_out, plan.n_tasks, plan_out);
-        imp_sweep_plan_free(&plan);
-        return st ? cli_fail(verb) : 0;
-    }
-    imp_sweep_run_opts o;
-    int rc = cli_sweep_start(verb, &plan, out, (int)threads, &o);
-    if (rc) {
-        imp_sweep_plan_free(&plan);
-        return rc;
-    }
-    imp_sweep_summary s = {0, 0, 0};
-    fprintf(stderr, "%s: %d tasks in %s\n", verb, plan.n_tasks, out);
-    /* a task that fails (a diverging model) is reported, not fatal */
-    if (imp_sweep_run_plan(&plan, out, &o, &s))
-        fprintf(stderr, "impulse %s: warning: %s\n", verb, imp_last_error());
-    fprintf(stderr, "%d tasks run, %d already done, %d failed%s\n", s.ran, s.skipped, s.failed,
-            cli_stop_requested() ? " (stopped: run the same command again to resume)" : "");
+    int rc = cli_reproduce_sweep(verb, &plan, plan_out, out, (int)threads, 1);
     imp_sweep_plan_free(&plan);
-    char *md = NULL;
-    if (imp_sweep_report(out, &md)) return cli_fail(verb);
-    fputs(md, stdout);
-    free(md);
-    return cli_stop_requested() ? 130 : 0;
+    return rc;
 }

@@ -36,11 +36,9 @@ int cli_reproduce_chnn(int argc, char **argv);
 int cli_reproduce_impact(int argc, char **argv);
 int cli_reproduce_your_data(int argc, char **argv);
 /* Gaussian-process impact models and the drop simulator (cli/impact_gp.c),
- * dispatched to by `impulse impact gp-...|learning-curve|drop` and called by
- * `impulse reproduce impact` with the output folder for its learning curves. */
+ * dispatched to by `impulse impact gp-...|learning-curve|drop`. */
 int cli_impact_gp(int argc, char **argv);
 int cli_impact_drop(int argc, char **argv);
-int cli_reproduce_impact_gp(int argc, char **argv, const char *outdir, int quick);
 
 /* Print "impulse <verb>: error: <imp_last_error()>" and return 1. */
 int cli_fail(const char *verb);
@@ -149,6 +147,10 @@ struct imp_sweep_plan;
 struct imp_sweep_run_opts;
 int cli_sweep_start(const char *verb, const struct imp_sweep_plan *plan, const char *dir, int threads,
                     struct imp_sweep_run_opts *o);
+/* A reproduction as a sweep: --plan FILE writes the plan; else run it in dir
+ * with `jobs` processes, print the report (exit 130 when stopped). */
+int cli_reproduce_sweep(const char *verb, struct imp_sweep_plan *plan, const char *plan_out, const char *dir,
+                        int threads, int jobs);
 
 /* Check a trajectory set's contact labels against its motion and handle
  * them (--contact-labels auto | as-given | onset; NULL = auto). The line

@@ -18,6 +18,7 @@
 #include "impulse/impact_reproduce.h"
 #include "impulse/io.h"
 #include "impulse/report.h"
+#include "impulse/sweep.h"
 
 /* ---- options shared by the verbs ---- */
 typedef struct impact_opts {
@@ -143,12 +144,6 @@ static int default_data_dir(char *buf, size_t cap)
                                        "(folder with data_ellipse.mat)");
 }
 
-static int ends_with(const char *s, const char *suffix)
-{
-    size_t a = strlen(s), b = strlen(suffix);
-    return a >= b && !strcmp(s + a - b, suffix);
-}
-
 static int load_set(imp_impact_set *s, const char *path)
 {
     char dir[PATH_MAX], buf[PATH_MAX + 32];
@@ -158,43 +153,21 @@ static int load_set(imp_impact_set *s, const char *path)
         snprintf(buf, sizeof buf, "%s/data_ellipse.mat", dir);
         path = buf;
     }
-    if (ends_with(path, ".npz") || !strcmp(path, "-")) return imp_impact_load_npz(s, path); /* '-': .npz on stdin */
-    int st = imp_impact_load_mat(s, path);
-    if (st == IMP_ERR_NOT_FOUND) {
-        /* not the processed file: maybe the raw 2000-drop file */
-        char first[512];
-        snprintf(first, sizeof first, "%s", imp_last_error());
-        if (imp_impact_load_raw_mat(s, path) == IMP_OK) return IMP_OK;
-        return imp_fail(st, "%s", first);
-    }
-    return st;
+    return imp_impact_load_any(s, path);
 }
 
 /* The authors' stored measured impulses (p_true_data.mat, beside the data
- * file) as identification targets, in table order; the set must be the
- * processed one (every impact valid, same count). */
+ * file) as identification targets, in table order. */
 static int load_given_targets(const char *data_path, const imp_impact_set *s, double **P)
 {
-    char dir[PATH_MAX], path[PATH_MAX + 32];
-    *P = NULL;
-    if (data_path) {
-        snprintf(dir, sizeof dir, "%s", data_path);
-        char *slash = strrchr(dir, '/');
-        if (slash) *slash = '\0';
-        else snprintf(dir, sizeof dir, ".");
-    } else {
+    char dir[PATH_MAX], buf[PATH_MAX + 32];
+    if (!data_path) {
         int st = default_data_dir(dir, sizeof dir);
         if (st) return st;
+        snprintf(buf, sizeof buf, "%s/data_ellipse.mat", dir);
+        data_path = buf;
     }
-    snprintf(path, sizeof path, "%s/p_true_data.mat", dir);
-    for (size_t i = 0; i < s->count; i++)
-        if (!s->valid[i])
-            return imp_fail(IMP_ERR_INVALID, "--target p-data: needs the processed set with every impact valid "
-                                             "(impact %zu is not)", i);
-    size_t r, c;
-    int st = imp_impact_load_mat_matrix(path, "p_data", s->count, 2, P, &r, &c);
-    if (st) return imp_fail_context(st, "--target p-data");
-    return IMP_OK;
+    return imp_impact_load_given_targets(data_path, s, P);
 }
 
 /* How many rows of a set the analyses use, and why the others are left out
@@ -741,364 +714,65 @@ int cli_impact(int argc, char **argv)
 
 /* ---- reproduce impact ---- */
 
-static int mkdir_p(const char *path)
-{
-    char buf[PATH_MAX];
-    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) return imp_fail(IMP_ERR_INVALID, "--out: path too long");
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/') continue;
-        *p = '\0';
-        if (mkdir(buf, 0777) && errno != EEXIST) return imp_fail(IMP_ERR_IO, "%s: cannot create (%s)", buf, strerror(errno));
-        *p = '/';
-    }
-    if (mkdir(buf, 0777) && errno != EEXIST) return imp_fail(IMP_ERR_IO, "%s: cannot create (%s)", buf, strerror(errno));
-    return IMP_OK;
-}
-
-/* A growing text buffer for the markdown report (printed and saved). */
-typedef struct text {
-    char *s;
-    size_t len, cap;
-} text;
-
-static void tprintf(text *t, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-
-static void tprintf(text *t, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (n < 0) return;
-    if (t->len + (size_t)n + 1 > t->cap) {
-        size_t cap = (t->cap ? t->cap * 2 : 4096) + (size_t)n;
-        char *s = realloc(t->s, cap);
-        if (!s) return;
-        t->s = s;
-        t->cap = cap;
-    }
-    va_start(ap, fmt);
-    vsnprintf(t->s + t->len, t->cap - t->len, fmt, ap);
-    va_end(ap);
-    t->len += (size_t)n;
-}
-
-static const double paper_table2[IMP_IMPACT_MODEL_COUNT] = {0.355, 0.357, 0.458, 0.413, 0.455, 0.456};
-static const double paper_best[IMP_IMPACT_MODEL_COUNT] = {4, 7, 25, 17, 16, 31};
-static const double paper_worst[IMP_IMPACT_MODEL_COUNT] = {11, 6, 0, 43, 10, 30};
-
-static void report_convention(text *t, const imp_impact_eval *e, const imp_impact_eval_options *o, double kg)
-{
-    const char *cn = imp_tangent_sign_name(e->convention);
-    tprintf(t, "\n## Convention: %s (d3 %s)\n\n", cn, e->convention == IMP_TANGENT_STORED ? "as stored" : "-> -d3");
-    tprintf(t, "%zu impacts; laws: %s variant; identification target: %s impulse; %.1f s.\n\n", e->count,
-            imp_impact_variant_name(e->variant), imp_impact_target_name(e->target), e->seconds);
-    tprintf(t, "Measurements against rigid point contact (%s): contact impulse Mc J dv gains contact energy in %.1f%% of "
-               "impacts, momentum least-squares impulse in %.1f%%; measured un+ >= 0 in %.1f%%; median post-impact slip "
-               "|ut+| %.3f m/s; rms residual torque impulse %.3g N m s.\n\n",
-            cn, 100 * e->meas_energy_gain_share, 100 * e->meas_ls_energy_gain_share, 100 * e->meas_separating_share,
-            e->meas_median_post_slip, e->residual_torque_rms);
-    tprintf(t, "### Table 1 (%s): ensemble identification, k = %zu, %zu draws without replacement\n\n", cn,
-            e->model[0].ensemble.k, e->model[0].ensemble.reps);
-    tprintf(t, "| model | mu | eps | best %% | worst %% | paper mu | paper eps | paper best/worst %% |\n"
-               "|---|---|---|---|---|---|---|---|\n");
-    for (int m = 0; m < IMP_IMPACT_MODEL_COUNT; m++) {
-        const imp_impact_model_result *r = &e->model[m];
-        double mu, eps;
-        imp_impact_table1((imp_impact_model)m, &mu, &eps);
-        tprintf(t, "| %s | %.3f +- %.3f | %.3f +- %.3f | %.0f | %.0f | %.3f | %.3f | %.0f / %.0f |\n",
-                imp_impact_model_title((imp_impact_model)m), r->ensemble.mu_mean, r->ensemble.mu_std,
-                r->ensemble.eps_mean, r->ensemble.eps_std, 100 * r->best_share, 100 * r->worst_share, mu, eps,
-                paper_best[m], paper_worst[m]);
-    }
-    tprintf(t, "\n### Table 2 (%s): predictive-range fraction (residual <= %.2g |P|, %zu impacts)\n\n", cn,
-            o->table2_tol, e->table2_count);
-    tprintf(t, "| model | fraction | paper | per-impact mu (mean +- std) | share mu ~ 0 | per-impact eps |\n|---|---|---|---|---|---|\n");
-    for (int m = 0; m < IMP_IMPACT_MODEL_COUNT; m++) {
-        const imp_impact_model_result *r = &e->model[m];
-        tprintf(t, "| %s | %.3f | %.3f | %.3f +- %.3f | %.2f | %.3f +- %.3f |\n", imp_impact_model_title((imp_impact_model)m),
-                r->table2_fraction, paper_table2[m], r->per_impact_mu_mean, r->per_impact_mu_std,
-                r->per_impact_mu_zero_share, r->per_impact_eps_mean, r->per_impact_eps_std);
-    }
-    tprintf(t, "\n### Mean errors (%s), m/s, ||(dvx, dvy, kg domega)||, kg = %.5f m\n\n", cn, kg);
-    tprintf(t, "| model | at Table 1 params | at identified params | median (identified) | energy gain | penetration | cone violation |\n"
-               "|---|---|---|---|---|---|---|\n");
-    for (int m = 0; m < IMP_IMPACT_MODEL_COUNT; m++) {
-        const imp_impact_model_result *r = &e->model[m];
-        tprintf(t, "| %s | %.4f | %.4f | %.4f | %.3f | %.3f | %.3f |\n", imp_impact_model_title((imp_impact_model)m),
-                r->at_table1.mean_error, r->at_identified.mean_error, r->at_identified.median_error,
-                r->at_identified.energy_gain_share, r->at_identified.penetration_share,
-                r->at_identified.cone_violation_share);
-    }
-    tprintf(t, "| Best Post Hoc | %.4f | %.4f | | | | |\n", e->bph_mean_error_table1, e->bph_mean_error_identified);
-    tprintf(t, "| IRB bound, velocity metric | %.4f | | | | | |\n", e->irb_velocity_mean_error);
-    tprintf(t, "| IRB bound, momentum metric | %.4f | | | | | |\n", e->irb_momentum_mean_error);
-    for (int m = 0; m < IMP_IMPACT_MODEL_COUNT; m++)
-        for (int k = 0; k < 2; k++) {
-            const imp_law_stats *ls = k ? &e->model[m].at_identified : &e->model[m].at_table1;
-            if (ls->failures)
-                tprintf(t, "\nNote: %s has no solution on %zu impacts at %s parameters (first: impact %zu); its "
-                        "errors above are over the other impacts.\n", imp_impact_model_title((imp_impact_model)m),
-                        ls->failures, k ? "identified" : "Table 1", ls->first_failure);
-        }
-}
-
-static void add_error_panel(imp_figure *f, int panel, const char *conv, const double *errors, size_t n)
-{
-    static const char *labels[9] = {"Drumwright-Shell", "AP Poisson", "AP Newton", "Mirtich", "Wang-Mason",
-                                    "Whittaker", "Best Post Hoc", "IRB bound (velocity)", "IRB bound (momentum)"};
-    /* laws: the plotter's per-label colour and line style; the bounds in black */
-    static const char *styles[9] = {NULL, NULL, NULL, NULL, NULL, NULL, "--|k", ":|k", "-.|0.5"};
-    enum { NX = 240 };
-    double xs[NX], dens[NX], xmax = 0;
-    for (size_t i = 0; i < n; i++)
-        for (int k = 0; k < 8; k++)
-            if (errors[9 * i + k] > xmax) xmax = errors[9 * i + k];
-    char title[96];
-    snprintf(title, sizeof title, "%s convention (identified parameters)", conv);
-    imp_figure_axes(f, panel, title, "error $\\Vert(\\Delta v_x, \\Delta v_y, k_g \\Delta\\omega)\\Vert$ (m/s)",
-                    "density (s/m; Gaussian kernel)");
-    for (int j = 0; j < NX; j++) xs[j] = xmax * j / (NX - 1);
-    for (int k = 0; k < 8; k++) { /* momentum IRB is in the .npz, not drawn: it ignores omega */
-        double m = 0, v = 0;
-        for (size_t i = 0; i < n; i++) m += errors[9 * i + k] / n;
-        for (size_t i = 0; i < n; i++) v += (errors[9 * i + k] - m) * (errors[9 * i + k] - m) / (n - 1);
-        double h = 1.06 * sqrt(v) * pow((double)n, -0.2);
-        for (int j = 0; j < NX; j++) {
-            double sum = 0;
-            for (size_t i = 0; i < n; i++) {
-                double z = (xs[j] - errors[9 * i + k]) / h;
-                sum += exp(-0.5 * z * z);
-            }
-            dens[j] = sum / (n * h * 2.5066282746310002);
-        }
-        imp_figure_line(f, panel, xs, dens, NX, labels[k], styles[k]);
-    }
-}
-
-static void add_ellipse_panel(imp_figure *f, int panel, const char *conv, const double *boundary, size_t nb,
-                              const double *lines, const double *preds, size_t ng, const double *meas, const double *irb)
-{
-    double *x = malloc(ng * ng * sizeof(double)), *y = malloc(ng * ng * sizeof(double));
-    if (!x || !y) { free(x); free(y); return; }
-    char title[96];
-    snprintf(title, sizeof title, "%s convention", conv);
-    imp_figure_axes(f, panel, title, "tangential impulse $P_t$ (N s)", "normal impulse $P_n$ (N s)");
-    for (size_t i = 0; i < nb; i++) { x[i] = boundary[2 * i]; y[i] = boundary[2 * i + 1]; }
-    imp_figure_polygon(f, panel, x, y, nb, 0, "energy ellipse (no energy change)", "-|k");
-    double lx[2] = {lines[0], lines[2]}, ly[2] = {lines[1], lines[3]};
-    imp_figure_line(f, panel, lx, ly, 2, "sticking line", "--|0.4");
-    lx[0] = lines[4]; lx[1] = lines[6]; ly[0] = lines[5]; ly[1] = lines[7];
-    imp_figure_line(f, panel, lx, ly, 2, "maximum compression line", ":|0.4");
-    static const char *styles[6] = {"o|C0", "s|C1", "^|C2", "v|C3", "D|C4", "P|C5"};
-    for (int m = 0; m < IMP_IMPACT_MODEL_COUNT; m++) {
-        for (size_t j = 0; j < ng * ng; j++) {
-            x[j] = preds[2 * (m * ng * ng + j)];
-            y[j] = preds[2 * (m * ng * ng + j) + 1];
-        }
-        imp_figure_scatter(f, panel, x, y, ng * ng, imp_impact_model_title((imp_impact_model)m), styles[m]);
-    }
-    imp_figure_scatter(f, panel, meas, meas + 1, 1, "measured $M_c J \\Delta v$", "X|k");
-    imp_figure_scatter(f, panel, irb, irb + 1, 1, "IRB (velocity metric)", "*|0.45");
-    imp_figure_equal_aspect(f, panel);
-    free(x);
-    free(y);
-}
-
+/* Fazeli et al. 2017 as a sweep plan (src/sweep/task_impact.c): one task
+ * per table, run in --out by the sweep runner and reported
+ * (src/sweep/report_impact.c). */
 int cli_reproduce_impact(int argc, char **argv)
 {
     const char *verb = "reproduce impact";
     impact_opts o;
     opts_default(&o);
     o.out = "results/impact";
-    int p = parse_opts(argc, argv, "--quick --out --data --variant --target --seed", &o);
+    const char *plan_out = NULL;
+    long jobs = 1;
+    /* --plan and --jobs are this verb's own; the rest are the impact options */
+    char **rest = malloc((size_t)(argc + 1) * sizeof *rest);
+    if (!rest) return cli_failf(verb, "out of memory");
+    int n = 0;
+    rest[n++] = argv[0];
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--plan") && i + 1 < argc) plan_out = argv[++i];
+        else if (!strcmp(argv[i], "--jobs") && i + 1 < argc) {
+            if (cli_parse_long("--jobs", argv[i + 1], 1, 64, &jobs)) { free(rest); return cli_fail(verb); }
+            i++;
+        } else rest[n++] = argv[i];
+    }
+    int p = parse_opts(n, rest, "--quick --out --data --variant --target --seed", &o);
+    free(rest);
     if (p == 1) {
         printf("usage: impulse reproduce impact [--quick] [--out DIR] [--data FILE] [--variant authors|textbook]\n"
-               "         [--target contact|irb-velocity|irb-momentum|p-data] [--seed N]\n"
+               "         [--target contact|irb-velocity|irb-momentum|p-data] [--seed N] [--jobs J] [--plan FILE]\n"
                "  Fazeli et al. 2017 on the MIT planar-impact data, under the stored and the corrected tangent sign:\n"
                "  Table 1 (ensemble mu, eps; best/worst shares), Table 2 (predictive-range fractions), mean errors of\n"
-               "  the six laws, Best Post Hoc and the IRB bound; figure data; then the GP learning curves.\n"
-               "  Writes DIR/impact_report.md, DIR/impact_results.npz, DIR/impact_figures.npz.\n"
-               "  --quick: 5 draws instead of 20, Table 2 on 300 impacts, 11x11 start grid.\n");
+               "  the six laws, Best Post Hoc and the IRB bound; Table 1 against p_true_data.mat; the GP learning\n"
+               "  curves ([CoRL] Fig. 8) on the data and on synthetic drops. One task per table, run in DIR (a sweep\n"
+               "  folder: DIR/tasks/<id>/result.npz); writes DIR/report.md, DIR/index.html and the figures\n"
+               "  DIR/impact_error_density, impact_energy_ellipse, impact_gp_learning_curves (.png/.svg/.npz).\n"
+               "  --quick: 5 draws instead of 20, Table 2 on 300 impacts, 11x11 start grid, 2 GP splits.\n"
+               "  --seed, --variant, --target: the tables' (the GP curves keep their own settings).\n"
+               "  --jobs J: processes sharing the tasks (default 1). --plan FILE: write the plan and stop.\n"
+               "  Run again to resume: a finished task is never rerun.\n");
         return 0;
     }
     if (p < 0) return cli_fail(verb);
-    if (mkdir_p(o.out)) return cli_fail(verb);
-    imp_impact_set s;
-    if (load_set(&s, o.data)) return cli_fail(verb);
-    imp_impact_eval_options eo = imp_impact_eval_options_default();
-    eo.variant = o.variant;
-    eo.target = o.target;
-    eo.seed = (uint64_t)o.seed;
-    double *given = NULL;
-    if (o.target == IMP_TARGET_GIVEN) {
-        if (load_given_targets(o.data, &s, &given)) { imp_impact_set_free(&s); return cli_fail(verb); }
-        eo.given_targets = given;
+    char dir[PATH_MAX], file[PATH_MAX + 32], abs_file[PATH_MAX];
+    if (!o.data) {
+        if (default_data_dir(dir, sizeof dir)) return cli_fail(verb);
+        snprintf(file, sizeof file, "%s/data_ellipse.mat", dir);
+        o.data = file;
     }
-    if (o.quick) {
-        eo.reps = 5;
-        eo.table2_max = 300;
-        eo.ident.grid = 11;
-    }
-    text t = {0};
-    tprintf(&t, "# Planar impact reproduction (Fazeli et al. 2017)\n\n");
-    tprintf(&t, "impulse %s, `impulse reproduce impact%s`; data: %zu impacts; object m = %.4g kg, kg = %.5f m.\n",
-            IMP_VERSION_STRING, o.quick ? " --quick" : "", s.count, s.object.mass, s.object.kg);
-    tprintf(&t, "Identification box 0 <= mu <= %.2g, 0 <= eps <= 1 (grid %d + compass search to %.0e).\n",
-            eo.ident.mu_cap, eo.ident.grid, eo.ident.tol);
-    imp_npz *z = imp_npz_new();
-    int st = IMP_OK;
-    double t0 = imp_time_now();
-    /* Fig. 5/8-style error densities and the energy-ellipse picture, one panel per convention */
-    imp_figure *fig_err = imp_figure_new(1, 2, 12, 4.5), *fig_ell = imp_figure_new(1, 2, 12, 5.5);
-    if (fig_err) imp_figure_title(fig_err, "Error density of the predicted post-impact velocity");
-    if (fig_ell) imp_figure_title(fig_ell, "Energy ellipse of one impact and each law's predictions over $0 \\leq \\mu \\leq 1$, $0 \\leq \\varepsilon \\leq 1$");
-    /* the impact drawn in the ellipse figure: the largest tangential contact speed (stored) */
-    size_t pic = 0;
-    {
-        double best = -1;
-        for (size_t i = 0; i < s.count; i++) {
-            imp_contact ct;
-            if (s.valid[i] && !imp_impact_contact(&s, i, &ct) && fabs(ct.u[0]) > best) { best = fabs(ct.u[0]); pic = i; }
-        }
-    }
-    for (int c = 0; c < 2 && !st; c++) {
-        imp_impact_set_convention(&s, (imp_tangent_sign)c);
-        if (cli_progress_enabled()) fprintf(stderr, "reproduce impact: %s convention...\n", imp_tangent_sign_name(s.convention));
-        imp_impact_eval e;
-        if ((st = imp_impact_evaluate(&e, &s, &eo))) break;
-        report_convention(&t, &e, &eo, s.object.kg);
-        /* tables as arrays: rows = models; columns documented in meta */
-        double tab[IMP_IMPACT_MODEL_COUNT * 10];
-        for (int m = 0; m < IMP_IMPACT_MODEL_COUNT; m++) {
-            const imp_impact_model_result *r = &e.model[m];
-            double row[10] = {r->ensemble.mu_mean, r->ensemble.mu_std, r->ensemble.eps_mean, r->ensemble.eps_std,
-                              r->best_share, r->worst_share, r->table2_fraction, r->at_table1.mean_error,
-                              r->at_identified.mean_error, r->at_identified.energy_gain_share};
-            memcpy(tab + 10 * m, row, sizeof row);
-        }
-        double bounds[4] = {e.bph_mean_error_table1, e.bph_mean_error_identified, e.irb_velocity_mean_error,
-                            e.irb_momentum_mean_error};
-        char name[64];
-        size_t sh[2] = {IMP_IMPACT_MODEL_COUNT, 10}, sb[1] = {4}, se[2] = {e.count, 9};
-        snprintf(name, sizeof name, "tables_%s", imp_tangent_sign_name(s.convention));
-        st = imp_npz_add_f64(z, name, 2, sh, tab);
-        snprintf(name, sizeof name, "bounds_%s", imp_tangent_sign_name(s.convention));
-        if (!st) st = imp_npz_add_f64(z, name, 1, sb, bounds);
-        snprintf(name, sizeof name, "errors_%s", imp_tangent_sign_name(s.convention));
-        if (!st) st = imp_npz_add_f64(z, name, 2, se, e.errors);
-        /* energy-ellipse picture of the first impact */
-        if (!st) {
-            imp_contact ct;
-            enum { NB = 200, NG = 21 };
-            double boundary[2 * NB], lines[8], preds[IMP_IMPACT_MODEL_COUNT * NG * NG * 2], meas[2], irb[2];
-            st = imp_impact_contact(&s, pic, &ct);
-            if (!st) st = imp_impact_ellipse_picture(&ct, s.object.kg, eo.variant, NB, NG, eo.ident.mu_cap, boundary,
-                                                     lines, preds, meas, irb);
-            size_t s1[2] = {NB, 2}, s2[2] = {2, 4}, s3[4] = {IMP_IMPACT_MODEL_COUNT, NG, NG, 2}, s4[1] = {2};
-            const char *cn = imp_tangent_sign_name(s.convention);
-            snprintf(name, sizeof name, "ellipse_boundary_%s", cn);
-            if (!st) st = imp_npz_add_f64(z, name, 2, s1, boundary);
-            snprintf(name, sizeof name, "ellipse_lines_%s", cn);
-            if (!st) st = imp_npz_add_f64(z, name, 2, s2, lines);
-            snprintf(name, sizeof name, "ellipse_predictions_%s", cn);
-            if (!st) st = imp_npz_add_f64(z, name, 4, s3, preds);
-            snprintf(name, sizeof name, "ellipse_measured_%s", cn);
-            if (!st) st = imp_npz_add_f64(z, name, 1, s4, meas);
-            snprintf(name, sizeof name, "ellipse_irb_%s", cn);
-            if (!st) st = imp_npz_add_f64(z, name, 1, s4, irb);
-            if (!st && fig_ell) add_ellipse_panel(fig_ell, c, cn, boundary, NB, lines, preds, NG, meas, irb);
-        }
-        if (!st && fig_err) add_error_panel(fig_err, c, imp_tangent_sign_name(s.convention), e.errors, e.count);
-        imp_impact_eval_free(&e);
-    }
-    /* Table 1 against the authors' own measured impulses (p_true_data.mat),
-     * stored convention: the procedure that reproduces their Table 1 */
-    if (!st && o.target != IMP_TARGET_GIVEN) {
-        double *G = NULL;
-        imp_impact_set_convention(&s, IMP_TANGENT_STORED);
-        imp_clear_error();
-        if (load_given_targets(o.data, &s, &G) == IMP_OK) {
-            imp_impact_table tb;
-            st = imp_impact_table_build(&tb, &s);
-            tprintf(&t, "\n## Table 1 against the stored p_true_data.mat (stored convention, k = %zu, %zu draws)\n\n"
-                        "| model | mu | eps | paper mu | paper eps |\n|---|---|---|---|---|\n", eo.k, eo.reps);
-            double tab[IMP_IMPACT_MODEL_COUNT * 4];
-            for (int m = 0; m < IMP_IMPACT_MODEL_COUNT && !st; m++) {
-                imp_ensemble_result er;
-                st = imp_impact_identify_ensemble((imp_impact_model)m, eo.variant, &tb, G, eo.k < tb.count ? eo.k : tb.count,
-                                                  eo.reps, eo.seed + m, &eo.ident, &er);
-                if (st) break;
-                double mu, eps;
-                imp_impact_table1((imp_impact_model)m, &mu, &eps);
-                tprintf(&t, "| %s | %.3f +- %.3f | %.3f +- %.3f | %.3f | %.3f |\n", imp_impact_model_title((imp_impact_model)m),
-                        er.mu_mean, er.mu_std, er.eps_mean, er.eps_std, mu, eps);
-                double row[4] = {er.mu_mean, er.mu_std, er.eps_mean, er.eps_std};
-                memcpy(tab + 4 * m, row, sizeof row);
-            }
-            size_t sh[2] = {IMP_IMPACT_MODEL_COUNT, 4};
-            if (!st) st = imp_npz_add_f64(z, "table1_p_data_stored", 2, sh, tab);
-            if (tb.contact) imp_impact_table_free(&tb);
-            free(G);
-        } else {
-            tprintf(&t, "\n(Table 1 against p_true_data.mat skipped: %s)\n", imp_last_error());
-        }
-    }
-    if (!st) {
-        tprintf(&t, "\n## Figures\n\n![Error densities of the six laws, Best Post Hoc and the IRB bound under both "
-                    "tangent-sign conventions](impact_error_density.png)\n\n"
-                    "![Energy ellipse of one impact with every law's predictions over the parameter box, the "
-                    "measured impulse and the IRB bound](impact_energy_ellipse.png)\n\n"
-                    "Gaussian-process learning curves: [impact_gp_learning_curves.md](impact_gp_learning_curves.md)\n\n"
-                    "![GP learning curves](impact_gp_learning_curves.png)\n");
-        tprintf(&t, "\nTotal analysis time %.1f s.\n", imp_time_now() - t0);
-        fputs(t.s ? t.s : "", stdout);
-        fflush(stdout);
-        char path[PATH_MAX + 64], meta[1024];
-        snprintf(path, sizeof path, "%s/impact_report.md", o.out);
-        st = imp_write_file_atomic(path, t.s, t.len);
-        snprintf(meta, sizeof meta,
-                 "{\"kind\": \"impact_reproduction\", \"variant\": \"%s\", \"target\": \"%s\", \"quick\": %d, "
-                 "\"tables_columns\": \"mu_mean, mu_std, eps_mean, eps_std, best_share, worst_share, table2_fraction, "
-                 "mean_error_table1, mean_error_identified, energy_gain_share_identified\", "
-                 "\"tables_rows\": \"drumshell, ap-poisson, ap-newton, mirtich, wang-mason, whittaker\", "
-                 "\"bounds\": \"bph_table1, bph_identified, irb_velocity, irb_momentum\", "
-                 "\"errors_columns\": \"six laws at identified params, best_post_hoc, irb_velocity, irb_momentum\", "
-                 "\"ellipse_impact\": %zu, \"ellipse\": \"boundary alpha=1, lines [sticking; max compression] as (x0,y0,x1,y1), "
-                 "predictions [model, mu in 0..mu_cap, eps in 0..1, (Pt, Pn)]\", \"tool\": \"impulse %s\"}",
-                 imp_impact_variant_name(eo.variant), imp_impact_target_name(eo.target), o.quick, pic, IMP_VERSION_STRING);
-        if (!st) st = imp_npz_set_meta(z, meta);
-        snprintf(path, sizeof path, "%s/impact_results.npz", o.out);
-        if (!st) st = imp_npz_save(z, path);
-        if (!st) printf("\nwrote %s/impact_report.md and %s/impact_results.npz\n", o.out, o.out);
-    }
-    if (!st) {
-        char stem[PATH_MAX + 64];
-        snprintf(stem, sizeof stem, "%s/impact_error_density", o.out);
-        if (!fig_err || imp_figure_save(fig_err, stem)) cli_fail("reproduce impact (figure, continuing)");
-        else printf("wrote %s.png/.svg/.npz\n", stem);
-        snprintf(stem, sizeof stem, "%s/impact_energy_ellipse", o.out);
-        if (!fig_ell || imp_figure_save(fig_ell, stem)) cli_fail("reproduce impact (figure, continuing)");
-        else printf("wrote %s.png/.svg/.npz\n", stem);
-    }
-    imp_figure_free(fig_err);
-    imp_figure_free(fig_ell);
-    free(given);
-    free(t.s);
-    imp_npz_free(z);
-    imp_impact_set_free(&s);
-    if (st) return cli_fail(verb);
-    fflush(stdout);
-    /* learning curves of the GP models (other strand); failure is reported, not fatal */
-    if (cli_reproduce_impact_gp(argc, argv, o.out, o.quick) != 0)
-        fprintf(stderr, "impulse reproduce impact: note: GP learning curves did not run (see the error line above)\n");
-    if (imp_report_index_html(o.out, "Planar impact reproduction"))
-        fprintf(stderr, "impulse reproduce impact: warning: %s\n", imp_last_error());
-    else
-        printf("wrote %s/index.html\n", o.out);
-    return 0;
+    /* the plan may be run from another folder: an absolute path */
+    if (realpath(o.data, abs_file)) o.data = abs_file;
+    imp_sweep_impact_opts io;
+    imp_sweep_impact_opts_default(&io);
+    io.data = o.data;
+    io.quick = o.quick;
+    io.variant = imp_impact_variant_name(o.variant);
+    io.target = imp_impact_target_name(o.target);
+    io.seed = o.seed;
+    imp_sweep_plan plan;
+    if (imp_sweep_plan_impact(&plan, &io)) return cli_fail(verb);
+    int rc = cli_reproduce_sweep(verb, &plan, plan_out, o.out, CLI_DEFAULT_THREADS, (int)jobs);
+    imp_sweep_plan_free(&plan);
+    return rc;
 }

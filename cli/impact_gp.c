@@ -5,6 +5,7 @@
 #include "impulse/drop.h"
 #include "impulse/gp.h"
 #include "impulse/impact.h"
+#include "impulse/impact_reproduce.h"
 #include "impulse/io.h"
 #include "impulse/report.h"
 
@@ -46,12 +47,6 @@ static void opts_default(gp_opts *o)
     o->count = 100;
     o->grid = 21;
     imp_drop_params_default(&o->drop);
-}
-
-static int ends_with(const char *s, const char *suf)
-{
-    size_t a = strlen(s), b = strlen(suf);
-    return a >= b && strcmp(s + a - b, suf) == 0;
 }
 
 /* Parse one option at argv[*i]; returns 1 if consumed, 0 if unknown, -1 on a
@@ -157,15 +152,7 @@ static int load_data(imp_impact_set *s, const char *path)
             return imp_fail(IMP_ERR_NOT_FOUND, "data set not found: pass --data FILE or set "
                                                "IMPULSE_IMPACT_DATA (folder with data_ellipse.mat)");
     }
-    if (ends_with(path, ".npz") || !strcmp(path, "-")) { /* '-': an .npz on standard input */
-        imp_npz *z = NULL;
-        int st = imp_npz_load(&z, path);
-        if (st) return imp_fail_context(st, "%s", path);
-        int drop_layout = imp_npz_find(z, "states_i") != NULL;
-        imp_npz_free(z);
-        return drop_layout ? imp_drop_load_impact_set(s, path) : imp_impact_load_npz(s, path);
-    }
-    return imp_impact_load_mat(s, path);
+    return imp_impact_load_any(s, path);
 }
 
 /* --json: the data's counts under the keys of the other impact verbs. */
@@ -815,66 +802,5 @@ int cli_impact_drop(int argc, char **argv)
     if (o.set_out) fprintf(gp_text(&o), "wrote %s (impact-set layout)\n", o.set_out);
     free(e);
     free(s);
-    return 0;
-}
-
-/* ---------------------------------------------------------------------- */
-/* reproduce                                                              */
-
-int cli_reproduce_impact_gp(int argc, char **argv, const char *outdir, int quick)
-{
-    const char *verb = "reproduce impact";
-    gp_opts o;
-    opts_default(&o);
-    /* the caller owns argv: take the options we know and ignore the rest */
-    for (int i = 1; i < argc; i++) {
-        gp_opts probe = o;
-        int r = parse_one(&probe, argc, argv, &i);
-        if (r > 0) o = probe;
-        imp_clear_error();
-    }
-    o.quick = o.quick || quick;
-    o.synthetic = 0;
-    o.sizes = NULL;
-    o.models = NULL;
-    apply_quick(&o);
-    if (!outdir) return cli_failf(verb, "missing output folder");
-    char path[4096], npz1[4096], npz2[4096];
-    snprintf(path, sizeof path, "%s/impact_gp_learning_curves.md", outdir);
-    snprintf(npz1, sizeof npz1, "%s/impact_gp_learning_curve_data.npz", outdir);
-    snprintf(npz2, sizeof npz2, "%s/impact_gp_learning_curve_synthetic.npz", outdir);
-    FILE *f = fopen(path, "w");
-    if (!f) return cli_failf(verb, "cannot write '%s'", path);
-    fprintf(f, "## Data-driven impact models: learning curves ([CoRL] Fig. 8)\n\n"
-               "Produced by `impulse reproduce impact%s`. Class I: x1-impulse, x2-impulse, x1-wrench;\n"
-               "Class II: residual-impulse, residual-wrench (law + GP), param-gp (GP -> (mu, eps) -> law).\n\n",
-            o.quick ? " --quick" : "");
-    imp_figure *fig = imp_figure_new(1, 2, 12.0, 4.8);
-    if (fig) imp_figure_title(fig, "Data-driven impact models: error vs training-set size ([CoRL] Fig. 8)");
-    int st = run_curve(&o, f, "Learning curve, MIT planar-impact data", npz1, fig, 0, 0, NULL);
-    if (st == IMP_ERR_NOT_FOUND) { /* no real data here: the synthetic curve still runs */
-        fprintf(f, "Real data not found (%s); only the synthetic curve was run.\n\n", imp_last_error());
-        fprintf(stderr, "impulse reproduce impact: note: %s; GP curves on synthetic drops only\n", imp_last_error());
-        npz1[0] = '\0';
-        st = IMP_OK;
-    }
-    if (!st) {
-        gp_opts syn = o;
-        syn.synthetic = o.quick ? 600 : 1718;
-        st = run_curve(&syn, f, "Learning curve, synthetic drops (impulse impact drop defaults)", npz2, fig, 1, 0,
-                       NULL);
-    }
-    if (fclose(f) && !st) st = imp_fail(IMP_ERR_IO, "%s: write failed", path);
-    if (st) {
-        imp_figure_free(fig);
-        return cli_fail(verb);
-    }
-    printf("wrote %s, %s%s%s\n", path, npz1, npz1[0] ? ", " : "", npz2);
-    char stem[4096];
-    snprintf(stem, sizeof stem, "%s/impact_gp_learning_curves", outdir);
-    /* the figure needs python + matplotlib; its absence is reported, not fatal */
-    if (!fig || imp_figure_save(fig, stem)) cli_fail("reproduce impact (learning-curve figure, continuing)");
-    else printf("wrote %s.png/.svg/.npz\n", stem);
-    imp_figure_free(fig);
     return 0;
 }

@@ -2,11 +2,13 @@
  * tasks, run resumably by one process, several processes sharing a folder,
  * a scheduler's array of tasks (--task K), or MPI ranks (mpirun -np N; tasks
  * handed out one at a time by rank 0 as ranks become free). */
-#define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700
 #include "cli.h"
 #include "impulse/sweep.h"
 
 #include <pthread.h>
+#include <sys/types.h>
+#include <sys/wait.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,20 +24,23 @@ static const char *verb = "sweep";
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: impulse sweep plan chnn [--preset full|all|quick|tiny] [--seeds N] -o PLAN   ('-': stdout)\n"
-            "       (impulse reproduce chnn ... --plan PLAN writes the plan of any reproduce chnn options)\n"
+            "usage: impulse sweep plan chnn [--preset full|all|quick|tiny] [--quick] [--seeds N] [--epochs E] -o PLAN\n"
+            "       impulse sweep plan cdl [--quick] [--seeds N] [--epochs E] [--only ID,...] -o PLAN\n"
+            "       impulse sweep plan impact --data FILE [--quick] -o PLAN            (-o -: stdout)\n"
+            "       (impulse reproduce chnn|cdl|impact ... --plan PLAN writes the plan of any of its options)\n"
             "       impulse sweep run PLAN --out DIR [--task K] [--threads N]\n"
             "       impulse sweep report DIR\n"
-            "  plan:   write the task list of a reproduction (full: CHNN and CLNN on the eight systems of\n"
-            "          Finzi et al. figs 5/7, HNN/DeLaN/NODE on pendulum-chain:3, gyroscope, rotor, 2000\n"
-            "          epochs; all: every model on every system; quick: minutes; tiny: seconds)\n"
+            "  plan:   write the task list of a reproduction. chnn (full: CHNN and CLNN on the eight systems\n"
+            "          of Finzi et al. figs 5/7, HNN/DeLaN/NODE on pendulum-chain:3, gyroscope, rotor, 2000\n"
+            "          epochs; all: every model on every system; quick: minutes; tiny: seconds); cdl\n"
+            "          (Hochlehnert et al.: experiment x model x seed); impact (Fazeli et al.: a task per table)\n"
             "  run:    run the tasks of PLAN not yet done in DIR, longest first; a killed run resumes\n"
             "          where it stopped, a finished task is never rerun. Several runs may share DIR.\n"
             "          --task K runs only the plan's K-th task (0-based), e.g. K=$SLURM_ARRAY_TASK_ID.\n"
             "          Under mpirun (built with MPI: `impulse info`) rank 0 hands out the tasks one at\n"
             "          a time and runs tasks too; --threads N training threads per task (default %d)\n"
             "  report: tables, figures and the list of missing tasks from whatever is finished:\n"
-            "          DIR/report.md, DIR/chnn_results.json, DIR/chnn_bars.png\n",
+            "          DIR/report.md, DIR/index.html and each strand's tables and figures\n",
             CLI_DEFAULT_THREADS);
 }
 
@@ -66,29 +71,104 @@ int cli_sweep_start(const char *verb_name, const imp_sweep_plan *plan, const cha
     return 0;
 }
 
+/* `impulse reproduce X`: write the plan with --plan, or run the plan in
+ * `dir` with `jobs` processes sharing the folder (the claims keep each task
+ * to one of them), then print the report of whatever is finished. */
+int cli_reproduce_sweep(const char *verb_name, imp_sweep_plan *plan, const char *plan_out, const char *dir,
+                        int threads, int jobs)
+{
+    if (plan_out) {
+        int st = imp_sweep_plan_save(plan, plan_out);
+        if (!st) fprintf(stderr, "%s: %d tasks (impulse sweep run %s --out DIR)\n", plan_out, plan->n_tasks, plan_out);
+        return st ? cli_fail(verb_name) : 0;
+    }
+    imp_sweep_run_opts o;
+    int rc = cli_sweep_start(verb_name, plan, dir, threads, &o);
+    if (rc) return rc;
+    fprintf(stderr, "impulse %s: %d tasks in %s (%d process%s)\n", verb_name, plan->n_tasks, dir, jobs,
+            jobs == 1 ? "" : "es");
+    fflush(NULL);
+    pid_t kids[64];
+    int n_kids = 0;
+    for (int k = 1; k < jobs && k < 64; k++) {
+        pid_t pid = fork();
+        if (pid < 0) break; /* fewer helpers: the tasks still all run */
+        if (pid == 0) {
+            char who[32];
+            snprintf(who, sizeof who, "process %d", k + 1);
+            o.runner = who;
+            o.progress_user = who;
+            imp_sweep_summary s;
+            int st = imp_sweep_run_plan(plan, dir, &o, &s);
+            fflush(NULL);
+            _exit(st ? 1 : 0);
+        }
+        kids[n_kids++] = pid;
+    }
+    imp_sweep_summary s = {0, 0, 0};
+    /* a task that fails (a diverging model) is reported, not fatal */
+    if (imp_sweep_run_plan(plan, dir, &o, &s)) fprintf(stderr, "impulse %s: warning: %s\n", verb_name, imp_last_error());
+    for (int k = 0; k < n_kids; k++) waitpid(kids[k], NULL, 0);
+    int done = 0;
+    for (int i = 0; i < plan->n_tasks; i++) done += imp_sweep_task_state(dir, &plan->tasks[i]) == IMP_SWEEP_DONE;
+    fprintf(stderr, "%d of %d tasks done (%d run by this process)%s\n", done, plan->n_tasks, s.ran,
+            cli_stop_requested() ? " (stopped: run the same command again to resume)" : "");
+    char *md = NULL;
+    if (imp_sweep_report(dir, &md)) return cli_fail(verb_name);
+    fputs(md, stdout);
+    free(md);
+    fprintf(stderr, "wrote %s/report.md and %s/index.html\n", dir, dir);
+    return cli_stop_requested() ? 130 : 0;
+}
+
 static int cmd_plan(int argc, char **argv)
 {
     const char *strand = NULL, *out = NULL;
     imp_sweep_chnn_opts co;
     imp_sweep_chnn_opts_default(&co);
-    long seeds = 1;
+    imp_sweep_cdl_opts cd;
+    imp_sweep_cdl_opts_default(&cd);
+    imp_sweep_impact_opts io;
+    imp_sweep_impact_opts_default(&io);
+    int quick = 0;
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+        long lv;
         if (!strcmp(a, "--preset") && val) co.preset = argv[++i];
+        else if (!strcmp(a, "--quick")) quick = 1;
         else if (!strcmp(a, "--seeds")) {
-            if (cli_parse_long(a, val, 1, 1000, &seeds)) return cli_fail(verb);
-            co.seeds = (int)seeds;
+            if (cli_parse_long(a, val, 1, 1000, &lv)) return cli_fail(verb);
+            co.seeds = cd.seeds = (int)lv;
             i++;
-        } else if ((!strcmp(a, "-o") || !strcmp(a, "--out")) && val) out = argv[++i];
+        } else if (!strcmp(a, "--epochs")) {
+            if (cli_parse_long(a, val, 1, 1000000, &lv)) return cli_fail(verb);
+            co.epochs = cd.epochs = (int)lv;
+            i++;
+        } else if (!strcmp(a, "--only") && val) cd.only = argv[++i];
+        else if (!strcmp(a, "--data") && val) io.data = argv[++i];
+        else if ((!strcmp(a, "-o") || !strcmp(a, "--out")) && val) out = argv[++i];
         else if (a[0] != '-' && !strand) strand = a;
         else return cli_failf(verb, "plan: unknown option '%s' (see --help)", a);
     }
-    if (!strand) return cli_failf(verb, "plan: name the reproduction (chnn)");
-    if (strcmp(strand, "chnn")) return cli_failf(verb, "plan: '%s' has no plan yet (known: chnn)", strand);
+    if (!strand) return cli_failf(verb, "plan: name the reproduction (chnn, cdl or impact)");
     if (!out) return cli_failf(verb, "plan: -o PLAN is required ('-' for stdout)");
     imp_sweep_plan plan;
-    if (imp_sweep_plan_chnn(&plan, &co)) return cli_fail(verb);
     int st;
+    if (!strcmp(strand, "chnn")) {
+        if (quick) co.preset = "quick";
+        st = imp_sweep_plan_chnn(&plan, &co);
+    } else if (!strcmp(strand, "cdl")) {
+        cd.quick = quick;
+        st = imp_sweep_plan_cdl(&plan, &cd);
+    } else if (!strcmp(strand, "impact")) {
+        char abs_path[4096];
+        if (io.data && realpath(io.data, abs_path)) io.data = abs_path;
+        io.quick = quick;
+        st = imp_sweep_plan_impact(&plan, &io);
+    } else {
+        return cli_failf(verb, "plan: '%s' has no plan (known: chnn, cdl, impact)", strand);
+    }
+    if (st) return cli_fail(verb);
     if (!strcmp(out, "-")) {
         char *text = NULL;
         st = imp_sweep_plan_text(&plan, &text);

@@ -104,13 +104,18 @@ def draw_element(ax, el, data, np, styler):
         marker, color = split_style(el.get("style"), "o")
         x = arr("x")
         few = x.size == 1 and marker in ("X", "*", "P")  # an annotated point, not a series
-        ax.scatter(x, arr("y"), marker=marker, color=map_color(color), s=90 if few else 14,
-                   alpha=None if few or x.size < 50 else 0.75,
+        # dense series: small translucent markers, so those beneath show through
+        ax.scatter(x, arr("y"), marker=marker, color=map_color(color), s=90 if few else 8 if x.size >= 200 else 14,
+                   alpha=None if few or x.size < 50 else 0.5 if x.size >= 200 else 0.75,
                    zorder=6 if few else 2, edgecolors="white" if few and marker not in "x+|_." else None,
                    linewidths=0.5 if few else None, label=label)
     elif kind == "errorbar":
         fmt, color = split_style(el.get("style"), "o")
-        ax.errorbar(arr("x"), arr("y"), yerr=arr("yerr"), fmt=fmt, color=map_color(color), capsize=3, label=label)
+        # series at the same x are drawn side by side (dodge: a factor on a
+        # log axis, else an offset), so their error bars do not hide each other
+        x = arr("x")
+        x = x * el["dodge"] if el.get("dodge_log") else x + el.get("dodge", 0.0)
+        ax.errorbar(x, arr("y"), yerr=arr("yerr"), fmt=fmt, color=map_color(color), capsize=3, label=label)
     elif kind == "bars":
         cats, groups = el["categories"], el["groups"]
         values = arr("values").reshape(len(groups), len(cats))
@@ -177,14 +182,36 @@ def render(spec, data, plt, np):
     if spec.get("format") != "impulse-figure-1":
         raise ValueError(f"unknown figure format {spec.get('format')!r}")
     used, rows, cols, width, height = layout(spec)
-    fig, axes = plt.subplots(rows, cols, figsize=(width, height), squeeze=False, layout="constrained")
-    axes = list(axes.ravel())
-    for ax in axes[len(used):]:
-        ax.set_visible(False)
-    slot = {p: i for i, p in enumerate(used)}
-    axes_of = {p: axes[slot[p]] for p in used}
+    fig = plt.figure(figsize=(width, height), layout="constrained")
+    grid = fig.add_gridspec(rows, cols)
+    axes = []
+    for i in range(len(used)):
+        r, c = divmod(i, cols)
+        # an odd panel out takes the whole last row: no blank slot beside it
+        last_alone = i == len(used) - 1 and c == 0 and cols > 1
+        axes.append(fig.add_subplot(grid[r, :] if last_alone else grid[r, c]))
+    axes_of = {p: axes[i] for i, p in enumerate(used)}
     has_legend = {p: False for p in used}
     styler = Styler()
+    # errorbar series of a panel: spread over 6 % of a decade (log x) or of
+    # the smallest x spacing
+    bars = {}
+    for el in spec["elements"]:
+        if el["kind"] == "errorbar":
+            bars.setdefault(int(el["panel"]), []).append(el)
+    for p, els in bars.items():
+        n = len(els)
+        if n < 2:
+            continue
+        log = bool(spec["panels"][p].get("x_log"))
+        xs = sorted({float(v) for el in els for v in np.asarray(data[el["x"]], dtype=float).ravel()})
+        gap = min((b - a for a, b in zip(xs, xs[1:])), default=1.0)
+        for j, el in enumerate(els):
+            k = j - (n - 1) / 2
+            if log:
+                el["dodge_log"], el["dodge"] = True, 10 ** (0.06 * k / n * 2)
+            else:
+                el["dodge"] = 0.3 * gap * k / n
     # reference curves first, so that they sit under the others
     elements = sorted(spec["elements"], key=lambda el: 0 if is_reference(el.get("label")) else 1)
     for el in elements:
@@ -193,6 +220,10 @@ def render(spec, data, plt, np):
     # the same legend in several panels: drawn once, in the first of them
     labels = {p: tuple(axes_of[p].get_legend_handles_labels()[1]) for p in used if has_legend[p]}
     repeated = [p for p in labels if len(labels) > 1 and len(set(labels.values())) == 1]
+    # a panel whose entries all stand in an earlier panel's legend (a model
+    # looks the same in every panel) needs none of its own
+    covered = {p for i, p in enumerate(labels) if p not in repeated and
+               any(set(labels[p]) <= set(labels[q]) for q in list(labels)[:i])}
     for p in used:
         ax, panel = axes_of[p], spec["panels"][p]
         if panel.get("title"):
@@ -219,7 +250,12 @@ def render(spec, data, plt, np):
             ax.set_yticks([v for v, _ in panel["yticks"]], [t for _, t in panel["yticks"]])
         if panel.get("equal"):
             ax.set_aspect("equal", adjustable="datalim")
-        if has_legend[p] and not (p in repeated and p != repeated[0]):
+        if has_legend[p] and p in repeated and len(labels[p]) > 6:
+            # a long legend shared by the panels: once, beside the last of
+            # them, where it hides no data
+            if p == repeated[-1]:
+                ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
+        elif has_legend[p] and not (p in repeated and p != repeated[0]) and p not in covered:
             ax.legend(fontsize="small", framealpha=0.85)
         ax.grid(True, alpha=0.3)
     if spec.get("title"):

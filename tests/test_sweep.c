@@ -7,12 +7,9 @@
 #include "impulse/io.h"
 #include "impulse/sweep.h"
 #include "test.h"
+#include "sweep_test.h"
 
-#include <dirent.h>
-#include <signal.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 static const char *cli = IMPULSE_CLI_PATH;
@@ -26,128 +23,9 @@ static const char plan_text[] =
     "task id=p1.hnn.s1 strand=chnn system=pendulum-chain:1 model=hnn seed=1 epochs=6 n_train=24 n_test=3 cost=1\n"
     "task id=p1.gt-pert strand=chnn system=pendulum-chain:1 model=gt-pert n_test=3\n";
 
-static void sleep_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
-static int run(const char *cmd)
-{
-    int s = system(cmd);
-    return WIFEXITED(s) ? WEXITSTATUS(s) : 128 + WTERMSIG(s);
-}
-
-static char *slurp(const char *path)
-{
-    unsigned char *buf = NULL;
-    size_t len = 0;
-    if (imp_read_file(path, &buf, &len)) return NULL;
-    return (char *)buf;
-}
-
-static int count_lines(const char *path)
-{
-    char *t = slurp(path);
-    int n = 0;
-    for (char *p = t; p && *p; p++) n += *p == '\n';
-    free(t);
-    return n;
-}
-
-/* How many "done" lines log.jsonl has for task id. */
-static int done_count(const char *dir, const char *id)
-{
-    char path[512], key[160];
-    snprintf(path, sizeof path, "%s/log.jsonl", dir);
-    snprintf(key, sizeof key, "{\"id\":\"%s\",\"status\":\"done\"", id);
-    char *t = slurp(path);
-    int n = 0;
-    for (char *p = t; p && (p = strstr(p, key)); p++) n++;
-    free(t);
-    return n;
-}
-
-/* SIGKILL every process of session sid (mpirun puts each rank in a process
- * group of its own, but they stay in its session); returns how many are
- * left. */
-static int kill_session(pid_t sid)
-{
-    DIR *d = opendir("/proc");
-    int left = 0;
-    struct dirent *e;
-    while (d && (e = readdir(d))) {
-        char path[300], buf[1024];
-        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
-        FILE *f = fopen(path, "r");
-        if (!f) continue;
-        size_t n = fread(buf, 1, sizeof buf - 1, f);
-        fclose(f);
-        buf[n] = 0;
-        char *rp = strrchr(buf, ')'); /* after the command name */
-        char state;
-        int ppid, pgrp, session;
-        if (!rp || sscanf(rp + 1, " %c %d %d %d", &state, &ppid, &pgrp, &session) != 4) continue;
-        if (session == sid && state != 'Z') {
-            kill((pid_t)atoi(e->d_name), SIGKILL);
-            left++;
-        }
-    }
-    if (d) closedir(d);
-    return left;
-}
-
-/* Start cmd in a session of its own, wait until the file `when` exists
- * (or, with lines > 0, has that many lines), then SIGKILL every process of
- * the session, as a scheduler ending a job does; wait until they are gone.
- * Returns 1 if it was killed mid-way, 0 if the command ended first. */
-static int run_and_kill_at(const char *cmd, const char *when, int lines)
-{
-    pid_t pid = fork();
-    if (pid == 0) {
-        setsid();
-        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-        _exit(127);
-    }
-    int killed = 0;
-    for (int i = 0; i < 6000; i++) {
-        int status;
-        if (waitpid(pid, &status, WNOHANG) == pid) return 0;
-        if (lines > 0 ? count_lines(when) >= lines : access(when, F_OK) == 0) {
-            killed = 1;
-            break;
-        }
-        sleep_ms(10);
-    }
-    kill_session(pid);
-    waitpid(pid, NULL, 0);
-    for (int i = 0; i < 500 && kill_session(pid) > 0; i++) sleep_ms(10);
-    return killed;
-}
-
-/* ... after the first finished task of the sweep in dir */
-static int run_and_kill(const char *cmd, const char *dir)
-{
-    char log[512];
-    snprintf(log, sizeof log, "%s/log.jsonl", dir);
-    return run_and_kill_at(cmd, log, 1);
-}
-
-static int run_and_kill_when(const char *cmd, const char *file) { return run_and_kill_at(cmd, file, 0); }
-
 static void check_complete(const char *dir, const char *ref_table, const char *what)
 {
-    imp_sweep_plan plan;
-    if (imp_sweep_plan_parse(&plan, plan_text, "plan")) {
-        CHECK_MSG(0, "%s", imp_last_error());
-        return;
-    }
-    for (int i = 0; i < plan.n_tasks; i++) {
-        int n = done_count(dir, plan.tasks[i].id);
-        CHECK_MSG(n == 1, "%s: task %s finished %d times", what, plan.tasks[i].id, n);
-        CHECK(imp_sweep_task_state(dir, &plan.tasks[i]) == IMP_SWEEP_DONE);
-    }
-    imp_sweep_plan_free(&plan);
+    check_once(dir, what);
     char cmd[1024], path[512];
     snprintf(cmd, sizeof cmd, "%s sweep report %s > %s/report.out", cli, dir, dir);
     CHECK(run(cmd) == 0);
@@ -297,16 +175,7 @@ int main(void)
      * training state, bit-identically */
     static const char long_plan[] = "task id=long strand=chnn system=pendulum-chain:1 model=chnn seed=3 epochs=40 "
                                     "n_train=24 n_test=3 state_every=2\n";
-    CHECK_OK(imp_write_file_atomic("sweep_long.txt", long_plan, strlen(long_plan)));
-    system("rm -rf sweep_long_ref sweep_long");
-    snprintf(cmd, sizeof cmd, "%s sweep run sweep_long.txt --out sweep_long_ref --threads 1 2>/dev/null", cli);
-    CHECK(run(cmd) == 0);
-    snprintf(cmd, sizeof cmd, "exec %s sweep run sweep_long.txt --out sweep_long --threads 1 2>/dev/null", cli);
-    CHECK_MSG(run_and_kill_when(cmd, "sweep_long/tasks/long/train_state.npz") == 1,
-              "the run ended before its training state was written");
-    CHECK(access("sweep_long/tasks/long/result.npz", F_OK) != 0);
-    snprintf(cmd, sizeof cmd, "%s sweep run sweep_long.txt --out sweep_long --threads 1 2>/dev/null", cli);
-    CHECK(run(cmd) == 0);
+    run_killed_in_training(cli, long_plan, "sweep_long");
     unsigned char *ab = NULL, *bb = NULL;
     size_t an = 0, bn = 0;
     CHECK_OK(imp_read_file("sweep_long_ref/tasks/long/model.npz", &ab, &an));
@@ -314,7 +183,6 @@ int main(void)
     CHECK_MSG(ab && bb && an == bn && !memcmp(ab, bb, an), "resumed checkpoint differs from the uninterrupted one");
     free(ab);
     free(bb);
-    CHECK(access("sweep_long/tasks/long/train_state.npz", F_OK) != 0); /* removed once trained */
     imp_npz *rz = NULL;
     double resumed = 0;
     CHECK_OK(imp_npz_load(&rz, "sweep_long/tasks/long/result.npz"));

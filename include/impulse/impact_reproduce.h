@@ -77,6 +77,15 @@ int imp_impact_ellipse_picture(const imp_contact *c, double kg, imp_impact_varia
                                size_t n_boundary, size_t n_grid, double mu_cap, double *boundary,
                                double *lines, double *preds, double *measured, double *irb);
 
+/* An impact set from a file: an impact-set .npz, the drops .npz of
+ * `impulse impact drop`, the processed data_ellipse.mat, or the raw
+ * 2000-drop .mat. */
+int imp_impact_load_any(imp_impact_set *s, const char *path);
+/* The authors' stored measured impulses (p_true_data.mat in the folder of
+ * data_file) as identification targets, count x 2 in table order (malloc'd);
+ * the set must be the processed one (every impact valid, same count). */
+int imp_impact_load_given_targets(const char *data_file, const imp_impact_set *s, double **P);
+
 #ifdef __cplusplus
 }
 #endif

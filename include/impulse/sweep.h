@@ -139,6 +139,44 @@ typedef struct imp_sweep_chnn_opts {
 void imp_sweep_chnn_opts_default(imp_sweep_chnn_opts *o);
 int imp_sweep_plan_chnn(imp_sweep_plan *plan, const imp_sweep_chnn_opts *o);
 
+/* The plan of the CD-Lagrange reproduction (Hochlehnert et al. 2021,
+ * section 4 and appendix): the experiments pendulum, ball-touch,
+ * ball-notouch, ball-e07, cradle-touch, cradle-notouch, each with its models
+ * (cdl, vin, resnet, resnet-contact), one task per experiment x model x seed
+ * (the ResNet ignores touch, so its ball and cradle runs are planned once,
+ * under the touch experiment). Full: each experiment's epochs (3000 for the
+ * pendulum, 2000 otherwise), 3 seeds; quick: 100 epochs, 2 seeds. Fields
+ * left 0 / NULL take those defaults. */
+typedef struct imp_sweep_cdl_opts {
+    int quick;
+    int seeds;            /* 0: 3 (2 with quick) */
+    int first_seed;       /* 0 */
+    int epochs;           /* 0: the experiment's (100 with quick) */
+    const char *settings; /* "code" (reference code: lr 1e-2, softplus; default) or "paper" */
+    const char *only;     /* comma list of experiment ids; NULL: all */
+    int threads;          /* training threads per task written into the plan (0: 1) */
+} imp_sweep_cdl_opts;
+void imp_sweep_cdl_opts_default(imp_sweep_cdl_opts *o);
+int imp_sweep_plan_cdl(imp_sweep_plan *plan, const imp_sweep_cdl_opts *o);
+
+/* The plan of the planar-impact reproduction (Fazeli et al. 2017): coarse
+ * tasks, one per table: the evaluation under the stored and under the
+ * corrected tangent sign (Tables 1-2, mean errors, figure data), Table 1
+ * against the authors' stored impulses (p_true_data.mat beside the data
+ * file), and the GP learning curves on the data and on synthetic drops.
+ * `data` is the processed data file (data_ellipse.mat); quick: 5 draws
+ * instead of 20, Table 2 on 300 impacts, 11x11 start grid, 2 GP splits. */
+typedef struct imp_sweep_impact_opts {
+    const char *data;     /* required */
+    int quick;
+    const char *variant;  /* "authors" (default) or "textbook" */
+    const char *target;   /* "contact" (default), irb-velocity, irb-momentum, p-data */
+    long seed;            /* 2017 */
+    int gp;               /* 1 (default): the GP learning-curve tasks too */
+} imp_sweep_impact_opts;
+void imp_sweep_impact_opts_default(imp_sweep_impact_opts *o);
+int imp_sweep_plan_impact(imp_sweep_plan *plan, const imp_sweep_impact_opts *o);
+
 /* Report of an output folder: tables (markdown and CSV), results.json,
  * figures, and the list of tasks not done, written into `dir`. The markdown
  * text is also returned (malloc'd) if `markdown` is not NULL. */

@@ -35,14 +35,15 @@ import threading
 from typing import Callable, Mapping, Sequence
 
 from . import _lib
-from ._lib import Error, check, f64, lib, ptr
+from ._lib import Error, check, f64, lib, libc_free, ptr
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 __all__ = ["Error", "Dataset", "Model", "ConstrainedModel", "simulate", "train", "load_model", "library_path",
            "blas_core", "CONTACT_SYSTEMS", "CONTACT_MODELS", "CONSTRAINED_MODELS", "IMPACT_LAWS",
-           "impact_predict", "impact_irb", "impact_identify", "impact_table1", "GaussianProcess", "version"]
+           "impact_predict", "impact_irb", "impact_identify", "impact_table1", "GaussianProcess", "version",
+           "REPRODUCTIONS", "sweep_plan", "sweep_run", "sweep_report", "reproduce"]
 __version__ = "0.1.0"
 version = __version__
 
@@ -936,6 +937,152 @@ class GaussianProcess:
             self._h = ctypes.c_void_p()
 
     __del__ = close
+
+
+
+# --------------------------------------------------------------------------- reproductions as sweeps
+
+REPRODUCTIONS = ("cdl", "chnn", "impact")
+
+
+def _c_str(v):
+    return None if v is None else os.fsencode(v) if isinstance(v, os.PathLike) else str(v).encode()
+
+
+def sweep_plan(name: str, path: str | os.PathLike | None = None, *, quick: bool = False, **options) -> str:
+    """The task list of a paper's reproduction, as `impulse sweep plan NAME` /
+    `impulse reproduce NAME --plan PATH`; returns the plan's text and writes it
+    to `path` if given.
+
+    name "cdl" (Hochlehnert et al. 2021): seeds, first_seed, epochs,
+    settings ("code" or "paper"), only ("pendulum,ball-touch,..."), threads.
+    name "chnn" (Finzi et al. 2020): preset ("full", "all", "quick", "tiny"),
+    systems, models, n_train_list (comma lists), seeds, first_seed, epochs,
+    n_train, n_test, hidden, lr.
+    name "impact" (Fazeli et al. 2017): data (the data_ellipse.mat path,
+    required), variant, target, seed, gp (bool: the GP learning-curve tasks).
+    quick=True: the reproduction's --quick settings.
+    """
+    plan = _lib.SweepPlan()
+    keep = []
+
+    def fill(opts, allowed):
+        for k, v in options.items():
+            if k not in allowed:
+                raise Error(f"sweep_plan {name}: unknown option '{k}' (known: {', '.join(sorted(allowed))})")
+            if isinstance(v, bool):
+                v = int(v)
+            if isinstance(getattr(opts, k), bytes) or dict(opts._fields_)[k] is _lib.c_char_p:
+                v = _c_str(",".join(map(str, v)) if isinstance(v, (list, tuple)) else v)
+                keep.append(v)
+            setattr(opts, k, v)
+
+    if name == "cdl":
+        o = _lib.SweepCdlOpts()
+        lib.imp_sweep_cdl_opts_default(ctypes.byref(o))
+        fill(o, {"seeds", "first_seed", "epochs", "settings", "only", "threads"})
+        o.quick = int(quick)
+        check(lib.imp_sweep_plan_cdl(ctypes.byref(plan), ctypes.byref(o)))
+    elif name == "chnn":
+        o = _lib.SweepChnnOpts()
+        lib.imp_sweep_chnn_opts_default(ctypes.byref(o))
+        if quick:
+            o.preset = b"quick"
+        fill(o, {"preset", "systems", "models", "n_train_list", "seeds", "first_seed", "epochs", "n_train", "n_test",
+                 "hidden", "lr"})
+        check(lib.imp_sweep_plan_chnn(ctypes.byref(plan), ctypes.byref(o)))
+    elif name == "impact":
+        o = _lib.SweepImpactOpts()
+        lib.imp_sweep_impact_opts_default(ctypes.byref(o))
+        if "data" in options:
+            options["data"] = os.path.abspath(os.fspath(options["data"]))
+        fill(o, {"data", "variant", "target", "seed", "gp"})
+        o.quick = int(quick)
+        check(lib.imp_sweep_plan_impact(ctypes.byref(plan), ctypes.byref(o)))
+    else:
+        raise Error(f"sweep_plan: '{name}' unknown (known: {', '.join(REPRODUCTIONS)})")
+    try:
+        buf = ctypes.c_void_p()
+        check(lib.imp_sweep_plan_text(ctypes.byref(plan), ctypes.byref(buf)))
+        text = ctypes.string_at(buf).decode()
+        libc_free(buf)
+    finally:
+        lib.imp_sweep_plan_free(ctypes.byref(plan))
+    if path is not None:
+        tmp = os.fspath(path) + ".tmp"
+        with open(tmp, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    return text
+
+
+def sweep_run(plan: str | os.PathLike, out: str | os.PathLike, *, threads: int = 2,
+              progress: Callable[[str], None] | None = None) -> dict:
+    """Run the tasks of a plan (a plan file, or the text sweep_plan returned)
+    not yet done in the folder `out`, longest first, as `impulse sweep run`:
+    each task's result and checkpoint are written atomically under
+    out/tasks/<id>/, a finished task is never run again, so a run stopped by
+    Ctrl-C (after the task being trained reaches the end of an epoch) or
+    killed resumes where it stopped. Several processes may share `out`.
+    threads: training threads per task (the constrained networks; CD-Lagrange
+    tasks name theirs in the plan). progress(line) gets one line of text now
+    and then. Returns {"ran", "skipped", "failed", "stopped"}; a failing task
+    is counted (its message in out/tasks/<id>/error.txt), not raised.
+    """
+    plan_c = _lib.SweepPlan()
+    text = os.fspath(plan)
+    if "\n" in text or text.lstrip().startswith("task "):
+        check(lib.imp_sweep_plan_parse(ctypes.byref(plan_c), text.encode(), b"plan"))
+    else:
+        check(lib.imp_sweep_plan_load(ctypes.byref(plan_c), os.fsencode(text)))
+    try:
+        d = os.fsencode(out)
+        check(lib.imp_sweep_prepare(ctypes.byref(plan_c), d))
+        o = _lib.SweepRunOpts()
+        lib.imp_sweep_run_opts_default(ctypes.byref(o))
+        o.threads = threads
+        o.runner = b"python"
+
+        def on_progress(user, line):
+            if progress is not None:
+                try:
+                    progress(line.decode("utf-8", "replace"))
+                except BaseException as e:  # never unwind through C
+                    print(f"impulse: the progress callback raised {e!r}")
+        keep = (_lib.SWEEP_PROGRESS_FN(on_progress), None)
+        o.progress = keep[0] if progress is not None else _lib.SWEEP_PROGRESS_FN()
+        summary = _lib.SweepSummary()
+        with _Interrupt() as intr:
+            stop_fn = _lib.SWEEP_STOP_FN(lambda user: 1 if intr.hit else 0)
+            o.should_stop = stop_fn
+            st = lib.imp_sweep_run_plan(ctypes.byref(plan_c), d, ctypes.byref(o), ctypes.byref(summary))
+            if st:
+                lib.imp_clear_error()  # failed tasks are in the summary and their error.txt
+        return {"ran": summary.ran, "skipped": summary.skipped, "failed": summary.failed, "stopped": intr.hit}
+    finally:
+        lib.imp_sweep_plan_free(ctypes.byref(plan_c))
+
+
+def sweep_report(out: str | os.PathLike) -> str:
+    """The report of a sweep folder from whatever is finished, as
+    `impulse sweep report`: writes out/report.md, out/index.html and each
+    reproduction's tables and figures, and returns the Markdown text (which
+    lists the tasks not done)."""
+    buf = ctypes.c_void_p()
+    check(lib.imp_sweep_report(os.fsencode(out), ctypes.byref(buf)))
+    text = ctypes.string_at(buf).decode()
+    libc_free(buf)
+    return text
+
+
+def reproduce(name: str, out: str | os.PathLike, *, quick: bool = False, threads: int = 2,
+              progress: Callable[[str], None] | None = None, **options) -> str:
+    """A paper's reproduction, as `impulse reproduce NAME --out OUT`: its plan
+    (sweep_plan options), run in `out` (resuming what an earlier call left)
+    and reported; returns the report's Markdown."""
+    text = sweep_plan(name, quick=quick, **options)
+    sweep_run(text, out, threads=threads, progress=progress)
+    return sweep_report(out)
 
 
 Error.__module__ = __name__

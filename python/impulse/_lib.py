@@ -214,6 +214,40 @@ class GpOptions(Struct):
                 ("min_noise", c_double)]
 
 
+# include/impulse/sweep.h
+class SweepPlan(Struct):
+    _fields_ = [("n_tasks", c_int), ("tasks", c_void_p)]
+
+
+class SweepChnnOpts(Struct):
+    _fields_ = [("preset", c_char_p), ("systems", c_char_p), ("models", c_char_p), ("n_train_list", c_char_p),
+                ("seeds", c_int), ("first_seed", c_int), ("epochs", c_int), ("n_train", c_int), ("n_test", c_int),
+                ("hidden", c_int), ("lr", c_double)]
+
+
+class SweepCdlOpts(Struct):
+    _fields_ = [("quick", c_int), ("seeds", c_int), ("first_seed", c_int), ("epochs", c_int), ("settings", c_char_p),
+                ("only", c_char_p), ("threads", c_int)]
+
+
+class SweepImpactOpts(Struct):
+    _fields_ = [("data", c_char_p), ("quick", c_int), ("variant", c_char_p), ("target", c_char_p),
+                ("seed", ctypes.c_long), ("gp", c_int)]
+
+
+SWEEP_PROGRESS_FN = ctypes.CFUNCTYPE(None, c_void_p, c_char_p)
+SWEEP_STOP_FN = ctypes.CFUNCTYPE(c_int, c_void_p)
+
+
+class SweepRunOpts(Struct):
+    _fields_ = [("threads", c_int), ("runner", c_char_p), ("progress", SWEEP_PROGRESS_FN), ("progress_user", c_void_p),
+                ("should_stop", SWEEP_STOP_FN), ("stop_user", c_void_p)]
+
+
+class SweepSummary(Struct):
+    _fields_ = [("ran", c_int), ("skipped", c_int), ("failed", c_int)]
+
+
 lib.imp_abi_sizeof.restype = c_size_t
 lib.imp_abi_sizeof.argtypes = [c_char_p]
 for _name, _cls in (("imp_cdl_config", CdlConfig), ("imp_loss_parts", LossParts), ("imp_train_opts", TrainOpts),
@@ -223,7 +257,10 @@ for _name, _cls in (("imp_cdl_config", CdlConfig), ("imp_loss_parts", LossParts)
                     ("imp_ceval_opts", CEvalOpts), ("imp_ceval_result", CEvalResult), ("imp_contact", Contact),
                     ("imp_impact_law", ImpactLaw), ("imp_ident_options", IdentOptions),
                     ("imp_gp_options", GpOptions), ("imp_train_hooks", TrainHooks),
-                    ("imp_epoch_info", EpochInfo), ("imp_train_report", TrainReport), ("imp_loss_part", LossPart)):
+                    ("imp_epoch_info", EpochInfo), ("imp_train_report", TrainReport), ("imp_loss_part", LossPart),
+                    ("imp_sweep_plan", SweepPlan), ("imp_sweep_chnn_opts", SweepChnnOpts),
+                    ("imp_sweep_cdl_opts", SweepCdlOpts), ("imp_sweep_impact_opts", SweepImpactOpts),
+                    ("imp_sweep_run_opts", SweepRunOpts), ("imp_sweep_summary", SweepSummary)):
     if lib.imp_abi_sizeof(_name.encode()) != ctypes.sizeof(_cls):
         raise ImportError(f"impulse: the Python mirror of {_name} ({ctypes.sizeof(_cls)} bytes) does not match "
                           f"the library's ({lib.imp_abi_sizeof(_name.encode())} bytes): rebuild and reinstall")
@@ -317,6 +354,23 @@ _sig("imp_impact_identify_batch", [c_int, c_int, c_size_t, dptr, dptr, dptr, c_d
                                    P(IdentOptions), dptr, P(ctypes.c_int32), P(c_size_t)])
 _sig("imp_flat_model_contact_law", [c_void_p, P(c_int), P(c_int), P(c_int), dptr, dptr])
 _sig("imp_clear_error", [], None)
+for _n, _a, _r in [
+    ("imp_sweep_chnn_opts_default", [P(SweepChnnOpts)], None),
+    ("imp_sweep_cdl_opts_default", [P(SweepCdlOpts)], None),
+    ("imp_sweep_impact_opts_default", [P(SweepImpactOpts)], None),
+    ("imp_sweep_plan_chnn", [P(SweepPlan), P(SweepChnnOpts)], c_int),
+    ("imp_sweep_plan_cdl", [P(SweepPlan), P(SweepCdlOpts)], c_int),
+    ("imp_sweep_plan_impact", [P(SweepPlan), P(SweepImpactOpts)], c_int),
+    ("imp_sweep_plan_parse", [P(SweepPlan), c_char_p, c_char_p], c_int),
+    ("imp_sweep_plan_load", [P(SweepPlan), c_char_p], c_int),
+    ("imp_sweep_plan_text", [P(SweepPlan), P(c_void_p)], c_int),
+    ("imp_sweep_plan_free", [P(SweepPlan)], None),
+    ("imp_sweep_prepare", [P(SweepPlan), c_char_p], c_int),
+    ("imp_sweep_run_opts_default", [P(SweepRunOpts)], None),
+    ("imp_sweep_run_plan", [P(SweepPlan), c_char_p, P(SweepRunOpts), P(SweepSummary)], c_int),
+    ("imp_sweep_report", [c_char_p, P(c_void_p)], c_int),
+]:
+    _sig(_n, _a, _r)
 libc_free = ctypes.CDLL(None).free
 libc_free.argtypes, libc_free.restype = [c_void_p], None
 

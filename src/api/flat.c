@@ -77,6 +77,7 @@ int imp_flat_evaluate(const imp_model *m, const char *data_path, double *rmse, d
 #include "impulse/gp.h"
 #include "impulse/impact_analysis.h"
 #include "impulse/impact_models.h"
+#include "impulse/sweep.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,6 +92,8 @@ size_t imp_abi_sizeof(const char *type_name)
     IMP_ABI(imp_ctrain_result) IMP_ABI(imp_ceval_opts) IMP_ABI(imp_ceval_result) IMP_ABI(imp_contact)
     IMP_ABI(imp_impact_law) IMP_ABI(imp_ident_options) IMP_ABI(imp_gp_options)
     IMP_ABI(imp_train_hooks) IMP_ABI(imp_epoch_info) IMP_ABI(imp_train_report) IMP_ABI(imp_loss_part)
+    IMP_ABI(imp_sweep_plan) IMP_ABI(imp_sweep_chnn_opts) IMP_ABI(imp_sweep_cdl_opts) IMP_ABI(imp_sweep_impact_opts)
+    IMP_ABI(imp_sweep_run_opts) IMP_ABI(imp_sweep_summary)
 #undef IMP_ABI
     return 0;
 }

@@ -2,6 +2,10 @@
  * [CoRL] sec 4.3), on one impact set in one tangent-sign convention. */
 #include "impulse/core.h"
 #include "impulse/impact_reproduce.h"
+#include "impulse/drop.h"
+#include "impulse/impact.h"
+#include "impulse/io.h"
+#include <stdio.h>
 
 #include <math.h>
 #include <stdlib.h>
@@ -252,3 +256,56 @@ int imp_impact_ellipse_picture(const imp_contact *c, double kg, imp_impact_varia
     measured[1] = c->Mc[2] * du[0] + c->Mc[3] * du[1];
     return imp_impact_irb(c, kg, IMP_IRB_VELOCITY, irb, NULL);
 }
+
+/* ---- loading the data of a reproduction ---- */
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t a = strlen(s), b = strlen(suffix);
+    return a >= b && !strcmp(s + a - b, suffix);
+}
+
+int imp_impact_load_any(imp_impact_set *s, const char *path)
+{
+    if (!s || !path) return imp_fail(IMP_ERR_INVALID, "impact data: NULL");
+    if (ends_with(path, ".npz") || !strcmp(path, "-")) {
+        /* an impact set, or drops of `impulse impact drop` ('-': an .npz on
+         * standard input, read once and kept, so it can be read twice) */
+        imp_npz *z = NULL;
+        int st = imp_npz_load(&z, path);
+        if (st) return imp_fail_context(st, "%s", path);
+        int drop_layout = imp_npz_find(z, "states_i") != NULL;
+        imp_npz_free(z);
+        return drop_layout ? imp_drop_load_impact_set(s, path) : imp_impact_load_npz(s, path);
+    }
+    int st = imp_impact_load_mat(s, path);
+    if (st == IMP_ERR_NOT_FOUND) {
+        /* not the processed file: maybe the raw 2000-drop file */
+        char first[512];
+        snprintf(first, sizeof first, "%s", imp_last_error());
+        if (imp_impact_load_raw_mat(s, path) == IMP_OK) return IMP_OK;
+        return imp_fail(st, "%s", first);
+    }
+    return st;
+}
+
+int imp_impact_load_given_targets(const char *data_file, const imp_impact_set *s, double **P)
+{
+    if (!data_file || !s || !P) return imp_fail(IMP_ERR_INVALID, "p_true_data: NULL");
+    *P = NULL;
+    char dir[4096], path[4200];
+    snprintf(dir, sizeof dir, "%s", data_file);
+    char *slash = strrchr(dir, '/');
+    if (slash) *slash = '\0';
+    else snprintf(dir, sizeof dir, ".");
+    snprintf(path, sizeof path, "%s/p_true_data.mat", dir);
+    for (size_t i = 0; i < s->count; i++)
+        if (!s->valid[i])
+            return imp_fail(IMP_ERR_INVALID, "--target p-data: needs the processed set with every impact valid "
+                                             "(impact %zu is not)", i);
+    size_t r, c;
+    int st = imp_impact_load_mat_matrix(path, "p_data", s->count, 2, P, &r, &c);
+    if (st) return imp_fail_context(st, "--target p-data");
+    return IMP_OK;
+}
+

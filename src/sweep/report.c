@@ -29,6 +29,20 @@ int sweep_appendf(char **buf, size_t *len, const char *fmt, ...)
     return IMP_OK;
 }
 
+int sweep_save_figure(imp_figure *fig, const char *dir, const char *stem, const char *caption, char **md, size_t *len)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, stem);
+    int st = imp_figure_save(fig, path);
+    imp_figure_free(fig);
+    if (st) {
+        st = sweep_appendf(md, len, "\n(%s not drawn: %s)\n", caption, imp_last_error());
+        imp_clear_error();
+        return st;
+    }
+    return sweep_appendf(md, len, "\n![%s](%s.png)\n", caption, stem);
+}
+
 /* Greedy list scheduling of durations (already longest first) on n ranks:
  * what the dynamic runner does when every rank asks for the next task as
  * soon as it is free. */
@@ -174,6 +188,8 @@ int imp_sweep_report(const char *dir, char **markdown)
         }
     }
     if (!st) st = sweep_report_chnn(dir, res, plan.n_tasks, &md, &len);
+    if (!st) st = sweep_report_cdl(dir, res, plan.n_tasks, &md, &len);
+    if (!st) st = sweep_report_impact(dir, res, plan.n_tasks, &md, &len);
     if (!st) st = timing_section(dir, &plan, &md, &len);
     if (!st) {
         snprintf(path, sizeof path, "%s/report.md", dir);

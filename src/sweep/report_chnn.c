@@ -216,18 +216,6 @@ static int size_table(const grid *g, char **md, size_t *len)
     return st;
 }
 
-/* Save a figure; a missing matplotlib is a note in the report, not a
- * failure (the tables stand without the figures). */
-static int save_figure(imp_figure *fig, const char *dir, const char *stem, const char *caption, char **md, size_t *len)
-{
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s", dir, stem);
-    int st = imp_figure_save(fig, path);
-    imp_figure_free(fig);
-    if (st) return sweep_appendf(md, len, "\n(%s not drawn: %s)\n", caption, imp_last_error());
-    return sweep_appendf(md, len, "\n![%s](%s.png)\n", caption, stem);
-}
-
 static int bar_figure(const grid *g, const char *dir, char **md, size_t *len)
 {
     const char *groups[N_MODELS + 1];
@@ -262,7 +250,7 @@ static int bar_figure(const grid *g, const char *dir, char **md, size_t *len)
         imp_figure_bars(fig, p, g->systems, (size_t)n_sys, groups, (size_t)ng, vals + (size_t)p * ng * n_sys, NULL);
     }
     free(vals);
-    return save_figure(fig, dir, "chnn_bars", "mean geometric-mean relative error, ours and the paper's", md, len);
+    return sweep_save_figure(fig, dir, "chnn_bars", "mean geometric-mean relative error, ours and the paper's", md, len);
 }
 
 static int curve_figures(const grid *g, const char *dir, char **md, size_t *len)
@@ -297,7 +285,7 @@ static int curve_figures(const grid *g, const char *dir, char **md, size_t *len)
             imp_figure_free(fig);
             continue;
         }
-        st = save_figure(fig, dir, stems[k], ylabels[k], md, len);
+        st = sweep_save_figure(fig, dir, stems[k], ylabels[k], md, len);
     }
     return st;
 }

@@ -19,7 +19,21 @@ static const struct {
     sweep_exec_fn exec;
 } executors[] = {
     {"chnn", sweep_exec_chnn},
+    {"cdl", sweep_exec_cdl},
+    {"impact", sweep_exec_impact},
 };
+
+int sweep_train_epoch(const imp_epoch_info *info, void *user)
+{
+    sweep_progress *p = user;
+    if (p->o->progress && (info->epoch % p->every == 0 || info->epoch == 1)) {
+        char line[256];
+        snprintf(line, sizeof line, "%s: epoch %d/%d loss %.4g (%.0f s)", p->t->id, info->epoch, info->epochs,
+                 info->loss, info->seconds);
+        p->o->progress(p->o->progress_user, line);
+    }
+    return p->o->should_stop && p->o->should_stop(p->o->stop_user);
+}
 
 void imp_sweep_run_opts_default(imp_sweep_run_opts *o)
 {
@@ -242,7 +256,7 @@ int imp_sweep_run_task(const imp_sweep_plan *plan, int k, const char *dir, const
     sweep_exec_fn exec = NULL;
     for (size_t i = 0; i < sizeof executors / sizeof executors[0]; i++)
         if (!strcmp(executors[i].strand, strand)) exec = executors[i].exec;
-    if (!exec) return imp_fail(IMP_ERR_NOT_FOUND, "task '%s': strand '%s' unknown (known: chnn)", t->id, strand);
+    if (!exec) return imp_fail(IMP_ERR_NOT_FOUND, "task '%s': strand '%s' unknown (known: chnn, cdl, impact)", t->id, strand);
     if (imp_sweep_task_state(dir, t) == IMP_SWEEP_DONE) return IMP_OK;
     char tdir[4096], claim[4096], result[4096], errpath[4096];
     int st = task_path(tdir, sizeof tdir, dir, t, NULL);

@@ -2,8 +2,11 @@
 #ifndef IMPULSE_SWEEP_INTERNAL_H
 #define IMPULSE_SWEEP_INTERNAL_H
 
+#include "impulse/contact_systems.h"
 #include "impulse/io.h"
+#include "impulse/report.h"
 #include "impulse/sweep.h"
+#include "impulse/train.h"
 
 /* Run task t with its files under task_dir (which exists); put the result
  * (named arrays and a "meta" JSON with the scalar results) into `result`.
@@ -15,6 +18,45 @@ typedef int (*sweep_exec_fn)(const imp_sweep_task *t, const char *task_dir, cons
                              imp_npz *result);
 
 int sweep_exec_chnn(const imp_sweep_task *t, const char *task_dir, const imp_sweep_run_opts *o, imp_npz *result);
+int sweep_exec_cdl(const imp_sweep_task *t, const char *task_dir, const imp_sweep_run_opts *o, imp_npz *result);
+int sweep_exec_impact(const imp_sweep_task *t, const char *task_dir, const imp_sweep_run_opts *o, imp_npz *result);
+
+/* The training callback of a task: a progress line every `every` epochs,
+ * and a stop request of the runner ends the training cleanly (the task's
+ * training state is kept for the next run). */
+typedef struct sweep_progress {
+    const imp_sweep_task *t;
+    const imp_sweep_run_opts *o;
+    int every;
+} sweep_progress;
+int sweep_train_epoch(const imp_epoch_info *info, void *user);
+
+/* Columns of an impact evaluation's "models" array (task_impact.c):
+ * mu mean, std, eps mean, std, best share, worst share, Table 2 fraction,
+ * per-impact mu mean, std, zero share, per-impact eps mean, std, mean error
+ * at Table 1, identified, median identified, energy-gain, penetration and
+ * cone-violation shares (identified), failures and first failure at Table 1
+ * and identified, ensemble k and draws. */
+#define SWEEP_IMPACT_NCOL 24
+
+/* The experiments of the CD-Lagrange reproduction (task_cdl.c). */
+typedef struct sweep_cdl_experiment {
+    const char *id, *title, *system;
+    double restitution, noise;
+    int steps;  /* 0: system default */
+    int touch;
+    int epochs; /* full run */
+    double l2;  /* L2 on the potential; < 0: the settings' default */
+    const char *models[4];
+} sweep_cdl_experiment;
+int sweep_cdl_n_experiments(void);
+const sweep_cdl_experiment *sweep_cdl_experiment_at(int i);
+int sweep_cdl_find(const char *id); /* index or -1 */
+/* The experiment whose task holds experiment exp's run of `model` (the
+ * ResNet ignores touch: one run serves both ball experiments). */
+int sweep_cdl_canonical(int exp, const char *model);
+/* The experiment's data for a seed: the paper's trajectory and a held-out one. */
+int sweep_cdl_make_data(const sweep_cdl_experiment *e, int seed, imp_trajset *ts);
 
 /* The strand's report section: appended to md (markdown) and to the JSON
  * array of results; figures written into dir. */
@@ -25,6 +67,13 @@ typedef struct sweep_result {
 } sweep_result;
 
 int sweep_report_chnn(const char *dir, const sweep_result *res, int n, char **md, size_t *md_len);
+int sweep_report_cdl(const char *dir, const sweep_result *res, int n, char **md, size_t *md_len);
+int sweep_report_impact(const char *dir, const sweep_result *res, int n, char **md, size_t *md_len);
+
+/* Save a figure as dir/stem.{png,svg,npz} and append its Markdown (or,
+ * when it cannot be drawn, e.g. no matplotlib, a note: the tables stand
+ * without the figures); frees fig. */
+int sweep_save_figure(imp_figure *fig, const char *dir, const char *stem, const char *caption, char **md, size_t *len);
 
 /* Append printf-formatted text to a growing buffer. */
 int sweep_appendf(char **buf, size_t *len, const char *fmt, ...)

@@ -78,25 +78,6 @@ static int add_curve(imp_npz *z, const char *name, const double *x, int n)
     return imp_npz_add_f64(z, name, 1, shape, x);
 }
 
-typedef struct progress_ctx {
-    const imp_sweep_task *t;
-    const imp_sweep_run_opts *o;
-} progress_ctx;
-
-/* After every epoch: a progress line every 50 epochs, and a stop request
- * of the runner ends the training (its state is kept for the next run). */
-static int train_epoch(const imp_epoch_info *info, void *user)
-{
-    progress_ctx *p = user;
-    if (p->o->progress && (info->epoch % 50 == 0 || info->epoch == 1)) {
-        char line[256];
-        snprintf(line, sizeof line, "%s: epoch %d/%d loss %.4g (%.0f s)", p->t->id, info->epoch, info->epochs,
-                 info->loss, info->seconds);
-        p->o->progress(p->o->progress_user, line);
-    }
-    return p->o->should_stop && p->o->should_stop(p->o->stop_user);
-}
-
 int sweep_exec_chnn(const imp_sweep_task *t, const char *task_dir, const imp_sweep_run_opts *o, imp_npz *result)
 {
     chnn_settings s;
@@ -146,13 +127,13 @@ int sweep_exec_chnn(const imp_sweep_task *t, const char *task_dir, const imp_swe
         }
         if (!st && !m.cartesian) st = imp_ctraj_to_generalised(&sys, &train, &gen);
         if (!st) {
-            progress_ctx pc = {t, o};
+            sweep_progress pc = {t, o, 50};
             topt.epochs = (int)s.epochs;
             topt.lr = s.lr;
             topt.n_chunks = (int)s.n_train;
             topt.seed = (unsigned long long)s.seed;
             topt.threads = o->threads > 0 ? o->threads : 1;
-            topt.hooks.on_epoch = train_epoch;
+            topt.hooks.on_epoch = sweep_train_epoch;
             topt.hooks.user_data = &pc;
             topt.hooks.report = &rep;
             topt.hooks.state_path = state;

@@ -1,0 +1,433 @@
+/* The CD-Lagrange section of a sweep report (Hochlehnert et al. 2021,
+ * section 4 and appendix): per experiment a table of the models' rollout
+ * errors (mean +- standard error over the finished seeds), and a figure from
+ * the first seed's checkpoints: phase portraits of every body, the learned
+ * potential's gradient, the impact times and the true energy of each
+ * rollout. Figures go to dir/figures/<experiment>.png. */
+#define _POSIX_C_SOURCE 200809L
+#include "sweep_internal.h"
+
+#include "impulse/cdl.h"
+#include "impulse/core.h"
+#include "impulse/report.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+enum { N_METRICS = 7, MAX_SEEDS = 1000 };
+
+/* The finished result of experiment ei's model `model` with `seed` (the
+ * ResNet's shared run included), or NULL. *planned says whether any task
+ * of the plan is that run. */
+static const sweep_result *find_run(const sweep_result *res, int n, int ei, const char *model, long seed, int *planned)
+{
+    const sweep_cdl_experiment *e = sweep_cdl_experiment_at(ei);
+    int canon = sweep_cdl_canonical(ei, model);
+    const char *canon_id = sweep_cdl_experiment_at(canon)->id;
+    for (int i = 0; i < n; i++) {
+        const imp_sweep_task *t = res[i].task;
+        const char *strand = imp_sweep_task_get(t, "strand"), *x = imp_sweep_task_get(t, "experiment"),
+                   *m = imp_sweep_task_get(t, "model");
+        long s;
+        if (strcmp(strand, "cdl") || !x || !m || strcmp(m, model) || (strcmp(x, e->id) && strcmp(x, canon_id)))
+            continue;
+        if (imp_sweep_task_int(t, "seed", 0, 0, 2147483647L, &s)) {
+            imp_clear_error();
+            continue;
+        }
+        if (s != seed) continue;
+        if (planned) *planned = 1;
+        if (res[i].z) return &res[i];
+    }
+    return NULL;
+}
+
+static int read_metrics(const sweep_result *r, double *v)
+{
+    const imp_npy_array *a = imp_npz_find(r->z, "metrics");
+    if (!a || a->dtype != IMP_F64 || a->count != N_METRICS) return -1;
+    memcpy(v, a->data, N_METRICS * sizeof(double));
+    return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static void mean_se(const double *x, int n, double *mean, double *se)
+{
+    double s = 0, s2 = 0;
+    for (int i = 0; i < n; i++) s += x[i];
+    *mean = s / n;
+    for (int i = 0; i < n; i++) s2 += (x[i] - *mean) * (x[i] - *mean);
+    *se = n > 1 ? sqrt(s2 / (n - 1) / n) : 0.0;
+}
+
+/* Markdown table of one experiment: a row per model, mean +- standard error
+ * over the seeds of each metric; missing runs are counted. */
+static int table_for(const sweep_result *res, int n, int ei, const long *seeds, int n_seeds, char **md, int *missing)
+{
+    static const char *headers[] = {"model", "RMSE (paper def.)", "median", "RMSE (ref. code def.)",
+                                    "RMSE held-out start (paper def.)", "RMSE forecast 5x (paper def.)",
+                                    "energy drift", "contact timing [s]", "train time [s]", "seeds"};
+    /* metrics array order: rmse, rmse_code, energy_drift, timing, seconds, heldout, forecast;
+     * table order: rmse, rmse_code, heldout, forecast, energy_drift, timing, seconds */
+    static const int column_of[N_METRICS] = {0, 1, 5, 6, 2, 3, 4};
+    imp_table *t = imp_table_new(N_METRICS + 3, headers);
+    if (!t) return imp_fail(IMP_ERR_NOMEM, "report: out of memory");
+    const sweep_cdl_experiment *e = sweep_cdl_experiment_at(ei);
+    double *v = malloc(sizeof(double) * N_METRICS * (size_t)n_seeds), *tmp = malloc(sizeof(double) * (size_t)n_seeds);
+    if (!v || !tmp) {
+        free(v), free(tmp);
+        imp_table_free(t);
+        return imp_fail(IMP_ERR_NOMEM, "report: out of memory");
+    }
+    for (int mi = 0; e->models[mi]; mi++) {
+        int got = 0, planned_runs = 0;
+        for (int si = 0; si < n_seeds; si++) {
+            int planned = 0;
+            const sweep_result *r = find_run(res, n, ei, e->models[mi], seeds[si], &planned);
+            planned_runs += planned;
+            double m[N_METRICS];
+            if (!r || read_metrics(r, m)) continue;
+            for (int c = 0; c < N_METRICS; c++) v[(size_t)c * n_seeds + got] = m[column_of[c]];
+            got++;
+        }
+        *missing += planned_runs - got;
+        const char *label = e->models[mi];
+        if (!strcmp(label, "cdl") && !e->touch) label = "cdl (no touch)";
+        imp_table_cellf(t, "%s", label);
+        for (int c = 0; c < N_METRICS; c++) {
+            char buf[96] = "n/a";
+            double mean, se;
+            int finite = 0, diverged = 0;
+            for (int i = 0; i < got; i++) {
+                double x = v[(size_t)c * n_seeds + i];
+                if (isfinite(x)) tmp[finite++] = x;
+                diverged += isinf(x) != 0;
+            }
+            if (finite) {
+                mean_se(tmp, finite, &mean, &se);
+                if (c == N_METRICS - 1) snprintf(buf, sizeof buf, "%.1f", mean);
+                else imp_format_mean_se(buf, sizeof buf, mean, se);
+            }
+            if (diverged && (c == 2 || c == 3)) { /* a rollout that blew up counts, and says so */
+                size_t len = strlen(buf);
+                snprintf(buf + len, sizeof buf - len, " (%d of %d diverged)", diverged, got);
+            }
+            imp_table_cellf(t, "%s", buf);
+            if (c == 0) { /* seeds can be heavy-tailed (one diverging run carries a mean) */
+                if (finite) {
+                    qsort(tmp, (size_t)finite, sizeof tmp[0], cmp_double);
+                    double med = finite % 2 ? tmp[finite / 2] : 0.5 * (tmp[finite / 2 - 1] + tmp[finite / 2]);
+                    imp_table_cellf(t, "%.3g", med);
+                } else {
+                    imp_table_cellf(t, "n/a");
+                }
+            }
+        }
+        if (got == planned_runs) imp_table_cellf(t, "%d", got);
+        else imp_table_cellf(t, "%d of %d", got, planned_runs);
+    }
+    free(v), free(tmp);
+    int st = imp_table_markdown(t, md);
+    imp_table_free(t);
+    return st;
+}
+
+/* True dU/dq of the known systems along one body's coordinate (unit masses
+ * and lengths, as the experiments). */
+static double true_dU(const char *system, double q)
+{
+    return !strcmp(system, "bouncing-ball") ? 9.81 : 9.81 * sin(q);
+}
+
+/* One colour and line style per model in every figure of the reproduction
+ * (Okabe-Ito colours; the potential-gradient panel's styler gives CDL and VIN
+ * the same first two colours): "style|colour", or only the colour. */
+static const char *model_style(const char *model, int with_line)
+{
+    static const struct {
+        const char *model, *line, *colour;
+    } styles[] = {{"cdl", "-|C0", "C0"}, {"vin", "--|C1", "C1"}, {"resnet", "-.|C2", "C2"},
+                  {"resnet-contact", "--|C3", "C3"}};
+    for (size_t i = 0; i < sizeof styles / sizeof styles[0]; i++)
+        if (!strcmp(styles[i].model, model)) return with_line ? styles[i].line : styles[i].colour;
+    return NULL;
+}
+
+/* Axis labels with units: angles for the pendulum and the cradle, heights
+ * for the ball. */
+static void axis_names(const char *system, int body, int K, char *q, char *v, char *g, size_t cap)
+{
+    int angle = strcmp(system, "bouncing-ball") != 0;
+    char who[32] = "";
+    if (K > 1) snprintf(who, sizeof who, "_%d", body + 1);
+    snprintf(q, cap, angle ? "angle $\\theta%s$ (rad)" : "height $q%s$ (m)", who);
+    snprintf(v, cap, angle ? "angular velocity $\\dot\\theta%s$ (rad/s)" : "velocity $\\dot q%s$ (m/s)", who);
+    snprintf(g, cap, angle ? "$\\partial U/\\partial\\theta%s$ (N m)" : "$\\partial U/\\partial q%s$ (N)", who);
+}
+
+/* The figure of one experiment (the first seed): a phase portrait per body,
+ * the learned potential's gradient along every body's coordinate (CDL, VIN),
+ * the impact times (when the system has contacts) and the true energy of each
+ * rollout on a log scale (a diverging model stays visible without hiding the
+ * truth). Models get their style from the plotter (one per model across
+ * panels); the truth is drawn wide and light under them. */
+static int figure_for(const char *dir, const sweep_result *res, int n, int ei, long seed, int *drawn)
+{
+    const sweep_cdl_experiment *e = sweep_cdl_experiment_at(ei);
+    *drawn = 0;
+    imp_trajset data;
+    int st = sweep_cdl_make_data(e, (int)seed, &data);
+    if (st) return st;
+    int T = data.n_steps, D = data.geom.n_bodies * data.geom.dim, K = data.geom.n_bodies, S = 2 * D;
+    int has_contacts = 0;
+    for (size_t i = 0; i < (size_t)T * K; i++) has_contacts |= data.contact[i] > 0.5;
+    int n_models = 0;
+    while (n_models < 4 && e->models[n_models]) n_models++;
+    /* panels: K phase portraits, the potential gradient, impacts (if any), energy */
+    int p_grad = K, p_imp = has_contacts ? K + 1 : -1, p_energy = K + 1 + has_contacts;
+    int n_panels = p_energy + 1;
+    imp_figure *fig = imp_figure_new((n_panels + 1) / 2, 2, 11, 3.4 * ((n_panels + 1) / 2) + 0.5);
+    double *energy = malloc(sizeof(double) * T), *tt = malloc(sizeof(double) * T);
+    double *xs = malloc(sizeof(double) * T), *ys = malloc(sizeof(double) * T);
+    double *states = malloc(sizeof(double) * T * S), *contact = malloc(sizeof(double) * T * K);
+    if (!fig || !energy || !tt || !xs || !ys || !states || !contact) {
+        free(energy), free(tt), free(xs), free(ys), free(states), free(contact);
+        imp_figure_free(fig);
+        imp_trajset_free(&data);
+        return imp_fail(IMP_ERR_NOMEM, "figure: out of memory");
+    }
+    char title[256], lq[96], lv[96], lg[96];
+    snprintf(title, sizeof title, "%s (seed %ld)", e->title, seed);
+    imp_figure_title(fig, title);
+    for (int t = 0; t < T; t++) tt[t] = t * data.dt;
+    for (int k = 0; k < K; k++) {
+        char pt[64];
+        axis_names(e->system, k, K, lq, lv, lg, sizeof lq);
+        snprintf(pt, sizeof pt, K > 1 ? "phase portrait, body %d" : "phase portrait", k + 1);
+        imp_figure_axes(fig, k, pt, lq, lv);
+        for (int t = 0; t < T; t++)
+            xs[t] = data.q[(size_t)t * D + k * data.geom.dim], ys[t] = data.qdot[(size_t)t * D + k * data.geom.dim];
+        imp_figure_scatter(fig, k, xs, ys, (size_t)T, "noisy observations", ".|0.7");
+        for (int t = 0; t < T; t++)
+            xs[t] = data.q_clean[(size_t)t * D + k * data.geom.dim],
+            ys[t] = data.qdot_clean[(size_t)t * D + k * data.geom.dim];
+        imp_figure_line(fig, k, xs, ys, (size_t)T, "truth", NULL);
+        /* a diverging baseline must not hide the truth: the view is the truth's, with margins */
+        double qlo = xs[0], qhi = xs[0], vlo = ys[0], vhi = ys[0];
+        for (int t = 0; t < T; t++)
+            qlo = fmin(qlo, xs[t]), qhi = fmax(qhi, xs[t]), vlo = fmin(vlo, ys[t]), vhi = fmax(vhi, ys[t]);
+        imp_figure_limits(fig, k, qlo - 0.4 * (qhi - qlo) - 0.1, qhi + 0.4 * (qhi - qlo) + 0.1,
+                          vlo - 0.4 * (vhi - vlo) - 0.1, vhi + 0.4 * (vhi - vlo) + 0.1);
+    }
+    axis_names(e->system, 0, 1, lq, lv, lg, sizeof lq);
+    imp_figure_axes(fig, p_grad, K > 1 ? "potential gradient along each body's coordinate (others at rest)"
+                                       : "potential gradient", lq, lg);
+    if (p_imp >= 0) imp_figure_axes(fig, p_imp, K > 1 ? "impacts (marker: body)" : "impacts", "time $t$ (s)", NULL);
+    imp_figure_axes(fig, p_energy, "true energy of the rollout", "time $t$ (s)", "energy $E$ (J)");
+    imp_figure_logscale(fig, p_energy, 0, 1);
+    /* the truth's energy and impacts */
+    double emin = INFINITY, emax = 0;
+    for (int t = 0; t < T; t++) {
+        imp_system_energy(data.system, &data.geom, data.gravity, data.length, data.q_clean + (size_t)t * D,
+                          data.qdot_clean + (size_t)t * D, &energy[t]);
+        if (energy[t] > 0) emin = fmin(emin, energy[t]);
+        emax = fmax(emax, energy[t]);
+    }
+    imp_figure_line(fig, p_energy, tt, energy, (size_t)T, "truth", NULL);
+    static const char *body_marker[4] = {"o", "s", "^", "D"};
+    if (p_imp >= 0)
+        for (int k = 0; k < K; k++) {
+            size_t c = 0;
+            for (int t = 0; t < T; t++)
+                if (data.contact[(size_t)t * K + k] > 0.5 && (t == 0 || data.contact[(size_t)(t - 1) * K + k] < 0.5))
+                    xs[c] = tt[t], ys[c] = 0.0 - 0.15 * k, c++;
+            char lab[48], sty[16];
+            snprintf(lab, sizeof lab, "truth, body %d", k + 1);
+            snprintf(sty, sizeof sty, "%s|k", body_marker[k % 4]);
+            if (c) imp_figure_scatter(fig, p_imp, xs, ys, c, K > 1 ? lab : NULL, sty);
+        }
+    /* the true potential's gradient over the range of the data */
+    double lo = INFINITY, hi = -INFINITY;
+    for (size_t i = 0; i < (size_t)T * D; i++) lo = fmin(lo, data.q_clean[i]), hi = fmax(hi, data.q_clean[i]);
+    enum { NG = 101 };
+    double qg[NG], gtrue[NG];
+    for (int i = 0; i < NG; i++) qg[i] = lo + (hi - lo) * i / (NG - 1), gtrue[i] = true_dU(e->system, qg[i]);
+    imp_figure_line(fig, p_grad, qg, gtrue, NG, "truth", NULL);
+    double e_lo = emin, e_hi = emax;
+    int row = 0;
+    /* the impacts panel: a row per model with a contact output, saying so
+     * when it predicted none */
+    char row_label[5][64];
+    snprintf(row_label[0], sizeof row_label[0], "truth");
+    for (int mi = 0; mi < n_models && !st; mi++) {
+        const sweep_result *r = find_run(res, n, ei, e->models[mi], seed, NULL);
+        if (!r) continue;
+        char path[4096];
+        snprintf(path, sizeof path, "%s/tasks/%s/model.npz", dir, r->task->id);
+        imp_model *m = NULL;
+        if (imp_model_load(&m, path)) {
+            imp_clear_error();
+            continue;
+        }
+        (*drawn)++;
+        const char *name = e->models[mi];
+        double x0[2 * IMP_MAX_BODIES * IMP_MAX_DIM];
+        memcpy(x0, data.q_clean, D * sizeof(double));
+        memcpy(x0 + D, data.qdot_clean, D * sizeof(double));
+        if (imp_model_rollout(m, x0, T, NULL, states, contact) == IMP_OK) {
+            for (int k = 0; k < K; k++) {
+                for (int t = 0; t < T; t++)
+                    xs[t] = states[(size_t)t * S + k * data.geom.dim],
+                    ys[t] = states[(size_t)t * S + D + k * data.geom.dim];
+                imp_figure_line(fig, k, xs, ys, (size_t)T, name, model_style(name, 1));
+            }
+            if (p_imp >= 0 && m->has_contact_net && row < 4) {
+                row++;
+                size_t predicted = 0;
+                for (int k = 0; k < K; k++) {
+                    size_t c = 0;
+                    for (int t = 1; t < T; t++)
+                        if (contact[(size_t)t * K + k] > 0.5 && contact[(size_t)(t - 1) * K + k] < 0.5)
+                            xs[c] = tt[t], ys[c] = -row - 0.15 * k, c++;
+                    char lab[64], sty[16];
+                    snprintf(lab, sizeof lab, "%s, body %d", name, k + 1);
+                    snprintf(sty, sizeof sty, "%s|%s", body_marker[k % 4], model_style(name, 0));
+                    if (c) imp_figure_scatter(fig, p_imp, xs, ys, c, K > 1 ? lab : NULL, sty);
+                    predicted += c;
+                }
+                snprintf(row_label[row], sizeof row_label[row], "%s%s", name, predicted ? "" : " (none)");
+            }
+            for (int t = 0; t < T; t++)
+                imp_system_energy(data.system, &data.geom, data.gravity, data.length, states + (size_t)t * S,
+                                  states + (size_t)t * S + D, &energy[t]);
+            imp_figure_line(fig, p_energy, tt, energy, (size_t)T, name, model_style(name, 1));
+            for (int t = 0; t < T; t++)
+                if (isfinite(energy[t]) && energy[t] > 0)
+                    e_lo = fmin(e_lo, fmax(energy[t], 1e-2 * emin)), e_hi = fmax(e_hi, fmin(energy[t], 1e2 * emax));
+        } else {
+            imp_clear_error();
+        }
+        if (m->cfg.kind == IMP_MODEL_CDL || m->cfg.kind == IMP_MODEL_VIN) {
+            double qin[NG * IMP_MAX_BODIES * IMP_MAX_DIM], g[NG * IMP_MAX_BODIES * IMP_MAX_DIM], gl[NG];
+            for (int k = 0; k < K; k++) {
+                /* other bodies at their initial configuration */
+                for (int i = 0; i < NG; i++) {
+                    memcpy(qin + (size_t)i * D, data.q_clean, D * sizeof(double));
+                    qin[(size_t)i * D + k * data.geom.dim] = qg[i];
+                }
+                if (imp_model_potential_grad(m, qin, NG, g) == IMP_OK) {
+                    for (int i = 0; i < NG; i++) gl[i] = g[(size_t)i * D + k * data.geom.dim];
+                    char lab[64];
+                    snprintf(lab, sizeof lab, K > 1 ? "%s, body %d" : "%s", name, k + 1);
+                    imp_figure_line(fig, p_grad, qg, gl, NG, lab, NULL);
+                } else {
+                    imp_clear_error();
+                }
+            }
+        }
+        imp_model_free(m);
+    }
+    if (p_imp >= 0) {
+        double tv[5];
+        const char *tl[5];
+        for (int r = 0; r <= row; r++) tv[r] = -r, tl[r] = row_label[r];
+        imp_figure_yticks(fig, p_imp, tv, tl, (size_t)row + 1);
+        imp_figure_limits(fig, p_imp, 0.0, T * data.dt, -(row + 0.5), 0.5);
+    }
+    if (emax > 0 && isfinite(e_lo)) imp_figure_limits(fig, p_energy, NAN, NAN, e_lo / 1.3, e_hi * 1.3);
+    char stem[4096];
+    snprintf(stem, sizeof stem, "%s/figures/%s", dir, e->id);
+    if (*drawn) st = imp_figure_save(fig, stem);
+    imp_figure_free(fig);
+    free(energy), free(tt), free(xs), free(ys), free(states), free(contact);
+    imp_trajset_free(&data);
+    return st;
+}
+
+static int cmp_long(const void *a, const void *b)
+{
+    long x = *(const long *)a, y = *(const long *)b;
+    return (x > y) - (x < y);
+}
+
+int sweep_report_cdl(const char *dir, const sweep_result *res, int n, char **md, size_t *len)
+{
+    int n_exp = sweep_cdl_n_experiments();
+    int *present = calloc((size_t)n_exp, sizeof(int));
+    long *seeds = malloc(sizeof(long) * (size_t)(n > 0 ? n : 1));
+    if (!present || !seeds) {
+        free(present), free(seeds);
+        return imp_fail(IMP_ERR_NOMEM, "report: out of memory");
+    }
+    int n_seeds = 0, any = 0;
+    const char *settings = "code";
+    double total_seconds = 0;
+    for (int i = 0; i < n; i++) {
+        const imp_sweep_task *t = res[i].task;
+        if (strcmp(imp_sweep_task_get(t, "strand"), "cdl")) continue;
+        int ei = sweep_cdl_find(imp_sweep_task_get(t, "experiment"));
+        long s;
+        if (ei < 0 || imp_sweep_task_int(t, "seed", 0, 0, 2147483647L, &s)) {
+            imp_clear_error();
+            continue;
+        }
+        any = 1;
+        present[ei] = 1;
+        if (imp_sweep_task_get(t, "settings")) settings = imp_sweep_task_get(t, "settings");
+        int known = 0;
+        for (int k = 0; k < n_seeds; k++) known |= seeds[k] == s;
+        if (!known) seeds[n_seeds++] = s;
+        double m8[N_METRICS];
+        if (res[i].z && !read_metrics(&res[i], m8) && isfinite(m8[4])) total_seconds += m8[4];
+    }
+    if (!any) {
+        free(present), free(seeds);
+        return IMP_OK;
+    }
+    qsort(seeds, (size_t)n_seeds, sizeof seeds[0], cmp_long);
+    char figdir[4096];
+    snprintf(figdir, sizeof figdir, "%s/figures", dir);
+    if (mkdir(figdir, 0777) && errno != EEXIST) {
+        free(present), free(seeds);
+        return imp_fail(IMP_ERR_IO, "%s: cannot create: %s", figdir, strerror(errno));
+    }
+    int st = sweep_appendf(md, len,
+                           "\n## CD-Lagrange networks (Hochlehnert et al. 2021)\n\n"
+                           "%s settings; mean ± standard error over the finished seeds (%d planned: each seed new "
+                           "noise and initialisation), and the median of the first RMSE; RMSE of the rollout from "
+                           "the noise-free first state over the whole trajectory. Training took %.0f s in all.\n",
+                           !strcmp(settings, "code") ? "Reference-code" : "Paper", n_seeds, total_seconds);
+    for (int ei = 0; ei < n_exp && !st; ei++) {
+        if (!present[ei]) continue;
+        const sweep_cdl_experiment *e = sweep_cdl_experiment_at(ei);
+        char *table = NULL;
+        int missing = 0;
+        if ((st = table_for(res, n, ei, seeds, n_seeds, &table, &missing))) break;
+        st = sweep_appendf(md, len, "\n### %s\n\n%s", e->title, table);
+        free(table);
+        if (!st && missing)
+            st = sweep_appendf(md, len, "\n%d planned run%s not finished (see 'Not done' above).\n", missing,
+                               missing == 1 ? "" : "s");
+        int drawn = 0;
+        if (!st && figure_for(dir, res, n, ei, seeds[0], &drawn)) {
+            st = sweep_appendf(md, len, "\n(figure of %s not drawn: %s)\n", e->id, imp_last_error());
+            imp_clear_error();
+        } else if (!st && drawn) {
+            st = sweep_appendf(md, len,
+                               "\n![%s: phase portraits, learned potential gradient, impacts and energy of the "
+                               "seed-%ld rollouts](figures/%s.png)\n",
+                               e->title, seeds[0], e->id);
+        }
+    }
+    free(present), free(seeds);
+    return st;
+}

@@ -1,0 +1,62 @@
+"""The reproductions from Python: impulse.sweep_plan / sweep_run /
+sweep_report / reproduce give the same plans as `impulse sweep plan` and
+`impulse reproduce ... --plan`, and the same results as `impulse sweep run`
+(ctest; IMPULSE_CLI is the tool)."""
+import os, subprocess, sys, tempfile
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+import impulse
+import numpy as np
+
+os.environ["IMPULSE_PYTHON"] = "/nonexistent/python3"  # figures: tested elsewhere
+cli = os.environ["IMPULSE_CLI"]
+d = tempfile.mkdtemp()
+p = lambda name: os.path.join(d, name)  # noqa: E731
+failed = 0
+
+
+def check(ok, what):
+    global failed
+    print(("ok: " if ok else "FAILED: ") + what)
+    failed += not ok
+
+
+def run(*args):
+    subprocess.run([cli, *args], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=os.environ)
+
+
+# plans: the same text as the command line's
+run("sweep", "plan", "cdl", "--only", "pendulum", "--epochs", "3", "--seeds", "2", "-o", p("cdl_cli.txt"))
+text = impulse.sweep_plan("cdl", p("cdl_py.txt"), only="pendulum", epochs=3, seeds=2)
+check(open(p("cdl_cli.txt")).read() == text == open(p("cdl_py.txt")).read(), "cdl plan as `impulse sweep plan cdl`")
+run("reproduce", "chnn", "--quick", "--plan", p("chnn_cli.txt"))
+check(open(p("chnn_cli.txt")).read() == impulse.sweep_plan("chnn", quick=True), "chnn plan as `reproduce chnn --plan`")
+drops = p("drops.npz")
+run("impact", "drop", "--count", "60", "--out", drops)
+run("reproduce", "impact", "--quick", "--data", drops, "--plan", p("impact_cli.txt"))
+check(open(p("impact_cli.txt")).read() == impulse.sweep_plan("impact", data=drops, quick=True),
+      "impact plan as `reproduce impact --plan`")
+for bad, want in ((lambda: impulse.sweep_plan("cdl", only="moon"), "'moon'"),
+                  (lambda: impulse.sweep_plan("cdl", speed=3), "unknown option 'speed'"),
+                  (lambda: impulse.sweep_plan("nope"), "'nope' unknown"),
+                  (lambda: impulse.sweep_plan("impact"), "data")):
+    try:
+        bad()
+        check(False, f"error naming {want}")
+    except impulse.Error as e:
+        check(want in str(e), f"error names {want}: {e}")
+
+# run and report: the CLI's results, bit for bit (train time aside)
+run("sweep", "run", p("cdl_cli.txt"), "--out", p("cli_run"))
+lines = []
+summary = impulse.sweep_run(text, p("py_run"), progress=lines.append)
+check(summary == {"ran": 6, "skipped": 0, "failed": 0, "stopped": False} and lines, f"sweep_run: {summary}")
+check(impulse.sweep_run(p("cdl_py.txt"), p("py_run"))["skipped"] == 6, "a second run finds every task done")
+for tid in ("pendulum.cdl.s0", "pendulum.vin.s1", "pendulum.resnet.s1"):
+    a = np.load(p(f"cli_run/tasks/{tid}/result.npz"))["metrics"]
+    b = np.load(p(f"py_run/tasks/{tid}/result.npz"))["metrics"]
+    check(np.array_equal(np.delete(a, 4), np.delete(b, 4), equal_nan=True), f"{tid}: metrics bit-identical to the CLI's")
+md = impulse.sweep_report(p("py_run"))
+check("6 of 6 tasks done" in md and "### Pendulum" in md and os.path.exists(p("py_run/report.md")), "sweep_report")
+md = impulse.reproduce("cdl", p("repro"), only="pendulum", epochs=2, seeds=1)
+check("3 of 3 tasks done" in md and "| vin " in md, "reproduce('cdl')")
+sys.exit(1 if failed else 0)
