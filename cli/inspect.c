@@ -72,7 +72,9 @@ int cli_inspect(int argc, char **argv)
                        "labels (%d extra, %d while separating), %d with no velocity change, %d resting; train's "
                        "default handling: %s\n", ts.labels, r.labels, r.intervals, r.impacts, r.multi, r.extra,
                        r.separating, r.no_change, r.resting,
-                       !strcmp(ts.labels, "impact") || !strcmp(ts.labels, "as-given") ? "as-given" : "onset");
+                       !strcmp(ts.labels, "impact") || !strcmp(ts.labels, "as-given") || !strcmp(ts.labels, "onset")
+                           ? "as-given"
+                           : "onset");
         }
         printf("  cdl, vin, resnet: can train%s\n", ts.has_contact ? "" : " (no contact labels: --no-touch)");
         printf("  resnet-contact: %s\n", ts.has_contact ? "can train" : "cannot train: needs contact labels ('contact')");
