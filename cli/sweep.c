@@ -22,13 +22,16 @@ static const char *verb = "sweep";
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: impulse sweep plan chnn [--preset full|all|quick|tiny] [--seeds N] -o PLAN   ('-': stdout)\n"
+            "usage: impulse sweep plan chnn [--preset full|all|quick|tiny] [--seeds N] [--systems LIST]\n"
+            "                                [--models LIST] [--precision double|single] -o PLAN   ('-': stdout)\n"
             "       (impulse reproduce chnn ... --plan PLAN writes the plan of any reproduce chnn options)\n"
             "       impulse sweep run PLAN --out DIR [--task K] [--threads N]\n"
             "       impulse sweep report DIR\n"
             "  plan:   write the task list of a reproduction (full: CHNN and CLNN on the eight systems of\n"
             "          Finzi et al. figs 5/7, HNN/DeLaN/NODE on pendulum-chain:3, gyroscope, rotor, 2000\n"
-            "          epochs; all: every model on every system; quick: minutes; tiny: seconds)\n"
+            "          epochs; all: every model on every system; quick: minutes; tiny: seconds);\n"
+            "          --precision single: the tasks train with float hidden-to-hidden products\n"
+            "          (precision=single, ids ending .f32), for comparing with double runs\n"
             "  run:    run the tasks of PLAN not yet done in DIR, longest first; a killed run resumes\n"
             "          where it stopped, a finished task is never rerun. Several runs may share DIR.\n"
             "          --task K runs only the plan's K-th task (0-based), e.g. K=$SLURM_ARRAY_TASK_ID.\n"
@@ -79,7 +82,12 @@ static int cmd_plan(int argc, char **argv)
             if (cli_parse_long(a, val, 1, 1000, &seeds)) return cli_fail(verb);
             co.seeds = (int)seeds;
             i++;
-        } else if ((!strcmp(a, "-o") || !strcmp(a, "--out")) && val) out = argv[++i];
+        } else if (!strcmp(a, "--precision")) {
+            if (cli_parse_precision(a, val, &co.single)) return cli_fail(verb);
+            i++;
+        } else if (!strcmp(a, "--systems") && val) co.systems = argv[++i];
+        else if (!strcmp(a, "--models") && val) co.models = argv[++i];
+        else if ((!strcmp(a, "-o") || !strcmp(a, "--out")) && val) out = argv[++i];
         else if (a[0] != '-' && !strand) strand = a;
         else return cli_failf(verb, "plan: unknown option '%s' (see --help)", a);
     }

@@ -9,6 +9,7 @@
  * missing factor gives an error of order 1; check_detects() shows on each
  * kind of check that a corrupted gradient is caught. */
 #include "impulse/nn.h"
+#include "nn/act_math.h"
 #include "nn/mlp_internal.h"
 #include "test.h"
 

@@ -15,6 +15,28 @@
 #include <stdint.h>
 #include <string.h>
 
+/* ---- second derivatives ----
+ * phi''(z) expressed through the cached a = phi(z) and s = phi'(z):
+ *   tanh:     s = 1 - a^2,      phi'' = -2 a s   (s is computed as 4e/(1+e)^2)
+ *   sigmoid:  s = a (1 - a),    phi'' = s (1 - 2a)
+ *   softplus: s = sigmoid(z),   phi'' = s (1 - s)
+ *   relu, identity:             phi'' = 0 (relu: almost everywhere).
+ * As macros for every type the kernels use (double, float, GCC vectors of
+ * either): one and two are 1 and 2 in the caller's type. */
+#define IMP_PHI2_TANH(one, two, a, s) (-(two) * (a) * (s))
+#define IMP_PHI2_SIGMOID(one, two, a, s) ((s) * ((one) - (two) * (a)))
+#define IMP_PHI2_SOFTPLUS(one, two, a, s) ((s) * ((one) - (s)))
+
+static inline double imp_act_second(imp_activation act, double a, double s)
+{
+    switch (act) {
+    case IMP_ACT_TANH: return IMP_PHI2_TANH(1.0, 2.0, a, s);
+    case IMP_ACT_SIGMOID: return IMP_PHI2_SIGMOID(1.0, 2.0, a, s);
+    case IMP_ACT_SOFTPLUS: return IMP_PHI2_SOFTPLUS(1.0, 2.0, a, s);
+    default: return 0.0;
+    }
+}
+
 /* ---- double ---- */
 
 /* For x <= 0 (NaN propagates): *em = expm1(x) and returns exp(x).

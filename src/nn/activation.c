@@ -219,9 +219,9 @@ void imp_vec_add_inplace(double *out, const double *x, size_t n) { vec_add_inpla
                       const double *restrict a, const double *restrict s,                \
                       double *restrict r, double *restrict ebar),                        \
                      (n, dbar, e, a, s, r, ebar))
-UP_KERNEL(up_tanh, -2.0 * a[i] * s[i])
-UP_KERNEL(up_sigmoid, s[i] * (1.0 - 2.0 * a[i]))
-UP_KERNEL(up_softplus, s[i] * (1.0 - s[i]))
+UP_KERNEL(up_tanh, IMP_PHI2_TANH(1.0, 2.0, a[i], s[i]))
+UP_KERNEL(up_sigmoid, IMP_PHI2_SIGMOID(1.0, 2.0, a[i], s[i]))
+UP_KERNEL(up_softplus, IMP_PHI2_SOFTPLUS(1.0, 2.0, a[i], s[i]))
 
 void imp_act_sweep2_up(imp_activation act, size_t n, const double *dbar, const double *e,
                        const double *a, const double *s, double *r, double *ebar)

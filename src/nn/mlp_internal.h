@@ -137,21 +137,6 @@ unsigned imp_isa_cpu(void);
 int imp_isa_choose(const char *request, unsigned cpu);
 const char *imp_isa_name(int isa);
 
-/* phi''(z) expressed through the cached a = phi(z) and s = phi'(z):
- *   tanh:     s = 1 - a^2,      phi'' = -2 a s   (s is computed as 4e/(1+e)^2)
- *   sigmoid:  s = a (1 - a),    phi'' = s (1 - 2a)
- *   softplus: s = sigmoid(z),   phi'' = s (1 - s)
- *   relu, identity:             phi'' = 0 (relu: almost everywhere). */
-static inline double imp_act_second(imp_activation act, double a, double s)
-{
-    switch (act) {
-    case IMP_ACT_TANH: return -2.0 * a * s;
-    case IMP_ACT_SIGMOID: return s * (1.0 - 2.0 * a);
-    case IMP_ACT_SOFTPLUS: return s * (1.0 - s);
-    default: return 0.0;
-    }
-}
-
 /* Sweep 2 up-pass step (see mlp.c): r = dbar * e * phi''(z) and
  * ebar = dbar * s; e and ebar both NULL for the output layer (e = 1). */
 void imp_act_sweep2_up(imp_activation act, size_t n, const double *dbar, const double *e,
