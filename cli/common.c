@@ -86,6 +86,14 @@ int cli_parse_long(const char *opt, const char *text, long lo, long hi, long *ou
     return st;
 }
 
+int cli_parse_precision(const char *opt, const char *text, int *single)
+{
+    if (!text || (strcmp(text, "single") && strcmp(text, "double")))
+        return imp_fail(IMP_ERR_INVALID, "%s: '%s', want single or double", opt, text ? text : "(missing)");
+    *single = !strcmp(text, "single");
+    return IMP_OK;
+}
+
 int cli_parse_double(const char *opt, const char *text, double lo, double hi, double *out)
 {
     double v;

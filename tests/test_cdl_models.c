@@ -285,7 +285,7 @@ static void test_single_contact(void)
 }
 
 /* Training's single-precision potential sweeps (imp_model_work_set_single_potential,
- * src/nn/mlp_fused_single.c) on the ball (one coordinate, softplus as the
+ * src/nn/mlp_fused.c, float) on the ball (one coordinate, softplus as the
  * reference code), the cradle (two coordinates, tanh as the paper, with
  * projection) and the pendulum with VIN: the window loss and its gradient
  * within float rounding of the all-double pass (which fd_check verifies);

@@ -961,7 +961,8 @@ def sweep_plan(name: str, path: str | os.PathLike | None = None, *, quick: bool 
     settings ("code" or "paper"), only ("pendulum,ball-touch,..."), threads.
     name "chnn" (Finzi et al. 2020): preset ("full", "all", "quick", "tiny"),
     systems, models, n_train_list (comma lists), seeds, first_seed, epochs,
-    n_train, n_test, hidden, lr.
+    n_train, n_test, hidden, lr, single (bool: precision=single tasks, ids
+    ending .f32).
     name "impact" (Fazeli et al. 2017): data (the data_ellipse.mat path,
     required), variant, target, seed, gp (bool: the GP learning-curve tasks).
     quick=True: the reproduction's --quick settings.
@@ -992,7 +993,7 @@ def sweep_plan(name: str, path: str | os.PathLike | None = None, *, quick: bool 
         if quick:
             o.preset = b"quick"
         fill(o, {"preset", "systems", "models", "n_train_list", "seeds", "first_seed", "epochs", "n_train", "n_test",
-                 "hidden", "lr"})
+                 "hidden", "lr", "single"})
         check(lib.imp_sweep_plan_chnn(ctypes.byref(plan), ctypes.byref(o)))
     elif name == "impact":
         o = _lib.SweepImpactOpts()

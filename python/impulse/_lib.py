@@ -222,7 +222,7 @@ class SweepPlan(Struct):
 class SweepChnnOpts(Struct):
     _fields_ = [("preset", c_char_p), ("systems", c_char_p), ("models", c_char_p), ("n_train_list", c_char_p),
                 ("seeds", c_int), ("first_seed", c_int), ("epochs", c_int), ("n_train", c_int), ("n_test", c_int),
-                ("hidden", c_int), ("lr", c_double)]
+                ("hidden", c_int), ("lr", c_double), ("single", c_int)]
 
 
 class SweepCdlOpts(Struct):

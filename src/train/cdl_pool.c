@@ -65,7 +65,7 @@ int imp_cdl_pool_new(imp_cdl_pool **out, const imp_model *m, int B, int H, int t
         if (!s->w || (threads > 1 && !s->grad)) st = imp_fail(IMP_ERR_NOMEM, "training: out of memory");
         /* the contact classifier's 100 x 100 products in float: see src/nn/mlp_single.c */
         if (!st) st = imp_model_work_set_single_contact(s->w, single_contact);
-        /* and the potential's sweeps: see src/nn/mlp_fused_single.c */
+        /* and the potential's sweeps: see src/nn/mlp_fused.c */
         if (!st) st = imp_model_work_set_single_potential(s->w, single_potential);
     }
     if (!st) st = imp_pool_new(&p->team, threads);
