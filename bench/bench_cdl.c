@@ -98,12 +98,16 @@ int main(int argc, char **argv)
     double x0[2] = {10.0, 0.0};
     int T = 20000;
     double *states = malloc(sizeof(double) * 2 * T), *c = malloc(sizeof(double) * T);
-    double c0 = cpu_now();
-    t0 = imp_time_now();
-    imp_model_rollout(m, x0, T, NULL, states, c);
-    double step_us = 1e6 * (imp_time_now() - t0) / (T - 1), step_cpu_us = 1e6 * (cpu_now() - c0) / (T - 1);
-    printf("impulse: one CDL rollout step (potential 1-500-1 + contact net 2-100-100-1): %.2f us wall, %.2f us CPU\n",
-           step_us, step_cpu_us);
+    /* double (imp_model_rollout), then the contact network in single */
+    for (int single = 0; single < 2; single++) {
+        double c0 = cpu_now();
+        t0 = imp_time_now();
+        imp_model_rollout_single(m, x0, T, NULL, single, states, c);
+        double step_us = 1e6 * (imp_time_now() - t0) / (T - 1), step_cpu_us = 1e6 * (cpu_now() - c0) / (T - 1);
+        printf("impulse: one CDL rollout step (potential 1-500-1 + contact net 2-100-100-1, contact net in %s): "
+               "%.2f us wall, %.2f us CPU\n",
+               single ? "single" : "double", step_us, step_cpu_us);
+    }
     free(states), free(c);
 
     int want_torch = !(argc > 2 && strcmp(argv[2], "--no-torch") == 0);

@@ -237,6 +237,46 @@ static void test_disk(void)
     imp_trajset_free(&ts);
 }
 
+/* A rollout with the contact network in single precision
+ * (imp_model_rollout_single): the same contact decisions as the double
+ * rollout on a network that makes both, hence bit-identical states (the
+ * potential stays double). Random networks of the CDL and ResNetContact
+ * kinds, with output biases shifted so that some roll out both decisions. */
+static void test_rollout_single_contact(void)
+{
+    imp_sim_opts o;
+    CHECK_OK(imp_sim_defaults("bouncing-ball", &o));
+    imp_trajset ts;
+    CHECK_OK(imp_simulate("bouncing-ball", &o, &ts));
+    const imp_model_kind kinds[2] = {IMP_MODEL_CDL, IMP_MODEL_RESNET_CONTACT};
+    int mixed = 0;
+    for (int run = 0; run < 6; run++) {
+        const int k = run % 2;
+        imp_cdl_config cfg;
+        imp_cdl_config_default(&cfg, kinds[k]);
+        imp_model *m;
+        CHECK_OK(imp_model_create(&m, &cfg, &ts.geom, ts.dt, 11));
+        const imp_mlp *cn = &m->contact;
+        m->params[m->off_contact + cn->b_off[cn->n_layers - 1]] += (k ? 0.2 : 4.0) * (run / 2);
+        enum { T = 600 };
+        double x0[2] = {10.0, 0.0}, s[2][2 * T], c[2][T];
+        CHECK_OK(imp_model_rollout(m, x0, T, NULL, s[0], c[0]));
+        CHECK_OK(imp_model_rollout_single(m, x0, T, NULL, 1, s[1], c[1]));
+        int ones = 0, flips = 0;
+        for (int t = 0; t < T; t++) ones += c[0][t] != 0.0, flips += c[0][t] != c[1][t];
+        mixed += ones > 0 && ones < T - 1;
+        CHECK_MSG(flips == 0, "single contact rollout (%s): %d of %d decisions differ", imp_model_kind_name(kinds[k]),
+                  flips, T);
+        CHECK(memcmp(s[0], s[1], sizeof s[0]) == 0);
+        printf("rollout with the contact net in single (%s): %d contact steps of %d, states bit-identical\n",
+               imp_model_kind_name(kinds[k]), ones, T);
+        CHECK_FAILS(imp_model_rollout_single(m, x0, 0, NULL, 1, s[1], c[1]), IMP_ERR_INVALID);
+        imp_model_free(m);
+    }
+    CHECK_MSG(mixed >= 2, "only %d rollouts with both contact decisions", mixed);
+    imp_trajset_free(&ts);
+}
+
 int main(void)
 {
     imp_blas_init();
@@ -245,6 +285,7 @@ int main(void)
     test_ball(0.7);
     test_cradle();
     test_cd_integrator_ball();
+    test_rollout_single_contact();
     test_trajset_file();
     test_disk();
     TEST_MAIN_END();

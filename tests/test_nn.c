@@ -1314,6 +1314,71 @@ static void test_single_path(void)
            worst, worst_fd);
 }
 
+/* Weights rounded once (imp_mlp_work_single_fix), on the version in use:
+ * at batches up to IMP_MLP_THIN the matrix-vector kernel, against the plain
+ * reference loops in double (within float rounding) and against the
+ * rounding-per-forward single path (close, not identical: another order of
+ * summation, so the kernel is taken); above it bit-identical to the single
+ * path. Later params are ignored until the weights are released. Shapes:
+ * the contact network, and odd sizes (odd k, every block width, tails). */
+static void test_single_fixed(void)
+{
+    static const struct {
+        int L, sizes[4];
+        imp_activation hid, out;
+    } nets[] = {
+        {3, {2, 100, 100, 1}, IMP_ACT_RELU, IMP_ACT_SIGMOID},
+        {3, {5, 37, 19, 3}, IMP_ACT_TANH, IMP_ACT_IDENTITY},
+        {2, {1, 70, 17}, IMP_ACT_SOFTPLUS, IMP_ACT_SIGMOID},
+    };
+    imp_rng r;
+    imp_rng_seed(&r, 777);
+    double worst = 0.0;
+    for (size_t k = 0; k < sizeof nets / sizeof nets[0]; k++) {
+        imp_mlp m;
+        CHECK_OK(imp_mlp_init(&m, nets[k].L, nets[k].sizes, nets[k].hid, nets[k].out, 1));
+        enum { BM = 6 };
+        const int n0 = m.sizes[0], nL = m.sizes[m.n_layers];
+        double *p = malloc(m.n_params * sizeof(double)), *p2 = malloc(m.n_params * sizeof(double));
+        random_params(&m, p, &r);
+        random_params(&m, p2, &r);
+        double x[BM * 5], yr[BM * 17], ys[BM * 17], yf[BM * 17], y2[BM * 17];
+        fill_uniform(&r, x, (size_t)(BM * n0), -1.5, 1.5);
+        imp_mlp_work *ref = imp_mlp_work_new(&m, BM), *sw = imp_mlp_work_new(&m, BM), *fw = imp_mlp_work_new(&m, BM);
+        imp_mlp_work_set_reference(ref, 1);
+        CHECK_FAILS(imp_mlp_work_single_fix(fw, p), IMP_ERR_INVALID); /* not single yet */
+        CHECK_FAILS(imp_mlp_work_single_fix(NULL, p), IMP_ERR_INVALID);
+        CHECK_OK(imp_mlp_work_set_single(sw, 1));
+        CHECK_OK(imp_mlp_work_set_single(fw, 1));
+        CHECK_OK(imp_mlp_work_single_follow(sw, fw));
+        CHECK_FAILS(imp_mlp_work_single_fix(sw, p), IMP_ERR_INVALID); /* follows a leader */
+        CHECK_OK(imp_mlp_work_single_follow(sw, NULL));
+        CHECK_OK(imp_mlp_work_single_fix(fw, p));
+        CHECK_FAILS(imp_mlp_work_single_follow(fw, sw), IMP_ERR_INVALID); /* fixed weights of its own */
+        for (int B = 1; B <= BM; B++) {
+            const size_t n = (size_t)B * nL;
+            imp_mlp_forward(&m, p, x, B, yr, ref);
+            imp_mlp_forward(&m, p, x, B, ys, sw);
+            imp_mlp_forward(&m, p2, x, B, yf, fw); /* p2 ignored: the weights of p */
+            double e = max_rel_diff(yf, yr, n);
+            CHECK_MSG(e < 2e-5, "fixed single weights: %.2e from the double reference (net %zu, B %d)", e, k, B);
+            worst = fmax(worst, e);
+            if (B <= IMP_MLP_THIN)
+                CHECK_MSG(memcmp(yf, ys, n * sizeof(double)) != 0, "fixed weights (net %zu, B %d): kernel not taken", k, B);
+            else
+                CHECK_MSG(memcmp(yf, ys, n * sizeof(double)) == 0, "fixed weights (net %zu, B %d): not the single path", k, B);
+        }
+        CHECK_OK(imp_mlp_work_single_fix(fw, NULL)); /* round per forward again */
+        imp_mlp_forward(&m, p2, x, 1, y2, fw);
+        imp_mlp_forward(&m, p, x, 1, yf, fw);
+        CHECK(memcmp(y2, yf, (size_t)nL * sizeof(double)) != 0);
+        imp_mlp_work_free(ref), imp_mlp_work_free(sw), imp_mlp_work_free(fw);
+        free(p), free(p2);
+    }
+    printf("fixed single weights (%s): worst relative difference to the double reference %.2e\n",
+           imp_isa_name(imp_act_isa()), worst);
+}
+
 /* Float general products (imp_mlp_work_set_gemm_single) against the double
  * passes on a CHNN-shaped network (every pass: forward, backward, sweep 1,
  * sweep 2, Hessian), on every instruction-set version the CPU has: within
@@ -1453,7 +1518,7 @@ int main(void)
     test_isa_dispatch();
     test_gemm_single();
     for (int isa = IMP_ISA_BASE; isa <= IMP_ISA_AVX512; isa++) /* every version this CPU runs */
-        if (imp_act_force_isa(isa) == IMP_OK) test_single_path();
+        if (imp_act_force_isa(isa) == IMP_OK) test_single_path(), test_single_fixed();
     CHECK_OK(imp_act_force_isa(-1));
     test_single_path();
     test_fused_path();

@@ -200,6 +200,14 @@ int imp_model_window_loss(const imp_model *m, const double *params, imp_model_wo
  * impulses instead of the contact net (an idealised touch sensor at run time). */
 int imp_model_rollout(const imp_model *m, const double *x0, int n_steps, const double *gates,
                       double *states, double *contact);
+/* The same with the contact network in single precision (single_contact
+ * != 0; 0 is imp_model_rollout), as training runs it by default: its
+ * weights rounded to float once per call and its layers evaluated by a
+ * matrix-vector kernel instead of BLAS. The potential and everything else
+ * stay double, so the states differ from imp_model_rollout's only where a
+ * contact decision does (a probability within float rounding of 0.5). */
+int imp_model_rollout_single(const imp_model *m, const double *x0, int n_steps, const double *gates,
+                             int single_contact, double *states, double *contact);
 
 /* Potential gradient dU/dq of a CDL/VIN model at nq configurations (nq x D). */
 int imp_model_potential_grad(const imp_model *m, const double *q, int nq, double *grad_out);

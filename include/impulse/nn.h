@@ -86,6 +86,15 @@ int imp_mlp_work_set_single(imp_mlp_work *w, int on);
  * bit-identical to rounding per work. Both works need
  * imp_mlp_work_set_single; the leader must follow no one. */
 int imp_mlp_work_single_follow(imp_mlp_work *w, imp_mlp_work *leader);
+/* Round the weights of `params` to float once, for evaluating one fixed
+ * network many times (a rollout): w's single-precision passes then use
+ * these rounded weights whatever params they are given, and batches of at
+ * most four rows take a matrix-vector kernel of its own instead of BLAS
+ * (at batch 1 and 100 x 100, sgemv's per-call overhead is most of its
+ * time). params NULL: round per forward again (the default). Needs
+ * imp_mlp_work_set_single(w, 1) first (IMP_ERR_INVALID) and w must follow
+ * no leader; IMP_ERR_NOMEM if the copies cannot be allocated. */
+int imp_mlp_work_single_fix(imp_mlp_work *w, const double *params);
 
 /* Run the general matrix products of every pass on w (those with every
  * dimension above four: the hidden-to-hidden layers) in single precision

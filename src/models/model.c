@@ -323,18 +323,33 @@ int imp_model_window_loss(const imp_model *m, const double *params, imp_model_wo
     return isfinite(lp.total) ? IMP_OK : imp_fail(IMP_ERR_NUMERIC, "loss: non-finite (%g)", lp.total);
 }
 
-int imp_model_rollout(const imp_model *m, const double *x0, int n_steps, const double *gates,
-                      double *states, double *contact)
+int imp_model_rollout_single(const imp_model *m, const double *x0, int n_steps, const double *gates,
+                             int single_contact, double *states, double *contact)
 {
     if (n_steps < 1) return imp_fail(IMP_ERR_INVALID, "steps: %d, need at least 1", n_steps);
     int st = imp_check_finite(x0, 2 * (size_t)m->D, "initial state");
     if (st) return st;
     imp_model_work *w = imp_model_work_new(m, 1, 1);
     if (!w) return imp_fail(IMP_ERR_NOMEM, "rollout: out of memory");
+    if (single_contact && m->has_contact_net && !gates) {
+        /* the rollout's steps use contact[0] (imp_structured_rollout, imp_resnet_rollout) */
+        st = imp_mlp_work_set_single(w->contact[0], 1);
+        if (!st) st = imp_mlp_work_single_fix(w->contact[0], m->params + m->off_contact);
+        if (st) {
+            imp_model_work_free(w);
+            return st;
+        }
+    }
     st = structured(m) ? imp_structured_rollout(m, w, x0, n_steps, gates, states, contact)
                        : imp_resnet_rollout(m, w, x0, n_steps, gates, states, contact);
     imp_model_work_free(w);
     return st;
+}
+
+int imp_model_rollout(const imp_model *m, const double *x0, int n_steps, const double *gates, double *states,
+                      double *contact)
+{
+    return imp_model_rollout_single(m, x0, n_steps, gates, 0, states, contact);
 }
 
 int imp_model_potential_grad(const imp_model *m, const double *q, int nq, double *grad_out)

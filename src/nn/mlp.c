@@ -146,6 +146,7 @@ void imp_mlp_work_free(imp_mlp_work *w)
     if (!w) return;
     free(w->slab);
     free(w->fslab);
+    free(w->fixslab);
     free(w->gA);
     free(w);
 }

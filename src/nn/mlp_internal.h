@@ -185,6 +185,12 @@ struct imp_mlp_work {
     float *ffw, *ffacc, *ftr;          /* fused single sweeps: weights, sums, t and r rows */
     struct imp_mlp_work *leader;       /* if set: use its rounded fW (imp_mlp_work_single_follow) */
     float *fslab;
+    /* weights rounded once (imp_mlp_work_single_fix): fW stays as rounded
+     * then, and small batches take the matrix-vector kernel on the
+     * transposed copies fWt[l] (sizes[l] x pad16(sizes[l+1])) and biases fbt[l] */
+    int fixed;
+    float *fWt[IMP_MLP_MAX_LAYERS], *fbt[IMP_MLP_MAX_LAYERS], *fzrow;
+    float *fixslab;
     /* general products in float (imp_mlp_work_set_gemm_single) */
     int gemm_single;
     float *gA, *gB, *gC;               /* operands and result, g_cap floats each (one allocation at gA) */

@@ -87,6 +87,7 @@ int imp_mlp_work_single_follow(imp_mlp_work *w, imp_mlp_work *leader)
             return imp_fail(IMP_ERR_INVALID, "leader: must be another work that follows no one");
         if (leader->n_layers != w->n_layers || memcmp(leader->sizes, w->sizes, sizeof w->sizes) != 0)
             return imp_fail(IMP_ERR_SHAPE, "leader: a work of another network shape");
+        if (w->fixed) return imp_fail(IMP_ERR_INVALID, "leader: w has fixed weights of its own");
         if (!leader->fslab || !w->fslab)
             return imp_fail(IMP_ERR_INVALID, "leader: both works need the single path (imp_mlp_work_set_single)");
     }
@@ -230,6 +231,136 @@ static void gemm_f(int ta, int tb, int M, int N, int K, const float *A, int lda,
     }
 }
 
+/* z = W x + b for one row x, from the transposed weights Wt (n_in x np, np
+ * a multiple of 16 at least n_out, zero padded) and the padded bias b:
+ * blocks of NV = 4, 2 or 1 vectors of L floats accumulate over k in
+ * registers, the even and the odd k in separate sums (two independent FMA
+ * chains per vector), so each z[j] is (b[j] + x[0] W[j,0] + x[2] W[j,2] +
+ * ...) + (x[1] W[j,1] + x[3] W[j,3] + ...) in that order at every width
+ * (the versions with FMA contract each step). */
+#define MATVEC_STEP(acc, k)                                                                      \
+    {                                                                                            \
+        const float *wk = Wt + (size_t)(k) * np + j, xk = x[k];                                  \
+        for (int c = 0; c < NV; c++) acc[c] += xk * *(const VU *)(wk + c * L);                   \
+    }
+#define MATVEC_BLOCK(NV_)                                                                        \
+    for (; j + (NV_) * L <= np; j += (NV_) * L) {                                                \
+        enum { NV = NV_ };                                                                       \
+        V even[NV], odd[NV];                                                                     \
+        for (int c = 0; c < NV; c++) even[c] = *(const VU *)(b + j + c * L), odd[c] = (V){0};    \
+        int k = 0;                                                                               \
+        for (; k + 2 <= n_in; k += 2) {                                                          \
+            MATVEC_STEP(even, k)                                                                 \
+            MATVEC_STEP(odd, k + 1)                                                              \
+        }                                                                                        \
+        if (k < n_in) MATVEC_STEP(even, k)                                                       \
+        for (int c = 0; c < NV; c++) *(VU *)(z + j + c * L) = even[c] + odd[c];                  \
+    }
+#define MATVEC_FN(L_)                                                                            \
+    typedef float matvec_v##L_ __attribute__((vector_size(4 * L_)));                             \
+    typedef float matvec_vu##L_ __attribute__((vector_size(4 * L_), aligned(4), may_alias));     \
+    static inline __attribute__((always_inline)) void matvec_t##L_(int n_in, int np, const float *restrict x, \
+                                                                   const float *restrict Wt,     \
+                                                                   const float *restrict b, float *restrict z) \
+    {                                                                                            \
+        typedef matvec_v##L_ V;                                                                  \
+        typedef matvec_vu##L_ VU;                                                                \
+        enum { L = L_ };                                                                         \
+        int j = 0;                                                                               \
+        MATVEC_BLOCK(4)                                                                          \
+        MATVEC_BLOCK(2)                                                                          \
+        MATVEC_BLOCK(1)                                                                          \
+    }
+MATVEC_FN(4)
+MATVEC_FN(8)
+MATVEC_FN(16)
+/* one row; bytes: the version's vector width */
+static inline __attribute__((always_inline)) void matvec_row_body(int bytes, int n_in, int np,
+                                                                  const float *restrict x,
+                                                                  const float *restrict Wt,
+                                                                  const float *restrict b, float *restrict z)
+{
+    if (bytes == 64)
+        matvec_t16(n_in, np, x, Wt, b, z);
+    else if (bytes == 32)
+        matvec_t8(n_in, np, x, Wt, b, z);
+    else
+        matvec_t4(n_in, np, x, Wt, b, z);
+}
+#define MATVEC_PARAMS (int n_in, int np, const float *restrict x, const float *restrict Wt, \
+                       const float *restrict b, float *restrict z)
+IMP_ISA_TABLE(matvec_row, MATVEC_PARAMS, (n_in, np, x, Wt, b, z))
+
+static int pad16(int n) { return (n + 15) / 16 * 16; }
+
+int imp_mlp_work_single_fix(imp_mlp_work *w, const double *params)
+{
+    if (!w) return imp_fail(IMP_ERR_INVALID, "mlp work: NULL");
+    if (!params) {
+        w->fixed = 0;
+        return IMP_OK;
+    }
+    if (!w->fslab) return imp_fail(IMP_ERR_INVALID, "mlp work: fixed weights need the single path first");
+    if (w->leader) return imp_fail(IMP_ERR_INVALID, "mlp work: follows a leader's weights");
+    const imp_mlp *m = &w->net;
+    const int L = m->n_layers;
+    if (!w->fixslab) {
+        size_t total = 0, np_max = 0;
+        for (int l = 0; l < L; l++) {
+            const size_t np = (size_t)pad16(m->sizes[l + 1]);
+            total += ((size_t)m->sizes[l] + 1) * np;
+            np_max = np > np_max ? np : np_max;
+        }
+        total += np_max;
+        float *p = calloc(total, sizeof(float));
+        if (!p) return imp_fail(IMP_ERR_NOMEM, "mlp work: cannot allocate %zu floats for fixed weights", total);
+        w->fixslab = p;
+        for (int l = 0; l < L; l++) {
+            const size_t np = (size_t)pad16(m->sizes[l + 1]);
+            w->fWt[l] = p, p += (size_t)m->sizes[l] * np;
+            w->fbt[l] = p, p += np;
+        }
+        w->fzrow = p;
+    }
+    for (int l = 0; l < L; l++) {
+        const int n_in = m->sizes[l], n_out = m->sizes[l + 1], np = pad16(n_out);
+        const double *W = params + m->w_off[l];
+        to_float(w->fW[l], W, (size_t)n_out * (size_t)n_in);
+        for (int j = 0; j < n_out; j++) {
+            for (int k = 0; k < n_in; k++) w->fWt[l][(size_t)k * np + j] = (float)W[(size_t)j * n_in + k];
+            w->fbt[l][j] = m->b_off[l] != SIZE_MAX ? (float)params[m->b_off[l] + j] : 0.0f;
+        }
+    }
+    w->fixed = 1;
+    return IMP_OK;
+}
+
+/* z (B x n_out) = in W^T + b with the fixed weights: for at most
+ * IMP_MLP_THIN rows the matrix-vector kernel of the work's version, row by
+ * row through the padded scratch row; otherwise the bias rows and gemm_f */
+static void fixed_affine(imp_mlp_work *w, int l, const float *in, int B, float *z)
+{
+    const int n_in = w->sizes[l], n_out = w->sizes[l + 1], np = pad16(n_out);
+    if (B > IMP_MLP_THIN) {
+        for (int r = 0; r < B; r++) memcpy(z + (size_t)r * n_out, w->fbt[l], (size_t)n_out * sizeof(float));
+        gemm_f(0, 1, B, n_out, n_in, in, n_in, w->fW[l], n_in, 1.0f, z, n_out);
+        return;
+    }
+    for (int r = 0; r < B; r++) {
+        const float *x = in + (size_t)r * n_in;
+#if IMP_HAVE_ISA_VERSIONS
+        switch (w->isa) {
+        case IMP_ISA_AVX512: matvec_row_avx512(n_in, np, x, w->fWt[l], w->fbt[l], w->fzrow); break;
+        case IMP_ISA_AVX2: matvec_row_avx2(n_in, np, x, w->fWt[l], w->fbt[l], w->fzrow); break;
+        default: matvec_row_base(n_in, np, x, w->fWt[l], w->fbt[l], w->fzrow); break;
+        }
+#else
+        matvec_row_base(n_in, np, x, w->fWt[l], w->fbt[l], w->fzrow);
+#endif
+        memcpy(z + (size_t)r * n_out, w->fzrow, (size_t)n_out * sizeof(float));
+    }
+}
+
 static void single_forward(const imp_mlp *m, const double *params, int B, imp_mlp_work *w)
 {
     const int L = m->n_layers, n0 = m->sizes[0];
@@ -242,14 +373,18 @@ static void single_forward(const imp_mlp *m, const double *params, int B, imp_ml
         const float *W = w->fW[l];
         if (w->leader)
             W = w->leader->fW[l]; /* rounded by the leader's forward (imp_mlp_work_single_follow) */
-        else
+        else if (!w->fixed)
             to_float(w->fW[l], params + m->w_off[l], (size_t)n_out * (size_t)n_in);
-        float beta = 0.0f;
-        if (m->b_off[l] != SIZE_MAX) {
-            bias_rows_float(z, params + m->b_off[l], B, n_out);
-            beta = 1.0f;
+        if (w->fixed) {
+            fixed_affine(w, l, in, B, z);
+        } else {
+            float beta = 0.0f;
+            if (m->b_off[l] != SIZE_MAX) {
+                bias_rows_float(z, params + m->b_off[l], B, n_out);
+                beta = 1.0f;
+            }
+            gemm_f(0, 1, B, n_out, n_in, in, n_in, W, n_in, beta, z, n_out);
         }
-        gemm_f(0, 1, B, n_out, n_in, in, n_in, W, n_in, beta, z, n_out);
         if (l == L - 1) { /* the output layer's activation in double */
             to_double(w->a[l], z, cnt);
             imp_act_forward(m->output_act, w->a[l], w->s[l], cnt);
