@@ -126,9 +126,7 @@ int cli_train_chnn(int argc, char **argv, const char *model)
             o.threads = (int)lv;
             i++;
         } else if (!strcmp(a, "--precision")) {
-            if (!val || (strcmp(val, "single") && strcmp(val, "double")))
-                return cli_failf(verb, "--precision: '%s', want single or double", val ? val : "(missing)");
-            o.single_products = !strcmp(val, "single");
+            if (cli_parse_precision(a, val, &o.single_products)) return cli_fail(verb);
             i++;
         } else if (!strcmp(a, "--warmup")) {
             if (cli_parse_long(a, val, 0, 100000000, &lv)) return cli_fail(verb);

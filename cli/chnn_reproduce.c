@@ -20,6 +20,7 @@ static void usage(FILE *f)
             "usage: impulse reproduce chnn [--quick] [--systems a,b,...] [--models chnn,clnn,hnn,delan,node]\n"
             "         [--epochs E] [--n-train N] [--n-test N] [--lr X] [--hidden H] [--seed K] [--seeds S]\n"
             "         [--out DIR] [--data-efficiency [--n-train-list 20,200,800]] [--threads N] [--plan FILE]\n"
+            "         [--precision double|single]\n"
             "  default: CHNN and CLNN on the eight systems of figs 5/7 (pendulum-chain:1,2,3,5,\n"
             "  coupled-pendulums:3, magnet-pendulum, gyroscope, rotor), HNN, DeLaN and NODE on\n"
             "  pendulum-chain:3, gyroscope and rotor; 2000 epochs, 800 training trajectories, 100 test\n"
@@ -27,6 +28,8 @@ static void usage(FILE *f)
             "  --quick: pendulum-chain:1,2; chnn, node; 30 epochs, 200 trajectories, 20 test trajectories\n"
             "  --data-efficiency: pendulum-chain:2 at each --n-train-list size (fig 6)\n"
             "  --seed K --seeds S: training seeds K..K+S-1 (default 0, 1)\n"
+            "  --precision single: train with float hidden-to-hidden products (tasks precision=single,\n"
+            "  ids ending .f32; evaluation stays double)\n"
             "  --threads N: training threads per task, 1..64 (default 2); the same N and seed\n"
             "  give bit-identical checkpoints, another N agrees to rounding\n"
             "  --out DIR (default reproduce-chnn): the sweep folder; run again to resume (--resume is\n"
@@ -93,6 +96,9 @@ int cli_reproduce_chnn(int argc, char **argv)
         } else if (!strcmp(a, "--lr")) {
             if (cli_parse_double(a, val, 1e-12, 10, &dv)) return cli_fail(verb);
             co.lr = dv;
+            i++;
+        } else if (!strcmp(a, "--precision")) {
+            if (cli_parse_precision(a, val, &co.single)) return cli_fail(verb);
             i++;
         } else if (!strcmp(a, "--threads")) {
             if (cli_parse_long(a, val, 1, CLI_MAX_THREADS, &lv)) return cli_fail(verb);

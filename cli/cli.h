@@ -69,6 +69,8 @@ void cli_json_contact_law(imp_json *j, const struct imp_model *m);
  * naming the option and return IMP_ERR_INVALID. */
 int cli_parse_long(const char *opt, const char *text, long lo, long hi, long *out);
 int cli_parse_double(const char *opt, const char *text, double lo, double hi, double *out);
+/* "single" (1) or "double" (0) */
+int cli_parse_precision(const char *opt, const char *text, int *single);
 /* Comma-separated lists ("1.5,0,-2"): at most max items, each checked. */
 int cli_parse_double_list(const char *opt, const char *text, double *out, int max, int *n);
 int cli_parse_long_list(const char *opt, const char *text, long lo, long hi, long *out, int max, int *n);

@@ -86,6 +86,14 @@ int cli_parse_long(const char *opt, const char *text, long lo, long hi, long *ou
     return st;
 }
 
+int cli_parse_precision(const char *opt, const char *text, int *single)
+{
+    if (!text || (strcmp(text, "single") && strcmp(text, "double")))
+        return imp_fail(IMP_ERR_INVALID, "%s: '%s', want single or double", opt, text ? text : "(missing)");
+    *single = !strcmp(text, "single");
+    return IMP_OK;
+}
+
 int cli_parse_double(const char *opt, const char *text, double lo, double hi, double *out)
 {
     double v;
@@ -184,14 +192,20 @@ int cli_handle_labels(const char *verb, imp_trajset *ts, const char *mode_name, 
     int odd = r.multi || r.no_change || r.no_pair;
     if (quiet && !odd) return 0;
     const char *why = mode != IMP_LABELS_AUTO ? "as asked"
-                      : r.mode == IMP_LABELS_AS_GIVEN ? "default for meta labels \"impact\" or \"as-given\""
-                                                      : "default for data whose meta labels are not \"impact\" or \"as-given\"";
+                      : r.mode == IMP_LABELS_AS_GIVEN ? "default for meta labels \"impact\", \"onset\" or \"as-given\""
+                                                      : "default for data whose meta labels are not \"impact\", \"onset\" or \"as-given\"";
     snprintf(note, cap,
             "impulse %s: %s: contact labels: %d in %d intervals, %d impacts (velocity reversals); %d impacts carry "
             "several labels (%d extra, %d while separating), %d labels show no velocity change, %d resting, "
-            "%d on bodies without a contact pair (rest: |u| <= %.3g); handling %s (%s): %d labels kept",
+            "%d on bodies without a contact pair (rest: |u| <= %.3g); handling %s (%s): %d labels kept%s",
             verb, odd ? "notice" : "info", r.labels, r.intervals, r.impacts, r.multi, r.extra, r.separating,
-            r.no_change, r.resting, r.no_pair, r.v_rest, imp_label_mode_name(r.mode), why, r.kept);
+            r.no_change, r.resting, r.no_pair, r.v_rest, imp_label_mode_name(r.mode), why, r.kept,
+            r.mode == IMP_LABELS_ONSET && r.interior ? ", one per impact at its first sample" : "");
+    if (r.mode == IMP_LABELS_ONSET && r.interior) {
+        size_t n = strlen(note);
+        snprintf(note + n, cap - n, "; %d samples inside impacts (the bodies still touch) left out of the loss",
+                 r.interior);
+    }
     return 0;
 }
 

@@ -137,7 +137,9 @@ int cli_inspect(int argc, char **argv)
     } else {
         imp_label_report r;
         int labels_ok = ts.has_contact && !imp_contact_labels_apply(&ts, IMP_LABELS_AS_GIVEN, &r);
-        const char *handling = !strcmp(ts.labels, "impact") || !strcmp(ts.labels, "as-given") ? "as-given" : "onset";
+        const char *handling =
+            !strcmp(ts.labels, "impact") || !strcmp(ts.labels, "as-given") || !strcmp(ts.labels, "onset") ? "as-given"
+                                                                                                       : "onset";
         double e;
         int energy = !imp_system_energy(ts.system, &ts.geom, ts.gravity, ts.length, ts.q_clean, ts.qdot_clean, &e);
         contact_ok = 1;

@@ -22,7 +22,7 @@ typedef struct settings {
     const char *out, *system;
     int seeds, epochs, jobs, heldout;
     double restitution, noise;
-    int impact_law; /* CD-Lagrange's impact law (IMP_CDL_IMPACT_PAPER or _NEWTON) */
+    int impact_law; /* CD-Lagrange's impact law (IMP_CDL_IMPACT_PAPER or _NEWTON; -1: the data's default) */
 } settings;
 
 typedef struct job {
@@ -45,8 +45,9 @@ static void usage(FILE *f)
             "  --noise S        observation noise (default 0.2)\n"
             "  --system S       compliant-ball (default)\n"
             "  --jobs J         training processes at once (default 2)\n"
-            "  --impact-law L   CD-Lagrange's impact law: paper (default) or newton (see train --help;\n"
-            "                   use another --out for each: runs are resumed by name)\n"
+            "  --impact-law L   CD-Lagrange's impact law: auto (default: newton on these data, as\n"
+            "                   train's default), paper or newton (see train --help; use another\n"
+            "                   --out for each: runs are resumed by name)\n"
             "  --out DIR        results folder (default reproduce-your-data; runs are resumed)\n");
 }
 
@@ -108,7 +109,7 @@ static int run_job(const settings *s, const job *j)
     /* CD-Lagrange learns e, starting from the data's estimate around the
      * labelled contacts (not from the meta, which holds the target) */
     cfg.learn_restitution = kind == IMP_MODEL_CDL;
-    if (kind == IMP_MODEL_CDL) cfg.impact_law = s->impact_law;
+    if (kind == IMP_MODEL_CDL) cfg.impact_law = s->impact_law >= 0 ? s->impact_law : imp_cdl_default_impact_law(&train);
     imp_model *m = NULL;
     if (!st) st = imp_model_create(&m, &cfg, &train.geom, train.dt, to.seed);
     if (!st) st = imp_model_init_contact_law(m, &train, IMP_LAW_INIT_DATA, 0, IMP_LAW_INIT_DEFAULT, 0, NULL);
@@ -178,7 +179,7 @@ static void row(FILE *f, const settings *s, const char *model, const char *label
 
 int cli_reproduce_your_data(int argc, char **argv)
 {
-    settings s = {"reproduce-your-data", "compliant-ball", 5, 2000, 2, 5, 0.7, 0.2, IMP_CDL_IMPACT_PAPER};
+    settings s = {"reproduce-your-data", "compliant-ball", 5, 2000, 2, 5, 0.7, 0.2, -1};
     int quick = 0, epochs_given = 0;
     static const struct option opts[] = {
         {"seeds", required_argument, 0, 's'}, {"epochs", required_argument, 0, 'E'},
@@ -209,7 +210,8 @@ int cli_reproduce_your_data(int argc, char **argv)
         case 'I':
             if (!strcmp(optarg, "paper")) s.impact_law = IMP_CDL_IMPACT_PAPER;
             else if (!strcmp(optarg, "newton")) s.impact_law = IMP_CDL_IMPACT_NEWTON;
-            else return cli_failf("reproduce your-data", "--impact-law: '%s' is not paper or newton", optarg);
+            else if (!strcmp(optarg, "auto")) s.impact_law = -1;
+            else return cli_failf("reproduce your-data", "--impact-law: '%s' is not auto, paper or newton", optarg);
             break;
         case 'h': usage(stdout); return 0;
         default:
@@ -295,7 +297,7 @@ int cli_reproduce_your_data(int argc, char **argv)
                 "| model          | labels   | runs | RMSE held-out (ref. code def.) | median | learned dU/dq at the floor / g "
                 "(min .. max) | learned e (min .. max) |\n| --- | --- | --- | --- | --- | --- | --- |\n",
                 s.system, s.restitution, apparent, s.noise, s.heldout, s.epochs, s.seeds,
-                s.impact_law == IMP_CDL_IMPACT_NEWTON ? "newton" : "paper");
+                s.impact_law < 0 ? "auto (newton)" : s.impact_law == IMP_CDL_IMPACT_NEWTON ? "newton" : "paper");
         for (int k = 0; k < nm; k++) row(f, &s, models[k][0], models[k][1]);
         if (pass) fclose(f);
     }

@@ -24,7 +24,8 @@ static const char *verb = "sweep";
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: impulse sweep plan chnn [--preset full|all|quick|tiny] [--quick] [--seeds N] [--epochs E] -o PLAN\n"
+            "usage: impulse sweep plan chnn [--preset full|all|quick|tiny] [--quick] [--seeds N] [--epochs E]\n"
+            "                                [--systems LIST] [--models LIST] [--precision double|single] -o PLAN\n"
             "       impulse sweep plan cdl [--quick] [--seeds N] [--epochs E] [--only ID,...] -o PLAN\n"
             "       impulse sweep plan impact --data FILE [--quick] -o PLAN            (-o -: stdout)\n"
             "       (impulse reproduce chnn|cdl|impact ... --plan PLAN writes the plan of any of its options)\n"
@@ -32,8 +33,9 @@ static void usage(FILE *f)
             "       impulse sweep report DIR\n"
             "  plan:   write the task list of a reproduction. chnn (full: CHNN and CLNN on the eight systems\n"
             "          of Finzi et al. figs 5/7, HNN/DeLaN/NODE on pendulum-chain:3, gyroscope, rotor, 2000\n"
-            "          epochs; all: every model on every system; quick: minutes; tiny: seconds); cdl\n"
-            "          (Hochlehnert et al.: experiment x model x seed); impact (Fazeli et al.: a task per table)\n"
+            "          epochs; all: every model on every system; quick: minutes; tiny: seconds; --precision\n"
+            "          single: float hidden-to-hidden products, ids ending .f32); cdl (Hochlehnert et al.:\n"
+            "          experiment x model x seed); impact (Fazeli et al.: a task per table)\n"
             "  run:    run the tasks of PLAN not yet done in DIR, longest first; a killed run resumes\n"
             "          where it stopped, a finished task is never rerun. Several runs may share DIR.\n"
             "          --task K runs only the plan's K-th task (0-based), e.g. K=$SLURM_ARRAY_TASK_ID.\n"
@@ -146,6 +148,11 @@ static int cmd_plan(int argc, char **argv)
             i++;
         } else if (!strcmp(a, "--only") && val) cd.only = argv[++i];
         else if (!strcmp(a, "--data") && val) io.data = argv[++i];
+        else if (!strcmp(a, "--precision")) {
+            if (cli_parse_precision(a, val, &co.single)) return cli_fail(verb);
+            i++;
+        } else if (!strcmp(a, "--systems") && val) co.systems = argv[++i];
+        else if (!strcmp(a, "--models") && val) co.models = argv[++i];
         else if ((!strcmp(a, "-o") || !strcmp(a, "--out")) && val) out = argv[++i];
         else if (a[0] != '-' && !strand) strand = a;
         else return cli_failf(verb, "plan: unknown option '%s' (see --help)", a);

@@ -27,9 +27,11 @@ static void usage(FILE *f)
             "  --touch | --no-touch contact labels observed in training (default --touch; data\n"
             "                       without labels train with --no-touch, saying so)\n"
             "  --contact-labels M   auto (default) | as-given | onset: onset keeps one label per\n"
-            "                       contact interval, where the normal velocity reverses, plus\n"
-            "                       resting contact; auto is as-given for impulse's event-driven\n"
-            "                       simulators (meta labels \"impact\"), onset otherwise\n"
+            "                       impact, at the first sample of its contact interval, leaves\n"
+            "                       the impact's samples where the bodies still touch out of\n"
+            "                       the loss, and keeps resting contact; auto is as-given for\n"
+            "                       impulse's event-driven simulators (meta labels \"impact\") and\n"
+            "                       handled files (\"onset\", \"as-given\"), onset otherwise\n"
             "  --projection         closest-point projection at impacts (cdl)\n"
             "  --damping            learn a diagonal damping (cdl, vin)\n"
             "  --learn-mass         learn the diagonal mass matrix (cdl, vin)\n"
@@ -44,10 +46,12 @@ static void usage(FILE *f)
             "                       learned per pair (cdl)\n"
             "  --friction-init X    starting mu: data (estimated from the impulses around\n"
             "                       labelled contacts; the default) or a positive number\n"
-            "  --impact-law L       paper (default, [A] eq 49: the impulse also cancels the\n"
-            "                       force over the impact step; a learned e comes out lower than\n"
-            "                       the instantaneous one by ~ g h / |u|) or newton (Newton's law\n"
-            "                       on the half-step velocity, force kept, or rest) (cdl)\n"
+            "  --impact-law L       auto (default): paper for impulse's event-driven simulators\n"
+            "                       (meta labels \"impact\"), newton for other data; paper ([A]\n"
+            "                       eq 49: the impulse also cancels the force over the impact\n"
+            "                       step; a learned e comes out lower than the instantaneous one\n"
+            "                       by ~ g h / |u|) or newton (Newton's law on the half-step\n"
+            "                       velocity, force kept, or rest) (cdl)\n"
             "  --seed K             initialisation and shuffling seed (default 0)\n"
             "  --contact-precision P  single (default) or double: precision of the contact\n"
             "                       network in training (evaluation is double)\n"
@@ -128,7 +132,7 @@ int cli_train(int argc, char **argv)
     to.epochs = 2000;
     cfg.act = code ? IMP_ACT_SOFTPLUS : IMP_ACT_TANH;
     const char *data_path = NULL, *out = NULL, *labels = "auto", *e_init = NULL, *mu_init = "data";
-    int quiet = 0, json = 0, touch_given = 0, e_mode = -1; /* -1: default (learn for cdl) */
+    int quiet = 0, json = 0, touch_given = 0, e_mode = -1, law_given = 0; /* e_mode -1: default (learn for cdl) */
     static const struct option opts[] = {
         {"data", required_argument, 0, 'D'},    {"settings", required_argument, 0, 'S'},
         {"epochs", required_argument, 0, 'E'},  {"horizon", required_argument, 0, 'H'},
@@ -204,7 +208,8 @@ int cli_train(int argc, char **argv)
         case 'I':
             if (!strcmp(optarg, "paper") || !strcmp(optarg, "newton"))
                 cfg.impact_law = !strcmp(optarg, "newton") ? IMP_CDL_IMPACT_NEWTON : IMP_CDL_IMPACT_PAPER;
-            else return cli_failf("train", "--impact-law: '%s' is not paper or newton", optarg);
+            else if (strcmp(optarg, "auto")) return cli_failf("train", "--impact-law: '%s' is not auto, paper or newton", optarg);
+            law_given = strcmp(optarg, "auto") != 0;
             break;
         case 'J': json = 1; break;
         case 'h': usage(stdout); return 0;
@@ -218,7 +223,7 @@ int cli_train(int argc, char **argv)
     if (cli_json_check_output("train", json, out)) return 1;
     if (cfg.kind == IMP_MODEL_RESNET_CONTACT && !cfg.touch)
         return cli_failf("train", "resnet-contact is fed the contact signal: it needs --touch");
-    if (cfg.kind != IMP_MODEL_CDL && (e_mode == 1 || e_init || cfg.friction || cfg.impact_law))
+    if (cfg.kind != IMP_MODEL_CDL && (e_mode == 1 || e_init || cfg.friction || law_given))
         return cli_failf("train", "--restitution learn, --restitution-init, --friction and --impact-law apply to cdl only");
     cfg.learn_restitution = cfg.kind == IMP_MODEL_CDL && e_mode != 0;
     if (!cfg.learn_restitution && e_init) return cli_failf("train", "--restitution-init: e is fixed (--restitution fixed)");
@@ -240,11 +245,15 @@ int cli_train(int argc, char **argv)
                 "(--no-touch)\n", data_path);
         cfg.touch = 0;
     }
+    int law_default = imp_cdl_default_impact_law(&data);
     char label_note[1024] = "";
     if (cfg.touch && cli_handle_labels("train", &data, labels, quiet, label_note, sizeof label_note)) {
         imp_trajset_free(&data);
         return 1;
     }
+    /* the data decide the law unless asked (before the label handling
+     * renames touch labels "onset") */
+    if (cfg.kind == IMP_MODEL_CDL && !law_given) cfg.impact_law = law_default;
     imp_model *m = NULL;
     cli_run run;
     if (cli_run_open(&run, "train", out, ro.log, ro.resume, quiet)) {

@@ -11,12 +11,14 @@
 typedef struct batch {
     int B, H, D, K;
     double *x0, *target, *labels;
+    double *weight; /* B x H state-error weights, NULL: all 1 */
 } batch;
 
 static void make_batch(const imp_trajset *ts, int B, int H, const int *starts, batch *bt)
 {
     int D = ts->geom.n_bodies * ts->geom.dim, K = ts->geom.n_bodies, S = 2 * D;
     bt->B = B, bt->H = H, bt->D = D, bt->K = K;
+    bt->weight = NULL;
     bt->x0 = malloc(sizeof(double) * B * S);
     bt->target = malloc(sizeof(double) * B * H * S);
     bt->labels = malloc(sizeof(double) * B * H * K);
@@ -32,7 +34,7 @@ static void make_batch(const imp_trajset *ts, int B, int H, const int *starts, b
     }
 }
 
-static void free_batch(batch *bt) { free(bt->x0), free(bt->target), free(bt->labels); }
+static void free_batch(batch *bt) { free(bt->x0), free(bt->target), free(bt->labels), free(bt->weight); }
 
 /* Central differences of the total loss against the analytic gradient, on
  * every parameter of the small model; returns the worst relative error. */
@@ -42,16 +44,16 @@ static double fd_check(imp_model *m, const batch *bt, double l2, const char *wha
     double *grad = calloc(m->n_params, sizeof(double));
     double *num = calloc(m->n_params, sizeof(double));
     imp_loss_parts lp;
-    int st = imp_model_window_loss(m, m->params, w, bt->x0, bt->target, bt->labels, bt->B, bt->H, l2, grad, &lp);
+    int st = imp_model_window_loss(m, m->params, w, bt->x0, bt->target, bt->labels, bt->weight, bt->B, bt->H, l2, grad, &lp);
     CHECK_MSG(st == IMP_OK, "%s: %s", what, imp_last_error());
     const double eps = 1e-6;
     for (size_t i = 0; i < m->n_params; i++) {
         double keep = m->params[i];
         imp_loss_parts lp1, lp2;
         m->params[i] = keep + eps;
-        imp_model_window_loss(m, m->params, w, bt->x0, bt->target, bt->labels, bt->B, bt->H, l2, NULL, &lp1);
+        imp_model_window_loss(m, m->params, w, bt->x0, bt->target, bt->labels, bt->weight, bt->B, bt->H, l2, NULL, &lp1);
         m->params[i] = keep - eps;
-        imp_model_window_loss(m, m->params, w, bt->x0, bt->target, bt->labels, bt->B, bt->H, l2, NULL, &lp2);
+        imp_model_window_loss(m, m->params, w, bt->x0, bt->target, bt->labels, bt->weight, bt->B, bt->H, l2, NULL, &lp2);
         m->params[i] = keep;
         num[i] = (lp1.total - lp2.total) / (2 * eps);
     }
@@ -130,6 +132,62 @@ static void test_ball_gradients(void)
     imp_trajset_free(&ts);
 }
 
+/* Loss weights (samples inside a multi-sample impact get 0): the gradient
+ * with weights checked by finite differences, and a target with weight 0
+ * changes neither loss nor gradient while one with weight 1 does. */
+static void test_weighted_loss(void)
+{
+    imp_sim_opts o;
+    CHECK_OK(imp_sim_defaults("compliant-ball", &o));
+    o.noise = 0.05;
+    o.restitution = 0.7;
+    imp_trajset ts;
+    CHECK_OK(imp_simulate("compliant-ball", &o, &ts));
+    CHECK_OK(imp_contact_labels_apply(&ts, IMP_LABELS_ONSET, NULL));
+    int first = -1;
+    for (int t = 0; t < ts.n_steps && first < 0; t++) if (ts.interior[t] != 0.0) first = t;
+    CHECK(first > 60 && first < 80);
+    int starts[3] = {first - 3, first - 1, first - 5};
+    batch bt;
+    make_batch(&ts, 3, 6, starts, &bt);
+    bt.weight = malloc(sizeof(double) * bt.B * bt.H);
+    for (int b = 0; b < bt.B; b++)
+        for (int k = 0; k < bt.H; k++)
+            bt.weight[b * bt.H + k] = ts.interior[starts[b] + 1 + k] != 0.0 ? 0.0 : k == 4 ? 0.5 : 1.0;
+    CHECK(bt.weight[0 * bt.H + 2] == 0.0 && bt.weight[1 * bt.H + 0] == 0.0);
+    const imp_model_kind kinds[3] = {IMP_MODEL_CDL, IMP_MODEL_CDL, IMP_MODEL_RESNET_CONTACT};
+    for (int v = 0; v < 3; v++) {
+        imp_model *m = small_model(kinds[v], &ts.geom, ts.dt, 1, 0, v == 1, 0, IMP_ACT_SOFTPLUS);
+        if (v == 1) m->cfg.impact_law = IMP_CDL_IMPACT_NEWTON;
+        char what[96];
+        snprintf(what, sizeof what, "weighted %s%s", imp_model_kind_name(kinds[v]), v == 1 ? " newton damp" : "");
+        fd_check(m, &bt, kinds[v] == IMP_MODEL_CDL ? 0.01 : 0.0, what);
+        /* the mid-impact target of window 0 (weight 0), then a weighted one */
+        imp_model_work *w = imp_model_work_new(m, bt.B, bt.H);
+        double *g0 = calloc(m->n_params, sizeof(double)), *g1 = calloc(m->n_params, sizeof(double));
+        imp_loss_parts l0, l1;
+        CHECK_OK(imp_model_window_loss(m, m->params, w, bt.x0, bt.target, bt.labels, bt.weight, bt.B, bt.H, 0.01, g0, &l0));
+        const int S = 2 * bt.D;
+        for (int slot = 2; slot <= 3; slot++) {
+            double *tq = bt.target + (size_t)(0 * bt.H + slot) * S;
+            double keep = tq[0];
+            tq[0] += 1.0;
+            memset(g1, 0, m->n_params * sizeof(double));
+            CHECK_OK(imp_model_window_loss(m, m->params, w, bt.x0, bt.target, bt.labels, bt.weight, bt.B, bt.H, 0.01, g1,
+                                           &l1));
+            tq[0] = keep;
+            int same = l1.total == l0.total && !memcmp(g0, g1, m->n_params * sizeof(double));
+            CHECK_MSG(same == (bt.weight[slot] == 0.0), "%s: target %d (weight %g): loss %g -> %g", what, slot,
+                      bt.weight[slot], l0.total, l1.total);
+        }
+        free(g0), free(g1);
+        imp_model_work_free(w);
+        imp_model_free(m);
+    }
+    free_batch(&bt);
+    imp_trajset_free(&ts);
+}
+
 static void test_cradle_gradients(void)
 {
     imp_sim_opts o;
@@ -202,7 +260,7 @@ static void test_single_contact(void)
         for (int single = 0; single < 2; single++) {
             CHECK_OK(imp_model_work_set_single_contact(w, single));
             imp_loss_parts lp;
-            CHECK_OK(imp_model_window_loss(m, m->params, w, bt.x0, bt.target, bt.labels, bt.B, bt.H, 0.01, grad[single],
+            CHECK_OK(imp_model_window_loss(m, m->params, w, bt.x0, bt.target, bt.labels, NULL, bt.B, bt.H, 0.01, grad[single],
                                            &lp));
             loss[single] = lp.total;
         }
@@ -227,7 +285,7 @@ static void test_single_contact(void)
 }
 
 /* Training's single-precision potential sweeps (imp_model_work_set_single_potential,
- * src/nn/mlp_fused_single.c) on the ball (one coordinate, softplus as the
+ * src/nn/mlp_fused.c, float) on the ball (one coordinate, softplus as the
  * reference code), the cradle (two coordinates, tanh as the paper, with
  * projection) and the pendulum with VIN: the window loss and its gradient
  * within float rounding of the all-double pass (which fd_check verifies);
@@ -267,7 +325,7 @@ static void test_single_potential(void)
         for (int single = 0; single < 2; single++) {
             CHECK_OK(imp_model_work_set_single_potential(w, single));
             imp_loss_parts lp;
-            CHECK_OK(imp_model_window_loss(m, m->params, w, bt.x0, bt.target, bt.labels, bt.B, bt.H, 0.01,
+            CHECK_OK(imp_model_window_loss(m, m->params, w, bt.x0, bt.target, bt.labels, NULL, bt.B, bt.H, 0.01,
                                            grad[single], &lp));
             loss[single] = lp.total;
         }
@@ -333,7 +391,7 @@ static void test_learned_restitution_gradients(void)
             /* the e entries themselves carry gradient */
             imp_model_work *w = imp_model_work_new(m, bt.B, bt.H);
             double *grad = calloc(m->n_params, sizeof(double));
-            CHECK_OK(imp_model_window_loss(m, m->params, w, bt.x0, bt.target, bt.labels, bt.B, bt.H, 0.01, grad, NULL));
+            CHECK_OK(imp_model_window_loss(m, m->params, w, bt.x0, bt.target, bt.labels, NULL, bt.B, bt.H, 0.01, grad, NULL));
             double ge = 0.0;
             for (int p = 0; p < ts.geom.n_pairs; p++) ge += fabs(grad[m->off_restitution + p]);
             CHECK_MSG(ge > 1e-6, "%s: no gradient reaches e (%g)", what, ge);
@@ -394,7 +452,7 @@ static void test_friction_gradients(void)
         fd_check(m, &bt, 0.01, what);
         imp_model_work *w = imp_model_work_new(m, bt.B, bt.H);
         double *grad = calloc(m->n_params, sizeof(double));
-        CHECK_OK(imp_model_window_loss(m, m->params, w, bt.x0, bt.target, bt.labels, bt.B, bt.H, 0.01, grad, NULL));
+        CHECK_OK(imp_model_window_loss(m, m->params, w, bt.x0, bt.target, bt.labels, NULL, bt.B, bt.H, 0.01, grad, NULL));
         CHECK_MSG(fabs(grad[m->off_friction]) > 1e-6 && fabs(grad[m->off_restitution]) > 1e-6,
                   "%s: e and mu gradients %g %g", what, grad[m->off_restitution], grad[m->off_friction]);
         free(grad);
@@ -444,6 +502,7 @@ int main(void)
     test_single_potential();
     test_impulse_law();
     test_ball_gradients();
+    test_weighted_loss();
     test_cradle_gradients();
     test_learned_restitution_gradients();
     test_friction_gradients();

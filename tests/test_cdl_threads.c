@@ -41,13 +41,13 @@ static void test_pool_loss(const imp_trajset *ts)
         CHECK_OK(imp_model_work_set_single_contact(w, single));
         CHECK_OK(imp_model_work_set_single_potential(w, single));
         imp_loss_parts l1, lT;
-        CHECK_OK(imp_model_window_loss(m, m->params, w, x0, target, labels, B, H, 0.01, g1, &l1));
+        CHECK_OK(imp_model_window_loss(m, m->params, w, x0, target, labels, NULL, B, H, 0.01, g1, &l1));
         for (int T = 1; T <= 3; T++) {
             imp_cdl_pool *p = NULL;
             CHECK_OK(imp_cdl_pool_new(&p, m, B, H, T, single, single));
             for (int bs = B; bs >= B - 1; bs--) {
                 memset(gT, 0, m->n_params * sizeof(double));
-                CHECK_OK(imp_cdl_pool_loss(p, m->params, x0, target, labels, bs, 0.01, gT, &lT));
+                CHECK_OK(imp_cdl_pool_loss(p, m->params, x0, target, labels, NULL, bs, 0.01, gT, &lT));
                 if (bs < B) continue; /* a short last minibatch: runs, loss finite */
                 double e = fmax(rel_diff(gT, g1, m->n_params), fabs(lT.total - l1.total) / l1.total);
                 e = fmax(e, fabs(lT.l2 - l1.l2) / l1.l2);
@@ -57,7 +57,7 @@ static void test_pool_loss(const imp_trajset *ts)
                 else CHECK_MSG(e < (single ? 2e-5 : 1e-12), "%d threads differ from one call by %.2e", T, e);
             }
             CHECK(isfinite(lT.total));
-            CHECK_FAILS(imp_cdl_pool_loss(p, m->params, x0, target, labels, B + 1, 0.01, gT, &lT), IMP_ERR_SHAPE);
+            CHECK_FAILS(imp_cdl_pool_loss(p, m->params, x0, target, labels, NULL, B + 1, 0.01, gT, &lT), IMP_ERR_SHAPE);
             imp_cdl_pool_free(p);
         }
         imp_model_work_free(w);

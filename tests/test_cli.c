@@ -90,6 +90,32 @@ int main(void)
     expect_error("train cdl --data cli_ball.npz --restitution-init 1.5 -o x.npz", "--restitution-init");
     expect_error("train cdl --data cli_noe.npz --restitution-init meta -o x.npz", "meta");
     expect_error("train resnet --data cli_ball.npz --friction -o x.npz", "cdl only");
+    expect_error("train cdl --data cli_ball.npz --impact-law sideways -o x.npz", "--impact-law");
+    expect_error("train resnet --data cli_ball.npz --impact-law newton -o x.npz", "cdl only");
+    /* the impact law from the data: paper on the event-driven simulator's
+     * file, newton on a touch sensor's (compliant contact) */
+    {
+        imp_sim_opts so;
+        imp_trajset cts;
+        CHECK_OK(imp_sim_defaults("compliant-ball", &so));
+        so.restitution = 0.7, so.n_steps = 120;
+        CHECK_OK(imp_simulate("compliant-ball", &so, &cts));
+        CHECK_OK(imp_trajset_save(&cts, "cli_compliant.npz"));
+        imp_trajset_free(&cts);
+        const char *files[2] = {"cli_ball.npz", "cli_compliant.npz"}, *laws[2] = {"0", "1"}; /* IMP_CDL_IMPACT_* */
+        for (int f = 0; f < 2; f++) {
+            char cmd[256];
+            snprintf(cmd, sizeof cmd, "train cdl --data %s --epochs 1 --hidden 8 -o cli_law.npz", files[f]);
+            CHECK_MSG(run(cmd, err, sizeof err) == 0, "%s: %s", cmd, err);
+            imp_npz *z = NULL;
+            CHECK_OK(imp_npz_load(&z, "cli_law.npz"));
+            const char *meta = z ? imp_npz_meta(z) : NULL;
+            char law[32] = "";
+            CHECK(meta && imp_json_get_token(meta, "impact_law", law, sizeof law) == IMP_OK);
+            CHECK_MSG(!strcmp(law, laws[f]), "%s: impact_law %s", files[f], law);
+            imp_npz_free(z);
+        }
+    }
     expect_error("train cdl --data cli_ball.npz --friction -o x.npz", "tangent");
     CHECK(run("train cdl --data cli_noe.npz --epochs 2 --hidden 16 -o cli_noe_model.npz", err, sizeof err) == 0);
     CHECK_MSG(strstr(err, "restitution starts at") && strstr(err, "data estimate") && strstr(err, "learned restitution"),

@@ -180,7 +180,7 @@ int main(void)
     CHECK(run("reproduce your-data --help", err, sizeof err) == 0);
     expect_error("reproduce your-data --seeds 0", "--seeds");
     expect_error("reproduce your-data --system bouncing-ball", "--system");
-    expect_error("reproduce your-data --impact-law bogus", "--impact-law: 'bogus' is not paper or newton");
+    expect_error("reproduce your-data --impact-law bogus", "--impact-law: 'bogus' is not auto, paper or newton");
     expect_error("simulate compliant-ball --stiffness -1 -o x.npz", "--stiffness");
     expect_error("inspect imp_raw.txt", "unknown format");
     expect_error("inspect does_not_exist.npz", "does_not_exist.npz");

@@ -9,6 +9,7 @@
  * missing factor gives an error of order 1; check_detects() shows on each
  * kind of check that a corrupted gradient is caught. */
 #include "impulse/nn.h"
+#include "nn/act_math.h"
 #include "nn/mlp_internal.h"
 #include "test.h"
 
@@ -965,8 +966,10 @@ static void test_gradient_only_path(void)
         }
 }
 
-/* The fused one-hidden-layer sweeps (mlp_fused.c) against the general
- * passes on the same work space: sweep 1, sweep 2 with and without
+/* The fused one-hidden-layer sweeps (mlp_fused.c), on every
+ * instruction-set version the CPU runs (forced), against the plain
+ * reference loops of the general passes on the same work space: sweep 1,
+ * sweep 2 with and without
  * parameter gradients, and the Hessian, for every activation and 1..8
  * inputs (the fused limit), at a width that is not a multiple of the
  * vector length. */
@@ -975,50 +978,59 @@ static void test_fused_path(void)
     imp_rng r;
     imp_rng_seed(&r, 77);
     double worst = 0.0;
-    int taken = 0;
-    for (int a = 0; a < 5; a++)
-        for (int n0 = 1; n0 <= 9; n0 += 4) {
-            int sizes[3] = {n0, 37, 1};
-            imp_mlp m;
-            CHECK_OK(imp_mlp_init(&m, 2, sizes, all_acts[a], IMP_ACT_IDENTITY, a % 2));
-            double *p = malloc(m.n_params * sizeof(double));
-            random_params(&m, p, &r);
-            enum { B = 7 };
-            double x[B * 9], gbar[B * 9], g[2][B * 9], dx[2][B * 9], hx[2][B * 9], H[2][B * 81];
-            fill_uniform(&r, x, (size_t)(B * n0), -2, 2);
-            fill_uniform(&r, gbar, (size_t)(B * n0), -1, 1);
-            double *dp[2] = {calloc(m.n_params, sizeof(double)), calloc(m.n_params, sizeof(double))};
-            imp_mlp_work *w = imp_mlp_work_new(&m, B);
-            for (int general = 0; general < 2; general++) {
-                imp_mlp_work_set_fused(w, !general);
-                memset(dx[general], 0, sizeof dx[general]);
-                memset(hx[general], 0, sizeof hx[general]);
-                imp_mlp_grad_input(&m, p, x, B, g[general], NULL, w);
-                if (!general) taken += w->fused;
-                CHECK(general ? !w->fused : w->fused == (n0 <= 8));
-                imp_mlp_grad_input_vjp(&m, p, gbar, B, dp[general], dx[general], w);
-                imp_mlp_grad_input_vjp(&m, p, gbar, B, NULL, hx[general], w);
-                imp_mlp_hessian_input(&m, p, B, H[general], w);
+    int taken = 0, versions = 0;
+    for (int isa = IMP_ISA_BASE; isa <= IMP_ISA_AVX512; isa++) { /* every version this CPU runs, forced */
+        if (imp_act_force_isa(isa) != IMP_OK) continue;
+        versions++;
+        for (int a = 0; a < 5; a++)
+            for (int n0 = 1; n0 <= 9; n0 += 4) {
+                int sizes[3] = {n0, 37, 1};
+                imp_mlp m;
+                CHECK_OK(imp_mlp_init(&m, 2, sizes, all_acts[a], IMP_ACT_IDENTITY, a % 2));
+                double *p = malloc(m.n_params * sizeof(double));
+                random_params(&m, p, &r);
+                enum { B = 7 };
+                double x[B * 9], gbar[B * 9], g[2][B * 9], dx[2][B * 9], hx[2][B * 9], H[2][B * 81];
+                fill_uniform(&r, x, (size_t)(B * n0), -2, 2);
+                fill_uniform(&r, gbar, (size_t)(B * n0), -1, 1);
+                double *dp[2] = {calloc(m.n_params, sizeof(double)), calloc(m.n_params, sizeof(double))};
+                imp_mlp_work *w = imp_mlp_work_new(&m, B);
+                /* the table was picked when the work was made, for the forced version */
+                CHECK(w->isa == isa && (n0 > 8 || (w->sweep_k && w->sweep_k->isa == isa && !w->sweep_k->single)));
+                for (int general = 0; general < 2; general++) {
+                    /* general: the plain reference loops of mlp.c */
+                    imp_mlp_work_set_reference(w, general);
+                    memset(dx[general], 0, sizeof dx[general]);
+                    memset(hx[general], 0, sizeof hx[general]);
+                    imp_mlp_grad_input(&m, p, x, B, g[general], NULL, w);
+                    if (!general) taken += imp_mlp_cache_fused(w);
+                    CHECK(general ? !imp_mlp_cache_fused(w) : imp_mlp_cache_fused(w) == (n0 <= 8));
+                    imp_mlp_grad_input_vjp(&m, p, gbar, B, dp[general], dx[general], w);
+                    imp_mlp_grad_input_vjp(&m, p, gbar, B, NULL, hx[general], w);
+                    imp_mlp_hessian_input(&m, p, B, H[general], w);
+                }
+                size_t nx = (size_t)(B * n0);
+                double e = max_rel_diff(g[0], g[1], nx);
+                e = fmax(e, max_rel_diff(dp[0], dp[1], m.n_params));
+                e = fmax(e, max_rel_diff(dx[0], dx[1], nx));
+                e = fmax(e, max_rel_diff(hx[0], hx[1], nx));
+                e = fmax(e, max_rel_diff(H[0], H[1], nx * (size_t)n0));
+                CHECK_MSG(e < 1e-12, "fused (%s) and reference sweeps differ by %.2e (act %s, %d inputs)",
+                          imp_isa_name(isa), e, imp_activation_name(all_acts[a]), n0);
+                worst = fmax(worst, e);
+                imp_mlp_work_free(w);
+                free(p), free(dp[0]), free(dp[1]);
             }
-            size_t nx = (size_t)(B * n0);
-            double e = max_rel_diff(g[0], g[1], nx);
-            e = fmax(e, max_rel_diff(dp[0], dp[1], m.n_params));
-            e = fmax(e, max_rel_diff(dx[0], dx[1], nx));
-            e = fmax(e, max_rel_diff(hx[0], hx[1], nx));
-            e = fmax(e, max_rel_diff(H[0], H[1], nx * (size_t)n0));
-            CHECK_MSG(e < 1e-12, "fused and general sweeps differ by %.2e (act %s, %d inputs)", e,
-                      imp_activation_name(all_acts[a]), n0);
-            worst = fmax(worst, e);
-            imp_mlp_work_free(w);
-            free(p), free(dp[0]), free(dp[1]);
-        }
-    CHECK_MSG(taken == 10, "fused path taken %d times, want 10", taken);
-    printf("fused one-hidden-layer sweeps: worst relative difference to the general path %.2e\n", worst);
+    }
+    CHECK_OK(imp_act_force_isa(-1));
+    CHECK_MSG(versions >= 1 && taken == 10 * versions, "fused path taken %d times, want %d", taken, 10 * versions);
+    printf("fused one-hidden-layer sweeps (%d versions): worst relative difference to the reference %.2e\n",
+           versions, worst);
 }
 
-/* The single-precision fused sweeps (mlp_fused_single.c) against the double
- * fused sweeps (checked above against the general path, which finite
- * differences check): gradient, sweep 2 with and without parameter
+/* The single-precision fused sweeps (mlp_fused.c's float table) against
+ * the plain reference loops in double (which finite differences check):
+ * gradient, sweep 2 with and without parameter
  * gradients, and the Hessian, for every activation, 1..8 inputs, on every
  * instruction-set version the CPU has; within float rounding (2e-5 of the
  * largest entry), not identical (the path is taken), the caller's MXCSR
@@ -1051,12 +1063,14 @@ static double fused_single_case(imp_rng *r, imp_activation act, int n0, double s
     imp_mlp_work *w = imp_mlp_work_new(&m, B);
     const unsigned csr = read_mxcsr();
     for (int single = 0; single < 2; single++) {
+        imp_mlp_work_set_reference(w, !single);
         CHECK_OK(imp_mlp_work_set_single(w, single));
+        if (single) CHECK(w->sweep_k && w->sweep_k->single && w->sweep_k->isa == imp_act_isa());
         memset(dx[single], 0, sizeof dx[single]);
         memset(hx[single], 0, sizeof hx[single]);
         imp_mlp_grad_input(&m, p, x, B, g[single], NULL, w);
-        CHECK(w->fused && w->single_cache == single);
-        *taken += single && w->single_cache;
+        CHECK(single ? imp_mlp_cache_fused(w) && imp_mlp_cache_single(w) : !w->cache_k);
+        *taken += single && imp_mlp_cache_single(w);
         if (single) CHECK_OK(imp_mlp_work_set_single(w, 0)); /* the cache decides sweep 2 */
         imp_mlp_grad_input_vjp(&m, p, gbar, B, dp[single], dx[single], w);
         imp_mlp_grad_input_vjp(&m, p, gbar, B, NULL, hx[single], w);
@@ -1211,7 +1225,7 @@ static void test_single_path(void)
             CHECK_OK(imp_mlp_work_set_single(w, single));
             memset(dx[single], 0, sizeof dx[single]);
             imp_mlp_forward(&m, p, x, B, y[single], w);
-            CHECK(w->single_cache == single);
+            CHECK(imp_mlp_cache_single(w) == single);
             if (single) CHECK_OK(imp_mlp_work_set_single(w, 0)); /* the cache decides the backward */
             imp_mlp_backward(&m, p, dy, B, dp[single], dx[single], w);
         }
@@ -1361,9 +1375,30 @@ static void test_gemm_single(void)
     for (int k = 0; k < 2; k++) free(dp[k]), free(dq[k]);
 }
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
+/* Whether this CPU and OS run a version, from cpuid and XCR0 directly
+ * (not through the library's or the compiler's feature test): AVX2 needs
+ * AVX2, FMA and the YMM state enabled by the OS; AVX-512 needs AVX-512F,
+ * FMA and the opmask and ZMM states. */
+static int cpuid_runs(int isa)
+{
+    unsigned a, b, c, d;
+    if (isa == IMP_ISA_BASE) return 1;
+    if (!__get_cpuid(1, &a, &b, &c, &d) || !((c >> 12) & 1) || !((c >> 27) & 1)) return 0; /* FMA, OSXSAVE */
+    unsigned xlo, xhi;
+    __asm__ volatile("xgetbv" : "=a"(xlo), "=d"(xhi) : "c"(0));
+    (void)xhi;
+    if ((xlo & 6u) != 6u || !__get_cpuid_count(7, 0, &a, &b, &c, &d)) return 0;
+    if (isa == IMP_ISA_AVX2) return (b >> 5) & 1;
+    return isa == IMP_ISA_AVX512 && ((b >> 16) & 1) && (xlo & 0xe0u) == 0xe0u;
+}
+#endif
+
 /* The dispatch never picks a version the CPU cannot run: imp_isa_choose on
  * made-up CPUs for every request IMPULSE_ISA can hold, then the choice on
- * this machine against the compiler's own feature test. */
+ * this machine (the process's and the one a new work's kernel tables are
+ * compiled for) against cpuid, and every version the tests force. */
 static void test_isa_dispatch(void)
 {
     static const char *requests[] = {NULL, "", "auto", "base", "avx2", "avx512", "AVX2", "sse9"};
@@ -1391,6 +1426,24 @@ static void test_isa_dispatch(void)
     CHECK(isa == IMP_ISA_BASE);
 #endif
     CHECK(strcmp(imp_nn_isa(), imp_isa_name(isa)) == 0);
+    int sizes[3] = {1, 16, 1};
+    imp_mlp m;
+    CHECK_OK(imp_mlp_init(&m, 2, sizes, IMP_ACT_SOFTPLUS, IMP_ACT_IDENTITY, 1));
+    imp_mlp_work *w = imp_mlp_work_new(&m, 4);
+    CHECK(w && w->sweep_k && w->isa == isa && w->sweep_k->isa == isa);
+#if defined(__x86_64__) && defined(__GNUC__)
+    CHECK_MSG(cpuid_runs(isa) && cpuid_runs(w->sweep_k->isa), "dispatch picked %s, which cpuid says this CPU cannot run",
+              imp_isa_name(isa));
+    for (int v = IMP_ISA_BASE; v <= IMP_ISA_AVX512; v++) {
+        int forced = imp_act_force_isa(v) == IMP_OK;
+        CHECK_MSG(!forced || cpuid_runs(v), "version %s could be forced but cpuid says the CPU lacks it",
+                  imp_isa_name(v));
+        /* the versions the CPU runs are all tested (when the build has them) */
+        CHECK(forced || !cpuid_runs(v) || !IMP_HAVE_ISA_VERSIONS);
+    }
+    CHECK_OK(imp_act_force_isa(-1));
+#endif
+    imp_mlp_work_free(w);
     printf("kernel version in use: %s\n", imp_nn_isa());
 }
 

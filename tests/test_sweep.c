@@ -94,6 +94,20 @@ static void test_plan_errors(void)
     CHECK_OK(imp_sweep_plan_chnn(&p, &co));
     CHECK(p.n_tasks == 2 * (1 + 2 * 2)); /* per system: a floor, 2 sizes x 2 seeds */
     CHECK(imp_sweep_task_get(&p.tasks[4], "n_train") && !strcmp(imp_sweep_task_get(&p.tasks[4], "n_train"), "200"));
+    CHECK(!imp_sweep_task_get(&p.tasks[4], "precision"));
+    imp_sweep_plan_free(&p);
+    /* single precision: every training task says so, under its own ids */
+    co.n_train_list = NULL;
+    co.single = 1;
+    CHECK_OK(imp_sweep_plan_chnn(&p, &co));
+    int single = 0, trained = 0;
+    for (int i = 0; i < p.n_tasks; i++) {
+        const char *m = imp_sweep_task_get(&p.tasks[i], "model"), *prec = imp_sweep_task_get(&p.tasks[i], "precision");
+        if (!strcmp(m, "gt-pert")) continue;
+        trained++;
+        single += prec && !strcmp(prec, "single") && strstr(p.tasks[i].id, ".f32.");
+    }
+    CHECK(trained > 0 && single == trained);
     imp_sweep_plan_free(&p);
 }
 
@@ -106,7 +120,8 @@ static void test_failures(void)
     CHECK_OK(imp_sweep_plan_parse(&p,
                                   "task id=bad strand=chnn system=pendulum-chain:1 model=chnn epochs=-3\n"
                                   "task id=nosys strand=chnn system=no-such model=chnn\n"
-                                  "task id=ok strand=chnn system=pendulum-chain:1 model=gt-pert n_test=2\n",
+                                  "task id=ok strand=chnn system=pendulum-chain:1 model=gt-pert n_test=2\n"
+                                  "task id=prec strand=chnn system=pendulum-chain:1 model=chnn precision=half\n",
                                   "x"));
     CHECK_OK(imp_sweep_prepare(&p, "sweep_fail"));
     imp_sweep_run_opts o;
@@ -118,13 +133,15 @@ static void test_failures(void)
     CHECK(err && strstr(err, "epochs=-3"));
     free(err);
     CHECK(access("sweep_fail/tasks/bad/claim", F_OK) != 0);
+    CHECK_FAILS(imp_sweep_run_task(&p, 3, "sweep_fail", &o, &ran), IMP_ERR_INVALID);
+    CHECK(strstr(imp_last_error(), "precision=half"));
     CHECK_OK(imp_sweep_run_task(&p, 2, "sweep_fail", &o, &ran));
     CHECK(ran == 1);
     CHECK_OK(imp_sweep_run_task(&p, 2, "sweep_fail", &o, &ran));
     CHECK(ran == 0);
     char *md = NULL;
     CHECK_OK(imp_sweep_report("sweep_fail", &md));
-    CHECK(md && strstr(md, "1 of 3 tasks done") && strstr(md, "| nosys | pending |") && strstr(md, "no-such"));
+    CHECK(md && strstr(md, "1 of 4 tasks done") && strstr(md, "| nosys | pending |") && strstr(md, "no-such"));
     free(md);
     imp_sweep_plan_free(&p);
     CHECK_OK(imp_sweep_plan_parse(&p, "task id=other strand=chnn system=rotor model=chnn\n", "x"));
@@ -132,10 +149,10 @@ static void test_failures(void)
     CHECK(strstr(imp_last_error(), "different plan"));
     imp_sweep_plan_free(&p);
     char cmd[1024];
-    snprintf(cmd, sizeof cmd, "%s sweep run sweep_fail/plan.txt --out sweep_fail --task 3 2>sweep_fail/err.txt", cli);
+    snprintf(cmd, sizeof cmd, "%s sweep run sweep_fail/plan.txt --out sweep_fail --task 4 2>sweep_fail/err.txt", cli);
     CHECK(run(cmd) == 1);
     err = slurp("sweep_fail/err.txt");
-    CHECK(err && strstr(err, "impulse sweep: error: run: --task 3 out of range"));
+    CHECK(err && strstr(err, "impulse sweep: error: run: --task 4 out of range"));
     free(err);
 }
 
@@ -190,6 +207,29 @@ int main(void)
                   resumed > 0,
               "the task was trained again from the start (resumed at epoch %g)", resumed);
     imp_npz_free(rz);
+
+    /* precision=single reaches the training: the same task in double and in
+     * single gives another loss, and the result says which it was */
+    static const char prec_plan[] = "task id=d strand=chnn system=pendulum-chain:1 model=chnn seed=1 epochs=2 n_train=8 "
+                                    "n_test=2\n"
+                                    "task id=f strand=chnn system=pendulum-chain:1 model=chnn seed=1 epochs=2 n_train=8 "
+                                    "n_test=2 precision=single\n";
+    CHECK_OK(imp_write_file_atomic("sweep_prec.txt", prec_plan, strlen(prec_plan)));
+    system("rm -rf sweep_prec");
+    snprintf(cmd, sizeof cmd, "%s sweep run sweep_prec.txt --out sweep_prec --threads 1 2>/dev/null", cli);
+    CHECK(run(cmd) == 0);
+    double loss[2] = {0, 0};
+    for (int k = 0; k < 2; k++) {
+        char path[64], prec[16] = "";
+        snprintf(path, sizeof path, "sweep_prec/tasks/%s/result.npz", k ? "f" : "d");
+        CHECK_OK(imp_npz_load(&rz, path));
+        CHECK(rz && imp_npz_meta(rz) && !imp_json_get_number(imp_npz_meta(rz), "final_train_loss", &loss[k]) &&
+              !imp_json_get_string(imp_npz_meta(rz), "precision", prec, sizeof prec) &&
+              !strcmp(prec, k ? "single" : "double"));
+        imp_npz_free(rz);
+    }
+    CHECK_MSG(loss[0] != loss[1] && fabs(loss[0] - loss[1]) < 1e-3 * fabs(loss[0]),
+              "double and single losses %.17g %.17g: want close but not equal", loss[0], loss[1]);
 
     /* scheduler array form: one task by index */
     snprintf(cmd, sizeof cmd, "%s sweep run sweep_plan.txt --out sweep_task --task 2 --threads 1 2>/dev/null", cli);

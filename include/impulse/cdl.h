@@ -70,6 +70,15 @@ typedef struct imp_cdl_config {
  *          the rebound cannot beat the force. */
 enum { IMP_CDL_IMPACT_PAPER = 0, IMP_CDL_IMPACT_NEWTON = 1 };
 
+/* The impact law a CD-Lagrange network should use on these data (the
+ * default of impulse train and the Python bindings): PAPER for impulse's
+ * event-driven simulators' files (meta labels "impact"), NEWTON for any
+ * other data (touch-sensor labels, labels handled by onset or kept as given,
+ * none): there an impact seen at the sampled velocities has the force over
+ * the step on both sides, and the paper's law, which cancels it, learns e
+ * too low by about g h / |u| (docs/your-data.md). */
+int imp_cdl_default_impact_law(const imp_trajset *data);
+
 /* The reference code's architecture: 500 units, 1 hidden layer, softplus,
  * contact net 100-100, touch on, projection off, restitution fixed (the
  * data's), no friction. */
@@ -110,10 +119,12 @@ void imp_model_get_contact_law(const imp_model *m, double *e, double *mu);
  * and mu != NULL. Values are clamped to [1e-3, 1 - 1e-3] and [1e-4, 10]. */
 int imp_model_set_contact_law(imp_model *m, const double *e, const double *mu);
 /* Data estimates of the contact law around labelled contacts (rising edges
- * of a body's contact label at step n): per pair, the median over impacts
- * of -u(n)/u(n-1) of the normal velocity u (clamped to [0.05, 0.95]) and,
+ * of a body's contact label at step m, n = m or, when the impact spans
+ * several samples, the first sample after its interior ones, imp_trajset.
+ * interior): per pair, the median over impacts of -u(n)/u(m-1) of the
+ * normal velocity u (clamped to [0.05, 0.95]) and,
  * for pairs with a tangent, the 90th percentile of |Pt|/Pn of the
- * contact-space impulse P = W^-1 (u(n) - u(n-1)) over impacts with Pn > 0
+ * contact-space impulse P = W^-1 (u(n) - u(m-1)) over impacts with Pn > 0
  * (|Pt| = mu Pn when an impact slides, less when it sticks; clamped to
  * [0.01, 2]). Pairs without impacts get NaN (e) and NaN (mu). n_events
  * (n_pairs, may be NULL) counts the impacts used. Crude (gravity and noise
@@ -173,12 +184,15 @@ typedef struct imp_loss_parts {
  *   target  B x H x 2D observed states after 1..H steps
  *   labels  B x H x K contact labels for steps 1..H (required when cfg.touch,
  *           ignored otherwise)
+ *   weight  B x H weights of the state errors after steps 1..H (NULL: all 1;
+ *           0 leaves a sample out of the loss, as inside a multi-sample
+ *           impact: imp_trajset.interior)
  * With touch feedback the labels gate the impulses (teacher forcing) and the
  * contact net is trained by cross-entropy; without, the impulses are gated by
  * the contact net's probability and only the state loss trains it. */
 int imp_model_window_loss(const imp_model *m, const double *params, imp_model_work *w,
-                          const double *x0, const double *target, const double *labels, int B, int H,
-                          double l2, double *grad, imp_loss_parts *parts);
+                          const double *x0, const double *target, const double *labels,
+                          const double *weight, int B, int H, double l2, double *grad, imp_loss_parts *parts);
 
 /* Roll out n_steps-1 steps from x0 (2D). Writes states (n_steps x 2D, row 0 = x0)
  * and contact (n_steps x K, predicted contact signal in {0,1}; row 0 = 0).

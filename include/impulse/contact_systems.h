@@ -93,13 +93,22 @@ typedef struct imp_trajset {
      * (labels a user chose to keep as they are), "" unknown. */
     char labels[16];
     double friction;   /* the simulator's Coulomb coefficient (meta "friction"); NaN if none */
+    /* n_traj x n_steps: 1 at a sample inside a multi-sample impact (the
+     * bodies still touch: a compliant contact or a touch sensor spanning
+     * several samples), set by the onset label handling
+     * (imp_contact_labels_apply); training uses such a sample neither as a
+     * target nor as the start of a window, so that an impact spanning
+     * several samples is one event (docs/your-data.md). All 0: every sample
+     * is used. npz array "contact_interior" (optional). */
+    double *interior;
 } imp_trajset;
 
 int imp_trajset_alloc(imp_trajset *ts, int n_traj, int n_steps, const imp_contact_geometry *g);
 void imp_trajset_free(imp_trajset *ts);
 /* Add N(0, sigma^2) to q and qdot (not to the clean copies or contacts). */
 void imp_trajset_add_noise(imp_trajset *ts, double sigma, imp_rng *rng);
-/* .npz with arrays q, qdot, q_clean, qdot_clean, contact, masses,
+/* .npz with arrays q, qdot, q_clean, qdot_clean, contact, contact_interior
+ * (n_traj x n_steps, only when some sample is marked), masses,
  * contact_pairs (P x 2, -1 = wall), contact_normals (P x d), contact_offsets (P),
  * and meta JSON (system, dt, restitution, gravity, length, noise, seed, version). */
 int imp_trajset_save(const imp_trajset *ts, const char *path);
@@ -114,21 +123,29 @@ int imp_trajset_load(imp_trajset *ts, const char *path);
 int imp_trajset_from_npz(imp_trajset *ts, struct imp_npz *z, const char *what);
 
 /* ---- Contact labels against the motion (src/systems/contact_labels.c) ----
- * A run of consecutive labels of a body is one contact interval. Within it,
- * the impact is the sample t where the normal velocity u of the body's
- * nearest pair turns from approaching to separating (u(t-1) < 0 <= u(t),
- * observed velocities). Labels before it (still approaching) or after it
+ * A run of consecutive labels of a body is one contact interval. It holds
+ * an impact when the normal velocity u of the body's nearest pair turns
+ * from approaching to separating (u(t-1) < 0 <= u(t), observed velocities)
+ * at one of its samples or at the sample after it. Labels before the
+ * reversal (still approaching) or after it
  * with u(t-1) > v_rest (already separating) are extra labels of the same
  * impact; labels where |u| stays below v_rest at t-1 and t after the impact
  * (or in a run without one) are resting contact; a run with neither an
  * impact nor rest has labels with no velocity change. v_rest = 3 sigma + 2 |a|
  * with sigma a robust (median absolute deviation) estimate of the noise of
  * the normal velocity's sample-to-sample change outside contact and a its
- * median (g dt for a falling ball). */
+ * median (g dt for a falling ball).
+ * The onset handling keeps one label per impact, at the interval's first
+ * sample (the step in which the bodies met: the step a CD-Lagrange impulse
+ * stands for), plus resting contact, and marks the impact's later samples
+ * but the last (the bodies still touch there: a contact spanning several
+ * samples) as interior (imp_trajset.interior), so that training treats the
+ * impact as one event from the sample before it to the first sample after
+ * it (docs/your-data.md). */
 typedef enum imp_label_mode {
-    IMP_LABELS_AUTO = 0, /* as-given when meta "labels" is "impact" or "as-given", onset otherwise */
+    IMP_LABELS_AUTO = 0, /* as-given when meta "labels" is "impact", "onset" or "as-given", onset otherwise */
     IMP_LABELS_AS_GIVEN, /* every label gates an impulse */
-    IMP_LABELS_ONSET     /* one label per contact interval, at its impact, plus resting contact */
+    IMP_LABELS_ONSET     /* one label per impact at its first sample, interior marked, plus resting contact */
 } imp_label_mode;
 
 typedef struct imp_label_report {
@@ -142,6 +159,7 @@ typedef struct imp_label_report {
     int no_change;       /* labels in intervals with no reversal and no rest */
     int no_pair;         /* labels of bodies without a contact pair */
     int kept;            /* labels after handling */
+    int interior;        /* samples inside impacts (marked by onset) */
     double v_rest;       /* the threshold used (largest over bodies) */
     imp_label_mode mode; /* the mode applied (never AUTO) */
 } imp_label_report;

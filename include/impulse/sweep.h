@@ -135,6 +135,7 @@ typedef struct imp_sweep_chnn_opts {
     int epochs;               /* -1: the preset's */
     int n_train, n_test, hidden; /* 0: the preset's */
     double lr;                /* 0: per-system default (1e-3 rotor, magnet; else 3e-3) */
+    int single;               /* 1: training tasks say precision=single (ids end .f32); 0: double */
 } imp_sweep_chnn_opts;
 void imp_sweep_chnn_opts_default(imp_sweep_chnn_opts *o);
 int imp_sweep_plan_chnn(imp_sweep_plan *plan, const imp_sweep_chnn_opts *o);

@@ -371,7 +371,8 @@ def train(model: str, data, *, output: str | os.PathLike | None = None, epochs: 
         the meta value if the data has one, else the data estimate),
         friction (False; True: Coulomb friction with learned mu at pairs
         with a tangent), friction_init ('data' or a number), impact_law
-        ('paper', the default, or 'newton', as the CLI's --impact-law);
+        ('auto', the default: 'paper' for impulse's event-driven simulators,
+        'newton' for other data; as the CLI's --impact-law);
         contact_labels ('auto', 'as-given', 'onset': how touch labels are
         turned into impulses, as the CLI's --contact-labels).
     Options of the constrained family: epochs (2000), lr (3e-3), wd (1e-4),
@@ -401,7 +402,7 @@ def _train_contact(model, data, output, epochs, seed, lr, callback, run, setting
                    l2=None, activation=None, hidden=None, layers=None, touch=True, projection=False,
                    damping=False, learn_mass=False, contact_precision="single", potential_precision="single",
                    restitution=None, restitution_init=None, friction=False, friction_init="data",
-                   impact_law="paper", contact_labels="auto"):
+                   impact_law="auto", contact_labels="auto"):
     kind = ctypes.c_int()
     check(lib.imp_model_kind_from_name(model.encode(), ctypes.byref(kind)))
     if settings not in ("code", "paper"):
@@ -438,9 +439,9 @@ def _train_contact(model, data, output, epochs, seed, lr, callback, run, setting
         raise Error("restitution='learn', restitution_init and friction apply to cdl only")
     cfg.learn_restitution = int(model == "cdl" and restitution != "fixed")
     cfg.friction = int(bool(friction))
-    if impact_law not in ("paper", "newton"):
-        raise Error(f"impact_law: '{impact_law}' is not paper or newton")
-    if model != "cdl" and impact_law != "paper":
+    if impact_law not in ("auto", "paper", "newton"):
+        raise Error(f"impact_law: '{impact_law}' is not auto, paper or newton")
+    if model != "cdl" and impact_law != "auto":
         raise Error("impact_law applies to cdl only")
     cfg.impact_law = int(impact_law == "newton")
     if not cfg.learn_restitution and restitution_init is not None:
@@ -460,6 +461,8 @@ def _train_contact(model, data, output, epochs, seed, lr, callback, run, setting
             if model == "resnet-contact":
                 raise Error("the data have no contact labels: resnet-contact needs them")
             cfg.touch = 0  # as the CLI: no labels, no touch feedback
+        if model == "cdl" and impact_law == "auto":  # from the data, before the labels are handled
+            cfg.impact_law = lib.imp_cdl_default_impact_law(ctypes.byref(ts))
         if cfg.touch:
             check(lib.imp_contact_labels_apply(ctypes.byref(ts), label_mode.value, None))
         check(lib.imp_model_create(ctypes.byref(h), ctypes.byref(cfg), ctypes.byref(ts.geom), ts.dt, seed))
@@ -958,7 +961,8 @@ def sweep_plan(name: str, path: str | os.PathLike | None = None, *, quick: bool 
     settings ("code" or "paper"), only ("pendulum,ball-touch,..."), threads.
     name "chnn" (Finzi et al. 2020): preset ("full", "all", "quick", "tiny"),
     systems, models, n_train_list (comma lists), seeds, first_seed, epochs,
-    n_train, n_test, hidden, lr.
+    n_train, n_test, hidden, lr, single (bool: precision=single tasks, ids
+    ending .f32).
     name "impact" (Fazeli et al. 2017): data (the data_ellipse.mat path,
     required), variant, target, seed, gp (bool: the GP learning-curve tasks).
     quick=True: the reproduction's --quick settings.
@@ -989,7 +993,7 @@ def sweep_plan(name: str, path: str | os.PathLike | None = None, *, quick: bool 
         if quick:
             o.preset = b"quick"
         fill(o, {"preset", "systems", "models", "n_train_list", "seeds", "first_seed", "epochs", "n_train", "n_test",
-                 "hidden", "lr"})
+                 "hidden", "lr", "single"})
         check(lib.imp_sweep_plan_chnn(ctypes.byref(plan), ctypes.byref(o)))
     elif name == "impact":
         o = _lib.SweepImpactOpts()

@@ -155,7 +155,7 @@ class Trajset(Struct):
                 ("qdot", dptr), ("q_clean", dptr), ("qdot_clean", dptr), ("contact", dptr),
                 ("system", ctypes.c_char * 64), ("noise", c_double), ("seed", c_ull), ("gravity", c_double),
                 ("length", c_double), ("has_contact", c_int), ("labels", ctypes.c_char * 16),
-                ("friction", c_double)]
+                ("friction", c_double), ("interior", dptr)]
 
 
 class EvalResult(Struct):
@@ -222,7 +222,7 @@ class SweepPlan(Struct):
 class SweepChnnOpts(Struct):
     _fields_ = [("preset", c_char_p), ("systems", c_char_p), ("models", c_char_p), ("n_train_list", c_char_p),
                 ("seeds", c_int), ("first_seed", c_int), ("epochs", c_int), ("n_train", c_int), ("n_test", c_int),
-                ("hidden", c_int), ("lr", c_double)]
+                ("hidden", c_int), ("lr", c_double), ("single", c_int)]
 
 
 class SweepCdlOpts(Struct):
@@ -298,6 +298,7 @@ for _n, _a, _r in [
     ("imp_model_train", [V, P(Trajset), P(TrainOpts), P(LossParts)], c_int),
     ("imp_label_mode_from_name", [c_char_p, P(c_int)], c_int),
     ("imp_contact_labels_apply", [P(Trajset), c_int, c_void_p], c_int),
+    ("imp_cdl_default_impact_law", [P(Trajset)], c_int),
     ("imp_model_init_contact_law", [V, P(Trajset), c_int, c_double, c_int, c_double, c_void_p], c_int),
     ("imp_model_get_contact_law", [V, dptr, dptr], None),
     ("imp_model_sizes", [V, P(c_int), P(c_int)], c_int),

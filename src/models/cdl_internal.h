@@ -47,13 +47,13 @@ int imp_model_contact_law(const imp_model *m, const double *params, double *e, d
 
 /* ---- structured (CDL, VIN) and ResNet kernels ---- */
 int imp_structured_window_loss(const imp_model *m, const double *params, imp_model_work *w,
-                               const double *x0, const double *target, const double *labels, int B,
-                               int H, double *grad, imp_loss_parts *parts);
+                               const double *x0, const double *target, const double *labels,
+                               const double *weight, int B, int H, double *grad, imp_loss_parts *parts);
 int imp_structured_rollout(const imp_model *m, imp_model_work *w, const double *x0, int n_steps,
                            const double *gates, double *states, double *contact);
 int imp_resnet_window_loss(const imp_model *m, const double *params, imp_model_work *w,
-                           const double *x0, const double *target, const double *labels, int B,
-                           int H, double *grad, imp_loss_parts *parts);
+                           const double *x0, const double *target, const double *labels,
+                           const double *weight, int B, int H, double *grad, imp_loss_parts *parts);
 int imp_resnet_rollout(const imp_model *m, imp_model_work *w, const double *x0, int n_steps,
                        const double *gates, double *states, double *contact);
 

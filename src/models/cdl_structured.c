@@ -169,8 +169,8 @@ static void step_backward(const imp_model *m, const double *params, imp_model_wo
 }
 
 int imp_structured_window_loss(const imp_model *m, const double *params, imp_model_work *w,
-                               const double *x0, const double *target, const double *labels, int B,
-                               int H, double *grad, imp_loss_parts *parts)
+                               const double *x0, const double *target, const double *labels,
+                               const double *weight, int B, int H, double *grad, imp_loss_parts *parts)
 {
     const int D = m->D, K = m->K;
     const size_t sBD = (size_t)B * D, sBK = (size_t)B * K;
@@ -204,11 +204,12 @@ int imp_structured_window_loss(const imp_model *m, const double *params, imp_mod
             const double *tq = target + ((size_t)b * H + (n - 1)) * 2 * D, *tv = tq + D;
             const double *qh = w->q + (size_t)n * sBD + (size_t)b * D, *vhat = w->v + (size_t)n * sBD + (size_t)b * D;
             double *qb = w->qbar + (size_t)n * sBD + (size_t)b * D, *vb = w->vbar + (size_t)n * sBD + (size_t)b * D;
+            const double wt = weight ? weight[(size_t)b * H + (n - 1)] : 1.0;
             for (int i = 0; i < D; i++) {
                 double eq = qh[i] - tq[i], ev = vhat[i] - tv[i];
-                Ls += (eq * eq + ev * ev) / (2.0 * D);
-                qb[i] = eq / (D * (double)B);
-                vb[i] = ev / (D * (double)B);
+                Ls += wt * (eq * eq + ev * ev) / (2.0 * D);
+                qb[i] = wt * eq / (D * (double)B);
+                vb[i] = wt * ev / (D * (double)B);
             }
         }
     Ls /= B;

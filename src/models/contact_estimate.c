@@ -48,7 +48,10 @@ int imp_cdl_estimate_contact_law(const imp_trajset *d, double *e, double *mu, in
                 int on = lab[c->body_j] > 0.5 && (wall || lab[c->body_i] > 0.5);
                 int rising = lab0[c->body_j] < 0.5 || (!wall && lab0[c->body_i] < 0.5);
                 if (!on || !rising) continue;
-                const double *v0 = d->qdot + (t - 1) * D, *v1 = d->qdot + t * D, *q0 = d->q + (t - 1) * D;
+                /* after the impact: the first sample not inside it */
+                size_t t1 = t;
+                while (d->interior && d->interior[t1] != 0.0 && (int)(t1 % d->n_steps) + 1 < d->n_steps) t1++;
+                const double *v0 = d->qdot + (t - 1) * D, *v1 = d->qdot + t1 * D, *q0 = d->q + (t - 1) * D;
                 double u0 = imp_contact_normal_velocity(g, p, v0), u1 = imp_contact_normal_velocity(g, p, v1);
                 /* this pair, not another one of the body: approaching and
                  * within reach of contact in one step */

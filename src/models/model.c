@@ -298,17 +298,22 @@ static int structured(const imp_model *m)
     return m->cfg.kind == IMP_MODEL_CDL || m->cfg.kind == IMP_MODEL_VIN;
 }
 
+int imp_cdl_default_impact_law(const imp_trajset *data)
+{
+    return !strcmp(data->labels, "impact") ? IMP_CDL_IMPACT_PAPER : IMP_CDL_IMPACT_NEWTON;
+}
+
 int imp_model_window_loss(const imp_model *m, const double *params, imp_model_work *w,
-                          const double *x0, const double *target, const double *labels, int B, int H,
-                          double l2, double *grad, imp_loss_parts *parts)
+                          const double *x0, const double *target, const double *labels,
+                          const double *weight, int B, int H, double l2, double *grad, imp_loss_parts *parts)
 {
     if (B < 1 || B > w->B || H < 1 || H > w->H)
         return imp_fail(IMP_ERR_SHAPE, "batch: B = %d, H = %d exceed the work's %d x %d", B, H, w->B, w->H);
     if (m->cfg.touch && m->has_contact_net && !labels)
         return imp_fail(IMP_ERR_INVALID, "labels: touch feedback needs contact labels");
     imp_loss_parts lp = {0};
-    int st = structured(m) ? imp_structured_window_loss(m, params, w, x0, target, labels, B, H, grad, &lp)
-                           : imp_resnet_window_loss(m, params, w, x0, target, labels, B, H, grad, &lp);
+    int st = structured(m) ? imp_structured_window_loss(m, params, w, x0, target, labels, weight, B, H, grad, &lp)
+                           : imp_resnet_window_loss(m, params, w, x0, target, labels, weight, B, H, grad, &lp);
     if (st) return st;
     /* Keras l2 on the potential's kernels: shrinks U towards the zero function
      * so that jumps are explained by impulses, not spurious forces ([P] 3.2) */

@@ -29,8 +29,8 @@ static void step_forward(const imp_model *m, const double *params, imp_model_wor
 }
 
 int imp_resnet_window_loss(const imp_model *m, const double *params, imp_model_work *w,
-                           const double *x0, const double *target, const double *labels, int B,
-                           int H, double *grad, imp_loss_parts *parts)
+                           const double *x0, const double *target, const double *labels,
+                           const double *weight, int B, int H, double *grad, imp_loss_parts *parts)
 {
     const int S = 2 * m->D, K = m->K, I = n_inputs(m);
     const size_t sBS = (size_t)B * S, sBK = (size_t)B * K;
@@ -56,12 +56,14 @@ int imp_resnet_window_loss(const imp_model *m, const double *params, imp_model_w
     double Ls = 0.0;
     memset(w->xbar, 0, sBS * sizeof(double));
     for (int n = 1; n <= H; n++)
-        for (int b = 0; b < B; b++)
+        for (int b = 0; b < B; b++) {
+            const double wt = weight ? weight[(size_t)b * H + (n - 1)] : 1.0;
             for (int i = 0; i < S; i++) {
                 double e = w->xs[(size_t)n * sBS + (size_t)b * S + i] - target[((size_t)b * H + n - 1) * S + i];
-                Ls += e * e / S;
-                w->xbar[(size_t)n * sBS + (size_t)b * S + i] = 2.0 * e / (S * (double)B);
+                Ls += wt * e * e / S;
+                w->xbar[(size_t)n * sBS + (size_t)b * S + i] = 2.0 * wt * e / (S * (double)B);
             }
+        }
     Ls /= B;
     if (parts) {
         parts->state = Ls;

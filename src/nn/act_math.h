@@ -4,7 +4,7 @@
  * them at every instruction-set level (base x86-64, AVX2, AVX-512, and
  * aarch64's NEON), given -fno-trapping-math (CMakeLists.txt). Double:
  * activation.c's kernels (every pass outside the float sweeps); float: the
- * single-precision potential sweeps (mlp_fused_single.c). Accuracy: a few
+ * single-precision potential sweeps (mlp_fused.c). Accuracy: a few
  * ulp (tests/test_nn.c compares with libm and the double path). */
 #ifndef IMPULSE_NN_ACT_MATH_H
 #define IMPULSE_NN_ACT_MATH_H
@@ -14,6 +14,28 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+
+/* ---- second derivatives ----
+ * phi''(z) expressed through the cached a = phi(z) and s = phi'(z):
+ *   tanh:     s = 1 - a^2,      phi'' = -2 a s   (s is computed as 4e/(1+e)^2)
+ *   sigmoid:  s = a (1 - a),    phi'' = s (1 - 2a)
+ *   softplus: s = sigmoid(z),   phi'' = s (1 - s)
+ *   relu, identity:             phi'' = 0 (relu: almost everywhere).
+ * As macros for every type the kernels use (double, float, GCC vectors of
+ * either): one and two are 1 and 2 in the caller's type. */
+#define IMP_PHI2_TANH(one, two, a, s) (-(two) * (a) * (s))
+#define IMP_PHI2_SIGMOID(one, two, a, s) ((s) * ((one) - (two) * (a)))
+#define IMP_PHI2_SOFTPLUS(one, two, a, s) ((s) * ((one) - (s)))
+
+static inline double imp_act_second(imp_activation act, double a, double s)
+{
+    switch (act) {
+    case IMP_ACT_TANH: return IMP_PHI2_TANH(1.0, 2.0, a, s);
+    case IMP_ACT_SIGMOID: return IMP_PHI2_SIGMOID(1.0, 2.0, a, s);
+    case IMP_ACT_SOFTPLUS: return IMP_PHI2_SOFTPLUS(1.0, 2.0, a, s);
+    default: return 0.0;
+    }
+}
 
 /* ---- double ---- */
 
@@ -91,6 +113,111 @@ static inline __attribute__((always_inline)) double log1p_unit(double e)
     q = q * w + 1.0 / 3;
     double l = 2.0 * (u + u * w * q);
     return hi ? ln2 + l : l;
+}
+
+/* The activation kernels in double, in place: z -> a = phi(z) and
+ * s = phi'(z) (softplus_deriv_inplace: z -> s only). activation.c compiles
+ * them once per instruction-set version for every pass; the fused sweeps
+ * (mlp_fused.c) inline them into theirs. */
+IMP_VEC_OPTS static inline __attribute__((always_inline)) void tanh_forward_body(double *restrict z,
+                                                                double *restrict s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        /* with e = exp(-2|z|): tanh|z| = -expm1(-2|z|) / (2 + expm1(-2|z|))
+         * (no cancellation near 0) and 1 - tanh^2 = 4e/(1+e)^2 (keeps the
+         * tails that 1 - a^2 rounds to zero) */
+        double zi = z[i], em;
+        double e = exp_neg(-2.0 * fabs(zi), &em);
+        double inv = recip_1_2(2.0 + em); /* em in [-1, 0] */
+        z[i] = copysign(-em * inv, zi);
+        s[i] = 4.0 * e * inv * inv;
+    }
+}
+
+
+IMP_VEC_OPTS static inline __attribute__((always_inline)) void softplus_forward_body(double *restrict z,
+                                                                double *restrict s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        /* softplus(z) = max(z,0) + log1p(exp(-|z|)) never overflows; its
+         * derivative sigmoid(z) shares the exponential. */
+        double zi = z[i], em;
+        double e = exp_neg(-fabs(zi), &em);
+        double sig_abs = recip_1_2(1.0 + e); /* sigmoid(|z|), e in [0, 1] */
+        z[i] = (zi > 0.0 ? zi : 0.0) + log1p_unit(e);
+        s[i] = zi >= 0.0 ? sig_abs : e * sig_abs;
+    }
+}
+
+
+/* softplus'(z) = sigmoid(z) alone, in place (zs: z in, s out): sweep 1 of
+ * a network whose value is not asked for needs only the derivative of its
+ * last hidden layer, and this skips the logarithm. The second argument is
+ * unused; it gives the kernel the dispatcher's shape. */
+IMP_VEC_OPTS static inline __attribute__((always_inline)) void softplus_deriv_inplace_body(
+    double *restrict zs, double *restrict unused, size_t n)
+{
+    (void)unused;
+    for (size_t i = 0; i < n; i++) {
+        double zi = zs[i], em;
+        double e = exp_neg(-fabs(zi), &em);
+        double sig_abs = recip_1_2(1.0 + e);
+        zs[i] = zi >= 0.0 ? sig_abs : e * sig_abs;
+    }
+}
+
+
+IMP_VEC_OPTS static inline __attribute__((always_inline)) void sigmoid_forward_body(double *restrict z,
+                                                                double *restrict s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        /* s = e/(1+e)^2 with e = exp(-|z|) keeps the tiny tails of
+         * sigmoid' that a(1-a) would round to zero. */
+        double zi = z[i], em;
+        double e = exp_neg(-fabs(zi), &em);
+        double inv = recip_1_2(1.0 + e);
+        z[i] = zi >= 0.0 ? inv : e * inv;
+        s[i] = e * inv * inv;
+    }
+}
+
+
+IMP_VEC_OPTS static inline __attribute__((always_inline)) void relu_forward_body(double *restrict z,
+                                                                                double *restrict s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        int pos = z[i] > 0.0;
+        s[i] = pos ? 1.0 : 0.0;
+        z[i] = pos ? z[i] : 0.0;
+    }
+}
+
+/* softplus'(z) = sigmoid(z) of one value: softplus_deriv_inplace_body's
+ * expression */
+static inline __attribute__((always_inline)) double softplus_deriv_d(double zi)
+{
+    double em;
+    double e = exp_neg(-fabs(zi), &em);
+    double sig_abs = recip_1_2(1.0 + e);
+    return zi >= 0.0 ? sig_abs : e * sig_abs;
+}
+
+/* s = phi'(z) in place in zs, and for tanh and sigmoid also a = phi(z)
+ * (a holds z on entry): the double counterpart of act_deriv_f_body */
+static inline __attribute__((always_inline)) void act_deriv_d_body(imp_activation act, double *restrict a,
+                                                                   double *restrict zs, size_t n)
+{
+    switch (act) {
+    case IMP_ACT_SOFTPLUS: softplus_deriv_inplace_body(zs, NULL, n); break;
+    case IMP_ACT_TANH: tanh_forward_body(a, zs, n); break;
+    case IMP_ACT_SIGMOID: sigmoid_forward_body(a, zs, n); break;
+    case IMP_ACT_RELU:
+        for (size_t i = 0; i < n; i++) zs[i] = zs[i] > 0.0 ? 1.0 : 0.0;
+        break;
+    case IMP_ACT_IDENTITY:
+        for (size_t i = 0; i < n; i++) zs[i] = 1.0;
+        break;
+    }
 }
 
 /* ---- float ---- */

@@ -111,84 +111,13 @@ const char *imp_activation_name(imp_activation a)
     return "unknown";
 }
 
-IMP_VEC_OPTS static inline __attribute__((always_inline)) void tanh_forward_body(double *restrict z,
-                                                                double *restrict s, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        /* with e = exp(-2|z|): tanh|z| = -expm1(-2|z|) / (2 + expm1(-2|z|))
-         * (no cancellation near 0) and 1 - tanh^2 = 4e/(1+e)^2 (keeps the
-         * tails that 1 - a^2 rounds to zero) */
-        double zi = z[i], em;
-        double e = exp_neg(-2.0 * fabs(zi), &em);
-        double inv = recip_1_2(2.0 + em); /* em in [-1, 0] */
-        z[i] = copysign(-em * inv, zi);
-        s[i] = 4.0 * e * inv * inv;
-    }
-}
-
+/* the kernels of act_math.h, one version per instruction set */
 ACT_DISPATCH(tanh_forward)
-
-IMP_VEC_OPTS static inline __attribute__((always_inline)) void softplus_forward_body(double *restrict z,
-                                                                double *restrict s, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        /* softplus(z) = max(z,0) + log1p(exp(-|z|)) never overflows; its
-         * derivative sigmoid(z) shares the exponential. */
-        double zi = z[i], em;
-        double e = exp_neg(-fabs(zi), &em);
-        double sig_abs = recip_1_2(1.0 + e); /* sigmoid(|z|), e in [0, 1] */
-        z[i] = (zi > 0.0 ? zi : 0.0) + log1p_unit(e);
-        s[i] = zi >= 0.0 ? sig_abs : e * sig_abs;
-    }
-}
-
 ACT_DISPATCH(softplus_forward)
-
-/* softplus'(z) = sigmoid(z) alone, in place (zs: z in, s out): sweep 1 of
- * a network whose value is not asked for needs only the derivative of its
- * last hidden layer, and this skips the logarithm. The second argument is
- * unused; it gives the kernel the dispatcher's shape. */
-IMP_VEC_OPTS static inline __attribute__((always_inline)) void softplus_deriv_inplace_body(
-    double *restrict zs, double *restrict unused, size_t n)
-{
-    (void)unused;
-    for (size_t i = 0; i < n; i++) {
-        double zi = zs[i], em;
-        double e = exp_neg(-fabs(zi), &em);
-        double sig_abs = recip_1_2(1.0 + e);
-        zs[i] = zi >= 0.0 ? sig_abs : e * sig_abs;
-    }
-}
-
 ACT_DISPATCH(softplus_deriv_inplace)
-
-IMP_VEC_OPTS static inline __attribute__((always_inline)) void sigmoid_forward_body(double *restrict z,
-                                                                double *restrict s, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        /* s = e/(1+e)^2 with e = exp(-|z|) keeps the tiny tails of
-         * sigmoid' that a(1-a) would round to zero. */
-        double zi = z[i], em;
-        double e = exp_neg(-fabs(zi), &em);
-        double inv = recip_1_2(1.0 + e);
-        z[i] = zi >= 0.0 ? inv : e * inv;
-        s[i] = e * inv * inv;
-    }
-}
-
 ACT_DISPATCH(sigmoid_forward)
-
-IMP_VEC_OPTS static inline __attribute__((always_inline)) void relu_forward_body(double *restrict z,
-                                                                                double *restrict s, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        int pos = z[i] > 0.0;
-        s[i] = pos ? 1.0 : 0.0;
-        z[i] = pos ? z[i] : 0.0;
-    }
-}
-
 ACT_DISPATCH(relu_forward)
+
 
 int imp_act_deriv_inplace(imp_activation act, double *zs, size_t n)
 {
@@ -290,9 +219,9 @@ void imp_vec_add_inplace(double *out, const double *x, size_t n) { vec_add_inpla
                       const double *restrict a, const double *restrict s,                \
                       double *restrict r, double *restrict ebar),                        \
                      (n, dbar, e, a, s, r, ebar))
-UP_KERNEL(up_tanh, -2.0 * a[i] * s[i])
-UP_KERNEL(up_sigmoid, s[i] * (1.0 - 2.0 * a[i]))
-UP_KERNEL(up_softplus, s[i] * (1.0 - s[i]))
+UP_KERNEL(up_tanh, IMP_PHI2_TANH(1.0, 2.0, a[i], s[i]))
+UP_KERNEL(up_sigmoid, IMP_PHI2_SIGMOID(1.0, 2.0, a[i], s[i]))
+UP_KERNEL(up_softplus, IMP_PHI2_SOFTPLUS(1.0, 2.0, a[i], s[i]))
 
 void imp_act_sweep2_up(imp_activation act, size_t n, const double *dbar, const double *e,
                        const double *a, const double *s, double *r, double *ebar)

@@ -135,6 +135,9 @@ imp_mlp_work *imp_mlp_work_new(const imp_mlp *m, int max_batch)
     memcpy(w->sizes, m->sizes, sizeof w->sizes);
     w->max_batch = max_batch;
     w->n_max = n_max;
+    w->net = *m;
+    w->isa = imp_act_isa();
+    imp_mlp_kernels_choose(w);
     return w;
 }
 
@@ -147,7 +150,11 @@ void imp_mlp_work_free(imp_mlp_work *w)
     free(w);
 }
 
-void imp_mlp_work_set_reference(imp_mlp_work *w, int on) { w->use_reference = on != 0; }
+void imp_mlp_work_set_reference(imp_mlp_work *w, int on)
+{
+    w->use_reference = on != 0;
+    imp_mlp_kernels_choose(w);
+}
 
 int imp_mlp_work_max_batch(const imp_mlp_work *w) { return w ? w->max_batch : 0; }
 
@@ -445,14 +452,13 @@ static void forward_cache_mode(const imp_mlp *m, const double *params, const dou
                                imp_mlp_work *w, int gradient_only)
 {
     copy_input(m, x, ldx, B, w);
-    w->fused = 0;
-    w->single_cache = 0;
-    if (!gradient_only && imp_mlp_single_applies(m, w)) {
-        imp_mlp_single_forward(m, params, B, w);
-        return;
-    }
-    if (!gradient_only && imp_mlp_fused_vec_ok(m, w)) {
-        imp_mlp_fused_forward(m, params, B, w);
+    w->cache_k = NULL;
+    if (!gradient_only && w->pass_k) {
+        w->pass_k->forward(m, params, B, w);
+        w->cache_k = w->pass_k;
+        w->fwd_batch = B;
+        w->sweep1_batch = 0;
+        w->gradient_only = 0;
         return;
     }
     const double *in = w->x;
@@ -517,12 +523,8 @@ void imp_mlp_backward_ld(const imp_mlp *m, const double *params, const double *d
         fill_nan_rows(dx, B, m->sizes[0], lddx);
         return;
     }
-    if (w->single_cache) {
-        imp_mlp_single_backward(m, params, dy, lddy, B, dparams, dx, lddx, w);
-        return;
-    }
-    if (imp_mlp_fused_vec_ok(m, w)) {
-        imp_mlp_fused_backward(m, params, dy, lddy, B, dparams, dx, lddx, w);
+    if (w->cache_k && w->cache_k->backward) {
+        w->cache_k->backward(m, params, dy, lddy, B, dparams, dx, lddx, w);
         return;
     }
     /* Z = dL/dz_L-1 = dy * s_L-1, then Z_{l-1} = (Z_l W_l) * s_{l-1}. */
@@ -574,13 +576,13 @@ void imp_mlp_grad_input_ld(const imp_mlp *m, const double *params, const double 
         if (B > 0) fill_nan(V, (size_t)B);
         return;
     }
-    if (V == NULL && imp_mlp_fused_ok(m, w)) {
+    if (V == NULL && w->sweep_k) {
         copy_input(m, x, ldx, B, w);
-        w->single_cache = 0;
-        if (w->single && w->ffw)
-            imp_mlp_fused_single_sweep1(m, params, B, g, ldg, w);
-        else
-            imp_mlp_fused_sweep1(m, params, B, g, ldg, w);
+        w->sweep_k->sweep1(m, params, B, g, ldg, w);
+        w->cache_k = w->sweep_k;
+        w->fwd_batch = 0;
+        w->gradient_only = 1;
+        w->sweep1_batch = B;
         return;
     }
     forward_cache_mode(m, params, x, ldx, B, w, V == NULL && gradient_only_ok(m));
@@ -617,11 +619,8 @@ void imp_mlp_grad_input(const imp_mlp *m, const double *params, const double *x,
 static void sweep2(const imp_mlp *m, const double *params, const double *gbar, int ldgbar, int B,
                    double *dparams, double *dx, int ldx, imp_mlp_work *w)
 {
-    if (w->fused) {
-        if (w->single_cache)
-            imp_mlp_fused_single_sweep2(m, params, gbar, ldgbar, B, dparams, dx, ldx, w);
-        else
-            imp_mlp_fused_sweep2(m, params, gbar, ldgbar, B, dparams, dx, ldx, w);
+    if (w->cache_k && w->cache_k->sweep2) {
+        w->cache_k->sweep2(m, params, gbar, ldgbar, B, dparams, dx, ldx, w);
         return;
     }
     int L = m->n_layers;

@@ -19,159 +19,116 @@
  *           r = w1 * t * phi''(z)   (the z-adjoint):
  *   w1bar += s * t,  b0bar += r,  W0bar += (w1 * s) gbar^T + r x^T,
  *   xbar  += W0^T r.
- * Derivation: docs/derivations/mlp-double-backprop.md with L = 2. */
+ * Derivation: docs/derivations/mlp-double-backprop.md with L = 2.
+ *
+ * The sweeps exist in double and in float (training the CD-Lagrange and
+ * VIN potentials: in float a vector holds twice the lanes and the series
+ * of the activations are half as long; the training loss and its gradient
+ * only steer Adam, so relative errors of ~1e-6 in the force are far below
+ * the noise of the data, and rollouts, evaluation and
+ * imp_model_potential_grad stay double). Both come from one source,
+ * mlp_fused_kernels.inc, included twice below and compiled once per
+ * instruction-set version into the kernel tables a work picks when it is
+ * made (imp_mlp_kernels, mlp_internal.h). tests/test_nn.c compares every
+ * table entry with the general path of mlp.c on its plain reference loops. */
 #include "nn/mlp_internal.h"
+#include "nn/act_math.h"
 
 #include <string.h>
 
 /* Inputs beyond this are better served by the matrix products of mlp.c. */
 #define FUSED_MAX_INPUTS 8
 
-int imp_mlp_fused_ok(const imp_mlp *m, const imp_mlp_work *w)
+int imp_mlp_fused_ok(const imp_mlp *m)
 {
-    return !w->use_reference && !w->no_fused && m->n_layers == 2 && m->sizes[2] == 1 &&
-           m->output_act == IMP_ACT_IDENTITY && m->sizes[0] <= FUSED_MAX_INPUTS &&
-           m->b_off[0] != SIZE_MAX;
+    return m->n_layers == 2 && m->sizes[2] == 1 && m->output_act == IMP_ACT_IDENTITY &&
+           m->sizes[0] <= FUSED_MAX_INPUTS && m->b_off[0] != SIZE_MAX;
 }
 
-void imp_mlp_work_set_fused(imp_mlp_work *w, int on) { w->no_fused = on == 0; }
+/* double: the cache of mlp.c (a[0], s[0]) and its fused buffers */
+#define FK_REAL double
+#define FK_SFX _d
+#define FK_PARTS 8
+#define FK_SINGLE 0
+#define FK_WBUF(w) ((w)->fz)
+#define FK_ACC(w) ((w)->facc)
+#define FK_T(w) ((w)->buf[0])
+#define FK_R(w) ((w)->buf[1])
+#define FK_X(w) ((w)->x)
+#define FK_A(w) ((w)->a[0])
+#define FK_S(w) ((w)->s[0])
+#define FK_SOFTPLUS_DERIV(z) softplus_deriv_d(z)
+#define FK_ACT_ROW(act, a, s, n) act_deriv_d_body(act, a, s, n)
+#include "nn/mlp_fused_kernels.inc"
 
-/* W0^T (row i: column i of W0, contiguous), in w->fz unless W0 is a
- * single column already. */
-static const double *fused_weights(const imp_mlp *m, const double *params, imp_mlp_work *w)
+/* float: the float buffers of imp_mlp_work_set_single */
+#define FK_REAL float
+#define FK_SFX _f
+#define FK_PARTS 16
+#define FK_SINGLE 1 /* the .inc undefines its parameters at its end */
+#define FK_WBUF(w) ((w)->ffw)
+#define FK_ACC(w) ((w)->ffacc)
+#define FK_T(w) ((w)->ftr)
+#define FK_R(w) ((w)->ftr + (w)->sizes[1])
+#define FK_X(w) ((w)->fx)
+#define FK_A(w) ((w)->fa[0])
+#define FK_S(w) ((w)->fs[0])
+#define FK_SOFTPLUS_DERIV(z) softplus_deriv_f(z)
+#define FK_ACT_ROW(act, a, s, n) act_deriv_f_body(act, a, s, n)
+#include "nn/mlp_fused_kernels.inc"
+
+/* sweep 1 takes the version's vector width too, for one table shape */
+static inline __attribute__((always_inline)) void sweep1_d_v_body(int vbytes, const imp_mlp *m,
+                                                                   const double *params, int B, double *g,
+                                                                   int ldg, imp_mlp_work *w)
 {
-    const int n0 = m->sizes[0], n1 = m->sizes[1];
-    const double *W0 = params + m->w_off[0];
-    if (n0 == 1) return W0;
-    for (int j = 0; j < n1; j++)
-        for (int i = 0; i < n0; i++) w->fz[(size_t)i * n1 + j] = W0[(size_t)j * n0 + i];
-    return w->fz;
+    (void)vbytes;
+    sweep1_body_d(m, params, B, g, ldg, w);
+}
+static inline __attribute__((always_inline)) void sweep1_f_v_body(int vbytes, const imp_mlp *m,
+                                                                   const double *params, int B, double *g,
+                                                                   int ldg, imp_mlp_work *w)
+{
+    (void)vbytes;
+    sweep1_body_f(m, params, B, g, ldg, w);
+}
+#define SWEEP1_PARAMS (const imp_mlp *m, const double *params, int B, double *g, int ldg, imp_mlp_work *w)
+#define SWEEP1_ARGS (m, params, B, g, ldg, w)
+#define SWEEP2_PARAMS                                                                                    \
+    (const imp_mlp *m, const double *params, const double *gbar, int ldgbar, int B, double *dparams, \
+     double *dx, int ldx, imp_mlp_work *w)
+#define SWEEP2_ARGS (m, params, gbar, ldgbar, B, dparams, dx, ldx, w)
+#define sweep2_d_v_body sweep2_body_d
+#define sweep2_f_v_body sweep2_body_f
+IMP_ISA_TABLE(sweep1_d_v, SWEEP1_PARAMS, SWEEP1_ARGS)
+IMP_ISA_TABLE(sweep1_f_v, SWEEP1_PARAMS, SWEEP1_ARGS)
+IMP_ISA_TABLE(sweep2_d_v, SWEEP2_PARAMS, SWEEP2_ARGS)
+IMP_ISA_TABLE(sweep2_f_v, SWEEP2_PARAMS, SWEEP2_ARGS)
+
+/* [precision: 0 double, 1 float][instruction set]; a build without the
+ * x86 versions has only the base one (imp_mlp_fused_sweeps falls back) */
+#define FUSED_SWEEPS(sfx, prec, single, isa, v) \
+    {"fused sweeps, " prec ", " #v, single, isa, sweep1_##sfx##_v_##v, sweep2_##sfx##_v_##v, NULL, NULL}
+#if IMP_HAVE_ISA_VERSIONS
+#define FUSED_SWEEPS_ALL(sfx, prec, single)                                                                   \
+    {FUSED_SWEEPS(sfx, prec, single, IMP_ISA_BASE, base), FUSED_SWEEPS(sfx, prec, single, IMP_ISA_AVX2, avx2), \
+     FUSED_SWEEPS(sfx, prec, single, IMP_ISA_AVX512, avx512)}
+#else
+#define FUSED_SWEEPS_ALL(sfx, prec, single) {FUSED_SWEEPS(sfx, prec, single, IMP_ISA_BASE, base)}
+#endif
+static const imp_mlp_kernels fused_sweeps[2][3] = {FUSED_SWEEPS_ALL(d, "double", 0), FUSED_SWEEPS_ALL(f, "float", 1)};
+
+const imp_mlp_kernels *imp_mlp_fused_sweeps(int single, int isa)
+{
+    const imp_mlp_kernels *k = &fused_sweeps[single != 0][isa >= IMP_ISA_BASE && isa <= IMP_ISA_AVX512 ? isa : 0];
+    return k->name ? k : &fused_sweeps[single != 0][IMP_ISA_BASE];
 }
 
-/* dot products in eight fixed partial sums (a plain running sum is a
- * serial chain the compiler may not reorder without -ffast-math; the
- * partial sums vectorise and give the same result at every vector width),
- * the pre-activation, gradient and sweep-2 rows: the kernels shared with
- * the single-precision sweeps */
-#define FR_REAL double
-#define FR_SFX
-#define FR_PARTS 8
-#include "nn/mlp_fused_rows.h"
-#undef FR_REAL
-#undef FR_SFX
-#undef FR_PARTS
-
+/* the double row kernel of mlp_fused_kernels.inc, dispatched for the forward below */
+#define pre_activation_rows_body pre_activation_rows_body_d
 IMP_ISA_VERSIONS(pre_activation_rows,
                  (int B, int n0, int n1, const double *x, const double *W0t, const double *b0, double *z),
                  (B, n0, n1, x, W0t, b0, z))
-
-IMP_ISA_VERSIONS(grad_rows,
-                 (int B, int n0, int n1, const double *s, const double *W0t, const double *w1, double *g,
-                  int ldg),
-                 (B, n0, n1, s, W0t, w1, g, ldg))
-
-void imp_mlp_fused_sweep1(const imp_mlp *m, const double *params, int B, double *g, int ldg,
-                          imp_mlp_work *w)
-{
-    const int n0 = m->sizes[0], n1 = m->sizes[1];
-    const double *W0t = fused_weights(m, params, w);
-    const double *b0 = params + m->b_off[0], *w1 = params + m->w_off[1];
-    /* one activation call over the whole batch: the transcendental kernel
-     * vectorises best on long runs. Softplus and relu need only s in sweep
-     * 2, so z is built in s's place and turned into s there: half the
-     * memory per cached pass (a training window keeps H + 1 of them). */
-    size_t n = (size_t)B * (size_t)n1;
-    int need_a = m->hidden_act != IMP_ACT_SOFTPLUS && m->hidden_act != IMP_ACT_RELU;
-    pre_activation_rows(B, n0, n1, w->x, W0t, b0, need_a ? w->a[0] : w->s[0]);
-    if (need_a)
-        imp_act_forward(m->hidden_act, w->a[0], w->s[0], n);
-    else
-        imp_act_deriv_inplace(m->hidden_act, w->s[0], n);
-    grad_rows(B, n0, n1, w->s[0], W0t, w1, g, ldg);
-    w->fwd_batch = 0;
-    w->gradient_only = 1;
-    w->fused = 1;
-    w->sweep1_batch = B;
-}
-
-/* The same for one input (the ball, the pendulum): one pass per row over s
- * (and a) for the sums, the z-adjoints kept in r, then xbar = r . W0 in
- * eight partial sums as a separate loop (in one loop the partial sums were
- * kept on the stack, a store-to-load chain; the order of the additions is
- * unchanged). acc is never NULL here. */
-#define SWEEP2_ONE_INPUT_LOOP(second)                                                      \
-    for (int j = 0; j < n1; j++) {                                                         \
-        const double tj = g0 * W0[j], sj = s[j];                                           \
-        const double rj = w1[j] * tj * (second);                                           \
-        acc[j] += w1[j] * sj * g0 + rj * x0;                                               \
-        b0bar[j] += rj;                                                                    \
-        w1bar[j] += sj * tj;                                                               \
-        r[j] = rj;                                                                         \
-    }
-static inline __attribute__((always_inline)) double sweep2_row_one_input(
-    imp_activation act, int n1, const double *restrict W0, const double *restrict w1, double g0,
-    double x0, const double *restrict a, const double *restrict s, double *restrict acc, double *restrict r)
-{
-    double *restrict b0bar = acc + n1, *restrict w1bar = acc + 2 * (size_t)n1;
-    switch (act) {
-    case IMP_ACT_TANH: SWEEP2_ONE_INPUT_LOOP(-2.0 * a[j] * sj); break;
-    case IMP_ACT_SIGMOID: SWEEP2_ONE_INPUT_LOOP(sj * (1.0 - 2.0 * a[j])); break;
-    case IMP_ACT_SOFTPLUS: SWEEP2_ONE_INPUT_LOOP(sj * (1.0 - sj)); break;
-    default: SWEEP2_ONE_INPUT_LOOP(0.0); break;
-    }
-    double part[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
-    int j = 0;
-    for (; j + 8 <= n1; j += 8)
-        for (int k = 0; k < 8; k++) part[k] += r[j + k] * W0[j + k];
-    for (; j < n1; j++) part[0] += r[j] * W0[j];
-    return sum_parts(part, 0.0);
-}
-
-static inline __attribute__((always_inline)) void sweep2_rows_body(
-    imp_activation act, int B, int n0, int n1, const double *W0t, const double *w1, const double *gbar,
-    int ldgbar, const double *x, const double *a, const double *s, double *t, double *r, double *acc,
-    double *dx, int ldx)
-{
-    if (n0 == 1) {
-        for (int b = 0; b < B; b++) {
-            double xbar = sweep2_row_one_input(act, n1, W0t, w1, gbar[(size_t)b * ldgbar], x[b],
-                                               a + (size_t)b * n1, s + (size_t)b * n1, acc, r);
-            if (dx) dx[(size_t)b * ldx] += xbar;
-        }
-        return;
-    }
-    for (int b = 0; b < B; b++)
-        sweep2_row(act, n0, n1, W0t, w1, gbar + (size_t)b * ldgbar, x + (size_t)b * n0,
-                   a + (size_t)b * n1, s + (size_t)b * n1, t, r, acc, dx ? dx + (size_t)b * ldx : NULL);
-}
-IMP_ISA_VERSIONS(sweep2_rows,
-                 (imp_activation act, int B, int n0, int n1, const double *W0t, const double *w1,
-                  const double *gbar, int ldgbar, const double *x, const double *a, const double *s,
-                  double *t, double *r, double *acc, double *dx, int ldx),
-                 (act, B, n0, n1, W0t, w1, gbar, ldgbar, x, a, s, t, r, acc, dx, ldx))
-
-void imp_mlp_fused_sweep2(const imp_mlp *m, const double *params, const double *gbar, int ldgbar,
-                          int B, double *dparams, double *dx, int ldx, imp_mlp_work *w)
-{
-    const int n0 = m->sizes[0], n1 = m->sizes[1];
-    const double *W0t = fused_weights(m, params, w);
-    const double *w1 = params + m->w_off[1];
-    double *t = w->buf[0], *r = w->buf[1];
-    /* the one-input rows always accumulate (acc != NULL keeps their loop
-     * branch-free); the sums are used only if dparams is asked for */
-    memset(w->facc, 0, (size_t)(n0 + 2) * n1 * sizeof(double));
-    sweep2_rows(m->hidden_act, B, n0, n1, W0t, w1, gbar, ldgbar, w->x, w->a[0], w->s[0], t, r,
-                dparams || n0 == 1 ? w->facc : NULL, dx, ldx);
-    if (dparams) {
-        double *dW0 = dparams + m->w_off[0], *db0 = dparams + m->b_off[0], *dw1 = dparams + m->w_off[1];
-        const double *b0bar = w->facc + (size_t)n0 * n1, *w1bar = b0bar + n1;
-        for (int j = 0; j < n1; j++) {
-            for (int i = 0; i < n0; i++) dW0[(size_t)j * n0 + i] += w->facc[(size_t)i * n1 + j];
-            db0[j] += b0bar[j];
-            dw1[j] += w1bar[j];
-        }
-    }
-}
 
 /* ---- forward and backward of a network with one hidden layer and few
  * inputs and outputs (the ResNet baselines' f: R^(2D[+K]) -> R^(2D)) ----
@@ -184,10 +141,10 @@ void imp_mlp_fused_sweep2(const imp_mlp *m, const double *params, const double *
  *           xbar += W0^T Z0. */
 #define FUSED_MAX_OUTPUTS 8
 
-int imp_mlp_fused_vec_ok(const imp_mlp *m, const imp_mlp_work *w)
+int imp_mlp_fused_vec_ok(const imp_mlp *m)
 {
-    return !w->use_reference && !w->no_fused && m->n_layers == 2 && m->sizes[0] <= FUSED_MAX_INPUTS &&
-           m->sizes[2] <= FUSED_MAX_OUTPUTS && m->b_off[0] != SIZE_MAX;
+    return m->n_layers == 2 && m->sizes[0] <= FUSED_MAX_INPUTS && m->sizes[2] <= FUSED_MAX_OUTPUTS &&
+           m->b_off[0] != SIZE_MAX;
 }
 
 /* y_k = b1_k + sum_j W1[k,j] a_j for every row (psi applied by the caller) */
@@ -199,25 +156,22 @@ static inline __attribute__((always_inline)) void output_rows_body(int B, int n1
 {
     for (int b = 0; b < B; b++)
         for (int k = 0; k < n2; k++)
-            y[(size_t)b * n2 + k] = (b1 ? b1[k] : 0.0) + dot2(n1, a + (size_t)b * n1, W1 + (size_t)k * n1);
+            y[(size_t)b * n2 + k] = (b1 ? b1[k] : 0.0) + dot2_d(n1, a + (size_t)b * n1, W1 + (size_t)k * n1);
 }
 IMP_ISA_VERSIONS(output_rows,
                  (int B, int n1, int n2, const double *a, const double *W1, const double *b1, double *y),
                  (B, n1, n2, a, W1, b1, y))
 
-void imp_mlp_fused_forward(const imp_mlp *m, const double *params, int B, imp_mlp_work *w)
+static void fused_forward(const imp_mlp *m, const double *params, int B, imp_mlp_work *w)
 {
     const int n0 = m->sizes[0], n1 = m->sizes[1], n2 = m->sizes[2];
-    const double *W0t = fused_weights(m, params, w);
-    pre_activation_rows(B, n0, n1, w->x, W0t, params + m->b_off[0], w->a[0]);
+    const double *W0t, *b0, *w1;
+    weights_d(m, params, w, &W0t, &b0, &w1);
+    pre_activation_rows(B, n0, n1, w->x, W0t, b0, w->a[0]);
     imp_act_forward(m->hidden_act, w->a[0], w->s[0], (size_t)B * (size_t)n1);
     output_rows(B, n1, n2, w->a[0], params + m->w_off[1],
                 m->b_off[1] != SIZE_MAX ? params + m->b_off[1] : NULL, w->a[1]);
     imp_act_forward(m->output_act, w->a[1], w->s[1], (size_t)B * (size_t)n2);
-    w->fused = 0; /* a complete forward cache, valid for every backward */
-    w->gradient_only = 0;
-    w->fwd_batch = B;
-    w->sweep1_batch = 0;
 }
 
 /* One row: Z0 = s0 * (W1^T Z1); sums into acc (rows 0..n0-1: W0bar^T,
@@ -248,7 +202,7 @@ static inline __attribute__((always_inline)) void backward_row(
         for (int j = 0; j < n1; j++) row[j] += Z0[j] * xi;
     }
     if (dx)
-        for (int i = 0; i < n0; i++) dx[i] += dot2(n1, Z0, W0t + (size_t)i * n1);
+        for (int i = 0; i < n0; i++) dx[i] += dot2_d(n1, Z0, W0t + (size_t)i * n1);
 }
 
 static inline __attribute__((always_inline)) void backward_rows_body(
@@ -265,11 +219,12 @@ IMP_ISA_VERSIONS(backward_rows,
                   int lddx),
                  (B, n0, n1, n2, W0t, W1, Z1, x, a, s, Z0, acc, dx, lddx))
 
-void imp_mlp_fused_backward(const imp_mlp *m, const double *params, const double *dy, int lddy, int B,
-                            double *dparams, double *dx, int lddx, imp_mlp_work *w)
+static void fused_backward(const imp_mlp *m, const double *params, const double *dy, int lddy, int B,
+                           double *dparams, double *dx, int lddx, imp_mlp_work *w)
 {
     const int n0 = m->sizes[0], n1 = m->sizes[1], n2 = m->sizes[2];
-    const double *W0t = fused_weights(m, params, w);
+    const double *W0t, *b0, *w1;
+    weights_d(m, params, w, &W0t, &b0, &w1);
     double *Z1 = w->buf[0], *Z0 = w->buf[1];
     for (int b = 0; b < B; b++)
         for (int k = 0; k < n2; k++)
@@ -289,3 +244,8 @@ void imp_mlp_fused_backward(const imp_mlp *m, const double *params, const double
         for (int b = 0; b < B; b++)
             for (int k = 0; k < n2; k++) dparams[m->b_off[1] + k] += Z1[(size_t)b * n2 + k];
 }
+
+/* forward and backward in double; their elementwise kernels follow the
+ * process's version (imp_act_isa) */
+const imp_mlp_kernels imp_mlp_fused_pass = {"fused forward/backward, double", 0, -1, NULL, NULL, fused_forward,
+                                            fused_backward};

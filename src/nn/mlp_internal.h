@@ -42,6 +42,14 @@
         }                                                                                      \
     }
 #define IMP_ISA_VERSIONS(name, params, args) IMP_ISA_VERSIONS_(name, params, args, args, args, args)
+/* name##_body compiled into name##_avx512, name##_avx2 and name##_base
+ * without a dispatcher, for the kernel tables a work picks when it is made
+ * (imp_mlp_kernels); the body takes first the version's vector width in
+ * bytes (64, 32, 16). */
+#define IMP_ISA_TABLE(name, params, args)                                                      \
+    IMP_VEC_OPTS IMP_TARGET_AVX512 static void name##_avx512 params { name##_body(64, IMP_UNPAREN args); } \
+    IMP_VEC_OPTS IMP_TARGET_AVX2 static void name##_avx2 params { name##_body(32, IMP_UNPAREN args); }     \
+    IMP_VEC_OPTS static void name##_base params { name##_body(16, IMP_UNPAREN args); }
 /* The same, the body taking first the version's vector width in floats
  * (16, 8, 4): for kernels written with GCC's vector extension, whose
  * vectors wider than the instruction set's are lowered through memory. */
@@ -54,6 +62,8 @@
 /* other architectures: 16-byte vectors (NEON) */
 #define IMP_ISA_VERSIONS_WIDTH(name, params, args) \
     static void name params { name##_body(4, IMP_UNPAREN args); }
+#define IMP_ISA_TABLE(name, params, args) \
+    static void name##_base params { name##_body(16, IMP_UNPAREN args); }
 #define IMP_HAVE_ISA_VERSIONS 0
 #define IMP_VEC_OPTS
 #endif
@@ -68,7 +78,7 @@
  * subnormal number takes a microcode assist (~100x slower), and two of our
  * loops meet them in long trainings while the values involved are
  * negligible (measured on the ball):
- *  - the single-precision potential sweeps (mlp_fused_single.c): products
+ *  - the single-precision potential sweeps (mlp_fused.c): products
  *    such as w1 * s * gbar, with s = sigmoid of a saturated unit, fall below
  *    float's 1.2e-38 as training sharpens the potential; sweep 2 went from
  *    0.24 to 8.8 us per row over 150 epochs, with identical sums (1e-3);
@@ -127,21 +137,6 @@ unsigned imp_isa_cpu(void);
 int imp_isa_choose(const char *request, unsigned cpu);
 const char *imp_isa_name(int isa);
 
-/* phi''(z) expressed through the cached a = phi(z) and s = phi'(z):
- *   tanh:     s = 1 - a^2,      phi'' = -2 a s   (s is computed as 4e/(1+e)^2)
- *   sigmoid:  s = a (1 - a),    phi'' = s (1 - 2a)
- *   softplus: s = sigmoid(z),   phi'' = s (1 - s)
- *   relu, identity:             phi'' = 0 (relu: almost everywhere). */
-static inline double imp_act_second(imp_activation act, double a, double s)
-{
-    switch (act) {
-    case IMP_ACT_TANH: return -2.0 * a * s;
-    case IMP_ACT_SIGMOID: return s * (1.0 - 2.0 * a);
-    case IMP_ACT_SOFTPLUS: return s * (1.0 - s);
-    default: return 0.0;
-    }
-}
-
 /* Sweep 2 up-pass step (see mlp.c): r = dbar * e * phi''(z) and
  * ebar = dbar * s; e and ebar both NULL for the output layer (e = 1). */
 void imp_act_sweep2_up(imp_activation act, size_t n, const double *dbar, const double *e,
@@ -161,8 +156,13 @@ struct imp_mlp_work {
     int fwd_batch;          /* batch of the cached forward pass, 0 = none */
     int sweep1_batch;       /* batch of the cached sweep 1, 0 = none */
     int gradient_only;      /* 1: the cache skips the output layer and last hidden values */
-    int fused;              /* 1: the cache was made by the fused one-hidden-layer sweep 1 */
     int no_fused;           /* 1: never take the fused path (tests compare both) */
+    int isa;                /* instruction-set version of the kernel tables, fixed when the work is made */
+    imp_mlp net;            /* the network the work was made for (its kernels are chosen from it) */
+    /* kernel tables (imp_mlp_kernels_choose; NULL: the general path of mlp.c) */
+    const struct imp_mlp_kernels *pass_k;  /* forward and backward */
+    const struct imp_mlp_kernels *sweep_k; /* sweeps 1 and 2 (V not asked for) */
+    const struct imp_mlp_kernels *cache_k; /* the table that made the cached pass (its backward or sweep 2 follows) */
     double *x;              /* (max_batch, sizes[0]) copy of the input */
     double *a[IMP_MLP_MAX_LAYERS];     /* (B, sizes[l+1]) activations */
     double *s[IMP_MLP_MAX_LAYERS];     /* (B, sizes[l+1]) phi'(z_l) */
@@ -175,8 +175,7 @@ struct imp_mlp_work {
     double *facc;                      /* fused paths: (sizes[0] + 2 + sizes[2], sizes[1]) sums */
     double *slab;                      /* the one allocation behind all of the above */
     /* single-precision path (mlp_single.c), allocated by imp_mlp_work_set_single */
-    int single;                        /* 1: forward/backward run in float (if a layer is wide) */
-    int single_cache;                  /* 1: the cached forward was made by that path */
+    int single;                        /* 1: forward/backward and the fused sweeps run in float */
     float *fx;                         /* (max_batch, sizes[0]) input */
     float *fa[IMP_MLP_MAX_LAYERS];     /* (B, sizes[l+1]) activations (the output layer's: z) */
     float *fs[IMP_MLP_MAX_LAYERS];     /* (B, sizes[l+1]) phi'(z_l) of hidden layers */
@@ -207,41 +206,43 @@ void imp_mlp_affine(const imp_mlp *m, const double *params, int l, const double 
 void imp_mlp_layer_grad(const imp_mlp *m, const imp_mlp_work *w, int l, const double *Z, const double *A_in,
                         int B, double *dparams);
 
-/* The single-precision forward/backward (mlp_single.c): applies when the
- * work asks for it and the network has a wide layer. The forward reads
- * w->x and fills the float cache, and a[L-1], s[L-1] (the output layer's
- * activation, in double). */
-int imp_mlp_single_applies(const imp_mlp *m, const imp_mlp_work *w);
-void imp_mlp_single_forward(const imp_mlp *m, const double *params, int B, imp_mlp_work *w);
-void imp_mlp_single_backward(const imp_mlp *m, const double *params, const double *dy, int lddy, int B,
-                             double *dparams, double *dx, int lddx, imp_mlp_work *w);
+/* The kernel family. A table holds the passes of one precision (and, for
+ * the fused sweeps, one instruction-set version); a work picks its tables
+ * once, when it is made or configured (imp_mlp_work_new, _set_single,
+ * _set_fused, _set_reference call imp_mlp_kernels_choose), from the
+ * network's shape, the precision asked for and w->isa. mlp.c runs a table's
+ * entry where one is set, and its general layer-by-layer path otherwise;
+ * that path on its plain reference loops (imp_mlp_work_set_reference) is
+ * the reference the tests compare every table with. A cached pass
+ * remembers its table (w->cache_k), so a backward or sweep 2 always
+ * matches the pass before it. */
+typedef struct imp_mlp_kernels {
+    const char *name;
+    int single; /* 1: float inside */
+    int isa;    /* the version compiled in; -1: elementwise kernels follow imp_act_isa() */
+    /* sweep 1 (g = dV/dx, V not computed; fills the cache) and sweep 2 */
+    void (*sweep1)(const imp_mlp *m, const double *params, int B, double *g, int ldg, imp_mlp_work *w);
+    void (*sweep2)(const imp_mlp *m, const double *params, const double *gbar, int ldgbar, int B,
+                   double *dparams, double *dx, int ldx, imp_mlp_work *w);
+    /* forward from w->x (fills the cache, a[L-1] and s[L-1] in double) and backward */
+    void (*forward)(const imp_mlp *m, const double *params, int B, imp_mlp_work *w);
+    void (*backward)(const imp_mlp *m, const double *params, const double *dy, int lddy, int B,
+                     double *dparams, double *dx, int lddx, imp_mlp_work *w);
+} imp_mlp_kernels;
 
-/* The fused sweeps of a network with one hidden layer, a few inputs and a
- * scalar identity output (the CD-Lagrange and VIN potentials), in
- * mlp_fused.c. imp_mlp_fused_ok says whether they apply; they use w->x,
- * a[0], s[0] and the fused buffers only, and mark the cache with w->fused. */
-int imp_mlp_fused_ok(const imp_mlp *m, const imp_mlp_work *w);
-void imp_mlp_fused_sweep1(const imp_mlp *m, const double *params, int B, double *g, int ldg,
-                          imp_mlp_work *w);
-void imp_mlp_fused_sweep2(const imp_mlp *m, const double *params, const double *gbar, int ldgbar,
-                          int B, double *dparams, double *dx, int ldx, imp_mlp_work *w);
-/* The same two sweeps in single precision (mlp_fused_single.c), taken when
- * the work is in single mode; the cache is marked fused and single_cache. */
-void imp_mlp_fused_single_sweep1(const imp_mlp *m, const double *params, int B, double *g, int ldg,
-                                 imp_mlp_work *w);
-void imp_mlp_fused_single_sweep2(const imp_mlp *m, const double *params, const double *gbar, int ldgbar,
-                                 int B, double *dparams, double *dx, int ldx, imp_mlp_work *w);
-/* out = (float)in, elementwise (vectorised; mlp_single.c) */
-void imp_vec_to_float(float *out, const double *in, size_t n);
-/* out += in, float into double (vectorised) */
-void imp_vec_add_float(double *out, const float *in, size_t n);
-/* Forward and backward of a network with one hidden layer and at most 8
- * inputs and 8 outputs (the ResNet baselines). The forward cache is the
- * one mlp.c makes, so either backward can follow either forward. */
-int imp_mlp_fused_vec_ok(const imp_mlp *m, const imp_mlp_work *w);
-void imp_mlp_fused_forward(const imp_mlp *m, const double *params, int B, imp_mlp_work *w);
-void imp_mlp_fused_backward(const imp_mlp *m, const double *params, const double *dy, int lddy, int B,
-                            double *dparams, double *dx, int lddx, imp_mlp_work *w);
+void imp_mlp_kernels_choose(imp_mlp_work *w);
+/* the tables (mlp_fused.c, mlp_single.c) */
+const imp_mlp_kernels *imp_mlp_fused_sweeps(int single, int isa);
+extern const imp_mlp_kernels imp_mlp_fused_pass;
+extern const imp_mlp_kernels imp_mlp_single_pass;
+/* where they apply: one hidden layer, a few inputs, and a scalar identity
+ * output (sweeps: the CD-Lagrange and VIN potentials) or a few outputs
+ * (forward/backward: the ResNet baselines) */
+int imp_mlp_fused_ok(const imp_mlp *m);
+int imp_mlp_fused_vec_ok(const imp_mlp *m);
+/* what made the cached pass: fused sweeps, float */
+static inline int imp_mlp_cache_fused(const imp_mlp_work *w) { return w->cache_k && w->cache_k->sweep2; }
+static inline int imp_mlp_cache_single(const imp_mlp_work *w) { return w->cache_k && w->cache_k->single; }
 /* Take the fused path where it applies (on != 0, the default) or never. */
 void imp_mlp_work_set_fused(imp_mlp_work *w, int on);
 

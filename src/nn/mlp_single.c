@@ -9,7 +9,7 @@
  * (its output is a probability thresholded at 0.5 or fed to a
  * cross-entropy), so its products do not need double precision; the
  * potential network, whose gradient is the force, has its own sweeps
- * (mlp_fused_single.c) and stays double outside training.
+ * (mlp_fused.c) and stays double outside training.
  *
  * What runs in single: every layer's product, activation and weight
  * gradient. The thin layers (a few inputs or outputs: the contact
@@ -28,21 +28,20 @@
  * Only imp_mlp_forward/backward take this path, when
  * imp_mlp_work_set_single(w, 1) was called and the network has a wide
  * layer (otherwise there is nothing to gain); the input-gradient sweeps of
- * the potentials take mlp_fused_single.c. The cache remembers which path
- * made it (w->single_cache), so a backward always matches its forward. */
+ * the potentials take mlp_fused.c. The cache remembers which table
+ * made it (w->cache_k), so a backward always matches its forward. */
 #include "nn/mlp_internal.h"
 
 #include <cblas.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int wide(const int *sizes, int l) { return sizes[l] > IMP_MLP_THIN && sizes[l + 1] > IMP_MLP_THIN; }
-
 int imp_mlp_work_set_single(imp_mlp_work *w, int on)
 {
     if (!w) return imp_fail(IMP_ERR_INVALID, "mlp work: NULL");
     if (!on || w->fslab) {
         w->single = on != 0;
+        imp_mlp_kernels_choose(w);
         return IMP_OK;
     }
     const int L = w->n_layers;
@@ -54,7 +53,7 @@ int imp_mlp_work_set_single(imp_mlp_work *w, int on)
         if (nw > dw_max) dw_max = nw;
     }
     total += dw_max;
-    /* the fused sweeps of one-hidden-layer scalar networks (mlp_fused_single.c):
+    /* the fused sweeps of one-hidden-layer scalar networks (mlp_fused.c):
      * rounded W0^T, b0, w1; their sums; the t and r rows */
     const size_t nf = w->n_layers == 2 ? ((size_t)w->sizes[0] + 2) * (size_t)w->sizes[1] : 0;
     total += 2 * nf + (nf ? 2 * (size_t)w->sizes[1] : 0);
@@ -76,6 +75,7 @@ int imp_mlp_work_set_single(imp_mlp_work *w, int on)
         w->ftr = p;
     }
     w->single = 1;
+    imp_mlp_kernels_choose(w);
     return IMP_OK;
 }
 
@@ -94,14 +94,6 @@ int imp_mlp_work_single_follow(imp_mlp_work *w, imp_mlp_work *leader)
     return IMP_OK;
 }
 
-int imp_mlp_single_applies(const imp_mlp *m, const imp_mlp_work *w)
-{
-    if (!w->single || w->use_reference) return 0;
-    for (int l = 0; l < m->n_layers; l++)
-        if (wide(m->sizes, l)) return 1;
-    return 0;
-}
-
 /* The elementwise loops, in AVX-512/AVX2/baseline versions (mlp_internal.h):
  * the weight rounding alone is 10^4 conversions per pass of the contact net. */
 static inline __attribute__((always_inline)) void to_float_body(float *restrict out, const double *restrict in,
@@ -111,7 +103,6 @@ static inline __attribute__((always_inline)) void to_float_body(float *restrict 
 }
 IMP_ISA_VERSIONS(to_float, (float *restrict out, const double *restrict in, size_t n), (out, in, n))
 
-void imp_vec_to_float(float *out, const double *in, size_t n) { to_float(out, in, n); }
 
 static inline __attribute__((always_inline)) void to_double_body(double *restrict out, const float *restrict in,
                                                                  size_t n)
@@ -128,7 +119,6 @@ static inline __attribute__((always_inline)) void add_float_body(double *restric
 }
 IMP_ISA_VERSIONS(add_float, (double *restrict out, const float *restrict in, size_t n), (out, in, n))
 
-void imp_vec_add_float(double *out, const float *in, size_t n) { add_float(out, in, n); }
 
 static inline __attribute__((always_inline)) void mul_float_body(float *restrict out, const float *restrict s,
                                                                  size_t n)
@@ -240,7 +230,7 @@ static void gemm_f(int ta, int tb, int M, int N, int K, const float *A, int lda,
     }
 }
 
-void imp_mlp_single_forward(const imp_mlp *m, const double *params, int B, imp_mlp_work *w)
+static void single_forward(const imp_mlp *m, const double *params, int B, imp_mlp_work *w)
 {
     const int L = m->n_layers, n0 = m->sizes[0];
     to_float(w->fx, w->x, (size_t)B * (size_t)n0);
@@ -268,15 +258,10 @@ void imp_mlp_single_forward(const imp_mlp *m, const double *params, int B, imp_m
         }
         in = z;
     }
-    w->fwd_batch = B;
-    w->sweep1_batch = 0;
-    w->gradient_only = 0;
-    w->fused = 0;
-    w->single_cache = 1;
 }
 
-void imp_mlp_single_backward(const imp_mlp *m, const double *params, const double *dy, int lddy, int B,
-                             double *dparams, double *dx, int lddx, imp_mlp_work *w)
+static void single_backward(const imp_mlp *m, const double *params, const double *dy, int lddy, int B,
+                            double *dparams, double *dx, int lddx, imp_mlp_work *w)
 {
     (void)params; /* the forward's rounded weights are used */
     const int L = m->n_layers, nL = m->sizes[L];
@@ -306,3 +291,8 @@ void imp_mlp_single_backward(const imp_mlp *m, const double *params, const doubl
         }
     }
 }
+
+/* forward and backward with float products; the elementwise kernels follow
+ * the process's version (imp_act_isa) */
+const imp_mlp_kernels imp_mlp_single_pass = {"forward/backward, float", 1, -1, NULL, NULL, single_forward,
+                                             single_backward};

@@ -5,7 +5,8 @@
  *   system=NAME model=chnn|clnn|hnn|delan|node|gt-pert seed=K epochs=2000
  *   n_train=800 n_test=100 T=100 hidden=256 lr=3e-3 (1e-3 for rotor and
  *   magnet-pendulum; plans give the rotor's CHNN/CLNN 3e-3) data_seed=0 test_seed=2 state_seconds=60 (how often the
- *   training state is saved; state_every=E: every E epochs too)
+ *   training state is saved; state_every=E: every E epochs too) precision=double (single: the network's
+ *   hidden-to-hidden products in float, imp_ctrain_opts.single_products)
  * Files: tasks/<id>/train_state.npz (the whole training state, written
  * every minute: a task killed during training continues from it,
  * bit-identically), model.npz (the checkpoint, written when training ends:
@@ -29,6 +30,7 @@ typedef struct chnn_settings {
     const char *system, *model;
     long seed, epochs, n_train, n_test, T, hidden, data_seed, test_seed, state_every;
     double lr, state_seconds;
+    int single; /* precision=single */
 } chnn_settings;
 
 static int read_settings(const imp_sweep_task *t, chnn_settings *s)
@@ -48,6 +50,10 @@ static int read_settings(const imp_sweep_task *t, chnn_settings *s)
     if (!st) st = imp_sweep_task_double(t, "lr", default_lr(s->system), 1e-12, 10, &s->lr);
     if (!st) st = imp_sweep_task_int(t, "state_every", 0, 0, 1000000, &s->state_every);
     if (!st) st = imp_sweep_task_double(t, "state_seconds", 60, 0, 1e9, &s->state_seconds);
+    const char *prec = imp_sweep_task_get(t, "precision");
+    if (!st && prec && strcmp(prec, "single") && strcmp(prec, "double"))
+        st = imp_fail(IMP_ERR_INVALID, "task '%s': precision=%s, want single or double", t->id, prec);
+    s->single = prec && !strcmp(prec, "single");
     return st;
 }
 
@@ -133,6 +139,7 @@ int sweep_exec_chnn(const imp_sweep_task *t, const char *task_dir, const imp_swe
             topt.n_chunks = (int)s.n_train;
             topt.seed = (unsigned long long)s.seed;
             topt.threads = o->threads > 0 ? o->threads : 1;
+            topt.single_products = s.single;
             topt.hooks.on_epoch = sweep_train_epoch;
             topt.hooks.user_data = &pc;
             topt.hooks.report = &rep;
@@ -189,6 +196,7 @@ int sweep_exec_chnn(const imp_sweep_task *t, const char *task_dir, const imp_swe
     imp_json_kv_int(&j, "n_train", s.n_train);
     imp_json_kv_int(&j, "n_test", r.n_test);
     imp_json_kv_int(&j, "threads", topt.threads);
+    imp_json_kv_string(&j, "precision", s.single ? "single" : "double");
     imp_json_kv_number(&j, "dt", sys.dt);
     imp_json_kv_number(&j, "mean_geo_rel_err", r.mean_geo);
     imp_json_kv_number(&j, "median_geo_rel_err", r.median_geo);
@@ -302,6 +310,7 @@ int imp_sweep_plan_chnn(imp_sweep_plan *plan, const imp_sweep_chnn_opts *o)
         st = imp_cmodel_kind_from_name(model_items[mi], &k);
     }
     char words[640], sname[64], lr[32] = "", hid[24] = "";
+    const char *prec = o->single ? " precision=single" : "", *prec_id = o->single ? ".f32" : "";
     if (o->lr > 0) snprintf(lr, sizeof lr, " lr=%.17g", o->lr);
     if (o->hidden > 0) snprintf(hid, sizeof hid, " hidden=%d", o->hidden);
     for (int si = 0; si < n_sys && !st; si++) {
@@ -332,10 +341,10 @@ int imp_sweep_plan_chnn(imp_sweep_plan *plan, const imp_sweep_chnn_opts *o)
                     const char *task_lr = lr;
                     if (!(o->lr > 0) && !baseline && !strcmp(sys_items[si], "rotor")) task_lr = " lr=0.003";
                     snprintf(words, sizeof words,
-                             "id=%s.%s%s.s%d strand=chnn system=%s model=%s seed=%d epochs=%ld n_train=%ld "
-                             "n_test=%ld%s%s cost=%.3g",
-                             sname, model_items[mi], nsuffix, s, sys_items[si], model_items[mi], s, epochs, ntr[ni],
-                             n_test, task_lr, hid, cost);
+                             "id=%s.%s%s%s.s%d strand=chnn system=%s model=%s seed=%d epochs=%ld n_train=%ld "
+                             "n_test=%ld%s%s%s cost=%.3g",
+                             sname, model_items[mi], nsuffix, prec_id, s, sys_items[si], model_items[mi], s, epochs,
+                             ntr[ni], n_test, task_lr, hid, prec, cost);
                     st = imp_sweep_plan_add(plan, words);
                 }
         }

@@ -2,10 +2,11 @@
  * extra labels of the same impact (a compliant contact or a touch sensor
  * spanning several samples), which are resting contact, which show no
  * velocity change at all; and the "onset" handling that keeps one label per
- * impact (the sample where the normal velocity reverses) plus resting
- * contact. CD-Lagrange's training forces an impulse at every labelled step,
- * so a second label of one bounce flips the rebound back (see
- * docs/your-data.md). Definitions in include/impulse/contact_systems.h. */
+ * impact (at the first sample of its contact interval) plus resting contact
+ * and marks the impact's interior samples. CD-Lagrange's training forces an
+ * impulse at every labelled step, so a second label of one bounce flips the
+ * rebound back, and a mid-impact sample as a target teaches the potential
+ * the contact force (see docs/your-data.md). Definitions in include/impulse/contact_systems.h. */
 #include "impulse/contact_systems.h"
 
 #include <math.h>
@@ -91,7 +92,9 @@ int imp_contact_labels_apply(imp_trajset *ts, imp_label_mode mode, imp_label_rep
     imp_label_report r;
     memset(&r, 0, sizeof r);
     if (mode == IMP_LABELS_AUTO)
-        mode = !strcmp(ts->labels, "impact") || !strcmp(ts->labels, "as-given") ? IMP_LABELS_AS_GIVEN : IMP_LABELS_ONSET;
+        mode = !strcmp(ts->labels, "impact") || !strcmp(ts->labels, "as-given") || !strcmp(ts->labels, "onset")
+                   ? IMP_LABELS_AS_GIVEN
+                   : IMP_LABELS_ONSET;
     r.mode = mode;
     const imp_contact_geometry *g = &ts->geom;
     int T = ts->n_steps, K = g->n_bodies, D = K * g->dim;
@@ -117,15 +120,26 @@ int imp_contact_labels_apply(imp_trajset *ts, imp_label_mode mode, imp_label_rep
                     continue;
                 }
 #define U(t) imp_contact_normal_velocity(g, p, qd + (size_t)(t) * D)
+                /* the normal velocity reverses within the interval or at the
+                 * sample after it (a single label at an impact's first
+                 * sample, as onset leaves it) */
                 int rev = -1;
-                for (int t = a > 0 ? a : 1; t <= b && rev < 0; t++)
+                for (int t = a > 0 ? a : 1; t <= b + 1 && t < T && rev < 0; t++)
                     if (U(t - 1) < 0.0 && U(t) >= 0.0) rev = t;
+                /* the impulse goes to the interval's first sample (the step in
+                 * which the bodies met); the samples between it and the last
+                 * label are mid-impact (interior) */
+                int imp_at = rev >= 0 ? a : -1;
                 int extra = 0;
                 for (int t = a; t <= b; t++) {
-                    int keep = 1;
-                    if (t == rev) {
+                    int keep = 1, rest = t > 0 && fabs(U(t - 1)) <= v && fabs(U(t)) <= v;
+                    if (rev >= 0 && t < b && !rest) {
+                        r.interior++;
+                        if (mode == IMP_LABELS_ONSET) ts->interior[(size_t)tr * T + t] = 1.0;
+                    }
+                    if (t == imp_at) {
                         /* the impact */
-                    } else if (t > 0 && fabs(U(t - 1)) <= v && fabs(U(t)) <= v) {
+                    } else if (rest) {
                         r.resting++;
                     } else if (rev >= 0) {
                         extra++;
@@ -146,7 +160,7 @@ int imp_contact_labels_apply(imp_trajset *ts, imp_label_mode mode, imp_label_rep
         }
     }
     if (mode == IMP_LABELS_AS_GIVEN) r.kept = r.labels;
-    else if (ts->has_contact && !st) snprintf(ts->labels, sizeof ts->labels, "impact");
+    else if (ts->has_contact && !st) snprintf(ts->labels, sizeof ts->labels, "onset");
     if (report) *report = r;
     return st;
 }

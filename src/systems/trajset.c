@@ -28,9 +28,11 @@ int imp_trajset_alloc(imp_trajset *ts, int n_traj, int n_steps, const imp_contac
     ts->q_clean = calloc(nq, sizeof(double));
     ts->qdot_clean = calloc(nq, sizeof(double));
     ts->contact = calloc(nc, sizeof(double));
-    if (!ts->q || !ts->qdot || !ts->q_clean || !ts->qdot_clean || !ts->contact) {
+    ts->interior = calloc((size_t)n_traj * (size_t)n_steps, sizeof(double));
+    if (!ts->q || !ts->qdot || !ts->q_clean || !ts->qdot_clean || !ts->contact || !ts->interior) {
         imp_trajset_free(ts);
-        return imp_fail(IMP_ERR_NOMEM, "trajectories: cannot allocate %zu values", 4 * nq + nc);
+        return imp_fail(IMP_ERR_NOMEM, "trajectories: cannot allocate %zu values",
+                        4 * nq + nc + (size_t)n_traj * (size_t)n_steps);
     }
     return IMP_OK;
 }
@@ -42,6 +44,7 @@ void imp_trajset_free(imp_trajset *ts)
     free(ts->q_clean);
     free(ts->qdot_clean);
     free(ts->contact);
+    free(ts->interior);
     memset(ts, 0, sizeof *ts);
 }
 
@@ -86,6 +89,9 @@ int imp_trajset_save(const imp_trajset *ts, const char *path)
     if (!st) st = imp_npz_add_f64(z, "q_clean", 3, shq, ts->q_clean);
     if (!st) st = imp_npz_add_f64(z, "qdot_clean", 3, shq, ts->qdot_clean);
     if (!st && ts->has_contact) st = imp_npz_add_f64(z, "contact", 3, shc, ts->contact);
+    size_t n_int = 0;
+    for (size_t i = 0; ts->interior && i < shc[0] * shc[1]; i++) n_int += ts->interior[i] != 0.0;
+    if (!st && n_int) st = imp_npz_add_f64(z, "contact_interior", 2, shc, ts->interior);
     if (!st) st = imp_contact_geometry_to_npz(g, z);
     if (!st) st = imp_json_text(&j) ? imp_npz_set_meta(z, imp_json_text(&j))
                                     : imp_fail(IMP_ERR_NOMEM, "meta: out of memory");
@@ -122,26 +128,28 @@ static int pairs_to_int(imp_npz *z)
     return imp_npz_add_i64(z, "contact_pairs", nd, sh, buf);
 }
 
-/* Contact labels as float64 (any numeric or bool dtype accepted). */
-static int get_labels(const imp_npz *z, const size_t *shape, double *out)
+/* 0/1 flags (contact labels, contact_interior) as float64 (any numeric or
+ * bool dtype accepted). */
+static int get_flags(const imp_npz *z, const char *name, int ndim, const size_t *shape, double *out)
 {
-    const imp_npy_array *a = imp_npz_find(z, "contact");
-    size_t n = shape[0] * shape[1] * shape[2];
+    const imp_npy_array *a = imp_npz_find(z, name);
+    size_t n = 1;
+    for (int i = 0; i < ndim; i++) n *= shape[i];
     if (a->dtype == IMP_F64) {
         const double *c;
-        int st = imp_npz_get_f64(z, "contact", 3, shape, &c, NULL);
+        int st = imp_npz_get_f64(z, name, ndim, shape, &c, NULL);
         if (st) return st;
         memcpy(out, c, n * sizeof(double));
     } else {
         int64_t *c = NULL;
-        int st = imp_npz_get_i64_copy(z, "contact", 3, shape, &c, NULL);
+        int st = imp_npz_get_i64_copy(z, name, ndim, shape, &c, NULL);
         if (st) return st;
         for (size_t i = 0; i < n; i++) out[i] = (double)c[i];
         free(c);
     }
     for (size_t i = 0; i < n; i++)
         if (out[i] != 0.0 && out[i] != 1.0)
-            return imp_fail(IMP_ERR_INVALID, "contact: value %g at flat index %zu is not 0 or 1", out[i], i);
+            return imp_fail(IMP_ERR_INVALID, "%s: value %g at flat index %zu is not 0 or 1", name, out[i], i);
     return IMP_OK;
 }
 
@@ -213,7 +221,8 @@ int imp_trajset_from_npz(imp_trajset *ts, imp_npz *z, const char *what)
     memcpy(ts->q_clean, qc, nq * sizeof(double));
     memcpy(ts->qdot_clean, qdc, nq * sizeof(double));
     ts->has_contact = imp_npz_find(z, "contact") != NULL;
-    if (ts->has_contact) st = get_labels(z, (size_t[]){sh[0], sh[1], (size_t)g.n_bodies}, ts->contact);
+    if (ts->has_contact) st = get_flags(z, "contact", 3, (size_t[]){sh[0], sh[1], (size_t)g.n_bodies}, ts->contact);
+    if (!st && imp_npz_find(z, "contact_interior")) st = get_flags(z, "contact_interior", 2, sh, ts->interior);
     if (st) {
         imp_trajset_free(ts);
         return st;

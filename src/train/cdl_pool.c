@@ -25,7 +25,7 @@ struct imp_cdl_pool {
     cdl_slice *slices;
     imp_pool *team;
     /* the current job */
-    const double *params, *x0, *target, *labels;
+    const double *params, *x0, *target, *labels, *weight;
     double l2;
     int want_grad;
 };
@@ -65,7 +65,7 @@ int imp_cdl_pool_new(imp_cdl_pool **out, const imp_model *m, int B, int H, int t
         if (!s->w || (threads > 1 && !s->grad)) st = imp_fail(IMP_ERR_NOMEM, "training: out of memory");
         /* the contact classifier's 100 x 100 products in float: see src/nn/mlp_single.c */
         if (!st) st = imp_model_work_set_single_contact(s->w, single_contact);
-        /* and the potential's sweeps: see src/nn/mlp_fused_single.c */
+        /* and the potential's sweeps: see src/nn/mlp_fused.c */
         if (!st) st = imp_model_work_set_single_potential(s->w, single_potential);
     }
     if (!st) st = imp_pool_new(&p->team, threads);
@@ -88,7 +88,8 @@ static void slice_task(void *ctx, int t)
     if (p->want_grad) memset(s->grad, 0, p->m->n_params * sizeof(double));
     s->status = imp_model_window_loss(p->m, p->params, s->w, p->x0 + (size_t)s->b0 * S,
                                       p->target + (size_t)s->b0 * H * S,
-                                      p->labels ? p->labels + (size_t)s->b0 * H * K : NULL, s->nb, H, p->l2,
+                                      p->labels ? p->labels + (size_t)s->b0 * H * K : NULL,
+                                      p->weight ? p->weight + (size_t)s->b0 * H : NULL, s->nb, H, p->l2,
                                       p->want_grad ? s->grad : NULL, &s->lp);
     if (s->status) { /* messages are thread-local: keep this one for the caller's thread */
         snprintf(s->msg, sizeof s->msg, "%s", imp_last_error());
@@ -96,11 +97,13 @@ static void slice_task(void *ctx, int t)
 }
 
 int imp_cdl_pool_loss(imp_cdl_pool *p, const double *params, const double *x0, const double *target,
-                      const double *labels, int bs, double l2, double *grad, imp_loss_parts *parts)
+                      const double *labels, const double *weight, int bs, double l2, double *grad,
+                      imp_loss_parts *parts)
 {
     if (bs < 1 || bs > p->B) return imp_fail(IMP_ERR_SHAPE, "batch: %d windows, the pool holds 1..%d", bs, p->B);
     if (p->threads == 1)
-        return imp_model_window_loss(p->m, params, p->slices[0].w, x0, target, labels, bs, p->H, l2, grad, parts);
+        return imp_model_window_loss(p->m, params, p->slices[0].w, x0, target, labels, weight, bs, p->H, l2, grad,
+                                     parts);
     const int T = p->threads;
     int b0 = 0;
     for (int t = 0; t < T; t++) {
@@ -108,7 +111,7 @@ int imp_cdl_pool_loss(imp_cdl_pool *p, const double *params, const double *x0, c
         p->slices[t].nb = bs / T + (t < bs % T ? 1 : 0);
         b0 += p->slices[t].nb;
     }
-    p->params = params, p->x0 = x0, p->target = target, p->labels = labels, p->l2 = l2;
+    p->params = params, p->x0 = x0, p->target = target, p->labels = labels, p->weight = weight, p->l2 = l2;
     p->want_grad = grad != NULL;
     imp_pool_run(p->team, slice_task, p);
     for (int t = 0; t < T; t++)

@@ -21,6 +21,7 @@ void imp_cdl_pool_free(imp_cdl_pool *p);
  * call for a given T. A failing slice's error (the first in order) is
  * returned with its message. */
 int imp_cdl_pool_loss(imp_cdl_pool *p, const double *params, const double *x0, const double *target,
-                      const double *labels, int bs, double l2, double *grad, imp_loss_parts *parts);
+                      const double *labels, const double *weight, int bs, double l2, double *grad,
+                      imp_loss_parts *parts);
 
 #endif

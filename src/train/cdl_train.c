@@ -40,6 +40,12 @@ static int check_opts(const imp_train_opts *o, const imp_trajset *d)
     return IMP_OK;
 }
 
+/* Sample i (of trajectory-major n_traj x n_steps) lies inside a multi-sample impact. */
+static int interior(const imp_trajset *d, size_t i)
+{
+    return d->interior && d->interior[i] != 0.0;
+}
+
 /* Everything the rest of a run depends on besides the state itself: the
  * options, the model's layout and a checksum of the data. */
 static int fingerprint(const imp_model *m, const imp_trajset *d, const imp_train_opts *o, imp_json *j)
@@ -48,6 +54,7 @@ static int fingerprint(const imp_model *m, const imp_trajset *d, const imp_train
     uint64_t h = imp_fnv1a(d->q, nq * sizeof(double), IMP_FNV_START);
     h = imp_fnv1a(d->qdot, nq * sizeof(double), h);
     if (d->contact) h = imp_fnv1a(d->contact, nc * sizeof(double), h);
+    if (d->interior) h = imp_fnv1a(d->interior, (size_t)d->n_traj * d->n_steps * sizeof(double), h);
     char hex[17];
     snprintf(hex, sizeof hex, "%016llx", (unsigned long long)h);
     imp_json_begin_object(j);
@@ -98,20 +105,25 @@ int imp_model_train(imp_model *m, const imp_trajset *data, const imp_train_opts 
 
     const int H = opts->horizon, D = m->D, K = m->K, S = 2 * D;
     const int per_traj = data->n_steps - H;
-    const size_t n_windows = (size_t)data->n_traj * per_traj;
+    /* every window, except those starting inside a multi-sample impact
+     * (data->interior): its state is mid-impact, not one the model steps from */
+    size_t n_windows = 0;
+    for (size_t i = 0; i < (size_t)data->n_traj * per_traj; i++) n_windows += !interior(data, i / per_traj * data->n_steps + i % per_traj);
+    if (n_windows == 0) return imp_fail(IMP_ERR_INVALID, "data: every window starts inside an impact (interior)");
     /* a batch larger than the data is the whole data: no larger buffers */
     const int B = (size_t)opts->batch > n_windows ? (int)n_windows : opts->batch;
-    size_t *order = malloc(n_windows * sizeof *order);
+    size_t *order = malloc(n_windows * sizeof *order), *starts = malloc(n_windows * sizeof *starts);
     double *x0 = malloc((size_t)B * S * sizeof(double));
     double *target = malloc((size_t)B * H * S * sizeof(double));
     double *labels = malloc((size_t)B * H * K * sizeof(double));
+    double *weight = malloc((size_t)B * H * sizeof(double));
     double *grad = malloc(m->n_params * sizeof(double));
     imp_cdl_pool *pool = NULL; /* work spaces (in the training precisions) and threads: train/cdl_pool.c */
     imp_adam opt = {0};
     imp_track tr = {0};
     imp_json fp;
     imp_json_init(&fp);
-    if (!order || !x0 || !target || !labels || !grad) {
+    if (!order || !starts || !x0 || !target || !labels || !weight || !grad) {
         st = imp_fail(IMP_ERR_NOMEM, "training: out of memory");
         goto done;
     }
@@ -121,6 +133,8 @@ int imp_model_train(imp_model *m, const imp_trajset *data, const imp_train_opts 
         goto done;
     if ((st = imp_adam_init(&opt, m->n_params, opts->lr, 0.9, 0.999, 1e-7, 0.0))) goto done;
     for (size_t i = 0; i < n_windows; i++) order[i] = i;
+    for (size_t i = 0, k = 0; k < n_windows; i++)
+        if (!interior(data, i / per_traj * data->n_steps + i % per_traj)) starts[k++] = i;
     imp_rng rng;
     imp_rng_seed(&rng, opts->seed ^ 0x5EEDF00Dull);
     imp_train_state ts = {"cdl", NULL, &opt, &rng, order, n_windows, m->params};
@@ -138,7 +152,7 @@ int imp_model_train(imp_model *m, const imp_trajset *data, const imp_train_opts 
         for (size_t start = 0; start < n_windows; start += B) {
             int bs = (int)(n_windows - start < (size_t)B ? n_windows - start : (size_t)B);
             for (int b = 0; b < bs; b++) {
-                size_t win = order[start + b];
+                size_t win = starts[order[start + b]];
                 size_t tr_i = win / per_traj, t0 = win % per_traj;
                 size_t base = tr_i * data->n_steps;
                 memcpy(x0 + (size_t)b * S, data->q + (base + t0) * D, D * sizeof(double));
@@ -148,11 +162,12 @@ int imp_model_train(imp_model *m, const imp_trajset *data, const imp_train_opts 
                     memcpy(target + ((size_t)b * H + k) * S, data->q + t * D, D * sizeof(double));
                     memcpy(target + ((size_t)b * H + k) * S + D, data->qdot + t * D, D * sizeof(double));
                     memcpy(labels + ((size_t)b * H + k) * K, data->contact + t * K, K * sizeof(double));
+                    weight[(size_t)b * H + k] = interior(data, t) ? 0.0 : 1.0;
                 }
             }
             memset(grad, 0, m->n_params * sizeof(double));
             imp_loss_parts lp;
-            st = imp_cdl_pool_loss(pool, m->params, x0, target, labels, bs, opts->l2, grad, &lp);
+            st = imp_cdl_pool_loss(pool, m->params, x0, target, labels, weight, bs, opts->l2, grad, &lp);
             if (!st) st = imp_check_finite(grad, m->n_params, "gradient");
             if (st) {
                 st = imp_track_batch_failed(&tr, st);
@@ -183,6 +198,6 @@ done:
     imp_json_free(&fp);
     imp_adam_free(&opt);
     imp_cdl_pool_free(pool);
-    free(order), free(x0), free(target), free(labels), free(grad);
+    free(order), free(starts), free(x0), free(target), free(labels), free(weight), free(grad);
     return st;
 }

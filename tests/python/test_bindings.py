@@ -1,6 +1,6 @@
 """The Python package end to end (ctest runs it with /usr/bin/python3 and
 IMPULSE_LIBRARY set to the build's libimpulse; the package comes from python/)."""
-import os, sys, tempfile
+import json, os, sys, tempfile
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
 import impulse  # before numpy: it sets OPENBLAS_CORETYPE / OPENBLAS_NUM_THREADS before OpenBLAS is loaded
 import numpy as np
@@ -64,6 +64,15 @@ raises(lambda: impulse.train("nope", ball), "nope", "unknown model")
 raises(lambda: impulse.train("cdl", ball, epochs=1, contact_precision="half"), "half", "bad precision")
 bad = impulse.Dataset(dict(ball.arrays, q=np.full_like(ball["q"], np.nan)), ball.meta)
 raises(lambda: impulse.train("cdl", bad, epochs=1), "q", "NaN in the data")
+# the impact law from the data (impact_law="auto"): paper on the event-driven simulator's labels,
+# newton on a touch sensor's (compliant contact)
+soft = impulse.simulate("compliant-ball", steps=120, restitution=0.7)
+for data, law in ((ball, 0), (soft, 1)):
+    impulse.train("cdl", data, epochs=1, hidden=8).save(os.path.join(d, "law.npz"))
+    saved = json.loads(str(np.load(os.path.join(d, "law.npz"))["meta"]))
+    check(saved.get("impact_law") == law, f"{data.meta.get('system')}: impact law {saved.get('impact_law')}")
+raises(lambda: impulse.train("cdl", ball, epochs=1, impact_law="sideways"), "impact_law", "bad impact law")
+raises(lambda: impulse.train("resnet", ball, epochs=1, impact_law="newton"), "cdl only", "impact law on resnet")
 
 # --- constrained strand
 pend = impulse.simulate("pendulum-chain:1", trajectories=8, seed=0)
