@@ -582,13 +582,23 @@ static int verb_bounds(int argc, char **argv)
         if ((st = imp_impact_table_build(&t, &s))) break;
         size_t n = t.count;
         double *err = malloc(n * 3 * sizeof(double)), *e = malloc(n * sizeof(double)), *P = malloc(n * 2 * sizeof(double));
+        double *rows = malloc(n * 12 * sizeof(double)); /* d, n, v_pre, v_post of the table's impacts, n x 3 each */
+        int32_t *status = malloc(n * sizeof(int32_t));
         double mean[3] = {0, 0, 0};
-        if (!err || !e || !P) st = imp_fail(IMP_ERR_NOMEM, "out of memory");
+        if (!err || !e || !P || !rows || !status) st = imp_fail(IMP_ERR_NOMEM, "out of memory");
+        for (size_t i = 0; i < n && !st; i++) {
+            size_t r = t.index[i];
+            memcpy(rows + 3 * i, s.d + 3 * r, 3 * sizeof(double));
+            memcpy(rows + 3 * (n + i), s.n + 3 * r, 3 * sizeof(double));
+            memcpy(rows + 3 * (2 * n + i), s.pre + 6 * r + 3, 3 * sizeof(double));
+            memcpy(rows + 3 * (3 * n + i), s.post + 6 * r + 3, 3 * sizeof(double));
+        }
         for (int metric = 0; metric < 2 && !st; metric++) {
-            for (size_t i = 0; i < n && !st; i++) {
-                st = imp_impact_irb(&t.contact[i], t.kg, (imp_irb_metric)metric, P + 2 * i, NULL);
-                if (!st) err[3 * i + metric] = imp_contact_impulse_error(&t.contact[i], P + 2 * i, t.kg);
-            }
+            size_t failed = 0;
+            st = imp_impact_irb_batch((imp_irb_metric)metric, n, rows, rows + 3 * n, rows + 6 * n, rows + 9 * n,
+                                      s.object.mass, s.object.mass * t.kg * t.kg, t.kg, P, e, NULL, status, &failed);
+            if (!st && failed) st = IMP_ERR_NUMERIC; /* imp_last_error() names the first failed impact */
+            for (size_t i = 0; i < n && !st; i++) err[3 * i + metric] = e[i];
             if (!st && z) {
                 char name[64];
                 size_t sh[2] = {n, 2};
@@ -630,6 +640,8 @@ static int verb_bounds(int argc, char **argv)
         free(err);
         free(e);
         free(P);
+        free(rows);
+        free(status);
         imp_impact_table_free(&t);
     }
     if (!st && z) {

@@ -260,7 +260,50 @@ def render(spec, data, plt, np):
         ax.grid(True, alpha=0.3)
     if spec.get("title"):
         fig.suptitle(spec["title"])
+    move_hiding_legends(fig, axes, np)
     return fig
+
+
+def legend_hides_data(ax, legend, renderer, np):
+    """True if a plotted point, or part of a bar, of the axes falls under its
+    legend."""
+    box = legend.get_window_extent(renderer)
+    clip = ax.get_window_extent(renderer)
+    for patch in ax.patches:
+        r = patch.get_window_extent(renderer)
+        if r.x0 < box.x1 and box.x0 < r.x1 and r.y0 < box.y1 and box.y0 < r.y1:
+            return True
+    pts = [line.get_xydata() for line in ax.get_lines()]
+    pts += [c.get_offsets() for c in ax.collections if len(c.get_offsets())]
+    for xy in pts:
+        xy = np.asarray(xy, dtype=float).reshape(-1, 2)
+        xy = xy[np.isfinite(xy).all(axis=1)]
+        if not len(xy):
+            continue
+        d = ax.transData.transform(xy)
+        seen = (d[:, 0] >= clip.x0) & (d[:, 0] <= clip.x1) & (d[:, 1] >= clip.y0) & (d[:, 1] <= clip.y1)
+        under = (d[:, 0] >= box.x0) & (d[:, 0] <= box.x1) & (d[:, 1] >= box.y0) & (d[:, 1] <= box.y1)
+        if (seen & under).any():
+            return True
+    return False
+
+
+def move_hiding_legends(fig, axes, np):
+    """A legend inside a panel that hides some of its data (no free corner
+    for "best") goes under the panel instead, below its axis label, in
+    columns (the panel's width stays that of the others in its column)."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    for ax in axes:
+        legend = ax.get_legend()
+        if legend is None or legend.get_bbox_to_anchor() != ax.bbox:
+            continue
+        if legend_hides_data(ax, legend, renderer, np):
+            n = len(legend.get_texts())
+            legend.remove()
+            bottom = ax.transAxes.inverted().transform(ax.get_tightbbox(renderer).p0)[1]
+            ax.legend(fontsize="small", loc="upper center", bbox_to_anchor=(0.5, bottom), borderaxespad=0.2,
+                      ncol=min(n, 3))
 
 
 def save_atomic(fig, path, fmt):

@@ -191,6 +191,13 @@ static void test_cdl(void)
     CHECK(md && strstr(md, "### Pendulum") && strstr(md, "### Bouncing ball, e = 1, no touch feedback") &&
           strstr(md, "| cdl (no touch) "));
     free(md);
+    /* the figure's legends name the models as the table does */
+    imp_npz *fz = NULL;
+    CHECK_OK(imp_npz_load(&fz, "repro_cdl_ref/figures/ball-notouch.npz"));
+    const char *spec = fz ? imp_npz_meta(fz) : NULL;
+    CHECK_MSG(spec && strstr(spec, "\"cdl (no touch)\"") && !strstr(spec, "\"cdl\""),
+              "ball-notouch figure: CDL not labelled 'cdl (no touch)' as in the table");
+    imp_npz_free(fz);
 
     /* the same plan through `reproduce cdl`, two processes sharing the folder */
     snprintf(cmd, sizeof cmd,

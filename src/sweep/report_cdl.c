@@ -69,6 +69,13 @@ static void mean_se(const double *x, int n, double *mean, double *se)
     *se = n > 1 ? sqrt(s2 / (n - 1) / n) : 0.0;
 }
 
+/* A model's name in the tables and the figure legends: CDL without its
+ * contact input says so. */
+static const char *model_label(const sweep_cdl_experiment *e, const char *model)
+{
+    return !strcmp(model, "cdl") && !e->touch ? "cdl (no touch)" : model;
+}
+
 /* Markdown table of one experiment: a row per model, mean +- standard error
  * over the seeds of each metric; missing runs are counted. */
 static int table_for(const sweep_result *res, int n, int ei, const long *seeds, int n_seeds, char **md, int *missing)
@@ -100,9 +107,7 @@ static int table_for(const sweep_result *res, int n, int ei, const long *seeds, 
             got++;
         }
         *missing += planned_runs - got;
-        const char *label = e->models[mi];
-        if (!strcmp(label, "cdl") && !e->touch) label = "cdl (no touch)";
-        imp_table_cellf(t, "%s", label);
+        imp_table_cellf(t, "%s", model_label(e, e->models[mi]));
         for (int c = 0; c < N_METRICS; c++) {
             char buf[96] = "n/a";
             double mean, se;
@@ -279,7 +284,7 @@ static int figure_for(const char *dir, const sweep_result *res, int n, int ei, l
             continue;
         }
         (*drawn)++;
-        const char *name = e->models[mi];
+        const char *name = e->models[mi], *label = model_label(e, name);
         double x0[2 * IMP_MAX_BODIES * IMP_MAX_DIM];
         memcpy(x0, data.q_clean, D * sizeof(double));
         memcpy(x0 + D, data.qdot_clean, D * sizeof(double));
@@ -288,7 +293,7 @@ static int figure_for(const char *dir, const sweep_result *res, int n, int ei, l
                 for (int t = 0; t < T; t++)
                     xs[t] = states[(size_t)t * S + k * data.geom.dim],
                     ys[t] = states[(size_t)t * S + D + k * data.geom.dim];
-                imp_figure_line(fig, k, xs, ys, (size_t)T, name, model_style(name, 1));
+                imp_figure_line(fig, k, xs, ys, (size_t)T, label, model_style(name, 1));
             }
             if (p_imp >= 0 && m->has_contact_net && row < 4) {
                 row++;
@@ -299,17 +304,17 @@ static int figure_for(const char *dir, const sweep_result *res, int n, int ei, l
                         if (contact[(size_t)t * K + k] > 0.5 && contact[(size_t)(t - 1) * K + k] < 0.5)
                             xs[c] = tt[t], ys[c] = -row - 0.15 * k, c++;
                     char lab[64], sty[16];
-                    snprintf(lab, sizeof lab, "%s, body %d", name, k + 1);
+                    snprintf(lab, sizeof lab, "%s, body %d", label, k + 1);
                     snprintf(sty, sizeof sty, "%s|%s", body_marker[k % 4], model_style(name, 0));
                     if (c) imp_figure_scatter(fig, p_imp, xs, ys, c, K > 1 ? lab : NULL, sty);
                     predicted += c;
                 }
-                snprintf(row_label[row], sizeof row_label[row], "%s%s", name, predicted ? "" : " (none)");
+                snprintf(row_label[row], sizeof row_label[row], "%s%s", label, predicted ? "" : " (none)");
             }
             for (int t = 0; t < T; t++)
                 imp_system_energy(data.system, &data.geom, data.gravity, data.length, states + (size_t)t * S,
                                   states + (size_t)t * S + D, &energy[t]);
-            imp_figure_line(fig, p_energy, tt, energy, (size_t)T, name, model_style(name, 1));
+            imp_figure_line(fig, p_energy, tt, energy, (size_t)T, label, model_style(name, 1));
             for (int t = 0; t < T; t++)
                 if (isfinite(energy[t]) && energy[t] > 0)
                     e_lo = fmin(e_lo, fmax(energy[t], 1e-2 * emin)), e_hi = fmax(e_hi, fmin(energy[t], 1e2 * emax));
@@ -327,7 +332,7 @@ static int figure_for(const char *dir, const sweep_result *res, int n, int ei, l
                 if (imp_model_potential_grad(m, qin, NG, g) == IMP_OK) {
                     for (int i = 0; i < NG; i++) gl[i] = g[(size_t)i * D + k * data.geom.dim];
                     char lab[64];
-                    snprintf(lab, sizeof lab, K > 1 ? "%s, body %d" : "%s", name, k + 1);
+                    snprintf(lab, sizeof lab, K > 1 ? "%s, body %d" : "%s", label, k + 1);
                     imp_figure_line(fig, p_grad, qg, gl, NG, lab, NULL);
                 } else {
                     imp_clear_error();

@@ -243,8 +243,11 @@ static int bar_figure(const grid *g, const char *dir, char **md, size_t *len)
         free(vals);
         return imp_fail(IMP_ERR_NOMEM, "report: out of memory");
     }
-    imp_figure_axes(fig, 0, "impulse (this sweep)", NULL, "geometric-mean relative error");
-    if (have_paper) imp_figure_axes(fig, 1, "Finzi et al. 2020, figs 5/7", NULL, "geometric-mean relative error");
+    /* the rollout's relative error ||z^ - z|| / (||z^|| + ||z||), geometric mean over its time steps, mean over
+     * the test trajectories */
+    const char *ylabel = "relative error (dimensionless),\ngeometric mean over the rollout";
+    imp_figure_axes(fig, 0, "impulse (this sweep)", NULL, ylabel);
+    if (have_paper) imp_figure_axes(fig, 1, "Finzi et al. 2020, figs 5/7", NULL, ylabel);
     for (int p = 0; p < panels; p++) {
         imp_figure_logscale(fig, p, 0, 1);
         imp_figure_bars(fig, p, g->systems, (size_t)n_sys, groups, (size_t)ng, vals + (size_t)p * ng * n_sys, NULL);
