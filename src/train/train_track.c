@@ -65,9 +65,9 @@ static int diverged(imp_track *t, const char *what)
 {
     t->stop = IMP_TRAIN_DIVERGED;
     return imp_fail(IMP_ERR_NUMERIC,
-                    "training diverged at epoch %d of %d: %s; the best model (epoch %d, loss %.6g) is kept; "
-                    "try a smaller learning rate",
-                    t->epoch + 1, t->epochs, what, t->best_epoch, t->best_loss);
+                    "training diverged at epoch %d of %d: %s; the best model (epoch %d, loss %.6g) is kept; %s",
+                    t->epoch + 1, t->epochs, what, t->best_epoch, t->best_loss,
+                    t->remedy ? t->remedy : "try a smaller learning rate");
 }
 
 int imp_track_epoch(imp_track *t, const double *params, const imp_loss_part *parts, int n_parts, double lr,
