@@ -530,7 +530,29 @@ static void test_cli(void)
     imp_npz *ck = NULL;
     CHECK_OK(imp_npz_load(&ck, model));
     CHECK(ck && imp_npz_meta(ck) && strstr(imp_npz_meta(ck), "\"threads\":2"));
+    /* CHNN is not clipped by default, HNN at 1; --clip sets it */
+    CHECK(ck && imp_npz_meta(ck) && strstr(imp_npz_meta(ck), "\"grad_clip\":0,"));
     imp_npz_free(ck);
+    snprintf(cmd, sizeof cmd, "%s train hnn --data %s --epochs 1 --batch 5 --chunks 12 --hidden 16 -o %s >/dev/null 2>&1",
+             IMPULSE_CLI_PATH, data, model);
+    CHECK(run(cmd) == 0);
+    ck = NULL;
+    CHECK_OK(imp_npz_load(&ck, model));
+    CHECK(ck && imp_npz_meta(ck) && strstr(imp_npz_meta(ck), "\"grad_clip\":1,"));
+    imp_npz_free(ck);
+    snprintf(cmd, sizeof cmd, "%s train hnn --data %s --epochs 1 --batch 5 --chunks 12 --hidden 16 --clip 0.25 -o %s >/dev/null 2>&1",
+             IMPULSE_CLI_PATH, data, model);
+    CHECK(run(cmd) == 0);
+    ck = NULL;
+    CHECK_OK(imp_npz_load(&ck, model));
+    CHECK(ck && imp_npz_meta(ck) && strstr(imp_npz_meta(ck), "\"grad_clip\":0.25,"));
+    imp_npz_free(ck);
+    snprintf(cmd, sizeof cmd, "%s train hnn --data %s --epochs 1 --clip -1 -o %s > %s 2>&1", IMPULSE_CLI_PATH, data,
+             model, out);
+    CHECK(run(cmd) != 0);
+    CHECK_OK(imp_read_file(out, &text, &len));
+    CHECK_MSG(text && strstr((char *)text, "error: --clip"), "--clip -1: '%s'", text ? (char *)text : "");
+    free(text);
     snprintf(cmd, sizeof cmd, "%s train hnn --data %s --epochs 1 --batch 5 --chunks 12 --hidden 16 --threads 3 -o %s >/dev/null 2>&1",
              IMPULSE_CLI_PATH, data, model);
     CHECK(run(cmd) == 0);
