@@ -5,7 +5,9 @@
 #include "impulse/impulse.h"
 #include "test.h"
 #include "train/train_internal.h"
+#include "core/stats.h"
 
+#include <math.h>
 #include <unistd.h>
 
 typedef struct cb_log {
@@ -215,7 +217,8 @@ static void test_chnn(void)
 /* The guard itself on a scripted loss sequence: the best epoch's
  * parameters come back when the loss jumps past diverge_factor times the
  * best or turns NaN; with factor 0 only NaN stops. */
-static int run_script(const double *losses, int n, double factor, int *best_epoch, double *p_out, char *msg)
+static int run_script_guard(const double *losses, const double *guard, int n, double factor, int *best_epoch,
+                            double *p_out, char *msg)
 {
     imp_train_hooks h;
     imp_train_hooks_default(&h);
@@ -228,6 +231,10 @@ static int run_script(const double *losses, int n, double factor, int *best_epoc
     for (int e = 0; e < n && !st; e++) {
         p = 100 + e + 1; /* the parameters after epoch e + 1 */
         imp_loss_part part = {"total", losses[e]};
+        if (guard && !isnan(guard[e])) { /* the guard's own loss for this epoch (a median) */
+            t.use_guard_loss = 1;
+            t.guard_loss = guard[e];
+        }
         st = imp_track_epoch(&t, &p, &part, 1, 0.1, &stop);
     }
     if (st) snprintf(msg, 256, "%s", imp_last_error());
@@ -236,6 +243,11 @@ static int run_script(const double *losses, int n, double factor, int *best_epoc
     *p_out = p;
     imp_track_free(&t);
     return st;
+}
+
+static int run_script(const double *losses, int n, double factor, int *best_epoch, double *p_out, char *msg)
+{
+    return run_script_guard(losses, NULL, n, factor, best_epoch, p_out, msg);
 }
 
 static void test_guard(void)
@@ -255,6 +267,18 @@ static void test_guard(void)
     const double first[] = {20000, 1};
     CHECK(run_script(first, 2, 1e3, &be, &p, msg) == IMP_ERR_NUMERIC);
     CHECK(be == 0 && p == 0);
+    /* a guard loss (the baselines' median minibatch loss) replaces the
+     * epoch's mean in the comparison for that epoch only */
+    const double calm[] = {5, 3, 2, 2.5, 2.4, 1};
+    CHECK(run_script_guard(up, calm, 6, 1e3, &be, &p, msg) == IMP_OK && p == 106 && be == 6);
+    const double high[] = {NAN, NAN, NAN, NAN, 4000, NAN};
+    CHECK(run_script_guard(up, high, 6, 1e3, &be, &p, msg) == IMP_ERR_NUMERIC && be == 3);
+    CHECK_MSG(strstr(msg, "loss 5000 (median minibatch 4000)"), "%s", msg);
+    const double once[] = {NAN, NAN, NAN, 2.5, NAN, NAN}; /* epoch 5 back on the mean: diverges */
+    CHECK(run_script_guard(up, once, 6, 1e3, &be, &p, msg) == IMP_ERR_NUMERIC && be == 3);
+    /* the median the baselines use */
+    double odd[3] = {3, 1, 2}, even[4] = {4, 1, 3, 2};
+    CHECK(imp_median_sort(odd, 3) == 2 && imp_median_sort(even, 4) == 2.5 && even[0] == 1);
 }
 
 int main(void)

@@ -266,7 +266,12 @@ double imp_ctrain_grad_clip(const imp_cmodel *m, const imp_ctrain_opts *o);
 /* The reference's learning rate for a system: 1e-3 for "rotor" and
  * "magnet-pendulum", 3e-3 otherwise ([chnn] section 3). */
 double imp_ctrain_reference_lr(const char *system);
-/* Train with opts->threads threads (an imp_ctrain_pool per run). */
+/* Train with opts->threads threads (an imp_ctrain_pool per run). The
+ * divergence guard (opts->hooks.diverge_factor) compares an epoch's mean
+ * minibatch loss with the best epoch's for CHNN and CLNN, and the epoch's
+ * median minibatch loss for HNN, DeLaN and NODE (one window whose rollout
+ * blows up, as near the rotor's gimbal lock, makes its minibatch's loss
+ * huge without the model having diverged). */
 int imp_ctrain(const imp_cmodel *m, double *params, const imp_ctraj *data,
                const imp_ctrain_opts *opts, imp_ctrain_result *res);
 
