@@ -267,11 +267,11 @@ double imp_ctrain_grad_clip(const imp_cmodel *m, const imp_ctrain_opts *o);
  * "magnet-pendulum", 3e-3 otherwise ([chnn] section 3). */
 double imp_ctrain_reference_lr(const char *system);
 /* Train with opts->threads threads (an imp_ctrain_pool per run). The
- * divergence guard (opts->hooks.diverge_factor) compares an epoch's mean
- * minibatch loss with the best epoch's for CHNN and CLNN, and the epoch's
- * median minibatch loss for HNN, DeLaN and NODE (one window whose rollout
- * blows up, as near the rotor's gimbal lock, makes its minibatch's loss
- * huge without the model having diverged). */
+ * divergence guard (opts->hooks.diverge_factor) stops CHNN and CLNN at the
+ * first epoch whose loss exceeds diverge_factor times the best epoch's, and
+ * HNN, DeLaN and NODE at the second such epoch in a row (one window whose
+ * rollout blows up, as near the rotor's gimbal lock, makes one epoch's
+ * loss huge without the model having diverged). */
 int imp_ctrain(const imp_cmodel *m, double *params, const imp_ctraj *data,
                const imp_ctrain_opts *opts, imp_ctrain_result *res);
 

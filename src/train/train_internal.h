@@ -23,9 +23,9 @@ typedef struct imp_track {
     double t0, seconds_before, last_state;
     int stop;                /* enum imp_train_stop */
     const char *remedy;      /* what a diverged run should try (NULL: a smaller learning rate) */
-    int use_guard_loss;      /* 1: the next imp_track_epoch compares guard_loss, not parts[0],
-                              * with diverge_factor times the best (reset by it) */
-    double guard_loss;
+    int tolerate;            /* epochs in a row above diverge_factor times the best that the
+                              * guard lets pass (0: the first one stops the run) */
+    int over;                /* epochs in a row above it so far */
 } imp_track;
 
 /* hooks may be NULL. Copies params as the best model of epoch 0. */

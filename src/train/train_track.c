@@ -82,15 +82,20 @@ int imp_track_epoch(imp_track *t, const double *params, const imp_loss_part *par
     }
     /* the reference: the best epoch so far, or before the first epoch the
      * initial parameters' loss */
-    double f = t->h.diverge_factor, guard = t->use_guard_loss ? t->guard_loss : loss;
-    t->use_guard_loss = 0;
-    if (f > 0 && t->best_loss > 0 && isfinite(t->best_loss) && guard > f * t->best_loss) {
-        if (guard == loss)
-            snprintf(what, sizeof what, "loss %.6g is more than %g times the best", loss, f);
-        else
-            snprintf(what, sizeof what, "loss %.6g (median minibatch %.6g) is more than %g times the best", loss,
-                     guard, f);
-        return diverged(t, what);
+    double f = t->h.diverge_factor;
+    if (f > 0 && t->best_loss > 0 && isfinite(t->best_loss) && loss > f * t->best_loss) {
+        if (t->over < t->tolerate) {
+            t->over++;
+        } else {
+            if (t->over)
+                snprintf(what, sizeof what, "loss %.6g is more than %g times the best for %d epochs in a row", loss,
+                         f, t->over + 1);
+            else
+                snprintf(what, sizeof what, "loss %.6g is more than %g times the best", loss, f);
+            return diverged(t, what);
+        }
+    } else {
+        t->over = 0;
     }
     int e = ++t->epoch;
     t->have_epoch = 1;
