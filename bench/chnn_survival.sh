@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Do the baselines train from their defaults? For every seed, system and
 # model, train with the CLI's default settings (800 chunks of the docs'
-# 800-trajectory data, batch 200, lr 3e-3, the default warm-up) for EPOCHS
+# 800-trajectory data, batch 200, lr 3e-3 (1e-3 on the rotor), the default
+# warm-up and gradient-norm bound) for EPOCHS
 # epochs and report whether the run survived (no divergence error) and its
 # last loss. Seed-major order, so a partial run covers every system and
 # model for the first seeds. One line per run, then a summary.

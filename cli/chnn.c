@@ -32,6 +32,8 @@ static void train_usage(FILE *f)
                "                 few long trajectories)\n"
                "  --warmup S     linear learning-rate warm-up over the first S optimiser steps\n"
                "                 (default 20 for hnn, delan, node; 0 for chnn, clnn)\n"
+               "  --clip X       largest L2 norm of a minibatch gradient, 0 = no clipping\n"
+               "                 (default 1 for hnn, delan, node; 0 for chnn, clnn)\n"
                "  --hidden H     MLP width (256; 3 hidden layers)\n"
                "  --seed K       initialisation and chunk sampling seed (0)\n"
                "  --threads N    threads per minibatch, 1..64 (default 2): each takes a contiguous\n"
@@ -131,6 +133,10 @@ int cli_train_chnn(int argc, char **argv, const char *model)
         } else if (!strcmp(a, "--warmup")) {
             if (cli_parse_long(a, val, 0, 100000000, &lv)) return cli_fail(verb);
             o.warmup_steps = (int)lv;
+            i++;
+        } else if (!strcmp(a, "--clip")) {
+            if (cli_parse_double(a, val, 0.0, 1e300, &dv)) return cli_fail(verb);
+            o.grad_clip = dv;
             i++;
         } else if (!strcmp(a, "--windows")) {
             if (!val || (strcmp(val, "one") && strcmp(val, "all")))

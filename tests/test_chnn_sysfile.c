@@ -157,6 +157,16 @@ static void test_windows_and_warmup(void)
     }
     o.warmup_steps = 7;
     CHECK(imp_ctrain_warmup_steps(&m, &o) == 7);
+    /* the gradient-norm bound: the baselines clip at 1, CHNN/CLNN do not clip */
+    const double clip[5] = {0, 0, 1, 1, 1};
+    for (int k = 0; k < 5; k++) {
+        CHECK_OK(imp_cmodel_init(&m, (imp_cmodel_kind)k, &cs, 8, 2));
+        CHECK(imp_ctrain_grad_clip(&m, &o) == clip[k]);
+    }
+    o.grad_clip = 0.5;
+    CHECK(imp_ctrain_grad_clip(&m, &o) == 0.5);
+    o.grad_clip = 0;
+    CHECK(imp_ctrain_grad_clip(&m, &o) == 0);
 }
 
 /* ---- the CLI ---- */

@@ -323,6 +323,59 @@ static void test_threads_train(void)
     free(p1); free(p2); free(p3); free(teacher.params); free(student.params);
 }
 
+/* Gradient-norm clipping in imp_ctrain: off (CHNN's default, 0, or a bound
+ * no gradient reaches) gives bit for bit the unclipped run; a tiny bound
+ * scales every gradient far below Adam's eps, so the weights hardly move.
+ * A run that diverges says what to try, naming the options. */
+static void test_grad_clip_train(void)
+{
+    fixture teacher, student;
+    CHECK_OK(make_model(&teacher, IMP_CMODEL_CHNN, "pendulum-chain:2", 16, 310));
+    CHECK_OK(make_model(&student, IMP_CMODEL_CHNN, "pendulum-chain:2", 16, 311));
+    imp_ctraj data;
+    CHECK_OK(teacher_data(&teacher, 12, 10, 0.03, 12, &data));
+    size_t np = student.m.n_params, sz = np * sizeof(double);
+    double *p[4];
+    for (int i = 0; i < 4; i++) {
+        p[i] = malloc(sz);
+        memcpy(p[i], student.params, sz);
+    }
+    imp_ctrain_opts o;
+    imp_ctrain_opts_default(&o);
+    CHECK(imp_ctrain_grad_clip(&student.m, &o) == 0.0);
+    o.epochs = 2;
+    o.batch = 6;
+    o.n_chunks = 12;
+    o.seed = 3;
+    imp_ctrain_result r[4];
+    const double clip[4] = {-1, 0, 1e300, 1e-12}; /* default, off, unreachable, tiny */
+    for (int i = 0; i < 4; i++) {
+        o.grad_clip = clip[i];
+        CHECK_OK(imp_ctrain(&student.m, p[i], &data, &o, &r[i]));
+    }
+    CHECK(!memcmp(p[0], p[1], sz) && !memcmp(p[0], p[2], sz) && r[0].final_loss == r[2].final_loss);
+    double amax = 0, moved = max_abs_diff(p[0], student.params, np, &amax);
+    double moved_clipped = max_abs_diff(p[3], student.params, np, &amax);
+    CHECK_MSG(moved > 1e-4 && moved_clipped < 1e-3 * moved, "largest weight change %g unclipped, %g clipped to 1e-12",
+              moved, moved_clipped);
+    o.grad_clip = NAN;
+    CHECK_FAILS(imp_ctrain(&student.m, p[3], &data, &o, &r[3]), IMP_ERR_INVALID);
+    CHECK(strstr(imp_last_error(), "grad_clip") != NULL);
+    /* a guard that calls any loss above the best a divergence: it stops the
+     * run and names what to try */
+    o.grad_clip = 0;
+    o.hooks.diverge_factor = 1e-9;
+    memcpy(p[3], student.params, sz);
+    CHECK_FAILS(imp_ctrain(&student.m, p[3], &data, &o, &r[3]), IMP_ERR_NUMERIC);
+    const char *e = imp_last_error();
+    CHECK_MSG(strstr(e, "diverged") && strstr(e, "lr") && strstr(e, "warmup_steps") && strstr(e, "grad_clip") &&
+                  strstr(e, "--clip"),
+              "message: %s", e);
+    for (int i = 0; i < 4; i++) free(p[i]);
+    imp_ctraj_free(&data);
+    free(teacher.params); free(student.params);
+}
+
 static void test_training_and_eval(void)
 {
     fixture teacher, student;
@@ -477,7 +530,29 @@ static void test_cli(void)
     imp_npz *ck = NULL;
     CHECK_OK(imp_npz_load(&ck, model));
     CHECK(ck && imp_npz_meta(ck) && strstr(imp_npz_meta(ck), "\"threads\":2"));
+    /* CHNN is not clipped by default, HNN at 1; --clip sets it */
+    CHECK(ck && imp_npz_meta(ck) && strstr(imp_npz_meta(ck), "\"grad_clip\":0,"));
     imp_npz_free(ck);
+    snprintf(cmd, sizeof cmd, "%s train hnn --data %s --epochs 1 --batch 5 --chunks 12 --hidden 16 -o %s >/dev/null 2>&1",
+             IMPULSE_CLI_PATH, data, model);
+    CHECK(run(cmd) == 0);
+    ck = NULL;
+    CHECK_OK(imp_npz_load(&ck, model));
+    CHECK(ck && imp_npz_meta(ck) && strstr(imp_npz_meta(ck), "\"grad_clip\":1,"));
+    imp_npz_free(ck);
+    snprintf(cmd, sizeof cmd, "%s train hnn --data %s --epochs 1 --batch 5 --chunks 12 --hidden 16 --clip 0.25 -o %s >/dev/null 2>&1",
+             IMPULSE_CLI_PATH, data, model);
+    CHECK(run(cmd) == 0);
+    ck = NULL;
+    CHECK_OK(imp_npz_load(&ck, model));
+    CHECK(ck && imp_npz_meta(ck) && strstr(imp_npz_meta(ck), "\"grad_clip\":0.25,"));
+    imp_npz_free(ck);
+    snprintf(cmd, sizeof cmd, "%s train hnn --data %s --epochs 1 --clip -1 -o %s > %s 2>&1", IMPULSE_CLI_PATH, data,
+             model, out);
+    CHECK(run(cmd) != 0);
+    CHECK_OK(imp_read_file(out, &text, &len));
+    CHECK_MSG(text && strstr((char *)text, "error: --clip"), "--clip -1: '%s'", text ? (char *)text : "");
+    free(text);
     snprintf(cmd, sizeof cmd, "%s train hnn --data %s --epochs 1 --batch 5 --chunks 12 --hidden 16 --threads 3 -o %s >/dev/null 2>&1",
              IMPULSE_CLI_PATH, data, model);
     CHECK(run(cmd) == 0);
@@ -591,6 +666,7 @@ int main(void)
     test_pool(IMP_CMODEL_HNN, "pendulum-chain:2");
     test_pool(IMP_CMODEL_NODE, "pendulum-chain:2");
     test_threads_train();
+    test_grad_clip_train();
     test_training_and_eval();
     test_files();
     test_cli();

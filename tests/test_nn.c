@@ -922,6 +922,15 @@ static void test_adam(void)
     CHECK_FAILS(imp_adam_init(&opt, 3, 1e-3, 0.9, 0.999, 1e-8, NAN), IMP_ERR_INVALID);
     CHECK_FAILS(imp_adam_init(&opt, 0, 1e-3, 0.9, 0.999, 1e-8, 0), IMP_ERR_INVALID);
 
+    /* gradient-norm clipping (torch.nn.utils.clip_grad_norm_): (3, -4) has norm 5 */
+    double g[2] = {3.0, -4.0};
+    CHECK(imp_clip_grad_norm(g, 2, 10.0) == 5.0 && g[0] == 3.0 && g[1] == -4.0); /* below: untouched */
+    CHECK(imp_clip_grad_norm(g, 2, 0.0) == 5.0 && g[0] == 3.0 && g[1] == -4.0);  /* 0: off */
+    CHECK(imp_clip_grad_norm(g, 2, 1.0) == 5.0);
+    CHECK_CLOSE(g[0], 3.0 / (5.0 + 1e-6), 1e-15, 0);
+    CHECK_CLOSE(g[1], -4.0 / (5.0 + 1e-6), 1e-15, 0);
+    CHECK_CLOSE(hypot(g[0], g[1]), 1.0, 1e-6, 0);
+
     /* cosine schedule: endpoints, midpoint, clamping */
     CHECK(imp_cosine_lr(1e-2, 1e-4, 0, 100) == 1e-2);
     CHECK_CLOSE(imp_cosine_lr(1e-2, 1e-4, 100, 100), 1e-4, 1e-15, 0);

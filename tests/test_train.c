@@ -5,6 +5,7 @@
 #include "impulse/impulse.h"
 #include "test.h"
 #include "train/train_internal.h"
+#include "core/stats.h"
 
 #include <unistd.h>
 
@@ -215,7 +216,8 @@ static void test_chnn(void)
 /* The guard itself on a scripted loss sequence: the best epoch's
  * parameters come back when the loss jumps past diverge_factor times the
  * best or turns NaN; with factor 0 only NaN stops. */
-static int run_script(const double *losses, int n, double factor, int *best_epoch, double *p_out, char *msg)
+static int run_script_guard(const double *losses, int tolerate, int n, double factor, int *best_epoch,
+                            double *p_out, char *msg)
 {
     imp_train_hooks h;
     imp_train_hooks_default(&h);
@@ -223,6 +225,7 @@ static int run_script(const double *losses, int n, double factor, int *best_epoc
     double p = 0;
     imp_track t;
     if (imp_track_init(&t, &h, n, &p, 1)) return -100;
+    t.tolerate = tolerate;
     imp_track_initial_loss(&t, 10.0);
     int st = IMP_OK, stop = 0;
     for (int e = 0; e < n && !st; e++) {
@@ -236,6 +239,11 @@ static int run_script(const double *losses, int n, double factor, int *best_epoc
     *p_out = p;
     imp_track_free(&t);
     return st;
+}
+
+static int run_script(const double *losses, int n, double factor, int *best_epoch, double *p_out, char *msg)
+{
+    return run_script_guard(losses, 0, n, factor, best_epoch, p_out, msg);
 }
 
 static void test_guard(void)
@@ -255,6 +263,17 @@ static void test_guard(void)
     const double first[] = {20000, 1};
     CHECK(run_script(first, 2, 1e3, &be, &p, msg) == IMP_ERR_NUMERIC);
     CHECK(be == 0 && p == 0);
+    /* the baselines' guard lets one epoch above the bound pass, not two in a row */
+    CHECK(run_script_guard(up, 1, 6, 1e3, &be, &p, msg) == IMP_OK && p == 106 && be == 6);
+    const double twice[] = {5, 3, 2, 5000, 2.5, 4000, 1}; /* apart: both pass */
+    CHECK(run_script_guard(twice, 1, 7, 1e3, &be, &p, msg) == IMP_OK && p == 107 && be == 7);
+    const double in_a_row[] = {5, 3, 2, 5000, 4000, 1};
+    CHECK(run_script_guard(in_a_row, 1, 6, 1e3, &be, &p, msg) == IMP_ERR_NUMERIC && be == 3 && p == 103);
+    CHECK_MSG(strstr(msg, "epoch 5 of 6") && strstr(msg, "loss 4000 is more than 1000 times the best for 2 epochs in a row"),
+              "%s", msg);
+    /* the median of the contact-label and restitution estimates */
+    double odd[3] = {3, 1, 2}, even[4] = {4, 1, 3, 2};
+    CHECK(imp_median_sort(odd, 3) == 2 && imp_median_sort(even, 4) == 2.5 && even[0] == 1);
 }
 
 int main(void)

@@ -179,6 +179,9 @@ typedef struct imp_ctrain_opts {
     int warmup_steps;      /* linear learning-rate warm-up over the first optimiser steps:
                             * step t < W uses lr (t + 1) / W. -1 (default): 20 for HNN, DeLaN
                             * and NODE, 0 for CHNN and CLNN (see imp_ctrain_warmup_steps) */
+    double grad_clip;      /* largest L2 norm of a minibatch gradient (imp_clip_grad_norm);
+                            * 0: no clipping. Negative (default): 1 for HNN, DeLaN and
+                            * NODE, 0 for CHNN and CLNN (see imp_ctrain_grad_clip) */
     int all_windows;       /* 0 (reference): one random window per trajectory; 1: every
                             * non-overlapping window of every trajectory (long trajectories) */
     int verbose;           /* progress callback every epoch if set */
@@ -253,10 +256,22 @@ void imp_ctrain_pool_free(imp_ctrain_pool *p);
  * full-size first step at lr 3e-3 can make M(q) nearly singular and the
  * rollout diverge in epoch 0. */
 int imp_ctrain_warmup_steps(const imp_cmodel *m, const imp_ctrain_opts *o);
+/* The gradient-norm bound imp_ctrain uses for this model and options. A
+ * training window that passes close to a singular configuration of the
+ * generalised coordinates (the rotor's Euler angles near gimbal lock) can
+ * make one minibatch's rollout, and its gradient, blow up by many orders of
+ * magnitude; unclipped, that one gradient steers Adam for the next steps
+ * (docs/chnn.md, "Training from the defaults"). */
+double imp_ctrain_grad_clip(const imp_cmodel *m, const imp_ctrain_opts *o);
 /* The reference's learning rate for a system: 1e-3 for "rotor" and
  * "magnet-pendulum", 3e-3 otherwise ([chnn] section 3). */
 double imp_ctrain_reference_lr(const char *system);
-/* Train with opts->threads threads (an imp_ctrain_pool per run). */
+/* Train with opts->threads threads (an imp_ctrain_pool per run). The
+ * divergence guard (opts->hooks.diverge_factor) stops CHNN and CLNN at the
+ * first epoch whose loss exceeds diverge_factor times the best epoch's, and
+ * HNN, DeLaN and NODE at the second such epoch in a row (one window whose
+ * rollout blows up, as near the rotor's gimbal lock, makes one epoch's
+ * loss huge without the model having diverged). */
 int imp_ctrain(const imp_cmodel *m, double *params, const imp_ctraj *data,
                const imp_ctrain_opts *opts, imp_ctrain_result *res);
 

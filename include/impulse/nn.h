@@ -185,6 +185,12 @@ void imp_adam_free(imp_adam *opt);
 /* One step with learning rate lr (pass opt->lr for a constant schedule). */
 void imp_adam_step(imp_adam *opt, double *params, const double *grad, double lr);
 
+/* Gradient-norm clipping as torch.nn.utils.clip_grad_norm_ (L2 norm):
+ * returns the norm of grad (n entries) and, if it exceeds max_norm > 0,
+ * scales grad by max_norm / (norm + 1e-6). max_norm <= 0: no clipping
+ * (grad untouched, the norm still returned). */
+double imp_clip_grad_norm(double *grad, size_t n, double max_norm);
+
 /* Cosine schedule: lr(step) = lr_min + (lr0 - lr_min)(1 + cos(pi step/total))/2,
  * with step clamped to [0, total]; total <= 0 gives lr0. */
 double imp_cosine_lr(double lr0, double lr_min, long step, long total);

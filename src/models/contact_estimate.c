@@ -2,6 +2,7 @@
  * contacts: the starting point of a CD-Lagrange network that learns them
  * (imp_cdl_estimate_contact_law, include/impulse/cdl.h). */
 #include "cdl_internal.h"
+#include "core/stats.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -13,11 +14,6 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 /* the value below which a fraction f of v lies (nearest rank) */
 static double quantile(double *v, int n, double f)
@@ -68,7 +64,7 @@ int imp_cdl_estimate_contact_law(const imp_trajset *d, double *e, double *mu, in
                     if (Pn > 0.0) rm[nm++] = fabs(Pt) / Pn;
                 }
             }
-        e[p] = ne ? fmin(fmax(median(re, ne), 0.05), 0.95) : NAN;
+        e[p] = ne ? fmin(fmax(imp_median_sort(re, (size_t)ne), 0.05), 0.95) : NAN;
         /* |Pt| <= mu Pn with equality when the impact slides, < when it
          * sticks: a high quantile, not the median */
         if (mu) mu[p] = nm ? fmin(fmax(quantile(rm, nm, 0.9), 0.01), 2.0) : NAN;

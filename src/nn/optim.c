@@ -3,7 +3,8 @@
  * "epsilon hat" variant of their section 2 is what Keras implements).
  * AdamW: Loshchilov & Hutter, ICLR 2019, Algorithm 2, in PyTorch's form.
  * Cosine schedule: Loshchilov & Hutter, ICLR 2017 (SGDR), eq. 5 without
- * restarts. */
+ * restarts. Gradient-norm clipping: Pascanu, Mikolov & Bengio, ICML 2013,
+ * Algorithm 2, with PyTorch's clip_grad_norm_ coefficient. */
 #include "impulse/nn.h"
 #include "nn/mlp_internal.h"
 
@@ -91,6 +92,18 @@ void imp_adam_step(imp_adam *opt, double *params, const double *grad, double lr)
     else
         adam_loop(0, opt->n, params, opt->m, opt->v, grad, b1, b2, eps, decay, lr / bc1, 1.0 / sqrt(bc2));
     imp_flush_subnormals_end(csr);
+}
+
+double imp_clip_grad_norm(double *grad, size_t n, double max_norm)
+{
+    double s = 0;
+    for (size_t i = 0; i < n; i++) s += grad[i] * grad[i];
+    double norm = sqrt(s);
+    if (max_norm > 0 && norm > max_norm) {
+        double c = max_norm / (norm + 1e-6);
+        for (size_t i = 0; i < n; i++) grad[i] *= c;
+    }
+    return norm;
 }
 
 double imp_cosine_lr(double lr0, double lr_min, long step, long total)

@@ -8,6 +8,7 @@
  * rebound back, and a mid-impact sample as a target teaches the potential
  * the contact force (see docs/your-data.md). Definitions in include/impulse/contact_systems.h. */
 #include "impulse/contact_systems.h"
+#include "core/stats.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -32,17 +33,6 @@ const char *imp_label_mode_name(imp_label_mode mode)
     }
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *x, size_t n)
-{
-    qsort(x, n, sizeof *x, cmp_double);
-    return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
-}
 
 /* The pair of body k with the smallest gap at positions q, or -1. */
 static int nearest_pair(const imp_contact_geometry *g, int k, const double *q)
@@ -77,9 +67,9 @@ static int rest_threshold(const imp_trajset *ts, int k, double *v_rest)
         }
     double v = 0.0;
     if (n >= 8) {
-        double a = median(du, n);
+        double a = imp_median_sort(du, n);
         for (size_t i = 0; i < n; i++) du[i] = fabs(du[i] - a);
-        double sigma = 1.4826 * median(du, n) / sqrt(2.0);
+        double sigma = 1.4826 * imp_median_sort(du, n) / sqrt(2.0);
         v = 3.0 * sigma + 2.0 * fabs(a);
     }
     free(du);

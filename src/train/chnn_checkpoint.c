@@ -60,6 +60,7 @@ int imp_cmodel_save(const char *path, const imp_cmodel *m, const double *params,
         imp_json_kv_int(&j, "seed", (long long)opts->seed);
         imp_json_kv_int(&j, "threads", opts->threads);
         imp_json_kv_int(&j, "warmup_steps", imp_ctrain_warmup_steps(m, opts));
+        imp_json_kv_number(&j, "grad_clip", imp_ctrain_grad_clip(m, opts));
         imp_json_kv_string(&j, "windows", opts->all_windows ? "all" : "one");
     }
     if (res) imp_json_kv_number(&j, "final_loss", res->final_loss);

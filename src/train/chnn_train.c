@@ -38,6 +38,7 @@ void imp_ctrain_opts_default(imp_ctrain_opts *o)
     o->threads = 1;
     imp_train_hooks_default(&o->hooks);
     o->warmup_steps = -1;
+    o->grad_clip = -1;
 }
 
 double imp_ctrain_reference_lr(const char *system)
@@ -49,6 +50,12 @@ int imp_ctrain_warmup_steps(const imp_cmodel *m, const imp_ctrain_opts *o)
 {
     if (o->warmup_steps >= 0) return o->warmup_steps;
     return m->kind == IMP_CMODEL_CHNN || m->kind == IMP_CMODEL_CLNN ? 0 : 20;
+}
+
+double imp_ctrain_grad_clip(const imp_cmodel *m, const imp_ctrain_opts *o)
+{
+    if (o->grad_clip >= 0) return o->grad_clip;
+    return m->kind == IMP_CMODEL_CHNN || m->kind == IMP_CMODEL_CLNN ? 0.0 : 1.0;
 }
 
 int imp_ctrain_all_windows(const imp_ctraj *data, int n_chunks, int chunk_steps, double **chunks,
@@ -440,6 +447,9 @@ static int fingerprint(const imp_cmodel *m, const imp_ctraj *d, const imp_ctrain
     imp_json_kv_int(j, "n_chunks", o->n_chunks);
     imp_json_kv_int(j, "chunk_steps", o->chunk_steps);
     imp_json_kv_int(j, "warmup_steps", imp_ctrain_warmup_steps(m, o));
+    /* only when on, so that the state files of runs without clipping (CHNN
+     * and CLNN by default) keep their fingerprint */
+    if (imp_ctrain_grad_clip(m, o) > 0) imp_json_kv_number(j, "grad_clip", imp_ctrain_grad_clip(m, o));
     imp_json_kv_string(j, "windows", o->all_windows ? "all" : "one");
     imp_json_kv_string(j, "seed", seed);
     imp_json_kv_int(j, "n_traj", d->n_traj);
@@ -458,6 +468,8 @@ int imp_ctrain(const imp_cmodel *m, double *params, const imp_ctraj *data,
     if (o->epochs < 0) return imp_fail(IMP_ERR_INVALID, "epochs: %d must be >= 0", o->epochs);
     if (o->batch < 1) return imp_fail(IMP_ERR_INVALID, "batch: %d must be >= 1", o->batch);
     if (!(o->lr > 0) || !isfinite(o->lr)) return imp_fail(IMP_ERR_INVALID, "lr: %g must be positive", o->lr);
+    if (isnan(o->grad_clip) || isinf(o->grad_clip))
+        return imp_fail(IMP_ERR_INVALID, "grad_clip: %g must be finite (0: off, negative: the default)", o->grad_clip);
     if (!(o->weight_decay >= 0)) return imp_fail(IMP_ERR_INVALID, "weight_decay: %g must be >= 0", o->weight_decay);
     if (!(data->dt > 0)) return imp_fail(IMP_ERR_INVALID, "data.dt: %g must be positive", data->dt);
     if (o->threads < 1 || o->threads > IMP_CTRAIN_MAX_THREADS)
@@ -493,6 +505,13 @@ int imp_ctrain(const imp_cmodel *m, double *params, const imp_ctraj *data,
     if (st) goto done;
     have_opt = 1;
     if ((st = imp_track_init(&tr, &o->hooks, o->epochs, params, m->n_params))) goto done;
+    /* the baselines' guard lets one epoch above the bound pass: one window
+     * whose rollout blows up (the rotor's Euler angles near gimbal lock)
+     * makes its minibatch's loss, and the epoch's mean, huge without the
+     * model having diverged; a second such epoch in a row stops the run */
+    tr.tolerate = m->kind == IMP_CMODEL_CHNN || m->kind == IMP_CMODEL_CLNN ? 0 : 1;
+    tr.remedy = "try a smaller learning rate (lr), a longer warm-up (warmup_steps), a smaller gradient-norm "
+                "bound (grad_clip) or another seed; in the CLI --lr, --warmup, --clip, --seed";
     for (int i = 0; i < n_chunks; i++) perm[i] = (size_t)i;
     imp_train_state ts = {"cmodel", NULL, &opt, &rng, perm, (size_t)n_chunks, params};
     if (tr.h.state_path || tr.h.resume_path) {
@@ -503,6 +522,7 @@ int imp_ctrain(const imp_cmodel *m, double *params, const imp_ctraj *data,
     if (tr.epoch > 0) res->final_loss = tr.final_loss, res->epochs = tr.epoch;
     double t_start = imp_time_now(), cpu_start = thread_cpu_now(), cpu_extra = 0;
     int warmup = imp_ctrain_warmup_steps(m, o);
+    double clip = imp_ctrain_grad_clip(m, o);
     /* the warm-up counts minibatches from the start of training (a resumed
      * run continues the count) */
     long step = (long)tr.epoch * ((n_chunks + B - 1) / B);
@@ -535,6 +555,7 @@ int imp_ctrain(const imp_cmodel *m, double *params, const imp_ctraj *data,
             if (n_batches == 0) imp_track_initial_loss(&tr, loss);
             double lr_step = step < warmup ? lr * (double)(step + 1) / warmup : lr;
             step++;
+            if (clip > 0) imp_clip_grad_norm(grad, m->n_params, clip);
             imp_adam_step(&opt, params, grad, lr_step);
             ep_loss += loss;
             n_batches++;

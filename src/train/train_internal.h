@@ -22,6 +22,10 @@ typedef struct imp_track {
     double *history;         /* epochs: own copy, for the state file */
     double t0, seconds_before, last_state;
     int stop;                /* enum imp_train_stop */
+    const char *remedy;      /* what a diverged run should try (NULL: a smaller learning rate) */
+    int tolerate;            /* epochs in a row above diverge_factor times the best that the
+                              * guard lets pass (0: the first one stops the run) */
+    int over;                /* epochs in a row above it so far */
 } imp_track;
 
 /* hooks may be NULL. Copies params as the best model of epoch 0. */

@@ -65,9 +65,9 @@ static int diverged(imp_track *t, const char *what)
 {
     t->stop = IMP_TRAIN_DIVERGED;
     return imp_fail(IMP_ERR_NUMERIC,
-                    "training diverged at epoch %d of %d: %s; the best model (epoch %d, loss %.6g) is kept; "
-                    "try a smaller learning rate",
-                    t->epoch + 1, t->epochs, what, t->best_epoch, t->best_loss);
+                    "training diverged at epoch %d of %d: %s; the best model (epoch %d, loss %.6g) is kept; %s",
+                    t->epoch + 1, t->epochs, what, t->best_epoch, t->best_loss,
+                    t->remedy ? t->remedy : "try a smaller learning rate");
 }
 
 int imp_track_epoch(imp_track *t, const double *params, const imp_loss_part *parts, int n_parts, double lr,
@@ -84,8 +84,18 @@ int imp_track_epoch(imp_track *t, const double *params, const imp_loss_part *par
      * initial parameters' loss */
     double f = t->h.diverge_factor;
     if (f > 0 && t->best_loss > 0 && isfinite(t->best_loss) && loss > f * t->best_loss) {
-        snprintf(what, sizeof what, "loss %.6g is more than %g times the best", loss, f);
-        return diverged(t, what);
+        if (t->over < t->tolerate) {
+            t->over++;
+        } else {
+            if (t->over)
+                snprintf(what, sizeof what, "loss %.6g is more than %g times the best for %d epochs in a row", loss,
+                         f, t->over + 1);
+            else
+                snprintf(what, sizeof what, "loss %.6g is more than %g times the best", loss, f);
+            return diverged(t, what);
+        }
+    } else {
+        t->over = 0;
     }
     int e = ++t->epoch;
     t->have_epoch = 1;
