@@ -127,7 +127,9 @@ def draw_element(ax, el, data, np, styler):
                    yerr=None if errors is None else errors[g], capsize=3, label=name,
                    color=OKABE_ITO[g % len(OKABE_ITO)])
         ax.set_xticks(idx)
-        ax.set_xticklabels(cats)
+        # long or many category names: slanted, so neighbours do not overlap
+        slant = len(cats) * max(len(c) for c in cats) > 60
+        ax.set_xticklabels(cats, rotation=25 if slant else 0, ha="right" if slant else "center")
     elif kind == "histogram":
         _, color = split_style(el.get("style"), "")
         ax.hist(arr("x"), bins=int(el["bins"]), density=bool(el["density"]), color=map_color(color),

@@ -248,9 +248,26 @@ static int bar_figure(const grid *g, const char *dir, char **md, size_t *len)
     const char *ylabel = "relative error (dimensionless),\ngeometric mean over the rollout";
     imp_figure_axes(fig, 0, "impulse (this sweep)", NULL, ylabel);
     if (have_paper) imp_figure_axes(fig, 1, "Finzi et al. 2020, figs 5/7", NULL, ylabel);
-    for (int p = 0; p < panels; p++) {
-        imp_figure_logscale(fig, p, 0, 1);
-        imp_figure_bars(fig, p, g->systems, (size_t)n_sys, groups, (size_t)ng, vals + (size_t)p * ng * n_sys, NULL);
+    /* both panels on the same axes (every planned system, one value range),
+     * so ours and the paper's compare by eye and missing cells show as gaps */
+    double lo = INFINITY, hi = -INFINITY;
+    for (size_t i = 0; i < (size_t)panels * ng * n_sys; i++)
+        if (isfinite(vals[i]) && vals[i] > 0) {
+            lo = fmin(lo, vals[i]);
+            hi = fmax(hi, vals[i]);
+        }
+    int st = IMP_OK;
+    for (int p = 0; p < panels && !st; p++) {
+        st = imp_figure_logscale(fig, p, 0, 1);
+        if (!st && lo <= hi) st = imp_figure_limits(fig, p, -0.5, n_sys - 0.5, lo / 2, hi * 2);
+        if (!st)
+            st = imp_figure_bars(fig, p, g->systems, (size_t)n_sys, groups, (size_t)ng, vals + (size_t)p * ng * n_sys,
+                                 NULL);
+    }
+    if (st) {
+        free(vals);
+        imp_figure_free(fig);
+        return st;
     }
     free(vals);
     return sweep_save_figure(fig, dir, "chnn_bars", "mean geometric-mean relative error, ours and the paper's", md, len);
