@@ -188,77 +188,6 @@ static void test_weighted_loss(void)
     imp_trajset_free(&ts);
 }
 
-/* Impacts lasting several samples (free_flight_potential): the potential's
- * gradient is that of the loss with the state errors from each window's
- * first labelled impact on left out, every other parameter's that of the
- * whole loss; both by finite differences, on windows with targets after an
- * impact (so the two differ: without the rule the check fails). */
-static void test_free_flight_potential(void)
-{
-    imp_sim_opts o;
-    CHECK_OK(imp_sim_defaults("compliant-ball", &o));
-    o.noise = 0.05;
-    o.restitution = 0.7;
-    imp_trajset ts;
-    CHECK_OK(imp_simulate("compliant-ball", &o, &ts));
-    CHECK_OK(imp_contact_labels_apply(&ts, IMP_LABELS_ONSET, NULL));
-    int first = -1;
-    for (int t = 0; t < ts.n_steps && first < 0; t++) if (ts.interior[t] != 0.0) first = t;
-    CHECK(first > 60 && first < 80);
-    int starts[3] = {first - 3, first - 1, first + 1};
-    batch bt;
-    make_batch(&ts, 3, 6, starts, &bt);
-    double *cut = malloc(sizeof(double) * bt.B * bt.H);
-    bt.weight = malloc(sizeof(double) * bt.B * bt.H);
-    int n_after = 0;
-    for (int b = 0; b < bt.B; b++) {
-        int after = 0;
-        for (int k = 0; k < bt.H; k++) {
-            bt.weight[b * bt.H + k] = ts.interior[starts[b] + 1 + k] != 0.0 ? 0.0 : 1.0;
-            after |= bt.labels[b * bt.H + k] != 0.0;
-            cut[b * bt.H + k] = after ? 0.0 : bt.weight[b * bt.H + k];
-            n_after += after && bt.weight[b * bt.H + k] != 0.0;
-        }
-    }
-    CHECK(n_after >= 4);
-    imp_model *m = small_model(IMP_MODEL_CDL, &ts.geom, ts.dt, 1, 0, 1, 0, IMP_ACT_SOFTPLUS);
-    m->cfg.impact_law = IMP_CDL_IMPACT_NEWTON;
-    const size_t n = m->n_params, net0 = m->off_net, net1 = m->off_net + m->net.n_params;
-    imp_model_work *w = imp_model_work_new(m, bt.B, bt.H);
-    double *g_ff = calloc(n, sizeof(double)), *g_full = calloc(n, sizeof(double)), *num = calloc(n, sizeof(double));
-    const double l2 = 0.01, eps = 1e-6;
-    imp_loss_parts l_ff, l_full;
-    w->free_flight_potential = 1;
-    CHECK_OK(imp_model_window_loss(m, m->params, w, bt.x0, bt.target, bt.labels, bt.weight, bt.B, bt.H, l2, g_ff, &l_ff));
-    w->free_flight_potential = 0;
-    CHECK_OK(imp_model_window_loss(m, m->params, w, bt.x0, bt.target, bt.labels, bt.weight, bt.B, bt.H, l2, g_full,
-                                   &l_full));
-    CHECK(l_ff.total == l_full.total); /* the loss itself is the same */
-    for (size_t i = 0; i < n; i++) {
-        /* the potential's: the loss with the errors after each first impact left out */
-        const double *wt = i >= net0 && i < net1 ? cut : bt.weight;
-        double keep = m->params[i];
-        imp_loss_parts lp1, lp2;
-        m->params[i] = keep + eps;
-        CHECK_OK(imp_model_window_loss(m, m->params, w, bt.x0, bt.target, bt.labels, wt, bt.B, bt.H, l2, NULL, &lp1));
-        m->params[i] = keep - eps;
-        CHECK_OK(imp_model_window_loss(m, m->params, w, bt.x0, bt.target, bt.labels, wt, bt.B, bt.H, l2, NULL, &lp2));
-        m->params[i] = keep;
-        num[i] = (lp1.total - lp2.total) / (2 * eps);
-    }
-    /* the whole loss's gradient is not it (on the potential's parameters) */
-    double err = test_grad_rel_err(g_ff, num, n, 1e-8);
-    double err_full = test_grad_rel_err(g_full + net0, num + net0, net1 - net0, 1e-8);
-    printf("%-40s FD rel err %.2e (whole-loss potential gradient: %.2e)\n", "free-flight potential", err, err_full);
-    CHECK_MSG(err < 1e-5, "free-flight potential: gradient relative error %g", err);
-    CHECK(err_full > 1e-2);
-    free(g_ff), free(g_full), free(num), free(cut);
-    imp_model_work_free(w);
-    imp_model_free(m);
-    free_batch(&bt);
-    imp_trajset_free(&ts);
-}
-
 static void test_cradle_gradients(void)
 {
     imp_sim_opts o;
@@ -574,7 +503,6 @@ int main(void)
     test_impulse_law();
     test_ball_gradients();
     test_weighted_loss();
-    test_free_flight_potential();
     test_cradle_gradients();
     test_learned_restitution_gradients();
     test_friction_gradients();

@@ -61,8 +61,6 @@ int imp_resnet_rollout(const imp_model *m, imp_model_work *w, const double *x0, 
 struct imp_model_work {
     int B, H, D, K;
     int structured;          /* CDL or VIN: net is the potential (imp_model_work_set_single_potential) */
-    int free_flight_potential; /* CDL with labels: the potential's gradient from the state errors
-                                * up to each window's first impact only (docs/cdl.md) */
     imp_mlp_work **net;      /* H + 1 slots */
     imp_mlp_work **contact;  /* H slots */
     imp_mlp_work *contact_stack; /* H*B rows: all steps of a window at once (touch feedback) */

@@ -90,8 +90,8 @@ static void step_forward(const imp_model *m, const double *params, imp_model_wor
  * accumulates into qbar/vbar/gbar of slot n and the parameter gradient. */
 static void step_backward(const imp_model *m, const double *params, imp_model_work *w, int n, int B,
                           enum gate_mode mode, const double *winv, const double *C, const double *e,
-                          const double *fric, double *grad, double *net_grad, double *wbar, double *Cbar,
-                          double *ebar, double *fricbar, int stack)
+                          const double *fric, double *grad, double *wbar, double *Cbar, double *ebar,
+                          double *fricbar, int stack)
 {
     const int D = m->D, K = m->K, d = m->geom.dim, P = m->geom.n_pairs;
     const double h = m->dt;
@@ -134,7 +134,8 @@ static void step_backward(const imp_model *m, const double *params, imp_model_wo
     }
     /* gbar[n+1] is complete: sweep 2 gives the potential's gradient and the
      * Hessian-vector product that flows into q_{n+1}. */
-    imp_mlp_grad_input_vjp(&m->net, params + m->off_net, gbar_n1, B, net_grad, qbar_n1, w->net[n + 1]);
+    imp_mlp_grad_input_vjp(&m->net, params + m->off_net, gbar_n1, B, grad + m->off_net, qbar_n1,
+                           w->net[n + 1]);
     /* projection: qbar_n1 becomes d/d(qt) */
     if (m->cfg.projection && m->has_contact_net)
         for (int b = 0; b < B; b++)
@@ -144,7 +145,7 @@ static void step_backward(const imp_model *m, const double *params, imp_model_wo
     const double *din = stack ? w->din_stack + (size_t)n * B * 2 * D : w->din;
     if (m->has_contact_net && !stack) {
         memset(w->din, 0, (size_t)B * 2 * D * sizeof(double));
-        imp_mlp_backward(&m->contact, params + m->off_contact, pbar, B, grad ? grad + m->off_contact : NULL, w->din,
+        imp_mlp_backward(&m->contact, params + m->off_contact, pbar, B, grad + m->off_contact, w->din,
                          w->contact[n]);
     }
     for (int b = 0; b < B; b++)
@@ -165,53 +166,6 @@ static void step_backward(const imp_model *m, const double *params, imp_model_wo
             Cbar[i] += -wi * v[bi] * a0_bar;
             wbar[i / d] += (-g[bi] - C[i] * v[bi]) * a0_bar;
         }
-}
-
-/* The state error's adjoints at slots 1..H (qbar, vbar; slot 0 and gbar
- * zeroed) and the state loss: mean over dims of the weighted squared error,
- * summed over steps, mean over the batch. truncate: only the slots before a
- * window's first labelled impact (the slot the impact step ends in and every
- * later one get no adjoint). */
-static double seed_state_adjoints(const imp_model *m, imp_model_work *w, const double *target, const double *weight,
-                                  int B, int H, int truncate)
-{
-    const int D = m->D, K = m->K;
-    const size_t sBD = (size_t)B * D, sBK = (size_t)B * K;
-    double Ls = 0.0;
-    for (int n = 1; n <= H; n++)
-        for (int b = 0; b < B; b++) {
-            const double *tq = target + ((size_t)b * H + (n - 1)) * 2 * D, *tv = tq + D;
-            const double *qh = w->q + (size_t)n * sBD + (size_t)b * D, *vhat = w->v + (size_t)n * sBD + (size_t)b * D;
-            double *qb = w->qbar + (size_t)n * sBD + (size_t)b * D, *vb = w->vbar + (size_t)n * sBD + (size_t)b * D;
-            int after = 0; /* a labelled impact in steps 0..n-1 */
-            for (int t = 0; truncate && t < n; t++)
-                for (int k = 0; k < K; k++) after |= w->lab[(size_t)t * sBK + (size_t)b * K + k] != 0.0;
-            const double wt = after ? 0.0 : weight ? weight[(size_t)b * H + (n - 1)] : 1.0;
-            for (int i = 0; i < D; i++) {
-                double eq = qh[i] - tq[i], ev = vhat[i] - tv[i];
-                Ls += wt * (eq * eq + ev * ev) / (2.0 * D);
-                qb[i] = wt * eq / (D * (double)B);
-                vb[i] = wt * ev / (D * (double)B);
-            }
-        }
-    memset(w->qbar, 0, sBD * sizeof(double));
-    memset(w->vbar, 0, sBD * sizeof(double));
-    memset(w->gbar, 0, (size_t)(H + 1) * sBD * sizeof(double));
-    return Ls / B;
-}
-
-/* The reverse pass of a window from the seeded adjoints (and w->pbar): the
- * potential's parameter gradient into net_grad, every other one into grad
- * (either may be NULL), the inverse masses', damping's, e's and mu's into
- * wbar, Cbar, ebar, fricbar. */
-static void reverse_pass(const imp_model *m, const double *params, imp_model_work *w, int B, int H,
-                         enum gate_mode mode, const double *winv, const double *C, const double *e,
-                         const double *fric, double *grad, double *net_grad, double *wbar, double *Cbar,
-                         double *ebar, double *fricbar, int stack)
-{
-    for (int n = H - 1; n >= 0; n--)
-        step_backward(m, params, w, n, B, mode, winv, C, e, fric, grad, net_grad, wbar, Cbar, ebar, fricbar, stack);
-    if (net_grad) imp_mlp_grad_input_vjp(&m->net, params + m->off_net, w->gbar, B, net_grad, NULL, w->net[0]);
 }
 
 int imp_structured_window_loss(const imp_model *m, const double *params, imp_model_work *w,
@@ -244,7 +198,24 @@ int imp_structured_window_loss(const imp_model *m, const double *params, imp_mod
 
     /* losses: state MSE (mean over dims, sum over steps, mean over batch) and
      * contact BCE (mean over bodies, sum over steps, mean over batch) */
-    double Ls = seed_state_adjoints(m, w, target, weight, B, H, 0), Lc = 0.0;
+    double Ls = 0.0, Lc = 0.0;
+    for (int n = 1; n <= H; n++)
+        for (int b = 0; b < B; b++) {
+            const double *tq = target + ((size_t)b * H + (n - 1)) * 2 * D, *tv = tq + D;
+            const double *qh = w->q + (size_t)n * sBD + (size_t)b * D, *vhat = w->v + (size_t)n * sBD + (size_t)b * D;
+            double *qb = w->qbar + (size_t)n * sBD + (size_t)b * D, *vb = w->vbar + (size_t)n * sBD + (size_t)b * D;
+            const double wt = weight ? weight[(size_t)b * H + (n - 1)] : 1.0;
+            for (int i = 0; i < D; i++) {
+                double eq = qh[i] - tq[i], ev = vhat[i] - tv[i];
+                Ls += wt * (eq * eq + ev * ev) / (2.0 * D);
+                qb[i] = wt * eq / (D * (double)B);
+                vb[i] = wt * ev / (D * (double)B);
+            }
+        }
+    Ls /= B;
+    memset(w->qbar, 0, sBD * sizeof(double));
+    memset(w->vbar, 0, sBD * sizeof(double));
+    memset(w->gbar, 0, (size_t)(H + 1) * sBD * sizeof(double));
     if (m->has_contact_net && mode == GATE_LABELS) {
         for (int n = 0; n < H; n++) {
             double *pb = w->pbar + (size_t)n * sBK;
@@ -266,19 +237,9 @@ int imp_structured_window_loss(const imp_model *m, const double *params, imp_mod
             imp_mlp_backward(&m->contact, params + m->off_contact, w->pbar, H * B, grad + m->off_contact,
                              w->din_stack, w->contact_stack);
         }
-        /* the potential's parameters see only the state errors up to each
-         * window's first impact when the work asks for it (free flight,
-         * docs/cdl.md): the whole loss's reverse pass gives every other
-         * gradient, a second one from the truncated errors the potential's */
-        const int ff = w->free_flight_potential && stack;
-        reverse_pass(m, params, w, B, H, mode, winv, C, e, fric, grad, ff ? NULL : grad + m->off_net, wbar, Cbar,
-                     ebar, fricbar, stack);
-        if (ff) {
-            double wb[IMP_MAX_BODIES] = {0}, Cb[IMP_MAX_BODIES * IMP_MAX_DIM] = {0};
-            double eb[IMP_MAX_CONTACTS] = {0}, fb[IMP_MAX_CONTACTS] = {0};
-            seed_state_adjoints(m, w, target, weight, B, H, 1);
-            reverse_pass(m, params, w, B, H, mode, winv, C, e, fric, NULL, grad + m->off_net, wb, Cb, eb, fb, stack);
-        }
+        for (int n = H - 1; n >= 0; n--)
+            step_backward(m, params, w, n, B, mode, winv, C, e, fric, grad, wbar, Cbar, ebar, fricbar, stack);
+        imp_mlp_grad_input_vjp(&m->net, params + m->off_net, w->gbar, B, grad + m->off_net, NULL, w->net[0]);
         if (m->cfg.learn_damping)
             for (int i = 0; i < D; i++) grad[m->off_damping + i] += C[i] * Cbar[i];
         if (m->cfg.learn_mass)

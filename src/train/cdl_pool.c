@@ -5,7 +5,6 @@
  * the CHNN training, src/core/pool.c). See cdl_pool.h for the reduction. */
 #include "train/cdl_pool.h"
 #include "core/pool.h"
-#include "models/cdl_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,11 +41,6 @@ void imp_cdl_pool_free(imp_cdl_pool *p)
         }
     free(p->slices);
     free(p);
-}
-
-void imp_cdl_pool_set_free_flight_potential(imp_cdl_pool *p, int on)
-{
-    for (int t = 0; t < p->threads; t++) p->slices[t].w->free_flight_potential = on;
 }
 
 int imp_cdl_pool_new(imp_cdl_pool **out, const imp_model *m, int B, int H, int threads, int single_contact,

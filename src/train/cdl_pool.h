@@ -11,9 +11,6 @@ typedef struct imp_cdl_pool imp_cdl_pool;
 int imp_cdl_pool_new(imp_cdl_pool **out, const imp_model *m, int B, int H, int threads, int single_contact,
                      int single_potential);
 void imp_cdl_pool_free(imp_cdl_pool *p);
-/* on: the potential's gradient from the state errors up to each window's
- * first labelled impact only (CDL with contact labels; docs/cdl.md). */
-void imp_cdl_pool_set_free_flight_potential(imp_cdl_pool *p, int on);
 /* imp_model_window_loss of bs <= B windows (grad accumulated, parts
  * written). One thread: that call itself. T threads: bs cut into T
  * contiguous slices (the first bs % T one window longer), each slice's loss

@@ -131,15 +131,6 @@ int imp_model_train(imp_model *m, const imp_trajset *data, const imp_train_opts 
     if ((st = imp_cdl_pool_new(&pool, m, B, H, opts->threads > 0 ? opts->threads : 1, opts->single_contact,
                                opts->single_potential)))
         goto done;
-    /* impacts lasting several samples (interior marks): the potential is
-     * fitted by the free flight before each window's first impact, not
-     * through the instantaneous impact's mismatch with them (docs/cdl.md) */
-    {
-        int has_interior = 0;
-        for (size_t i = 0; data->interior && i < (size_t)data->n_traj * data->n_steps && !has_interior; i++)
-            has_interior = interior(data, i);
-        imp_cdl_pool_set_free_flight_potential(pool, has_interior);
-    }
     if ((st = imp_adam_init(&opt, m->n_params, opts->lr, 0.9, 0.999, 1e-7, 0.0))) goto done;
     for (size_t i = 0; i < n_windows; i++) order[i] = i;
     for (size_t i = 0, k = 0; k < n_windows; i++)
