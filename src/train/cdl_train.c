@@ -118,6 +118,9 @@ int imp_model_train(imp_model *m, const imp_trajset *data, const imp_train_opts 
     m->length = data->length;
 
     const int H = opts->horizon, D = m->D, K = m->K, S = 2 * D;
+    /* resting targets: CD-Lagrange's impulse law cannot hold a body at rest (a
+     * ResNetContact can learn it) */
+    const int rest_out = m->cfg.kind == IMP_MODEL_CDL;
     const int per_traj = data->n_steps - H;
     /* every window, except those starting inside a multi-sample impact
      * (data->interior): its state is mid-impact, not one the model steps from */
@@ -176,7 +179,7 @@ int imp_model_train(imp_model *m, const imp_trajset *data, const imp_train_opts 
                     memcpy(target + ((size_t)b * H + k) * S, data->q + t * D, D * sizeof(double));
                     memcpy(target + ((size_t)b * H + k) * S + D, data->qdot + t * D, D * sizeof(double));
                     memcpy(labels + ((size_t)b * H + k) * K, data->contact + t * K, K * sizeof(double));
-                    weight[(size_t)b * H + k] = interior(data, t) || resting(data, t) ? 0.0 : 1.0;
+                    weight[(size_t)b * H + k] = interior(data, t) || (rest_out && resting(data, t)) ? 0.0 : 1.0;
                 }
             }
             memset(grad, 0, m->n_params * sizeof(double));
