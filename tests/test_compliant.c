@@ -336,9 +336,51 @@ static void test_train_interior(void)
     imp_trajset_free(&ts);
 }
 
+/* A resting contact (the ball lying on the floor: its label and the
+ * previous one on, after the onset handling) is left out of the state loss:
+ * the last sample (a target only, never a window start) moved by 0.5 m
+ * changes nothing the model learns when it rests, and changes it with the
+ * rule off (the labels named as given). */
+static void test_train_resting(void)
+{
+    imp_trajset ts;
+    onset_ball(&ts);
+    const int T = ts.n_steps;
+    CHECK(ts.contact[T - 1] != 0.0 && ts.contact[T - 2] != 0.0 && ts.interior[T - 1] == 0.0);
+    for (int onset = 1; onset >= 0; onset--) {
+        if (!onset) snprintf(ts.labels, sizeof ts.labels, "as-given");
+        double *p[2];
+        size_t np = 0;
+        for (int moved = 0; moved < 2; moved++) {
+            ts.q[T - 1] += moved ? 0.5 : 0.0;
+            imp_cdl_config cfg;
+            imp_cdl_config_default(&cfg, IMP_MODEL_CDL);
+            cfg.hidden = 8, cfg.contact_hidden = 8, cfg.act = IMP_ACT_SOFTPLUS;
+            cfg.learn_restitution = 1, cfg.impact_law = IMP_CDL_IMPACT_NEWTON;
+            imp_train_opts to;
+            imp_train_opts_default(&to, 1);
+            to.epochs = 2;
+            imp_model *m = NULL;
+            CHECK_OK(imp_model_create(&m, &cfg, &ts.geom, ts.dt, 3));
+            CHECK_OK(imp_model_train(m, &ts, &to, NULL));
+            np = m->n_params;
+            p[moved] = malloc(np * sizeof(double));
+            memcpy(p[moved], m->params, np * sizeof(double));
+            imp_model_free(m);
+            ts.q[T - 1] -= moved ? 0.5 : 0.0;
+        }
+        int same = !memcmp(p[0], p[1], np * sizeof(double));
+        CHECK_MSG(same == onset, "resting target moved: parameters %s with labels '%s'", same ? "unchanged" : "changed",
+                  ts.labels);
+        free(p[0]), free(p[1]);
+    }
+    imp_trajset_free(&ts);
+}
+
 int main(void)
 {
     imp_blas_init();
+    test_train_resting();
     test_energy("compliant-ball");
     test_energy("compliant-cradle");
     test_restitution(0.7);

@@ -46,6 +46,20 @@ static int interior(const imp_trajset *d, size_t i)
     return d->interior && d->interior[i] != 0.0;
 }
 
+/* Sample i rests on a contact: with the onset handling (one label per
+ * impact), a label of body k whose previous sample in the trajectory is
+ * labelled too. An impulse at every step cannot hold a body at rest
+ * (docs/cdl.md, "Resting contact"): such a target is left out of the state
+ * loss, as an interior one is. */
+static int resting(const imp_trajset *d, size_t i)
+{
+    if (!d->has_contact || strcmp(d->labels, "onset") || i % (size_t)d->n_steps == 0) return 0;
+    const int K = d->geom.n_bodies;
+    for (int k = 0; k < K; k++)
+        if (d->contact[i * K + k] != 0.0 && d->contact[(i - 1) * K + k] != 0.0) return 1;
+    return 0;
+}
+
 /* Everything the rest of a run depends on besides the state itself: the
  * options, the model's layout and a checksum of the data. */
 static int fingerprint(const imp_model *m, const imp_trajset *d, const imp_train_opts *o, imp_json *j)
@@ -104,6 +118,9 @@ int imp_model_train(imp_model *m, const imp_trajset *data, const imp_train_opts 
     m->length = data->length;
 
     const int H = opts->horizon, D = m->D, K = m->K, S = 2 * D;
+    /* resting targets: CD-Lagrange's impulse law cannot hold a body at rest (a
+     * ResNetContact can learn it) */
+    const int rest_out = m->cfg.kind == IMP_MODEL_CDL;
     const int per_traj = data->n_steps - H;
     /* every window, except those starting inside a multi-sample impact
      * (data->interior): its state is mid-impact, not one the model steps from */
@@ -162,7 +179,7 @@ int imp_model_train(imp_model *m, const imp_trajset *data, const imp_train_opts 
                     memcpy(target + ((size_t)b * H + k) * S, data->q + t * D, D * sizeof(double));
                     memcpy(target + ((size_t)b * H + k) * S + D, data->qdot + t * D, D * sizeof(double));
                     memcpy(labels + ((size_t)b * H + k) * K, data->contact + t * K, K * sizeof(double));
-                    weight[(size_t)b * H + k] = interior(data, t) ? 0.0 : 1.0;
+                    weight[(size_t)b * H + k] = interior(data, t) || (rest_out && resting(data, t)) ? 0.0 : 1.0;
                 }
             }
             memset(grad, 0, m->n_params * sizeof(double));
