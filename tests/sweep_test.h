@@ -28,7 +28,9 @@ static inline int run(const char *cmd)
     return WIFEXITED(s) ? WEXITSTATUS(s) : 128 + WTERMSIG(s);
 }
 
-static inline char *slurp(const char *path)
+/* noinline: GCC 12's -Wdangling-pointer (Release builds) otherwise takes a
+ * pointer into the returned text for a pointer to the local `buf` */
+__attribute__((noinline)) static char *slurp(const char *path)
 {
     unsigned char *buf = NULL;
     size_t len = 0;
