@@ -2,6 +2,7 @@
  * potential: conservation and impact physics. */
 #include "impulse/cdl.h"
 #include "impulse/io.h"
+#include "nn/mlp_internal.h"
 #include "test.h"
 
 #include <stdlib.h>
@@ -277,6 +278,81 @@ static void test_rollout_single_contact(void)
     imp_trajset_free(&ts);
 }
 
+/* A rollout with the potential's force in single precision
+ * (IMP_ROLLOUT_SINGLE_POTENTIAL, alone and with the contact network),
+ * under every instruction-set version the CPU has, against the double
+ * rollout of CDL models of the ball: three random ones (the contact net's
+ * output bias shifted as above) and one trained for 30 epochs, which
+ * bounces. The float sweep's force has relative errors of ~1e-6
+ * (tests/test_nn.c), ~1e-5 absolute for forces of ~10; over T = 600 steps
+ * of h = 0.02 s the position error they cause is at most T^2 h^2 / 2 =
+ * 72 s^2 times that, 7e-4, or 5e-5 of the states' scale (~14): the states
+ * must agree to TOL = 1e-4 relative to their scale, the contact decisions
+ * exactly, and the states must not be bit-identical (else the float path
+ * was not taken). */
+static void test_rollout_single_potential(void)
+{
+    imp_sim_opts o;
+    CHECK_OK(imp_sim_defaults("bouncing-ball", &o));
+    imp_trajset ts;
+    CHECK_OK(imp_simulate("bouncing-ball", &o, &ts));
+    enum { T = 600, RANDOM = 3 };
+    const double TOL = 1e-4;
+    /* three random models, and one trained for 30 epochs that bounces */
+    imp_model *models[RANDOM + 1];
+    for (int run = 0; run <= RANDOM; run++) {
+        imp_cdl_config cfg;
+        imp_cdl_config_default(&cfg, IMP_MODEL_CDL);
+        CHECK_OK(imp_model_create(&models[run], &cfg, &ts.geom, ts.dt, 11 + run));
+        const imp_mlp *cn = &models[run]->contact;
+        if (run < RANDOM) models[run]->params[models[run]->off_contact + cn->b_off[cn->n_layers - 1]] += 4.0 * run;
+    }
+    imp_train_opts to;
+    imp_train_opts_default(&to, 1);
+    to.epochs = 30;
+    CHECK_OK(imp_model_train(models[RANDOM], &ts, &to, NULL));
+    int tested = 0, mixed = 0;
+    for (int isa = IMP_ISA_BASE; isa <= IMP_ISA_AVX512; isa++) {
+        if (imp_act_force_isa(isa) != IMP_OK) continue;
+        tested++;
+        for (int run = 0; run <= RANDOM; run++) {
+            const imp_model *m = models[run];
+            const double x0[2] = {ts.q[0], ts.qdot[0]}; /* the ball: D = 1 */
+            double s[3][2 * T], c[3][T];
+            CHECK_OK(imp_model_rollout(m, x0, T, NULL, s[0], c[0]));
+            CHECK_OK(imp_model_rollout_single(m, x0, T, NULL, IMP_ROLLOUT_SINGLE_POTENTIAL, s[1], c[1]));
+            CHECK_OK(imp_model_rollout_single(m, x0, T, NULL,
+                                              IMP_ROLLOUT_SINGLE_POTENTIAL | IMP_ROLLOUT_SINGLE_CONTACT, s[2], c[2]));
+            double scale = 0.0;
+            for (int i = 0; i < 2 * T; i++) scale = fmax(scale, fabs(s[0][i]));
+            int ones = 0;
+            for (int t = 0; t < T; t++) ones += c[0][t] != 0.0;
+            mixed += ones > 0 && ones < T - 1;
+            for (int v = 1; v < 3; v++) {
+                double err = 0.0;
+                int flips = 0;
+                for (int i = 0; i < 2 * T; i++) err = fmax(err, fabs(s[v][i] - s[0][i]));
+                for (int t = 0; t < T; t++) flips += c[0][t] != c[v][t];
+                CHECK_MSG(flips == 0, "single potential rollout (%s, model %d): %d of %d decisions differ",
+                          imp_isa_name(isa), run, flips, T);
+                CHECK_MSG(err <= TOL * scale, "single potential rollout (%s, model %d): state error %.3g > %.3g",
+                          imp_isa_name(isa), run, err, TOL * scale);
+                CHECK_MSG(err > 0.0, "single potential rollout (%s, model %d): states bit-identical to double",
+                          imp_isa_name(isa), run);
+                printf("rollout with the potential%s in single (%s, %s model): %d contact steps of %d, max state "
+                       "error %.3g (scale %.3g)\n",
+                       v == 2 ? " and contact net" : "", imp_isa_name(isa), run < RANDOM ? "random" : "trained",
+                       ones, T, err, scale);
+            }
+        }
+    }
+    for (int run = 0; run <= RANDOM; run++) imp_model_free(models[run]);
+    CHECK_OK(imp_act_force_isa(-1));
+    CHECK(tested >= 1);
+    CHECK_MSG(mixed >= tested, "only %d rollouts with both contact decisions", mixed);
+    imp_trajset_free(&ts);
+}
+
 int main(void)
 {
     imp_blas_init();
@@ -286,6 +362,7 @@ int main(void)
     test_cradle();
     test_cd_integrator_ball();
     test_rollout_single_contact();
+    test_rollout_single_potential();
     test_trajset_file();
     test_disk();
     TEST_MAIN_END();

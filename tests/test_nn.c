@@ -1388,6 +1388,51 @@ static void test_single_fixed(void)
            imp_isa_name(imp_act_isa()), worst);
 }
 
+/* The float fused sweeps of a potential with weights rounded once
+ * (imp_mlp_work_single_fix), on the version in use: sweep 1 (the force)
+ * and sweep 2 bit-identical to rounding per call with the same params,
+ * later params ignored, and rounding per call again once released. One and
+ * three inputs (the ball's and a 3-D potential), softplus and tanh. */
+static void test_single_fixed_sweeps(void)
+{
+    static const struct {
+        int n0;
+        imp_activation hid;
+    } nets[] = {{1, IMP_ACT_SOFTPLUS}, {3, IMP_ACT_TANH}, {3, IMP_ACT_SOFTPLUS}};
+    imp_rng r;
+    imp_rng_seed(&r, 4242);
+    for (size_t k = 0; k < sizeof nets / sizeof nets[0]; k++) {
+        const int sizes[3] = {nets[k].n0, 67, 1};
+        imp_mlp m;
+        CHECK_OK(imp_mlp_init(&m, 2, sizes, nets[k].hid, IMP_ACT_IDENTITY, 1));
+        enum { B = 3 };
+        const int n0 = m.sizes[0];
+        double *p = malloc(m.n_params * sizeof(double)), *p2 = malloc(m.n_params * sizeof(double));
+        double *d[2] = {calloc(m.n_params, sizeof(double)), calloc(m.n_params, sizeof(double))};
+        random_params(&m, p, &r);
+        random_params(&m, p2, &r);
+        double x[B * 3], gbar[B * 3], g[2][B * 3] = {{0}}, dx[2][B * 3] = {{0}};
+        fill_uniform(&r, x, (size_t)(B * n0), -1.5, 1.5);
+        fill_uniform(&r, gbar, (size_t)(B * n0), -1.0, 1.0);
+        imp_mlp_work *sw = imp_mlp_work_new(&m, B), *fw = imp_mlp_work_new(&m, B);
+        CHECK_OK(imp_mlp_work_set_single(sw, 1));
+        CHECK_OK(imp_mlp_work_set_single(fw, 1));
+        CHECK_OK(imp_mlp_work_single_fix(fw, p));
+        imp_mlp_grad_input(&m, p, x, B, g[0], NULL, sw);
+        imp_mlp_grad_input(&m, p2, x, B, g[1], NULL, fw); /* p2 ignored: the weights of p */
+        imp_mlp_grad_input_vjp(&m, p, gbar, B, d[0], dx[0], sw);
+        imp_mlp_grad_input_vjp(&m, p2, gbar, B, d[1], dx[1], fw);
+        CHECK_MSG(memcmp(g[0], g[1], sizeof g[0]) == 0, "fixed sweep 1 (net %zu): not the per-call rounding", k);
+        CHECK_MSG(memcmp(dx[0], dx[1], sizeof dx[0]) == 0, "fixed sweep 2 (net %zu): dx differs", k);
+        CHECK_MSG(memcmp(d[0], d[1], m.n_params * sizeof(double)) == 0, "fixed sweep 2 (net %zu): dparams differ", k);
+        CHECK_OK(imp_mlp_work_single_fix(fw, NULL)); /* round per call again */
+        imp_mlp_grad_input(&m, p2, x, B, g[1], NULL, fw);
+        CHECK_MSG(memcmp(g[0], g[1], sizeof g[0]) != 0, "released fixed sweep (net %zu): still the weights of p", k);
+        imp_mlp_work_free(sw), imp_mlp_work_free(fw);
+        free(p), free(p2), free(d[0]), free(d[1]);
+    }
+}
+
 /* Float general products (imp_mlp_work_set_gemm_single) against the double
  * passes on a CHNN-shaped network (every pass: forward, backward, sweep 1,
  * sweep 2, Hessian), on every instruction-set version the CPU has: within
@@ -1527,7 +1572,7 @@ int main(void)
     test_isa_dispatch();
     test_gemm_single();
     for (int isa = IMP_ISA_BASE; isa <= IMP_ISA_AVX512; isa++) /* every version this CPU runs */
-        if (imp_act_force_isa(isa) == IMP_OK) test_single_path(), test_single_fixed();
+        if (imp_act_force_isa(isa) == IMP_OK) test_single_path(), test_single_fixed(), test_single_fixed_sweeps();
     CHECK_OK(imp_act_force_isa(-1));
     test_single_path();
     test_fused_path();

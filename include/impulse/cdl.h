@@ -168,7 +168,8 @@ void imp_model_work_free(imp_model_work *w);
 int imp_model_work_set_single_contact(imp_model_work *w, int on);
 /* The potential's gradient sweeps (force and its reverse sweep) on w in
  * single precision (on != 0) or double (0, the default); a no-op for the
- * ResNet baselines. Rollouts and imp_model_potential_grad are always double. */
+ * ResNet baselines. imp_model_potential_grad is always double, and so are
+ * rollouts unless asked (imp_model_rollout_single). */
 int imp_model_work_set_single_potential(imp_model_work *w, int on);
 
 typedef struct imp_loss_parts {
@@ -200,14 +201,22 @@ int imp_model_window_loss(const imp_model *m, const double *params, imp_model_wo
  * impulses instead of the contact net (an idealised touch sensor at run time). */
 int imp_model_rollout(const imp_model *m, const double *x0, int n_steps, const double *gates,
                       double *states, double *contact);
-/* The same with the contact network in single precision (single_contact
- * != 0; 0 is imp_model_rollout), as training runs it by default: its
- * weights rounded to float once per call and its layers evaluated by a
- * matrix-vector kernel instead of BLAS. The potential and everything else
- * stay double, so the states differ from imp_model_rollout's only where a
- * contact decision does (a probability within float rounding of 0.5). */
+/* The same with parts of the model in single precision, as training runs
+ * them by default; `single` is a set of the flags below (0 is
+ * imp_model_rollout):
+ *  IMP_ROLLOUT_SINGLE_CONTACT: the contact network, its weights rounded to
+ *    float once per call and its layers evaluated by a matrix-vector kernel
+ *    instead of BLAS. The states differ from imp_model_rollout's only where
+ *    a contact decision does (a probability within float rounding of 0.5).
+ *  IMP_ROLLOUT_SINGLE_POTENTIAL: the potential's gradient (the force) of a
+ *    CDL or VIN model, by the float sweep of training
+ *    (imp_model_work_set_single_potential; no-op for the ResNets): relative
+ *    errors of ~1e-6 in the force, so the states drift from the double
+ *    rollout's by float rounding accumulated over the steps.
+ * Everything else (the integrator, impulses, projection) stays double. */
+enum { IMP_ROLLOUT_SINGLE_CONTACT = 1, IMP_ROLLOUT_SINGLE_POTENTIAL = 2 };
 int imp_model_rollout_single(const imp_model *m, const double *x0, int n_steps, const double *gates,
-                             int single_contact, double *states, double *contact);
+                             int single, double *states, double *contact);
 
 /* Potential gradient dU/dq of a CDL/VIN model at nq configurations (nq x D). */
 int imp_model_potential_grad(const imp_model *m, const double *q, int nq, double *grad_out);

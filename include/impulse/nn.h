@@ -87,8 +87,9 @@ int imp_mlp_work_set_single(imp_mlp_work *w, int on);
  * imp_mlp_work_set_single; the leader must follow no one. */
 int imp_mlp_work_single_follow(imp_mlp_work *w, imp_mlp_work *leader);
 /* Round the weights of `params` to float once, for evaluating one fixed
- * network many times (a rollout): w's single-precision passes then use
- * these rounded weights whatever params they are given, and batches of at
+ * network many times (a rollout): w's single-precision passes (and the
+ * single-precision input-gradient sweeps of a CD-Lagrange potential) then
+ * use these rounded weights whatever params they are given, and batches of at
  * most four rows take a matrix-vector kernel of its own instead of BLAS
  * (at batch 1 and 100 x 100, sgemv's per-call overhead is most of its
  * time). params NULL: round per forward again (the default). Needs

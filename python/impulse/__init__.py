@@ -571,7 +571,8 @@ class Model:
         check(lib.imp_model_save(self._h, os.fsencode(path),
                                  json.dumps(extra_meta).encode() if extra_meta else None))
 
-    def rollout(self, x0, steps: int | None = None, gates=None, single_contact: bool = False):
+    def rollout(self, x0, steps: int | None = None, gates=None, single_contact: bool = False,
+                single_potential: bool = False):
         """Predict from initial states x0 = (q, qdot): one state (2D,) or a batch (n, 2D).
 
         steps: samples to produce (row 0 = x0); default 100. gates (steps, K)
@@ -579,7 +580,9 @@ class Model:
         instead of the contact network. single_contact: the contact network
         in single precision, as training runs it (faster; the states differ
         only where a contact probability is within float rounding of 0.5).
-        Returns (states, contact) with shapes
+        single_potential: the potential's force in single precision, as
+        training runs it (faster; the states drift from the double rollout's
+        by accumulated float rounding). Returns (states, contact) with shapes
         (steps, 2D), (steps, K), or (n, steps, 2D), (n, steps, K)."""
         x = f64(x0, "x0")
         single = x.ndim == 1
@@ -597,7 +600,8 @@ class Model:
                 raise Error(f"gates: shape {g.shape}, want ({n}, {steps}, {self.K})")
         for i in range(n):
             check(lib.imp_model_rollout_single(self._h, ptr(x[i]), steps, ptr(g[i]) if g is not None else None,
-                                               int(bool(single_contact)), ptr(states[i]), ptr(contact[i])))
+                                               int(bool(single_contact)) | 2 * int(bool(single_potential)),
+                                               ptr(states[i]), ptr(contact[i])))
         return (states[0], contact[0]) if single else (states, contact)
 
     def contact_law(self) -> dict:

@@ -324,21 +324,26 @@ int imp_model_window_loss(const imp_model *m, const double *params, imp_model_wo
 }
 
 int imp_model_rollout_single(const imp_model *m, const double *x0, int n_steps, const double *gates,
-                             int single_contact, double *states, double *contact)
+                             int single, double *states, double *contact)
 {
     if (n_steps < 1) return imp_fail(IMP_ERR_INVALID, "steps: %d, need at least 1", n_steps);
     int st = imp_check_finite(x0, 2 * (size_t)m->D, "initial state");
     if (st) return st;
     imp_model_work *w = imp_model_work_new(m, 1, 1);
     if (!w) return imp_fail(IMP_ERR_NOMEM, "rollout: out of memory");
-    if (single_contact && m->has_contact_net && !gates) {
+    if ((single & IMP_ROLLOUT_SINGLE_CONTACT) && m->has_contact_net && !gates) {
         /* the rollout's steps use contact[0] (imp_structured_rollout, imp_resnet_rollout) */
         st = imp_mlp_work_set_single(w->contact[0], 1);
         if (!st) st = imp_mlp_work_single_fix(w->contact[0], m->params + m->off_contact);
-        if (st) {
-            imp_model_work_free(w);
-            return st;
-        }
+    }
+    if (!st && (single & IMP_ROLLOUT_SINGLE_POTENTIAL) && structured(m)) {
+        /* the rollout uses net[0] and net[1]; their weights rounded once */
+        st = imp_model_work_set_single_potential(w, 1);
+        for (int k = 0; !st && k <= w->H; k++) st = imp_mlp_work_single_fix(w->net[k], m->params + m->off_net);
+    }
+    if (st) {
+        imp_model_work_free(w);
+        return st;
     }
     st = structured(m) ? imp_structured_rollout(m, w, x0, n_steps, gates, states, contact)
                        : imp_resnet_rollout(m, w, x0, n_steps, gates, states, contact);

@@ -77,6 +77,11 @@ int imp_mlp_fused_ok(const imp_mlp *m)
 #define FK_ACT_ROW(act, a, s, n) act_deriv_f_body(act, a, s, n)
 #include "nn/mlp_fused_kernels.inc"
 
+void imp_mlp_fused_single_fix(imp_mlp_work *w, const double *params)
+{
+    round_weights_f(&w->net, params, w->ffw);
+}
+
 /* sweep 1 takes the version's vector width too, for one table shape */
 static inline __attribute__((always_inline)) void sweep1_d_v_body(int vbytes, const imp_mlp *m,
                                                                    const double *params, int B, double *g,

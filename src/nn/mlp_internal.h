@@ -241,6 +241,10 @@ void imp_mlp_kernels_choose(imp_mlp_work *w);
 const imp_mlp_kernels *imp_mlp_fused_sweeps(int single, int isa);
 extern const imp_mlp_kernels imp_mlp_fused_pass;
 extern const imp_mlp_kernels imp_mlp_single_pass;
+/* Round the float fused sweeps' weights of params into w->ffw once
+ * (imp_mlp_work_single_fix, when imp_mlp_fused_ok and w->ffw): the sweeps
+ * of a work with fixed weights use them instead of rounding per call. */
+void imp_mlp_fused_single_fix(imp_mlp_work *w, const double *params);
 /* where they apply: one hidden layer, a few inputs, and a scalar identity
  * output (sweeps: the CD-Lagrange and VIN potentials) or a few outputs
  * (forward/backward: the ResNet baselines) */

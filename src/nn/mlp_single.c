@@ -331,6 +331,7 @@ int imp_mlp_work_single_fix(imp_mlp_work *w, const double *params)
             w->fbt[l][j] = m->b_off[l] != SIZE_MAX ? (float)params[m->b_off[l] + j] : 0.0f;
         }
     }
+    if (w->ffw && imp_mlp_fused_ok(m)) imp_mlp_fused_single_fix(w, params);
     w->fixed = 1;
     return IMP_OK;
 }

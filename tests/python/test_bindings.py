@@ -49,6 +49,10 @@ check(sb.shape == (2, 80, 2) and np.array_equal(sb[0], states), "batched rollout
 s1, c1 = m.rollout(x0[0], 80, single_contact=True)
 check(s1.shape == states.shape and np.all(np.isfinite(s1)), "rollout with the contact net in single")
 check(np.array_equal(c1, contact) == np.array_equal(s1, states), "single contact net: states differ only with decisions")
+s2, c2 = m.rollout(x0[0], 80, single_potential=True)
+err = np.abs(s2 - states).max()
+check(0 < err <= 1e-4 * np.abs(states).max() and np.array_equal(c2, contact),
+      f"rollout with the potential in single: within float rounding of double ({err:.3g}), same decisions")
 g = m.potential_grad(np.linspace(0, 10, 5)[:, None])
 check(g.shape == (5, 1), "potential gradient")
 r = m.evaluate(ball)
