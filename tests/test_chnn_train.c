@@ -310,9 +310,26 @@ static void test_threads_train(void)
               "2-thread training runs differ (loss %.17g vs %.17g)", r1.final_loss, r2.final_loss);
     o.threads = 1;
     CHECK_OK(imp_ctrain(&student.m, p3, &data, &o, &r3));
+    /* CHNN's default runs the hidden-to-hidden products in float: the slices
+     * change the rounding at float's precision */
+    CHECK(imp_ctrain_single_products(&student.m, &o) == 1);
     double pmax = 0, d = max_abs_diff(p1, p3, np, &pmax);
+    CHECK_MSG(d > 0 && d <= 1e-5 * pmax, "2 vs 1 thread, single products: parameters differ by %g after 3 epochs (max %g)",
+              d, pmax);
+    CHECK_CLOSE(r1.final_loss, r3.final_loss, 1e-5, 0);
+    /* in double, at double's */
+    memcpy(p2, p3, np * sizeof(double)); /* single, 1 thread */
+    o.single_products = 0;
+    o.threads = 2;
+    memcpy(p1, student.params, np * sizeof(double));
+    memcpy(p3, student.params, np * sizeof(double));
+    CHECK_OK(imp_ctrain(&student.m, p1, &data, &o, &r1));
+    o.threads = 1;
+    CHECK_OK(imp_ctrain(&student.m, p3, &data, &o, &r3));
+    d = max_abs_diff(p1, p3, np, &pmax);
     CHECK_MSG(d <= 1e-9 * pmax, "2 vs 1 thread: parameters differ by %g after 3 epochs (max %g)", d, pmax);
     CHECK_CLOSE(r1.final_loss, r3.final_loss, 1e-9, 0);
+    CHECK_MSG(max_abs_diff(p3, p2, np, &pmax) > 0, "single and double products gave the same parameters");
     o.threads = 0;
     CHECK_FAILS(imp_ctrain(&student.m, p3, &data, &o, &r3), IMP_ERR_INVALID);
     CHECK(strstr(imp_last_error(), "threads") != NULL);
@@ -532,6 +549,8 @@ static void test_cli(void)
     CHECK(ck && imp_npz_meta(ck) && strstr(imp_npz_meta(ck), "\"threads\":2"));
     /* CHNN is not clipped by default, HNN at 1; --clip sets it */
     CHECK(ck && imp_npz_meta(ck) && strstr(imp_npz_meta(ck), "\"grad_clip\":0,"));
+    /* CHNN's products are single by default, HNN's double */
+    CHECK(ck && imp_npz_meta(ck) && strstr(imp_npz_meta(ck), "\"precision\":\"single\""));
     imp_npz_free(ck);
     snprintf(cmd, sizeof cmd, "%s train hnn --data %s --epochs 1 --batch 5 --chunks 12 --hidden 16 -o %s >/dev/null 2>&1",
              IMPULSE_CLI_PATH, data, model);
@@ -539,7 +558,16 @@ static void test_cli(void)
     ck = NULL;
     CHECK_OK(imp_npz_load(&ck, model));
     CHECK(ck && imp_npz_meta(ck) && strstr(imp_npz_meta(ck), "\"grad_clip\":1,"));
+    CHECK(ck && imp_npz_meta(ck) && strstr(imp_npz_meta(ck), "\"precision\":\"double\""));
     imp_npz_free(ck);
+    snprintf(cmd, sizeof cmd, "%s train hnn --data %s --epochs 1 --precision float -o %s > %s 2>&1", IMPULSE_CLI_PATH,
+             data, model, out);
+    CHECK(run(cmd) != 0);
+    CHECK_OK(imp_read_file(out, &text, &len));
+    CHECK_MSG(text && strstr((char *)text, "--precision: 'float', want auto, single or double"), "--precision float: '%s'",
+              text ? (char *)text : "");
+    free(text);
+    text = NULL;
     snprintf(cmd, sizeof cmd, "%s train hnn --data %s --epochs 1 --batch 5 --chunks 12 --hidden 16 --clip 0.25 -o %s >/dev/null 2>&1",
              IMPULSE_CLI_PATH, data, model);
     CHECK(run(cmd) == 0);

@@ -174,8 +174,9 @@ typedef struct imp_ctrain_opts {
                             * bit-identical results, other counts agree to rounding */
     int single_products;   /* 1: the network's hidden-to-hidden products in float
                             * (imp_mlp_work_set_gemm_single), everything else double;
-                            * 0 (default): all double. Opt-in until full training
-                            * runs show the accuracy holds (docs/chnn.md) */
+                            * 0: all double. Negative (default): single for CHNN, whose
+                            * 2000-epoch accuracy was measured to hold (docs/chnn.md),
+                            * double for the others (see imp_ctrain_single_products) */
     int warmup_steps;      /* linear learning-rate warm-up over the first optimiser steps:
                             * step t < W uses lr (t + 1) / W. -1 (default): 20 for HNN, DeLaN
                             * and NODE, 0 for CHNN and CLNN (see imp_ctrain_warmup_steps) */
@@ -263,6 +264,10 @@ int imp_ctrain_warmup_steps(const imp_cmodel *m, const imp_ctrain_opts *o);
  * magnitude; unclipped, that one gradient steers Adam for the next steps
  * (docs/chnn.md, "Training from the defaults"). */
 double imp_ctrain_grad_clip(const imp_cmodel *m, const imp_ctrain_opts *o);
+
+/* Whether training runs the hidden-to-hidden products in float: o->single_products
+ * when it is 0 or 1, else the default of m's kind (1 for CHNN, 0 for the others). */
+int imp_ctrain_single_products(const imp_cmodel *m, const imp_ctrain_opts *o);
 /* The reference's learning rate for a system: 1e-3 for "rotor" and
  * "magnet-pendulum", 3e-3 otherwise ([chnn] section 3). */
 double imp_ctrain_reference_lr(const char *system);

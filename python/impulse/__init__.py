@@ -376,7 +376,9 @@ def train(model: str, data, *, output: str | os.PathLike | None = None, epochs: 
         contact_labels ('auto', 'as-given', 'onset': how touch labels are
         turned into impulses, as the CLI's --contact-labels).
     Options of the constrained family: epochs (2000), lr (3e-3), wd (1e-4),
-        batch (200), chunks (800), hidden (256), threads (2, as the CLI).
+        batch (200), chunks (800), hidden (256), threads (2, as the CLI),
+        precision ('auto', the default: 'single' for chnn, 'double' for the
+        others; 'single' runs the network's hidden-to-hidden products in float).
     Returns a Model or ConstrainedModel with .history (one dict per epoch),
     .loss_history (numpy array, epoch loss), .report (end: finished, stopped
     or diverged; epochs_done, best_epoch, best_loss, final_loss, seconds),
@@ -493,7 +495,7 @@ def _ctraj_of(z: np.ndarray, dt: float) -> _lib.CTraj:
 
 
 def _train_constrained(model, data, output, epochs, seed, lr, callback, run, wd=None, batch=None, chunks=None,
-                       hidden=256, threads=2):
+                       hidden=256, threads=2, precision="auto"):
     d = _as_dataset(data)
     if d.kind != "constrained":
         raise Error(f"{model}: needs a constrained system's trajectories (z or x, v), got {d.kind} data")
@@ -506,6 +508,7 @@ def _train_constrained(model, data, output, epochs, seed, lr, callback, run, wd=
         if v is not None:
             setattr(o, field, v)
     o.seed = seed
+    o.single_products = -1 if precision == "auto" else _precision("precision", precision)
     m = ConstrainedModel(_new=True)
     check(lib.imp_csystem_from_name(m._cs, d.system.encode()))
     check(lib.imp_cmodel_init(m._m, kind.value, m._cs, hidden, 3))

@@ -62,6 +62,7 @@ int imp_cmodel_save(const char *path, const imp_cmodel *m, const double *params,
         imp_json_kv_int(&j, "warmup_steps", imp_ctrain_warmup_steps(m, opts));
         imp_json_kv_number(&j, "grad_clip", imp_ctrain_grad_clip(m, opts));
         imp_json_kv_string(&j, "windows", opts->all_windows ? "all" : "one");
+        imp_json_kv_string(&j, "precision", imp_ctrain_single_products(m, opts) ? "single" : "double");
     }
     if (res) imp_json_kv_number(&j, "final_loss", res->final_loss);
     imp_json_end_object(&j);

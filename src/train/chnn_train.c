@@ -39,6 +39,7 @@ void imp_ctrain_opts_default(imp_ctrain_opts *o)
     imp_train_hooks_default(&o->hooks);
     o->warmup_steps = -1;
     o->grad_clip = -1;
+    o->single_products = -1;
 }
 
 double imp_ctrain_reference_lr(const char *system)
@@ -56,6 +57,12 @@ double imp_ctrain_grad_clip(const imp_cmodel *m, const imp_ctrain_opts *o)
 {
     if (o->grad_clip >= 0) return o->grad_clip;
     return m->kind == IMP_CMODEL_CHNN || m->kind == IMP_CMODEL_CLNN ? 0.0 : 1.0;
+}
+
+int imp_ctrain_single_products(const imp_cmodel *m, const imp_ctrain_opts *o)
+{
+    if (o->single_products >= 0) return o->single_products != 0;
+    return m->kind == IMP_CMODEL_CHNN;
 }
 
 int imp_ctrain_all_windows(const imp_ctraj *data, int n_chunks, int chunk_steps, double **chunks,
@@ -451,6 +458,8 @@ static int fingerprint(const imp_cmodel *m, const imp_ctraj *d, const imp_ctrain
      * and CLNN by default) keep their fingerprint */
     if (imp_ctrain_grad_clip(m, o) > 0) imp_json_kv_number(j, "grad_clip", imp_ctrain_grad_clip(m, o));
     imp_json_kv_string(j, "windows", o->all_windows ? "all" : "one");
+    /* only when single, so that the states of double runs keep their fingerprint */
+    if (imp_ctrain_single_products(m, o)) imp_json_kv_string(j, "precision", "single");
     imp_json_kv_string(j, "seed", seed);
     imp_json_kv_int(j, "n_traj", d->n_traj);
     imp_json_kv_int(j, "T", d->T);
@@ -500,7 +509,7 @@ int imp_ctrain(const imp_cmodel *m, double *params, const imp_ctraj *data,
     }
     st = imp_ctrain_pool_new(&pool, m, B, S, o->threads);
     if (st) goto done;
-    if (o->single_products && (st = imp_ctrain_pool_set_single_products(pool, 1))) goto done;
+    if (imp_ctrain_single_products(m, o) && (st = imp_ctrain_pool_set_single_products(pool, 1))) goto done;
     st = imp_adam_init(&opt, m->n_params, o->lr, 0.9, 0.999, 1e-8, o->weight_decay);
     if (st) goto done;
     have_opt = 1;
