@@ -170,14 +170,6 @@ IMP_ISA_VERSIONS(vec_mul, (double *restrict out, const double *restrict x, const
                  (out, x, y, n))
 void imp_vec_mul(double *out, const double *x, const double *y, size_t n) { vec_mul(out, x, y, n); }
 
-static inline __attribute__((always_inline)) void vec_mul_inplace_body(double *restrict out,
-                                                                       const double *restrict x, size_t n)
-{
-    for (size_t i = 0; i < n; i++) out[i] *= x[i];
-}
-IMP_ISA_VERSIONS(vec_mul_inplace, (double *restrict out, const double *restrict x, size_t n), (out, x, n))
-void imp_vec_mul_inplace(double *out, const double *x, size_t n) { vec_mul_inplace(out, x, n); }
-
 static inline __attribute__((always_inline)) void vec_fma_inplace_body(double *restrict out,
                                                                        const double *restrict x,
                                                                        const double *restrict y, size_t n)
@@ -187,14 +179,6 @@ static inline __attribute__((always_inline)) void vec_fma_inplace_body(double *r
 IMP_ISA_VERSIONS(vec_fma_inplace, (double *restrict out, const double *restrict x, const double *restrict y, size_t n),
                  (out, x, y, n))
 void imp_vec_fma_inplace(double *out, const double *x, const double *y, size_t n) { vec_fma_inplace(out, x, y, n); }
-
-static inline __attribute__((always_inline)) void vec_add_inplace_body(double *restrict out,
-                                                                       const double *restrict x, size_t n)
-{
-    for (size_t i = 0; i < n; i++) out[i] += x[i];
-}
-IMP_ISA_VERSIONS(vec_add_inplace, (double *restrict out, const double *restrict x, size_t n), (out, x, n))
-void imp_vec_add_inplace(double *out, const double *x, size_t n) { vec_add_inplace(out, x, n); }
 
 /* r = dbar * e * phi''(z) with phi'' from (a, s) as in mlp_internal.h, and
  * ebar = dbar * s in the same pass; e == NULL (the output layer, e = 1)

@@ -141,11 +141,9 @@ const char *imp_isa_name(int isa);
  * ebar = dbar * s; e and ebar both NULL for the output layer (e = 1). */
 void imp_act_sweep2_up(imp_activation act, size_t n, const double *dbar, const double *e,
                        const double *a, const double *s, double *r, double *ebar);
-/* out = x * y;  out *= x;  out += x * y  (elementwise, no aliasing) */
+/* out = x * y;  out += x * y  (elementwise, no aliasing) */
 void imp_vec_mul(double *out, const double *x, const double *y, size_t n);
-void imp_vec_mul_inplace(double *out, const double *x, size_t n);
 void imp_vec_fma_inplace(double *out, const double *x, const double *y, size_t n);
-void imp_vec_add_inplace(double *out, const double *x, size_t n);
 
 struct imp_mlp_work {
     int n_layers;
@@ -198,19 +196,10 @@ struct imp_mlp_work {
 };
 
 /* A layer with at most this many inputs or outputs is "thin": its products
- * avoid general GEMM (mlp.c, mlp_single.c). */
+ * avoid general GEMM (mlp_pass.inc). */
 #define IMP_MLP_THIN 4
-
-/* The matrix product and layer-gradient kernels of mlp.c, for the other
- * passes: C = alpha op(A) op(B) + beta C (row-major), and
- * dW_l += Z^T A_in, db_l += column sums of Z. */
-void imp_mlp_gemm(const imp_mlp_work *w, int ta, int tb, int M, int N, int K, double alpha, const double *A,
-                  int lda, const double *Bm, int ldb, double beta, double *C, int ldc);
-/* z (B x sizes[l+1]) = in (B x sizes[l]) W_l^T + b_l, in double */
-void imp_mlp_affine(const imp_mlp *m, const double *params, int l, const double *in, int B, double *z,
-                    const imp_mlp_work *w);
-void imp_mlp_layer_grad(const imp_mlp *m, const imp_mlp_work *w, int l, const double *Z, const double *A_in,
-                        int B, double *dparams);
+/* widest op(B) a thin product copies to contiguous rows (on the stack) */
+#define IMP_MLP_THIN_COPY_MAX 1024
 
 /* The kernel family. A table holds the passes of one precision (and, for
  * the fused sweeps, one instruction-set version); a work picks its tables
