@@ -112,11 +112,9 @@ const char *imp_activation_name(imp_activation a)
 }
 
 /* the kernels of act_math.h, one version per instruction set */
-ACT_DISPATCH(tanh_forward)
-ACT_DISPATCH(softplus_forward)
 ACT_DISPATCH(softplus_deriv_inplace)
-ACT_DISPATCH(sigmoid_forward)
-ACT_DISPATCH(relu_forward)
+IMP_ISA_VERSIONS(act_forward_d, (imp_activation act, double *restrict z, double *restrict s, size_t n),
+                 (act, z, s, n))
 
 
 int imp_act_deriv_inplace(imp_activation act, double *zs, size_t n)
@@ -144,18 +142,7 @@ int imp_act_deriv_only(imp_activation act, double *z, double *s, size_t n)
     }
 }
 
-void imp_act_forward(imp_activation act, double *z, double *s, size_t n)
-{
-    switch (act) {
-    case IMP_ACT_IDENTITY:
-        for (size_t i = 0; i < n; i++) s[i] = 1.0;
-        break;
-    case IMP_ACT_TANH: tanh_forward(z, s, n); break;
-    case IMP_ACT_SOFTPLUS: softplus_forward(z, s, n); break;
-    case IMP_ACT_RELU: relu_forward(z, s, n); break;
-    case IMP_ACT_SIGMOID: sigmoid_forward(z, s, n); break;
-    }
-}
+void imp_act_forward(imp_activation act, double *z, double *s, size_t n) { act_forward_d(act, z, s, n); }
 
 /* ---- elementwise pieces of the backward passes (vectorised like the
  * activations; at 1..12 inputs and 500 units they cost as much as the

@@ -226,9 +226,9 @@ typedef struct imp_mlp_kernels {
 } imp_mlp_kernels;
 
 void imp_mlp_kernels_choose(imp_mlp_work *w);
-/* the tables (mlp_fused.c, mlp_single.c) */
+/* the tables (mlp_fused.c, mlp_single.c): the fused ones per instruction-set version */
 const imp_mlp_kernels *imp_mlp_fused_sweeps(int single, int isa);
-extern const imp_mlp_kernels imp_mlp_fused_pass;
+const imp_mlp_kernels *imp_mlp_fused_pass(int isa);
 extern const imp_mlp_kernels imp_mlp_single_pass;
 /* Round the float fused sweeps' weights of params into w->ffw once
  * (imp_mlp_work_single_fix, when imp_mlp_fused_ok and w->ffw): the sweeps
