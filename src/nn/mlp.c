@@ -8,6 +8,9 @@
  * Every product is a row-major GEMM over the whole batch through
  * cblas_dgemm (single-threaded, see src/core/blas.c), or through the plain
  * reference loops when the work space asks for them (tests compare both).
+ * The products, forward and backward are written once for double and float
+ * (mlp_pass.inc, included here with double and in mlp_single.c with float);
+ * this file adds the sweeps, the reference loops and the public entry points.
  * No pass allocates: all scratch lives in imp_mlp_work. */
 #include "nn/mlp_internal.h"
 

@@ -157,7 +157,7 @@ struct imp_mlp_work {
     int no_fused;           /* 1: never take the fused path (tests compare both) */
     int isa;                /* instruction-set version of the kernel tables, fixed when the work is made */
     imp_mlp net;            /* the network the work was made for (its kernels are chosen from it) */
-    /* kernel tables (imp_mlp_kernels_choose; NULL: the general path of mlp.c) */
+    /* kernel tables (imp_mlp_kernels_choose; NULL: the general path, mlp_pass.inc in double) */
     const struct imp_mlp_kernels *pass_k;  /* forward and backward */
     const struct imp_mlp_kernels *sweep_k; /* sweeps 1 and 2 (V not asked for) */
     const struct imp_mlp_kernels *cache_k; /* the table that made the cached pass (its backward or sweep 2 follows) */
@@ -202,7 +202,8 @@ struct imp_mlp_work {
 #define IMP_MLP_THIN_COPY_MAX 1024
 
 /* The kernel family. A table holds the passes of one precision (and, for
- * the fused sweeps, one instruction-set version); a work picks its tables
+ * the fused sweeps and the fused forward/backward, one instruction-set
+ * version); a work picks its tables
  * once, when it is made or configured (imp_mlp_work_new, _set_single,
  * _set_fused, _set_reference call imp_mlp_kernels_choose), from the
  * network's shape, the precision asked for and w->isa. mlp.c runs a table's
@@ -214,7 +215,7 @@ struct imp_mlp_work {
 typedef struct imp_mlp_kernels {
     const char *name;
     int single; /* 1: float inside */
-    int isa;    /* the version compiled in; -1: elementwise kernels follow imp_act_isa() */
+    int isa;    /* the version compiled in; -1: its kernels follow imp_act_isa() (the float pass) */
     /* sweep 1 (g = dV/dx, V not computed; fills the cache) and sweep 2 */
     void (*sweep1)(const imp_mlp *m, const double *params, int B, double *g, int ldg, imp_mlp_work *w);
     void (*sweep2)(const imp_mlp *m, const double *params, const double *gbar, int ldgbar, int B,

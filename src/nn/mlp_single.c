@@ -12,9 +12,10 @@
  * (mlp_fused.c) and stays double outside training.
  *
  * What runs in single: every layer's product, activation and weight
- * gradient. The thin layers (a few inputs or outputs: the contact
- * network's first and output layers) take loops and sgemv instead of
- * sgemm (gemm_f below); until session 5 they ran in double, and the
+ * gradient. The passes are the double path's, from one source
+ * (mlp_pass.inc, included below with float): the thin layers (a few inputs
+ * or outputs: the contact network's first and output layers) take loops
+ * and sgemv instead of sgemm (gemm_f); until session 5 they ran in double, and the
  * crossings between the two precisions at every layer boundary cost a
  * tenth of a CD-Lagrange training epoch (perf, bench/bench_cdl.c).
  * Values cross once on the way in (the input) and once on the way out: the
@@ -25,6 +26,9 @@
  * tests/test_nn.c checks the results against the double path (relative
  * agreement ~1e-6) and against finite differences.
  *
+ * This file holds what only float has: its buffers, the crossings between
+ * the precisions, rounded weights shared with a leader or fixed once
+ * (with their matrix-vector kernel), and the hooks of mlp_pass.inc.
  * Only imp_mlp_forward/backward take this path, when
  * imp_mlp_work_set_single(w, 1) was called and the network has a wide
  * layer (otherwise there is nothing to gain); the input-gradient sweeps of
