@@ -1177,6 +1177,7 @@ static void test_fused_forward_backward(void)
                             if (k == 5) CHECK_OK(imp_act_force_isa(isa == IMP_ISA_BASE ? imp_isa_choose(NULL, imp_isa_cpu()) : IMP_ISA_BASE));
                             imp_mlp_work_set_reference(w, !fwd);
                             imp_mlp_forward(&m, p, x, B, y[k], w);
+                            if (k == 5) CHECK(w->cache_k == imp_mlp_fused_pass(isa) && w->cache_k->isa == isa);
                             imp_mlp_work_set_reference(w, !bwd);
                             imp_mlp_backward(&m, p, dy, B, dp[k], dx[k], w);
                             if (k == 5) CHECK_OK(imp_act_force_isa(isa));
@@ -1199,7 +1200,8 @@ static void test_fused_forward_backward(void)
                                       memcmp(dp[5], dp[3], m.n_params * sizeof(double)) == 0,
                                   "fused forward/backward of a %s work changed with the process's version",
                                   imp_isa_name(isa));
-                        /* not vacuous: a work made under the other version computes otherwise (sometimes) */
+                        /* how often a work made under the other version computes otherwise (in
+                         * optimised builds: FMA contraction and vector widths differ) */
                         const int other = isa == IMP_ISA_BASE ? imp_isa_choose(NULL, imp_isa_cpu()) : IMP_ISA_BASE;
                         CHECK_OK(imp_act_force_isa(other));
                         imp_mlp_work *wo = imp_mlp_work_new(&m, B);
@@ -1217,7 +1219,6 @@ static void test_fused_forward_backward(void)
     }
     CHECK_OK(imp_act_force_isa(-1));
     CHECK(isa_runs >= 1 && cases == isa_runs * 5 * 3 * 2 * 3 && pinned == cases);
-    CHECK(isa_runs == 1 || versions_differ > 0);
     printf("fused one-hidden-layer forward/backward: %d networks on %d versions, worst relative difference to the "
            "reference %.2e; outputs of another version's work differ in %d\n",
            cases, isa_runs, worst, versions_differ);
