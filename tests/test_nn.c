@@ -1134,53 +1134,94 @@ static void test_fused_single_path(void)
  * passes: outputs, parameter and input gradients, for hidden and output
  * activations, both last-bias settings, 1..8 inputs and outputs; and each
  * backward after the other forward (the caches are the same). */
+/* The fused forward/backward tables (the ResNet baselines' one hidden
+ * layer), on every version the CPU runs, forced before the work is made:
+ * the work takes that version's table, and each mix of fused and general
+ * forward and backward agrees with the plain reference loops. The table is
+ * the work's, not the process's: forcing another version afterwards leaves
+ * its results bit-identical. */
 static void test_fused_forward_backward(void)
 {
     imp_rng r;
     imp_rng_seed(&r, 78);
     double worst = 0.0;
-    int cases = 0;
+    int cases = 0, isa_runs = 0, pinned = 0, versions_differ = 0;
     const imp_activation outs[3] = {IMP_ACT_IDENTITY, IMP_ACT_SIGMOID, IMP_ACT_TANH};
-    for (int a = 0; a < 5; a++)
-        for (int o = 0; o < 3; o++)
-            for (int n0 = 1; n0 <= 8; n0 += 7)
-                for (int n2 = 1; n2 <= 8; n2 += 3) {
-                    int sizes[3] = {n0, 37, n2};
-                    imp_mlp m;
-                    CHECK_OK(imp_mlp_init(&m, 2, sizes, all_acts[a], outs[o], (a + o) % 2));
-                    double *p = malloc(m.n_params * sizeof(double));
-                    random_params(&m, p, &r);
-                    enum { B = 7 };
-                    double x[B * 8], dy[B * 8], y[4][B * 8], dx[4][B * 8];
-                    double *dp[4];
-                    fill_uniform(&r, x, (size_t)(B * n0), -2, 2);
-                    fill_uniform(&r, dy, (size_t)(B * n2), -1, 1);
-                    imp_mlp_work *w = imp_mlp_work_new(&m, B);
-                    /* k: bit 0 = fused forward, bit 1 = fused backward */
-                    for (int k = 0; k < 4; k++) {
-                        dp[k] = calloc(m.n_params, sizeof(double));
-                        memset(dx[k], 0, sizeof dx[k]);
-                        imp_mlp_work_set_fused(w, k & 1);
-                        imp_mlp_forward(&m, p, x, B, y[k], w);
-                        imp_mlp_work_set_fused(w, (k >> 1) & 1);
-                        imp_mlp_backward(&m, p, dy, B, dp[k], dx[k], w);
+    for (int isa = IMP_ISA_BASE; isa <= IMP_ISA_AVX512; isa++) {
+        if (imp_act_force_isa(isa) != IMP_OK) continue;
+        isa_runs++;
+        for (int a = 0; a < 5; a++)
+            for (int o = 0; o < 3; o++)
+                for (int n0 = 1; n0 <= 8; n0 += 7)
+                    for (int n2 = 1; n2 <= 8; n2 += 3) {
+                        int sizes[3] = {n0, 37, n2};
+                        imp_mlp m;
+                        CHECK_OK(imp_mlp_init(&m, 2, sizes, all_acts[a], outs[o], (a + o) % 2));
+                        double *p = malloc(m.n_params * sizeof(double));
+                        random_params(&m, p, &r);
+                        enum { B = 7 };
+                        double x[B * 8], dy[B * 8], y[6][B * 8], dx[6][B * 8];
+                        double *dp[6];
+                        fill_uniform(&r, x, (size_t)(B * n0), -2, 2);
+                        fill_uniform(&r, dy, (size_t)(B * n2), -1, 1);
+                        imp_mlp_work *w = imp_mlp_work_new(&m, B);
+                        CHECK(w && w->pass_k == imp_mlp_fused_pass(isa) && w->pass_k->isa == isa &&
+                              !w->pass_k->single);
+                        /* k < 4: bit 0 = fused forward, bit 1 = fused backward (else the
+                         * general path on the reference loops); 4: the reference alone;
+                         * 5: fused both, with another version forced */
+                        for (int k = 0; k < 6; k++) {
+                            dp[k] = calloc(m.n_params, sizeof(double));
+                            memset(dx[k], 0, sizeof dx[k]);
+                            const int fwd = k == 5 || (k < 4 && (k & 1)), bwd = k == 5 || (k < 4 && (k >> 1));
+                            if (k == 5) CHECK_OK(imp_act_force_isa(isa == IMP_ISA_BASE ? imp_isa_choose(NULL, imp_isa_cpu()) : IMP_ISA_BASE));
+                            imp_mlp_work_set_reference(w, !fwd);
+                            imp_mlp_forward(&m, p, x, B, y[k], w);
+                            if (k == 5) CHECK(w->cache_k == imp_mlp_fused_pass(isa) && w->cache_k->isa == isa);
+                            imp_mlp_work_set_reference(w, !bwd);
+                            imp_mlp_backward(&m, p, dy, B, dp[k], dx[k], w);
+                            if (k == 5) CHECK_OK(imp_act_force_isa(isa));
+                        }
+                        imp_mlp_work_set_reference(w, 0);
+                        CHECK(w->pass_k == imp_mlp_fused_pass(isa));
+                        for (int k = 0; k < 4; k++) {
+                            double e = max_rel_diff(y[k], y[4], (size_t)(B * n2));
+                            e = fmax(e, max_rel_diff(dp[k], dp[4], m.n_params));
+                            e = fmax(e, max_rel_diff(dx[k], dx[4], (size_t)(B * n0)));
+                            CHECK_MSG(e < 1e-12,
+                                      "fused forward/backward (%d, %s) differ from the reference by %.2e (act %s, "
+                                      "out %s, %d->%d)",
+                                      k, imp_isa_name(isa), e, imp_activation_name(all_acts[a]),
+                                      imp_activation_name(outs[o]), n0, n2);
+                            worst = fmax(worst, e);
+                        }
+                        const size_t ny = (size_t)(B * n2) * sizeof(double), nx = (size_t)(B * n0) * sizeof(double);
+                        CHECK_MSG(memcmp(y[5], y[3], ny) == 0 && memcmp(dx[5], dx[3], nx) == 0 &&
+                                      memcmp(dp[5], dp[3], m.n_params * sizeof(double)) == 0,
+                                  "fused forward/backward of a %s work changed with the process's version",
+                                  imp_isa_name(isa));
+                        /* how often a work made under the other version computes otherwise (in
+                         * optimised builds: FMA contraction and vector widths differ) */
+                        const int other = isa == IMP_ISA_BASE ? imp_isa_choose(NULL, imp_isa_cpu()) : IMP_ISA_BASE;
+                        CHECK_OK(imp_act_force_isa(other));
+                        imp_mlp_work *wo = imp_mlp_work_new(&m, B);
+                        CHECK_OK(imp_act_force_isa(isa));
+                        double yo[B * 8];
+                        imp_mlp_forward(&m, p, x, B, yo, wo);
+                        versions_differ += memcmp(yo, y[3], ny) != 0;
+                        imp_mlp_work_free(wo);
+                        pinned++;
+                        imp_mlp_work_free(w);
+                        free(p);
+                        for (int k = 0; k < 6; k++) free(dp[k]);
+                        cases++;
                     }
-                    for (int k = 1; k < 4; k++) {
-                        double e = max_rel_diff(y[k], y[0], (size_t)(B * n2));
-                        e = fmax(e, max_rel_diff(dp[k], dp[0], m.n_params));
-                        e = fmax(e, max_rel_diff(dx[k], dx[0], (size_t)(B * n0)));
-                        CHECK_MSG(e < 1e-12, "fused forward/backward (%d) differ by %.2e (act %s, out %s, %d->%d)",
-                                  k, e, imp_activation_name(all_acts[a]), imp_activation_name(outs[o]), n0, n2);
-                        worst = fmax(worst, e);
-                    }
-                    imp_mlp_work_free(w);
-                    free(p);
-                    for (int k = 0; k < 4; k++) free(dp[k]);
-                    cases++;
-                }
-    CHECK(cases == 5 * 3 * 2 * 3);
-    printf("fused one-hidden-layer forward/backward: %d networks, worst relative difference %.2e\n", cases,
-           worst);
+    }
+    CHECK_OK(imp_act_force_isa(-1));
+    CHECK(isa_runs >= 1 && cases == isa_runs * 5 * 3 * 2 * 3 && pinned == cases);
+    printf("fused one-hidden-layer forward/backward: %d networks on %d versions, worst relative difference to the "
+           "reference %.2e; outputs of another version's work differ in %d\n",
+           cases, isa_runs, worst, versions_differ);
 }
 
 
@@ -1214,6 +1255,8 @@ static void test_single_path(void)
         {3, {3, 40, 30, 2}, IMP_ACT_TANH, IMP_ACT_IDENTITY, 0, 1},
         {2, {9, 20, 1}, IMP_ACT_SOFTPLUS, IMP_ACT_SIGMOID, 1, 1},
         {4, {5, 12, 12, 12, 6}, IMP_ACT_RELU, IMP_ACT_IDENTITY, 1, 0},
+        /* a thin first layer wider than IMP_MLP_THIN_COPY_MAX: its W^T is read strided */
+        {3, {2, 1030, 8, 1}, IMP_ACT_TANH, IMP_ACT_SIGMOID, 1, 0},
     };
     imp_rng r;
     imp_rng_seed(&r, 4242);
@@ -1230,20 +1273,28 @@ static void test_single_path(void)
         fill_uniform(&r, dy, (size_t)(B * nL), -1, 1);
         double *dp[2] = {calloc(m.n_params, sizeof(double)), calloc(m.n_params, sizeof(double))};
         imp_mlp_work *w = imp_mlp_work_new(&m, B);
-        for (int single = 0; single < 2; single++) {
-            CHECK_OK(imp_mlp_work_set_single(w, single));
-            memset(dx[single], 0, sizeof dx[single]);
-            imp_mlp_forward(&m, p, x, B, y[single], w);
-            CHECK(imp_mlp_cache_single(w) == single);
-            if (single) CHECK_OK(imp_mlp_work_set_single(w, 0)); /* the cache decides the backward */
-            imp_mlp_backward(&m, p, dy, B, dp[single], dx[single], w);
+        /* against the double path on the plain reference loops; one row (it
+         * takes other branches of the thin products), then all (kept for the
+         * finite differences below) */
+        for (int Bc = 1; Bc <= B; Bc = Bc == 1 ? B : B + 1) {
+            for (int single = 0; single < 2; single++) {
+                memset(dp[single], 0, m.n_params * sizeof(double));
+                imp_mlp_work_set_reference(w, !single);
+                CHECK_OK(imp_mlp_work_set_single(w, single));
+                memset(dx[single], 0, sizeof dx[single]);
+                imp_mlp_forward(&m, p, x, Bc, y[single], w);
+                CHECK(imp_mlp_cache_single(w) == single);
+                if (single) CHECK_OK(imp_mlp_work_set_single(w, 0)); /* the cache decides the backward */
+                imp_mlp_backward(&m, p, dy, Bc, dp[single], dx[single], w);
+            }
+            imp_mlp_work_set_reference(w, 0);
+            double e = max_rel_diff(y[1], y[0], (size_t)(Bc * nL));
+            e = fmax(e, max_rel_diff(dp[1], dp[0], m.n_params));
+            e = fmax(e, max_rel_diff(dx[1], dx[0], (size_t)(Bc * n0)));
+            CHECK_MSG(e < 2e-5, "single path differs from double by %.2e (net %zu, %d rows)", e, k, Bc);
+            CHECK_MSG(e > 0.0, "single path identical to double (net %zu): not taken?", k);
+            worst = fmax(worst, e);
         }
-        double e = max_rel_diff(y[1], y[0], (size_t)(B * nL));
-        e = fmax(e, max_rel_diff(dp[1], dp[0], m.n_params));
-        e = fmax(e, max_rel_diff(dx[1], dx[0], (size_t)(B * n0)));
-        CHECK_MSG(e < 2e-5, "single path differs from double by %.2e (net %zu)", e, k);
-        CHECK_MSG(e > 0.0, "single path identical to double (net %zu): not taken?", k);
-        worst = fmax(worst, e);
         if (nets[k].smooth) {
             /* central differences of the single forward: 40 parameters and all inputs */
             CHECK_OK(imp_mlp_work_set_single(w, 1));

@@ -192,6 +192,23 @@ IMP_VEC_OPTS static inline __attribute__((always_inline)) void relu_forward_body
     }
 }
 
+/* z -> a = phi(z), s = phi'(z) for any activation: imp_act_forward's
+ * versions (activation.c) and the fused forward's (mlp_fused.c) */
+IMP_VEC_OPTS static inline __attribute__((always_inline)) void act_forward_d_body(imp_activation act,
+                                                                                 double *restrict z,
+                                                                                 double *restrict s, size_t n)
+{
+    switch (act) {
+    case IMP_ACT_IDENTITY:
+        for (size_t i = 0; i < n; i++) s[i] = 1.0;
+        break;
+    case IMP_ACT_TANH: tanh_forward_body(z, s, n); break;
+    case IMP_ACT_SOFTPLUS: softplus_forward_body(z, s, n); break;
+    case IMP_ACT_RELU: relu_forward_body(z, s, n); break;
+    case IMP_ACT_SIGMOID: sigmoid_forward_body(z, s, n); break;
+    }
+}
+
 /* softplus'(z) = sigmoid(z) of one value: softplus_deriv_inplace_body's
  * expression */
 static inline __attribute__((always_inline)) double softplus_deriv_d(double zi)

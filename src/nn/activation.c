@@ -112,11 +112,9 @@ const char *imp_activation_name(imp_activation a)
 }
 
 /* the kernels of act_math.h, one version per instruction set */
-ACT_DISPATCH(tanh_forward)
-ACT_DISPATCH(softplus_forward)
 ACT_DISPATCH(softplus_deriv_inplace)
-ACT_DISPATCH(sigmoid_forward)
-ACT_DISPATCH(relu_forward)
+IMP_ISA_VERSIONS(act_forward_d, (imp_activation act, double *restrict z, double *restrict s, size_t n),
+                 (act, z, s, n))
 
 
 int imp_act_deriv_inplace(imp_activation act, double *zs, size_t n)
@@ -144,18 +142,7 @@ int imp_act_deriv_only(imp_activation act, double *z, double *s, size_t n)
     }
 }
 
-void imp_act_forward(imp_activation act, double *z, double *s, size_t n)
-{
-    switch (act) {
-    case IMP_ACT_IDENTITY:
-        for (size_t i = 0; i < n; i++) s[i] = 1.0;
-        break;
-    case IMP_ACT_TANH: tanh_forward(z, s, n); break;
-    case IMP_ACT_SOFTPLUS: softplus_forward(z, s, n); break;
-    case IMP_ACT_RELU: relu_forward(z, s, n); break;
-    case IMP_ACT_SIGMOID: sigmoid_forward(z, s, n); break;
-    }
-}
+void imp_act_forward(imp_activation act, double *z, double *s, size_t n) { act_forward_d(act, z, s, n); }
 
 /* ---- elementwise pieces of the backward passes (vectorised like the
  * activations; at 1..12 inputs and 500 units they cost as much as the
@@ -170,14 +157,6 @@ IMP_ISA_VERSIONS(vec_mul, (double *restrict out, const double *restrict x, const
                  (out, x, y, n))
 void imp_vec_mul(double *out, const double *x, const double *y, size_t n) { vec_mul(out, x, y, n); }
 
-static inline __attribute__((always_inline)) void vec_mul_inplace_body(double *restrict out,
-                                                                       const double *restrict x, size_t n)
-{
-    for (size_t i = 0; i < n; i++) out[i] *= x[i];
-}
-IMP_ISA_VERSIONS(vec_mul_inplace, (double *restrict out, const double *restrict x, size_t n), (out, x, n))
-void imp_vec_mul_inplace(double *out, const double *x, size_t n) { vec_mul_inplace(out, x, n); }
-
 static inline __attribute__((always_inline)) void vec_fma_inplace_body(double *restrict out,
                                                                        const double *restrict x,
                                                                        const double *restrict y, size_t n)
@@ -187,14 +166,6 @@ static inline __attribute__((always_inline)) void vec_fma_inplace_body(double *r
 IMP_ISA_VERSIONS(vec_fma_inplace, (double *restrict out, const double *restrict x, const double *restrict y, size_t n),
                  (out, x, y, n))
 void imp_vec_fma_inplace(double *out, const double *x, const double *y, size_t n) { vec_fma_inplace(out, x, y, n); }
-
-static inline __attribute__((always_inline)) void vec_add_inplace_body(double *restrict out,
-                                                                       const double *restrict x, size_t n)
-{
-    for (size_t i = 0; i < n; i++) out[i] += x[i];
-}
-IMP_ISA_VERSIONS(vec_add_inplace, (double *restrict out, const double *restrict x, size_t n), (out, x, n))
-void imp_vec_add_inplace(double *out, const double *x, size_t n) { vec_add_inplace(out, x, n); }
 
 /* r = dbar * e * phi''(z) with phi'' from (a, s) as in mlp_internal.h, and
  * ebar = dbar * s in the same pass; e == NULL (the output layer, e = 1)

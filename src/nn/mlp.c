@@ -8,6 +8,9 @@
  * Every product is a row-major GEMM over the whole batch through
  * cblas_dgemm (single-threaded, see src/core/blas.c), or through the plain
  * reference loops when the work space asks for them (tests compare both).
+ * The products, forward and backward are written once for double and float
+ * (mlp_pass.inc, included here with double and in mlp_single.c with float);
+ * this file adds the sweeps, the reference loops and the public entry points.
  * No pass allocates: all scratch lives in imp_mlp_work. */
 #include "nn/mlp_internal.h"
 
@@ -200,76 +203,6 @@ static void gemm_ref(int ta, int tb, int M, int N, int K, double alpha, const do
         }
 }
 
-/* Products with a small dimension (<= THIN): every product of a network
- * with a few inputs or outputs is of this kind (a potential R^D -> R, a
- * residual net R^2 -> R^2), and general GEMM spends more time in call
- * overhead and packing than in arithmetic there. A small inner dimension K
- * becomes K vectorised axpy sweeps over each row of C; a small M or N
- * becomes M or N matrix-vector products through BLAS's GEMV. */
-#define THIN IMP_MLP_THIN
-
-static int gemm_is_thin(int M, int N, int K) { return M <= THIN || N <= THIN || K <= THIN; }
-/* widest op(B) the thin product copies to contiguous rows (on the stack) */
-#define THIN_COPY_MAX 1024
-
-/* Vectorised by hand-dispatched ISA versions (mlp_internal.h): the thin
- * layers of the contact network run here at every step of every window. */
-static inline __attribute__((always_inline)) void gemm_thin_body(int ta, int tb, int M, int N, int K, double alpha,
-                                                                 const double *A, int lda, const double *Bm,
-                                                                 int ldb, double beta, double *C, int ldc)
-{
-    const size_t sai = ta ? 1 : (size_t)lda, sak = ta ? (size_t)lda : 1; /* A(i,k) = A[i sai + k sak] */
-    const size_t sbk = tb ? 1 : (size_t)ldb, sbj = tb ? (size_t)ldb : 1; /* B(k,j) = B[k sbk + j sbj] */
-    if (K <= THIN) {
-        /* op(B) with strided rows (a layer's W^T: the first layer of the
-         * contact network) is copied to K contiguous rows once, so that the
-         * loops below vectorise; the arithmetic per element is unchanged */
-        double bt[THIN * THIN_COPY_MAX];
-        const double *Bk = Bm;
-        size_t sbk_use = sbk, sbj_use = sbj;
-        if (sbj != 1 && M > 1 && N <= THIN_COPY_MAX) {
-            for (int k = 0; k < K; k++)
-                for (int j = 0; j < N; j++) bt[(size_t)k * N + j] = Bm[(size_t)k * sbk + (size_t)j * sbj];
-            Bk = bt, sbk_use = (size_t)N, sbj_use = 1;
-        }
-        for (int i = 0; i < M; i++) {
-            double *restrict c = C + (size_t)i * ldc;
-            for (int k = 0; k < K; k++) {
-                double aik = alpha * A[(size_t)i * sai + (size_t)k * sak];
-                const double *restrict b = Bk + (size_t)k * sbk_use;
-                /* the first term also applies beta, so C is swept K times, not K + 1 */
-                double cb = k > 0 ? 1.0 : beta;
-                if (sbj == 1 && cb == 0.0)
-                    for (int j = 0; j < N; j++) c[j] = aik * b[j];
-                else if (sbj == 1 && cb == 1.0)
-                    for (int j = 0; j < N; j++) c[j] += aik * b[j];
-                else if (sbj == 1)
-                    for (int j = 0; j < N; j++) c[j] = cb * c[j] + aik * b[j];
-                else if (cb == 0.0) /* strided op(B): the expressions of the general case below */
-                    for (int j = 0; j < N; j++) c[j] = 0.0 + aik * b[(size_t)j * sbj_use];
-                else
-                    for (int j = 0; j < N; j++) c[j] = cb * c[j] + aik * b[(size_t)j * sbj_use];
-            }
-            if (K == 0)
-                for (int j = 0; j < N; j++) c[j] = beta == 0.0 ? 0.0 : beta * c[j];
-        }
-    } else if (N <= THIN) {
-        /* column j of C: op(A) (M x K) times column j of op(B) */
-        for (int j = 0; j < N; j++)
-            cblas_dgemv(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, ta ? K : M, ta ? M : K, alpha, A, lda,
-                        Bm + (size_t)j * sbj, (int)sbk, beta, C + j, ldc);
-    } else {
-        /* row i of C: op(B)^T (N x K) times row i of op(A) */
-        for (int i = 0; i < M; i++)
-            cblas_dgemv(CblasRowMajor, tb ? CblasNoTrans : CblasTrans, tb ? N : K, tb ? K : N, alpha, Bm, ldb,
-                        A + (size_t)i * sai, (int)sak, beta, C + (size_t)i * ldc, 1);
-    }
-}
-IMP_ISA_VERSIONS(gemm_thin,
-                 (int ta, int tb, int M, int N, int K, double alpha, const double *A, int lda, const double *Bm,
-                  int ldb, double beta, double *C, int ldc),
-                 (ta, tb, M, N, K, alpha, A, lda, Bm, ldb, beta, C, ldc))
-
 /* Multiply-adds of the general products (not thin, not reference), for
  * the benches' share of the machine's GEMM peak (imp_nn_gemm_flops). */
 static _Atomic unsigned long long gemm_madds;
@@ -329,27 +262,6 @@ static int gemm_fits_single(const imp_mlp_work *w, int M, int N, int K)
     return w->gA && (size_t)M * K <= w->g_cap && (size_t)K * N <= w->g_cap && (size_t)M * N <= w->g_cap;
 }
 
-static void gemm(const imp_mlp_work *w, int ta, int tb, int M, int N, int K, double alpha,
-                 const double *A, int lda, const double *Bm, int ldb, double beta, double *C,
-                 int ldc)
-{
-    if (w->use_reference) {
-        gemm_ref(ta, tb, M, N, K, alpha, A, lda, Bm, ldb, beta, C, ldc);
-        return;
-    }
-    if (gemm_is_thin(M, N, K)) {
-        gemm_thin(ta, tb, M, N, K, alpha, A, lda, Bm, ldb, beta, C, ldc);
-        return;
-    }
-    gemm_madds += (unsigned long long)M * (unsigned long long)N * (unsigned long long)K;
-    if (w->gemm_single && gemm_fits_single(w, M, N, K)) {
-        gemm_single(w, ta, tb, M, N, K, alpha, A, lda, Bm, ldb, beta, C, ldc);
-        return;
-    }
-    cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M,
-                N, K, alpha, A, lda, Bm, ldb, beta, C, ldc);
-}
-
 int imp_mlp_work_set_gemm_single(imp_mlp_work *w, int on)
 {
     if (!w) return imp_fail(IMP_ERR_INVALID, "mlp work: NULL");
@@ -365,48 +277,41 @@ int imp_mlp_work_set_gemm_single(imp_mlp_work *w, int on)
     return IMP_OK;
 }
 
-void imp_mlp_gemm(const imp_mlp_work *w, int ta, int tb, int M, int N, int K, double alpha, const double *A,
-                  int lda, const double *Bm, int ldb, double beta, double *C, int ldc)
-{
-    gemm(w, ta, tb, M, N, K, alpha, A, lda, Bm, ldb, beta, C, ldc);
-}
-
-/* dW (n_out x n_in) += Z^T (B x n_out) A (B x n_in);  db += column sums of Z. */
-static void accumulate_layer_grad(const imp_mlp *m, const imp_mlp_work *w, int l, const double *Z,
-                                  const double *A_in, int B, double *dparams)
-{
-    int n_in = m->sizes[l], n_out = m->sizes[l + 1];
-    gemm(w, 1, 0, n_out, n_in, B, 1.0, Z, n_out, A_in, n_in, 1.0, dparams + m->w_off[l], n_in);
-    if (m->b_off[l] != SIZE_MAX) {
-        double *db = dparams + m->b_off[l];
-        for (int b = 0; b < B; b++) imp_vec_add_inplace(db, Z + (size_t)b * n_out, (size_t)n_out);
-    }
-}
-
-void imp_mlp_layer_grad(const imp_mlp *m, const imp_mlp_work *w, int l, const double *Z, const double *A_in,
-                        int B, double *dparams)
-{
-    accumulate_layer_grad(m, w, l, Z, A_in, B, dparams);
-}
-
-void imp_mlp_affine(const imp_mlp *m, const double *params, int l, const double *in, int B, double *z,
-                    const imp_mlp_work *w)
-{
-    int n_in = m->sizes[l], n_out = m->sizes[l + 1];
-    double beta = 0.0;
-    if (m->b_off[l] != SIZE_MAX) {
-        /* broadcast the bias, then let the GEMM accumulate onto it */
-        const double *bias = params + m->b_off[l];
-        for (int b = 0; b < B; b++) memcpy(z + (size_t)b * n_out, bias, (size_t)n_out * sizeof(double));
-        beta = 1.0;
-    }
-    gemm(w, 0, 1, B, n_out, n_in, 1.0, in, n_in, params + m->w_off[l], n_in, beta, z, n_out);
-}
-
 static imp_activation layer_act(const imp_mlp *m, int l)
 {
     return l == m->n_layers - 1 ? m->output_act : m->hidden_act;
 }
+
+/* ---- the general passes in double (mlp_pass.inc) ---- */
+
+static const double *input_d(imp_mlp_work *w, int B)
+{
+    (void)B; /* copied by the caller (copy_input) */
+    return w->x;
+}
+
+static const double *weights_d(const imp_mlp *m, const double *params, imp_mlp_work *w, int l, int round)
+{
+    (void)w, (void)round;
+    return params + m->w_off[l];
+}
+
+static void activate_d(const imp_mlp *m, imp_mlp_work *w, int l, double *z, size_t cnt)
+{
+    imp_act_forward(layer_act(m, l), z, w->s[l], cnt);
+}
+
+#define MP_REAL double
+#define MP_SFX _d
+#define MP_SINGLE 0
+#define MP_GEMV cblas_dgemv
+#define MP_GEMM cblas_dgemm
+#define MP_X(w) ((w)->x)
+#define MP_A(w, l) ((w)->a[l])
+#define MP_S(w, l) ((w)->s[l])
+#define MP_Z(w) ((w)->buf[0])
+#define MP_NEXT(w) ((w)->buf[1])
+#include "nn/mlp_pass.inc"
 
 /* ---- forward / backward ---- */
 
@@ -454,32 +359,25 @@ static void forward_cache_mode(const imp_mlp *m, const double *params, const dou
 {
     copy_input(m, x, ldx, B, w);
     w->cache_k = NULL;
-    if (!gradient_only && w->pass_k) {
-        w->pass_k->forward(m, params, B, w);
-        w->cache_k = w->pass_k;
-        w->fwd_batch = B;
-        w->sweep1_batch = 0;
-        w->gradient_only = 0;
-        return;
-    }
-    const double *in = w->x;
-    for (int l = 0; l < m->n_layers; l++) {
-        int n_out = m->sizes[l + 1];
-        double *z = w->a[l];
-        imp_mlp_affine(m, params, l, in, B, z, w);
-        if (gradient_only && l == m->n_layers - 2) {
-            imp_act_deriv_only(layer_act(m, l), z, w->s[l], (size_t)B * (size_t)n_out);
-            w->fwd_batch = 0; /* values incomplete: no imp_mlp_backward on this cache */
-            w->sweep1_batch = 0;
-            w->gradient_only = 1;
-            return;
-        }
-        imp_act_forward(layer_act(m, l), z, w->s[l], (size_t)B * (size_t)n_out);
-        in = z;
-    }
     w->fwd_batch = B;
     w->sweep1_batch = 0;
     w->gradient_only = 0;
+    if (!gradient_only && w->pass_k) {
+        w->pass_k->forward(m, params, B, w);
+        w->cache_k = w->pass_k;
+        return;
+    }
+    if (!gradient_only) {
+        forward_d(m, params, B, w, m->n_layers);
+        return;
+    }
+    /* layers 0..L-3, then z_{L-2} and s_{L-2} only */
+    const int l = m->n_layers - 2;
+    forward_d(m, params, B, w, l);
+    affine_d(m, params, l, l > 0 ? w->a[l - 1] : w->x, params + m->w_off[l], B, w->a[l], w);
+    imp_act_deriv_only(layer_act(m, l), w->a[l], w->s[l], (size_t)B * (size_t)m->sizes[l + 1]);
+    w->fwd_batch = 0; /* values incomplete: no imp_mlp_backward on this cache */
+    w->gradient_only = 1;
 }
 
 static void forward_cache(const imp_mlp *m, const double *params, const double *x, int ldx, int B,
@@ -512,7 +410,7 @@ void imp_mlp_forward(const imp_mlp *m, const double *params, const double *x, in
 void imp_mlp_backward_ld(const imp_mlp *m, const double *params, const double *dy, int lddy, int B,
                          double *dparams, double *dx, int lddx, imp_mlp_work *w)
 {
-    int L = m->n_layers, n_out_last = m->sizes[L];
+    const int n_out_last = m->sizes[m->n_layers];
     int st = imp_mlp_work_check(m, w, B);
     if (st == IMP_OK && w->fwd_batch != B)
         st = imp_fail(IMP_ERR_INVALID, "B: backward over %d rows, but the cached forward has %d (0 = none)",
@@ -528,26 +426,7 @@ void imp_mlp_backward_ld(const imp_mlp *m, const double *params, const double *d
         w->cache_k->backward(m, params, dy, lddy, B, dparams, dx, lddx, w);
         return;
     }
-    /* Z = dL/dz_L-1 = dy * s_L-1, then Z_{l-1} = (Z_l W_l) * s_{l-1}. */
-    double *Z = w->buf[0], *next = w->buf[1];
-    for (int b = 0; b < B; b++)
-        imp_vec_mul(Z + (size_t)b * n_out_last, dy + (size_t)b * lddy,
-                    w->s[L - 1] + (size_t)b * n_out_last, (size_t)n_out_last);
-    for (int l = L - 1; l >= 0; l--) {
-        int n_in = m->sizes[l], n_out = m->sizes[l + 1];
-        const double *A_in = l > 0 ? w->a[l - 1] : w->x;
-        if (dparams) accumulate_layer_grad(m, w, l, Z, A_in, B, dparams);
-        const double *W = params + m->w_off[l];
-        if (l > 0) {
-            gemm(w, 0, 0, B, n_in, n_out, 1.0, Z, n_out, W, n_in, 0.0, next, n_in);
-            imp_vec_mul_inplace(next, w->s[l - 1], (size_t)B * (size_t)n_in);
-            double *t = Z;
-            Z = next;
-            next = t;
-        } else if (dx) {
-            gemm(w, 0, 0, B, n_in, n_out, 1.0, Z, n_out, W, n_in, 1.0, dx, lddx);
-        }
-    }
+    backward_d(m, params, dy, lddy, B, dparams, dx, lddx, w);
 }
 
 void imp_mlp_backward(const imp_mlp *m, const double *params, const double *dy, int B,
@@ -597,12 +476,12 @@ void imp_mlp_grad_input_ld(const imp_mlp *m, const double *params, const double 
     for (int l = L - 1; l >= 1; l--) {
         int n_in = m->sizes[l], n_out = m->sizes[l + 1];
         /* e_{l-1} = delta_l W_l;  delta_{l-1} = s_{l-1} * e_{l-1} */
-        gemm(w, 0, 0, B, n_in, n_out, 1.0, w->delta[l], n_out, params + m->w_off[l], n_in, 0.0,
+        gemm_d(w, 0, 0, B, n_in, n_out, 1.0, w->delta[l], n_out, params + m->w_off[l], n_in, 0.0,
              w->e[l - 1], n_in);
         imp_vec_mul(w->delta[l - 1], w->s[l - 1], w->e[l - 1], (size_t)B * (size_t)n_in);
     }
     /* g = delta_0 W_0 */
-    gemm(w, 0, 0, B, n0, m->sizes[1], 1.0, w->delta[0], m->sizes[1], params + m->w_off[0], n0, 0.0,
+    gemm_d(w, 0, 0, B, n0, m->sizes[1], 1.0, w->delta[0], m->sizes[1], params + m->w_off[0], n0, 0.0,
          g, ldg);
     w->sweep1_batch = B;
 }
@@ -629,8 +508,8 @@ static void sweep2(const imp_mlp *m, const double *params, const double *gbar, i
     double *dbar = w->buf[0], *ebar = w->buf[1], *abar = w->buf[2];
     /* g = delta_0 W_0:  W0bar += delta_0^T gbar,  deltabar_0 = gbar W_0^T */
     if (dparams)
-        gemm(w, 1, 0, n1, n0, B, 1.0, w->delta[0], n1, gbar, ldgbar, 1.0, dparams + m->w_off[0], n0);
-    gemm(w, 0, 1, B, n1, n0, 1.0, gbar, ldgbar, params + m->w_off[0], n0, 0.0, dbar, n1);
+        gemm_d(w, 1, 0, n1, n0, B, 1.0, w->delta[0], n1, gbar, ldgbar, 1.0, dparams + m->w_off[0], n0);
+    gemm_d(w, 0, 1, B, n1, n0, 1.0, gbar, ldgbar, params + m->w_off[0], n0, 0.0, dbar, n1);
     /* Up pass, l = 0..L-1: delta_l = s_l * e_l gives
      *   sbar_l = deltabar_l * e_l  -> z-adjoint r_l = sbar_l * phi''(z_l)
      *   ebar_l = deltabar_l * s_l, and e_l = delta_{l+1} W_{l+1} gives
@@ -646,9 +525,9 @@ static void sweep2(const imp_mlp *m, const double *params, const double *gbar, i
         int n_next = m->sizes[l + 2];
         const double *W = params + m->w_off[l + 1];
         if (dparams)
-            gemm(w, 1, 0, n_next, n, B, 1.0, w->delta[l + 1], n_next, ebar, n, 1.0,
+            gemm_d(w, 1, 0, n_next, n, B, 1.0, w->delta[l + 1], n_next, ebar, n, 1.0,
                  dparams + m->w_off[l + 1], n);
-        gemm(w, 0, 1, B, n_next, n, 1.0, ebar, n, W, n, 0.0, dbar, n_next);
+        gemm_d(w, 0, 1, B, n_next, n, 1.0, ebar, n, W, n, 0.0, dbar, n_next);
     }
     /* Down pass: zbar_l = r_l + s_l * abar_l, abar_{l-1} = zbar_l W_l. An
      * identity output has r = 0 and abar = 0 there (the loss depends on g,
@@ -661,12 +540,12 @@ static void sweep2(const imp_mlp *m, const double *params, const double *gbar, i
         double *Z = w->r[l];
         if (l < top) imp_vec_fma_inplace(Z, w->s[l], abar, cnt);
         const double *A_in = l > 0 ? w->a[l - 1] : w->x;
-        if (dparams) accumulate_layer_grad(m, w, l, Z, A_in, B, dparams);
+        if (dparams) layer_grad_d(m, w, l, Z, A_in, B, dparams);
         const double *W = params + m->w_off[l];
         if (l > 0)
-            gemm(w, 0, 0, B, n_in, n_out, 1.0, Z, n_out, W, n_in, 0.0, abar, n_in);
+            gemm_d(w, 0, 0, B, n_in, n_out, 1.0, Z, n_out, W, n_in, 0.0, abar, n_in);
         else if (dx)
-            gemm(w, 0, 0, B, n_in, n_out, 1.0, Z, n_out, W, n_in, 1.0, dx, ldx);
+            gemm_d(w, 0, 0, B, n_in, n_out, 1.0, Z, n_out, W, n_in, 1.0, dx, ldx);
     }
 }
 

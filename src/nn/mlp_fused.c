@@ -129,12 +129,6 @@ const imp_mlp_kernels *imp_mlp_fused_sweeps(int single, int isa)
     return k->name ? k : &fused_sweeps[single != 0][IMP_ISA_BASE];
 }
 
-/* the double row kernel of mlp_fused_kernels.inc, dispatched for the forward below */
-#define pre_activation_rows_body pre_activation_rows_body_d
-IMP_ISA_VERSIONS(pre_activation_rows,
-                 (int B, int n0, int n1, const double *x, const double *W0t, const double *b0, double *z),
-                 (B, n0, n1, x, W0t, b0, z))
-
 /* ---- forward and backward of a network with one hidden layer and few
  * inputs and outputs (the ResNet baselines' f: R^(2D[+K]) -> R^(2D)) ----
  *
@@ -163,20 +157,20 @@ static inline __attribute__((always_inline)) void output_rows_body(int B, int n1
         for (int k = 0; k < n2; k++)
             y[(size_t)b * n2 + k] = (b1 ? b1[k] : 0.0) + dot2_d(n1, a + (size_t)b * n1, W1 + (size_t)k * n1);
 }
-IMP_ISA_VERSIONS(output_rows,
-                 (int B, int n1, int n2, const double *a, const double *W1, const double *b1, double *y),
-                 (B, n1, n2, a, W1, b1, y))
 
-static void fused_forward(const imp_mlp *m, const double *params, int B, imp_mlp_work *w)
+/* vbytes: the version's vector width (IMP_ISA_TABLE), unused */
+static inline __attribute__((always_inline)) void fused_forward_body(int vbytes, const imp_mlp *m,
+                                                                     const double *params, int B, imp_mlp_work *w)
 {
+    (void)vbytes;
     const int n0 = m->sizes[0], n1 = m->sizes[1], n2 = m->sizes[2];
     const double *W0t, *b0, *w1;
     weights_d(m, params, w, &W0t, &b0, &w1);
-    pre_activation_rows(B, n0, n1, w->x, W0t, b0, w->a[0]);
-    imp_act_forward(m->hidden_act, w->a[0], w->s[0], (size_t)B * (size_t)n1);
-    output_rows(B, n1, n2, w->a[0], params + m->w_off[1],
-                m->b_off[1] != SIZE_MAX ? params + m->b_off[1] : NULL, w->a[1]);
-    imp_act_forward(m->output_act, w->a[1], w->s[1], (size_t)B * (size_t)n2);
+    pre_activation_rows_body_d(B, n0, n1, w->x, W0t, b0, w->a[0]);
+    act_forward_d_body(m->hidden_act, w->a[0], w->s[0], (size_t)B * (size_t)n1);
+    output_rows_body(B, n1, n2, w->a[0], params + m->w_off[1],
+                     m->b_off[1] != SIZE_MAX ? params + m->b_off[1] : NULL, w->a[1]);
+    act_forward_d_body(m->output_act, w->a[1], w->s[1], (size_t)B * (size_t)n2);
 }
 
 /* One row: Z0 = s0 * (W1^T Z1); sums into acc (rows 0..n0-1: W0bar^T,
@@ -218,15 +212,12 @@ static inline __attribute__((always_inline)) void backward_rows_body(
         backward_row(n0, n1, n2, W0t, W1, Z1 + (size_t)b * n2, x + (size_t)b * n0, a + (size_t)b * n1,
                      s + (size_t)b * n1, Z0, acc, dx ? dx + (size_t)b * lddx : NULL);
 }
-IMP_ISA_VERSIONS(backward_rows,
-                 (int B, int n0, int n1, int n2, const double *W0t, const double *W1, const double *Z1,
-                  const double *x, const double *a, const double *s, double *Z0, double *acc, double *dx,
-                  int lddx),
-                 (B, n0, n1, n2, W0t, W1, Z1, x, a, s, Z0, acc, dx, lddx))
-
-static void fused_backward(const imp_mlp *m, const double *params, const double *dy, int lddy, int B,
-                           double *dparams, double *dx, int lddx, imp_mlp_work *w)
+static inline __attribute__((always_inline)) void fused_backward_body(int vbytes, const imp_mlp *m,
+                                                                      const double *params, const double *dy,
+                                                                      int lddy, int B, double *dparams, double *dx,
+                                                                      int lddx, imp_mlp_work *w)
 {
+    (void)vbytes;
     const int n0 = m->sizes[0], n1 = m->sizes[1], n2 = m->sizes[2];
     const double *W0t, *b0, *w1;
     weights_d(m, params, w, &W0t, &b0, &w1);
@@ -235,8 +226,8 @@ static void fused_backward(const imp_mlp *m, const double *params, const double 
         for (int k = 0; k < n2; k++)
             Z1[(size_t)b * n2 + k] = dy[(size_t)b * lddy + k] * w->s[1][(size_t)b * n2 + k];
     memset(w->facc, 0, (size_t)(n0 + 1 + n2) * n1 * sizeof(double));
-    backward_rows(B, n0, n1, n2, W0t, params + m->w_off[1], Z1, w->x, w->a[0], w->s[0], Z0, w->facc, dx,
-                  lddx);
+    backward_rows_body(B, n0, n1, n2, W0t, params + m->w_off[1], Z1, w->x, w->a[0], w->s[0], Z0, w->facc, dx,
+                       lddx);
     if (!dparams) return;
     double *dW0 = dparams + m->w_off[0], *db0 = dparams + m->b_off[0], *dW1 = dparams + m->w_off[1];
     const double *b0bar = w->facc + (size_t)n0 * n1, *W1bar = b0bar + n1;
@@ -250,7 +241,24 @@ static void fused_backward(const imp_mlp *m, const double *params, const double 
             for (int k = 0; k < n2; k++) dparams[m->b_off[1] + k] += Z1[(size_t)b * n2 + k];
 }
 
-/* forward and backward in double; their elementwise kernels follow the
- * process's version (imp_act_isa) */
-const imp_mlp_kernels imp_mlp_fused_pass = {"fused forward/backward, double", 0, -1, NULL, NULL, fused_forward,
-                                            fused_backward};
+#define PASS_PARAMS                                                                                         \
+    (const imp_mlp *m, const double *params, const double *dy, int lddy, int B, double *dparams, double *dx, \
+     int lddx, imp_mlp_work *w)
+IMP_ISA_TABLE(fused_forward, (const imp_mlp *m, const double *params, int B, imp_mlp_work *w), (m, params, B, w))
+IMP_ISA_TABLE(fused_backward, PASS_PARAMS, (m, params, dy, lddy, B, dparams, dx, lddx, w))
+
+/* forward and backward in double, one table per instruction-set version
+ * (everything inside, the activations too, is compiled for it) */
+#define FUSED_PASS(isa, v) {"fused forward/backward, double, " #v, 0, isa, NULL, NULL, fused_forward_##v, fused_backward_##v}
+#if IMP_HAVE_ISA_VERSIONS
+static const imp_mlp_kernels fused_pass[3] = {FUSED_PASS(IMP_ISA_BASE, base), FUSED_PASS(IMP_ISA_AVX2, avx2),
+                                              FUSED_PASS(IMP_ISA_AVX512, avx512)};
+#else
+static const imp_mlp_kernels fused_pass[3] = {FUSED_PASS(IMP_ISA_BASE, base)};
+#endif
+
+const imp_mlp_kernels *imp_mlp_fused_pass(int isa)
+{
+    const imp_mlp_kernels *k = &fused_pass[isa >= IMP_ISA_BASE && isa <= IMP_ISA_AVX512 ? isa : 0];
+    return k->name ? k : &fused_pass[IMP_ISA_BASE];
+}

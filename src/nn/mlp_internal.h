@@ -141,11 +141,9 @@ const char *imp_isa_name(int isa);
  * ebar = dbar * s; e and ebar both NULL for the output layer (e = 1). */
 void imp_act_sweep2_up(imp_activation act, size_t n, const double *dbar, const double *e,
                        const double *a, const double *s, double *r, double *ebar);
-/* out = x * y;  out *= x;  out += x * y  (elementwise, no aliasing) */
+/* out = x * y;  out += x * y  (elementwise, no aliasing) */
 void imp_vec_mul(double *out, const double *x, const double *y, size_t n);
-void imp_vec_mul_inplace(double *out, const double *x, size_t n);
 void imp_vec_fma_inplace(double *out, const double *x, const double *y, size_t n);
-void imp_vec_add_inplace(double *out, const double *x, size_t n);
 
 struct imp_mlp_work {
     int n_layers;
@@ -159,7 +157,7 @@ struct imp_mlp_work {
     int no_fused;           /* 1: never take the fused path (tests compare both) */
     int isa;                /* instruction-set version of the kernel tables, fixed when the work is made */
     imp_mlp net;            /* the network the work was made for (its kernels are chosen from it) */
-    /* kernel tables (imp_mlp_kernels_choose; NULL: the general path of mlp.c) */
+    /* kernel tables (imp_mlp_kernels_choose; NULL: the general path, mlp_pass.inc in double) */
     const struct imp_mlp_kernels *pass_k;  /* forward and backward */
     const struct imp_mlp_kernels *sweep_k; /* sweeps 1 and 2 (V not asked for) */
     const struct imp_mlp_kernels *cache_k; /* the table that made the cached pass (its backward or sweep 2 follows) */
@@ -198,22 +196,14 @@ struct imp_mlp_work {
 };
 
 /* A layer with at most this many inputs or outputs is "thin": its products
- * avoid general GEMM (mlp.c, mlp_single.c). */
+ * avoid general GEMM (mlp_pass.inc). */
 #define IMP_MLP_THIN 4
-
-/* The matrix product and layer-gradient kernels of mlp.c, for the other
- * passes: C = alpha op(A) op(B) + beta C (row-major), and
- * dW_l += Z^T A_in, db_l += column sums of Z. */
-void imp_mlp_gemm(const imp_mlp_work *w, int ta, int tb, int M, int N, int K, double alpha, const double *A,
-                  int lda, const double *Bm, int ldb, double beta, double *C, int ldc);
-/* z (B x sizes[l+1]) = in (B x sizes[l]) W_l^T + b_l, in double */
-void imp_mlp_affine(const imp_mlp *m, const double *params, int l, const double *in, int B, double *z,
-                    const imp_mlp_work *w);
-void imp_mlp_layer_grad(const imp_mlp *m, const imp_mlp_work *w, int l, const double *Z, const double *A_in,
-                        int B, double *dparams);
+/* widest op(B) a thin product copies to contiguous rows (on the stack) */
+#define IMP_MLP_THIN_COPY_MAX 1024
 
 /* The kernel family. A table holds the passes of one precision (and, for
- * the fused sweeps, one instruction-set version); a work picks its tables
+ * the fused sweeps and the fused forward/backward, one instruction-set
+ * version); a work picks its tables
  * once, when it is made or configured (imp_mlp_work_new, _set_single,
  * _set_fused, _set_reference call imp_mlp_kernels_choose), from the
  * network's shape, the precision asked for and w->isa. mlp.c runs a table's
@@ -225,7 +215,7 @@ void imp_mlp_layer_grad(const imp_mlp *m, const imp_mlp_work *w, int l, const do
 typedef struct imp_mlp_kernels {
     const char *name;
     int single; /* 1: float inside */
-    int isa;    /* the version compiled in; -1: elementwise kernels follow imp_act_isa() */
+    int isa;    /* the version compiled in; -1: its kernels follow imp_act_isa() (the float pass) */
     /* sweep 1 (g = dV/dx, V not computed; fills the cache) and sweep 2 */
     void (*sweep1)(const imp_mlp *m, const double *params, int B, double *g, int ldg, imp_mlp_work *w);
     void (*sweep2)(const imp_mlp *m, const double *params, const double *gbar, int ldgbar, int B,
@@ -237,9 +227,9 @@ typedef struct imp_mlp_kernels {
 } imp_mlp_kernels;
 
 void imp_mlp_kernels_choose(imp_mlp_work *w);
-/* the tables (mlp_fused.c, mlp_single.c) */
+/* the tables (mlp_fused.c, mlp_single.c): the fused ones per instruction-set version */
 const imp_mlp_kernels *imp_mlp_fused_sweeps(int single, int isa);
-extern const imp_mlp_kernels imp_mlp_fused_pass;
+const imp_mlp_kernels *imp_mlp_fused_pass(int isa);
 extern const imp_mlp_kernels imp_mlp_single_pass;
 /* Round the float fused sweeps' weights of params into w->ffw once
  * (imp_mlp_work_single_fix, when imp_mlp_fused_ok and w->ffw): the sweeps

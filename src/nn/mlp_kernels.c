@@ -25,7 +25,7 @@ void imp_mlp_kernels_choose(imp_mlp_work *w)
     if (w->single && w->fslab && has_wide_layer(m))
         w->pass_k = &imp_mlp_single_pass;
     else if (!w->no_fused && imp_mlp_fused_vec_ok(m))
-        w->pass_k = &imp_mlp_fused_pass;
+        w->pass_k = imp_mlp_fused_pass(w->isa);
     if (!w->no_fused && imp_mlp_fused_ok(m)) w->sweep_k = imp_mlp_fused_sweeps(w->single && w->ffw, w->isa);
 }
 

@@ -12,9 +12,10 @@
  * (mlp_fused.c) and stays double outside training.
  *
  * What runs in single: every layer's product, activation and weight
- * gradient. The thin layers (a few inputs or outputs: the contact
- * network's first and output layers) take loops and sgemv instead of
- * sgemm (gemm_f below); until session 5 they ran in double, and the
+ * gradient. The passes are the double path's, from one source
+ * (mlp_pass.inc, included below with float): the thin layers (a few inputs
+ * or outputs: the contact network's first and output layers) take loops
+ * and sgemv instead of sgemm (gemm_f); until session 5 they ran in double, and the
  * crossings between the two precisions at every layer boundary cost a
  * tenth of a CD-Lagrange training epoch (perf, bench/bench_cdl.c).
  * Values cross once on the way in (the input) and once on the way out: the
@@ -25,6 +26,9 @@
  * tests/test_nn.c checks the results against the double path (relative
  * agreement ~1e-6) and against finite differences.
  *
+ * This file holds what only float has: its buffers, the crossings between
+ * the precisions, rounded weights shared with a leader or fixed once
+ * (with their matrix-vector kernel), and the hooks of mlp_pass.inc.
  * Only imp_mlp_forward/backward take this path, when
  * imp_mlp_work_set_single(w, 1) was called and the network has a wide
  * layer (otherwise there is nothing to gain); the input-gradient sweeps of
@@ -120,14 +124,6 @@ static inline __attribute__((always_inline)) void add_float_body(double *restric
 }
 IMP_ISA_VERSIONS(add_float, (double *restrict out, const float *restrict in, size_t n), (out, in, n))
 
-
-static inline __attribute__((always_inline)) void mul_float_body(float *restrict out, const float *restrict s,
-                                                                 size_t n)
-{
-    for (size_t i = 0; i < n; i++) out[i] *= s[i];
-}
-IMP_ISA_VERSIONS(mul_float, (float *restrict out, const float *restrict s, size_t n), (out, s, n))
-
 static inline __attribute__((always_inline)) void relu_float_body(float *restrict z, float *restrict s, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
@@ -137,26 +133,6 @@ static inline __attribute__((always_inline)) void relu_float_body(float *restric
     }
 }
 IMP_ISA_VERSIONS(relu_float, (float *restrict z, float *restrict s, size_t n), (z, s, n))
-
-/* The crossings between float and double in the passes below, vectorised
- * like the loops above (the same operations per element as plain loops,
- * so the results do not depend on the version). */
-static inline __attribute__((always_inline)) void bias_rows_float_body(float *restrict z, const double *restrict bias,
-                                                                       int B, int n)
-{
-    for (int b = 0; b < B; b++)
-        for (int j = 0; j < n; j++) z[(size_t)b * n + j] = (float)bias[j];
-}
-IMP_ISA_VERSIONS(bias_rows_float, (float *restrict z, const double *restrict bias, int B, int n), (z, bias, B, n))
-
-/* db += column sums of Z (B x n, float), row by row in double */
-static inline __attribute__((always_inline)) void bias_grad_float_body(double *restrict db, const float *restrict Z,
-                                                                       int B, int n)
-{
-    for (int b = 0; b < B; b++)
-        for (int j = 0; j < n; j++) db[j] += (double)Z[(size_t)b * n + j];
-}
-IMP_ISA_VERSIONS(bias_grad_float, (double *restrict db, const float *restrict Z, int B, int n), (db, Z, B, n))
 
 /* Activation of a hidden layer in place (z -> a, s = phi'(z)). ReLU and
  * identity are exact in float; the smooth ones go through the double
@@ -176,59 +152,50 @@ static void act_single(imp_activation act, float *restrict z, float *restrict s,
     }
 }
 
-/* C = op(A) op(B) + beta C in float (row-major, beta 0 or 1): sgemm, or
- * for thin shapes the strategies of mlp.c's gemm_thin: a small inner
- * dimension K becomes K vectorised axpy sweeps over each row of C (op(B)
- * with strided rows copied to contiguous ones first), a small N or M
- * becomes matrix-vector products. */
-#define THIN_F_COPY_MAX 1024
-static inline __attribute__((always_inline)) void gemm_thin_f_body(int ta, int tb, int M, int N, int K,
-                                                                   const float *A, int lda, const float *Bm,
-                                                                   int ldb, float beta, float *C, int ldc)
+/* ---- the general passes in float (mlp_pass.inc) ---- */
+
+static const float *input_f(imp_mlp_work *w, int B)
 {
-    const size_t sai = ta ? 1 : (size_t)lda, sak = ta ? (size_t)lda : 1; /* A(i,k) = A[i sai + k sak] */
-    const size_t sbk = tb ? 1 : (size_t)ldb, sbj = tb ? (size_t)ldb : 1; /* B(k,j) = B[k sbk + j sbj] */
-    float bt[IMP_MLP_THIN * THIN_F_COPY_MAX];
-    const float *Bk = Bm;
-    size_t sbk_use = sbk;
-    if (sbj != 1) { /* the caller guarantees N <= THIN_F_COPY_MAX here */
-        for (int k = 0; k < K; k++)
-            for (int j = 0; j < N; j++) bt[(size_t)k * N + j] = Bm[(size_t)k * sbk + (size_t)j * sbj];
-        Bk = bt, sbk_use = (size_t)N;
-    }
-    for (int i = 0; i < M; i++) {
-        float *restrict c = C + (size_t)i * ldc;
-        if (beta == 0.0f)
-            for (int j = 0; j < N; j++) c[j] = 0.0f;
-        for (int k = 0; k < K; k++) {
-            const float aik = A[(size_t)i * sai + (size_t)k * sak];
-            const float *restrict b = Bk + (size_t)k * sbk_use;
-            for (int j = 0; j < N; j++) c[j] += aik * b[j];
-        }
+    to_float(w->fx, w->x, (size_t)B * (size_t)w->sizes[0]);
+    return w->fx;
+}
+
+/* the forward's (round: 1) rounds them unless fixed or a leader's */
+static const float *weights_f(const imp_mlp *m, const double *params, imp_mlp_work *w, int l, int round)
+{
+    if (w->leader) return w->leader->fW[l]; /* rounded by the leader's forward (imp_mlp_work_single_follow) */
+    if (round && !w->fixed) to_float(w->fW[l], params + m->w_off[l], (size_t)m->sizes[l + 1] * (size_t)m->sizes[l]);
+    return w->fW[l];
+}
+
+/* the output layer's activation in double */
+static void activate_f(const imp_mlp *m, imp_mlp_work *w, int l, float *z, size_t cnt)
+{
+    if (l == m->n_layers - 1) {
+        to_double(w->a[l], z, cnt);
+        imp_act_forward(m->output_act, w->a[l], w->s[l], cnt);
+    } else {
+        act_single(m->hidden_act, z, w->fs[l], w->a[l], w->s[l], cnt);
     }
 }
-IMP_ISA_VERSIONS(gemm_thin_f,
-                 (int ta, int tb, int M, int N, int K, const float *A, int lda, const float *Bm, int ldb,
-                  float beta, float *C, int ldc),
-                 (ta, tb, M, N, K, A, lda, Bm, ldb, beta, C, ldc))
 
-static void gemm_f(int ta, int tb, int M, int N, int K, const float *A, int lda, const float *Bm, int ldb,
-                   float beta, float *C, int ldc)
+static void fixed_affine(imp_mlp_work *w, int l, const float *in, int B, float *z);
+
+#define MP_REAL float
+#define MP_SFX _f
+#define MP_SINGLE 1
+#define MP_GEMV cblas_sgemv
+#define MP_GEMM cblas_sgemm
+#define MP_X(w) ((w)->fx)
+#define MP_A(w, l) ((w)->fa[l])
+#define MP_S(w, l) ((w)->fs[l])
+#define MP_Z(w) ((w)->fZ)
+#define MP_NEXT(w) ((w)->fnext)
+#include "nn/mlp_pass.inc"
+
+static void single_forward(const imp_mlp *m, const double *params, int B, imp_mlp_work *w)
 {
-    if (K <= IMP_MLP_THIN && N <= THIN_F_COPY_MAX) {
-        gemm_thin_f(ta, tb, M, N, K, A, lda, Bm, ldb, beta, C, ldc);
-    } else if (N <= IMP_MLP_THIN) { /* column j of C: op(A) (M x K) times column j of op(B) */
-        for (int j = 0; j < N; j++)
-            cblas_sgemv(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, ta ? K : M, ta ? M : K, 1.0f, A, lda,
-                        Bm + (size_t)j * (tb ? (size_t)ldb : 1), tb ? 1 : ldb, beta, C + j, ldc);
-    } else if (M <= IMP_MLP_THIN) { /* row i of C: op(B)^T (N x K) times row i of op(A) */
-        for (int i = 0; i < M; i++)
-            cblas_sgemv(CblasRowMajor, tb ? CblasNoTrans : CblasTrans, tb ? N : K, tb ? K : N, 1.0f, Bm, ldb,
-                        A + (size_t)i * (ta ? 1 : (size_t)lda), ta ? lda : 1, beta, C + (size_t)i * ldc, 1);
-    } else {
-        cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M, N, K, 1.0f,
-                    A, lda, Bm, ldb, beta, C, ldc);
-    }
+    forward_f(m, params, B, w, m->n_layers);
 }
 
 /* z = W x + b for one row x, from the transposed weights Wt (n_in x np, np
@@ -344,7 +311,7 @@ static void fixed_affine(imp_mlp_work *w, int l, const float *in, int B, float *
     const int n_in = w->sizes[l], n_out = w->sizes[l + 1], np = pad16(n_out);
     if (B > IMP_MLP_THIN) {
         for (int r = 0; r < B; r++) memcpy(z + (size_t)r * n_out, w->fbt[l], (size_t)n_out * sizeof(float));
-        gemm_f(0, 1, B, n_out, n_in, in, n_in, w->fW[l], n_in, 1.0f, z, n_out);
+        gemm_f(w, 0, 1, B, n_out, n_in, 1.0f, in, n_in, w->fW[l], n_in, 1.0f, z, n_out);
         return;
     }
     for (int r = 0; r < B; r++) {
@@ -362,73 +329,7 @@ static void fixed_affine(imp_mlp_work *w, int l, const float *in, int B, float *
     }
 }
 
-static void single_forward(const imp_mlp *m, const double *params, int B, imp_mlp_work *w)
-{
-    const int L = m->n_layers, n0 = m->sizes[0];
-    to_float(w->fx, w->x, (size_t)B * (size_t)n0);
-    const float *in = w->fx;
-    for (int l = 0; l < L; l++) {
-        const int n_in = m->sizes[l], n_out = m->sizes[l + 1];
-        const size_t cnt = (size_t)B * (size_t)n_out;
-        float *z = w->fa[l];
-        const float *W = w->fW[l];
-        if (w->leader)
-            W = w->leader->fW[l]; /* rounded by the leader's forward (imp_mlp_work_single_follow) */
-        else if (!w->fixed)
-            to_float(w->fW[l], params + m->w_off[l], (size_t)n_out * (size_t)n_in);
-        if (w->fixed) {
-            fixed_affine(w, l, in, B, z);
-        } else {
-            float beta = 0.0f;
-            if (m->b_off[l] != SIZE_MAX) {
-                bias_rows_float(z, params + m->b_off[l], B, n_out);
-                beta = 1.0f;
-            }
-            gemm_f(0, 1, B, n_out, n_in, in, n_in, W, n_in, beta, z, n_out);
-        }
-        if (l == L - 1) { /* the output layer's activation in double */
-            to_double(w->a[l], z, cnt);
-            imp_act_forward(m->output_act, w->a[l], w->s[l], cnt);
-        } else {
-            act_single(m->hidden_act, z, w->fs[l], w->a[l], w->s[l], cnt);
-        }
-        in = z;
-    }
-}
-
-static void single_backward(const imp_mlp *m, const double *params, const double *dy, int lddy, int B,
-                            double *dparams, double *dx, int lddx, imp_mlp_work *w)
-{
-    (void)params; /* the forward's rounded weights are used */
-    const int L = m->n_layers, nL = m->sizes[L];
-    float *Zf = w->fZ, *nextf = w->fnext;
-    /* Z = dL/dz_{L-1} = dy * s_{L-1}, in double, rounded once */
-    for (int b = 0; b < B; b++) {
-        const double *dyb = dy + (size_t)b * lddy, *sb = w->s[L - 1] + (size_t)b * nL;
-        for (int j = 0; j < nL; j++) Zf[(size_t)b * nL + j] = (float)(dyb[j] * sb[j]);
-    }
-    for (int l = L - 1; l >= 0; l--) {
-        const int n_in = m->sizes[l], n_out = m->sizes[l + 1];
-        const float *W = w->leader ? w->leader->fW[l] : w->fW[l];
-        if (dparams) {
-            const float *A_in = l > 0 ? w->fa[l - 1] : w->fx;
-            gemm_f(1, 0, n_out, n_in, B, Zf, n_out, A_in, n_in, 0.0f, w->fdW, n_in);
-            add_float(dparams + m->w_off[l], w->fdW, (size_t)n_out * (size_t)n_in);
-            if (m->b_off[l] != SIZE_MAX) bias_grad_float(dparams + m->b_off[l], Zf, B, n_out);
-        }
-        if (l == 0 && !dx) break;
-        gemm_f(0, 0, B, n_in, n_out, Zf, n_out, W, n_in, 0.0f, nextf, n_in);
-        if (l == 0) {
-            for (int b = 0; b < B; b++) add_float(dx + (size_t)b * lddx, nextf + (size_t)b * n_in, (size_t)n_in);
-        } else {
-            mul_float(nextf, w->fs[l - 1], (size_t)B * (size_t)n_in);
-            float *t = Zf;
-            Zf = nextf, nextf = t;
-        }
-    }
-}
-
 /* forward and backward with float products; the elementwise kernels follow
  * the process's version (imp_act_isa) */
 const imp_mlp_kernels imp_mlp_single_pass = {"forward/backward, float", 1, -1, NULL, NULL, single_forward,
-                                             single_backward};
+                                             backward_f};
