@@ -23,6 +23,7 @@ typedef struct settings {
     int seeds, epochs, jobs, heldout;
     double restitution, noise;
     int impact_law; /* CD-Lagrange's impact law (IMP_CDL_IMPACT_PAPER or _NEWTON; -1: the data's default) */
+    int lr_schedule; /* every model's (IMP_LR_*; AUTO: train's default, cosine on these data) */
 } settings;
 
 typedef struct job {
@@ -48,6 +49,9 @@ static void usage(FILE *f)
             "  --impact-law L   CD-Lagrange's impact law: auto (default: newton on these data, as\n"
             "                   train's default), paper or newton (see train --help; use another\n"
             "                   --out for each: runs are resumed by name)\n"
+            "  --lr-schedule S  every model's learning-rate schedule: auto (default: cosine on these\n"
+            "                   data, as train's default), constant or cosine (use another --out\n"
+            "                   for each)\n"
             "  --out DIR        results folder (default reproduce-your-data; runs are resumed)\n");
 }
 
@@ -106,6 +110,7 @@ static int run_job(const settings *s, const job *j)
     imp_train_opts_default(&to, 1);
     to.epochs = s->epochs;
     to.seed = (unsigned long long)j->seed;
+    to.lr_schedule = s->lr_schedule;
     /* CD-Lagrange learns e, starting from the data's estimate around the
      * labelled contacts (not from the meta, which holds the target) */
     cfg.learn_restitution = kind == IMP_MODEL_CDL;
@@ -179,14 +184,14 @@ static void row(FILE *f, const settings *s, const char *model, const char *label
 
 int cli_reproduce_your_data(int argc, char **argv)
 {
-    settings s = {"reproduce-your-data", "compliant-ball", 5, 2000, 2, 5, 0.7, 0.2, -1};
+    settings s = {"reproduce-your-data", "compliant-ball", 5, 2000, 2, 5, 0.7, 0.2, -1, IMP_LR_AUTO};
     int quick = 0, epochs_given = 0;
     static const struct option opts[] = {
         {"seeds", required_argument, 0, 's'}, {"epochs", required_argument, 0, 'E'},
         {"quick", no_argument, 0, 'q'},       {"restitution", required_argument, 0, 'e'},
         {"noise", required_argument, 0, 'n'}, {"system", required_argument, 0, 'S'},
         {"jobs", required_argument, 0, 'j'},  {"out", required_argument, 0, 'o'},
-        {"impact-law", required_argument, 0, 'I'},
+        {"impact-law", required_argument, 0, 'I'}, {"lr-schedule", required_argument, 0, 'L'},
         {"help", no_argument, 0, 'h'},        {0, 0, 0, 0}};
     optind = 1;
     opterr = 0;
@@ -212,6 +217,10 @@ int cli_reproduce_your_data(int argc, char **argv)
             else if (!strcmp(optarg, "newton")) s.impact_law = IMP_CDL_IMPACT_NEWTON;
             else if (!strcmp(optarg, "auto")) s.impact_law = -1;
             else return cli_failf("reproduce your-data", "--impact-law: '%s' is not auto, paper or newton", optarg);
+            break;
+        case 'L':
+            if (imp_lr_schedule_from_name(optarg, &s.lr_schedule))
+                return cli_failf("reproduce your-data", "--lr-schedule: '%s' is not constant, cosine or auto", optarg);
             break;
         case 'h': usage(stdout); return 0;
         default:
@@ -284,6 +293,22 @@ int cli_reproduce_your_data(int argc, char **argv)
             }
         }
     }
+    /* the schedule the runs used: auto resolved on a training set as the runs do */
+    char lr_name[32];
+    double lr = NAN;
+    {
+        imp_train_opts to;
+        imp_train_opts_default(&to, 1);
+        lr = to.lr;
+        int sched = s.lr_schedule;
+        imp_trajset d;
+        if (sched == IMP_LR_AUTO && !make_data(&s, 0, 0, &d)) {
+            snprintf(lr_name, sizeof lr_name, "auto (%s)", imp_lr_schedule_name(imp_train_default_lr_schedule(&d)));
+            imp_trajset_free(&d);
+        } else {
+            snprintf(lr_name, sizeof lr_name, "%s", imp_lr_schedule_name(sched));
+        }
+    }
     FILE *tf;
     char tpath[1024];
     snprintf(tpath, sizeof tpath, "%s/table.md", s.out);
@@ -293,11 +318,12 @@ int cli_reproduce_your_data(int argc, char **argv)
         fprintf(f,
                 "%s, e = %g (apparent restitution of the contact %.4f), noise %g, touch-sensor labels; %d held-out "
                 "trajectories per seed, %d epochs, %d seeds; CD-Lagrange learns e from the data's estimate, "
-                "impact law %s\n\n"
+                "impact law %s; learning rate %g, schedule %s\n\n"
                 "| model          | labels   | runs | RMSE held-out (ref. code def.) | median | learned dU/dq at the floor / g "
                 "(min .. max) | learned e (min .. max) |\n| --- | --- | --- | --- | --- | --- | --- |\n",
                 s.system, s.restitution, apparent, s.noise, s.heldout, s.epochs, s.seeds,
-                s.impact_law < 0 ? "auto (newton)" : s.impact_law == IMP_CDL_IMPACT_NEWTON ? "newton" : "paper");
+                s.impact_law < 0 ? "auto (newton)" : s.impact_law == IMP_CDL_IMPACT_NEWTON ? "newton" : "paper",
+                lr, lr_name);
         for (int k = 0; k < nm; k++) row(f, &s, models[k][0], models[k][1]);
         if (pass) fclose(f);
     }

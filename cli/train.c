@@ -22,6 +22,10 @@ static void usage(FILE *f)
             "  --horizon H          window length (default 10)\n"
             "  --batch B            windows per mini-batch (default 32)\n"
             "  --lr X  --l2 X       learning rate, L2 weight on the potential's kernels\n"
+            "  --lr-schedule S      auto (default): constant for impulse's event-driven simulators\n"
+            "                       (meta labels \"impact\"), cosine for other data; constant (the\n"
+            "                       reference code's) or cosine (lr (1 + cos(pi (e-1)/E))/2 in epoch\n"
+            "                       e of E: annealed to 0, lets a fit to noisy data settle)\n"
             "  --activation A       tanh | softplus | relu\n"
             "  --hidden N --layers L  width and hidden layers of the potential / ResNet (500, 1)\n"
             "  --touch | --no-touch contact labels observed in training (default --touch; data\n"
@@ -133,6 +137,7 @@ int cli_train(int argc, char **argv)
     cfg.act = code ? IMP_ACT_SOFTPLUS : IMP_ACT_TANH;
     const char *data_path = NULL, *out = NULL, *labels = "auto", *e_init = NULL, *mu_init = "data";
     int quiet = 0, json = 0, touch_given = 0, e_mode = -1, law_given = 0; /* e_mode -1: default (learn for cdl) */
+    int schedule = IMP_LR_AUTO;
     static const struct option opts[] = {
         {"data", required_argument, 0, 'D'},    {"settings", required_argument, 0, 'S'},
         {"epochs", required_argument, 0, 'E'},  {"horizon", required_argument, 0, 'H'},
@@ -153,6 +158,7 @@ int cli_train(int argc, char **argv)
         {"checkpoint-every", required_argument, 0, 1}, {"checkpoint-seconds", required_argument, 0, 1},
         {"diverge-factor", required_argument, 0, 1},
         {"impact-law", required_argument, 0, 'I'},  {"json", no_argument, 0, 'J'},
+        {"lr-schedule", required_argument, 0, 's'},
         {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
     cli_run_opts ro;
     cli_run_opts_default(&ro);
@@ -212,6 +218,10 @@ int cli_train(int argc, char **argv)
             law_given = strcmp(optarg, "auto") != 0;
             break;
         case 'J': json = 1; break;
+        case 's':
+            if (imp_lr_schedule_from_name(optarg, &schedule))
+                return cli_failf("train", "--lr-schedule: '%s' is not constant, cosine or auto", optarg);
+            break;
         case 'h': usage(stdout); return 0;
         default: return cli_failf("train", "unknown or incomplete option '%s' (see --help)", argv[optind - 1]);
         }
@@ -245,7 +255,7 @@ int cli_train(int argc, char **argv)
                 "(--no-touch)\n", data_path);
         cfg.touch = 0;
     }
-    int law_default = imp_cdl_default_impact_law(&data);
+    int law_default = imp_cdl_default_impact_law(&data), lr_default = imp_train_default_lr_schedule(&data);
     char label_note[1024] = "";
     if (cfg.touch && cli_handle_labels("train", &data, labels, quiet, label_note, sizeof label_note)) {
         imp_trajset_free(&data);
@@ -254,6 +264,13 @@ int cli_train(int argc, char **argv)
     /* the data decide the law unless asked (before the label handling
      * renames touch labels "onset") */
     if (cfg.kind == IMP_MODEL_CDL && !law_given) cfg.impact_law = law_default;
+    /* auto resolved by the library's rule, from the data as loaded (as the
+     * impact law), so that the checkpoint and the notice name the schedule */
+    to.lr_schedule = schedule == IMP_LR_AUTO ? lr_default : schedule;
+    if (schedule == IMP_LR_AUTO && to.lr_schedule == IMP_LR_COSINE && !quiet)
+        fprintf(stderr, "impulse train: notice: learning rate annealed from %g to 0 over the %d epochs (cosine; "
+                "the default for data not made by impulse's event-driven simulators; --lr-schedule constant "
+                "keeps it)\n", to.lr, to.epochs);
     imp_model *m = NULL;
     cli_run run;
     if (cli_run_open(&run, "train", out, ro.log, ro.resume, quiet)) {
@@ -279,6 +296,8 @@ int cli_train(int argc, char **argv)
         imp_json_kv_int(&extra, "horizon", to.horizon);
         imp_json_kv_int(&extra, "batch", to.batch);
         imp_json_kv_number(&extra, "lr", to.lr);
+        /* only when annealed: constant-rate checkpoints stay as they were */
+        if (to.lr_schedule != IMP_LR_CONSTANT) imp_json_kv_string(&extra, "lr_schedule", imp_lr_schedule_name(to.lr_schedule));
         imp_json_kv_number(&extra, "l2", to.l2);
         imp_json_kv_int(&extra, "seed", (long long)to.seed);
         imp_json_kv_string(&extra, "contact_precision", to.single_contact ? "single" : "double");

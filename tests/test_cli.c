@@ -92,8 +92,14 @@ int main(void)
     expect_error("train resnet --data cli_ball.npz --friction -o x.npz", "cdl only");
     expect_error("train cdl --data cli_ball.npz --impact-law sideways -o x.npz", "--impact-law");
     expect_error("train resnet --data cli_ball.npz --impact-law newton -o x.npz", "cdl only");
-    /* the impact law from the data: paper on the event-driven simulator's
-     * file, newton on a touch sensor's (compliant contact) */
+    expect_error("train cdl --data cli_ball.npz --lr-schedule linear -o x.npz",
+                 "--lr-schedule: 'linear' is not constant, cosine or auto");
+    expect_error("train resnet --data cli_ball.npz --lr-schedule -o x.npz", "--lr-schedule");
+    expect_error("reproduce your-data --lr-schedule step", "--lr-schedule: 'step' is not constant, cosine or auto");
+    /* the impact law and the learning-rate schedule from the data: paper and
+     * constant on the event-driven simulator's file, newton and cosine (with
+     * a notice, the checkpoint's meta and the log naming it) on a touch
+     * sensor's (compliant contact) */
     {
         imp_sim_opts so;
         imp_trajset cts;
@@ -105,14 +111,35 @@ int main(void)
         const char *files[2] = {"cli_ball.npz", "cli_compliant.npz"}, *laws[2] = {"0", "1"}; /* IMP_CDL_IMPACT_* */
         for (int f = 0; f < 2; f++) {
             char cmd[256];
-            snprintf(cmd, sizeof cmd, "train cdl --data %s --epochs 1 --hidden 8 -o cli_law.npz", files[f]);
+            snprintf(cmd, sizeof cmd, "train cdl --data %s --epochs 3 --hidden 8 -o cli_law.npz", files[f]);
             CHECK_MSG(run(cmd, err, sizeof err) == 0, "%s: %s", cmd, err);
+            CHECK_MSG(!strstr(err, "learning rate annealed") == !f, "%s: %s", cmd, err);
             imp_npz *z = NULL;
             CHECK_OK(imp_npz_load(&z, "cli_law.npz"));
             const char *meta = z ? imp_npz_meta(z) : NULL;
             char law[32] = "";
             CHECK(meta && imp_json_get_token(meta, "impact_law", law, sizeof law) == IMP_OK);
             CHECK_MSG(!strcmp(law, laws[f]), "%s: impact_law %s", files[f], law);
+            /* in the training meta (an object inside the meta): as written */
+            const char *cos_key = "\"lr_schedule\":\"cosine\"";
+            CHECK_MSG(meta && (f ? strstr(meta, cos_key) != NULL : !strstr(meta, "lr_schedule")), "%s: meta %s",
+                      files[f], meta ? meta : "");
+            imp_npz_free(z);
+            /* the log's rate of the last epoch: the base rate, or the cosine's */
+            CHECK_OK(imp_read_file("cli_law.npz.log.jsonl", &out, &len));
+            char *last = out ? strstr((char *)out, "\"epoch\":3,") : NULL;
+            double lr = -1;
+            CHECK(last && imp_json_get_number(last - 1, "lr", &lr) == IMP_OK);
+            CHECK_MSG(lr == imp_train_epoch_lr(f ? IMP_LR_COSINE : IMP_LR_CONSTANT, 1e-2, 3, 3), "%s: lr %g", files[f], lr);
+            free(out);
+            /* asked: no notice, the schedule as asked */
+            snprintf(cmd, sizeof cmd, "train cdl --data %s --epochs 1 --hidden 8 --lr-schedule %s -o cli_law.npz",
+                     files[f], f ? "constant" : "cosine");
+            CHECK_MSG(run(cmd, err, sizeof err) == 0 && !strstr(err, "annealed"), "%s: %s", cmd, err);
+            CHECK_OK(imp_npz_load(&z, "cli_law.npz"));
+            meta = z ? imp_npz_meta(z) : NULL;
+            CHECK_MSG(meta && (f ? !strstr(meta, "lr_schedule") : strstr(meta, cos_key) != NULL), "%s: asked, meta %s",
+                      files[f], meta ? meta : "");
             imp_npz_free(z);
         }
     }

@@ -3,6 +3,7 @@
  * and resumed, without MPI and under mpirun -np 2: every task finishes
  * exactly once and the merged table equals the uninterrupted run's. */
 #define _XOPEN_SOURCE 700
+#include "impulse/cdl.h"
 #include "impulse/core.h"
 #include "impulse/io.h"
 #include "impulse/sweep.h"
@@ -156,6 +157,49 @@ static void test_failures(void)
     free(err);
 }
 
+/* A CD-Lagrange task's lr_schedule: absent is the constant rate (plans
+ * written before the key existed keep their runs), as the explicit
+ * constant; cosine trains otherwise; an unknown name fails naming it. */
+static void test_cdl_lr_schedule(void)
+{
+    system("rm -rf sweep_lr");
+    imp_sweep_plan p;
+    const char *common = "strand=cdl experiment=ball-e07 model=resnet seed=0 epochs=3";
+    char text[1024];
+    snprintf(text, sizeof text,
+             "task id=none %s\ntask id=constant %s lr_schedule=constant\ntask id=cosine %s lr_schedule=cosine\n"
+             "task id=bad %s lr_schedule=step\n", common, common, common, common);
+    CHECK_OK(imp_sweep_plan_parse(&p, text, "x"));
+    CHECK_OK(imp_sweep_prepare(&p, "sweep_lr"));
+    imp_sweep_run_opts o;
+    imp_sweep_run_opts_default(&o);
+    int ran = 0;
+    double *params[3] = {NULL, NULL, NULL};
+    size_t n[3] = {0, 0, 0};
+    const char *ids[3] = {"none", "constant", "cosine"};
+    for (int k = 0; k < 3; k++) {
+        CHECK_OK(imp_sweep_run_task(&p, k, "sweep_lr", &o, &ran));
+        char path[256];
+        snprintf(path, sizeof path, "sweep_lr/tasks/%s/model.npz", ids[k]);
+        imp_model *m = NULL;
+        CHECK_OK(imp_model_load(&m, path));
+        if (!m) continue;
+        n[k] = m->n_params;
+        params[k] = malloc(n[k] * sizeof(double));
+        memcpy(params[k], m->params, n[k] * sizeof(double));
+        imp_model_free(m);
+    }
+    CHECK(params[0] && params[1] && params[2] && n[0] == n[1] && n[0] == n[2]);
+    if (params[0] && params[1] && params[2]) {
+        CHECK_MSG(!memcmp(params[0], params[1], n[0] * sizeof(double)), "a task without lr_schedule is not constant");
+        CHECK(memcmp(params[0], params[2], n[0] * sizeof(double)) != 0);
+    }
+    for (int k = 0; k < 3; k++) free(params[k]);
+    CHECK_FAILS(imp_sweep_run_task(&p, 3, "sweep_lr", &o, &ran), IMP_ERR_INVALID);
+    CHECK_MSG(strstr(imp_last_error(), "lr_schedule=step"), "%s", imp_last_error());
+    imp_sweep_plan_free(&p);
+}
+
 int main(void)
 {
     /* the reports' figures are matplotlib's business (tested in test_report):
@@ -163,6 +207,7 @@ int main(void)
     setenv("IMPULSE_PYTHON", "/nonexistent/python3", 1);
     test_plan_errors();
     test_failures();
+    test_cdl_lr_schedule();
     CHECK_OK(imp_write_file_atomic("sweep_plan.txt", plan_text, strlen(plan_text)));
     char cmd[1024];
     /* uninterrupted */

@@ -11,7 +11,7 @@
 
 typedef struct cb_log {
     int calls, stop_at, last_epoch, n_parts;
-    double last_lr;
+    double last_lr, lr[32]; /* lr[e - 1]: the rate reported for epoch e */
     char part1[16];
 } cb_log;
 
@@ -22,6 +22,7 @@ static int on_epoch(const imp_epoch_info *info, void *user)
     l->last_epoch = info->epoch;
     l->n_parts = info->n_parts;
     l->last_lr = info->lr;
+    if (info->epoch >= 1 && info->epoch <= 32) l->lr[info->epoch - 1] = info->lr;
     snprintf(l->part1, sizeof l->part1, "%s", info->n_parts > 1 ? info->parts[1].name : "");
     return l->stop_at > 0 && info->epoch >= l->stop_at;
 }
@@ -139,6 +140,131 @@ static void test_cdl_resume(const imp_trajset *ts)
     CHECK(!memcmp(ha, hb, sizeof ha));
     /* another seed: the state is refused, naming the fingerprint */
     t.seed = 8;
+    CHECK_FAILS(imp_model_train(c, ts, &t, NULL), IMP_ERR_INVALID);
+    CHECK(strstr(imp_last_error(), "fingerprint") != NULL);
+    unlink(sp);
+    imp_model_free(a);
+    imp_model_free(b);
+    imp_model_free(c);
+}
+
+/* The schedules' rates: constant is lr in every epoch; cosine starts at
+ * lr, falls strictly, stays positive, is lr/2 halfway and symmetric about
+ * it (lr_e + lr_(E+2-e) = lr); names round-trip, an unknown name or value
+ * fails with one line naming it. */
+static void test_lr_schedule_values(void)
+{
+    const double lr = 1e-2;
+    for (int E = 1; E <= 12; E++)
+        for (int e = 1; e <= E; e++) {
+            CHECK(imp_train_epoch_lr(IMP_LR_CONSTANT, lr, e, E) == lr);
+            double c = imp_train_epoch_lr(IMP_LR_COSINE, lr, e, E);
+            CHECK(c > 0 && c <= lr);
+            if (e == 1) CHECK(c == lr);
+            if (e > 1) CHECK(c < imp_train_epoch_lr(IMP_LR_COSINE, lr, e - 1, E));
+            if (e > 1) CHECK_CLOSE(c + imp_train_epoch_lr(IMP_LR_COSINE, lr, E + 2 - e, E), lr, 1e-14, 1e-16);
+            if (E % 2 == 0 && e == E / 2 + 1) CHECK_CLOSE(c, lr / 2, 1e-14, 0);
+        }
+    CHECK(isnan(imp_train_epoch_lr(IMP_LR_AUTO, lr, 1, 10)) && isnan(imp_train_epoch_lr(7, lr, 1, 10)));
+    const char *names[] = {"auto", "constant", "cosine"};
+    for (int i = 0; i < 3; i++) {
+        int v = -1;
+        CHECK_OK(imp_lr_schedule_from_name(names[i], &v));
+        CHECK(imp_lr_schedule_name(v) && !strcmp(imp_lr_schedule_name(v), names[i]));
+    }
+    int v = -1;
+    CHECK_FAILS(imp_lr_schedule_from_name("linear", &v), IMP_ERR_INVALID);
+    CHECK_MSG(strstr(imp_last_error(), "'linear'") && !strchr(imp_last_error(), '\n'), "%s", imp_last_error());
+    CHECK(imp_lr_schedule_name(3) == NULL);
+}
+
+/* auto: constant on impulse's own bouncing ball (the callback reports lr
+ * in every epoch), cosine on the compliant ball's touch-sensor data, also
+ * after the onset label handling and with the labels named as given (as
+ * imported data); the rates the callback reports are the schedule's; an
+ * unknown schedule value is refused. */
+static void test_lr_schedule_auto(const imp_trajset *ball_ts)
+{
+    CHECK(imp_train_default_lr_schedule(ball_ts) == IMP_LR_CONSTANT);
+    imp_trajset soft;
+    imp_sim_opts o;
+    CHECK_OK(imp_sim_defaults("compliant-ball", &o));
+    o.noise = 0.05, o.restitution = 0.8, o.n_steps = 120;
+    CHECK_OK(imp_simulate("compliant-ball", &o, &soft));
+    CHECK(imp_train_default_lr_schedule(&soft) == IMP_LR_COSINE);
+    const imp_trajset *sets[2] = {ball_ts, &soft};
+    for (int k = 0; k < 2; k++) {
+        imp_model *m = small_cdl(sets[k]);
+        CHECK(m != NULL);
+        if (!m) continue;
+        imp_train_opts t;
+        cdl_opts(&t, 6);
+        CHECK(t.lr_schedule == IMP_LR_AUTO);
+        cb_log l = {0};
+        t.hooks.on_epoch = on_epoch;
+        t.hooks.user_data = &l;
+        CHECK_OK(imp_model_train(m, sets[k], &t, NULL));
+        CHECK(l.calls == 6);
+        int sched = k ? IMP_LR_COSINE : IMP_LR_CONSTANT;
+        for (int e = 1; e <= 6; e++)
+            CHECK_MSG(l.lr[e - 1] == imp_train_epoch_lr(sched, t.lr, e, 6), "%s data, epoch %d: lr %g",
+                      k ? "compliant" : "bouncing-ball", e, l.lr[e - 1]);
+        t.lr_schedule = 5;
+        CHECK_FAILS(imp_model_train(m, sets[k], &t, NULL), IMP_ERR_INVALID);
+        CHECK(strstr(imp_last_error(), "lr_schedule") != NULL);
+        imp_model_free(m);
+    }
+    CHECK_OK(imp_contact_labels_apply(&soft, IMP_LABELS_ONSET, NULL));
+    CHECK(!strcmp(soft.labels, "onset") && imp_train_default_lr_schedule(&soft) == IMP_LR_COSINE);
+    snprintf(soft.labels, sizeof soft.labels, "as-given");
+    CHECK(imp_train_default_lr_schedule(&soft) == IMP_LR_COSINE);
+    soft.labels[0] = 0;
+    CHECK(imp_train_default_lr_schedule(&soft) == IMP_LR_COSINE);
+    imp_trajset_free(&soft);
+}
+
+/* Stopped at epoch 4 of 9 under the cosine schedule, resumed: the same bits
+ * and the same rates as 9 epochs in one go; the state is refused by a run of
+ * another length (another schedule) or with the constant rate. */
+static void test_cdl_resume_cosine(const imp_trajset *ts)
+{
+    const char *sp = "test_train_cos.state.npz";
+    imp_model *a = small_cdl(ts), *b = small_cdl(ts), *c = small_cdl(ts);
+    CHECK(a && b && c);
+    if (!a || !b || !c) return;
+    imp_train_opts t;
+    cdl_opts(&t, 9);
+    t.lr_schedule = IMP_LR_COSINE;
+    cb_log la = {0}, lb = {0};
+    t.hooks.on_epoch = on_epoch;
+    t.hooks.user_data = &la;
+    CHECK_OK(imp_model_train(a, ts, &t, NULL));
+    lb.stop_at = 4;
+    t.hooks.user_data = &lb;
+    t.hooks.state_path = sp;
+    CHECK_OK(imp_model_train(b, ts, &t, NULL));
+    CHECK(lb.calls == 4);
+    lb.stop_at = 0;
+    t.hooks.resume_path = sp;
+    t.hooks.state_path = NULL;
+    CHECK_OK(imp_model_train(c, ts, &t, NULL));
+    CHECK(lb.calls == 9);
+    CHECK_MSG(!memcmp(a->params, c->params, a->n_params * sizeof(double)),
+              "cosine schedule: resumed parameters differ from the uninterrupted run's");
+    CHECK(!memcmp(la.lr, lb.lr, 9 * sizeof(double)) && la.lr[8] < la.lr[0]);
+    /* does the uninterrupted run differ from the constant rate at all? */
+    imp_model *d = small_cdl(ts);
+    imp_train_opts tc;
+    cdl_opts(&tc, 9);
+    tc.lr_schedule = IMP_LR_CONSTANT;
+    CHECK_OK(imp_model_train(d, ts, &tc, NULL));
+    CHECK(memcmp(a->params, d->params, a->n_params * sizeof(double)) != 0);
+    imp_model_free(d);
+    t.epochs = 12;
+    CHECK_FAILS(imp_model_train(c, ts, &t, NULL), IMP_ERR_INVALID);
+    CHECK(strstr(imp_last_error(), "fingerprint") != NULL);
+    t.epochs = 9;
+    t.lr_schedule = IMP_LR_CONSTANT;
     CHECK_FAILS(imp_model_train(c, ts, &t, NULL), IMP_ERR_INVALID);
     CHECK(strstr(imp_last_error(), "fingerprint") != NULL);
     unlink(sp);
@@ -285,6 +411,9 @@ int main(void)
     test_cdl_callback(&ts);
     test_cdl_diverges(&ts);
     test_cdl_resume(&ts);
+    test_lr_schedule_values();
+    test_lr_schedule_auto(&ts);
+    test_cdl_resume_cosine(&ts);
     test_chnn();
     imp_trajset_free(&ts);
     TEST_MAIN_END();

@@ -222,11 +222,37 @@ int imp_model_rollout_single(const imp_model *m, const double *x0, int n_steps, 
 int imp_model_potential_grad(const imp_model *m, const double *q, int nq, double *grad_out);
 
 /* ---- Training ---- */
+/* Learning-rate schedules of imp_model_train (imp_train_opts.lr_schedule):
+ *  AUTO (0, the default): CONSTANT on data made by impulse's event-driven
+ *    simulators, COSINE on any other data (imp_train_default_lr_schedule);
+ *  CONSTANT: lr in every epoch (the reference code's Adam);
+ *  COSINE: lr_e = lr (1 + cos(pi (e - 1) / E)) / 2 in epoch e = 1..E of a
+ *    run of E epochs (imp_cosine_lr stepped per epoch, no floor: the first
+ *    epoch uses lr, the last lr (1 - cos(pi / E)) / 2). On noisy data a
+ *    constant rate keeps moving the learned potential from epoch to epoch;
+ *    annealing it lets the fit settle (docs/your-data.md). */
+enum { IMP_LR_AUTO = 0, IMP_LR_CONSTANT = 1, IMP_LR_COSINE = 2 };
+/* "auto", "constant", "cosine" <-> IMP_LR_*; an unknown name is
+ * IMP_ERR_INVALID with a message listing the three. */
+int imp_lr_schedule_from_name(const char *name, int *schedule);
+const char *imp_lr_schedule_name(int schedule); /* NULL for an unknown value */
+/* What AUTO means on these data: CONSTANT for impulse's event-driven
+ * simulators' files (the same test as imp_cdl_default_impact_law: meta labels
+ * "impact"), so that the papers' reproductions keep the reference code's
+ * constant rate, COSINE for every other data (compliant contact, imported
+ * logs, touch-sensor labels, labels already handled). */
+int imp_train_default_lr_schedule(const imp_trajset *data);
+/* The learning rate of epoch `epoch` (1..epochs) of a run of `epochs` epochs
+ * with base rate lr under a resolved schedule (CONSTANT or COSINE; AUTO and
+ * unknown values give NAN). */
+double imp_train_epoch_lr(int schedule, double lr, int epoch, int epochs);
+
 typedef struct imp_train_opts {
     int epochs;
     int horizon;      /* H */
     int batch;        /* B */
-    double lr;
+    double lr;        /* base learning rate (Adam) */
+    int lr_schedule;  /* IMP_LR_AUTO (default), IMP_LR_CONSTANT or IMP_LR_COSINE */
     double l2;        /* Keras-style L2 on the potential kernels */
     unsigned long long seed;
     int single_contact; /* 1 (default): the contact network in single precision
@@ -245,7 +271,8 @@ typedef struct imp_train_opts {
                               resumable state (include/impulse/train.h) */
 } imp_train_opts;
 
-/* Paper (lr 1e-3, tanh, l2 0.05) or reference code (lr 1e-2, softplus, l2 5e-3) settings. */
+/* Paper (lr 1e-3, tanh, l2 0.05) or reference code (lr 1e-2, softplus, l2 5e-3)
+ * settings; lr_schedule IMP_LR_AUTO in both. */
 void imp_train_opts_default(imp_train_opts *o, int code_settings);
 
 /* Train on every window (stride 1) of every trajectory of `data` (observed,

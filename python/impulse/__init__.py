@@ -374,7 +374,10 @@ def train(model: str, data, *, output: str | os.PathLike | None = None, epochs: 
         ('auto', the default: 'paper' for impulse's event-driven simulators,
         'newton' for other data; as the CLI's --impact-law);
         contact_labels ('auto', 'as-given', 'onset': how touch labels are
-        turned into impulses, as the CLI's --contact-labels).
+        turned into impulses, as the CLI's --contact-labels); lr_schedule
+        ('auto', the default: 'constant' for impulse's event-driven
+        simulators, 'cosine' for other data; 'constant' or 'cosine', the rate
+        annealed to 0 over the epochs; as the CLI's --lr-schedule).
     Options of the constrained family: epochs (2000), lr (3e-3), wd (1e-4),
         batch (200), chunks (800), hidden (256), threads (2, as the CLI),
         precision ('auto', the default: 'single' for chnn, 'double' for the
@@ -404,7 +407,7 @@ def _train_contact(model, data, output, epochs, seed, lr, callback, run, setting
                    l2=None, activation=None, hidden=None, layers=None, touch=True, projection=False,
                    damping=False, learn_mass=False, contact_precision="single", potential_precision="single",
                    restitution=None, restitution_init=None, friction=False, friction_init="data",
-                   impact_law="auto", contact_labels="auto"):
+                   impact_law="auto", contact_labels="auto", lr_schedule="auto"):
     kind = ctypes.c_int()
     check(lib.imp_model_kind_from_name(model.encode(), ctypes.byref(kind)))
     if settings not in ("code", "paper"):
@@ -454,6 +457,8 @@ def _train_contact(model, data, output, epochs, seed, lr, callback, run, setting
     elif restitution_init is not None:
         e_from, e_value = 3, float(restitution_init)
     mu_from, mu_value = (1, float("nan")) if friction_init == "data" else (3, float(friction_init))
+    schedule = ctypes.c_int()
+    check(lib.imp_lr_schedule_from_name(str(lr_schedule).encode(), ctypes.byref(schedule)))
     label_mode = ctypes.c_int()
     check(lib.imp_label_mode_from_name(contact_labels.encode(), ctypes.byref(label_mode)))
     ts = _load_trajset(data)
@@ -465,6 +470,8 @@ def _train_contact(model, data, output, epochs, seed, lr, callback, run, setting
             cfg.touch = 0  # as the CLI: no labels, no touch feedback
         if model == "cdl" and impact_law == "auto":  # from the data, before the labels are handled
             cfg.impact_law = lib.imp_cdl_default_impact_law(ctypes.byref(ts))
+        # auto resolved as the CLI does (the library's rule, on the data before the labels are handled)
+        to.lr_schedule = lib.imp_train_default_lr_schedule(ctypes.byref(ts)) if schedule.value == 0 else schedule.value
         if cfg.touch:
             check(lib.imp_contact_labels_apply(ctypes.byref(ts), label_mode.value, None))
         check(lib.imp_model_create(ctypes.byref(h), ctypes.byref(cfg), ctypes.byref(ts.geom), ts.dt, seed))
@@ -479,6 +486,7 @@ def _train_contact(model, data, output, epochs, seed, lr, callback, run, setting
         if output is not None:
             extra = {"data": data if not isinstance(data, Dataset) else "<memory>", "epochs": to.epochs,
                      "horizon": to.horizon, "batch": to.batch, "lr": to.lr, "l2": to.l2, "seed": to.seed,
+                     **({"lr_schedule": "cosine"} if to.lr_schedule == 2 else {}),
                      "contact_precision": contact_precision, "potential_precision": potential_precision,
                      "end": m.report["end"], "epochs_done": m.report["epochs_done"],
                      "best_epoch": m.report["best_epoch"], "final_loss": m.report["final_loss"]}

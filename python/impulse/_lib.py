@@ -127,7 +127,8 @@ class TrainHooks(Struct):
 
 
 class TrainOpts(Struct):
-    _fields_ = [("epochs", c_int), ("horizon", c_int), ("batch", c_int), ("lr", c_double), ("l2", c_double),
+    _fields_ = [("epochs", c_int), ("horizon", c_int), ("batch", c_int), ("lr", c_double), ("lr_schedule", c_int),
+                ("l2", c_double),
                 ("seed", c_ull), ("single_contact", c_int), ("single_potential", c_int), ("threads", c_int),
                 ("progress", c_int),
                 ("on_progress", PROGRESS_FN), ("user", c_void_p), ("hooks", TrainHooks)]
@@ -299,6 +300,8 @@ for _n, _a, _r in [
     ("imp_label_mode_from_name", [c_char_p, P(c_int)], c_int),
     ("imp_contact_labels_apply", [P(Trajset), c_int, c_void_p], c_int),
     ("imp_cdl_default_impact_law", [P(Trajset)], c_int),
+    ("imp_lr_schedule_from_name", [c_char_p, P(c_int)], c_int),
+    ("imp_train_default_lr_schedule", [P(Trajset)], c_int),
     ("imp_model_init_contact_law", [V, P(Trajset), c_int, c_double, c_int, c_double, c_void_p], c_int),
     ("imp_model_get_contact_law", [V, dptr, dptr], None),
     ("imp_model_sizes", [V, P(c_int), P(c_int)], c_int),

@@ -8,6 +8,10 @@
  *   threads=1 (training threads; the same seed and count give bit-identical
  *   results) state_seconds=60 (how often the training state is saved;
  *   state_every=E: every E epochs too)
+ *   lr_schedule=constant|cosine|auto (default constant: a task without the
+ *   key trains as every task did before the key existed, with the reference
+ *   code's constant rate; auto would resolve to constant on these
+ *   experiments' data anyway, all made by impulse's event-driven simulators)
  * Files: tasks/<id>/train_state.npz (the whole training state, every minute:
  * a task killed during training continues from it bit-identically),
  * model.npz (the checkpoint, when training ends) and result.npz. */
@@ -130,6 +134,7 @@ typedef struct cdl_settings {
     const char *model;
     long seed, epochs, threads, state_every;
     int code;
+    int lr_schedule;
     double state_seconds;
 } cdl_settings;
 
@@ -146,6 +151,10 @@ static int read_settings(const imp_sweep_task *t, cdl_settings *s)
     if (set && strcmp(set, "code") && strcmp(set, "paper"))
         return imp_fail(IMP_ERR_INVALID, "task '%s': settings=%s is not code or paper", t->id, set);
     s->code = !set || !strcmp(set, "code");
+    const char *sched = imp_sweep_task_get(t, "lr_schedule");
+    s->lr_schedule = IMP_LR_CONSTANT;
+    if (sched && imp_lr_schedule_from_name(sched, &s->lr_schedule))
+        return imp_fail(IMP_ERR_INVALID, "task '%s': lr_schedule=%s is not constant, cosine or auto", t->id, sched);
     int st = imp_sweep_task_int(t, "seed", 0, 0, 2147483647L, &s->seed);
     if (!st) st = imp_sweep_task_int(t, "epochs", experiments[s->exp].epochs, 0, 1000000, &s->epochs);
     if (!st) st = imp_sweep_task_int(t, "threads", 1, 1, 64, &s->threads);
@@ -198,6 +207,7 @@ int sweep_exec_cdl(const imp_sweep_task *t, const char *task_dir, const imp_swee
         if (e->l2 >= 0.0) to.l2 = e->l2;
         to.seed = (unsigned long long)s.seed;
         to.threads = (int)s.threads;
+        to.lr_schedule = s.lr_schedule;
         sweep_progress pc = {t, o, 100};
         to.hooks.on_epoch = sweep_train_epoch;
         to.hooks.user_data = &pc;

@@ -23,7 +23,40 @@ void imp_train_opts_default(imp_train_opts *o, int code_settings)
     o->single_contact = 1;
     o->single_potential = 1;
     o->threads = 1;
+    o->lr_schedule = IMP_LR_AUTO; /* constant on impulse's own data, cosine on other data */
     imp_train_hooks_default(&o->hooks);
+}
+
+int imp_lr_schedule_from_name(const char *name, int *schedule)
+{
+    static const char *const names[] = {"auto", "constant", "cosine"};
+    for (int i = 0; name && i < 3; i++)
+        if (!strcmp(name, names[i])) {
+            if (schedule) *schedule = i;
+            return IMP_OK;
+        }
+    return imp_fail(IMP_ERR_INVALID, "lr schedule: '%s' is not constant, cosine or auto", name ? name : "(null)");
+}
+
+const char *imp_lr_schedule_name(int schedule)
+{
+    return schedule == IMP_LR_AUTO       ? "auto"
+           : schedule == IMP_LR_CONSTANT ? "constant"
+           : schedule == IMP_LR_COSINE   ? "cosine"
+                                         : NULL;
+}
+
+int imp_train_default_lr_schedule(const imp_trajset *data)
+{
+    /* the impact law's test of "made by impulse's event-driven simulators" */
+    return imp_cdl_default_impact_law(data) == IMP_CDL_IMPACT_PAPER ? IMP_LR_CONSTANT : IMP_LR_COSINE;
+}
+
+double imp_train_epoch_lr(int schedule, double lr, int epoch, int epochs)
+{
+    if (schedule == IMP_LR_CONSTANT) return lr;
+    if (schedule == IMP_LR_COSINE) return imp_cosine_lr(lr, 0.0, (long)epoch - 1, epochs);
+    return NAN;
 }
 
 static int check_opts(const imp_train_opts *o, const imp_trajset *d)
@@ -35,6 +68,9 @@ static int check_opts(const imp_train_opts *o, const imp_trajset *d)
                         o->horizon, d->n_steps);
     if (o->batch < 1) return imp_fail(IMP_ERR_INVALID, "batch: %d must be >= 1", o->batch);
     if (!(o->lr > 0.0) || !isfinite(o->lr)) return imp_fail(IMP_ERR_INVALID, "lr: %g must be positive", o->lr);
+    if (!imp_lr_schedule_name(o->lr_schedule))
+        return imp_fail(IMP_ERR_INVALID, "lr_schedule: %d is not IMP_LR_AUTO, IMP_LR_CONSTANT or IMP_LR_COSINE",
+                        o->lr_schedule);
     if (!(o->l2 >= 0.0) || !isfinite(o->l2)) return imp_fail(IMP_ERR_INVALID, "l2: %g must be >= 0", o->l2);
     if (o->threads < 0 || o->threads > 64) return imp_fail(IMP_ERR_INVALID, "threads: %d must be in 1..64", o->threads);
     return IMP_OK;
@@ -62,7 +98,7 @@ static int resting(const imp_trajset *d, size_t i)
 
 /* Everything the rest of a run depends on besides the state itself: the
  * options, the model's layout and a checksum of the data. */
-static int fingerprint(const imp_model *m, const imp_trajset *d, const imp_train_opts *o, imp_json *j)
+static int fingerprint(const imp_model *m, const imp_trajset *d, const imp_train_opts *o, int schedule, imp_json *j)
 {
     size_t nq = (size_t)d->n_traj * d->n_steps * m->D, nc = (size_t)d->n_traj * d->n_steps * m->K;
     uint64_t h = imp_fnv1a(d->q, nq * sizeof(double), IMP_FNV_START);
@@ -88,6 +124,13 @@ static int fingerprint(const imp_model *m, const imp_trajset *d, const imp_train
     imp_json_kv_int(j, "batch", o->batch);
     imp_json_kv_number(j, "lr", o->lr);
     imp_json_kv_number(j, "l2", o->l2);
+    /* the schedule's position is the epoch (in the state's counters); a
+     * cosine's rate also depends on the run's length. Only when annealed, so
+     * that the state files of constant-rate runs keep their fingerprint. */
+    if (schedule != IMP_LR_CONSTANT) {
+        imp_json_kv_string(j, "lr_schedule", imp_lr_schedule_name(schedule));
+        imp_json_kv_int(j, "epochs", o->epochs);
+    }
     char seed[32];
     snprintf(seed, sizeof seed, "%llu", o->seed);
     imp_json_kv_string(j, "seed", seed);
@@ -118,6 +161,7 @@ int imp_model_train(imp_model *m, const imp_trajset *data, const imp_train_opts 
     m->length = data->length;
 
     const int H = opts->horizon, D = m->D, K = m->K, S = 2 * D;
+    const int schedule = opts->lr_schedule == IMP_LR_AUTO ? imp_train_default_lr_schedule(data) : opts->lr_schedule;
     /* resting targets: CD-Lagrange's impulse law cannot hold a body at rest (a
      * ResNetContact can learn it) */
     const int rest_out = m->cfg.kind == IMP_MODEL_CDL;
@@ -156,13 +200,14 @@ int imp_model_train(imp_model *m, const imp_trajset *data, const imp_train_opts 
     imp_rng_seed(&rng, opts->seed ^ 0x5EEDF00Dull);
     imp_train_state ts = {"cdl", NULL, &opt, &rng, order, n_windows, m->params};
     if (tr.h.state_path || tr.h.resume_path) {
-        if ((st = fingerprint(m, data, opts, &fp))) goto done;
+        if ((st = fingerprint(m, data, opts, schedule, &fp))) goto done;
         ts.fingerprint = imp_json_text(&fp);
     }
     if (tr.h.resume_path && (st = imp_train_state_load(&tr, &ts))) goto done;
     imp_loss_parts mean = {0};
     if (tr.epoch > 0) mean.total = tr.final_loss;
     for (int epoch = tr.epoch + 1; epoch <= opts->epochs; epoch++) {
+        const double lr = imp_train_epoch_lr(schedule, opts->lr, epoch, opts->epochs);
         imp_rng_shuffle(&rng, order, n_windows);
         memset(&mean, 0, sizeof mean);
         size_t n_batches = 0;
@@ -191,14 +236,14 @@ int imp_model_train(imp_model *m, const imp_trajset *data, const imp_train_opts 
                 goto done;
             }
             if (n_batches == 0) imp_track_initial_loss(&tr, lp.total);
-            imp_adam_step(&opt, m->params, grad, opts->lr);
+            imp_adam_step(&opt, m->params, grad, lr);
             mean.state += lp.state, mean.contact += lp.contact, mean.l2 += lp.l2, mean.total += lp.total;
             n_batches++;
         }
         mean.state /= n_batches, mean.contact /= n_batches, mean.l2 /= n_batches, mean.total /= n_batches;
         imp_loss_part parts[4] = {{"total", mean.total}, {"state", mean.state}, {"contact", mean.contact}, {"l2", mean.l2}};
         int stop = 0;
-        if ((st = imp_track_epoch(&tr, m->params, parts, 4, opts->lr, &stop))) goto done;
+        if ((st = imp_track_epoch(&tr, m->params, parts, 4, lr, &stop))) goto done;
         if (opts->on_progress && opts->progress > 0 && (epoch % opts->progress == 0 || epoch == opts->epochs))
             opts->on_progress(opts->user, epoch, &mean);
         if (imp_track_state_due(&tr) && (st = imp_train_state_save(&tr, &ts))) goto done;

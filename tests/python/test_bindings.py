@@ -80,6 +80,16 @@ for data, law in ((ball, 0), (soft, 1)):
     check(saved.get("impact_law") == law, f"{data.meta.get('system')}: impact law {saved.get('impact_law')}")
 raises(lambda: impulse.train("cdl", ball, epochs=1, impact_law="sideways"), "impact_law", "bad impact law")
 raises(lambda: impulse.train("resnet", ball, epochs=1, impact_law="newton"), "cdl only", "impact law on resnet")
+# the learning-rate schedule from the data (lr_schedule="auto"): constant on the event-driven
+# simulator's data, cosine (annealed from lr) on the compliant contact's, as asked otherwise
+for data, sched, model in ((ball, "auto", "cdl"), (soft, "auto", "cdl"), (soft, "auto", "resnet"),
+                           (soft, "constant", "cdl"), (ball, "cosine", "resnet-contact")):
+    mm = impulse.train(model, data, epochs=4, hidden=8, lr_schedule=sched)
+    lrs = [h["lr"] for h in mm.history]
+    annealed = sched == "cosine" or (sched == "auto" and data is soft)
+    check(lrs[0] == 1e-2 and (all(a > b > 0 for a, b in zip(lrs, lrs[1:])) if annealed else set(lrs) == {1e-2}),
+          f"{data.meta.get('system')} {model} lr_schedule={sched}: rates {lrs}")
+raises(lambda: impulse.train("cdl", ball, epochs=1, lr_schedule="linear"), "linear", "bad lr schedule")
 
 # --- constrained strand
 pend = impulse.simulate("pendulum-chain:1", trajectories=8, seed=0)

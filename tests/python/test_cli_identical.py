@@ -42,6 +42,14 @@ run("train", "vin", "--data", p("ball_cli.npz"), "--epochs", "5", "--settings", 
 impulse.train("vin", ball, epochs=5, settings="paper", hidden=32, horizon=4, batch=8, damping=True,
               potential_precision="double", output=p("vin_py.npz"))
 same(p("vin_cli.npz"), p("vin_py.npz"), "train vin with options")
+# compliant contact: the default schedule (auto) anneals the rate in both
+run("simulate", "compliant-ball", "--restitution", "0.7", "--noise", "0.1", "--steps", "150", "--seed", "4",
+    "-o", p("soft_cli.npz"))
+soft = impulse.Dataset.load(p("soft_cli.npz"))
+run("train", "cdl", "--data", p("soft_cli.npz"), "--epochs", "8", "--hidden", "32", "--seed", "2", "--quiet",
+    "-o", p("soft_cdl_cli.npz"))
+impulse.train("cdl", soft, epochs=8, hidden=32, seed=2, output=p("soft_cdl_py.npz"))
+same(p("soft_cdl_cli.npz"), p("soft_cdl_py.npz"), "train cdl on compliant data (auto: cosine)")
 
 run("simulate", "pendulum-chain:2", "--trajectories", "16", "--seed", "1", "--quiet", "-o", p("pend_cli.npz"))
 pend = impulse.simulate("pendulum-chain:2", trajectories=16, seed=1)
