@@ -14,6 +14,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -48,11 +49,13 @@ static void usage(FILE *f)
             "  --jobs J         training processes at once (default 2)\n"
             "  --impact-law L   CD-Lagrange's impact law: auto (default: newton on these data, as\n"
             "                   train's default), paper or newton (see train --help; use another\n"
-            "                   --out for each: runs are resumed by name)\n"
+            "                   --out)\n"
             "  --lr-schedule S  every model's learning-rate schedule: auto (default: cosine on these\n"
             "                   data, as train's default), constant or cosine (use another --out\n"
             "                   for each)\n"
-            "  --out DIR        results folder (default reproduce-your-data; runs are resumed)\n");
+            "  --out DIR        results folder (default reproduce-your-data): finished runs are\n"
+            "                   kept and a later call with the same settings adds the missing\n"
+            "                   ones; a folder made with other settings is refused\n");
 }
 
 static void run_path(char *buf, size_t cap, const settings *s, const job *j)
@@ -237,6 +240,44 @@ int cli_reproduce_your_data(int argc, char **argv)
     snprintf(dir, sizeof dir, "%s/runs", s.out);
     if ((mkdir(s.out, 0777) && errno != EEXIST) || (mkdir(dir, 0777) && errno != EEXIST))
         return cli_failf("reproduce your-data", "%s: cannot create: %s", dir, strerror(errno));
+    /* runs are resumed by name: a folder keeps the settings its runs were made
+     * with, and a run with other settings is refused instead of mixed in */
+    {
+        char spath[1100], want[512];
+        snprintf(spath, sizeof spath, "%s/settings.txt", dir);
+        int n = snprintf(want, sizeof want,
+                         "system=%s epochs=%d restitution=%.15g noise=%.15g impact_law=%s lr_schedule=%s\n", s.system,
+                         s.epochs, s.restitution, s.noise,
+                         s.impact_law < 0 ? "auto" : s.impact_law == IMP_CDL_IMPACT_NEWTON ? "newton" : "paper",
+                         imp_lr_schedule_name(s.lr_schedule));
+        unsigned char *have = NULL;
+        size_t len = 0;
+        if (access(spath, F_OK) == 0) {
+            if (imp_read_file(spath, &have, &len)) return cli_fail("reproduce your-data");
+            int same = len == (size_t)n && !memcmp(have, want, len);
+            if (!same) {
+                if (len && have[len - 1] == '\n') have[len - 1] = 0;
+                want[n - 1] = 0;
+                int rc = cli_failf("reproduce your-data",
+                                   "%s holds runs made with other settings (%s; this run: %s): use another --out",
+                                   s.out, (char *)have, want);
+                free(have);
+                return rc;
+            }
+            free(have);
+        } else {
+            DIR *dd = opendir(dir);
+            int old_runs = 0;
+            for (struct dirent *e; dd && (e = readdir(dd));)
+                if (strstr(e->d_name, ".txt")) old_runs = 1;
+            if (dd) closedir(dd);
+            if (old_runs)
+                return cli_failf("reproduce your-data",
+                                 "%s holds runs whose settings were not recorded (an older build): use another --out",
+                                 s.out);
+            if (imp_write_file_atomic(spath, want, (size_t)n)) return cli_fail("reproduce your-data");
+        }
+    }
     const char *models[][2] = {{"cdl", "auto"},         {"cdl", "as-given"}, {"resnet-contact", "auto"},
                                {"resnet-contact", "as-given"}, {"resnet", "-"}};
     int nm = (int)(sizeof models / sizeof models[0]), njobs = nm * s.seeds, running = 0, failed = 0;

@@ -181,6 +181,16 @@ int main(void)
     expect_error("reproduce your-data --seeds 0", "--seeds");
     expect_error("reproduce your-data --system bouncing-ball", "--system");
     expect_error("reproduce your-data --impact-law bogus", "--impact-law: 'bogus' is not auto, paper or newton");
+    /* a results folder keeps its runs' settings: other settings are refused,
+     * not mixed in, and so is a folder whose settings were not recorded */
+    CHECK(system("rm -rf imp_yd") == 0);
+    CHECK(run("reproduce your-data --quick --epochs 1 --seeds 1 --out imp_yd", err, sizeof err) == 0);
+    CHECK(run("reproduce your-data --quick --epochs 1 --seeds 1 --out imp_yd", err, sizeof err) == 0);
+    expect_error("reproduce your-data --quick --epochs 2 --seeds 1 --out imp_yd", "imp_yd holds runs made with other settings");
+    expect_error("reproduce your-data --quick --epochs 1 --seeds 1 --lr-schedule constant --out imp_yd", "use another --out");
+    CHECK(remove("imp_yd/runs/settings.txt") == 0);
+    expect_error("reproduce your-data --quick --epochs 1 --seeds 1 --out imp_yd", "settings were not recorded");
+    CHECK(system("rm -rf imp_yd") == 0);
     expect_error("simulate compliant-ball --stiffness -1 -o x.npz", "--stiffness");
     expect_error("inspect imp_raw.txt", "unknown format");
     expect_error("inspect does_not_exist.npz", "does_not_exist.npz");
