@@ -254,3 +254,139 @@ static void fused_backward(const imp_mlp *m, const double *params, const double 
  * process's version (imp_act_isa) */
 const imp_mlp_kernels imp_mlp_fused_pass = {"fused forward/backward, double", 0, -1, NULL, NULL, fused_forward,
                                             fused_backward};
+
+/* ---- one row with fixed weights (mlp_fixed.h) ---- */
+
+#include "nn/mlp_fixed.h"
+
+#include <stdlib.h>
+
+/* padded widths are multiples of the widest version's lanes (64 bytes) */
+#define FIXED_PAD 8
+
+struct imp_mlp_fixed {
+    imp_mlp net;
+    int isa;                       /* version of the products, fixed when made */
+    int np[IMP_MLP_MAX_LAYERS];    /* padded width of layer l's matrix-vector product; 0: dot products */
+    double *W[IMP_MLP_MAX_LAYERS]; /* np > 0: W^T (sizes[l] x np), else W (sizes[l+1] x sizes[l]) */
+    double *b[IMP_MLP_MAX_LAYERS]; /* bias (np > 0: padded, zeros without a bias; else NULL without) */
+    double *row[2], *s;            /* scratch rows of the widest padded layer */
+    double *params;                /* copy, for the general input gradient */
+    imp_mlp_work *work;            /* one row, for the input gradient */
+    double *slab;
+};
+
+/* z (n_out) = W x + b by the matrix-vector kernel (np > 0) or dot products */
+static inline __attribute__((always_inline)) void fixed_layer_body(int vbytes, int n_in, int n_out, int np,
+                                                                   const double *x, const double *W,
+                                                                   const double *b, double *z)
+{
+    if (np > 0) {
+        matvec_row_body_d(vbytes, n_in, np, x, W, b, z);
+        return;
+    }
+    for (int j = 0; j < n_out; j++) z[j] = (b ? b[j] : 0.0) + dot2_d(n_in, x, W + (size_t)j * n_in);
+}
+#define FIXED_LAYER_PARAMS \
+    (int n_in, int n_out, int np, const double *x, const double *W, const double *b, double *z)
+IMP_ISA_TABLE(fixed_layer, FIXED_LAYER_PARAMS, (n_in, n_out, np, x, W, b, z))
+
+static void fixed_layer(int isa, int n_in, int n_out, int np, const double *x, const double *W, const double *b,
+                        double *z)
+{
+#if IMP_HAVE_ISA_VERSIONS
+    switch (isa) {
+    case IMP_ISA_AVX512: fixed_layer_avx512(n_in, n_out, np, x, W, b, z); break;
+    case IMP_ISA_AVX2: fixed_layer_avx2(n_in, n_out, np, x, W, b, z); break;
+    default: fixed_layer_base(n_in, n_out, np, x, W, b, z); break;
+    }
+#else
+    (void)isa;
+    fixed_layer_base(n_in, n_out, np, x, W, b, z);
+#endif
+}
+
+imp_mlp_fixed *imp_mlp_fixed_new(const imp_mlp *m, const double *params)
+{
+    if (!m || !params || m->n_layers < 1 || m->n_layers > IMP_MLP_MAX_LAYERS) {
+        imp_fail(IMP_ERR_INVALID, "mlp fixed: no network or parameters");
+        return NULL;
+    }
+    imp_mlp_fixed *f = calloc(1, sizeof *f);
+    if (!f) {
+        imp_fail(IMP_ERR_NOMEM, "mlp fixed: out of memory");
+        return NULL;
+    }
+    f->net = *m;
+    f->isa = imp_act_isa();
+    const int L = m->n_layers;
+    size_t total = m->n_params, width = (size_t)m->sizes[0];
+    for (int l = 0; l < L; l++) {
+        const int n_in = m->sizes[l], n_out = m->sizes[l + 1];
+        f->np[l] = n_out > IMP_MLP_THIN ? (n_out + FIXED_PAD - 1) / FIXED_PAD * FIXED_PAD : 0;
+        const size_t cols = f->np[l] ? (size_t)f->np[l] : (size_t)n_out;
+        total += ((size_t)n_in + 1) * cols;
+        width = cols > width ? cols : width;
+    }
+    total += 3 * width;
+    f->slab = calloc(total, sizeof(double));
+    f->work = f->slab ? imp_mlp_work_new(m, 1) : NULL;
+    if (!f->work) {
+        imp_mlp_fixed_free(f);
+        imp_fail(IMP_ERR_NOMEM, "mlp fixed: out of memory");
+        return NULL;
+    }
+    double *p = f->slab;
+    f->params = p, p += m->n_params;
+    memcpy(f->params, params, m->n_params * sizeof(double));
+    for (int l = 0; l < L; l++) {
+        const int n_in = m->sizes[l], n_out = m->sizes[l + 1], np = f->np[l];
+        const double *W = params + m->w_off[l];
+        const int has_b = m->b_off[l] != SIZE_MAX;
+        if (np) {
+            f->W[l] = p, p += (size_t)n_in * np;
+            f->b[l] = p, p += np;
+            for (int j = 0; j < n_out; j++) {
+                for (int k = 0; k < n_in; k++) f->W[l][(size_t)k * np + j] = W[(size_t)j * n_in + k];
+                f->b[l][j] = has_b ? params[m->b_off[l] + j] : 0.0;
+            }
+        } else {
+            f->W[l] = p, p += (size_t)n_in * n_out;
+            f->b[l] = has_b ? p : NULL, p += n_out;
+            memcpy(f->W[l], W, (size_t)n_in * n_out * sizeof(double));
+            if (has_b) memcpy(f->b[l], params + m->b_off[l], (size_t)n_out * sizeof(double));
+        }
+    }
+    f->row[0] = p, p += width;
+    f->row[1] = p, p += width;
+    f->s = p;
+    return f;
+}
+
+void imp_mlp_fixed_free(imp_mlp_fixed *f)
+{
+    if (!f) return;
+    imp_mlp_work_free(f->work);
+    free(f->slab);
+    free(f);
+}
+
+void imp_mlp_fixed_forward(imp_mlp_fixed *f, const double *x, double *y)
+{
+    const imp_mlp *m = &f->net;
+    const int L = m->n_layers;
+    const double *in = x;
+    for (int l = 0; l < L; l++) {
+        const int n_out = m->sizes[l + 1];
+        double *z = f->row[l & 1];
+        fixed_layer(f->isa, m->sizes[l], n_out, f->np[l], in, f->W[l], f->b[l], z);
+        imp_act_forward(l == L - 1 ? m->output_act : m->hidden_act, z, f->s, (size_t)n_out);
+        in = z;
+    }
+    memcpy(y, in, (size_t)m->sizes[L] * sizeof(double));
+}
+
+void imp_mlp_fixed_grad_input(imp_mlp_fixed *f, const double *x, double *g)
+{
+    imp_mlp_grad_input(&f->net, f->params, x, 1, g, NULL, f->work);
+}
