@@ -215,11 +215,11 @@ int imp_model_rollout(const imp_model *m, const double *x0, int n_steps, const d
  *    rollout's by float rounding accumulated over the steps.
  *  IMP_ROLLOUT_BLAS: the double networks by the batch passes training
  *    uses (the contact network's products through OpenBLAS) instead of
- *    imp_model_rollout's one-row kernels (weights transposed once per call,
- *    matrix-vector products of the kernel family's own). The two differ by
- *    the order of the sums in the contact network's products: the states
- *    are the same unless a contact decision differs (a probability within
- *    rounding, ~1e-16, of 0.5).
+ *    imp_model_rollout's one-row kernels (weights fixed once per call,
+ *    matrix-vector products of the kernel family's own, the potential's
+ *    force in one pass). The two differ by the order of the sums and the
+ *    last bit of some softplus derivatives: the states agree to rounding,
+ *    the contact decisions unless a probability lies within ~1e-16 of 0.5.
  * Everything else (the integrator, impulses, projection) stays double. */
 enum { IMP_ROLLOUT_SINGLE_CONTACT = 1, IMP_ROLLOUT_SINGLE_POTENTIAL = 2, IMP_ROLLOUT_BLAS = 4 };
 int imp_model_rollout_single(const imp_model *m, const double *x0, int n_steps, const double *gates,
