@@ -6,7 +6,8 @@
  *     threads) and, if /usr/bin/python3 has torch, in
  *     bench/cdl_epoch_torch.py (same model, float64 and float32, one
  *     thread, and float64 on 2 threads), printed as ratios;
- *  2. the latency of one rollout step of a trained CDL network.
+ *  2. the latency of one rollout step of a trained CDL network, by each of
+ *     imp_model_rollout_single's kernel choices.
  * The kernels' instruction set is the best the CPU has; IMPULSE_ISA=avx2 (or
  * base) measures a lower one, BLAS kernels included (core.h).
  * impulse: the median of 5 blocks of [epochs] epochs after a warm-up epoch;
@@ -94,24 +95,35 @@ int main(int argc, char **argv)
     }
     to.threads = 1;
 
-    /* rollout step latency */
+    /* rollout step latency: the default (imp_model_rollout: double, one-row
+     * kernels on weights fixed per rollout), the batch passes training uses
+     * (IMP_ROLLOUT_BLAS), the contact network in single, then the potential's
+     * force too; REPS rollouts of each, interleaved, the median and the best */
     double x0[2] = {10.0, 0.0};
     int T = 20000;
     double *states = malloc(sizeof(double) * 2 * T), *c = malloc(sizeof(double) * T);
-    /* double (imp_model_rollout), then the contact network in single, then
-     * the potential's force too */
-    static const char *const parts[3] = {"all double", "contact net in single",
-                                         "contact net and potential in single"};
-    static const int flags[3] = {0, IMP_ROLLOUT_SINGLE_CONTACT,
-                                 IMP_ROLLOUT_SINGLE_CONTACT | IMP_ROLLOUT_SINGLE_POTENTIAL};
-    for (int k = 0; k < 3; k++) {
-        double c0 = cpu_now();
-        t0 = imp_time_now();
-        imp_model_rollout_single(m, x0, T, NULL, flags[k], states, c);
-        double step_us = 1e6 * (imp_time_now() - t0) / (T - 1), step_cpu_us = 1e6 * (cpu_now() - c0) / (T - 1);
+    enum { MODES = 4, REPS = 5 };
+    static const char *const parts[MODES] = {"double (default)", "double, batch passes (IMP_ROLLOUT_BLAS)",
+                                             "contact net in single", "contact net and potential in single"};
+    static const int flags[MODES] = {0, IMP_ROLLOUT_BLAS, IMP_ROLLOUT_SINGLE_CONTACT,
+                                     IMP_ROLLOUT_SINGLE_CONTACT | IMP_ROLLOUT_SINGLE_POTENTIAL};
+    double rwall[MODES][REPS], rcpu[MODES][REPS];
+    for (int r = 0; r < REPS; r++)
+        for (int k = 0; k < MODES; k++) {
+            double c0 = cpu_now();
+            t0 = imp_time_now();
+            if (imp_model_rollout_single(m, x0, T, NULL, flags[k], states, c)) {
+                fprintf(stderr, "bench_cdl: %s\n", imp_last_error());
+                return 1;
+            }
+            rwall[k][r] = 1e6 * (imp_time_now() - t0) / (T - 1), rcpu[k][r] = 1e6 * (cpu_now() - c0) / (T - 1);
+        }
+    for (int k = 0; k < MODES; k++) {
+        qsort(rwall[k], REPS, sizeof(double), cmp_double);
+        qsort(rcpu[k], REPS, sizeof(double), cmp_double);
         printf("impulse: one CDL rollout step (potential 1-500-1 + contact net 2-100-100-1, %s): "
-               "%.2f us wall, %.2f us CPU\n",
-               parts[k], step_us, step_cpu_us);
+               "%.2f us CPU (median of %d rollouts of %d steps; best %.2f), %.2f us wall\n",
+               parts[k], rcpu[k][REPS / 2], REPS, T, rcpu[k][0], rwall[k][REPS / 2]);
     }
     free(states), free(c);
 

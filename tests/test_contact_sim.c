@@ -278,6 +278,93 @@ static void test_rollout_single_contact(void)
     imp_trajset_free(&ts);
 }
 
+/* The default rollout (imp_model_rollout: the networks' weights fixed per
+ * rollout, one-row kernels of the kernel family) against the batch passes
+ * (IMP_ROLLOUT_BLAS: OpenBLAS's products for the contact network), under
+ * every instruction-set version the CPU has, over T = 600 steps: the sums
+ * differ in order only, so the states must agree to 1e-12 of their scale
+ * and the contact decisions exactly. Models: on the ball, random CDL (the
+ * contact net's output bias shifted so that some roll out both decisions),
+ * ResNetContact and VIN networks and a CDL trained for 30 epochs, also with
+ * the observed gates; on Newton's cradle (3 bodies: the potential's
+ * gradient with 3 inputs) a random CDL. */
+static void test_rollout_fixed(void)
+{
+    imp_sim_opts o;
+    imp_trajset ball, cradle;
+    CHECK_OK(imp_sim_defaults("bouncing-ball", &o));
+    CHECK_OK(imp_simulate("bouncing-ball", &o, &ball));
+    CHECK_OK(imp_sim_defaults("newtons-cradle", &o));
+    CHECK_OK(imp_simulate("newtons-cradle", &o, &cradle));
+    enum { N = 8, T = 600 };
+    static const imp_model_kind kinds[N] = {IMP_MODEL_CDL, IMP_MODEL_CDL, IMP_MODEL_CDL, IMP_MODEL_RESNET_CONTACT,
+                                            IMP_MODEL_RESNET_CONTACT, IMP_MODEL_VIN, IMP_MODEL_CDL, IMP_MODEL_CDL};
+    imp_model *models[N];
+    for (int k = 0; k < N; k++) {
+        const imp_trajset *ts = k == N - 1 ? &cradle : &ball;
+        imp_cdl_config cfg;
+        imp_cdl_config_default(&cfg, kinds[k]);
+        CHECK_OK(imp_model_create(&models[k], &cfg, &ts->geom, ts->dt, 21 + k));
+        imp_model *m = models[k];
+        if (m->has_contact_net && k < N - 2)
+            m->params[m->off_contact + m->contact.b_off[m->contact.n_layers - 1]] +=
+                kinds[k] == IMP_MODEL_CDL ? 4.0 * k : 0.2 * (k - 3);
+    }
+    imp_train_opts to;
+    imp_train_opts_default(&to, 1);
+    to.epochs = 30;
+    CHECK_OK(imp_model_train(models[N - 2], &ball, &to, NULL));
+    int tested = 0, mixed = 0;
+    double worst = 0.0;
+    for (int isa = IMP_ISA_BASE; isa <= IMP_ISA_AVX512; isa++) {
+        if (imp_act_force_isa(isa) != IMP_OK) continue;
+        tested++;
+        for (int k = 0; k < N; k++) {
+            const imp_model *m = models[k];
+            const imp_trajset *ts = k == N - 1 ? &cradle : &ball;
+            const int D = m->D, K = m->K;
+            double x0[2 * IMP_MAX_BODIES * IMP_MAX_DIM];
+            for (int i = 0; i < D; i++) x0[i] = ts->q[i], x0[D + i] = ts->qdot[i];
+            for (int gated = 0; gated <= (k == N - 2); gated++) {
+                /* the observed labels of the data's first trajectory, then none */
+                double *gates = gated ? calloc((size_t)T * K, sizeof(double)) : NULL;
+                for (int i = 0; gated && i < T * K && i < ts->n_steps * K; i++) gates[i] = ts->contact[i];
+                double *s[2], *c[2];
+                for (int v = 0; v < 2; v++) {
+                    s[v] = malloc(sizeof(double) * T * 2 * D);
+                    c[v] = malloc(sizeof(double) * T * K);
+                }
+                CHECK_OK(imp_model_rollout(m, x0, T, gates, s[0], c[0]));
+                CHECK_OK(imp_model_rollout_single(m, x0, T, gates, IMP_ROLLOUT_BLAS, s[1], c[1]));
+                double scale = 0.0, err = 0.0;
+                int ones = 0, flips = 0;
+                for (int i = 0; i < T * 2 * D; i++) {
+                    scale = fmax(scale, fabs(s[1][i]));
+                    err = fmax(err, fabs(s[0][i] - s[1][i]));
+                }
+                for (int i = 0; i < T * K; i++) ones += c[1][i] != 0.0, flips += c[0][i] != c[1][i];
+                mixed += ones > 0 && ones < (T - 1) * K;
+                CHECK_MSG(flips == 0, "fixed rollout (%s, model %d %s): %d of %d decisions differ", imp_isa_name(isa),
+                          k, imp_model_kind_name(kinds[k]), flips, T * K);
+                CHECK_MSG(err <= 1e-12 * scale, "fixed rollout (%s, model %d %s): states differ by %.3g (scale %.3g)",
+                          imp_isa_name(isa), k, imp_model_kind_name(kinds[k]), err, scale);
+                worst = fmax(worst, err / scale);
+                for (int v = 0; v < 2; v++) free(s[v]), free(c[v]);
+                free(gates);
+            }
+        }
+    }
+    printf("default rollouts against the batch passes: %d models x %d instruction-set versions, %d with both "
+           "decisions, worst state difference %.3g of the scale, the same decisions\n",
+           N, tested, mixed, worst);
+    CHECK(tested >= 1);
+    CHECK_MSG(mixed >= 2 * tested, "only %d rollouts with both contact decisions", mixed);
+    CHECK_OK(imp_act_force_isa(-1));
+    for (int k = 0; k < N; k++) imp_model_free(models[k]);
+    imp_trajset_free(&ball);
+    imp_trajset_free(&cradle);
+}
+
 /* A rollout with the potential's force in single precision
  * (IMP_ROLLOUT_SINGLE_POTENTIAL, alone and with the contact network),
  * under every instruction-set version the CPU has, against the double
@@ -363,6 +450,7 @@ int main(void)
     test_cd_integrator_ball();
     test_rollout_single_contact();
     test_rollout_single_potential();
+    test_rollout_fixed();
     test_trajset_file();
     test_disk();
     TEST_MAIN_END();

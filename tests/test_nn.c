@@ -10,6 +10,7 @@
  * kind of check that a corrupted gradient is caught. */
 #include "impulse/nn.h"
 #include "nn/act_math.h"
+#include "nn/mlp_fixed.h"
 #include "nn/mlp_internal.h"
 #include "test.h"
 
@@ -500,6 +501,94 @@ static void test_blas_vs_reference(void)
     }
     CHECK_OK(imp_act_force_isa(-1));
     CHECK(isa_runs >= 1);
+}
+
+/* ---- one row with fixed weights (imp_mlp_fixed) against the reference ----
+ * In every instruction-set version the CPU has: the forward of networks
+ * whose layers take the matrix-vector kernel (widths that end in each of
+ * its blocks), the dot products (at most IMP_MLP_THIN outputs) and, after a
+ * relu, the kernel that skips the zero inputs; the input gradient of the
+ * fused potentials (softplus, 1 and 3 inputs) and of networks outside
+ * them. The reference is the general path on its plain loops, row by row;
+ * the sums differ in order only (1e-12). The fixed copy must not see later
+ * changes of the parameters. */
+static void test_fixed_rows(void)
+{
+    static const struct {
+        int n_layers, sizes[5];
+        imp_activation hid, out;
+        int last_bias;
+    } nets[] = {
+        {3, {2, 100, 100, 1}, IMP_ACT_RELU, IMP_ACT_SIGMOID, 1}, /* the contact network */
+        {3, {4, 37, 45, 13}, IMP_ACT_RELU, IMP_ACT_IDENTITY, 1},
+        {2, {3, 9, 5}, IMP_ACT_TANH, IMP_ACT_SIGMOID, 0},
+        {2, {1, 500, 1}, IMP_ACT_SOFTPLUS, IMP_ACT_IDENTITY, 0}, /* the ball's potential */
+        {2, {3, 61, 1}, IMP_ACT_SOFTPLUS, IMP_ACT_IDENTITY, 0},
+        {2, {2, 30, 1}, IMP_ACT_TANH, IMP_ACT_IDENTITY, 0},     /* not fused: general sweep */
+        {3, {3, 20, 17, 1}, IMP_ACT_SOFTPLUS, IMP_ACT_IDENTITY, 1},
+    };
+    enum { ROWS = 9 };
+    imp_rng rng;
+    imp_rng_seed(&rng, 909);
+    int isa_runs = 0;
+    double worst = 0.0, worst_g = 0.0, worst_d = 0.0;
+    for (int isa = IMP_ISA_BASE; isa <= IMP_ISA_AVX512; isa++) {
+        if (imp_act_force_isa(isa) != IMP_OK) continue;
+        isa_runs++;
+        for (size_t k = 0; k < sizeof nets / sizeof nets[0]; k++) {
+            imp_mlp m;
+            CHECK_OK(imp_mlp_init(&m, nets[k].n_layers, nets[k].sizes, nets[k].hid, nets[k].out, nets[k].last_bias));
+            const int n0 = m.sizes[0], nL = m.sizes[m.n_layers];
+            double *params = malloc(m.n_params * sizeof(double));
+            random_params(&m, params, &rng);
+            imp_mlp_fixed *f = imp_mlp_fixed_new(&m, params);
+            CHECK(f != NULL);
+            imp_mlp_work *w = imp_mlp_work_new(&m, 1), *wd = imp_mlp_work_new(&m, 1);
+            imp_mlp_work_set_reference(w, 1);
+            double *saved = malloc(m.n_params * sizeof(double));
+            memcpy(saved, params, m.n_params * sizeof(double));
+            for (size_t i = 0; i < m.n_params; i++) params[i] += 1.0; /* the fixed copy keeps the old ones */
+            double err = 0.0, gerr = 0.0, derr = 0.0;
+            int zeros = 0;
+            for (int r = 0; r < ROWS; r++) {
+                double x[8], y[2][16], g[2][8];
+                fill_uniform(&rng, x, (size_t)n0, -2, 2);
+                imp_mlp_fixed_forward(f, x, y[0]);
+                imp_mlp_forward(&m, saved, x, 1, y[1], w);
+                /* relative to max(|y|, 1): a scalar output that sums units of both
+                 * signs (V = w1 . phi) can be much smaller than its terms */
+                err = fmax(err, test_grad_rel_err(y[0], y[1], (size_t)nL, 1.0));
+                for (int l = 0; l + 1 < m.n_layers; l++)
+                    for (int j = 0; j < m.sizes[l + 1]; j++) zeros += w->a[l][j] == 0.0;
+                if (nL == 1) { /* against the reference, and the default path (fused sweep) */
+                    double gd[8];
+                    imp_mlp_fixed_grad_input(f, x, g[0]);
+                    imp_mlp_grad_input(&m, saved, x, 1, g[1], NULL, w);
+                    imp_mlp_grad_input(&m, saved, x, 1, gd, NULL, wd);
+                    gerr = fmax(gerr, max_rel_diff(g[0], g[1], (size_t)n0));
+                    derr = fmax(derr, max_rel_diff(g[0], gd, (size_t)n0));
+                }
+            }
+            /* the gradient of a potential: a sum of 500 terms of both signs, whose
+             * order moves the result by more than the size of g suggests */
+            CHECK_MSG(err < 1e-12 && gerr < 1e-11 && derr < 1e-13,
+                      "fixed rows (%s, network %zu): forward %.2e and gradient %.2e from the reference, "
+                      "gradient %.2e from the default path", imp_isa_name(isa), k, err, gerr, derr);
+            worst = fmax(worst, err);
+            worst_g = fmax(worst_g, gerr), worst_d = fmax(worst_d, derr);
+            if (nets[k].hid == IMP_ACT_RELU) CHECK(zeros > 0); /* the zero-skipping kernel ran */
+            imp_mlp_fixed_free(f);
+            imp_mlp_work_free(w), imp_mlp_work_free(wd);
+            free(params), free(saved);
+        }
+    }
+    CHECK_OK(imp_act_force_isa(-1));
+    CHECK(isa_runs >= 1);
+    printf("fixed rows: %d instruction-set versions, worst relative difference from the reference: forward %.2e, "
+           "input gradient %.2e (%.2e from the default path)\n", isa_runs, worst, worst_g, worst_d);
+    imp_mlp_fixed_free(NULL);
+    imp_mlp bad = {0};
+    CHECK(imp_mlp_fixed_new(&bad, NULL) == NULL);
 }
 
 /* ---- description, init, L2 ---- */
@@ -1638,6 +1727,7 @@ int main(void)
     test_hessian();
     test_complex_step();
     test_blas_vs_reference();
+    test_fixed_rows();
     test_strided();
     test_misuse();
     test_losses();

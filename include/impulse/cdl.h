@@ -202,8 +202,8 @@ int imp_model_window_loss(const imp_model *m, const double *params, imp_model_wo
 int imp_model_rollout(const imp_model *m, const double *x0, int n_steps, const double *gates,
                       double *states, double *contact);
 /* The same with parts of the model in single precision, as training runs
- * them by default; `single` is a set of the flags below (0 is
- * imp_model_rollout):
+ * them by default, or by other kernels; `single` is a set of the flags
+ * below (0 is imp_model_rollout):
  *  IMP_ROLLOUT_SINGLE_CONTACT: the contact network, its weights rounded to
  *    float once per call and its layers evaluated by a matrix-vector kernel
  *    instead of BLAS. The states differ from imp_model_rollout's only where
@@ -213,8 +213,15 @@ int imp_model_rollout(const imp_model *m, const double *x0, int n_steps, const d
  *    (imp_model_work_set_single_potential; no-op for the ResNets): relative
  *    errors of ~1e-6 in the force, so the states drift from the double
  *    rollout's by float rounding accumulated over the steps.
+ *  IMP_ROLLOUT_BLAS: the double networks by the batch passes training
+ *    uses (the contact network's products through OpenBLAS) instead of
+ *    imp_model_rollout's one-row kernels (weights fixed once per call,
+ *    matrix-vector products of the kernel family's own, the potential's
+ *    force in one pass). The two differ by the order of the sums and the
+ *    last bit of some softplus derivatives: the states agree to rounding,
+ *    the contact decisions unless a probability lies within ~1e-16 of 0.5.
  * Everything else (the integrator, impulses, projection) stays double. */
-enum { IMP_ROLLOUT_SINGLE_CONTACT = 1, IMP_ROLLOUT_SINGLE_POTENTIAL = 2 };
+enum { IMP_ROLLOUT_SINGLE_CONTACT = 1, IMP_ROLLOUT_SINGLE_POTENTIAL = 2, IMP_ROLLOUT_BLAS = 4 };
 int imp_model_rollout_single(const imp_model *m, const double *x0, int n_steps, const double *gates,
                              int single, double *states, double *contact);
 

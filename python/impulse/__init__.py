@@ -588,10 +588,11 @@ class Model:
 
         steps: samples to produce (row 0 = x0); default 100. gates (steps, K)
         or (n, steps, K): the observed contact signal gates the impulses
-        instead of the contact network. single_contact: the contact network
-        in single precision, as training runs it (faster; the states differ
-        only where a contact probability is within float rounding of 0.5).
-        single_potential: the potential's force in single precision, as
+        instead of the contact network. The default runs both networks in
+        double. single_contact: the contact network in single precision, as
+        training runs it (about as fast as the double default; the states
+        differ only where a contact probability is within float rounding of
+        0.5). single_potential: the potential's force in single precision, as
         training runs it (faster; the states drift from the double rollout's
         by accumulated float rounding). Returns (states, contact) with shapes
         (steps, 2D), (steps, K), or (n, steps, 2D), (n, steps, K)."""

@@ -3,6 +3,7 @@
 #define IMPULSE_CDL_INTERNAL_H
 
 #include "impulse/cdl.h"
+#include "nn/mlp_fixed.h"
 
 /* ---- contact_impulse.c: the Newton-restitution impulse and the
  * closest-point projection, per sample, with their reverse passes. ---- */
@@ -76,6 +77,9 @@ struct imp_model_work {
     double *out, *dout;      /* B x max(2D, K) */
     double *xs;              /* (H + 1) x B x 2D ResNet states */
     double *xbar;            /* (H + 1) x B x 2D */
+    /* rollouts (one row, the model's parameters): the contact network and
+     * the potential with their weights fixed (imp_mlp_fixed), or NULL */
+    imp_mlp_fixed *contact_fixed, *net_fixed;
 };
 
 #endif

@@ -56,7 +56,10 @@ static void step_forward(const imp_model *m, const double *params, imp_model_wor
             memcpy(in + (size_t)b * 2 * D, qt + (size_t)b * D, D * sizeof(double));
             memcpy(in + (size_t)b * 2 * D + D, vh + (size_t)b * D, D * sizeof(double));
         }
-        if (!stack) imp_mlp_forward(&m->contact, params + m->off_contact, w->in, B, p, w->contact[n]);
+        if (!stack && B == 1 && w->contact_fixed)
+            imp_mlp_fixed_forward(w->contact_fixed, w->in, p);
+        else if (!stack)
+            imp_mlp_forward(&m->contact, params + m->off_contact, w->in, B, p, w->contact[n]);
         for (size_t i = 0; i < sBK; i++)
             gate[i] = mode == GATE_LABELS ? labels_n[i] : mode == GATE_SOFT ? p[i] : (p[i] > 0.5);
     } else {
@@ -71,7 +74,10 @@ static void step_forward(const imp_model *m, const double *params, imp_model_wor
             imp_project_forward(&m->geom, winv, hard, qn + (size_t)b * D,
                                 w->active + ((size_t)n * B + b) * (P > 0 ? P : 1));
         }
-    imp_mlp_grad_input(&m->net, params + m->off_net, qn, B, gn, NULL, w->net[n + 1]);
+    if (B == 1 && w->net_fixed)
+        imp_mlp_fixed_grad_input(w->net_fixed, qn, gn);
+    else
+        imp_mlp_grad_input(&m->net, params + m->off_net, qn, B, gn, NULL, w->net[n + 1]);
     for (int b = 0; b < B; b++)
         for (int i = 0; i < D; i++) {
             size_t bi = (size_t)b * D + i;
@@ -272,7 +278,10 @@ int imp_structured_rollout(const imp_model *m, imp_model_work *w, const double *
     memcpy(w->v, x0 + D, D * sizeof(double));
     memcpy(states, x0, 2 * D * sizeof(double));
     for (int k = 0; k < K; k++) contact[k] = 0.0;
-    imp_mlp_grad_input(&m->net, m->params + m->off_net, w->q, 1, w->g, NULL, w->net[0]);
+    if (w->net_fixed)
+        imp_mlp_fixed_grad_input(w->net_fixed, w->q, w->g);
+    else
+        imp_mlp_grad_input(&m->net, m->params + m->off_net, w->q, 1, w->g, NULL, w->net[0]);
     for (int t = 1; t < n_steps; t++) {
         step_forward(m, m->params, w, 0, 1, gates ? GATE_LABELS : GATE_HARD,
                      gates ? gates + (size_t)t * K : NULL, winv, C, e, fric, 0);

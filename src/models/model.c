@@ -285,6 +285,8 @@ void imp_model_work_free(imp_model_work *w)
     }
     free(w->net), free(w->contact);
     imp_mlp_work_free(w->contact_stack);
+    imp_mlp_fixed_free(w->contact_fixed);
+    imp_mlp_fixed_free(w->net_fixed);
     free(w->in_stack), free(w->din_stack);
     free(w->q), free(w->v), free(w->g), free(w->vh), free(w->qt), free(w->vS);
     free(w->qbar), free(w->vbar), free(w->gbar);
@@ -335,11 +337,18 @@ int imp_model_rollout_single(const imp_model *m, const double *x0, int n_steps, 
         /* the rollout's steps use contact[0] (imp_structured_rollout, imp_resnet_rollout) */
         st = imp_mlp_work_set_single(w->contact[0], 1);
         if (!st) st = imp_mlp_work_single_fix(w->contact[0], m->params + m->off_contact);
+    } else if (m->has_contact_net && !(single & IMP_ROLLOUT_BLAS)) {
+        /* double: the weights fixed once, one row per step by the kernel family's products */
+        w->contact_fixed = imp_mlp_fixed_new(&m->contact, m->params + m->off_contact);
+        if (!w->contact_fixed) st = imp_fail(IMP_ERR_NOMEM, "rollout: out of memory");
     }
     if (!st && (single & IMP_ROLLOUT_SINGLE_POTENTIAL) && structured(m)) {
         /* the rollout uses net[0] and net[1]; their weights rounded once */
         st = imp_model_work_set_single_potential(w, 1);
         for (int k = 0; !st && k <= w->H; k++) st = imp_mlp_work_single_fix(w->net[k], m->params + m->off_net);
+    } else if (!st && structured(m) && !(single & IMP_ROLLOUT_BLAS)) {
+        w->net_fixed = imp_mlp_fixed_new(&m->net, m->params + m->off_net);
+        if (!w->net_fixed) st = imp_fail(IMP_ERR_NOMEM, "rollout: out of memory");
     }
     if (st) {
         imp_model_work_free(w);

@@ -103,7 +103,10 @@ int imp_resnet_rollout(const imp_model *m, imp_model_work *w, const double *x0, 
     double c[IMP_MAX_BODIES] = {0};
     for (int t = 1; t < n_steps; t++) {
         if (m->has_contact_net) {
-            imp_mlp_forward(&m->contact, m->params + m->off_contact, w->xs, 1, w->p, w->contact[0]);
+            if (w->contact_fixed)
+                imp_mlp_fixed_forward(w->contact_fixed, w->xs, w->p);
+            else
+                imp_mlp_forward(&m->contact, m->params + m->off_contact, w->xs, 1, w->p, w->contact[0]);
             for (int k = 0; k < K; k++) c[k] = gates ? gates[(size_t)t * K + k] : (w->p[k] > 0.5);
         }
         step_forward(m, m->params, w, 0, 1, c);

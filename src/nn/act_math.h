@@ -219,6 +219,17 @@ static inline __attribute__((always_inline)) double softplus_deriv_d(double zi)
     return zi >= 0.0 ? sig_abs : e * sig_abs;
 }
 
+/* The same value with one division, (z >= 0 ? 1 : e) / (1 + e) (a correctly
+ * rounded quotient; recip_1_2's Newton steps agree with it to an ulp): the
+ * one-row gradient of fixed networks (mlp_fused.c), where the divider works
+ * beside the exponential's multiply-adds instead of adding nine of them. */
+static inline __attribute__((always_inline)) double softplus_deriv_div_d(double zi)
+{
+    double em;
+    double e = exp_neg(-fabs(zi), &em);
+    return (zi >= 0.0 ? 1.0 : e) / (1.0 + e);
+}
+
 /* s = phi'(z) in place in zs, and for tanh and sigmoid also a = phi(z)
  * (a holds z on entry): the double counterpart of act_deriv_f_body */
 static inline __attribute__((always_inline)) void act_deriv_d_body(imp_activation act, double *restrict a,

@@ -262,3 +262,231 @@ const imp_mlp_kernels *imp_mlp_fused_pass(int isa)
     const imp_mlp_kernels *k = &fused_pass[isa >= IMP_ISA_BASE && isa <= IMP_ISA_AVX512 ? isa : 0];
     return k->name ? k : &fused_pass[IMP_ISA_BASE];
 }
+
+/* ---- one row with fixed weights (mlp_fixed.h) ---- */
+
+#include "nn/mlp_fixed.h"
+
+#include <stdlib.h>
+
+/* padded widths are multiples of the widest version's lanes (64 bytes) */
+#define FIXED_PAD 8
+
+struct imp_mlp_fixed {
+    imp_mlp net;
+    int isa;                       /* version of the products, fixed when made */
+    int np[IMP_MLP_MAX_LAYERS];    /* padded width of layer l's matrix-vector product; 0: dot products */
+    double *W[IMP_MLP_MAX_LAYERS]; /* np > 0: W^T (sizes[l] x np), else W (sizes[l+1] x sizes[l]) */
+    double *b[IMP_MLP_MAX_LAYERS]; /* bias (np > 0: padded, zeros without a bias; else NULL without) */
+    double *row[2], *s;            /* scratch rows of the widest padded layer */
+    int *idx;                      /* (widest layer) the non-zero inputs of a layer after a relu */
+    double *W0t, *b0, *w1;         /* fused input gradient (imp_mlp_fused_ok, softplus): W0^T, b0, w1 */
+    double *params;                /* copy, for the general input gradient */
+    imp_mlp_work *work;            /* one row, for the input gradient */
+    double *slab;
+};
+
+/* z (n_out) = W x + b by the matrix-vector kernel (np > 0) or dot products;
+ * relu != 0: then z = max(z, 0) in place (relu_forward_body's values, no
+ * derivative: nothing runs backward through a rollout). idx (n_in ints):
+ * the input comes from a relu, and the kernel skips its zeros (half of the
+ * units, typically). */
+static inline __attribute__((always_inline)) void fixed_layer_body(int vbytes, int n_in, int n_out, int np,
+                                                                   const double *x, const double *W,
+                                                                   const double *b, double *z, int relu,
+                                                                   int *idx)
+{
+    if (np > 0 && idx) {
+        int n_nz = 0;
+        for (int k = 0; k < n_in; k++) {
+            idx[n_nz] = k;
+            n_nz += x[k] != 0.0;
+        }
+        matvec_idx_row_body_d(vbytes, n_nz, idx, np, x, W, b, z);
+    } else if (np > 0)
+        matvec_row_body_d(vbytes, n_in, np, x, W, b, z);
+    else
+        for (int j = 0; j < n_out; j++) z[j] = (b ? b[j] : 0.0) + dot2_d(n_in, x, W + (size_t)j * n_in);
+    if (relu)
+        for (int j = 0; j < n_out; j++) z[j] = z[j] > 0.0 ? z[j] : 0.0;
+}
+#define FIXED_LAYER_PARAMS \
+    (int n_in, int n_out, int np, const double *x, const double *W, const double *b, double *z, int relu, \
+     int *idx)
+IMP_ISA_TABLE(fixed_layer, FIXED_LAYER_PARAMS, (n_in, n_out, np, x, W, b, z, relu, idx))
+
+/* g = W0^T (w1 * s), s = softplus'(W0 x + b0), for one row in one pass over
+ * the hidden units, eight at a time: the sums of sweep 1 (pre_activation_rows
+ * and dot3: eight partial sums by unit index mod 8, then the tail, in a
+ * fixed tree), s by softplus_deriv_div_d. */
+static inline __attribute__((always_inline)) void fixed_grad_body(int vbytes, int n0, int n1, const double *x,
+                                                                  const double *restrict W0t,
+                                                                  const double *restrict b0,
+                                                                  const double *restrict w1, double *g)
+{
+    (void)vbytes;
+    double part[FUSED_MAX_INPUTS][8], tail[FUSED_MAX_INPUTS];
+    for (int i = 0; i < n0; i++) {
+        tail[i] = 0.0;
+        for (int k = 0; k < 8; k++) part[i][k] = 0.0;
+    }
+    int j = 0;
+    if (n0 == 1) {
+        const double x0 = x[0];
+        for (; j + 8 <= n1; j += 8)
+            for (int k = 0; k < 8; k++)
+                part[0][k] += softplus_deriv_div_d(b0[j + k] + x0 * W0t[j + k]) * w1[j + k] * W0t[j + k];
+        for (; j < n1; j++) tail[0] += softplus_deriv_div_d(b0[j] + x0 * W0t[j]) * w1[j] * W0t[j];
+    } else {
+        for (; j + 8 <= n1; j += 8) {
+            double t[8];
+            for (int k = 0; k < 8; k++) t[k] = b0[j + k] + x[0] * W0t[j + k];
+            for (int i = 1; i < n0; i++)
+                for (int k = 0; k < 8; k++) t[k] += x[i] * W0t[(size_t)i * n1 + j + k];
+            for (int k = 0; k < 8; k++) t[k] = softplus_deriv_div_d(t[k]) * w1[j + k];
+            for (int i = 0; i < n0; i++)
+                for (int k = 0; k < 8; k++) part[i][k] += t[k] * W0t[(size_t)i * n1 + j + k];
+        }
+        for (; j < n1; j++) {
+            double t = b0[j] + x[0] * W0t[j];
+            for (int i = 1; i < n0; i++) t += x[i] * W0t[(size_t)i * n1 + j];
+            t = softplus_deriv_div_d(t) * w1[j];
+            for (int i = 0; i < n0; i++) tail[i] += t * W0t[(size_t)i * n1 + j];
+        }
+    }
+    for (int i = 0; i < n0; i++) g[i] = sum_parts_d(part[i], tail[i]);
+}
+IMP_ISA_TABLE(fixed_grad, (int n0, int n1, const double *x, const double *W0t, const double *b0, const double *w1,
+                           double *g),
+              (n0, n1, x, W0t, b0, w1, g))
+
+static void fixed_layer(int isa, int n_in, int n_out, int np, const double *x, const double *W, const double *b,
+                        double *z, int relu, int *idx)
+{
+#if IMP_HAVE_ISA_VERSIONS
+    switch (isa) {
+    case IMP_ISA_AVX512: fixed_layer_avx512(n_in, n_out, np, x, W, b, z, relu, idx); break;
+    case IMP_ISA_AVX2: fixed_layer_avx2(n_in, n_out, np, x, W, b, z, relu, idx); break;
+    default: fixed_layer_base(n_in, n_out, np, x, W, b, z, relu, idx); break;
+    }
+#else
+    (void)isa;
+    fixed_layer_base(n_in, n_out, np, x, W, b, z, relu, idx);
+#endif
+}
+
+imp_mlp_fixed *imp_mlp_fixed_new(const imp_mlp *m, const double *params)
+{
+    if (!m || !params || m->n_layers < 1 || m->n_layers > IMP_MLP_MAX_LAYERS) {
+        imp_fail(IMP_ERR_INVALID, "mlp fixed: no network or parameters");
+        return NULL;
+    }
+    imp_mlp_fixed *f = calloc(1, sizeof *f);
+    if (!f) {
+        imp_fail(IMP_ERR_NOMEM, "mlp fixed: out of memory");
+        return NULL;
+    }
+    f->net = *m;
+    f->isa = imp_act_isa();
+    const int L = m->n_layers;
+    size_t total = m->n_params, width = (size_t)m->sizes[0];
+    for (int l = 0; l < L; l++) {
+        const int n_in = m->sizes[l], n_out = m->sizes[l + 1];
+        f->np[l] = n_out > IMP_MLP_THIN ? (n_out + FIXED_PAD - 1) / FIXED_PAD * FIXED_PAD : 0;
+        const size_t cols = f->np[l] ? (size_t)f->np[l] : (size_t)n_out;
+        total += ((size_t)n_in + 1) * cols;
+        width = cols > width ? cols : width;
+    }
+    total += 3 * width;
+    const int fused = imp_mlp_fused_ok(m) && m->hidden_act == IMP_ACT_SOFTPLUS;
+    if (fused) total += ((size_t)m->sizes[0] + 2) * (size_t)m->sizes[1];
+    f->slab = calloc(total, sizeof(double));
+    f->idx = calloc(width, sizeof(int));
+    f->work = f->slab && f->idx ? imp_mlp_work_new(m, 1) : NULL;
+    if (!f->work) {
+        imp_mlp_fixed_free(f);
+        imp_fail(IMP_ERR_NOMEM, "mlp fixed: out of memory");
+        return NULL;
+    }
+    double *p = f->slab;
+    f->params = p, p += m->n_params;
+    memcpy(f->params, params, m->n_params * sizeof(double));
+    for (int l = 0; l < L; l++) {
+        const int n_in = m->sizes[l], n_out = m->sizes[l + 1], np = f->np[l];
+        const double *W = params + m->w_off[l];
+        const int has_b = m->b_off[l] != SIZE_MAX;
+        if (np) {
+            f->W[l] = p, p += (size_t)n_in * np;
+            f->b[l] = p, p += np;
+            for (int j = 0; j < n_out; j++) {
+                for (int k = 0; k < n_in; k++) f->W[l][(size_t)k * np + j] = W[(size_t)j * n_in + k];
+                f->b[l][j] = has_b ? params[m->b_off[l] + j] : 0.0;
+            }
+        } else {
+            f->W[l] = p, p += (size_t)n_in * n_out;
+            f->b[l] = has_b ? p : NULL, p += n_out;
+            memcpy(f->W[l], W, (size_t)n_in * n_out * sizeof(double));
+            if (has_b) memcpy(f->b[l], params + m->b_off[l], (size_t)n_out * sizeof(double));
+        }
+    }
+    f->row[0] = p, p += width;
+    f->row[1] = p, p += width;
+    f->s = p, p += width;
+    if (fused) {
+        const int n0 = m->sizes[0], n1 = m->sizes[1];
+        const double *W0 = params + m->w_off[0];
+        f->W0t = p, p += (size_t)n0 * n1;
+        f->b0 = p, p += n1;
+        f->w1 = p;
+        for (int j = 0; j < n1; j++)
+            for (int i = 0; i < n0; i++) f->W0t[(size_t)i * n1 + j] = W0[(size_t)j * n0 + i];
+        memcpy(f->b0, params + m->b_off[0], (size_t)n1 * sizeof(double));
+        memcpy(f->w1, params + m->w_off[1], (size_t)n1 * sizeof(double));
+    }
+    return f;
+}
+
+void imp_mlp_fixed_free(imp_mlp_fixed *f)
+{
+    if (!f) return;
+    imp_mlp_work_free(f->work);
+    free(f->idx);
+    free(f->slab);
+    free(f);
+}
+
+void imp_mlp_fixed_forward(imp_mlp_fixed *f, const double *x, double *y)
+{
+    const imp_mlp *m = &f->net;
+    const int L = m->n_layers;
+    const double *in = x;
+    for (int l = 0; l < L; l++) {
+        const int n_out = m->sizes[l + 1];
+        double *z = f->row[l & 1];
+        const imp_activation act = l == L - 1 ? m->output_act : m->hidden_act;
+        fixed_layer(f->isa, m->sizes[l], n_out, f->np[l], in, f->W[l], f->b[l], z, act == IMP_ACT_RELU,
+                    l > 0 && m->hidden_act == IMP_ACT_RELU ? f->idx : NULL);
+        if (act != IMP_ACT_RELU && act != IMP_ACT_IDENTITY) imp_act_forward(act, z, f->s, (size_t)n_out);
+        in = z;
+    }
+    memcpy(y, in, (size_t)m->sizes[L] * sizeof(double));
+}
+
+void imp_mlp_fixed_grad_input(imp_mlp_fixed *f, const double *x, double *g)
+{
+    const imp_mlp *m = &f->net;
+    if (!f->W0t) {
+        imp_mlp_grad_input(m, f->params, x, 1, g, NULL, f->work);
+        return;
+    }
+    const int n0 = m->sizes[0], n1 = m->sizes[1];
+#if IMP_HAVE_ISA_VERSIONS
+    switch (f->isa) {
+    case IMP_ISA_AVX512: fixed_grad_avx512(n0, n1, x, f->W0t, f->b0, f->w1, g); break;
+    case IMP_ISA_AVX2: fixed_grad_avx2(n0, n1, x, f->W0t, f->b0, f->w1, g); break;
+    default: fixed_grad_base(n0, n1, x, f->W0t, f->b0, f->w1, g); break;
+    }
+#else
+    fixed_grad_base(n0, n1, x, f->W0t, f->b0, f->w1, g);
+#endif
+}
