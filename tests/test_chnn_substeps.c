@@ -1,0 +1,216 @@
+/* RK4 substeps for fast training windows of the constrained strand
+ * (imp_ctrain_window_substeps): the rule itself, a finite-difference check
+ * of the window loss with 3, 2 and 1 substeps per sample interval, the
+ * forward rollout against the generic integrator with the finer step, r = 1
+ * equal bit for bit to the loss without substeps, and the rotor windows
+ * near gimbal lock: training survives with substeps and not without. */
+#include "impulse/chnn_models.h"
+#include "impulse/chnn_systems.h"
+#include "test.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void test_rule(void)
+{
+    /* two positions, two velocities per state; dt a power of two so that
+     * |v| dt is exact */
+    const double dt = 0.25;
+    double win[5 * 4];
+    for (int i = 0; i < 20; i++) win[i] = 0.1 * (i % 3);
+    CHECK(imp_ctrain_window_substeps(win, 5, 4, dt) == 1);
+    /* positions never count */
+    win[4 * 2 + 0] = 1000.0;
+    CHECK(imp_ctrain_window_substeps(win, 5, 4, dt) == 1);
+    const double v[] = {4.0, 4.5, -12.0, 8.25, 40.0, 255.0, 1e9};
+    for (size_t k = 0; k < sizeof v / sizeof v[0]; k++) {
+        /* in the last state's second velocity: every state and entry count */
+        win[4 * 4 + 3] = v[k];
+        double x = fabs(v[k]) * dt;
+        int want = x <= 1 ? 1 : x >= IMP_CTRAIN_MAX_SUBSTEPS ? IMP_CTRAIN_MAX_SUBSTEPS : (int)ceil(x);
+        int got = imp_ctrain_window_substeps(win, 5, 4, dt);
+        CHECK_MSG(got == want, "v %g: %d substeps, want %d", v[k], got, want);
+    }
+    /* the rule's values at its edges */
+    win[4 * 4 + 3] = 4.0; /* exactly 1 rad per interval: no substeps */
+    CHECK(imp_ctrain_window_substeps(win, 5, 4, dt) == 1);
+    win[4 * 4 + 3] = 4.0 + 1e-9;
+    CHECK(imp_ctrain_window_substeps(win, 5, 4, dt) == 2);
+    win[4 * 4 + 3] = 1e9;
+    CHECK(imp_ctrain_window_substeps(win, 5, 4, dt) == IMP_CTRAIN_MAX_SUBSTEPS);
+    /* invalid arguments give 1 */
+    CHECK(imp_ctrain_window_substeps(NULL, 5, 4, dt) == 1);
+    CHECK(imp_ctrain_window_substeps(win, 5, 4, 0.0) == 1);
+    CHECK(imp_ctrain_window_substeps(win, 5, 1, dt) == 1);
+}
+
+typedef struct fixture {
+    imp_cmodel m;
+    double *params;
+} fixture;
+
+static void make_model(fixture *f, imp_cmodel_kind kind, const char *sys, int hidden, uint64_t seed)
+{
+    imp_csystem cs;
+    CHECK_OK(imp_csystem_from_name(&cs, sys));
+    CHECK_OK(imp_cmodel_init(&f->m, kind, &cs, hidden, 3));
+    f->params = malloc(f->m.n_params * sizeof(double));
+    imp_rng rng;
+    imp_rng_seed(&rng, seed);
+    imp_cmodel_init_params(&f->m, f->params, &rng);
+    /* the mass network's output layer starts at zero: perturb it so that
+     * every layer gets non-zero derivatives */
+    for (size_t q = f->m.off_mass; q < f->m.n_params; q++) f->params[q] += 0.05 * imp_rng_normal(&rng);
+}
+
+/* The windows of a true-rotor data set in generalised coordinates (Euler
+ * angles): n_traj trajectories of T states cut into (T / 5) windows each. */
+static void rotor_windows(int n_traj, int T, uint64_t seed, imp_ctraj *gen)
+{
+    imp_csystem cs;
+    CHECK_OK(imp_csystem_from_name(&cs, "rotor"));
+    imp_ctraj cart;
+    CHECK_OK(imp_cexp_train_data(&cs, n_traj, T, seed, &cart));
+    CHECK_OK(imp_ctraj_to_generalised(&cs, &cart, gen));
+    imp_ctraj_free(&cart);
+}
+
+/* loss and gradient of B windows (B x 5 x dim) with substeps r (NULL: none) */
+static double window_loss(const fixture *f, const double *chunks, const int *r, int B, double dt, double *grad,
+                          imp_cmodel_work *w)
+{
+    const int S = 4;
+    size_t n = (size_t)B * (S + 1) * f->m.dim;
+    double *traj = malloc(n * sizeof(double)), *tbar = malloc(n * sizeof(double)), loss = NAN;
+    CHECK_OK(imp_ctrain_chunk_loss_substeps(&f->m, f->params, chunks, r, B, S, dt, w, traj, tbar, grad, &loss));
+    free(traj);
+    free(tbar);
+    return loss;
+}
+
+/* Three rotor windows with 3, 2 and 1 substeps: the gradient against
+ * central differences, each window's loss against the generic RK4
+ * integrator with step dt / r, and r = 1 against the loss without substeps. */
+static void test_window_loss(imp_cmodel_kind kind)
+{
+    fixture f;
+    make_model(&f, kind, "rotor", 16, 11);
+    const int B = 3, S = 4, dim = f.m.dim;
+    const double dt = 0.05;
+    imp_ctraj d;
+    rotor_windows(4, 10, 3, &d);
+    size_t csz = (size_t)(S + 1) * dim;
+    double *chunks = malloc((size_t)B * csz * sizeof(double));
+    for (int b = 0; b < B; b++) memcpy(chunks + b * csz, d.z + (size_t)b * d.T * dim, csz * sizeof(double));
+    const int r[3] = {3, 2, 1};
+    imp_cmodel_work *w = imp_cmodel_work_new_slots(&f.m, B, 4 * S + 1);
+    double *grad = calloc(f.m.n_params, sizeof(double));
+    double loss = window_loss(&f, chunks, r, B, dt, grad, w);
+    CHECK(isfinite(loss) && loss > 0);
+
+    /* forward: each window with the generic integrator (dt / r, S r steps) */
+    imp_cmodel_work *w1 = imp_cmodel_work_new(&f.m, 1);
+    imp_cmodel_binding bind = {&f.m, f.params, w1};
+    imp_ode ode;
+    imp_cmodel_ode(&ode, &bind);
+    double acc = 0, *tr = malloc((size_t)(S * 3 + 1) * dim * sizeof(double));
+    for (int b = 0; b < B; b++) {
+        CHECK_OK(imp_integrate_fixed(&imp_stepper_rk4, &ode, 0.0, dt / r[b], S * r[b], chunks + b * csz, 1, tr));
+        for (int k = 0; k <= S; k++)
+            for (int i = 0; i < dim; i++) acc += fabs(tr[(size_t)k * r[b] * dim + i] - chunks[b * csz + k * dim + i]);
+    }
+    double ref = acc / ((double)B * (S + 1) * dim);
+    CHECK_MSG(fabs(loss - ref) <= 1e-13 * ref, "%s: substepped loss %.17g, generic integrator %.17g",
+              imp_cmodel_kind_name(kind), loss, ref);
+    /* the substeps change the result by more than that tolerance (the
+     * check above can fail) */
+    const int ones[3] = {1, 1, 1};
+    double l1 = window_loss(&f, chunks, ones, B, dt, NULL, w);
+    CHECK_MSG(fabs(l1 - loss) > 1e-12 * loss, "%s: 3, 2, 1 substeps give the loss of 1, 1, 1 (%.17g, %.17g)",
+              imp_cmodel_kind_name(kind), loss, l1);
+
+    /* gradient against central differences */
+    imp_rng rng;
+    imp_rng_seed(&rng, 23);
+    const double h = 1e-6;
+    double an[48], nu[48];
+    int np = 0;
+    for (int u = 0; u < 48; u++) {
+        size_t p = u < 24 ? imp_rng_below(&rng, f.m.off_mass)
+                          : f.m.off_mass + imp_rng_below(&rng, f.m.n_params - f.m.off_mass);
+        double keep = f.params[p];
+        f.params[p] = keep + h;
+        double lp = window_loss(&f, chunks, r, B, dt, NULL, w);
+        f.params[p] = keep - h;
+        double lm = window_loss(&f, chunks, r, B, dt, NULL, w);
+        f.params[p] = keep;
+        nu[np] = (lp - lm) / (2 * h);
+        an[np++] = grad[p];
+    }
+    double e = test_grad_rel_err(an, nu, np, 1e-4);
+    CHECK_MSG(e < 1e-5, "%s: substepped window-loss gradient rel err %g", imp_cmodel_kind_name(kind), e);
+
+    /* all r = 1: bit for bit the loss without substeps, taped and generic */
+    imp_cmodel_work *works[2] = {w, imp_cmodel_work_new(&f.m, B)};
+    for (int k = 0; k < 2; k++) {
+        double *g0 = calloc(f.m.n_params, sizeof(double)), *g1 = calloc(f.m.n_params, sizeof(double));
+        double a0 = window_loss(&f, chunks, NULL, B, dt, g0, works[k]);
+        double a1 = window_loss(&f, chunks, ones, B, dt, g1, works[k]);
+        CHECK(a0 == a1);
+        CHECK(!memcmp(g0, g1, f.m.n_params * sizeof(double)));
+        free(g0);
+        free(g1);
+    }
+    /* a mixed batch: the r = 1 windows as a batch of their own plus the
+     * substepped one; the pool gives the same on 1 thread (bit for bit) and
+     * 2 threads (to rounding) */
+    const int mixed[3] = {1, 3, 1};
+    double *gm = calloc(f.m.n_params, sizeof(double));
+    double lmix = window_loss(&f, chunks, mixed, B, dt, gm, w);
+    double pair[2 * 5 * 12];
+    memcpy(pair, chunks, csz * sizeof(double));
+    memcpy(pair + csz, chunks + 2 * csz, csz * sizeof(double));
+    double lpair = window_loss(&f, pair, NULL, 2, dt, NULL, w);
+    const int three[1] = {3};
+    double lone = window_loss(&f, chunks + csz, three, 1, dt, NULL, w);
+    CHECK_CLOSE(lmix, (2 * lpair + lone) / 3, 1e-14, 0);
+    for (int T = 1; T <= 2; T++) {
+        imp_ctrain_pool *p = NULL;
+        CHECK_OK(imp_ctrain_pool_new(&p, &f.m, B, S, T));
+        double *gp = calloc(f.m.n_params, sizeof(double)), lp = NAN;
+        CHECK_OK(imp_ctrain_pool_loss_substeps(p, f.params, chunks, mixed, B, dt, gp, &lp));
+        double dmax = 0, gmax = 0;
+        for (size_t q = 0; q < f.m.n_params; q++) {
+            dmax = fmax(dmax, fabs(gp[q] - gm[q]));
+            gmax = fmax(gmax, fabs(gm[q]));
+        }
+        if (T == 1) CHECK(lp == lmix && dmax == 0);
+        CHECK_MSG(dmax <= 1e-12 * gmax && fabs(lp - lmix) <= 1e-14 * lmix,
+                  "pool of %d threads: loss %.17g vs %.17g, gradient off by %g of %g", T, lp, lmix, dmax, gmax);
+        const int bad[3] = {1, 0, 1};
+        CHECK_FAILS(imp_ctrain_pool_loss_substeps(p, f.params, chunks, bad, B, dt, gp, &lp), IMP_ERR_INVALID);
+        free(gp);
+        imp_ctrain_pool_free(p);
+    }
+    free(gm);
+    imp_cmodel_work_free(works[1]);
+    imp_cmodel_work_free(w1);
+    imp_cmodel_work_free(w);
+    imp_ctraj_free(&d);
+    free(tr);
+    free(chunks);
+    free(grad);
+    free(f.params);
+}
+
+int main(void)
+{
+    imp_blas_init();
+    test_rule();
+    test_window_loss(IMP_CMODEL_HNN);
+    test_window_loss(IMP_CMODEL_DELAN);
+    test_window_loss(IMP_CMODEL_NODE);
+    TEST_MAIN_END();
+}
