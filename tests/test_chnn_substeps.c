@@ -2,8 +2,8 @@
  * (imp_ctrain_window_substeps): the rule itself, a finite-difference check
  * of the window loss with 3, 2 and 1 substeps per sample interval, the
  * forward rollout against the generic integrator with the finer step, r = 1
- * equal bit for bit to the loss without substeps, and the rotor windows
- * near gimbal lock: training survives with substeps and not without. */
+ * equal bit for bit to the loss without substeps, and training on rotor
+ * windows near gimbal lock, which survives with substeps and not without. */
 #include "impulse/chnn_models.h"
 #include "impulse/chnn_systems.h"
 #include "test.h"
@@ -205,6 +205,131 @@ static void test_window_loss(imp_cmodel_kind kind)
     free(f.params);
 }
 
+/* A training set of rotor windows, one per "trajectory": the n_fast
+ * fastest windows (5 states on the non-overlapping grid) of the data, those
+ * with the most substeps, then the first n_slow that need none. */
+static void rotor_set(int n_fast, int n_slow, imp_ctraj *out, int *r_min, int *r_max)
+{
+    imp_ctraj d;
+    rotor_windows(400, 100, 0, &d);
+    int dim = d.dim, n_win = d.n_traj * (d.T / 5), ns = 0;
+    size_t csz = (size_t)5 * dim;
+    int *r = malloc((size_t)n_win * sizeof(int));
+    for (int w = 0; w < n_win; w++)
+        r[w] = imp_ctrain_window_substeps(d.z + ((size_t)(w / (d.T / 5)) * d.T + (size_t)(w % (d.T / 5)) * 5) * dim,
+                                          5, dim, d.dt);
+    out->n_traj = n_fast + n_slow;
+    out->T = 5;
+    out->dim = dim;
+    out->dt = d.dt;
+    out->z = malloc((size_t)out->n_traj * csz * sizeof(double));
+#define WIN(w) (d.z + ((size_t)((w) / (d.T / 5)) * d.T + (size_t)((w) % (d.T / 5)) * 5) * dim)
+    *r_min = IMP_CTRAIN_MAX_SUBSTEPS;
+    *r_max = 1;
+    for (int f = 0; f < n_fast; f++) {
+        int best = -1;
+        for (int w = 0; w < n_win; w++)
+            if (r[w] > 1 && (best < 0 || r[w] > r[best])) best = w;
+        CHECK_MSG(best >= 0, "rotor data: only %d fast windows, want %d", f, n_fast);
+        if (best < 0) break;
+        memcpy(out->z + (size_t)f * csz, WIN(best), csz * sizeof(double));
+        if (r[best] < *r_min) *r_min = r[best];
+        if (r[best] > *r_max) *r_max = r[best];
+        r[best] = 0; /* taken */
+    }
+    for (int w = 0; w < n_win && ns < n_slow; w++)
+        if (r[w] == 1) memcpy(out->z + (size_t)(n_fast + ns++) * csz, WIN(w), csz * sizeof(double));
+#undef WIN
+    CHECK_MSG(ns == n_slow, "rotor data: %d slow windows, want %d", ns, n_slow);
+    free(r);
+    imp_ctraj_free(&d);
+}
+
+/* Windows of a teacher model from the first states of the rotor's n
+ * fastest windows: RK4 with 256 steps per sample interval (exact to
+ * rounding at these rates), 5 states each. */
+static void teacher_windows(const fixture *t, int n, imp_ctraj *out)
+{
+    imp_ctraj set;
+    int r_min, r_max;
+    rotor_set(n, 0, &set, &r_min, &r_max);
+    int dim = set.dim;
+    const int sub = 256, S = 4;
+    imp_cmodel_work *w = imp_cmodel_work_new(&t->m, 1);
+    imp_cmodel_binding bind = {&t->m, t->params, w};
+    imp_ode ode;
+    imp_cmodel_ode(&ode, &bind);
+    double *tr = malloc((size_t)(sub * S + 1) * dim * sizeof(double));
+    for (int i = 0; i < n; i++) {
+        double *win = set.z + (size_t)i * 5 * dim;
+        /* start at the window's fastest state */
+        int kmax = 0;
+        double vmax = 0;
+        for (int k = 0; k < 5; k++)
+            for (int j = dim / 2; j < dim; j++)
+                if (fabs(win[k * dim + j]) > vmax) vmax = fabs(win[k * dim + j]), kmax = k;
+        memmove(win, win + kmax * dim, dim * sizeof(double));
+        CHECK_OK(imp_integrate_fixed(&imp_stepper_rk4, &ode, 0.0, set.dt / sub, sub * S, win, 1, tr));
+        for (int k = 1; k <= S; k++) memcpy(win + (size_t)k * dim, tr + (size_t)k * sub * dim, dim * sizeof(double));
+    }
+    free(tr);
+    imp_cmodel_work_free(w);
+    *out = set;
+}
+
+/* Training near gimbal lock: a student of a teacher HNN on the rotor,
+ * trained on the teacher's windows from the fastest states of the rotor
+ * data (Euler rates up to ~200 rad/s, 9-20 substeps), with the defaults
+ * (bench/chnn_survival.sh's criterion: no error and a last loss below 10)
+ * survives with substeps and not without. */
+static void test_rotor_survival(void)
+{
+    fixture t;
+    make_model(&t, IMP_CMODEL_HNN, "rotor", 16, 0);
+    const int n = 8;
+    imp_ctraj set;
+    teacher_windows(&t, n, &set);
+    int want_max = 1, want_n = 0;
+    for (int i = 0; i < n; i++) {
+        int r = imp_ctrain_window_substeps(set.z + (size_t)i * 5 * set.dim, 5, set.dim, set.dt);
+        want_n += r > 1;
+        if (r > want_max) want_max = r;
+    }
+    CHECK(want_n == n);
+    double *student = malloc(t.m.n_params * sizeof(double));
+    for (int sub = 0; sub <= 1; sub++) {
+        imp_rng rng;
+        imp_rng_seed(&rng, 5);
+        for (size_t q = 0; q < t.m.n_params; q++) student[q] = t.params[q] + 1e-3 * imp_rng_normal(&rng);
+        imp_ctrain_opts o;
+        imp_ctrain_opts_default(&o);
+        o.epochs = 6;
+        o.batch = 4;
+        o.lr = imp_ctrain_reference_lr("rotor");
+        o.max_substeps = sub ? 0 : 1;
+        imp_train_report rep;
+        memset(&rep, 0, sizeof rep);
+        o.hooks.report = &rep;
+        imp_ctrain_result res;
+        int st = imp_ctrain(&t.m, student, &set, &o, &res);
+
+        int survived = st == IMP_OK && rep.final_loss < 10;
+        printf("rotor teacher windows, %s substeps: status %d, %d epochs, last loss %.3g, %d substepped (max %d)\n",
+               sub ? "with" : "without", st, rep.epochs_done, rep.final_loss, res.substepped_windows,
+               res.max_substeps);
+        if (sub) {
+            CHECK_MSG(survived, "with substeps: status %d, last loss %g", st, rep.final_loss);
+            CHECK(res.substepped_windows == want_n && res.max_substeps == want_max);
+        } else {
+            CHECK_MSG(!survived, "without substeps the rollouts should not follow (last loss %g)", rep.final_loss);
+            CHECK(res.substepped_windows == 0 && res.max_substeps == 1);
+        }
+    }
+    free(student);
+    imp_ctraj_free(&set);
+    free(t.params);
+}
+
 int main(void)
 {
     imp_blas_init();
@@ -212,5 +337,6 @@ int main(void)
     test_window_loss(IMP_CMODEL_HNN);
     test_window_loss(IMP_CMODEL_DELAN);
     test_window_loss(IMP_CMODEL_NODE);
+    test_rotor_survival();
     TEST_MAIN_END();
 }
