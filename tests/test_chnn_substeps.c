@@ -138,8 +138,11 @@ static void test_window_loss(imp_cmodel_kind kind)
     double an[48], nu[48];
     int np = 0;
     for (int u = 0; u < 48; u++) {
-        size_t p = u < 24 ? imp_rng_below(&rng, f.m.off_mass)
-                          : f.m.off_mass + imp_rng_below(&rng, f.m.n_params - f.m.off_mass);
+        /* half in the potential (or NODE) network, half in the mass network */
+        size_t na = f.m.off_mass < f.m.n_params ? f.m.off_mass : f.m.n_params, nb = f.m.n_params - na;
+        size_t p = na == 0 || nb == 0 ? imp_rng_below(&rng, f.m.n_params)
+                   : u < 24           ? imp_rng_below(&rng, na)
+                                      : na + imp_rng_below(&rng, nb);
         double keep = f.params[p];
         f.params[p] = keep + h;
         double lp = window_loss(&f, chunks, r, B, dt, NULL, w);
