@@ -333,6 +333,84 @@ static void test_rotor_survival(void)
     free(t.params);
 }
 
+/* The spike filter (opts.skip_factor): 10 copies of one rotor window, one
+ * whose targets are 1000 off and one whose rollout overflows, each window
+ * its own minibatch. With the filter (factor 5: the far window's loss is
+ * ~11 times the first epoch's mean, the copies' about equal to it) the far
+ * window is skipped from the second epoch on and the overflowing one in
+ * every epoch, and the later epochs' loss is the copies'; off, the
+ * overflow stops training, and without it the far window's loss stays in
+ * every epoch's. The divergence guard is off (only a non-finite loss
+ * stops), so that it does not stop the runs with the far window. */
+static void test_spike_filter(void)
+{
+    fixture f;
+    make_model(&f, IMP_CMODEL_HNN, "rotor", 16, 4);
+    imp_ctraj set;
+    int r_min, r_max;
+    const int n = 10;
+    rotor_set(0, 1, &set, &r_min, &r_max);
+    size_t csz = (size_t)5 * set.dim;
+    set.z = realloc(set.z, (size_t)(n + 2) * csz * sizeof(double));
+    for (int i = 1; i < n + 2; i++) memcpy(set.z + i * csz, set.z, csz * sizeof(double));
+    double *far = set.z + n * csz, *inf = set.z + (n + 1) * csz;
+    for (size_t q = set.dim; q < csz; q++) far[q] += 1000.0;
+    for (int i = set.dim / 2; i < set.dim; i++) inf[i] = 1e300;
+    double *p0 = malloc(f.m.n_params * sizeof(double));
+    memcpy(p0, f.params, f.m.n_params * sizeof(double));
+    const int epochs = 4;
+    for (int mode = 0; mode < 3; mode++) {
+        /* 0: filter on, all; 1: off, all; 2: off, without the overflow */
+        set.n_traj = mode == 2 ? n + 1 : n + 2;
+        memcpy(f.params, p0, f.m.n_params * sizeof(double));
+        imp_ctrain_opts o;
+        imp_ctrain_opts_default(&o);
+        o.epochs = epochs;
+        o.batch = 1;
+        o.lr = 1e-3;
+        o.skip_factor = mode == 0 ? 5 : 0;
+        o.hooks.diverge_factor = 0;
+        double hist[4];
+        imp_train_report rep;
+        memset(&rep, 0, sizeof rep);
+        o.hooks.report = &rep;
+        o.hooks.loss_history = hist;
+        imp_ctrain_result res;
+        int st = imp_ctrain(&f.m, f.params, &set, &o, &res);
+        printf("spike filter mode %d: status %d, skipped %d, epoch losses", mode, st, res.skipped_batches);
+        for (int e = 0; e < rep.epochs_done; e++) printf(" %.3g", hist[e]);
+        printf("\n");
+        if (mode == 0) {
+            CHECK_OK(st);
+            CHECK_MSG(res.skipped_batches == 2 * epochs - 1, "skipped %d minibatches, want %d",
+                      res.skipped_batches, 2 * epochs - 1);
+            /* epoch 1 holds the far window's loss (~800 / 11), the others only the copies' */
+            CHECK(rep.epochs_done == epochs && hist[0] > 50);
+            for (int e = 1; e < rep.epochs_done; e++)
+                CHECK_MSG(hist[e] < 1, "epoch %d loss %g", e + 1, hist[e]);
+        } else if (mode == 1) {
+            CHECK(st == IMP_ERR_NUMERIC);
+            CHECK(res.skipped_batches == 0);
+        } else {
+            CHECK_OK(st);
+            CHECK(res.skipped_batches == 0 && rep.epochs_done == epochs);
+            for (int e = 0; e < rep.epochs_done; e++)
+                CHECK_MSG(hist[e] > 50, "epoch %d loss %g", e + 1, hist[e]);
+        }
+    }
+    imp_ctrain_opts o;
+    imp_ctrain_opts_default(&o);
+    imp_ctrain_result res;
+    const double bad[] = {0.5, 1.0, -1.0, NAN, INFINITY};
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        o.skip_factor = bad[k];
+        CHECK_FAILS(imp_ctrain(&f.m, f.params, &set, &o, &res), IMP_ERR_INVALID);
+    }
+    free(p0);
+    imp_ctraj_free(&set);
+    free(f.params);
+}
+
 int main(void)
 {
     imp_blas_init();
@@ -341,5 +419,6 @@ int main(void)
     test_window_loss(IMP_CMODEL_DELAN);
     test_window_loss(IMP_CMODEL_NODE);
     test_rotor_survival();
+    test_spike_filter();
     TEST_MAIN_END();
 }

@@ -189,6 +189,11 @@ typedef struct imp_ctrain_opts {
                             * window (imp_ctrain_window_substeps): 0 (default):
                             * IMP_CTRAIN_MAX_SUBSTEPS; 1: none, every window with the
                             * reference's fixed step dt */
+    double skip_factor;    /* spike filter, opt-in: a minibatch whose rollout or gradient is
+                            * not finite, or (from the second epoch on) whose loss exceeds
+                            * skip_factor times the best epoch's mean loss so far, is not stepped
+                            * (counted in imp_ctrain_result.skipped_batches, left out of
+                            * the epoch's mean loss). 0 (default): off; else > 1 */
     int verbose;           /* progress callback every epoch if set */
     void (*progress)(void *user, int epoch, double loss, double seconds);
     void *progress_user;
@@ -208,6 +213,8 @@ typedef struct imp_ctrain_result {
     int substepped_windows; /* training windows integrated with more than one RK4 step per
                             * sample interval (imp_ctrain_window_substeps) */
     int max_substeps;      /* the most substeps of any window (1: none substepped) */
+    int skipped_batches;   /* minibatches the spike filter skipped (opts.skip_factor; this
+                            * session's, for a resumed run) */
 } imp_ctrain_result;
 
 /* Cut chunks: for trajectory i < n_chunks, one random window of

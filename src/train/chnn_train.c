@@ -606,6 +606,7 @@ static int fingerprint(const imp_cmodel *m, const imp_ctraj *d, const imp_ctrain
         imp_json_kv_int(j, "substepped_windows", n_sub);
         imp_json_kv_int(j, "max_substeps", r_max);
     }
+    if (o->skip_factor > 0) imp_json_kv_number(j, "skip_factor", o->skip_factor);
     imp_json_kv_string(j, "seed", seed);
     imp_json_kv_int(j, "n_traj", d->n_traj);
     imp_json_kv_int(j, "T", d->T);
@@ -629,6 +630,8 @@ int imp_ctrain(const imp_cmodel *m, double *params, const imp_ctraj *data,
     if (!(data->dt > 0)) return imp_fail(IMP_ERR_INVALID, "data.dt: %g must be positive", data->dt);
     if (o->threads < 1 || o->threads > IMP_CTRAIN_MAX_THREADS)
         return imp_fail(IMP_ERR_INVALID, "threads: %d must be in 1..%d", o->threads, IMP_CTRAIN_MAX_THREADS);
+    if (!(o->skip_factor == 0 || (o->skip_factor > 1 && isfinite(o->skip_factor))))
+        return imp_fail(IMP_ERR_INVALID, "skip_factor: %g must be 0 (off) or finite and > 1", o->skip_factor);
     if (o->max_substeps < 0 || o->max_substeps > IMP_CTRAIN_MAX_SUBSTEPS)
         return imp_fail(IMP_ERR_INVALID, "max_substeps: %d must be in 0..%d (0: %d, 1: no substeps)",
                         o->max_substeps, IMP_CTRAIN_MAX_SUBSTEPS, IMP_CTRAIN_MAX_SUBSTEPS);
@@ -699,8 +702,11 @@ int imp_ctrain(const imp_cmodel *m, double *params, const imp_ctraj *data,
         /* CosineAnnealingLR(T_max = epochs, eta_min = 0), stepped per epoch */
         double lr = imp_cosine_lr(o->lr, 0.0, ep, o->epochs);
         imp_rng_shuffle(&rng, perm, (size_t)n_chunks);
-        double ep_loss = 0;
-        int n_batches = 0;
+        double ep_loss = 0, skip_loss = 0;
+        int n_batches = 0, n_skipped = 0;
+        /* the reference of the spike filter: the best epoch's mean loss so far
+         * (as the divergence guard's) */
+        double ref = o->skip_factor > 0 && res->epochs > 0 && isfinite(tr.best_loss) ? tr.best_loss : 0;
         for (int s0 = 0; s0 < n_chunks; s0 += B) {
             int bs = n_chunks - s0 < B ? n_chunks - s0 : B;
             for (int b = 0; b < bs; b++) {
@@ -708,18 +714,24 @@ int imp_ctrain(const imp_cmodel *m, double *params, const imp_ctraj *data,
                 batch_r[b] = win_r[perm[s0 + b]];
             }
             memset(grad, 0, m->n_params * sizeof(double));
-            double loss;
+            double loss = INFINITY; /* when the rollout fails */
             st = imp_ctrain_pool_loss_substeps(pool, params, batch, n_sub ? batch_r : NULL, bs, data->dt, grad,
                                                &loss);
-            if (st) {
-                st = imp_track_batch_failed(&tr, st);
-                goto done;
-            }
             /* the slowest slice instead of this thread's own */
             double slowest = 0;
             for (int t = 0; t < o->threads; t++) slowest = fmax(slowest, imp_ctrain_pool_slice_cpu(pool, t));
             cpu_extra += slowest - imp_ctrain_pool_slice_cpu(pool, 0);
-            st = imp_check_finite(grad, m->n_params, "gradient");
+            if (!st) st = imp_check_finite(grad, m->n_params, "gradient");
+            /* the spike filter: a minibatch whose rollout overflowed or whose
+             * loss is far above the best epoch's mean is not stepped */
+            if (o->skip_factor > 0 && (st == IMP_ERR_NUMERIC || (!st && ref > 0 && loss > o->skip_factor * ref))) {
+                st = IMP_OK;
+                n_skipped++;
+                res->skipped_batches++;
+                skip_loss += loss;
+                step++;
+                continue;
+            }
             if (st) {
                 st = imp_track_batch_failed(&tr, st);
                 goto done;
@@ -732,7 +744,9 @@ int imp_ctrain(const imp_cmodel *m, double *params, const imp_ctraj *data,
             ep_loss += loss;
             n_batches++;
         }
-        res->final_loss = ep_loss / n_batches;
+        /* the mean over the minibatches stepped (over the skipped ones when
+         * every one was skipped, so that the guard sees it) */
+        res->final_loss = n_batches ? ep_loss / n_batches : skip_loss / n_skipped;
         res->epochs = ep + 1;
         imp_loss_part parts[1] = {{"l1", res->final_loss}};
         int stop = 0;
