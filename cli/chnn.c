@@ -34,6 +34,12 @@ static void train_usage(FILE *f)
                "                 (default 20 for hnn, delan, node; 0 for chnn, clnn)\n"
                "  --clip X       largest L2 norm of a minibatch gradient, 0 = no clipping\n"
                "                 (default 1 for hnn, delan, node; 0 for chnn, clnn)\n"
+               "  --max-substeps R  most RK4 substeps per sample interval of a window whose data\n"
+               "                 move more than 1 rad (or 1 unit) per interval: such a window\n"
+               "                 gets ceil(max|qdot| dt) steps of dt/that (default 64; 1 = never)\n"
+               "  --skip-factor X  spike filter (default off): from epoch 2 on, a minibatch whose\n"
+               "                 loss exceeds X times the best epoch's mean, or whose rollout\n"
+               "                 overflows, is skipped instead of stepped (X > 1)\n"
                "  --hidden H     MLP width (256; 3 hidden layers)\n"
                "  --seed K       initialisation and chunk sampling seed (0)\n"
                "  --threads N    threads per minibatch, 1..64 (default 2): each takes a contiguous\n"
@@ -144,6 +150,14 @@ int cli_train_chnn(int argc, char **argv, const char *model)
             if (cli_parse_double(a, val, 0.0, 1e300, &dv)) return cli_fail(verb);
             o.grad_clip = dv;
             i++;
+        } else if (!strcmp(a, "--max-substeps")) {
+            if (cli_parse_long(a, val, 1, IMP_CTRAIN_MAX_SUBSTEPS, &lv)) return cli_fail(verb);
+            o.max_substeps = (int)lv;
+            i++;
+        } else if (!strcmp(a, "--skip-factor")) {
+            if (cli_parse_double(a, val, 1.0, 1e300, &dv)) return cli_fail(verb);
+            o.skip_factor = dv;
+            i++;
         } else if (!strcmp(a, "--windows")) {
             if (!val || (strcmp(val, "one") && strcmp(val, "all")))
                 return cli_failf(verb, "--windows: '%s' must be 'one' or 'all'", val ? val : "");
@@ -195,7 +209,16 @@ int cli_train_chnn(int argc, char **argv, const char *model)
     imp_train_report rep = {0};
     cli_run_hooks(&ro, &run, &o.hooks, &rep, o.epochs);
     imp_ctrain_result res;
+    memset(&res, 0, sizeof res);
     st = imp_ctrain(&m, params, m.cartesian ? &cart : &gen, &o, &res);
+    if (res.substepped_windows > 0 && !quiet)
+        fprintf(stderr, "impulse train: %d of the training windows move more than 1 %s per sample interval: "
+                        "integrated with up to %d RK4 substeps per interval\n",
+                res.substepped_windows, m.cartesian ? "unit" : "rad", res.max_substeps);
+    if (res.skipped_batches > 0 && !quiet)
+        fprintf(stderr, "impulse train: the spike filter skipped %d minibatch%s (loss above %g times the best "
+                        "epoch's mean, or not finite)\n",
+                res.skipped_batches, res.skipped_batches == 1 ? "" : "es", o.skip_factor);
     save_ctx sc = {&m, params, &o, &res};
     int rc = cli_run_finish(&run, st, &rep, save_cmodel, &sc);
     cli_run_close(&run);
@@ -209,6 +232,9 @@ int cli_train_chnn(int argc, char **argv, const char *model)
         imp_json_kv_int(&j, "parameters", (long long)m.n_params);
         imp_json_kv_int(&j, "threads", o.threads);
         imp_json_kv_string(&j, "precision", imp_ctrain_single_products(&m, &o) ? "single" : "double");
+        imp_json_kv_int(&j, "substepped_windows", res.substepped_windows);
+        imp_json_kv_int(&j, "max_substeps", res.max_substeps);
+        imp_json_kv_int(&j, "skipped_batches", res.skipped_batches);
         return cli_json_print(&j, verb);
     }
     fprintf(strcmp(out_path, "-") ? stdout : stderr, "trained %s on %s: %d epochs, final loss %.6g, %.2f s (%.3f s/epoch, %d thread%s), %zu parameters -> %s\n",

@@ -160,6 +160,7 @@ int imp_ctraj_to_generalised(const imp_csystem *sys, const imp_ctraj *in, imp_ct
 
 /* ---- training ([F] section 7, reference settings) ---- */
 #define IMP_CTRAIN_MAX_THREADS 64
+#define IMP_CTRAIN_MAX_SUBSTEPS 64
 typedef struct imp_ctrain_opts {
     int epochs;            /* 2000 in the reference */
     double lr;             /* 3e-3 */
@@ -185,6 +186,15 @@ typedef struct imp_ctrain_opts {
                             * NODE, 0 for CHNN and CLNN (see imp_ctrain_grad_clip) */
     int all_windows;       /* 0 (reference): one random window per trajectory; 1: every
                             * non-overlapping window of every trajectory (long trajectories) */
+    int max_substeps;      /* largest number of RK4 substeps per sample interval of a fast
+                            * window (imp_ctrain_window_substeps): 0 (default):
+                            * IMP_CTRAIN_MAX_SUBSTEPS; 1: none, every window with the
+                            * reference's fixed step dt */
+    double skip_factor;    /* spike filter, opt-in: a minibatch whose rollout or gradient is
+                            * not finite, or (from the second epoch on) whose loss exceeds
+                            * skip_factor times the best epoch's mean loss so far, is not stepped
+                            * (counted in imp_ctrain_result.skipped_batches, left out of
+                            * the epoch's mean loss). 0 (default): off; else > 1 */
     int verbose;           /* progress callback every epoch if set */
     void (*progress)(void *user, int epoch, double loss, double seconds);
     void *progress_user;
@@ -201,6 +211,11 @@ typedef struct imp_ctrain_result {
                             * slowest slice's (thread CPU clocks), i.e. the training
                             * time on cores nothing else uses, without hand-off costs */
     int epochs;
+    int substepped_windows; /* training windows integrated with more than one RK4 step per
+                            * sample interval (imp_ctrain_window_substeps) */
+    int max_substeps;      /* the most substeps of any window (1: none substepped) */
+    int skipped_batches;   /* minibatches the spike filter skipped (opts.skip_factor; this
+                            * session's, for a resumed run) */
 } imp_ctrain_result;
 
 /* Cut chunks: for trajectory i < n_chunks, one random window of
@@ -223,6 +238,29 @@ int imp_ctrain_chunk_loss(const imp_cmodel *m, const double *params, const doubl
                           int S, double dt, imp_cmodel_work *w, double *traj, double *traj_bar,
                           double *grad, double *loss);
 
+/* RK4 substeps per sample interval for one training window (n_states x dim,
+ * the state (position, velocity) with dim / 2 of each): r = ceil(max |v| dt)
+ * over every velocity entry of every state, clamped to
+ * 1..IMP_CTRAIN_MAX_SUBSTEPS; 1 when the data move at most one unit (one
+ * radian, in generalised coordinates) per sample interval. A window passing
+ * near a singular configuration of the generalised coordinates (the rotor's
+ * Euler angles near gimbal lock, where the angle rates reach ~200 rad/s)
+ * turns by several radians between two samples, which four fixed RK4 steps
+ * of dt cannot follow: the rollout, its loss and its gradient blow up
+ * (docs/chnn.md, "Training from the defaults"). imp_ctrain integrates such a
+ * window with r steps of dt / r per sample interval, the loss still at the
+ * samples. Returns 1 for invalid arguments (NULL, dim < 2, dt <= 0). */
+int imp_ctrain_window_substeps(const double *window, int n_states, int dim, double dt);
+/* imp_ctrain_chunk_loss with substeps[b] RK4 steps of dt / substeps[b] per
+ * sample interval for chunk b (each in 1..IMP_CTRAIN_MAX_SUBSTEPS; NULL: all
+ * 1, which is imp_ctrain_chunk_loss). The loss is still the mean over the
+ * S + 1 samples of every chunk; the gradient goes through every substep.
+ * Chunks with 1 substep are computed together exactly as
+ * imp_ctrain_chunk_loss computes them; each substepped chunk is integrated
+ * on its own with scratch allocated inside (taped whatever w's slots). */
+int imp_ctrain_chunk_loss_substeps(const imp_cmodel *m, const double *params, const double *chunks,
+                                   const int *substeps, int B, int S, double dt, imp_cmodel_work *w,
+                                   double *traj, double *traj_bar, double *grad, double *loss);
 /* The chunk loss of a minibatch on several threads. A pool keeps `threads`
  * - 1 POSIX threads alive (the caller's thread is the first worker), each
  * with its own work buffers (4 S + 1 network caches for ceil(max_batch /
@@ -249,6 +287,12 @@ int imp_ctrain_pool_set_single_products(imp_ctrain_pool *p, int on);
 double imp_ctrain_pool_slice_cpu(const imp_ctrain_pool *p, int t);
 int imp_ctrain_pool_loss(imp_ctrain_pool *p, const double *params, const double *chunks, int B, double dt,
                          double *grad, double *loss);
+/* The same with substeps[b] RK4 substeps for chunk b (NULL: all 1; see
+ * imp_ctrain_chunk_loss_substeps): a slice with no substepped chunk computes
+ * exactly what imp_ctrain_pool_loss does; each thread keeps scratch for its
+ * substepped chunks, grown to the most substeps it has seen. */
+int imp_ctrain_pool_loss_substeps(imp_ctrain_pool *p, const double *params, const double *chunks,
+                                  const int *substeps, int B, double dt, double *grad, double *loss);
 void imp_ctrain_pool_free(imp_ctrain_pool *p);
 
 /* The warm-up length imp_ctrain uses for this model and options. Adam's

@@ -381,10 +381,13 @@ def train(model: str, data, *, output: str | os.PathLike | None = None, epochs: 
     Options of the constrained family: epochs (2000), lr (3e-3), wd (1e-4),
         batch (200), chunks (800), hidden (256), threads (2, as the CLI),
         precision ('auto', the default: 'single' for chnn, 'double' for the
-        others; 'single' runs the network's hidden-to-hidden products in float).
+        others; 'single' runs the network's hidden-to-hidden products in float),
+        max_substeps (64; 1: no RK4 substeps for fast windows, as the CLI's
+        --max-substeps), skip_factor (0: off; as the CLI's --skip-factor).
     Returns a Model or ConstrainedModel with .history (one dict per epoch),
     .loss_history (numpy array, epoch loss), .report (end: finished, stopped
-    or diverged; epochs_done, best_epoch, best_loss, final_loss, seconds),
+    or diverged; epochs_done, best_epoch, best_loss, final_loss, seconds;
+    constrained models also substepped_windows, max_substeps, skipped_batches),
     .stopped_early and .interrupted (Ctrl-C). A diverged run raises
     impulse.Error.
     """
@@ -503,7 +506,7 @@ def _ctraj_of(z: np.ndarray, dt: float) -> _lib.CTraj:
 
 
 def _train_constrained(model, data, output, epochs, seed, lr, callback, run, wd=None, batch=None, chunks=None,
-                       hidden=256, threads=2, precision="auto"):
+                       hidden=256, threads=2, precision="auto", max_substeps=None, skip_factor=None):
     d = _as_dataset(data)
     if d.kind != "constrained":
         raise Error(f"{model}: needs a constrained system's trajectories (z or x, v), got {d.kind} data")
@@ -512,7 +515,8 @@ def _train_constrained(model, data, output, epochs, seed, lr, callback, run, wd=
     o = _lib.CTrainOpts()
     lib.imp_ctrain_opts_default(ctypes.byref(o))
     o.threads = threads
-    for field, v in (("epochs", epochs), ("lr", lr), ("weight_decay", wd), ("batch", batch), ("n_chunks", chunks)):
+    for field, v in (("epochs", epochs), ("lr", lr), ("weight_decay", wd), ("batch", batch), ("n_chunks", chunks),
+                     ("max_substeps", max_substeps), ("skip_factor", skip_factor)):
         if v is not None:
             setattr(o, field, v)
     o.seed = seed
@@ -537,6 +541,8 @@ def _train_constrained(model, data, output, epochs, seed, lr, callback, run, wd=
             st = lib.imp_ctrain(m._m, ptr(m.params), ctypes.byref(gen if not m.cartesian else cart),
                                 ctypes.byref(o), ctypes.byref(res))
             hk.finish(m)
+            m.report.update(substepped_windows=res.substepped_windows, max_substeps=res.max_substeps,
+                            skipped_batches=res.skipped_batches)
             check(st)
     finally:
         if not m.cartesian:

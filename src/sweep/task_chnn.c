@@ -112,7 +112,7 @@ int sweep_exec_chnn(const imp_sweep_task *t, const char *task_dir, const imp_swe
     memset(&rep, 0, sizeof rep);
     imp_ctrain_opts topt;
     imp_ctrain_opts_default(&topt);
-    imp_ctrain_result res = {NAN, NAN, NAN, 0};
+    imp_ctrain_result res = {NAN, NAN, NAN, 0, 0, 1, 0};
     if (access(ckpt, F_OK) == 0) {
         /* trained before the task was stopped during evaluation */
         st = imp_cmodel_load(ckpt, &m, &params);

@@ -63,8 +63,15 @@ int imp_cmodel_save(const char *path, const imp_cmodel *m, const double *params,
         imp_json_kv_number(&j, "grad_clip", imp_ctrain_grad_clip(m, opts));
         imp_json_kv_string(&j, "windows", opts->all_windows ? "all" : "one");
         imp_json_kv_string(&j, "precision", imp_ctrain_single_products(m, opts) ? "single" : "double");
+        if (opts->skip_factor > 0) imp_json_kv_number(&j, "skip_factor", opts->skip_factor);
     }
     if (res) imp_json_kv_number(&j, "final_loss", res->final_loss);
+    /* only when some window was substepped, so that other checkpoints keep their bytes */
+    if (res && res->substepped_windows > 0) {
+        imp_json_kv_int(&j, "substepped_windows", res->substepped_windows);
+        imp_json_kv_int(&j, "max_substeps", res->max_substeps);
+    }
+    if (res && opts && opts->skip_factor > 0) imp_json_kv_int(&j, "skipped_batches", res->skipped_batches);
     imp_json_end_object(&j);
     const char *text = imp_json_text(&j);
     imp_npz *z = imp_npz_new();

@@ -2,7 +2,11 @@
  * ([F] section 7, [chnn] section 3): one random 5-state chunk per training
  * trajectory, RK4 (3/8 rule) with step dt through the chunk, L1 loss averaged
  * over every entry including t0, gradients straight through the solver,
- * AdamW with a cosine schedule stepped per epoch.
+ * AdamW with a cosine schedule stepped per epoch. A window whose data move
+ * more than one unit (radian, in generalised coordinates) per sample
+ * interval is integrated with r = ceil(max |qdot| dt) steps of dt / r per
+ * interval instead (imp_ctrain_window_substeps), the loss still taken at the
+ * samples and the gradient through every substep.
  *
  * Threads: a minibatch of B chunks is cut into T contiguous slices; slice t
  * runs the taped chunk loss (forward and reverse) in its own thread with its
@@ -180,32 +184,38 @@ static int taped_backward(const imp_cmodel *m, const double *params, int B, int 
     return IMP_OK;
 }
 
-/* The chunk loss of B chunks with the loss normalised by `total` entries
- * (the whole batch's, when this is one slice of it): *acc = sum |pred - true|,
- * traj_bar = sign / total, grad (if not NULL) += d(acc / total)/dtheta.
- * tape: (8 S + 6) B dim doubles, used when w has 4 S + 1 slots. */
-static int slice_loss(const imp_cmodel *m, const double *params, const double *chunks, int B, int S,
+/* The chunk loss of B chunks, each integrated with R RK4 substeps of dt / R
+ * per sample interval, with the loss normalised by `total` entries (the
+ * whole batch's, when this is one group of it): *acc = sum |pred - true| at
+ * the samples, traj_bar = sign / total there (0 between samples), grad (if
+ * not NULL) += d(acc / total)/dtheta. traj, traj_bar: (S R + 1) B dim;
+ * tape: (8 S R + 6) B dim doubles, used when w has 4 S R + 1 slots (always
+ * the case for R > 1). With R = 1 this is the reference's arithmetic. */
+static int group_loss(const imp_cmodel *m, const double *params, const double *chunks, int B, int S, int R,
                       double dt, imp_cmodel_work *w, double *traj, double *traj_bar, double *tape,
                       double total, double *grad, double *acc_out)
 {
-    int dim = m->dim;
+    int dim = m->dim, N = S * R;
+    double h = R == 1 ? dt : dt / R;
     size_t n = (size_t)B * dim;
-    int taped = imp_cmodel_work_slots(w) >= 4 * S + 1;
+    int taped = imp_cmodel_work_slots(w) >= 4 * N + 1;
+    if (!taped && R > 1) return imp_fail(IMP_ERR_INVALID, "train: substepped windows need a taped work");
     imp_cmodel_binding bind = {m, params, w};
     imp_ode ode;
     imp_cmodel_ode(&ode, &bind);
-    /* y0 = first state of each chunk; traj is (S+1) x B x dim */
+    /* y0 = first state of each chunk; traj is (N+1) x B x dim */
     for (int b = 0; b < B; b++)
         memcpy(traj + (size_t)b * dim, chunks + (size_t)b * (S + 1) * dim, (size_t)dim * sizeof(double));
-    int st = taped ? taped_forward(m, params, B, S, dt, w, traj, tape, tape + 4 * (size_t)S * n)
+    int st = taped ? taped_forward(m, params, B, N, h, w, traj, tape, tape + 4 * (size_t)N * n)
                    : imp_integrate_fixed(&imp_stepper_rk4, &ode, 0.0, dt, S, traj, B, traj);
     if (st) return st;
+    if (R > 1) memset(traj_bar, 0, (size_t)(N + 1) * n * sizeof(double));
     double acc = 0;
     for (int k = 0; k <= S; k++)
         for (int b = 0; b < B; b++) {
-            const double *pr = traj + ((size_t)k * B + b) * dim;
+            const double *pr = traj + ((size_t)k * R * B + b) * dim;
             const double *tg = chunks + ((size_t)b * (S + 1) + k) * dim;
-            double *gb = traj_bar + ((size_t)k * B + b) * dim;
+            double *gb = traj_bar + ((size_t)k * R * B + b) * dim;
             for (int i = 0; i < dim; i++) {
                 double d = pr[i] - tg[i];
                 acc += fabs(d);
@@ -216,8 +226,8 @@ static int slice_loss(const imp_cmodel *m, const double *params, const double *c
     if (!isfinite(acc)) return imp_fail(IMP_ERR_NUMERIC, "train: loss is not finite (the rollout diverged)");
     if (!grad) return IMP_OK;
     if (taped) {
-        double *a = tape + 8 * (size_t)S * n;
-        return taped_backward(m, params, B, S, dt, w, tape, traj_bar, grad, a, a + n, a + 5 * n);
+        double *a = tape + 8 * (size_t)N * n;
+        return taped_backward(m, params, B, N, h, w, tape, traj_bar, grad, a, a + n, a + 5 * n);
     }
     double *y0bar = calloc(n, sizeof(double));
     if (!y0bar) return imp_fail(IMP_ERR_NOMEM, "train: out of memory");
@@ -232,28 +242,149 @@ static size_t tape_size(int B, int S, int dim)
     return (8 * (size_t)S + 6) * (size_t)B * (size_t)dim;
 }
 
-int imp_ctrain_chunk_loss(const imp_cmodel *m, const double *params, const double *chunks, int B,
-                          int S, double dt, imp_cmodel_work *w, double *traj, double *traj_bar,
-                          double *grad, double *loss)
+int imp_ctrain_window_substeps(const double *window, int n_states, int dim, double dt)
+{
+    if (!window || n_states < 1 || dim < 2 || !(dt > 0)) return 1;
+    int half = dim / 2;
+    double vmax = 0;
+    for (int k = 0; k < n_states; k++)
+        for (int i = half; i < dim; i++) {
+            double v = fabs(window[(size_t)k * dim + i]);
+            if (v > vmax) vmax = v;
+        }
+    double x = vmax * dt;
+    if (!(x > 1.0)) return 1;
+    if (x >= IMP_CTRAIN_MAX_SUBSTEPS) return IMP_CTRAIN_MAX_SUBSTEPS;
+    return (int)ceil(x);
+}
+
+/* Scratch for the substepped windows, integrated one at a time: a work with
+ * 4 S r_cap + 1 slots for one row and its rollout buffers, grown on demand. */
+typedef struct sub_ctx {
+    int r_cap, single;
+    imp_cmodel_work *w;
+    double *traj, *traj_bar, *tape;
+} sub_ctx;
+
+static void sub_free(sub_ctx *c)
+{
+    imp_cmodel_work_free(c->w);
+    free(c->traj);
+    free(c->traj_bar);
+    free(c->tape);
+    c->w = NULL;
+    c->traj = c->traj_bar = c->tape = NULL;
+    c->r_cap = 0;
+}
+
+static int sub_ensure(sub_ctx *c, const imp_cmodel *m, int S, int r)
+{
+    if (c->r_cap >= r) return IMP_OK;
+    sub_free(c);
+    int N = S * r;
+    c->w = imp_cmodel_work_new_slots(m, 1, 4 * N + 1);
+    c->traj = malloc((size_t)(N + 1) * m->dim * sizeof(double));
+    c->traj_bar = malloc((size_t)(N + 1) * m->dim * sizeof(double));
+    c->tape = malloc(tape_size(1, N, m->dim) * sizeof(double));
+    if (!c->w || !c->traj || !c->traj_bar || !c->tape) {
+        sub_free(c);
+        return imp_fail(IMP_ERR_NOMEM, "train: out of memory (a window of %d substeps)", r);
+    }
+    int st = c->single ? imp_cmodel_work_set_single_products(c->w, 1) : IMP_OK;
+    if (st) {
+        sub_free(c);
+        return st;
+    }
+    c->r_cap = r;
+    return IMP_OK;
+}
+
+static int check_substeps(const int *r, int B)
+{
+    if (r)
+        for (int b = 0; b < B; b++)
+            if (r[b] < 1 || r[b] > IMP_CTRAIN_MAX_SUBSTEPS)
+                return imp_fail(IMP_ERR_INVALID, "substeps[%d]: %d must be in 1..%d", b, r[b],
+                                IMP_CTRAIN_MAX_SUBSTEPS);
+    return IMP_OK;
+}
+
+/* The loss of B chunks with r[b] substeps for chunk b (r NULL: all 1): the
+ * chunks with r = 1 in one group (when no chunk is substepped, the whole
+ * batch as it is: the reference's arithmetic bit for bit), then each
+ * substepped chunk on its own. gather: room for B chunks. */
+static int mixed_loss(const imp_cmodel *m, const double *params, const double *chunks, const int *r, int B,
+                      int S, double dt, imp_cmodel_work *w, double *traj, double *traj_bar, double *tape,
+                      double *gather, sub_ctx *sub, double total, double *grad, double *acc_out)
+{
+    int n1 = 0;
+    if (r)
+        for (int b = 0; b < B; b++) n1 += r[b] == 1;
+    if (!r || n1 == B)
+        return group_loss(m, params, chunks, B, S, 1, dt, w, traj, traj_bar, tape, total, grad, acc_out);
+    size_t csz = (size_t)(S + 1) * m->dim;
+    double acc = 0, a = 0;
+    int st;
+    if (n1 > 0) {
+        for (int b = 0, j = 0; b < B; b++)
+            if (r[b] == 1) memcpy(gather + (size_t)j++ * csz, chunks + (size_t)b * csz, csz * sizeof(double));
+        if ((st = group_loss(m, params, gather, n1, S, 1, dt, w, traj, traj_bar, tape, total, grad, &a)))
+            return st;
+        acc += a;
+    }
+    for (int b = 0; b < B; b++) {
+        if (r[b] == 1) continue;
+        if ((st = sub_ensure(sub, m, S, r[b]))) return st;
+        st = group_loss(m, params, chunks + (size_t)b * csz, 1, S, r[b], dt, sub->w, sub->traj, sub->traj_bar,
+                        sub->tape, total, grad, &a);
+        if (st) return imp_fail_context(st, "window %d of the batch (%d RK4 substeps per sample)", b, r[b]);
+        acc += a;
+    }
+    *acc_out = acc;
+    return IMP_OK;
+}
+
+int imp_ctrain_chunk_loss_substeps(const imp_cmodel *m, const double *params, const double *chunks,
+                                   const int *substeps, int B, int S, double dt, imp_cmodel_work *w,
+                                   double *traj, double *traj_bar, double *grad, double *loss)
 {
     if (!m || !params || !chunks || !w || !traj || !traj_bar || !loss)
         return imp_fail(IMP_ERR_INVALID, "chunk loss: NULL argument");
-    double *tape = NULL;
+    int st = check_substeps(substeps, B);
+    if (st) return st;
+    double *tape = NULL, *gather = NULL;
     if (imp_cmodel_work_slots(w) >= 4 * S + 1) {
         tape = malloc(tape_size(B, S, m->dim) * sizeof(double));
         if (!tape) return imp_fail(IMP_ERR_NOMEM, "train: out of memory");
     }
+    if (substeps && !(gather = malloc((size_t)B * (S + 1) * m->dim * sizeof(double)))) {
+        free(tape);
+        return imp_fail(IMP_ERR_NOMEM, "train: out of memory");
+    }
+    sub_ctx sub = {0};
     double total = (double)(S + 1) * (double)B * (double)m->dim, acc = 0;
-    int st = slice_loss(m, params, chunks, B, S, dt, w, traj, traj_bar, tape, total, grad, &acc);
+    st = mixed_loss(m, params, chunks, substeps, B, S, dt, w, traj, traj_bar, tape, gather, &sub, total, grad,
+                    &acc);
+    sub_free(&sub);
+    free(gather);
     free(tape);
     *loss = acc / total;
     return st;
+}
+
+int imp_ctrain_chunk_loss(const imp_cmodel *m, const double *params, const double *chunks, int B,
+                          int S, double dt, imp_cmodel_work *w, double *traj, double *traj_bar,
+                          double *grad, double *loss)
+{
+    return imp_ctrain_chunk_loss_substeps(m, params, chunks, NULL, B, S, dt, w, traj, traj_bar, grad, loss);
 }
 
 /* ---- the thread pool (the team of threads: src/core/pool.c) ---- */
 typedef struct pool_worker {
     imp_cmodel_work *w;
     double *traj, *traj_bar, *tape, *grad; /* grad: n_params (unused by worker 0) */
+    double *gather;                        /* the slice's unsubstepped chunks */
+    sub_ctx sub;                           /* its substepped chunks */
     int b0, nb;                            /* this minibatch's slice */
     double acc;
     double cpu;                            /* thread CPU seconds of the last slice */
@@ -268,6 +399,7 @@ struct imp_ctrain_pool {
     imp_pool *team;
     /* the current job */
     const double *params, *chunks;
+    const int *substeps; /* per chunk, or NULL */
     double *grad0; /* slice 0's gradient: the caller's */
     double dt, total;
     int want_grad;
@@ -288,8 +420,9 @@ static void run_slice(imp_ctrain_pool *p, pool_worker *wk, double *grad)
     if (wk->nb < 1) return;
     double c0 = thread_cpu_now();
     size_t csz = (size_t)(p->S + 1) * p->m->dim;
-    wk->status = slice_loss(p->m, p->params, p->chunks + (size_t)wk->b0 * csz, wk->nb, p->S, p->dt, wk->w,
-                            wk->traj, wk->traj_bar, wk->tape, p->total, grad, &wk->acc);
+    wk->status = mixed_loss(p->m, p->params, p->chunks + (size_t)wk->b0 * csz,
+                            p->substeps ? p->substeps + wk->b0 : NULL, wk->nb, p->S, p->dt, wk->w, wk->traj,
+                            wk->traj_bar, wk->tape, wk->gather, &wk->sub, p->total, grad, &wk->acc);
     wk->cpu = thread_cpu_now() - c0;
     if (wk->status) {
         /* messages are thread-local: keep this one for the caller's thread */
@@ -327,6 +460,8 @@ void imp_ctrain_pool_free(imp_ctrain_pool *p)
             free(wk->traj_bar);
             free(wk->tape);
             free(wk->grad);
+            free(wk->gather);
+            sub_free(&wk->sub);
         }
     free(p->workers);
     free(p);
@@ -359,7 +494,8 @@ int imp_ctrain_pool_new(imp_ctrain_pool **out, const imp_cmodel *m, int max_batc
         wk->traj_bar = malloc((size_t)slice * csz * sizeof(double));
         wk->tape = malloc(tape_size(slice, chunk_steps, m->dim) * sizeof(double));
         wk->grad = t > 0 ? malloc(m->n_params * sizeof(double)) : NULL;
-        if (!wk->w || !wk->traj || !wk->traj_bar || !wk->tape || (t > 0 && !wk->grad)) goto nomem;
+        wk->gather = malloc((size_t)slice * csz * sizeof(double));
+        if (!wk->w || !wk->traj || !wk->traj_bar || !wk->tape || (t > 0 && !wk->grad) || !wk->gather) goto nomem;
     }
     int st = imp_pool_new(&p->team, threads);
     if (st) {
@@ -379,8 +515,11 @@ int imp_ctrain_pool_set_single_products(imp_ctrain_pool *p, int on)
 {
     if (!p) return imp_fail(IMP_ERR_INVALID, "pool: NULL");
     for (int t = 0; t < p->threads; t++) {
-        int st = imp_cmodel_work_set_single_products(p->workers[t].w, on);
+        pool_worker *wk = &p->workers[t];
+        int st = imp_cmodel_work_set_single_products(wk->w, on);
+        if (!st && wk->sub.w) st = imp_cmodel_work_set_single_products(wk->sub.w, on);
         if (st) return st;
+        wk->sub.single = on != 0;
     }
     return IMP_OK;
 }
@@ -393,9 +532,18 @@ double imp_ctrain_pool_slice_cpu(const imp_ctrain_pool *p, int t)
 int imp_ctrain_pool_loss(imp_ctrain_pool *p, const double *params, const double *chunks, int B, double dt,
                          double *grad, double *loss)
 {
+    return imp_ctrain_pool_loss_substeps(p, params, chunks, NULL, B, dt, grad, loss);
+}
+
+int imp_ctrain_pool_loss_substeps(imp_ctrain_pool *p, const double *params, const double *chunks,
+                                  const int *substeps, int B, double dt, double *grad, double *loss)
+{
     if (!p || !params || !chunks || !loss) return imp_fail(IMP_ERR_INVALID, "pool: NULL argument");
     if (B < 1 || B > p->max_batch)
         return imp_fail(IMP_ERR_INVALID, "B: batch %d outside [1, %d] of the pool", B, p->max_batch);
+    int st = check_substeps(substeps, B);
+    if (st) return st;
+    p->substeps = substeps;
     int T = p->threads, S = p->S;
     p->params = params;
     p->chunks = chunks;
@@ -434,7 +582,8 @@ int imp_ctrain_pool_loss(imp_ctrain_pool *p, const double *params, const double 
 
 /* Everything the rest of a run depends on besides the state itself (the
  * thread count changes only the rounding and is left out). */
-static int fingerprint(const imp_cmodel *m, const imp_ctraj *d, const imp_ctrain_opts *o, imp_json *j)
+static int fingerprint(const imp_cmodel *m, const imp_ctraj *d, const imp_ctrain_opts *o, int n_sub, int r_max,
+                       imp_json *j)
 {
     uint64_t h = imp_fnv1a(d->z, (size_t)d->n_traj * d->T * d->dim * sizeof(double), IMP_FNV_START);
     h = imp_fnv1a(&d->dt, sizeof d->dt, h);
@@ -460,6 +609,13 @@ static int fingerprint(const imp_cmodel *m, const imp_ctraj *d, const imp_ctrain
     imp_json_kv_string(j, "windows", o->all_windows ? "all" : "one");
     /* only when single, so that the states of double runs keep their fingerprint */
     if (imp_ctrain_single_products(m, o)) imp_json_kv_string(j, "precision", "single");
+    /* only when some window is substepped, so that the state files of runs
+     * without (CHNN, CLNN, every system but the rotor) keep their fingerprint */
+    if (n_sub > 0) {
+        imp_json_kv_int(j, "substepped_windows", n_sub);
+        imp_json_kv_int(j, "max_substeps", r_max);
+    }
+    if (o->skip_factor > 0) imp_json_kv_number(j, "skip_factor", o->skip_factor);
     imp_json_kv_string(j, "seed", seed);
     imp_json_kv_int(j, "n_traj", d->n_traj);
     imp_json_kv_int(j, "T", d->T);
@@ -483,6 +639,11 @@ int imp_ctrain(const imp_cmodel *m, double *params, const imp_ctraj *data,
     if (!(data->dt > 0)) return imp_fail(IMP_ERR_INVALID, "data.dt: %g must be positive", data->dt);
     if (o->threads < 1 || o->threads > IMP_CTRAIN_MAX_THREADS)
         return imp_fail(IMP_ERR_INVALID, "threads: %d must be in 1..%d", o->threads, IMP_CTRAIN_MAX_THREADS);
+    if (!(o->skip_factor == 0 || (o->skip_factor > 1 && isfinite(o->skip_factor))))
+        return imp_fail(IMP_ERR_INVALID, "skip_factor: %g must be 0 (off) or finite and > 1", o->skip_factor);
+    if (o->max_substeps < 0 || o->max_substeps > IMP_CTRAIN_MAX_SUBSTEPS)
+        return imp_fail(IMP_ERR_INVALID, "max_substeps: %d must be in 0..%d (0: %d, 1: no substeps)",
+                        o->max_substeps, IMP_CTRAIN_MAX_SUBSTEPS, IMP_CTRAIN_MAX_SUBSTEPS);
     memset(res, 0, sizeof *res);
     imp_rng rng;
     imp_rng_seed(&rng, o->seed);
@@ -498,15 +659,26 @@ int imp_ctrain(const imp_cmodel *m, double *params, const imp_ctraj *data,
     double *grad = malloc(m->n_params * sizeof(double));
     double *batch = malloc((size_t)B * csz * sizeof(double));
     size_t *perm = malloc((size_t)n_chunks * sizeof(size_t));
+    int *win_r = malloc((size_t)n_chunks * sizeof(int)), *batch_r = malloc((size_t)B * sizeof(int));
     imp_adam opt;
     int have_opt = 0;
     imp_track tr = {0};
     imp_json fp;
     imp_json_init(&fp);
-    if (!grad || !batch || !perm) {
+    if (!grad || !batch || !perm || !win_r || !batch_r) {
         st = imp_fail(IMP_ERR_NOMEM, "train: out of memory");
         goto done;
     }
+    /* RK4 substeps per sample interval of each window, from its data */
+    int r_cap = o->max_substeps ? o->max_substeps : IMP_CTRAIN_MAX_SUBSTEPS, n_sub = 0, r_max = 1;
+    for (int i = 0; i < n_chunks; i++) {
+        int r = imp_ctrain_window_substeps(chunks + (size_t)i * csz, S + 1, dim, data->dt);
+        win_r[i] = r < r_cap ? r : r_cap;
+        n_sub += win_r[i] > 1;
+        if (win_r[i] > r_max) r_max = win_r[i];
+    }
+    res->substepped_windows = n_sub;
+    res->max_substeps = r_max;
     st = imp_ctrain_pool_new(&pool, m, B, S, o->threads);
     if (st) goto done;
     if (imp_ctrain_single_products(m, o) && (st = imp_ctrain_pool_set_single_products(pool, 1))) goto done;
@@ -524,7 +696,7 @@ int imp_ctrain(const imp_cmodel *m, double *params, const imp_ctraj *data,
     for (int i = 0; i < n_chunks; i++) perm[i] = (size_t)i;
     imp_train_state ts = {"cmodel", NULL, &opt, &rng, perm, (size_t)n_chunks, params};
     if (tr.h.state_path || tr.h.resume_path) {
-        if ((st = fingerprint(m, data, o, &fp))) goto done;
+        if ((st = fingerprint(m, data, o, n_sub, r_max, &fp))) goto done;
         ts.fingerprint = imp_json_text(&fp);
     }
     if (tr.h.resume_path && (st = imp_train_state_load(&tr, &ts))) goto done;
@@ -539,24 +711,36 @@ int imp_ctrain(const imp_cmodel *m, double *params, const imp_ctraj *data,
         /* CosineAnnealingLR(T_max = epochs, eta_min = 0), stepped per epoch */
         double lr = imp_cosine_lr(o->lr, 0.0, ep, o->epochs);
         imp_rng_shuffle(&rng, perm, (size_t)n_chunks);
-        double ep_loss = 0;
-        int n_batches = 0;
+        double ep_loss = 0, skip_loss = 0;
+        int n_batches = 0, n_skipped = 0;
+        /* the reference of the spike filter: the best epoch's mean loss so far
+         * (as the divergence guard's) */
+        double ref = o->skip_factor > 0 && res->epochs > 0 && isfinite(tr.best_loss) ? tr.best_loss : 0;
         for (int s0 = 0; s0 < n_chunks; s0 += B) {
             int bs = n_chunks - s0 < B ? n_chunks - s0 : B;
-            for (int b = 0; b < bs; b++)
+            for (int b = 0; b < bs; b++) {
                 memcpy(batch + (size_t)b * csz, chunks + perm[s0 + b] * csz, csz * sizeof(double));
-            memset(grad, 0, m->n_params * sizeof(double));
-            double loss;
-            st = imp_ctrain_pool_loss(pool, params, batch, bs, data->dt, grad, &loss);
-            if (st) {
-                st = imp_track_batch_failed(&tr, st);
-                goto done;
+                batch_r[b] = win_r[perm[s0 + b]];
             }
+            memset(grad, 0, m->n_params * sizeof(double));
+            double loss = INFINITY; /* when the rollout fails */
+            st = imp_ctrain_pool_loss_substeps(pool, params, batch, n_sub ? batch_r : NULL, bs, data->dt, grad,
+                                               &loss);
             /* the slowest slice instead of this thread's own */
             double slowest = 0;
             for (int t = 0; t < o->threads; t++) slowest = fmax(slowest, imp_ctrain_pool_slice_cpu(pool, t));
             cpu_extra += slowest - imp_ctrain_pool_slice_cpu(pool, 0);
-            st = imp_check_finite(grad, m->n_params, "gradient");
+            if (!st) st = imp_check_finite(grad, m->n_params, "gradient");
+            /* the spike filter: a minibatch whose rollout overflowed or whose
+             * loss is far above the best epoch's mean is not stepped */
+            if (o->skip_factor > 0 && (st == IMP_ERR_NUMERIC || (!st && ref > 0 && loss > o->skip_factor * ref))) {
+                st = IMP_OK;
+                n_skipped++;
+                res->skipped_batches++;
+                skip_loss += loss;
+                step++;
+                continue;
+            }
             if (st) {
                 st = imp_track_batch_failed(&tr, st);
                 goto done;
@@ -569,7 +753,9 @@ int imp_ctrain(const imp_cmodel *m, double *params, const imp_ctraj *data,
             ep_loss += loss;
             n_batches++;
         }
-        res->final_loss = ep_loss / n_batches;
+        /* the mean over the minibatches stepped (over the skipped ones when
+         * every one was skipped, so that the guard sees it) */
+        res->final_loss = n_batches ? ep_loss / n_batches : skip_loss / n_skipped;
         res->epochs = ep + 1;
         imp_loss_part parts[1] = {{"l1", res->final_loss}};
         int stop = 0;
@@ -589,6 +775,8 @@ done:
     free(grad);
     free(batch);
     free(perm);
+    free(win_r);
+    free(batch_r);
     free(chunks);
     return st;
 }

@@ -105,6 +105,12 @@ for model in impulse.CONSTRAINED_MODELS:
 check(len(losses) == 10 and all(np.isfinite(losses)), "constrained callbacks")
 cm.save(os.path.join(d, "c.npz"))
 check(np.array_equal(impulse.load_model(os.path.join(d, "c.npz")).params, cm.params), "constrained checkpoint")
+# fast windows (the rotor's Euler angles near gimbal lock): RK4 substeps, reported
+rot = impulse.simulate("rotor", trajectories=100, seed=0)
+sub = [impulse.train("hnn", rot, epochs=1, hidden=8, chunks=100, batch=100, threads=1, max_substeps=ms).report
+       for ms in (None, 1)]
+check(sub[0]["substepped_windows"] > 0 and sub[0]["max_substeps"] > 1, f"rotor windows substepped ({sub[0]})")
+check(sub[1]["substepped_windows"] == 0 and sub[1]["max_substeps"] == 1, f"max_substeps=1 turns them off ({sub[1]})")
 chnn = impulse.train("chnn", pend, epochs=1, hidden=16, chunks=8, batch=8, threads=1)
 y0 = pend.initial_states()[:2]
 roll = chnn.rollout(y0, 5, 0.03)
