@@ -200,6 +200,76 @@ static void test_cdl_lr_schedule(void)
     imp_sweep_plan_free(&p);
 }
 
+/* A chnn training that diverges (here: a guard of factor 2 at lr 0.1, which
+ * trips at epoch 3 with epoch 1 the best): by default its best epoch's
+ * model is evaluated and the result says "diverged", as does the report's
+ * cell and note; a task stopped during that evaluation keeps the mark when
+ * it is evaluated again from model.npz; diverged=fail fails the task
+ * naming the divergence; the new keys' bad values fail naming the key. */
+static void test_diverged(void)
+{
+    system("rm -rf sweep_dv");
+    const char *common = "strand=chnn system=pendulum-chain:1 model=hnn seed=0 epochs=8 n_train=400 n_test=3 lr=0.1 "
+                         "warmup=0 clip=0 diverge_factor=2";
+    char text[2048];
+    snprintf(text, sizeof text,
+             "task id=keep %s\ntask id=fail %s diverged=fail\ntask id=bad1 %s diverged=maybe\n"
+             "task id=bad2 %s skip_factor=1\ntask id=bad3 %s max_substeps=0\n",
+             common, common, common, common, common);
+    imp_sweep_plan p;
+    CHECK_OK(imp_sweep_plan_parse(&p, text, "x"));
+    CHECK_OK(imp_sweep_prepare(&p, "sweep_dv"));
+    imp_sweep_run_opts o;
+    imp_sweep_run_opts_default(&o);
+    o.threads = 1;
+    int ran = 0;
+    CHECK_OK(imp_sweep_run_task(&p, 0, "sweep_dv", &o, &ran));
+    CHECK(ran == 1);
+    imp_npz *z = NULL;
+    CHECK_OK(imp_npz_load(&z, "sweep_dv/tasks/keep/result.npz"));
+    if (!z) return;
+    const char *meta = imp_npz_meta(z);
+    char stop[32] = "", msg[600] = "";
+    double best = -1, geo = NAN;
+    CHECK_OK(imp_json_get_string(meta, "stop", stop, sizeof stop));
+    CHECK_MSG(!strcmp(stop, "diverged"), "stop=%s", stop);
+    CHECK_OK(imp_json_get_string(meta, "diverged", msg, sizeof msg));
+    CHECK_MSG(strstr(msg, "training diverged at epoch"), "%s", msg);
+    CHECK_OK(imp_json_get_number(meta, "best_epoch", &best));
+    CHECK(best >= 1);
+    CHECK_OK(imp_json_get_number(meta, "mean_geo_rel_err", &geo));
+    CHECK(isfinite(geo) && geo > 0);
+    imp_npz_free(z);
+    /* stopped during evaluation: result gone, model and note kept */
+    CHECK(access("sweep_dv/tasks/keep/diverged.txt", F_OK) == 0);
+    CHECK(unlink("sweep_dv/tasks/keep/result.npz") == 0);
+    CHECK_OK(imp_sweep_run_task(&p, 0, "sweep_dv", &o, &ran));
+    CHECK(ran == 1);
+    CHECK_OK(imp_npz_load(&z, "sweep_dv/tasks/keep/result.npz"));
+    if (!z) return;
+    stop[0] = 0;
+    double geo2 = NAN;
+    CHECK_OK(imp_json_get_string(imp_npz_meta(z), "stop", stop, sizeof stop));
+    CHECK_OK(imp_json_get_number(imp_npz_meta(z), "mean_geo_rel_err", &geo2));
+    CHECK(!strcmp(stop, "diverged") && geo2 == geo);
+    imp_npz_free(z);
+    CHECK_FAILS(imp_sweep_run_task(&p, 1, "sweep_dv", &o, &ran), IMP_ERR_NUMERIC);
+    CHECK_MSG(strstr(imp_last_error(), "training diverged at epoch"), "%s", imp_last_error());
+    CHECK(access("sweep_dv/tasks/fail/result.npz", F_OK) != 0);
+    CHECK_FAILS(imp_sweep_run_task(&p, 2, "sweep_dv", &o, &ran), IMP_ERR_INVALID);
+    CHECK_MSG(strstr(imp_last_error(), "diverged=maybe"), "%s", imp_last_error());
+    CHECK_FAILS(imp_sweep_run_task(&p, 3, "sweep_dv", &o, &ran), IMP_ERR_INVALID);
+    CHECK_MSG(strstr(imp_last_error(), "skip_factor"), "%s", imp_last_error());
+    CHECK_FAILS(imp_sweep_run_task(&p, 4, "sweep_dv", &o, &ran), IMP_ERR_INVALID);
+    CHECK_MSG(strstr(imp_last_error(), "max_substeps=0"), "%s", imp_last_error());
+    char *md = NULL;
+    CHECK_OK(imp_sweep_report("sweep_dv", &md));
+    CHECK_MSG(md && strstr(md, "(diverged; best epoch)") && strstr(md, "- keep: training diverged at epoch"), "%s",
+              md ? md : "(null)");
+    free(md);
+    imp_sweep_plan_free(&p);
+}
+
 int main(void)
 {
     /* the reports' figures are matplotlib's business (tested in test_report):
@@ -208,6 +278,7 @@ int main(void)
     test_plan_errors();
     test_failures();
     test_cdl_lr_schedule();
+    test_diverged();
     CHECK_OK(imp_write_file_atomic("sweep_plan.txt", plan_text, strlen(plan_text)));
     char cmd[1024];
     /* uninterrupted */

@@ -7,6 +7,7 @@
 #include "sweep_internal.h"
 
 #include "impulse/core.h"
+#include "impulse/io.h"
 #include "impulse/report.h"
 
 #include <math.h>
@@ -55,6 +56,7 @@ static int model_index(const char *name)
 typedef struct cell {
     double sum, min, max;
     int n, planned;
+    int diverged; /* finished seeds whose training diverged (their best epoch's model is evaluated) */
     const double *curve[3]; /* the first finished seed's mean curves */
     int T;
     double dt;
@@ -119,6 +121,9 @@ static void collect(grid *g, const sweep_result *res, int n)
         if (c->n == 0 || v < c->min) c->min = v;
         if (c->n == 0 || v > c->max) c->max = v;
         c->sum += v;
+        char stop[16];
+        if (imp_json_get_string(res[i].meta, "stop", stop, sizeof stop)) imp_clear_error();
+        else if (!strcmp(stop, "diverged")) c->diverged++;
         if (c->n++ == 0 && mi < N_MODELS) {
             double dt = 0;
             if (imp_json_get_number(res[i].meta, "dt", &dt)) imp_clear_error();
@@ -137,8 +142,35 @@ static void format_cell(const cell *c, char *out, size_t cap)
 {
     if (!c->planned) snprintf(out, cap, "-");
     else if (!c->n) snprintf(out, cap, "missing");
-    else if (c->n == 1) snprintf(out, cap, "%.3g", c->sum);
+    else if (c->n == 1) snprintf(out, cap, "%.3g%s", c->sum, c->diverged ? " (diverged; best epoch)" : "");
+    else if (c->diverged)
+        snprintf(out, cap, "%.3g [%.2g, %.2g] (%d seeds, %d diverged; best epoch)", c->sum / c->n, c->min, c->max,
+                 c->n, c->diverged);
     else snprintf(out, cap, "%.3g [%.2g, %.2g] (%d seeds)", c->sum / c->n, c->min, c->max, c->n);
+}
+
+/* the runs that diverged: which, where, and which epoch's model was evaluated */
+static int diverged_notes(const sweep_result *res, int n, char **md, size_t *len)
+{
+    int st = IMP_OK, any = 0;
+    for (int i = 0; i < n && !st; i++) {
+        if (!res[i].meta || strcmp(imp_sweep_task_get(res[i].task, "strand"), "chnn")) continue;
+        char stop[16], msg[600];
+        if (imp_json_get_string(res[i].meta, "stop", stop, sizeof stop)) {
+            imp_clear_error();
+            continue;
+        }
+        if (strcmp(stop, "diverged")) continue;
+        if (imp_json_get_string(res[i].meta, "diverged", msg, sizeof msg)) {
+            imp_clear_error();
+            snprintf(msg, sizeof msg, "diverged");
+        }
+        if (!any++)
+            st = sweep_appendf(md, len, "\nTrainings that diverged (the task key diverged=keep-best): the cell is the "
+                                        "best epoch's model, evaluated like the others.\n\n");
+        if (!st) st = sweep_appendf(md, len, "- %s: %s\n", res[i].task->id, msg);
+    }
+    return st;
 }
 
 /* figs 5/7: systems x models at the first training-set size */
@@ -183,6 +215,7 @@ static int main_table(const grid *g, char **md, size_t *len, imp_json *j)
                 imp_json_kv_number(j, "min", c->min);
                 imp_json_kv_number(j, "max", c->max);
                 imp_json_kv_int(j, "seeds", c->n);
+                if (c->diverged) imp_json_kv_int(j, "diverged", c->diverged);
                 imp_json_kv_number(j, "paper", paper_value(g->systems[si], mi, g->sizes[ni]));
                 imp_json_end_object(j);
             }
@@ -323,6 +356,7 @@ int sweep_report_chnn(const char *dir, const sweep_result *res, int n, char **md
     imp_json j;
     imp_json_init(&j);
     st = main_table(g, md, len, &j);
+    if (!st) st = diverged_notes(res, n, md, len);
     if (!st && g->n_sizes > 1) st = size_table(g, md, len);
     if (!st) {
         char path[4096];

@@ -7,6 +7,13 @@
  *   magnet-pendulum; plans give the rotor's CHNN/CLNN 3e-3) data_seed=0 test_seed=2 state_seconds=60 (how often the
  *   training state is saved; state_every=E: every E epochs too) precision=double (single: the network's
  *   hidden-to-hidden products in float, imp_ctrain_opts.single_products)
+ *   warmup=W clip=C max_substeps=R skip_factor=X (imp_ctrain_opts.warmup_steps,
+ *   grad_clip, max_substeps, skip_factor; absent: the library's defaults)
+ *   diverge_factor=F (the divergence guard, imp_train_hooks.diverge_factor:
+ *   1000; 0 off)
+ *   diverged=keep-best|fail (a training run that diverges: keep-best, the
+ *   default, evaluates the best epoch's model and marks the result
+ *   "stop": "diverged"; fail makes the task fail)
  * Files: tasks/<id>/train_state.npz (the whole training state, written
  * every minute: a task killed during training continues from it,
  * bit-identically), model.npz (the checkpoint, written when training ends:
@@ -16,6 +23,7 @@
 
 #include "impulse/chnn_models.h"
 #include "impulse/core.h"
+#include "impulse/io.h"
 #include "impulse/train.h"
 
 #include <math.h>
@@ -29,8 +37,10 @@ static double default_lr(const char *sys) { return imp_ctrain_reference_lr(sys);
 typedef struct chnn_settings {
     const char *system, *model;
     long seed, epochs, n_train, n_test, T, hidden, data_seed, test_seed, state_every;
-    double lr, state_seconds;
-    int single; /* precision=single */
+    long warmup, max_substeps;
+    double lr, state_seconds, clip, skip_factor, diverge_factor;
+    int single;    /* precision=single */
+    int keep_best; /* diverged=keep-best */
 } chnn_settings;
 
 static int read_settings(const imp_sweep_task *t, chnn_settings *s)
@@ -54,6 +64,18 @@ static int read_settings(const imp_sweep_task *t, chnn_settings *s)
     if (!st && prec && strcmp(prec, "single") && strcmp(prec, "double"))
         st = imp_fail(IMP_ERR_INVALID, "task '%s': precision=%s, want single or double", t->id, prec);
     s->single = prec && !strcmp(prec, "single");
+    /* -1: the library's per-model defaults */
+    if (!st) st = imp_sweep_task_int(t, "warmup", -1, 0, 100000000L, &s->warmup);
+    if (!st) st = imp_sweep_task_double(t, "clip", -1, 0, 1e300, &s->clip);
+    if (!st) st = imp_sweep_task_int(t, "max_substeps", 0, 1, 1024, &s->max_substeps);
+    if (!st) st = imp_sweep_task_double(t, "skip_factor", 0, 1, 1e300, &s->skip_factor);
+    if (!st && imp_sweep_task_get(t, "skip_factor") && !(s->skip_factor > 1))
+        st = imp_fail(IMP_ERR_INVALID, "task '%s': skip_factor=%g must be > 1", t->id, s->skip_factor);
+    if (!st) st = imp_sweep_task_double(t, "diverge_factor", 1e3, 0, 1e300, &s->diverge_factor);
+    const char *dv = imp_sweep_task_get(t, "diverged");
+    if (!st && dv && strcmp(dv, "keep-best") && strcmp(dv, "fail"))
+        st = imp_fail(IMP_ERR_INVALID, "task '%s': diverged=%s, want keep-best or fail", t->id, dv);
+    s->keep_best = !dv || !strcmp(dv, "keep-best");
     return st;
 }
 
@@ -108,8 +130,11 @@ int sweep_exec_chnn(const imp_sweep_task *t, const char *task_dir, const imp_swe
     char ckpt[4096], state[4096];
     snprintf(ckpt, sizeof ckpt, "%s/model.npz", task_dir);
     snprintf(state, sizeof state, "%s/train_state.npz", task_dir);
+    char dvpath[4096];
+    snprintf(dvpath, sizeof dvpath, "%s/diverged.txt", task_dir);
     imp_train_report rep;
     memset(&rep, 0, sizeof rep);
+    char diverge_msg[512] = ""; /* the divergence error, when the best model is kept */
     imp_ctrain_opts topt;
     imp_ctrain_opts_default(&topt);
     imp_ctrain_result res = {NAN, NAN, NAN, 0, 0, 1, 0};
@@ -140,6 +165,11 @@ int sweep_exec_chnn(const imp_sweep_task *t, const char *task_dir, const imp_swe
             topt.seed = (unsigned long long)s.seed;
             topt.threads = o->threads > 0 ? o->threads : 1;
             topt.single_products = s.single;
+            topt.warmup_steps = (int)s.warmup;
+            topt.grad_clip = s.clip;
+            topt.max_substeps = (int)s.max_substeps;
+            topt.skip_factor = s.skip_factor;
+            topt.hooks.diverge_factor = s.diverge_factor;
             topt.hooks.on_epoch = sweep_train_epoch;
             topt.hooks.user_data = &pc;
             topt.hooks.report = &rep;
@@ -148,6 +178,12 @@ int sweep_exec_chnn(const imp_sweep_task *t, const char *task_dir, const imp_swe
             topt.hooks.state_every = (int)s.state_every;
             if (access(state, F_OK) == 0) topt.hooks.resume_path = state;
             st = imp_ctrain(&m, params, m.cartesian ? &train : &gen, &topt, &res);
+            /* diverged: imp_ctrain has put the best epoch's parameters back */
+            if (st == IMP_ERR_NUMERIC && rep.stop == IMP_TRAIN_DIVERGED && s.keep_best && rep.best_epoch > 0) {
+                snprintf(diverge_msg, sizeof diverge_msg, "%s", imp_last_error());
+                imp_clear_error();
+                st = IMP_OK;
+            }
         }
         imp_ctraj_free(&train);
         imp_ctraj_free(&gen);
@@ -157,8 +193,19 @@ int sweep_exec_chnn(const imp_sweep_task *t, const char *task_dir, const imp_swe
             imp_ctraj_free(&test);
             return SWEEP_STOPPED;
         }
+        /* the divergence note first, so that a task stopped during evaluation
+         * still says that its model is a diverged run's best */
+        if (!st && diverge_msg[0]) st = imp_write_file_atomic(dvpath, diverge_msg, strlen(diverge_msg));
         if (!st) st = imp_cmodel_save(ckpt, &m, params, &topt, &res);
         if (!st) unlink(state);
+    }
+    if (!st && !diverge_msg[0] && access(dvpath, F_OK) == 0) {
+        unsigned char *buf = NULL;
+        size_t len = 0;
+        if (!(st = imp_read_file(dvpath, &buf, &len))) {
+            snprintf(diverge_msg, sizeof diverge_msg, "%.*s", (int)len, (const char *)buf);
+            free(buf);
+        }
     }
     imp_ceval_result r;
     memset(&r, 0, sizeof r);
@@ -206,6 +253,22 @@ int sweep_exec_chnn(const imp_sweep_task *t, const char *task_dir, const imp_swe
     imp_json_kv_number(&j, "final_train_loss", res.final_loss);
     imp_json_kv_number(&j, "train_seconds", rep.epochs_done ? rep.seconds : res.seconds);
     imp_json_kv_int(&j, "resumed_at_epoch", rep.resumed_at);
+    imp_json_kv_string(&j, "stop", diverge_msg[0] ? "diverged" : "finished");
+    if (diverge_msg[0]) {
+        imp_json_kv_string(&j, "diverged", diverge_msg);
+        if (rep.epochs_done > 0) {
+            imp_json_kv_int(&j, "epochs_done", rep.epochs_done);
+            imp_json_kv_int(&j, "best_epoch", rep.best_epoch);
+        }
+    }
+    if (topt.skip_factor > 0) {
+        imp_json_kv_number(&j, "skip_factor", topt.skip_factor);
+        imp_json_kv_int(&j, "skipped_batches", res.skipped_batches);
+    }
+    if (res.substepped_windows > 0) {
+        imp_json_kv_int(&j, "substepped_windows", res.substepped_windows);
+        imp_json_kv_int(&j, "max_substeps", res.max_substeps);
+    }
     imp_json_kv_number(&j, "eval_seconds", r.seconds);
     imp_json_end_object(&j);
     st = imp_json_text(&j) ? imp_npz_set_meta(result, imp_json_text(&j)) : imp_fail(IMP_ERR_NOMEM, "out of memory");
@@ -340,11 +403,18 @@ int imp_sweep_plan_chnn(imp_sweep_plan *plan, const imp_sweep_chnn_opts *o)
                      * reference's 1e-3 (docs/chnn.md): their tasks say 3e-3 */
                     const char *task_lr = lr;
                     if (!(o->lr > 0) && !baseline && !strcmp(sys_items[si], "rotor")) task_lr = " lr=0.003";
+                    /* HNN and DeLaN see the rotor in Euler angles, where rare
+                     * minibatches near gimbal lock blow their loss up late in
+                     * 2000-epoch runs (docs/chnn.md): the spike filter skips them */
+                    const char *skip =
+                        (k == IMP_CMODEL_HNN || k == IMP_CMODEL_DELAN) && !strcmp(sys_items[si], "rotor")
+                            ? " skip_factor=10"
+                            : "";
                     snprintf(words, sizeof words,
                              "id=%s.%s%s%s.s%d strand=chnn system=%s model=%s seed=%d epochs=%ld n_train=%ld "
-                             "n_test=%ld%s%s%s cost=%.3g",
+                             "n_test=%ld%s%s%s%s cost=%.3g",
                              sname, model_items[mi], nsuffix, prec_id, s, sys_items[si], model_items[mi], s, epochs,
-                             ntr[ni], n_test, task_lr, hid, prec, cost);
+                             ntr[ni], n_test, task_lr, hid, prec, skip, cost);
                     st = imp_sweep_plan_add(plan, words);
                 }
         }
