@@ -375,6 +375,33 @@ static void fixed_layer(int isa, int n_in, int n_out, int np, const double *x, c
 #endif
 }
 
+/* One row of a fixed float layer (mlp_single.c's fixed weights): the
+ * family's matrix-vector kernel in float, per version. */
+static inline __attribute__((always_inline)) void matvec_row_f_v_body(int vbytes, int n_in, int np,
+                                                                      const float *restrict x,
+                                                                      const float *restrict Wt,
+                                                                      const float *restrict b, float *restrict z)
+{
+    matvec_row_body_f(vbytes, n_in, np, x, Wt, b, z);
+}
+#define MATVEC_F_PARAMS \
+    (int n_in, int np, const float *restrict x, const float *restrict Wt, const float *restrict b, float *restrict z)
+IMP_ISA_TABLE(matvec_row_f_v, MATVEC_F_PARAMS, (n_in, np, x, Wt, b, z))
+
+void imp_mlp_matvec_row_f(int isa, int n_in, int np, const float *x, const float *Wt, const float *b, float *z)
+{
+#if IMP_HAVE_ISA_VERSIONS
+    switch (isa) {
+    case IMP_ISA_AVX512: matvec_row_f_v_avx512(n_in, np, x, Wt, b, z); break;
+    case IMP_ISA_AVX2: matvec_row_f_v_avx2(n_in, np, x, Wt, b, z); break;
+    default: matvec_row_f_v_base(n_in, np, x, Wt, b, z); break;
+    }
+#else
+    (void)isa;
+    matvec_row_f_v_base(n_in, np, x, Wt, b, z);
+#endif
+}
+
 imp_mlp_fixed *imp_mlp_fixed_new(const imp_mlp *m, const double *params)
 {
     if (!m || !params || m->n_layers < 1 || m->n_layers > IMP_MLP_MAX_LAYERS) {

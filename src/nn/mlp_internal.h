@@ -235,6 +235,11 @@ extern const imp_mlp_kernels imp_mlp_single_pass;
  * (imp_mlp_work_single_fix, when imp_mlp_fused_ok and w->ffw): the sweeps
  * of a work with fixed weights use them instead of rounding per call. */
 void imp_mlp_fused_single_fix(imp_mlp_work *w, const double *params);
+/* z (np) = Wt^T x + b for one row x (n_in) of a fixed float layer: Wt is
+ * the transposed weights (n_in x np, np a multiple of 16, zero padded), b
+ * the padded bias; the kernel family's matrix-vector product
+ * (mlp_fused_kernels.inc) in the version isa (mlp_fused.c). */
+void imp_mlp_matvec_row_f(int isa, int n_in, int np, const float *x, const float *Wt, const float *b, float *z);
 /* where they apply: one hidden layer, a few inputs, and a scalar identity
  * output (sweeps: the CD-Lagrange and VIN potentials) or a few outputs
  * (forward/backward: the ResNet baselines) */

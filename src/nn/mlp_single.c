@@ -198,66 +198,6 @@ static void single_forward(const imp_mlp *m, const double *params, int B, imp_ml
     forward_f(m, params, B, w, m->n_layers);
 }
 
-/* z = W x + b for one row x, from the transposed weights Wt (n_in x np, np
- * a multiple of 16 at least n_out, zero padded) and the padded bias b:
- * blocks of NV = 4, 2 or 1 vectors of L floats accumulate over k in
- * registers, the even and the odd k in separate sums (two independent FMA
- * chains per vector), so each z[j] is (b[j] + x[0] W[j,0] + x[2] W[j,2] +
- * ...) + (x[1] W[j,1] + x[3] W[j,3] + ...) in that order at every width
- * (the versions with FMA contract each step). */
-#define MATVEC_STEP(acc, k)                                                                      \
-    {                                                                                            \
-        const float *wk = Wt + (size_t)(k) * np + j, xk = x[k];                                  \
-        for (int c = 0; c < NV; c++) acc[c] += xk * *(const VU *)(wk + c * L);                   \
-    }
-#define MATVEC_BLOCK(NV_)                                                                        \
-    for (; j + (NV_) * L <= np; j += (NV_) * L) {                                                \
-        enum { NV = NV_ };                                                                       \
-        V even[NV], odd[NV];                                                                     \
-        for (int c = 0; c < NV; c++) even[c] = *(const VU *)(b + j + c * L), odd[c] = (V){0};    \
-        int k = 0;                                                                               \
-        for (; k + 2 <= n_in; k += 2) {                                                          \
-            MATVEC_STEP(even, k)                                                                 \
-            MATVEC_STEP(odd, k + 1)                                                              \
-        }                                                                                        \
-        if (k < n_in) MATVEC_STEP(even, k)                                                       \
-        for (int c = 0; c < NV; c++) *(VU *)(z + j + c * L) = even[c] + odd[c];                  \
-    }
-#define MATVEC_FN(L_)                                                                            \
-    typedef float matvec_v##L_ __attribute__((vector_size(4 * L_)));                             \
-    typedef float matvec_vu##L_ __attribute__((vector_size(4 * L_), aligned(4), may_alias));     \
-    static inline __attribute__((always_inline)) void matvec_t##L_(int n_in, int np, const float *restrict x, \
-                                                                   const float *restrict Wt,     \
-                                                                   const float *restrict b, float *restrict z) \
-    {                                                                                            \
-        typedef matvec_v##L_ V;                                                                  \
-        typedef matvec_vu##L_ VU;                                                                \
-        enum { L = L_ };                                                                         \
-        int j = 0;                                                                               \
-        MATVEC_BLOCK(4)                                                                          \
-        MATVEC_BLOCK(2)                                                                          \
-        MATVEC_BLOCK(1)                                                                          \
-    }
-MATVEC_FN(4)
-MATVEC_FN(8)
-MATVEC_FN(16)
-/* one row; bytes: the version's vector width */
-static inline __attribute__((always_inline)) void matvec_row_body(int bytes, int n_in, int np,
-                                                                  const float *restrict x,
-                                                                  const float *restrict Wt,
-                                                                  const float *restrict b, float *restrict z)
-{
-    if (bytes == 64)
-        matvec_t16(n_in, np, x, Wt, b, z);
-    else if (bytes == 32)
-        matvec_t8(n_in, np, x, Wt, b, z);
-    else
-        matvec_t4(n_in, np, x, Wt, b, z);
-}
-#define MATVEC_PARAMS (int n_in, int np, const float *restrict x, const float *restrict Wt, \
-                       const float *restrict b, float *restrict z)
-IMP_ISA_TABLE(matvec_row, MATVEC_PARAMS, (n_in, np, x, Wt, b, z))
-
 static int pad16(int n) { return (n + 15) / 16 * 16; }
 
 int imp_mlp_work_single_fix(imp_mlp_work *w, const double *params)
@@ -316,15 +256,7 @@ static void fixed_affine(imp_mlp_work *w, int l, const float *in, int B, float *
     }
     for (int r = 0; r < B; r++) {
         const float *x = in + (size_t)r * n_in;
-#if IMP_HAVE_ISA_VERSIONS
-        switch (w->isa) {
-        case IMP_ISA_AVX512: matvec_row_avx512(n_in, np, x, w->fWt[l], w->fbt[l], w->fzrow); break;
-        case IMP_ISA_AVX2: matvec_row_avx2(n_in, np, x, w->fWt[l], w->fbt[l], w->fzrow); break;
-        default: matvec_row_base(n_in, np, x, w->fWt[l], w->fbt[l], w->fzrow); break;
-        }
-#else
-        matvec_row_base(n_in, np, x, w->fWt[l], w->fbt[l], w->fzrow);
-#endif
+        imp_mlp_matvec_row_f(w->isa, n_in, np, x, w->fWt[l], w->fbt[l], w->fzrow);
         memcpy(z + (size_t)r * n_out, w->fzrow, (size_t)n_out * sizeof(float));
     }
 }
