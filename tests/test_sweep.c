@@ -289,6 +289,11 @@ int main(void)
     CHECK(run(cmd) == 0);
     char *ref = slurp("sweep_ref/chnn_results.json");
     CHECK(ref != NULL);
+    /* the time section lists every finished task with its training threads */
+    char *rmd = slurp("sweep_ref/report.md");
+    CHECK_MSG(rmd && strstr(rmd, "Per task") && strstr(rmd, "| p1.chnn.s1 | ") && strstr(rmd, " | 1 | - | 2 |\n"),
+              "report.md lacks the per-task durations");
+    free(rmd);
     /* a second run finds everything done and runs nothing */
     int lines = count_lines("sweep_ref/log.jsonl");
     snprintf(cmd, sizeof cmd, "%s sweep run sweep_plan.txt --out sweep_ref --threads 1 2>/dev/null", cli);

@@ -7,6 +7,7 @@
 #include "impulse/core.h"
 #include "impulse/report.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -95,17 +96,62 @@ static void read_durations(const char *dir, const imp_sweep_plan *plan, double *
     free(buf);
 }
 
-static int timing_section(const char *dir, const imp_sweep_plan *plan, char **md, size_t *len)
+/* A task's seconds: its runner's wall time (log.jsonl), or, when the task
+ * was resumed from a training state written in an earlier run, the
+ * training's own total over all runs plus the evaluation (result meta
+ * train_seconds + eval_seconds) if that is longer. */
+static double task_seconds(double logged, const char *meta)
 {
-    double *dur = malloc((size_t)plan->n_tasks * sizeof(double));
+    double tr = NAN, ev = 0;
+    if (!meta || imp_json_get_number(meta, "train_seconds", &tr) || !isfinite(tr)) {
+        imp_clear_error();
+        return logged;
+    }
+    if (imp_json_get_number(meta, "eval_seconds", &ev) || !isfinite(ev)) {
+        imp_clear_error();
+        ev = 0;
+    }
+    return tr + ev > logged ? tr + ev : logged;
+}
+
+/* One row per finished task: seconds, the training threads and the plan's
+ * estimate (cost), in plan order. */
+static int task_table(const imp_sweep_plan *plan, const sweep_result *res, const double *logged, char **md,
+                      size_t *len)
+{
+    int st = sweep_appendf(md, len,
+                           "\nPer task (seconds: wall time, a resumed training's over all its runs; threads: the "
+                           "training's; estimate: the plan's cost):\n\n| task | seconds | threads | resumed at epoch | "
+                           "estimate (s) |\n|---|---|---|---|---|\n");
+    for (int i = 0; i < plan->n_tasks && !st; i++) {
+        if (logged[i] < 0 || !res[i].meta) continue;
+        double thr = NAN, resumed = 0, cost = NAN;
+        if (imp_json_get_number(res[i].meta, "threads", &thr)) imp_clear_error();
+        if (imp_json_get_number(res[i].meta, "resumed_at_epoch", &resumed)) imp_clear_error(), resumed = 0;
+        if (imp_sweep_task_double(&plan->tasks[i], "cost", NAN, 0, 1e300, &cost)) imp_clear_error(), cost = NAN;
+        char t[32] = "-", r[32] = "-", c[32] = "-";
+        if (isfinite(thr)) snprintf(t, sizeof t, "%.0f", thr);
+        if (resumed > 0) snprintf(r, sizeof r, "%.0f", resumed);
+        if (isfinite(cost)) snprintf(c, sizeof c, "%.3g", cost);
+        st = sweep_appendf(md, len, "| %s | %.0f | %s | %s | %s |\n", plan->tasks[i].id,
+                           task_seconds(logged[i], res[i].meta), t, r, c);
+    }
+    return st;
+}
+
+static int timing_section(const char *dir, const imp_sweep_plan *plan, const sweep_result *res, char **md,
+                          size_t *len)
+{
+    double *dur = malloc((size_t)plan->n_tasks * 2 * sizeof(double));
     if (!dur) return imp_fail(IMP_ERR_NOMEM, "report: out of memory");
-    read_durations(dir, plan, dur);
+    double *logged = dur + plan->n_tasks;
+    read_durations(dir, plan, logged);
     int n = 0;
     double total = 0;
     for (int i = 0; i < plan->n_tasks; i++)
-        if (dur[i] >= 0) {
-            dur[n++] = dur[i];
-            total += dur[i];
+        if (logged[i] >= 0) {
+            dur[n] = task_seconds(logged[i], res[i].meta);
+            total += dur[n++];
         }
     int st = IMP_OK;
     if (n == 0) {
@@ -115,7 +161,8 @@ static int timing_section(const char *dir, const imp_sweep_plan *plan, char **md
     qsort(dur, (size_t)n, sizeof(double), cmp_desc);
     st = sweep_appendf(md, len,
                        "\n## Time\n\n%d finished tasks took %.0f s in all (longest %.0f s, shortest %.1f s; wall time "
-                       "of each task as its runner measured it, log.jsonl).\nMakespan of these tasks on N ranks under "
+                       "of each task as its runner measured it, log.jsonl, or a resumed training's over all its "
+                       "runs).\nMakespan of these tasks on N ranks under "
                        "the dynamic runner (greedy, longest first), against the bound max(longest task, total / N):\n\n"
                        "| ranks | makespan (s) | bound (s) | efficiency |\n|---|---|---|---|\n",
                        n, total, dur[0], dur[n - 1]);
@@ -126,6 +173,7 @@ static int timing_section(const char *dir, const imp_sweep_plan *plan, char **md
         st = sweep_appendf(md, len, "| %d | %.3g | %.3g | %.0f %% |\n", ranks[r], m, bound,
                            100.0 * total / (ranks[r] * m));
     }
+    if (!st) st = task_table(plan, res, logged, md, len);
     free(dur);
     return st;
 }
@@ -190,7 +238,7 @@ int imp_sweep_report(const char *dir, char **markdown)
     if (!st) st = sweep_report_chnn(dir, res, plan.n_tasks, &md, &len);
     if (!st) st = sweep_report_cdl(dir, res, plan.n_tasks, &md, &len);
     if (!st) st = sweep_report_impact(dir, res, plan.n_tasks, &md, &len);
-    if (!st) st = timing_section(dir, &plan, &md, &len);
+    if (!st) st = timing_section(dir, &plan, res, &md, &len);
     if (!st) {
         snprintf(path, sizeof path, "%s/report.md", dir);
         st = imp_write_file_atomic(path, md, len);
