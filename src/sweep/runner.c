@@ -35,6 +35,22 @@ int sweep_train_epoch(const imp_epoch_info *info, void *user)
     return p->o->should_stop && p->o->should_stop(p->o->stop_user);
 }
 
+void sweep_meta_begin(imp_json *j, const imp_sweep_task *t)
+{
+    imp_json_init(j);
+    imp_json_begin_object(j);
+    imp_json_kv_string(j, "strand", imp_sweep_task_get(t, "strand"));
+    imp_json_kv_string(j, "id", t->id);
+}
+
+int sweep_meta_set(imp_npz *result, imp_json *j)
+{
+    imp_json_end_object(j);
+    int st = imp_json_text(j) ? imp_npz_set_meta(result, imp_json_text(j)) : imp_fail(IMP_ERR_NOMEM, "out of memory");
+    imp_json_free(j);
+    return st;
+}
+
 void imp_sweep_run_opts_default(imp_sweep_run_opts *o)
 {
     memset(o, 0, sizeof *o);

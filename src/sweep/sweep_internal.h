@@ -2,6 +2,7 @@
 #ifndef IMPULSE_SWEEP_INTERNAL_H
 #define IMPULSE_SWEEP_INTERNAL_H
 
+#include "impulse/cdl.h"
 #include "impulse/contact_systems.h"
 #include "impulse/io.h"
 #include "impulse/report.h"
@@ -30,6 +31,37 @@ typedef struct sweep_progress {
     int every;
 } sweep_progress;
 int sweep_train_epoch(const imp_epoch_info *info, void *user);
+
+/* A task's result meta: sweep_meta_begin opens the JSON object with the
+ * task's strand and id; sweep_meta_set closes it, sets it as the result's
+ * meta and frees it. */
+void sweep_meta_begin(imp_json *j, const imp_sweep_task *t);
+int sweep_meta_set(imp_npz *result, imp_json *j);
+
+/* ---- shared by the tasks that train a contact model (task_model.c) ---- */
+
+/* Trajectories of a built-in system from random initial states
+ * (imp_sim_opts.randomize) with the given restitution, observation noise
+ * and seed; steps 0: the system's default. */
+int sweep_simulate(const char *system, double restitution, double noise, unsigned seed, int n_traj, int steps,
+                   imp_trajset *ts);
+/* A non-owning view of trajectories first .. first + count - 1 of a set. */
+imp_trajset sweep_trajectory_view(const imp_trajset *ts, int first, int count);
+/* The model of task t: its checkpoint task_dir/model.npz if an earlier run
+ * finished the training (a model of another kind than cfg's is an error),
+ * otherwise trained on `train` with `to` (the progress hook and the
+ * resumable training state task_dir/train_state.npz added to to->hooks;
+ * state_seconds and state_every are the caller's) from a model created with
+ * cfg and to->seed, its contact law first initialised from the data when
+ * init_law is set, and saved as the checkpoint. *rep is the training's
+ * report (zero for a checkpoint), *train_seconds the training time (the
+ * checkpoint's). SWEEP_STOPPED: asked to stop, the state is on disk. On
+ * any status but IMP_OK, *m is NULL. */
+int sweep_train_model(const imp_sweep_task *t, const char *task_dir, const imp_sweep_run_opts *o,
+                      const imp_cdl_config *cfg, imp_train_opts *to, const imp_trajset *train, int init_law,
+                      imp_model **m, imp_train_report *rep, double *train_seconds);
+/* A task's estimated cost in about seconds (for ordering only). */
+double sweep_model_cost(const char *model, long epochs, int steps);
 
 /* Columns of an impact evaluation's "models" array (task_impact.c):
  * mu mean, std, eps mean, std, best share, worst share, Table 2 fraction,
