@@ -21,6 +21,8 @@ typedef int (*sweep_exec_fn)(const imp_sweep_task *t, const char *task_dir, cons
 int sweep_exec_chnn(const imp_sweep_task *t, const char *task_dir, const imp_sweep_run_opts *o, imp_npz *result);
 int sweep_exec_cdl(const imp_sweep_task *t, const char *task_dir, const imp_sweep_run_opts *o, imp_npz *result);
 int sweep_exec_impact(const imp_sweep_task *t, const char *task_dir, const imp_sweep_run_opts *o, imp_npz *result);
+int sweep_exec_your_data(const imp_sweep_task *t, const char *task_dir, const imp_sweep_run_opts *o,
+                         imp_npz *result);
 
 /* The training callback of a task: a progress line every `every` epochs,
  * and a stop request of the runner ends the training cleanly (the task's
@@ -90,6 +92,22 @@ int sweep_cdl_canonical(int exp, const char *model);
 /* The experiment's data for a seed: the paper's trajectory and a held-out one. */
 int sweep_cdl_make_data(const sweep_cdl_experiment *e, int seed, imp_trajset *ts);
 
+/* The settings of a your-data task (task_yourdata.c), every key checked:
+ * a bad name or value is an error naming the task and the key. labels is
+ * "none" for the ResNet; impact_law -1 is auto (the data's default). */
+typedef struct sweep_yd_settings {
+    const char *system, *model, *labels;
+    imp_model_kind kind;
+    long seed, epochs, heldout, threads, state_every;
+    double restitution, noise, state_seconds;
+    int impact_law, lr_schedule;
+} sweep_yd_settings;
+int sweep_your_data_settings(const imp_sweep_task *t, sweep_yd_settings *s);
+/* The task's training trajectory (noisy, touch-sensor labels as recorded). */
+int sweep_your_data_train_set(const sweep_yd_settings *s, imp_trajset *ts);
+/* Its result's "metrics" array: rmse_code, rmse, force_over_g, e, seconds. */
+#define SWEEP_YD_NMETRICS 5
+
 /* The strand's report section: appended to md (markdown) and to the JSON
  * array of results; figures written into dir. */
 typedef struct sweep_result {
@@ -101,6 +119,7 @@ typedef struct sweep_result {
 int sweep_report_chnn(const char *dir, const sweep_result *res, int n, char **md, size_t *md_len);
 int sweep_report_cdl(const char *dir, const sweep_result *res, int n, char **md, size_t *md_len);
 int sweep_report_impact(const char *dir, const sweep_result *res, int n, char **md, size_t *md_len);
+int sweep_report_your_data(const char *dir, const sweep_result *res, int n, char **md, size_t *md_len);
 
 /* Save a figure as dir/stem.{png,svg,npz} and append its Markdown (or,
  * when it cannot be drawn, e.g. no matplotlib, a note: the tables stand
