@@ -19,7 +19,8 @@
 
 enum { HELDOUT = 5 };
 
-/* The data of reproduce your-data's seed (cli/reproduce_data.c, make_data). */
+/* The data of reproduce your-data's seed (src/sweep/task_yourdata.c: training set
+ * from seed 1000 + K, the held-out draw from 2000 + K without its first). */
 static int make_data(int seed, int heldout, imp_trajset *ts)
 {
     imp_sim_opts o;

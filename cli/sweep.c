@@ -28,14 +28,17 @@ static void usage(FILE *f)
             "                                [--systems LIST] [--models LIST] [--precision double|single] -o PLAN\n"
             "       impulse sweep plan cdl [--quick] [--seeds N] [--epochs E] [--only ID,...] -o PLAN\n"
             "       impulse sweep plan impact --data FILE [--quick] -o PLAN            (-o -: stdout)\n"
-            "       (impulse reproduce chnn|cdl|impact ... --plan PLAN writes the plan of any of its options)\n"
+            "       impulse sweep plan your-data [--quick] [--seeds N] [--epochs E] -o PLAN\n"
+            "       (impulse reproduce chnn|cdl|impact|your-data ... --plan PLAN writes the plan of any of its\n"
+            "       options)\n"
             "       impulse sweep run PLAN --out DIR [--task K] [--threads N]\n"
             "       impulse sweep report DIR\n"
             "  plan:   write the task list of a reproduction. chnn (full: CHNN and CLNN on the eight systems\n"
             "          of Finzi et al. figs 5/7, HNN/DeLaN/NODE on pendulum-chain:3, gyroscope, rotor, 2000\n"
             "          epochs; all: every model on every system; quick: minutes; tiny: seconds; --precision\n"
             "          single: float hidden-to-hidden products, ids ending .f32); cdl (Hochlehnert et al.:\n"
-            "          experiment x model x seed); impact (Fazeli et al.: a task per table)\n"
+            "          experiment x model x seed); impact (Fazeli et al.: a task per table);\n"
+            "          your-data (CD-Lagrange on compliant contact with a touch sensor: model x labels x seed)\n"
             "  run:    run the tasks of PLAN not yet done in DIR, longest first; a killed run resumes\n"
             "          where it stopped, a finished task is never rerun. Several runs may share DIR.\n"
             "          --task K runs only the plan's K-th task (0-based), e.g. K=$SLURM_ARRAY_TASK_ID.\n"
@@ -132,6 +135,8 @@ static int cmd_plan(int argc, char **argv)
     imp_sweep_cdl_opts_default(&cd);
     imp_sweep_impact_opts io;
     imp_sweep_impact_opts_default(&io);
+    imp_sweep_your_data_opts yo;
+    imp_sweep_your_data_opts_default(&yo);
     int quick = 0;
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
@@ -140,11 +145,11 @@ static int cmd_plan(int argc, char **argv)
         else if (!strcmp(a, "--quick")) quick = 1;
         else if (!strcmp(a, "--seeds")) {
             if (cli_parse_long(a, val, 1, 1000, &lv)) return cli_fail(verb);
-            co.seeds = cd.seeds = (int)lv;
+            co.seeds = cd.seeds = yo.seeds = (int)lv;
             i++;
         } else if (!strcmp(a, "--epochs")) {
             if (cli_parse_long(a, val, 1, 1000000, &lv)) return cli_fail(verb);
-            co.epochs = cd.epochs = (int)lv;
+            co.epochs = cd.epochs = yo.epochs = (int)lv;
             i++;
         } else if (!strcmp(a, "--only") && val) cd.only = argv[++i];
         else if (!strcmp(a, "--data") && val) io.data = argv[++i];
@@ -157,7 +162,7 @@ static int cmd_plan(int argc, char **argv)
         else if (a[0] != '-' && !strand) strand = a;
         else return cli_failf(verb, "plan: unknown option '%s' (see --help)", a);
     }
-    if (!strand) return cli_failf(verb, "plan: name the reproduction (chnn, cdl or impact)");
+    if (!strand) return cli_failf(verb, "plan: name the reproduction (chnn, cdl, impact or your-data)");
     if (!out) return cli_failf(verb, "plan: -o PLAN is required ('-' for stdout)");
     imp_sweep_plan plan;
     int st;
@@ -172,8 +177,11 @@ static int cmd_plan(int argc, char **argv)
         if (io.data && realpath(io.data, abs_path)) io.data = abs_path;
         io.quick = quick;
         st = imp_sweep_plan_impact(&plan, &io);
+    } else if (!strcmp(strand, "your-data")) {
+        yo.quick = quick;
+        st = imp_sweep_plan_your_data(&plan, &yo);
     } else {
-        return cli_failf(verb, "plan: '%s' has no plan (known: chnn, cdl, impact)", strand);
+        return cli_failf(verb, "plan: '%s' has no plan (known: chnn, cdl, impact, your-data)", strand);
     }
     if (st) return cli_fail(verb);
     if (!strcmp(out, "-")) {

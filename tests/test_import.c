@@ -11,6 +11,7 @@
 #include "cli_test.h"
 
 #include <hdf5.h>
+#include <unistd.h>
 
 enum { NT = 2, T = 150 };
 
@@ -181,15 +182,17 @@ int main(void)
     expect_error("reproduce your-data --seeds 0", "--seeds");
     expect_error("reproduce your-data --system bouncing-ball", "--system");
     expect_error("reproduce your-data --impact-law bogus", "--impact-law: 'bogus' is not auto, paper or newton");
-    /* a results folder keeps its runs' settings: other settings are refused,
-     * not mixed in, and so is a folder whose settings were not recorded */
+    /* a results folder is a sweep folder holding its plan: a call with the
+     * same settings resumes (nothing left to run), one with other settings
+     * or seeds is refused, not mixed in */
     CHECK(system("rm -rf imp_yd") == 0);
     CHECK(run("reproduce your-data --quick --epochs 1 --seeds 1 --out imp_yd", err, sizeof err) == 0);
+    CHECK(access("imp_yd/tasks/your-data.cdl.auto.s0/result.npz", F_OK) == 0);
     CHECK(run("reproduce your-data --quick --epochs 1 --seeds 1 --out imp_yd", err, sizeof err) == 0);
-    expect_error("reproduce your-data --quick --epochs 2 --seeds 1 --out imp_yd", "imp_yd holds runs made with other settings");
+    CHECK_MSG(strstr(err, "(0 run by this process)"), "the same call ran tasks again: %s", err);
+    expect_error("reproduce your-data --quick --epochs 2 --seeds 1 --out imp_yd", "imp_yd holds a different plan");
     expect_error("reproduce your-data --quick --epochs 1 --seeds 1 --lr-schedule constant --out imp_yd", "use another --out");
-    CHECK(remove("imp_yd/runs/settings.txt") == 0);
-    expect_error("reproduce your-data --quick --epochs 1 --seeds 1 --out imp_yd", "settings were not recorded");
+    expect_error("reproduce your-data --quick --epochs 1 --seeds 2 --out imp_yd", "imp_yd holds a different plan");
     CHECK(system("rm -rf imp_yd") == 0);
     expect_error("simulate compliant-ball --stiffness -1 -o x.npz", "--stiffness");
     expect_error("inspect imp_raw.txt", "unknown format");

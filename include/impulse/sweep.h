@@ -178,6 +178,27 @@ typedef struct imp_sweep_impact_opts {
 void imp_sweep_impact_opts_default(imp_sweep_impact_opts *o);
 int imp_sweep_plan_impact(imp_sweep_plan *plan, const imp_sweep_impact_opts *o);
 
+/* The plan of the your-data experiment (docs/your-data.md): CD-Lagrange,
+ * ResNetContact and ResNet on compliant-contact data with a touch sensor
+ * (impulse simulate compliant-ball), the labels handled by default (auto)
+ * and as given, one task per model x labels x seed (strand=your-data; 5
+ * tasks a seed), evaluated on held-out trajectories. Fields left 0 take
+ * the defaults; imp_sweep_your_data_opts_default sets the others'. */
+typedef struct imp_sweep_your_data_opts {
+    int quick;               /* 100 epochs and at most 2 seeds (a smoke test) */
+    int seeds;               /* 0: 5 */
+    int epochs;              /* 0: 2000 (100 with quick) */
+    const char *system;      /* "compliant-ball" */
+    double restitution;      /* the contact's target restitution, 0.7 */
+    double noise;            /* observation noise of the training data, 0.2 */
+    int heldout;             /* held-out trajectories per seed, 5 */
+    const char *impact_law;  /* CD-Lagrange's: "auto" (the data's default: newton), "paper" or "newton" */
+    const char *lr_schedule; /* every model's: "auto" (the data's default: cosine), "constant" or "cosine" */
+    int threads;             /* training threads per task written into the plan (0: 1) */
+} imp_sweep_your_data_opts;
+void imp_sweep_your_data_opts_default(imp_sweep_your_data_opts *o);
+int imp_sweep_plan_your_data(imp_sweep_plan *plan, const imp_sweep_your_data_opts *o);
+
 /* Report of an output folder: tables (markdown and CSV), results.json,
  * figures, and the list of tasks not done, written into `dir`. The markdown
  * text is also returned (malloc'd) if `markdown` is not NULL. */

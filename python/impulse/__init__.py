@@ -970,7 +970,7 @@ class GaussianProcess:
 
 # --------------------------------------------------------------------------- reproductions as sweeps
 
-REPRODUCTIONS = ("cdl", "chnn", "impact")
+REPRODUCTIONS = ("cdl", "chnn", "impact", "your-data")
 
 
 def _c_str(v):
@@ -990,6 +990,10 @@ def sweep_plan(name: str, path: str | os.PathLike | None = None, *, quick: bool 
     ending .f32).
     name "impact" (Fazeli et al. 2017): data (the data_ellipse.mat path,
     required), variant, target, seed, gp (bool: the GP learning-curve tasks).
+    name "your-data" (docs/your-data.md: CD-Lagrange, ResNetContact and
+    ResNet on compliant-contact data with a touch sensor): seeds, epochs,
+    system, restitution, noise, heldout, impact_law ("auto", "paper",
+    "newton"), lr_schedule ("auto", "constant", "cosine"), threads.
     quick=True: the reproduction's --quick settings.
     """
     plan = _lib.SweepPlan()
@@ -1028,6 +1032,13 @@ def sweep_plan(name: str, path: str | os.PathLike | None = None, *, quick: bool 
         fill(o, {"data", "variant", "target", "seed", "gp"})
         o.quick = int(quick)
         check(lib.imp_sweep_plan_impact(ctypes.byref(plan), ctypes.byref(o)))
+    elif name == "your-data":
+        o = _lib.SweepYourDataOpts()
+        lib.imp_sweep_your_data_opts_default(ctypes.byref(o))
+        fill(o, {"seeds", "epochs", "system", "restitution", "noise", "heldout", "impact_law", "lr_schedule",
+                 "threads"})
+        o.quick = int(quick)
+        check(lib.imp_sweep_plan_your_data(ctypes.byref(plan), ctypes.byref(o)))
     else:
         raise Error(f"sweep_plan: '{name}' unknown (known: {', '.join(REPRODUCTIONS)})")
     try:

@@ -237,6 +237,12 @@ class SweepImpactOpts(Struct):
                 ("seed", ctypes.c_long), ("gp", c_int)]
 
 
+class SweepYourDataOpts(Struct):
+    _fields_ = [("quick", c_int), ("seeds", c_int), ("epochs", c_int), ("system", c_char_p), ("restitution", c_double),
+                ("noise", c_double), ("heldout", c_int), ("impact_law", c_char_p), ("lr_schedule", c_char_p),
+                ("threads", c_int)]
+
+
 SWEEP_PROGRESS_FN = ctypes.CFUNCTYPE(None, c_void_p, c_char_p)
 SWEEP_STOP_FN = ctypes.CFUNCTYPE(c_int, c_void_p)
 
@@ -262,7 +268,7 @@ for _name, _cls in (("imp_cdl_config", CdlConfig), ("imp_loss_parts", LossParts)
                     ("imp_epoch_info", EpochInfo), ("imp_train_report", TrainReport), ("imp_loss_part", LossPart),
                     ("imp_sweep_plan", SweepPlan), ("imp_sweep_chnn_opts", SweepChnnOpts),
                     ("imp_sweep_cdl_opts", SweepCdlOpts), ("imp_sweep_impact_opts", SweepImpactOpts),
-                    ("imp_sweep_run_opts", SweepRunOpts), ("imp_sweep_summary", SweepSummary)):
+                    ("imp_sweep_your_data_opts", SweepYourDataOpts), ("imp_sweep_run_opts", SweepRunOpts), ("imp_sweep_summary", SweepSummary)):
     if lib.imp_abi_sizeof(_name.encode()) != ctypes.sizeof(_cls):
         raise ImportError(f"impulse: the Python mirror of {_name} ({ctypes.sizeof(_cls)} bytes) does not match "
                           f"the library's ({lib.imp_abi_sizeof(_name.encode())} bytes): rebuild and reinstall")
@@ -367,6 +373,8 @@ for _n, _a, _r in [
     ("imp_sweep_plan_chnn", [P(SweepPlan), P(SweepChnnOpts)], c_int),
     ("imp_sweep_plan_cdl", [P(SweepPlan), P(SweepCdlOpts)], c_int),
     ("imp_sweep_plan_impact", [P(SweepPlan), P(SweepImpactOpts)], c_int),
+    ("imp_sweep_your_data_opts_default", [P(SweepYourDataOpts)], None),
+    ("imp_sweep_plan_your_data", [P(SweepPlan), P(SweepYourDataOpts)], c_int),
     ("imp_sweep_plan_parse", [P(SweepPlan), c_char_p, c_char_p], c_int),
     ("imp_sweep_plan_load", [P(SweepPlan), c_char_p], c_int),
     ("imp_sweep_plan_text", [P(SweepPlan), P(c_void_p)], c_int),

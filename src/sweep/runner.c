@@ -21,6 +21,7 @@ static const struct {
     {"chnn", sweep_exec_chnn},
     {"cdl", sweep_exec_cdl},
     {"impact", sweep_exec_impact},
+    {"your-data", sweep_exec_your_data},
 };
 
 int sweep_train_epoch(const imp_epoch_info *info, void *user)
@@ -33,6 +34,22 @@ int sweep_train_epoch(const imp_epoch_info *info, void *user)
         p->o->progress(p->o->progress_user, line);
     }
     return p->o->should_stop && p->o->should_stop(p->o->stop_user);
+}
+
+void sweep_meta_begin(imp_json *j, const imp_sweep_task *t)
+{
+    imp_json_init(j);
+    imp_json_begin_object(j);
+    imp_json_kv_string(j, "strand", imp_sweep_task_get(t, "strand"));
+    imp_json_kv_string(j, "id", t->id);
+}
+
+int sweep_meta_set(imp_npz *result, imp_json *j)
+{
+    imp_json_end_object(j);
+    int st = imp_json_text(j) ? imp_npz_set_meta(result, imp_json_text(j)) : imp_fail(IMP_ERR_NOMEM, "out of memory");
+    imp_json_free(j);
+    return st;
 }
 
 void imp_sweep_run_opts_default(imp_sweep_run_opts *o)
@@ -256,7 +273,7 @@ int imp_sweep_run_task(const imp_sweep_plan *plan, int k, const char *dir, const
     sweep_exec_fn exec = NULL;
     for (size_t i = 0; i < sizeof executors / sizeof executors[0]; i++)
         if (!strcmp(executors[i].strand, strand)) exec = executors[i].exec;
-    if (!exec) return imp_fail(IMP_ERR_NOT_FOUND, "task '%s': strand '%s' unknown (known: chnn, cdl, impact)", t->id, strand);
+    if (!exec) return imp_fail(IMP_ERR_NOT_FOUND, "task '%s': strand '%s' unknown (known: chnn, cdl, impact, your-data)", t->id, strand);
     if (imp_sweep_task_state(dir, t) == IMP_SWEEP_DONE) return IMP_OK;
     char tdir[4096], claim[4096], result[4096], errpath[4096];
     int st = task_path(tdir, sizeof tdir, dir, t, NULL);

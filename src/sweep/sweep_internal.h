@@ -2,6 +2,7 @@
 #ifndef IMPULSE_SWEEP_INTERNAL_H
 #define IMPULSE_SWEEP_INTERNAL_H
 
+#include "impulse/cdl.h"
 #include "impulse/contact_systems.h"
 #include "impulse/io.h"
 #include "impulse/report.h"
@@ -20,6 +21,8 @@ typedef int (*sweep_exec_fn)(const imp_sweep_task *t, const char *task_dir, cons
 int sweep_exec_chnn(const imp_sweep_task *t, const char *task_dir, const imp_sweep_run_opts *o, imp_npz *result);
 int sweep_exec_cdl(const imp_sweep_task *t, const char *task_dir, const imp_sweep_run_opts *o, imp_npz *result);
 int sweep_exec_impact(const imp_sweep_task *t, const char *task_dir, const imp_sweep_run_opts *o, imp_npz *result);
+int sweep_exec_your_data(const imp_sweep_task *t, const char *task_dir, const imp_sweep_run_opts *o,
+                         imp_npz *result);
 
 /* The training callback of a task: a progress line every `every` epochs,
  * and a stop request of the runner ends the training cleanly (the task's
@@ -30,6 +33,37 @@ typedef struct sweep_progress {
     int every;
 } sweep_progress;
 int sweep_train_epoch(const imp_epoch_info *info, void *user);
+
+/* A task's result meta: sweep_meta_begin opens the JSON object with the
+ * task's strand and id; sweep_meta_set closes it, sets it as the result's
+ * meta and frees it. */
+void sweep_meta_begin(imp_json *j, const imp_sweep_task *t);
+int sweep_meta_set(imp_npz *result, imp_json *j);
+
+/* ---- shared by the tasks that train a contact model (task_model.c) ---- */
+
+/* Trajectories of a built-in system from random initial states
+ * (imp_sim_opts.randomize) with the given restitution, observation noise
+ * and seed; steps 0: the system's default. */
+int sweep_simulate(const char *system, double restitution, double noise, unsigned seed, int n_traj, int steps,
+                   imp_trajset *ts);
+/* A non-owning view of trajectories first .. first + count - 1 of a set. */
+imp_trajset sweep_trajectory_view(const imp_trajset *ts, int first, int count);
+/* The model of task t: its checkpoint task_dir/model.npz if an earlier run
+ * finished the training (a model of another kind than cfg's is an error),
+ * otherwise trained on `train` with `to` (the progress hook and the
+ * resumable training state task_dir/train_state.npz added to to->hooks;
+ * state_seconds and state_every are the caller's) from a model created with
+ * cfg and to->seed, its contact law first initialised from the data when
+ * init_law is set, and saved as the checkpoint. *rep is the training's
+ * report (zero for a checkpoint), *train_seconds the training time (the
+ * checkpoint's). SWEEP_STOPPED: asked to stop, the state is on disk. On
+ * any status but IMP_OK, *m is NULL. */
+int sweep_train_model(const imp_sweep_task *t, const char *task_dir, const imp_sweep_run_opts *o,
+                      const imp_cdl_config *cfg, imp_train_opts *to, const imp_trajset *train, int init_law,
+                      imp_model **m, imp_train_report *rep, double *train_seconds);
+/* A task's estimated cost in about seconds (for ordering only). */
+double sweep_model_cost(const char *model, long epochs, int steps);
 
 /* Columns of an impact evaluation's "models" array (task_impact.c):
  * mu mean, std, eps mean, std, best share, worst share, Table 2 fraction,
@@ -58,6 +92,22 @@ int sweep_cdl_canonical(int exp, const char *model);
 /* The experiment's data for a seed: the paper's trajectory and a held-out one. */
 int sweep_cdl_make_data(const sweep_cdl_experiment *e, int seed, imp_trajset *ts);
 
+/* The settings of a your-data task (task_yourdata.c), every key checked:
+ * a bad name or value is an error naming the task and the key. labels is
+ * "none" for the ResNet; impact_law -1 is auto (the data's default). */
+typedef struct sweep_yd_settings {
+    const char *system, *model, *labels;
+    imp_model_kind kind;
+    long seed, epochs, heldout, threads, state_every;
+    double restitution, noise, state_seconds;
+    int impact_law, lr_schedule;
+} sweep_yd_settings;
+int sweep_your_data_settings(const imp_sweep_task *t, sweep_yd_settings *s);
+/* The task's training trajectory (noisy, touch-sensor labels as recorded). */
+int sweep_your_data_train_set(const sweep_yd_settings *s, imp_trajset *ts);
+/* Its result's "metrics" array: rmse_code, rmse, force_over_g, e, seconds. */
+#define SWEEP_YD_NMETRICS 5
+
 /* The strand's report section: appended to md (markdown) and to the JSON
  * array of results; figures written into dir. */
 typedef struct sweep_result {
@@ -69,6 +119,7 @@ typedef struct sweep_result {
 int sweep_report_chnn(const char *dir, const sweep_result *res, int n, char **md, size_t *md_len);
 int sweep_report_cdl(const char *dir, const sweep_result *res, int n, char **md, size_t *md_len);
 int sweep_report_impact(const char *dir, const sweep_result *res, int n, char **md, size_t *md_len);
+int sweep_report_your_data(const char *dir, const sweep_result *res, int n, char **md, size_t *md_len);
 
 /* Save a figure as dir/stem.{png,svg,npz} and append its Markdown (or,
  * when it cannot be drawn, e.g. no matplotlib, a note: the tables stand

@@ -26,7 +26,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 /* Noise and epochs: the paper's appendix (pendulum and ball sigma 0.2; cradle
  * sigma 0.02 as the reference code; e = 0.7 ball without noise as the code's
@@ -88,16 +87,7 @@ int sweep_cdl_canonical(int exp, const char *model)
  * learned the dynamics or the one trajectory. */
 int sweep_cdl_make_data(const sweep_cdl_experiment *e, int seed, imp_trajset *ts)
 {
-    imp_sim_opts o;
-    int st = imp_sim_defaults(e->system, &o);
-    if (st) return st;
-    o.restitution = e->restitution;
-    o.noise = e->noise;
-    o.seed = 1000u + (unsigned)seed;
-    o.n_traj = 2;
-    o.randomize = 1;
-    if (e->steps) o.n_steps = e->steps;
-    return imp_simulate(e->system, &o, ts);
+    return sweep_simulate(e->system, e->restitution, e->noise, 1000u + (unsigned)seed, 2, e->steps, ts);
 }
 
 /* Forecast: the paper's trajectory, noise-free, continued to FORECAST_FACTOR
@@ -116,17 +106,6 @@ static int make_forecast(const sweep_cdl_experiment *e, imp_trajset *ts)
     o.randomize = 0;
     o.n_steps = FORECAST_FACTOR * (e->steps ? e->steps : o.n_steps);
     return imp_simulate(e->system, &o, ts);
-}
-
-/* A non-owning view of trajectory i of a set. */
-static imp_trajset trajectory_view(const imp_trajset *ts, int i)
-{
-    imp_trajset v = *ts;
-    size_t D = (size_t)ts->geom.n_bodies * ts->geom.dim, K = (size_t)ts->geom.n_bodies;
-    size_t off = (size_t)i * ts->n_steps;
-    v.n_traj = 1;
-    v.q += off * D, v.qdot += off * D, v.q_clean += off * D, v.qdot_clean += off * D, v.contact += off * K;
-    return v;
 }
 
 typedef struct cdl_settings {
@@ -173,66 +152,27 @@ int sweep_exec_cdl(const imp_sweep_task *t, const char *task_dir, const imp_swee
     if ((st = imp_model_kind_from_name(s.model, &kind))) return imp_fail_context(st, "task '%s'", t->id);
     imp_trajset data;
     if ((st = sweep_cdl_make_data(e, (int)s.seed, &data))) return imp_fail_context(st, "task '%s'", t->id);
-    char ckpt[4096], state[4096];
-    snprintf(ckpt, sizeof ckpt, "%s/model.npz", task_dir);
-    snprintf(state, sizeof state, "%s/train_state.npz", task_dir);
-    imp_trajset train = trajectory_view(&data, 0), heldout = trajectory_view(&data, 1);
+    imp_trajset train = sweep_trajectory_view(&data, 0, 1), heldout = sweep_trajectory_view(&data, 1, 1);
+    imp_cdl_config cfg;
+    imp_cdl_config_default(&cfg, kind);
+    cfg.touch = e->touch;
+    cfg.act = s.code ? IMP_ACT_SOFTPLUS : IMP_ACT_TANH;
+    imp_train_opts to;
+    imp_train_opts_default(&to, s.code);
+    to.epochs = (int)s.epochs;
+    if (e->l2 >= 0.0) to.l2 = e->l2;
+    to.seed = (unsigned long long)s.seed;
+    to.threads = (int)s.threads;
+    to.lr_schedule = s.lr_schedule;
+    to.hooks.state_seconds = s.state_seconds;
+    to.hooks.state_every = (int)s.state_every;
     imp_model *m = NULL;
     imp_train_report rep;
-    memset(&rep, 0, sizeof rep);
-    double train_seconds = NAN;
-    if (access(ckpt, F_OK) == 0) {
-        /* trained before the task was stopped during evaluation */
-        st = imp_model_load(&m, ckpt);
-        if (!st && m->cfg.kind != kind)
-            st = imp_fail(IMP_ERR_INVALID, "task '%s': %s is not a %s model", t->id, ckpt, s.model);
-        if (!st) {
-            const char *meta = NULL;
-            imp_npz *z = NULL;
-            /* the training time is in the checkpoint's training meta */
-            if (!imp_npz_load(&z, ckpt) && (meta = imp_npz_meta(z)) &&
-                imp_json_get_number(meta, "train_seconds", &train_seconds))
-                train_seconds = NAN;
-            imp_clear_error();
-            imp_npz_free(z);
-        }
-    } else {
-        imp_cdl_config cfg;
-        imp_cdl_config_default(&cfg, kind);
-        cfg.touch = e->touch;
-        cfg.act = s.code ? IMP_ACT_SOFTPLUS : IMP_ACT_TANH;
-        imp_train_opts to;
-        imp_train_opts_default(&to, s.code);
-        to.epochs = (int)s.epochs;
-        if (e->l2 >= 0.0) to.l2 = e->l2;
-        to.seed = (unsigned long long)s.seed;
-        to.threads = (int)s.threads;
-        to.lr_schedule = s.lr_schedule;
-        sweep_progress pc = {t, o, 100};
-        to.hooks.on_epoch = sweep_train_epoch;
-        to.hooks.user_data = &pc;
-        to.hooks.report = &rep;
-        to.hooks.state_path = state;
-        to.hooks.state_seconds = s.state_seconds;
-        to.hooks.state_every = (int)s.state_every;
-        if (access(state, F_OK) == 0) to.hooks.resume_path = state;
-        st = imp_model_create(&m, &cfg, &data.geom, data.dt, to.seed);
-        imp_loss_parts lp;
-        double t0 = imp_time_now();
-        if (!st) st = imp_model_train(m, &train, &to, &lp);
-        train_seconds = rep.epochs_done ? rep.seconds : imp_time_now() - t0;
-        if (!st && rep.stop == IMP_TRAIN_STOPPED) {
-            /* asked to stop: not done; the training state is on disk */
-            imp_model_free(m);
-            imp_trajset_free(&data);
-            return SWEEP_STOPPED;
-        }
-        if (!st) {
-            char extra[128];
-            snprintf(extra, sizeof extra, "{\"train_seconds\": %.6f}", train_seconds);
-            st = imp_model_save(m, ckpt, extra);
-        }
-        if (!st) unlink(state);
+    double train_seconds;
+    st = sweep_train_model(t, task_dir, o, &cfg, &to, &train, 0, &m, &rep, &train_seconds);
+    if (st) {
+        imp_trajset_free(&data);
+        return st;
     }
     imp_eval_result r, rh, rf;
     if (!st) st = imp_model_evaluate(m, &train, 0, &r, NULL, NULL, NULL);
@@ -255,10 +195,7 @@ int sweep_exec_cdl(const imp_sweep_task *t, const char *task_dir, const imp_swee
     imp_trajset_free(&data);
     if (st) return imp_fail_context(st, "task '%s'", t->id);
     imp_json j;
-    imp_json_init(&j);
-    imp_json_begin_object(&j);
-    imp_json_kv_string(&j, "strand", "cdl");
-    imp_json_kv_string(&j, "id", t->id);
+    sweep_meta_begin(&j, t);
     imp_json_kv_string(&j, "experiment", e->id);
     imp_json_kv_string(&j, "model", s.model);
     imp_json_kv_int(&j, "seed", s.seed);
@@ -271,9 +208,7 @@ int sweep_exec_cdl(const imp_sweep_task *t, const char *task_dir, const imp_swee
     imp_json_kv_number(&j, "rmse_heldout", rh.rmse);
     imp_json_kv_number(&j, "rmse_forecast", rf.rmse);
     imp_json_kv_int(&j, "resumed_at_epoch", rep.resumed_at);
-    imp_json_end_object(&j);
-    st = imp_json_text(&j) ? imp_npz_set_meta(result, imp_json_text(&j)) : imp_fail(IMP_ERR_NOMEM, "out of memory");
-    imp_json_free(&j);
+    st = sweep_meta_set(result, &j);
     /* the metrics also as an array (JSON has no infinity: a diverged rollout is +inf here) */
     double v[7] = {r.rmse, r.rmse_code, r.energy_drift, r.contact_timing, train_seconds, rh.rmse, rf.rmse};
     size_t shape[1] = {7};
@@ -289,18 +224,12 @@ void imp_sweep_cdl_opts_default(imp_sweep_cdl_opts *o)
     o->settings = "code";
 }
 
-/* A rough relative cost of a task, for ordering only: epochs x trajectory
- * steps x a per-step weight of the model (measured per-step costs of the
- * full run: VIN about half a ResNet step, CD-Lagrange twice, ResNetContact
- * two and a half times), scaled to about seconds on this project's
- * machines. */
 static double task_cost(const sweep_cdl_experiment *e, const char *model, long epochs)
 {
-    double w = !strcmp(model, "vin") ? 0.5 : !strcmp(model, "cdl") ? 2.0 : !strcmp(model, "resnet-contact") ? 2.5 : 1.0;
     imp_sim_opts o;
     int steps = e->steps;
     if (!steps) steps = imp_sim_defaults(e->system, &o) == IMP_OK ? o.n_steps : 500;
-    return 4e-5 * w * epochs * steps;
+    return sweep_model_cost(model, epochs, steps);
 }
 
 int imp_sweep_plan_cdl(imp_sweep_plan *plan, const imp_sweep_cdl_opts *o)

@@ -86,17 +86,12 @@ static int floor_task(const imp_sweep_task *t, const chnn_settings *s, const imp
     int st = imp_cexp_perturbed_floor(sys, test, 3, &floor_geo);
     if (st) return st;
     imp_json j;
-    imp_json_init(&j);
-    imp_json_begin_object(&j);
-    imp_json_kv_string(&j, "strand", "chnn");
-    imp_json_kv_string(&j, "id", t->id);
+    sweep_meta_begin(&j, t);
     imp_json_kv_string(&j, "system", s->system);
     imp_json_kv_string(&j, "model", "gt-pert");
     imp_json_kv_int(&j, "n_test", s->n_test);
     imp_json_kv_number(&j, "mean_geo_rel_err", floor_geo);
-    imp_json_end_object(&j);
-    st = imp_json_text(&j) ? imp_npz_set_meta(result, imp_json_text(&j)) : imp_fail(IMP_ERR_NOMEM, "out of memory");
-    imp_json_free(&j);
+    st = sweep_meta_set(result, &j);
     return st;
 }
 
@@ -232,10 +227,7 @@ int sweep_exec_chnn(const imp_sweep_task *t, const char *task_dir, const imp_swe
             curves[2 * r.T + k] += r.violation[(size_t)i * r.T + k] / r.n_test;
         }
     imp_json j;
-    imp_json_init(&j);
-    imp_json_begin_object(&j);
-    imp_json_kv_string(&j, "strand", "chnn");
-    imp_json_kv_string(&j, "id", t->id);
+    sweep_meta_begin(&j, t);
     imp_json_kv_string(&j, "system", s.system);
     imp_json_kv_string(&j, "model", s.model);
     imp_json_kv_int(&j, "seed", s.seed);
@@ -270,9 +262,7 @@ int sweep_exec_chnn(const imp_sweep_task *t, const char *task_dir, const imp_swe
         imp_json_kv_int(&j, "max_substeps", res.max_substeps);
     }
     imp_json_kv_number(&j, "eval_seconds", r.seconds);
-    imp_json_end_object(&j);
-    st = imp_json_text(&j) ? imp_npz_set_meta(result, imp_json_text(&j)) : imp_fail(IMP_ERR_NOMEM, "out of memory");
-    imp_json_free(&j);
+    st = sweep_meta_set(result, &j);
     if (!st) st = add_curve(result, "geo", r.geo, r.n_test);
     if (!st) st = add_curve(result, "mean_rel_err", curves, r.T);
     if (!st) st = add_curve(result, "mean_energy_err", curves + r.T, r.T);

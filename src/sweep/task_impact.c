@@ -73,20 +73,9 @@ static int add(imp_npz *z, const char *name, int ndim, const size_t *shape, cons
     return imp_npz_add_f64(z, name, ndim, shape, x);
 }
 
-static int set_meta(imp_npz *z, imp_json *j)
-{
-    imp_json_end_object(j);
-    int st = imp_json_text(j) ? imp_npz_set_meta(z, imp_json_text(j)) : imp_fail(IMP_ERR_NOMEM, "out of memory");
-    imp_json_free(j);
-    return st;
-}
-
 static void meta_common(imp_json *j, const imp_sweep_task *t, const impact_settings *s, const imp_impact_set *set)
 {
-    imp_json_init(j);
-    imp_json_begin_object(j);
-    imp_json_kv_string(j, "strand", "impact");
-    imp_json_kv_string(j, "id", t->id);
+    sweep_meta_begin(j, t);
     imp_json_kv_string(j, "kind", s->kind);
     imp_json_kv_int(j, "quick", s->quick);
     imp_json_kv_string(j, "variant", imp_impact_variant_name(s->variant));
@@ -188,7 +177,7 @@ static int exec_eval(const imp_sweep_task *t, const impact_settings *s, imp_npz 
         imp_json_kv_number(&j, "meas_median_post_slip", e.meas_median_post_slip);
         imp_json_kv_number(&j, "residual_torque_rms", e.residual_torque_rms);
         imp_json_kv_int(&j, "ellipse_impact", (long long)pic);
-        st = set_meta(z, &j);
+        st = sweep_meta_set(z, &j);
     }
     imp_impact_eval_free(&e);
     free(given);
@@ -211,7 +200,7 @@ static int exec_p_data(const imp_sweep_task *t, const impact_settings *s, imp_np
         imp_json_kv_string(&j, "skipped", imp_last_error());
         imp_clear_error();
         imp_impact_set_free(&set);
-        return set_meta(z, &j);
+        return sweep_meta_set(z, &j);
     }
     imp_impact_table tb;
     st = imp_impact_table_build(&tb, &set);
@@ -233,7 +222,7 @@ static int exec_p_data(const imp_sweep_task *t, const impact_settings *s, imp_np
     imp_impact_set_free(&set);
     imp_json_kv_int(&j, "k", (long long)k);
     imp_json_kv_int(&j, "reps", (long long)eo.reps);
-    if (!st) return set_meta(z, &j);
+    if (!st) return sweep_meta_set(z, &j);
     imp_json_free(&j);
     return imp_fail_context(st, "task '%s'", t->id);
 }
@@ -358,7 +347,7 @@ static int exec_gp(const imp_sweep_task *t, const impact_settings *s, imp_npz *z
             imp_json_kv_int(&j, "n_ident", (long long)n_ident);
             imp_json_kv_int(&j, "gp_seed", gp_seed);
             imp_json_kv_number(&j, "seconds", imp_time_now() - t0);
-            st = set_meta(z, &j);
+            st = sweep_meta_set(z, &j);
         }
     }
     if (have_r) imp_lc_result_free(&r);

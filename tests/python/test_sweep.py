@@ -35,7 +35,13 @@ run("impact", "drop", "--count", "60", "--out", drops)
 run("reproduce", "impact", "--quick", "--data", drops, "--plan", p("impact_cli.txt"))
 check(open(p("impact_cli.txt")).read() == impulse.sweep_plan("impact", data=drops, quick=True),
       "impact plan as `reproduce impact --plan`")
+run("reproduce", "your-data", "--quick", "--epochs", "3", "--restitution", "0.65", "--impact-law", "newton",
+    "--plan", p("yd_cli.txt"))
+check(open(p("yd_cli.txt")).read() == impulse.sweep_plan("your-data", quick=True, epochs=3, restitution=0.65,
+                                                         impact_law="newton"),
+      "your-data plan as `reproduce your-data --plan`")
 for bad, want in ((lambda: impulse.sweep_plan("cdl", only="moon"), "'moon'"),
+                  (lambda: impulse.sweep_plan("your-data", impact_law="sideways"), "impact_law=sideways"),
                   (lambda: impulse.sweep_plan("cdl", speed=3), "unknown option 'speed'"),
                   (lambda: impulse.sweep_plan("nope"), "'nope' unknown"),
                   (lambda: impulse.sweep_plan("impact"), "data")):
@@ -59,4 +65,7 @@ md = impulse.sweep_report(p("py_run"))
 check("6 of 6 tasks done" in md and "### Pendulum" in md and os.path.exists(p("py_run/report.md")), "sweep_report")
 md = impulse.reproduce("cdl", p("repro"), only="pendulum", epochs=2, seeds=1)
 check("3 of 3 tasks done" in md and "| vin " in md, "reproduce('cdl')")
+md = impulse.reproduce("your-data", p("repro_yd"), seeds=1, epochs=2, heldout=1)
+check("5 of 5 tasks done" in md and "| cdl            | as-given | 1 |" in md and "| resnet         | none     | 1 |" in md,
+      "reproduce('your-data')")
 sys.exit(1 if failed else 0)
