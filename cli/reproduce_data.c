@@ -41,7 +41,8 @@ static void usage(FILE *f)
             "                   data, as train's default), constant or cosine\n"
             "  --out DIR        results folder (default reproduce-your-data); run the same command\n"
             "                   again to resume: a finished task is never rerun. A folder holding\n"
-            "                   another plan (other settings or seeds) is refused: use another --out\n"
+            "                   another plan (other settings) is refused: use another --out; more\n"
+            "                   --seeds add runs\n"
             "  --plan FILE      write the plan and stop (then: impulse sweep run FILE --out DIR, also\n"
             "                   under mpirun; impulse sweep report DIR)\n");
 }

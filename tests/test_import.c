@@ -7,6 +7,7 @@
 #define CLI_TEST_TAG "imp"
 #include "impulse/cdl.h"
 #include "impulse/io.h"
+#include "impulse/sweep.h"
 #include "test.h"
 #include "cli_test.h"
 
@@ -184,7 +185,8 @@ int main(void)
     expect_error("reproduce your-data --impact-law bogus", "--impact-law: 'bogus' is not auto, paper or newton");
     /* a results folder is a sweep folder holding its plan: a call with the
      * same settings resumes (nothing left to run), one with other settings
-     * or seeds is refused, not mixed in */
+     * is refused, not mixed in; more seeds extend the folder's plan, and
+     * fewer run nothing new */
     CHECK(system("rm -rf imp_yd") == 0);
     CHECK(run("reproduce your-data --quick --epochs 1 --seeds 1 --out imp_yd", err, sizeof err) == 0);
     CHECK(access("imp_yd/tasks/your-data.cdl.auto.s0/result.npz", F_OK) == 0);
@@ -192,7 +194,16 @@ int main(void)
     CHECK_MSG(strstr(err, "(0 run by this process)"), "the same call ran tasks again: %s", err);
     expect_error("reproduce your-data --quick --epochs 2 --seeds 1 --out imp_yd", "imp_yd holds a different plan");
     expect_error("reproduce your-data --quick --epochs 1 --seeds 1 --lr-schedule constant --out imp_yd", "use another --out");
-    expect_error("reproduce your-data --quick --epochs 1 --seeds 2 --out imp_yd", "imp_yd holds a different plan");
+    CHECK(run("reproduce your-data --quick --epochs 1 --seeds 2 --out imp_yd", err, sizeof err) == 0);
+    CHECK(access("imp_yd/tasks/your-data.cdl.auto.s1/result.npz", F_OK) == 0);
+    {
+        imp_sweep_plan grown;
+        CHECK_OK(imp_sweep_plan_load(&grown, "imp_yd/plan.txt"));
+        CHECK_MSG(grown.n_tasks == 10, "the folder's plan has %d tasks, want 10 (5 models x 2 seeds)", grown.n_tasks);
+        imp_sweep_plan_free(&grown);
+    }
+    CHECK(run("reproduce your-data --quick --epochs 1 --seeds 1 --out imp_yd", err, sizeof err) == 0);
+    CHECK_MSG(strstr(err, "(0 run by this process)"), "a plan of fewer seeds ran tasks again: %s", err);
     CHECK(system("rm -rf imp_yd") == 0);
     expect_error("simulate compliant-ball --stiffness -1 -o x.npz", "--stiffness");
     expect_error("inspect imp_raw.txt", "unknown format");

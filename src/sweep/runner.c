@@ -191,18 +191,29 @@ int imp_sweep_prepare(const imp_sweep_plan *plan, const char *dir)
         imp_sweep_plan old;
         st = imp_sweep_plan_load(&old, path);
         if (st) return imp_fail_context(st, "%s holds another sweep's plan that cannot be read", dir);
-        int differ = old.n_tasks != plan->n_tasks;
-        for (int i = 0; i < plan->n_tasks && !differ; i++)
-            if (!same_plan_task(&plan->tasks[i], &old.tasks[i]) || !same_plan_task(&old.tasks[i], &plan->tasks[i])) {
-                imp_fail(IMP_ERR_INVALID, "%s holds a different plan (task %d: '%s' there, '%s' here): use another --out",
-                         dir, i + 1, old.tasks[i].id, plan->tasks[i].id);
-                differ = 2;
-            }
-        if (differ == 1)
-            imp_fail(IMP_ERR_INVALID, "%s holds a different plan (%d tasks there, %d here): use another --out", dir,
-                     old.n_tasks, plan->n_tasks);
+        /* the same tasks (by id, every key equal), or more of them (more
+         * seeds, systems...: the folder's plan grows), or some of them (run
+         * just those); a task of the same id with other keys, or a plan
+         * sharing only part of its tasks, is refused */
+        int common = 0;
+        for (int i = 0; i < plan->n_tasks && !st; i++) {
+            const imp_sweep_task *t = &plan->tasks[i], *o = NULL;
+            for (int k = 0; k < old.n_tasks && !o; k++)
+                if (!strcmp(old.tasks[k].id, t->id)) o = &old.tasks[k];
+            if (!o) continue;
+            common++;
+            if (!same_plan_task(t, o) || !same_plan_task(o, t))
+                st = imp_fail(IMP_ERR_INVALID,
+                              "%s holds a different plan (task '%s' has other settings there): use another --out", dir,
+                              t->id);
+        }
+        if (!st && common < old.n_tasks && common < plan->n_tasks)
+            st = imp_fail(IMP_ERR_INVALID,
+                          "%s holds a different plan (%d of its %d tasks are in this plan of %d): use another --out",
+                          dir, common, old.n_tasks, plan->n_tasks);
+        if (!st && common == old.n_tasks && plan->n_tasks > old.n_tasks) st = imp_sweep_plan_save(plan, path);
         imp_sweep_plan_free(&old);
-        if (differ) return IMP_ERR_INVALID;
+        if (st) return st;
     } else {
         st = imp_sweep_plan_save(plan, path);
         if (st) return st;
