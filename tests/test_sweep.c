@@ -275,6 +275,38 @@ static void test_diverged(void)
     imp_sweep_plan_free(&p);
 }
 
+/* Tasks of one system and model at two training budgets are two rows of
+ * the table, never one cell averaged over both; the noise floor goes with
+ * the system's first row. */
+static void test_budget_rows(void)
+{
+    system("rm -rf sweep_budget");
+    imp_sweep_plan p;
+    CHECK_OK(imp_sweep_plan_parse(&p,
+                                  "task id=f strand=chnn system=pendulum-chain:1 model=gt-pert n_test=2\n"
+                                  "task id=e1 strand=chnn system=pendulum-chain:1 model=chnn epochs=1 n_train=8 n_test=2\n"
+                                  "task id=e2 strand=chnn system=pendulum-chain:1 model=chnn epochs=2 n_train=8 n_test=2\n",
+                                  "x"));
+    CHECK_OK(imp_sweep_prepare(&p, "sweep_budget"));
+    imp_sweep_run_opts o;
+    imp_sweep_run_opts_default(&o);
+    o.threads = 1;
+    int ran = 0;
+    for (int k = 0; k < 3; k++) CHECK_OK(imp_sweep_run_task(&p, k, "sweep_budget", &o, &ran));
+    char *md = NULL;
+    CHECK_OK(imp_sweep_report("sweep_budget", &md));
+    const char *r1 = md ? strstr(md, "\n| pendulum-chain:1 | ") : NULL, *r2 = md ? strstr(md, "\n| pendulum-chain:1, 2 epochs | ") : NULL;
+    CHECK_MSG(r1 && r2 && !strstr(md, "(2 seeds)"), "%s", md ? md : "(null)");
+    /* the floor (the last column) in the first row; the second has none */
+    if (r1 && r2) {
+        const char *e1 = strchr(r1 + 1, '\n'), *e2 = strchr(r2 + 1, '\n');
+        CHECK(e1 && e1 - r1 > 6 && strncmp(e1 - 6, " | - |", 6) != 0);
+        CHECK(e2 && e2 - r2 > 6 && strncmp(e2 - 6, " | - |", 6) == 0);
+    }
+    free(md);
+    imp_sweep_plan_free(&p);
+}
+
 int main(void)
 {
     /* the reports' figures are matplotlib's business (tested in test_report):
@@ -284,6 +316,7 @@ int main(void)
     test_failures();
     test_cdl_lr_schedule();
     test_diverged();
+    test_budget_rows();
     CHECK_OK(imp_write_file_atomic("sweep_plan.txt", plan_text, strlen(plan_text)));
     char cmd[1024];
     /* uninterrupted */

@@ -62,8 +62,13 @@ typedef struct cell {
     double dt;
 } cell;
 
+/* A row is a system at one training budget (epochs): tasks of the same
+ * system and model with other budgets get a row of their own, labelled
+ * "system, E epochs", never averaged into one cell. */
 typedef struct grid {
-    const char *systems[MAX_SYSTEMS];
+    const char *systems[MAX_SYSTEMS]; /* the system's name (the paper's values) */
+    char labels[MAX_SYSTEMS][96];    /* the row's label */
+    long epochs[MAX_SYSTEMS];
     int n_sys;
     long sizes[MAX_SIZES];
     int n_sizes;
@@ -71,13 +76,22 @@ typedef struct grid {
     cell cells[MAX_SYSTEMS][MAX_SIZES][N_MODELS + 1];
 } grid;
 
-static int find_or_add_system(grid *g, const char *sys)
+/* epochs < 0: the system's first row, whatever its budget (the noise floors) */
+static int find_or_add_system(grid *g, const char *sys, long epochs)
 {
+    int first = -1;
     for (int i = 0; i < g->n_sys; i++)
-        if (!strcmp(g->systems[i], sys)) return i;
+        if (!strcmp(g->systems[i], sys)) {
+            if (first < 0) first = i;
+            if (epochs < 0 || g->epochs[i] == epochs) return i;
+        }
     if (g->n_sys == MAX_SYSTEMS) return -1;
-    g->systems[g->n_sys] = sys;
-    return g->n_sys++;
+    int k = g->n_sys++;
+    g->systems[k] = sys;
+    g->epochs[k] = epochs;
+    if (first < 0) snprintf(g->labels[k], sizeof g->labels[k], "%s", sys);
+    else snprintf(g->labels[k], sizeof g->labels[k], "%s, %ld epochs", sys, epochs);
+    return k;
 }
 
 static int find_or_add_size(grid *g, long n)
@@ -107,7 +121,12 @@ static void collect(grid *g, const sweep_result *res, int n)
             imp_clear_error();
             continue;
         }
-        int si = find_or_add_system(g, sys);
+        long epochs = -1;
+        if (mi < N_MODELS && imp_sweep_task_int(t, "epochs", 2000, 0, 1000000, &epochs)) {
+            imp_clear_error();
+            continue;
+        }
+        int si = find_or_add_system(g, sys, epochs);
         int ni = mi == N_MODELS && g->n_sizes ? 0 : find_or_add_size(g, ntr);
         if (si < 0 || ni < 0) continue;
         cell *c = &g->cells[si][ni][mi];
@@ -189,7 +208,7 @@ static int main_table(const grid *g, char **md, size_t *len, imp_json *j)
         if (g->any_model[mi]) st = sweep_appendf(md, len, "---|");
     if (!st) st = sweep_appendf(md, len, "\n");
     for (int si = 0; si < g->n_sys && !st; si++) {
-        st = sweep_appendf(md, len, "| %s |", g->systems[si]);
+        st = sweep_appendf(md, len, "| %s |", g->labels[si]);
         for (int mi = 0; mi <= N_MODELS && !st; mi++) {
             if (!g->any_model[mi]) continue;
             const cell *c = &g->cells[si][0][mi];
@@ -209,6 +228,7 @@ static int main_table(const grid *g, char **md, size_t *len, imp_json *j)
                 if (!c->n) continue;
                 imp_json_begin_object(j);
                 imp_json_kv_string(j, "system", g->systems[si]);
+                if (g->epochs[si] >= 0) imp_json_kv_int(j, "epochs", g->epochs[si]);
                 imp_json_kv_string(j, "model", models[mi]);
                 imp_json_kv_int(j, "n_train", g->sizes[ni]);
                 imp_json_kv_number(j, "mean_geo_rel_err", c->sum / c->n);
@@ -229,7 +249,7 @@ static int size_table(const grid *g, char **md, size_t *len)
     int st = IMP_OK;
     for (int si = 0; si < g->n_sys && !st; si++) {
         st = sweep_appendf(md, len, "\n### Data efficiency, %s (Finzi et al. 2020, fig 6)\n\n| n_train |",
-                           g->systems[si]);
+                           g->labels[si]);
         for (int mi = 0; mi < N_MODELS && !st; mi++)
             if (g->any_model[mi]) st = sweep_appendf(md, len, " %s |", models[mi]);
         if (!st) st = sweep_appendf(md, len, "\n|---|");
@@ -290,11 +310,13 @@ static int bar_figure(const grid *g, const char *dir, char **md, size_t *len)
             hi = fmax(hi, vals[i]);
         }
     int st = IMP_OK;
+    const char *row_labels[MAX_SYSTEMS];
+    for (int si = 0; si < n_sys; si++) row_labels[si] = g->labels[si];
     for (int p = 0; p < panels && !st; p++) {
         st = imp_figure_logscale(fig, p, 0, 1);
         if (!st && lo <= hi) st = imp_figure_limits(fig, p, -0.5, n_sys - 0.5, lo / 2, hi * 2);
         if (!st)
-            st = imp_figure_bars(fig, p, g->systems, (size_t)n_sys, groups, (size_t)ng, vals + (size_t)p * ng * n_sys,
+            st = imp_figure_bars(fig, p, row_labels, (size_t)n_sys, groups, (size_t)ng, vals + (size_t)p * ng * n_sys,
                                  NULL);
     }
     if (st) {
@@ -319,7 +341,7 @@ static int curve_figures(const grid *g, const char *dir, char **md, size_t *len)
         if (!fig) return imp_fail(IMP_ERR_NOMEM, "report: out of memory");
         int drawn = 0;
         for (int si = 0; si < g->n_sys && !st; si++) {
-            imp_figure_axes(fig, si, g->systems[si], "time (s)", si % cols == 0 ? ylabels[k] : NULL);
+            imp_figure_axes(fig, si, g->labels[si], "time (s)", si % cols == 0 ? ylabels[k] : NULL);
             imp_figure_logscale(fig, si, 0, 1);
             for (int mi = 0; mi < N_MODELS && !st; mi++) {
                 const cell *c = &g->cells[si][0][mi];
