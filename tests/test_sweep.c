@@ -72,14 +72,20 @@ static void test_plan_errors(void)
     imp_sweep_chnn_opts co;
     imp_sweep_chnn_opts_default(&co);
     CHECK_OK(imp_sweep_plan_chnn(&p, &co));
-    int chnn = 0, hnn = 0, floors = 0;
+    int chnn = 0, hnn = 0, floors = 0, e200 = 0;
     for (int i = 0; i < p.n_tasks; i++) {
-        const char *m = imp_sweep_task_get(&p.tasks[i], "model");
+        const char *m = imp_sweep_task_get(&p.tasks[i], "model"), *e = imp_sweep_task_get(&p.tasks[i], "epochs");
         chnn += !strcmp(m, "chnn");
         hnn += !strcmp(m, "hnn");
         floors += !strcmp(m, "gt-pert");
+        /* the paper's 200-epoch HNN and DeLaN on the rotor, beside the 2000 */
+        if (e && !strcmp(e, "200")) {
+            e200++;
+            CHECK(!strcmp(imp_sweep_task_get(&p.tasks[i], "system"), "rotor") && (!strcmp(m, "hnn") || !strcmp(m, "delan")));
+        }
     }
-    CHECK(chnn == 8 && floors == 8 && hnn == 3);
+    CHECK_MSG(chnn == 8 && floors == 8 && hnn == 4 && e200 == 2, "chnn %d floors %d hnn %d e200 %d", chnn, floors, hnn,
+              e200);
     imp_sweep_plan_free(&p);
     co.preset = "huge";
     CHECK_FAILS(imp_sweep_plan_chnn(&p, &co), IMP_ERR_INVALID);

@@ -408,6 +408,25 @@ int imp_sweep_plan_chnn(imp_sweep_plan *plan, const imp_sweep_chnn_opts *o)
                     st = imp_sweep_plan_add(plan, words);
                 }
         }
+        /* the paper trained HNN and DeLaN on the rotor for 200 epochs
+         * ([chnn] reference notes section 3): the full plans add that budget
+         * too (ids .e200, a row of its own in the report) beside the equal
+         * 2000-epoch budget */
+        int paper_budget = (all || !strcmp(preset, "full")) && o->epochs < 0 && !o->n_train_list &&
+                           !strcmp(sys_items[si], "rotor");
+        for (int mi = 0; mi < n_models && !st && paper_budget; mi++) {
+            imp_cmodel_kind k;
+            imp_cmodel_kind_from_name(model_items[mi], &k);
+            if (k != IMP_CMODEL_HNN && k != IMP_CMODEL_DELAN) continue;
+            for (int s = o->first_seed; s < o->first_seed + o->seeds && !st; s++) {
+                snprintf(words, sizeof words,
+                         "id=%s.%s.e200%s.s%d strand=chnn system=%s model=%s seed=%d epochs=200 n_train=%ld "
+                         "n_test=%ld%s%s%s skip_factor=10 cost=%.3g",
+                         sname, model_items[mi], prec_id, s, sys_items[si], model_items[mi], s, ntr[0], n_test, lr, hid,
+                         prec, 0.025 * 200 * (ntr[0] / 800.0) * dim * 0.5);
+                st = imp_sweep_plan_add(plan, words);
+            }
+        }
     }
     free(sys_copy);
     free(model_copy);
