@@ -21,8 +21,11 @@ if [[ "${IMPULSE_SKIP_CLANG:-0}" != 1 ]]; then
 fi
 if [[ "${IMPULSE_SKIP_SANITIZE:-0}" != 1 ]]; then
   # clang: its UBSan has float-cast-overflow and its runtime has libFuzzer,
-  # so the same build runs the suite and the fuzz harnesses
-  CC=clang cmake -S . -B build-san-clang -DCMAKE_BUILD_TYPE=Debug -DIMPULSE_SANITIZE=ON -DIMPULSE_FUZZ=ON >/dev/null
+  # so the same build runs the suite and the fuzz harnesses. -O1, as the
+  # AddressSanitizer documentation advises (measured on 2 cores: at -O0
+  # test_chnn_substeps alone took 117 s, at -O1 the whole suite 116 s)
+  CC=clang cmake -S . -B build-san-clang -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG="-O1 -g" \
+    -DIMPULSE_SANITIZE=ON -DIMPULSE_FUZZ=ON >/dev/null
   cmake --build build-san-clang -j"$(nproc)"
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --test-dir build-san-clang --output-on-failure -j"$(nproc)"
