@@ -160,6 +160,11 @@ static void test_failures(void)
     CHECK_FAILS(imp_sweep_prepare(&p, "sweep_fail"), IMP_ERR_INVALID);
     CHECK_MSG(strstr(imp_last_error(), "task 'ok' has other settings"), "%s", imp_last_error());
     imp_sweep_plan_free(&p);
+    /* another cost is not another setting (it only orders the tasks) */
+    CHECK_OK(imp_sweep_plan_parse(&p, "task id=ok strand=chnn system=pendulum-chain:1 model=gt-pert n_test=2 cost=99\n",
+                                  "x"));
+    CHECK_OK(imp_sweep_prepare(&p, "sweep_fail"));
+    imp_sweep_plan_free(&p);
     char cmd[1024];
     snprintf(cmd, sizeof cmd, "%s sweep run sweep_fail/plan.txt --out sweep_fail --task 4 2>sweep_fail/err.txt", cli);
     CHECK(run(cmd) == 1);
