@@ -144,30 +144,32 @@ static int default_data_dir(char *buf, size_t cap)
                                        "(folder with data_ellipse.mat)");
 }
 
+/* The data file: path, else data_ellipse.mat in the default folder. */
+static int data_path(const char *path, char *buf, size_t cap, const char **out)
+{
+    if (path) { *out = path; return IMP_OK; }
+    char dir[PATH_MAX];
+    int st = default_data_dir(dir, sizeof dir);
+    if (st) return st;
+    snprintf(buf, cap, "%s/data_ellipse.mat", dir);
+    *out = buf;
+    return IMP_OK;
+}
+
 static int load_set(imp_impact_set *s, const char *path)
 {
-    char dir[PATH_MAX], buf[PATH_MAX + 32];
-    if (!path) {
-        int st = default_data_dir(dir, sizeof dir);
-        if (st) return st;
-        snprintf(buf, sizeof buf, "%s/data_ellipse.mat", dir);
-        path = buf;
-    }
-    return imp_impact_load_any(s, path);
+    char buf[PATH_MAX + 32];
+    int st = data_path(path, buf, sizeof buf, &path);
+    return st ? st : imp_impact_load_any(s, path);
 }
 
 /* The authors' stored measured impulses (p_true_data.mat, beside the data
  * file) as identification targets, in table order. */
-static int load_given_targets(const char *data_path, const imp_impact_set *s, double **P)
+static int load_given_targets(const char *path, const imp_impact_set *s, double **P)
 {
-    char dir[PATH_MAX], buf[PATH_MAX + 32];
-    if (!data_path) {
-        int st = default_data_dir(dir, sizeof dir);
-        if (st) return st;
-        snprintf(buf, sizeof buf, "%s/data_ellipse.mat", dir);
-        data_path = buf;
-    }
-    return imp_impact_load_given_targets(data_path, s, P);
+    char buf[PATH_MAX + 32];
+    int st = data_path(path, buf, sizeof buf, &path);
+    return st ? st : imp_impact_load_given_targets(path, s, P);
 }
 
 /* How many rows of a set the analyses use, and why the others are left out
@@ -248,6 +250,25 @@ static int rows_end(const impact_opts *o, imp_json *j, int st, const char *verb)
     return cli_json_print(j, verb);
 }
 
+/* The start of a verb on the set: its options (the usage on --help), the
+ * set loaded and checked for impacts, the summary line made. Returns -1 to
+ * go on (the set is then the caller's to free), else the exit status. */
+static int verb_begin(int argc, char **argv, const char *verb, const char *allowed, const char *usage,
+                      impact_opts *o, imp_impact_set *s, char *summary, size_t cap, set_counts *counts)
+{
+    int p = parse_opts(argc, argv, allowed, o);
+    if (p == 1) {
+        fputs(usage, stdout);
+        return 0;
+    }
+    if (p < 0 || load_set(s, o->data)) return cli_fail(verb);
+    if (set_summary(s, summary, cap, counts)) {
+        imp_impact_set_free(s);
+        return cli_fail(verb);
+    }
+    return -1;
+}
+
 /* After a table: the laws that failed on some impacts, each with the first
  * failing impact and the law's own message (the means above are over the
  * other impacts). */
@@ -323,25 +344,18 @@ static int verb_predict(int argc, char **argv)
     const char *verb = "impact predict";
     impact_opts o;
     opts_default(&o);
-    int p = parse_opts(argc, argv, "--data --model --variant --mu --eps --convention --out --json", &o);
-    if (p == 1) {
-        printf("usage: impulse impact predict [--data FILE.mat|.npz] [--model NAME|all] [--variant authors|textbook]\n"
-               "         [--mu X] [--eps X] [--convention stored|corrected|both] [--out FILE.npz] [--json]\n"
-               "  predicts every impact with each law (Table 1 parameters unless --mu/--eps), prints the mean and\n"
-               "  median error (m/s; ||(dvx, dvy, kg domega)||) and how often the law gains energy, penetrates or\n"
-               "  leaves the friction cone; --out saves impulses P_<convention>_<model> (count x 2);\n"
-               "  --json: one JSON object (docs/json.md) instead of the table.\n");
-        return 0;
-    }
-    if (p < 0) return cli_fail(verb);
     imp_impact_set s;
-    if (load_set(&s, o.data)) return cli_fail(verb);
     char summary[256];
     set_counts counts;
-    if (set_summary(&s, summary, sizeof summary, &counts)) {
-        imp_impact_set_free(&s);
-        return cli_fail(verb);
-    }
+    int rc = verb_begin(argc, argv, verb, "--data --model --variant --mu --eps --convention --out --json",
+                        "usage: impulse impact predict [--data FILE.mat|.npz] [--model NAME|all] [--variant authors|textbook]\n"
+                        "         [--mu X] [--eps X] [--convention stored|corrected|both] [--out FILE.npz] [--json]\n"
+                        "  predicts every impact with each law (Table 1 parameters unless --mu/--eps), prints the mean and\n"
+                        "  median error (m/s; ||(dvx, dvy, kg domega)||) and how often the law gains energy, penetrates or\n"
+                        "  leaves the friction cone; --out saves impulses P_<convention>_<model> (count x 2);\n"
+                        "  --json: one JSON object (docs/json.md) instead of the table.\n",
+                        &o, &s, summary, sizeof summary, &counts);
+    if (rc >= 0) return rc;
     fputs(summary, text_stream(&o));  /* --json: stdout holds the JSON object only */
     imp_npz *z = o.out ? imp_npz_new() : NULL;
     int st = IMP_OK;
@@ -417,31 +431,25 @@ static int verb_identify(int argc, char **argv)
     const char *verb = "impact identify";
     impact_opts o;
     opts_default(&o);
-    int p = parse_opts(argc, argv,
-                       "--data --model --variant --convention --target --k --reps --seed --grid --mu-cap --tol --per-impact --out --json", &o);
-    if (p == 1) {
-        printf("usage: impulse impact identify [--data FILE] [--model NAME|all] [--variant authors|textbook]\n"
-               "         [--convention stored|corrected|both] [--target contact|irb-velocity|irb-momentum|p-data]\n"
-               "         [--k 120] [--reps 20] [--seed 2017] [--grid 21] [--mu-cap 1]\n"
-               "         [--per-impact [--tol 0.005]] [--out FILE.npz] [--json]\n"
-               "  ensemble identification ([CoRL] eq 6): k impacts drawn without replacement, reps draws,\n"
-               "  mean +- std of (mu, eps) over 0 <= mu <= mu-cap, 0 <= eps <= 1. --per-impact adds the per-impact\n"
-               "  identification under mu <= mu_s ([ISRR] eqs 8-9) and the predictive-range fraction (Table 2):\n"
-               "  residual <= tol * |P|. --out saves per-impact (mu, eps, residual).\n"
-               "  Targets: contact = Mc J (v+ - v-) from the states (default); irb-* = IRB impulse; p-data = the\n"
-               "  authors' stored p_true_data.mat beside the data file (built with the stored d).\n"
-               "  --json: one JSON object (docs/json.md) instead of the table.\n");
-        return 0;
-    }
-    if (p < 0) return cli_fail(verb);
     imp_impact_set s;
-    if (load_set(&s, o.data)) return cli_fail(verb);
-    set_counts counts;
     char summary[256];
-    if (set_summary(&s, summary, sizeof summary, &counts)) {
-        imp_impact_set_free(&s);
-        return cli_fail(verb);
-    }
+    set_counts counts;
+    int rc = verb_begin(argc, argv, verb,
+                        "--data --model --variant --convention --target --k --reps --seed --grid --mu-cap --tol "
+                        "--per-impact --out --json",
+                        "usage: impulse impact identify [--data FILE] [--model NAME|all] [--variant authors|textbook]\n"
+                        "         [--convention stored|corrected|both] [--target contact|irb-velocity|irb-momentum|p-data]\n"
+                        "         [--k 120] [--reps 20] [--seed 2017] [--grid 21] [--mu-cap 1]\n"
+                        "         [--per-impact [--tol 0.005]] [--out FILE.npz] [--json]\n"
+                        "  ensemble identification ([CoRL] eq 6): k impacts drawn without replacement, reps draws,\n"
+                        "  mean +- std of (mu, eps) over 0 <= mu <= mu-cap, 0 <= eps <= 1. --per-impact adds the per-impact\n"
+                        "  identification under mu <= mu_s ([ISRR] eqs 8-9) and the predictive-range fraction (Table 2):\n"
+                        "  residual <= tol * |P|. --out saves per-impact (mu, eps, residual).\n"
+                        "  Targets: contact = Mc J (v+ - v-) from the states (default); irb-* = IRB impulse; p-data = the\n"
+                        "  authors' stored p_true_data.mat beside the data file (built with the stored d).\n"
+                        "  --json: one JSON object (docs/json.md) instead of the table.\n",
+                        &o, &s, summary, sizeof summary, &counts);
+    if (rc >= 0) return rc;
     size_t n_impacts = counts.impacts;
     if ((size_t)o.k > n_impacts && o.k_given) {
         imp_impact_set_free(&s);
@@ -549,25 +557,18 @@ static int verb_bounds(int argc, char **argv)
     const char *verb = "impact bounds";
     impact_opts o;
     opts_default(&o);
-    int p = parse_opts(argc, argv, "--data --variant --convention --mu --eps --out --json", &o);
-    if (p == 1) {
-        printf("usage: impulse impact bounds [--data FILE] [--variant authors|textbook] [--convention stored|corrected|both]\n"
-               "         [--mu X --eps X] [--out FILE.npz] [--json]\n"
-               "  IRB bound ([ISRR] eq 7: best admissible rigid impulse; velocity and momentum metric) and Best Post Hoc\n"
-               "  (per impact the best of the six laws at Table 1 parameters, or at --mu/--eps), mean errors in m/s.\n"
-               "  --out saves IRB impulses P_irb_<metric>_<convention> and per-impact errors.\n"
-               "  --json: one JSON object (docs/json.md) instead of the table.\n");
-        return 0;
-    }
-    if (p < 0) return cli_fail(verb);
     imp_impact_set s;
-    if (load_set(&s, o.data)) return cli_fail(verb);
     char summary[256];
     set_counts counts;
-    if (set_summary(&s, summary, sizeof summary, &counts)) {
-        imp_impact_set_free(&s);
-        return cli_fail(verb);
-    }
+    int rc = verb_begin(argc, argv, verb, "--data --variant --convention --mu --eps --out --json",
+                        "usage: impulse impact bounds [--data FILE] [--variant authors|textbook] [--convention stored|corrected|both]\n"
+                        "         [--mu X --eps X] [--out FILE.npz] [--json]\n"
+                        "  IRB bound ([ISRR] eq 7: best admissible rigid impulse; velocity and momentum metric) and Best Post Hoc\n"
+                        "  (per impact the best of the six laws at Table 1 parameters, or at --mu/--eps), mean errors in m/s.\n"
+                        "  --out saves IRB impulses P_irb_<metric>_<convention> and per-impact errors.\n"
+                        "  --json: one JSON object (docs/json.md) instead of the table.\n",
+                        &o, &s, summary, sizeof summary, &counts);
+    if (rc >= 0) return rc;
     fputs(summary, text_stream(&o));
     imp_json j;
     rows_begin(&o, &j, verb, &counts);
