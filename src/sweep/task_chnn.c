@@ -279,13 +279,14 @@ int sweep_exec_chnn(const imp_sweep_task *t, const char *task_dir, const imp_swe
  * Calibrated on a 2000-epoch 3-pendulum CHNN run of about 10 minutes. The
  * baselines cost about what CHNN costs on the same system (gyroscope, 2000
  * epochs: HNN 2940 s on 1 thread, CHNN 3076 s on 2, results/chnn-full), and
- * on the rotor about 5x more, their Euler-angle windows integrated with up to
- * 10-20 RK4 substeps (HNN: 7.5 s per epoch against 1.5 s on the gyroscope,
- * 1 thread). */
-static double plan_cost(long epochs, long n_train, int dim, int baseline, const char *system)
+ * HNN and DeLaN on the rotor about 5x more, their Euler-angle windows
+ * integrated with up to 10-20 RK4 substeps and their Hessians taken at each
+ * (HNN: 7.5 s per epoch against 1.5 s on the gyroscope, 1 thread; the rotor's
+ * NODE, without Hessians: 0.5 s). */
+static double plan_cost(long epochs, long n_train, int dim, imp_cmodel_kind k, const char *system)
 {
     double c = 0.025 * (double)epochs * ((double)n_train / 800.0) * dim;
-    return baseline && !strcmp(system, "rotor") ? 5 * c : c;
+    return (k == IMP_CMODEL_HNN || k == IMP_CMODEL_DELAN) && !strcmp(system, "rotor") ? 5 * c : c;
 }
 
 static const char *const all_systems = "pendulum-chain:1,pendulum-chain:2,pendulum-chain:3,pendulum-chain:5,"
@@ -397,7 +398,7 @@ int imp_sweep_plan_chnn(imp_sweep_plan *plan, const imp_sweep_chnn_opts *o)
             if (baseline && (sys.n_gen < 1 || !(baselines_everywhere || key_system))) continue;
             for (int ni = 0; ni < n_ntr && !st; ni++)
                 for (int s = o->first_seed; s < o->first_seed + o->seeds && !st; s++) {
-                    double cost = plan_cost(epochs, ntr[ni], dim, baseline, sys_items[si]);
+                    double cost = plan_cost(epochs, ntr[ni], dim, k, sys_items[si]);
                     char nsuffix[32] = "";
                     if (o->n_train_list) snprintf(nsuffix, sizeof nsuffix, ".n%ld", ntr[ni]);
                     /* the rotor's CHNN/CLNN mass parameters cannot travel from
@@ -435,7 +436,7 @@ int imp_sweep_plan_chnn(imp_sweep_plan *plan, const imp_sweep_chnn_opts *o)
                          "id=%s.%s.e200%s.s%d strand=chnn system=%s model=%s seed=%d epochs=200 n_train=%ld "
                          "n_test=%ld%s%s%s skip_factor=10 cost=%.3g",
                          sname, model_items[mi], prec_id, s, sys_items[si], model_items[mi], s, ntr[0], n_test, lr, hid,
-                         prec, plan_cost(200, ntr[0], dim, 1, sys_items[si]));
+                         prec, plan_cost(200, ntr[0], dim, k, sys_items[si]));
                 st = imp_sweep_plan_add(plan, words);
             }
         }
