@@ -318,6 +318,40 @@ static void test_budget_rows(void)
     imp_sweep_plan_free(&p);
 }
 
+/* A plan over training-set sizes gets fig 6's table, each cell beside the
+ * paper's value where the paper has that size (2-pendulum CHNN: 5.5e-2 at
+ * 10, 4.5e-2 at 20; none at 12). */
+static void test_data_efficiency(void)
+{
+    system("rm -rf sweep_eff");
+    imp_sweep_plan p;
+    CHECK_OK(imp_sweep_plan_parse(&p,
+                                  "task id=a strand=chnn system=pendulum-chain:2 model=chnn epochs=1 n_train=10 n_test=2\n"
+                                  "task id=b strand=chnn system=pendulum-chain:2 model=chnn epochs=1 n_train=20 n_test=2\n"
+                                  "task id=c strand=chnn system=pendulum-chain:2 model=chnn epochs=1 n_train=12 n_test=2\n",
+                                  "x"));
+    CHECK_OK(imp_sweep_prepare(&p, "sweep_eff"));
+    imp_sweep_run_opts o;
+    imp_sweep_run_opts_default(&o);
+    o.threads = 1;
+    int ran = 0;
+    for (int k = 0; k < 3; k++) CHECK_OK(imp_sweep_run_task(&p, k, "sweep_eff", &o, &ran));
+    char *md = NULL;
+    CHECK_OK(imp_sweep_report("sweep_eff", &md));
+    const char *t = md ? strstr(md, "### Data efficiency, pendulum-chain:2") : NULL;
+    const char *r10 = t ? strstr(t, "\n| 10 | ") : NULL, *r20 = t ? strstr(t, "\n| 20 | ") : NULL;
+    const char *r12 = t ? strstr(t, "\n| 12 | ") : NULL;
+    CHECK_MSG(t && r10 && r20 && r12 && strstr(t, "Ours trained for 1 epochs"), "%s", md ? md : "(null)");
+    if (r10 && r20 && r12) {
+        const char *e10 = strchr(r10 + 1, '\n'), *e20 = strchr(r20 + 1, '\n'), *e12 = strchr(r12 + 1, '\n');
+        CHECK(e10 && e10 - r10 > 10 && !strncmp(e10 - 10, " / 0.055 |", 10));
+        CHECK(e20 && e20 - r20 > 10 && !strncmp(e20 - 10, " / 0.045 |", 10));
+        CHECK(e12 && !memchr(r12, '/', (size_t)(e12 - r12)));
+    }
+    free(md);
+    imp_sweep_plan_free(&p);
+}
+
 int main(void)
 {
     /* the reports' figures are matplotlib's business (tested in test_report):
@@ -328,6 +362,7 @@ int main(void)
     test_cdl_lr_schedule();
     test_diverged();
     test_budget_rows();
+    test_data_efficiency();
     CHECK_OK(imp_write_file_atomic("sweep_plan.txt", plan_text, strlen(plan_text)));
     char cmd[1024];
     /* uninterrupted */

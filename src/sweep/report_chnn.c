@@ -45,6 +45,27 @@ static double paper_value(const char *system, int model, long n_train)
     return NAN;
 }
 
+/* [chnn] reference notes section 4, fig 6 right: the 2-pendulum's mean
+ * error at the training-set sizes the notes give, CHNN CLNN HNN DeLaN NODE
+ * (the paper's other sizes are not recomputed there). */
+#define N_FIG6 7
+static const long fig6_sizes[N_FIG6] = {10, 20, 100, 200, 800, 2000, 10000};
+static const double fig6[N_MODELS][N_FIG6] = {
+    {5.5e-2, 4.5e-2, 5.9e-3, 9.8e-3, 3.9e-4, 9.5e-5, 3.4e-5},
+    {5.3e-2, 3.7e-2, 6.4e-3, 1.0e-2, 4.6e-4, 3.7e-4, 3.1e-5},
+    {4.4e-1, 3.7e-1, 7.7e-2, 6.3e-2, 1.2e-2, 3.5e-3, 4.5e-4},
+    {4.1e-1, 3.3e-1, 6.4e-2, 5.0e-2, 7.8e-3, 3.0e-3, 3.7e-4},
+    {4.5e-1, 3.9e-1, 2.4e-1, 2.1e-1, 1.2e-1, 8.0e-2, 3.5e-2},
+};
+
+static double paper_fig6(const char *system, int model, long n_train)
+{
+    if (strcmp(system, "pendulum-chain:2") || model < 0 || model >= N_MODELS) return NAN;
+    for (int i = 0; i < N_FIG6; i++)
+        if (fig6_sizes[i] == n_train) return fig6[model][i];
+    return NAN;
+}
+
 static int model_index(const char *name)
 {
     for (int i = 0; i <= N_MODELS; i++)
@@ -243,13 +264,19 @@ static int main_table(const grid *g, char **md, size_t *len, imp_json *j)
     return st;
 }
 
-/* fig 6: per system, training-set sizes x models */
+/* fig 6: per system, training-set sizes x models, ours / the paper's */
 static int size_table(const grid *g, char **md, size_t *len)
 {
     int st = IMP_OK;
     for (int si = 0; si < g->n_sys && !st; si++) {
-        st = sweep_appendf(md, len, "\n### Data efficiency, %s (Finzi et al. 2020, fig 6)\n\n| n_train |",
-                           g->labels[si]);
+        st = sweep_appendf(md, len, "\n### Data efficiency, %s (Finzi et al. 2020, fig 6)\n\n", g->labels[si]);
+        int fig6_row = !strcmp(g->systems[si], "pendulum-chain:2");
+        if (!st && fig6_row) st = sweep_appendf(md, len, "Each cell ours / the paper's fig 6 where the paper has the size.");
+        if (!st && g->epochs[si] >= 0 && g->epochs[si] < 2000)
+            st = sweep_appendf(md, len, "%sOurs trained for %ld epochs, fewer than the reference's 2000: compare the "
+                                        "trend.", fig6_row ? " " : "", g->epochs[si]);
+        if (!st) st = sweep_appendf(md, len, "\n\n");
+        if (!st) st = sweep_appendf(md, len, "| n_train |");
         for (int mi = 0; mi < N_MODELS && !st; mi++)
             if (g->any_model[mi]) st = sweep_appendf(md, len, " %s |", models[mi]);
         if (!st) st = sweep_appendf(md, len, "\n|---|");
@@ -259,14 +286,57 @@ static int size_table(const grid *g, char **md, size_t *len)
             st = sweep_appendf(md, len, "\n| %ld |", g->sizes[ni]);
             for (int mi = 0; mi < N_MODELS && !st; mi++) {
                 if (!g->any_model[mi]) continue;
-                char ours[96];
-                format_cell(&g->cells[si][ni][mi], ours, sizeof ours);
-                st = sweep_appendf(md, len, " %s |", ours);
+                const cell *c = &g->cells[si][ni][mi];
+                double p = paper_fig6(g->systems[si], mi, g->sizes[ni]);
+                char ours[96], theirs[32] = "";
+                format_cell(c, ours, sizeof ours);
+                if (isfinite(p) && c->planned) snprintf(theirs, sizeof theirs, " / %.3g", p);
+                st = sweep_appendf(md, len, " %s%s |", ours, theirs);
             }
         }
         if (!st) st = sweep_appendf(md, len, "\n");
     }
     return st;
+}
+
+/* fig 6 as a figure: error against training-set size, log-log, one panel
+ * per system; the paper's values dashed in the same colour */
+static int size_figure(const grid *g, const char *dir, char **md, size_t *len)
+{
+    int cols = g->n_sys < 3 ? g->n_sys : 3, rows = (g->n_sys + cols - 1) / cols;
+    imp_figure *fig = imp_figure_new(rows, cols, 4.5 * cols, 3.4 * rows + 0.4);
+    if (!fig) return imp_fail(IMP_ERR_NOMEM, "report: out of memory");
+    int st = IMP_OK;
+    double x[MAX_SIZES], y[MAX_SIZES], px[N_FIG6], py[N_FIG6];
+    for (int si = 0; si < g->n_sys && !st; si++) {
+        imp_figure_axes(fig, si, g->labels[si], "training trajectories",
+                        si % cols == 0 ? "relative error (dimensionless),\ngeometric mean over the rollout" : NULL);
+        imp_figure_logscale(fig, si, 1, 1);
+        for (int mi = 0; mi < N_MODELS && !st; mi++) {
+            if (!g->any_model[mi]) continue;
+            size_t n = 0, np = 0;
+            for (int ni = 0; ni < g->n_sizes; ni++) {
+                const cell *c = &g->cells[si][ni][mi];
+                if (c->n) x[n] = (double)g->sizes[ni], y[n++] = c->sum / c->n;
+            }
+            for (int k = 0; k < N_FIG6; k++) {
+                double p = paper_fig6(g->systems[si], mi, fig6_sizes[k]);
+                if (isfinite(p)) px[np] = (double)fig6_sizes[k], py[np++] = p;
+            }
+            char style[16], label[48];
+            snprintf(style, sizeof style, "o-|C%d", mi);
+            if (n) st = imp_figure_line(fig, si, x, y, n, models[mi], style);
+            snprintf(style, sizeof style, "x--|C%d", mi);
+            snprintf(label, sizeof label, "%s (paper)", models[mi]);
+            if (!st && np) st = imp_figure_line(fig, si, px, py, np, label, style);
+        }
+    }
+    if (st) {
+        imp_figure_free(fig);
+        return st;
+    }
+    return sweep_save_figure(fig, dir, "chnn_data_efficiency", "data efficiency: error against training-set size, "
+                                                               "ours (solid) and the paper's fig 6 (dashed)", md, len);
 }
 
 static int bar_figure(const grid *g, const char *dir, char **md, size_t *len)
@@ -389,6 +459,7 @@ int sweep_report_chnn(const char *dir, const sweep_result *res, int n, char **md
     imp_json_free(&j);
     if (!st) st = bar_figure(g, dir, md, len);
     if (!st) st = curve_figures(g, dir, md, len);
+    if (!st && g->n_sizes > 1) st = size_figure(g, dir, md, len);
     free(g);
     return st;
 }
