@@ -355,6 +355,11 @@ static int bar_figure(const grid *g, const char *dir, char **md, size_t *len)
         for (int si = 0; si < n_sys; si++) {
             const cell *c = &g->cells[si][0][gmap[k]];
             double p = paper_value(g->systems[si], gmap[k], g->sizes[0]);
+            /* a system's further rows (other budgets) show the paper's value
+             * only beside a planned cell, not its whole row again */
+            int further = 0;
+            for (int sj = 0; sj < si; sj++) further |= !strcmp(g->systems[sj], g->systems[si]);
+            if (further && !c->planned) p = NAN;
             vals[k * n_sys + si] = c->n ? c->sum / c->n : NAN;
             vals[(size_t)ng * n_sys + k * n_sys + si] = p;
             have_paper |= isfinite(p);
