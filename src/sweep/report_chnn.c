@@ -257,7 +257,8 @@ static int main_table(const grid *g, char **md, size_t *len, imp_json *j)
                 imp_json_kv_number(j, "max", c->max);
                 imp_json_kv_int(j, "seeds", c->n);
                 if (c->diverged) imp_json_kv_int(j, "diverged", c->diverged);
-                imp_json_kv_number(j, "paper", paper_value(g->systems[si], mi, g->sizes[ni]));
+                double p = paper_value(g->systems[si], mi, g->sizes[ni]);
+                imp_json_kv_number(j, "paper", isfinite(p) ? p : paper_fig6(g->systems[si], mi, g->sizes[ni]));
                 imp_json_end_object(j);
             }
     imp_json_end_array(j);
