@@ -250,12 +250,14 @@ static int rows_end(const impact_opts *o, imp_json *j, int st, const char *verb)
     return cli_json_print(j, verb);
 }
 
-/* The start of a verb on the set: its options (the usage on --help), the
- * set loaded and checked for impacts, the summary line made. Returns -1 to
- * go on (the set is then the caller's to free), else the exit status. */
+/* The start of a verb on the set: its options (defaults, then the command
+ * line; the usage on --help), the set loaded and checked for impacts, the
+ * summary line made. Returns -1 to go on (the set is then the caller's to
+ * free), else the exit status. */
 static int verb_begin(int argc, char **argv, const char *verb, const char *allowed, const char *usage,
                       impact_opts *o, imp_impact_set *s, char *summary, size_t cap, set_counts *counts)
 {
+    opts_default(o);
     int p = parse_opts(argc, argv, allowed, o);
     if (p == 1) {
         fputs(usage, stdout);
@@ -343,7 +345,6 @@ static int verb_predict(int argc, char **argv)
 {
     const char *verb = "impact predict";
     impact_opts o;
-    opts_default(&o);
     imp_impact_set s;
     char summary[256];
     set_counts counts;
@@ -430,7 +431,6 @@ static int verb_identify(int argc, char **argv)
 {
     const char *verb = "impact identify";
     impact_opts o;
-    opts_default(&o);
     imp_impact_set s;
     char summary[256];
     set_counts counts;
@@ -556,7 +556,6 @@ static int verb_bounds(int argc, char **argv)
 {
     const char *verb = "impact bounds";
     impact_opts o;
-    opts_default(&o);
     imp_impact_set s;
     char summary[256];
     set_counts counts;

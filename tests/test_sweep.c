@@ -286,26 +286,36 @@ static void test_diverged(void)
     imp_sweep_plan_free(&p);
 }
 
+/* Runs every task of plan_text in dir (made anew) on one thread and
+ * returns the report's markdown (NULL after a failed check). */
+static char *run_all(const char *plan_text, const char *dir, int n_tasks)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    system(cmd);
+    imp_sweep_plan p;
+    CHECK_OK(imp_sweep_plan_parse(&p, plan_text, "x"));
+    CHECK_OK(imp_sweep_prepare(&p, dir));
+    imp_sweep_run_opts o;
+    imp_sweep_run_opts_default(&o);
+    o.threads = 1;
+    int ran = 0;
+    for (int k = 0; k < n_tasks; k++) CHECK_OK(imp_sweep_run_task(&p, k, dir, &o, &ran));
+    char *md = NULL;
+    CHECK_OK(imp_sweep_report(dir, &md));
+    imp_sweep_plan_free(&p);
+    return md;
+}
+
 /* Tasks of one system and model at two training budgets are two rows of
  * the table, never one cell averaged over both; the noise floor goes with
  * the system's first row. */
 static void test_budget_rows(void)
 {
-    system("rm -rf sweep_budget");
-    imp_sweep_plan p;
-    CHECK_OK(imp_sweep_plan_parse(&p,
-                                  "task id=f strand=chnn system=pendulum-chain:1 model=gt-pert n_test=2\n"
-                                  "task id=e1 strand=chnn system=pendulum-chain:1 model=chnn epochs=1 n_train=8 n_test=2\n"
-                                  "task id=e2 strand=chnn system=pendulum-chain:1 model=chnn epochs=2 n_train=8 n_test=2\n",
-                                  "x"));
-    CHECK_OK(imp_sweep_prepare(&p, "sweep_budget"));
-    imp_sweep_run_opts o;
-    imp_sweep_run_opts_default(&o);
-    o.threads = 1;
-    int ran = 0;
-    for (int k = 0; k < 3; k++) CHECK_OK(imp_sweep_run_task(&p, k, "sweep_budget", &o, &ran));
-    char *md = NULL;
-    CHECK_OK(imp_sweep_report("sweep_budget", &md));
+    char *md = run_all("task id=f strand=chnn system=pendulum-chain:1 model=gt-pert n_test=2\n"
+                       "task id=e1 strand=chnn system=pendulum-chain:1 model=chnn epochs=1 n_train=8 n_test=2\n"
+                       "task id=e2 strand=chnn system=pendulum-chain:1 model=chnn epochs=2 n_train=8 n_test=2\n",
+                       "sweep_budget", 3);
     const char *r1 = md ? strstr(md, "\n| pendulum-chain:1 | ") : NULL, *r2 = md ? strstr(md, "\n| pendulum-chain:1, 2 epochs | ") : NULL;
     CHECK_MSG(r1 && r2 && !strstr(md, "(2 seeds)"), "%s", md ? md : "(null)");
     /* the floor (the last column) in the first row; the second has none */
@@ -315,7 +325,6 @@ static void test_budget_rows(void)
         CHECK(e2 && e2 - r2 > 6 && strncmp(e2 - 6, " | - |", 6) == 0);
     }
     free(md);
-    imp_sweep_plan_free(&p);
 }
 
 /* A plan over training-set sizes gets fig 6's table, each cell beside the
@@ -323,21 +332,10 @@ static void test_budget_rows(void)
  * 10, 4.5e-2 at 20; none at 12). */
 static void test_data_efficiency(void)
 {
-    system("rm -rf sweep_eff");
-    imp_sweep_plan p;
-    CHECK_OK(imp_sweep_plan_parse(&p,
-                                  "task id=a strand=chnn system=pendulum-chain:2 model=chnn epochs=1 n_train=10 n_test=2\n"
-                                  "task id=b strand=chnn system=pendulum-chain:2 model=chnn epochs=1 n_train=20 n_test=2\n"
-                                  "task id=c strand=chnn system=pendulum-chain:2 model=chnn epochs=1 n_train=12 n_test=2\n",
-                                  "x"));
-    CHECK_OK(imp_sweep_prepare(&p, "sweep_eff"));
-    imp_sweep_run_opts o;
-    imp_sweep_run_opts_default(&o);
-    o.threads = 1;
-    int ran = 0;
-    for (int k = 0; k < 3; k++) CHECK_OK(imp_sweep_run_task(&p, k, "sweep_eff", &o, &ran));
-    char *md = NULL;
-    CHECK_OK(imp_sweep_report("sweep_eff", &md));
+    char *md = run_all("task id=a strand=chnn system=pendulum-chain:2 model=chnn epochs=1 n_train=10 n_test=2\n"
+                       "task id=b strand=chnn system=pendulum-chain:2 model=chnn epochs=1 n_train=20 n_test=2\n"
+                       "task id=c strand=chnn system=pendulum-chain:2 model=chnn epochs=1 n_train=12 n_test=2\n",
+                       "sweep_eff", 3);
     const char *t = md ? strstr(md, "### Data efficiency, pendulum-chain:2") : NULL;
     const char *r10 = t ? strstr(t, "\n| 10 | ") : NULL, *r20 = t ? strstr(t, "\n| 20 | ") : NULL;
     const char *r12 = t ? strstr(t, "\n| 12 | ") : NULL;
@@ -349,7 +347,6 @@ static void test_data_efficiency(void)
         CHECK(e12 && !memchr(r12, '/', (size_t)(e12 - r12)));
     }
     free(md);
-    imp_sweep_plan_free(&p);
 }
 
 int main(void)
