@@ -20,5 +20,6 @@
 #include "impulse/gp.h"
 #include "impulse/drop.h"
 #include "impulse/chnn_models.h"
+#include "impulse/rigid_traj.h"
 
 #endif
