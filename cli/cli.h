@@ -39,6 +39,10 @@ int cli_reproduce_your_data(int argc, char **argv);
  * dispatched to by `impulse impact gp-...|learning-curve|drop`. */
 int cli_impact_gp(int argc, char **argv);
 int cli_impact_drop(int argc, char **argv);
+/* `impulse import` of one rigid body's quaternion states (cli/import_rigid.c);
+ * cli_import_is_rigid: FILE is an .npz with `states` (N, 13) and `lengths`. */
+int cli_import_rigid(int argc, char **argv);
+int cli_import_is_rigid(const char *path);
 
 /* Print "impulse <verb>: error: <imp_last_error()>" and return 1. */
 int cli_fail(const char *verb);

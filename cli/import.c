@@ -36,6 +36,7 @@ static void usage(FILE *f)
             "  --contact-labels M  auto (default: onset) | as-given | onset, see impulse train --help\n"
             "  -o, --output FILE   trajectory file (written atomically; '-': standard output)\n"
             "  --json              one JSON object on stdout instead of the summary (docs/json.md)\n"
+            "  --rigid             one rigid body with quaternion states: impulse import --rigid --help\n"
             "  The format: docs/data-format.md.\n");
 }
 
@@ -79,6 +80,11 @@ int cli_import(int argc, char **argv)
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
     }
+    /* one rigid body with quaternion states (cli/import_rigid.c): --rigid, or
+     * FILE first and holding `states` (N, 13) and `lengths` */
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--rigid")) return cli_import_rigid(argc, argv);
+    if (argv[1][0] != '-' && cli_import_is_rigid(argv[1])) return cli_import_rigid(argc, argv);
     imp_import_opts o;
     imp_import_opts_default(&o);
     const char *in = NULL, *out = NULL, *labels = "auto";
