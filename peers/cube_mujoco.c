@@ -27,8 +27,11 @@
 /* The contact parameters MuJoCo is given (the fitted ones). */
 typedef struct params {
     double mu, timeconst, dampratio, ground;
+    double solimp[3]; /* dmin, dmax, width (MuJoCo's default 0.9, 0.95, 0.001) */
 } params;
-#define N_PARAMS 4
+#define N_PARAMS 7
+#define PARAMS(mu, tc, dr, h) {mu, tc, dr, h, {0.9, 0.95, 0.001}}
+static int fit_solimp; /* --fit-solimp: 7 parameters, else the first 4 */
 
 typedef struct sim {
     mjModel *m;
@@ -113,6 +116,7 @@ static void sim_set(sim *s, const params *p)
         s->m->geom_friction[3 * id] = p->mu;
         s->m->geom_solref[mjNREF * id] = p->timeconst;
         s->m->geom_solref[mjNREF * id + 1] = p->dampratio;
+        for (int k = 0; k < 3; k++) s->m->geom_solimp[mjNIMP * id + k] = p->solimp[k];
     }
     s->ground = p->ground;
 }
@@ -163,14 +167,17 @@ typedef struct fit_ctx {
     double best;
 } fit_ctx;
 
-static int fit_position_only; /* --fit-loss position */
+static int fit_position_only;                    /* --fit-loss position */
+static nlopt_algorithm fit_algorithm = NLOPT_LN_BOBYQA; /* --optimizer */
 
 static double objective(unsigned n, const double *x, double *grad, void *data)
 {
-    (void)n;
     (void)grad; /* derivative-free */
     fit_ctx *c = data;
-    params p = {x[0], x[1], x[2], x[3]};
+    params p = PARAMS(x[0], x[1], x[2], x[3]);
+    if (n > 4)
+        for (int k = 0; k < 3; k++) p.solimp[k] = x[4 + k];
+    if (p.solimp[1] < p.solimp[0]) return 1e6; /* dmax >= dmin */
     imp_rigid_metrics m;
     c->evals++;
     if (sim_eval(c->s, c->t, c->eps, c->n, &p, &m)) return 1e6;
@@ -182,13 +189,15 @@ static double objective(unsigned n, const double *x, double *grad, void *data)
 
 static int fit(sim *s, const imp_rigid_traj *t, const int *eps, int n, int max_evals, params *p, int *evals)
 {
-    nlopt_opt o = nlopt_create(NLOPT_LN_BOBYQA, N_PARAMS);
+    unsigned np = fit_solimp ? 7 : 4;
+    nlopt_opt o = nlopt_create(fit_algorithm, np);
     if (!o) return imp_fail(IMP_ERR_NOMEM, "NLopt: no optimiser");
     double ts = s->m->opt.timestep;
-    double lb[N_PARAMS] = {0.01, 2 * ts, 0.1, -0.01}, ub[N_PARAMS] = {1.5, 0.1, 3.0, 0.01};
-    double step[N_PARAMS] = {0.05, 0.005, 0.2, 0.001};
-    double x[N_PARAMS] = {p->mu, p->timeconst, p->dampratio, p->ground};
-    for (int i = 0; i < N_PARAMS; i++) x[i] = fmin(fmax(x[i], lb[i]), ub[i]);
+    double lb[N_PARAMS] = {0.01, 2 * ts, 0.1, -0.01, 0.5, 0.5, 1e-4},
+           ub[N_PARAMS] = {1.5, 0.1, 3.0, 0.01, 0.9999, 0.9999, 0.02};
+    double step[N_PARAMS] = {0.05, 0.005, 0.2, 0.001, 0.02, 0.01, 0.001};
+    double x[N_PARAMS] = {p->mu, p->timeconst, p->dampratio, p->ground, p->solimp[0], p->solimp[1], p->solimp[2]};
+    for (unsigned i = 0; i < np; i++) x[i] = fmin(fmax(x[i], lb[i]), ub[i]);
     fit_ctx c = {s, t, eps, n, 0, fit_position_only, INFINITY};
     nlopt_set_lower_bounds(o, lb);
     nlopt_set_upper_bounds(o, ub);
@@ -200,15 +209,24 @@ static int fit(sim *s, const imp_rigid_traj *t, const int *eps, int n, int max_e
     nlopt_result r = nlopt_optimize(o, x, &f);
     nlopt_destroy(o);
     *evals = c.evals;
-    if (r < 0) return imp_fail(IMP_ERR_NUMERIC, "NLopt BOBYQA failed (code %d)", (int)r);
+    if (r < 0) return imp_fail(IMP_ERR_NUMERIC, "NLopt %s failed (code %d)", nlopt_algorithm_name(fit_algorithm), (int)r);
     p->mu = x[0];
     p->timeconst = x[1];
     p->dampratio = x[2];
     p->ground = x[3];
+    for (unsigned k = 4; k < np; k++) p->solimp[k - 4] = x[k];
     return IMP_OK;
 }
 
 /* ---- output ---- */
+static void json_kv3(imp_json *j, const char *key, const double v[3])
+{
+    imp_json_key(j, key);
+    imp_json_begin_array(j);
+    for (int i = 0; i < 3; i++) imp_json_number(j, v[i]);
+    imp_json_end_array(j);
+}
+
 static void report(int json, const char *model, const char *variant, int n_train, int seed, int n_test,
                    const imp_rigid_metrics *m, const params *p, double seconds, int evals)
 {
@@ -230,6 +248,7 @@ static void report(int json, const char *model, const char *variant, int n_train
             imp_json_kv_number(&j, "timeconst", p->timeconst);
             imp_json_kv_number(&j, "dampratio", p->dampratio);
             imp_json_kv_number(&j, "ground_height", p->ground);
+            json_kv3(&j, "solimp", p->solimp);
         }
         if (evals) imp_json_kv_int(&j, "fit_evaluations", evals);
         imp_json_kv_number(&j, "seconds", seconds);
@@ -240,7 +259,9 @@ static void report(int json, const char *model, const char *variant, int n_train
     }
     printf("%-9s %-8s train %3d seed %d test %3d: position %7.2f %% of width, rotation %6.2f deg, penetration %6.3f %%",
            model, variant, n_train, seed, n_test, m->position_error_pct, m->rotation_error_deg, m->penetration_pct);
-    if (p) printf("  (mu %.4g, solref %.4g %.4g, ground %.4g m)", p->mu, p->timeconst, p->dampratio, p->ground);
+    if (p)
+        printf("  (mu %.4g, solref %.4g %.4g, solimp %.4g %.4g %.4g, ground %.4g m)", p->mu, p->timeconst, p->dampratio,
+               p->solimp[0], p->solimp[1], p->solimp[2], p->ground);
     if (evals) printf(" [%d rollouts of the training set, %.1f s]", evals, seconds);
     printf("\n");
 }
@@ -276,7 +297,7 @@ static int run(const char *path, int n_draw, int seed, int substeps, int max_eva
     double t0 = now();
     if (!st) st = imp_rigid_eval_ballistic(&t, te, ne, &m);
     if (!st) report(json, "ballistic", "-", nt, seed, ne, &m, NULL, now() - t0, 0);
-    params nominal = {mu0, 0.02, 1.0, 0.0}; /* MuJoCo's default solref, the nominal plane */
+    params nominal = PARAMS(mu0, 0.02, 1.0, 0.0); /* MuJoCo's default solref, the nominal plane */
     t0 = now();
     if (!st) st = sim_eval(&s, &t, te, ne, &nominal, &m);
     if (!st) report(json, "mujoco", "nominal", nt, seed, ne, &m, &nominal, now() - t0, 0);
@@ -332,7 +353,7 @@ static int self_test(void)
     sim s;
     int st = sim_open(&s, &t, 4, mjINT_RK4);
     if (st) return st;
-    params p = {0.15, 0.02, 1.0, 0.0};
+    params p = PARAMS(0.15, 0.02, 1.0, 0.0);
     sim_set(&s, &p);
     if ((st = sim_rollout(x0, N, &s, a)) || (st = imp_rigid_ballistic(x0, N, t.dt, &t.body, t.gravity, 4, b)))
         return st;
@@ -359,7 +380,7 @@ static int self_test(void)
     enum { E = 2 };
     double states[E * N * 13];
     int64_t lengths[E] = {N, N};
-    params truth = {0.4, 0.02, 1.0, 0.002};
+    params truth = PARAMS(0.4, 0.02, 1.0, 0.002);
     sim_set(&s, &truth);
     for (int e = 0; e < E; e++) {
         double y0[13];
@@ -372,7 +393,7 @@ static int self_test(void)
     imp_rigid_traj_default(&d);
     if ((st = imp_rigid_traj_set(&d, states, E * N, lengths, NULL, E, 1e-9))) return st;
     int eps[E] = {0, 1}, evals = 0;
-    params q = {0.15, 0.02, 1.0, 0.0};
+    params q = PARAMS(0.15, 0.02, 1.0, 0.0);
     imp_rigid_metrics before, after;
     if ((st = sim_eval(&s, &d, eps, E, &q, &before))) return st;
     if ((st = fit(&s, &d, eps, E, 40, &q, &evals))) return st;
@@ -399,8 +420,10 @@ static void usage(FILE *f)
             "  --substeps K      MuJoCo steps per sample (default 4)\n"
             "  --mu M            nominal friction (default 0.15)\n"
             "  --max-evals N     training-set rollouts the fit may use (default 200)\n"
+            "  --optimizer A     NLopt's derivative-free bobyqa (default), sbplx or neldermead\n"
             "  --fit-loss L      sum (default): mean position error (%% of width) + rotation error (deg)\n"
             "                    on the training tosses; position: the position error alone\n"
+            "  --fit-solimp      fit solimp (dmin, dmax, width) too (default: MuJoCo's 0.9 0.95 0.001)\n"
             "  --nominal-only    skip the fit\n"
             "  --json            one JSON object per model on stdout\n");
 }
@@ -436,9 +459,16 @@ int main(int argc, char **argv)
             return 0;
         } else if (!strcmp(a, "--nominal-only")) nominal_only = 1;
         else if (!strcmp(a, "--json")) json = 1;
+        else if (!strcmp(a, "--fit-solimp")) fit_solimp = 1;
         else if (!v) bad = 1;
         else if (!strcmp(a, "--data")) data = argv[++i];
-        else if (!strcmp(a, "--fit-loss")) {
+        else if (!strcmp(a, "--optimizer")) {
+            const char *l = argv[++i];
+            if (!strcmp(l, "bobyqa")) fit_algorithm = NLOPT_LN_BOBYQA;
+            else if (!strcmp(l, "sbplx")) fit_algorithm = NLOPT_LN_SBPLX;
+            else if (!strcmp(l, "neldermead")) fit_algorithm = NLOPT_LN_NELDERMEAD;
+            else bad = 1;
+        } else if (!strcmp(a, "--fit-loss")) {
             const char *l = argv[++i];
             fit_position_only = !strcmp(l, "position");
             bad = !fit_position_only && strcmp(l, "sum");
