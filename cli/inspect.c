@@ -1,6 +1,7 @@
 /* impulse inspect FILE: what a file holds and whether each strand can train
  * on it; for files impulse cannot read directly, how to import them. */
 #include "cli.h"
+#include "impulse/rigid_traj.h"
 #include "impulse/cdl.h"
 #include "impulse/chnn_models.h"
 #include "impulse/io.h"
@@ -20,6 +21,34 @@ static void usage(FILE *f)
 }
 
 /* "key": why a strand cannot train on the file, or null if it can. */
+/* A rigid-body trajectory file (impulse import --rigid, docs/cube.md). */
+static int inspect_rigid(const char *path, imp_json *j)
+{
+    imp_rigid_traj t;
+    if (imp_rigid_traj_load(&t, path)) {
+        if (j) {
+            imp_json_free(j);
+            return cli_fail("inspect");
+        }
+        printf("  rigid-body trajectories, cannot be read: %s\n", imp_last_error());
+        return 1;
+    }
+    if (j) {
+        imp_json_kv_string(j, "kind", "rigid-trajectories");
+        imp_json_kv_int(j, "episodes", t.n_episodes);
+        imp_json_kv_int(j, "samples", (long long)t.n_rows);
+        imp_json_kv_number(j, "dt", t.dt);
+        imp_json_kv_number(j, "mass", t.body.mass);
+        imp_json_kv_number(j, "ground_height", t.ground_height);
+    } else {
+        printf("  rigid-body trajectories (docs/cube.md): %d episodes, %zu samples, dt %g s, a %g x %g x %g m box of "
+               "%g kg, ground z = %g\n", t.n_episodes, t.n_rows, t.dt, t.body.size[0], t.body.size[1], t.body.size[2],
+               t.body.mass, t.ground_height);
+    }
+    imp_rigid_traj_free(&t);
+    return j ? cli_json_print(j, "inspect") : 0;
+}
+
 static void json_reason(imp_json *j, const char *key, const char *why)
 {
     imp_json_key(j, key);
@@ -127,8 +156,17 @@ int cli_inspect(int argc, char **argv)
         printf("  a model checkpoint (%s): impulse eval --model %s --data DATA\n", model, path);
         return 0;
     }
+    char kind[64];
+    if (meta && !imp_json_get_string(meta, "kind", kind, sizeof kind) && !strcmp(kind, "rigid-trajectories")) {
+        imp_npz_free(z);
+        return inspect_rigid(path, j);
+    }
     imp_npz_free(z);
     imp_clear_error();
+    if (cli_import_is_rigid(path)) { /* the ContactNets layout */
+        if (j) imp_json_kv_string(j, "rigid_body", "states and lengths: impulse import FILE --rigid");
+        else printf("  one rigid body's states and lengths: impulse import %s --rigid ... -o cube.npz (docs/cube.md)\n", path);
+    }
     imp_trajset ts;
     int contact_ok = 0; /* the contact strand reads it: the shared members are written */
     if (imp_trajset_load(&ts, path)) {

@@ -456,6 +456,13 @@ static void test_import_cli(void)
     rc = test_run_command(cmd, out, sizeof out);
     CHECK_MSG(rc == 1 && strstr(out, "toss: a 1-d array"), "%s", out);
     CHECK(access(tmp("cn_out2.npz"), F_OK) != 0);
+    /* impulse inspect: the rigid file's facts, and the way to import the raw one */
+    snprintf(cmd, sizeof cmd, "%s inspect %s", IMPULSE_CLI_PATH, tmp("cn_out.npz"));
+    rc = test_run_command(cmd, out, sizeof out);
+    CHECK_MSG(rc == 0 && strstr(out, "rigid-body trajectories (docs/cube.md): 2 episodes, 15 samples"), "%s", out);
+    snprintf(cmd, sizeof cmd, "%s inspect %s", IMPULSE_CLI_PATH, tmp("cn.npz"));
+    rc = test_run_command(cmd, out, sizeof out);
+    CHECK_MSG(rc == 0 && strstr(out, "--rigid"), "%s", out);
 }
 
 int main(void)
