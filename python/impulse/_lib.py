@@ -35,6 +35,8 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 
+VERSION = "0.1.0"
+
 
 class Error(RuntimeError):
     """A failure reported by libimpulse (the message names the offending field)."""

@@ -175,7 +175,7 @@ opt = impulse.lib.imp_ident_options_default()
 opt.grid = 11
 for i in range(k):
     c, res = _lib.Contact(), ctypes.c_double()
-    lw = impulse._law("wang-mason", 0.0, 0.0)
+    lw = impulse.impact._law("wang-mason", 0.0, 0.0)
     st = impulse.lib.imp_contact_make(ctypes.byref(c), _lib.ptr(dk[i]), _lib.ptr(nk[i]), mass, inertia,
                                       _lib.ptr(vprek[i]), None)
     st = st or impulse.lib.imp_impact_identify_one(ctypes.byref(lw), ctypes.byref(c), _lib.ptr(Ptk[i]),
@@ -196,8 +196,8 @@ Pb, eb, _ = impulse.impact_irb(dk, nk, vprek, vpostk, mass, inertia, return_stat
 check(np.array_equal(Pf, Pb, equal_nan=True) and np.array_equal(ef, eb, equal_nan=True),
       "IRB of Fortran-ordered inputs equals the C-ordered")
 raises(lambda: impulse.impact_irb(dk[:4], nk, vprek, vpostk, mass, inertia), "d: shape", "IRB: mismatched rows")
-_, (dv, vv) = impulse._rows3(None, d=dk, v_pre=vprek)
-_, (dcopy,) = impulse._rows3(k, d=np.asfortranarray(dk))
+_, (dv, vv) = impulse.impact._rows3(None, d=dk, v_pre=vprek)
+_, (dcopy,) = impulse.impact._rows3(k, d=np.asfortranarray(dk))
 check(np.shares_memory(dv, dk) and np.shares_memory(vv, vprek) and not np.shares_memory(dcopy, dk),
       "C-contiguous float64 rows reach the C call without a copy (others are copied)")
 rng = np.random.default_rng(0)

@@ -1,0 +1,219 @@
+"""Datasets: trajectories as named numpy arrays plus a meta dict, and simulation
+(`impulse simulate`).
+"""
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import tempfile
+from typing import Mapping
+
+import numpy as np
+
+from . import _lib
+from ._lib import Error, check, lib, ptr
+from ._lib import VERSION as __version__
+
+
+CONTACT_SYSTEMS = ("pendulum", "bouncing-ball", "newtons-cradle", "compliant-ball", "compliant-cradle",
+                   "bouncing-disk")
+
+
+class Dataset:
+    """Trajectories in memory: named float64 arrays and a `meta` dict.
+
+    Contact systems (pendulum, bouncing-ball, newtons-cradle): q, qdot
+    (trajectories, steps, bodies*dim; observed, possibly noisy), q_clean,
+    qdot_clean (truth), contact (trajectories, steps, bodies), and the
+    contact geometry (masses, contact_pairs, contact_normals, contact_offsets).
+    Constrained systems: z (trajectories, states, 2, points, d) = (x, v),
+    t (states), energy (trajectories, states).
+
+    d["q"], d.arrays, d.meta; Dataset.load(path) / d.save(path) use the
+    command line's .npz layout ('-' is not accepted: use a path).
+    """
+
+    def __init__(self, arrays: Mapping[str, np.ndarray], meta: Mapping | None = None):
+        self.arrays = {k: np.asarray(v) for k, v in arrays.items() if k != "meta"}
+        self.meta = dict(meta or {})
+        if "z" in self.arrays or "x" in self.arrays:
+            self.kind = "constrained"
+        elif "q" in self.arrays:
+            self.kind = "contact"
+        else:
+            raise Error("dataset: neither q (contact systems) nor z or x (constrained systems)")
+        if "system" not in self.meta:
+            raise Error("dataset: meta has no 'system'")
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> "Dataset":
+        with np.load(path, allow_pickle=False) as z:
+            arrays = {k: z[k] for k in z.files if k != "meta"}
+            meta = json.loads(str(z["meta"])) if "meta" in z.files else {}
+        return cls(arrays, meta)
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Write the .npz the command line reads (atomically: temporary file, then rename)."""
+        path = os.fspath(path)
+        tmp = f"{path}.tmp{os.getpid()}.npz"
+        np.savez(tmp, meta=np.array(json.dumps(self.meta)), **self.arrays)
+        os.replace(tmp, path)
+
+    def __getitem__(self, key: str) -> np.ndarray:
+        return self.arrays[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.arrays
+
+    @property
+    def system(self) -> str:
+        return self.meta["system"]
+
+    @property
+    def n_traj(self) -> int:
+        return int(self.arrays["q" if self.kind == "contact" else "z"].shape[0])
+
+    def initial_states(self, clean: bool = True) -> np.ndarray:
+        """First state of every trajectory: (trajectories, 2D) = (q, qdot) for
+        contact systems (noise-free if clean), (trajectories, 2 N) = (x, v) for
+        constrained ones."""
+        if self.kind == "contact":
+            q = self.arrays["q_clean" if clean and "q_clean" in self.arrays else "q"]
+            v = self.arrays["qdot_clean" if clean and "qdot_clean" in self.arrays else "qdot"]
+            return np.ascontiguousarray(np.concatenate([q[:, 0], v[:, 0]], axis=1))
+        z = self._z()
+        return np.ascontiguousarray(z[:, 0])
+
+    def _z(self) -> np.ndarray:
+        """Constrained data as (trajectories, states, 2 N), rows (x, v)."""
+        if "z" in self.arrays:
+            z = self.arrays["z"]
+            return np.ascontiguousarray(z.reshape(z.shape[0], z.shape[1], -1), dtype=np.float64)
+        x, v = self.arrays["x"], self.arrays["v"]
+        return np.ascontiguousarray(np.concatenate([x.reshape(*x.shape[:2], -1), v.reshape(*v.shape[:2], -1)], 2),
+                                    dtype=np.float64)
+
+    def _dt(self) -> float:
+        if "t" in self.arrays and self.arrays["t"].shape[0] > 1:
+            return float(self.arrays["t"][1] - self.arrays["t"][0])
+        return float(self.meta["dt"])
+
+    def __repr__(self) -> str:
+        shapes = ", ".join(f"{k}{tuple(v.shape)}" for k, v in self.arrays.items())
+        return f"Dataset({self.kind}, system={self.meta.get('system')!r}, {shapes})"
+
+
+class _TempFile:
+    """A dataset written to a temporary .npz for the library's validating loader."""
+
+    def __init__(self, data):
+        self.owned = isinstance(data, Dataset)
+        if self.owned:
+            fd, self.path = tempfile.mkstemp(suffix=".npz", prefix="impulse-")
+            os.close(fd)
+            data.save(self.path)
+        else:
+            self.path = os.fspath(data)
+
+    def __enter__(self):
+        return self.path
+
+    def __exit__(self, *exc):
+        if self.owned:
+            os.unlink(self.path)
+
+
+def _as_dataset(data) -> Dataset:
+    return data if isinstance(data, Dataset) else Dataset.load(data)
+
+
+def _load_trajset(data) -> _lib.Trajset:
+    ts = _lib.Trajset()
+    with _TempFile(data) as p:
+        check(lib.imp_trajset_load(ctypes.byref(ts), os.fsencode(p)))
+    return ts
+
+
+def simulate(system: str | None = None, *, trajectories: int = 1, steps: int | None = None,
+             dt: float | None = None, noise: float = 0.0, seed: int = 0, restitution: float | None = None,
+             gravity: float | None = None, length: float | None = None, q0: float | None = None,
+             v0: float | None = None, randomize: bool | None = None, friction: float | None = None,
+             spin: float | None = None, stiffness: float | None = None, system_file: str | None = None,
+             spread: float = 0.0, rollout_start: int = 0, rtol: float = 1e-10, atol: float = 1e-12) -> Dataset:
+    """Simulate a system into a Dataset (as `impulse simulate`, same seed, same numbers).
+
+    system: a contact system (pendulum, bouncing-ball, newtons-cradle,
+        compliant-ball, compliant-cradle, bouncing-disk) or a constrained benchmark (pendulum-chain:N, coupled-pendulums:N,
+        magnet-pendulum, gyroscope, rotor); or pass system_file (a system
+        description, docs/chnn-systems.md) instead.
+    trajectories, steps, dt, noise (Gaussian std on the observed states), seed.
+    Contact systems: restitution, gravity, length (pendulum), q0, v0 (first
+        trajectory's initial state), randomize (later trajectories random),
+        friction and spin (bouncing-disk), stiffness (compliant systems).
+        `steps` counts samples; defaults are the paper's experiments.
+    Constrained systems: spread (system files: random starts, the file's
+        state plus spread N(0, 1), projected onto the constraints; 0, the
+        default, simulates the file's state itself: one trajectory), rollout_start (L > 0: start at a random (L+1)-state window of a
+        reference trajectory, as the reference's test sets), rtol, atol.
+        `steps` counts steps (states = steps + 1).
+    """
+    o = _lib.SimOpts()
+    if system_file is None and system is not None and lib.imp_sim_defaults(system.encode(), ctypes.byref(o)) == 0:
+        o.n_traj = trajectories
+        for k, v in (("n_steps", steps), ("dt", dt), ("restitution", restitution), ("gravity", gravity),
+                     ("length", length), ("q0", q0), ("v0", v0), ("friction", friction), ("spin", spin),
+                     ("stiffness", stiffness)):
+            if v is not None:
+                setattr(o, k, v)
+        if randomize is not None:
+            o.randomize = int(randomize)
+        o.noise, o.seed = noise, seed
+        ts = _lib.Trajset()
+        check(lib.imp_simulate(system.encode(), ctypes.byref(o), ctypes.byref(ts)))
+        fd, p = tempfile.mkstemp(suffix=".npz", prefix="impulse-")
+        os.close(fd)
+        try:
+            check(lib.imp_trajset_save(ctypes.byref(ts), os.fsencode(p)))
+            return Dataset.load(p)
+        finally:
+            lib.imp_trajset_free(ctypes.byref(ts))
+            os.unlink(p)
+    contact_err = lib.imp_last_error().decode("utf-8", "replace") if system_file is None else ""
+    lib.imp_clear_error()
+    if system is None and system_file is None:
+        raise Error("simulate: give a system name or system_file")
+    if system_file is not None and trajectories > 1 and not spread > 0:
+        raise Error(f"simulate: trajectories={trajectories}: without spread every trajectory starts at the state "
+                    f"written in {system_file} (give spread > 0 for random starts around it)")
+    sysb = system.encode() if system_file is None else None
+    filb = os.fsencode(system_file) if system_file is not None else None
+    ints = [ctypes.c_int() for _ in range(4)]
+    dt_out, name = ctypes.c_double(), ctypes.create_string_buffer(64)
+    st = -1 if steps is None else steps
+    args = (sysb, filb, trajectories, st, dt or 0.0, seed, spread, noise, rtol, atol, rollout_start)
+    try:
+        check(lib.imp_flat_chnn_simulate(*args, None, None, None, None, *[ctypes.byref(i) for i in ints],
+                                         ctypes.byref(dt_out), name))
+    except Error as e:
+        raise Error(f"{contact_err}; {e}" if contact_err else str(e)) from None
+    n_points, d, n_gen, T = (i.value for i in ints)
+    traj = np.empty((trajectories, T, 2, n_points, d))
+    energy = np.empty((trajectories, T))
+    offsets = np.zeros(trajectories, dtype=np.int32)
+    q = np.empty((trajectories, T, 2, n_gen)) if n_gen > 0 else None
+    check(lib.imp_flat_chnn_simulate(*args, ptr(traj), ptr(energy), ptr(q),
+                                     offsets.ctypes.data_as(ctypes.POINTER(ctypes.c_int)),
+                                     *[ctypes.byref(i) for i in ints], ctypes.byref(dt_out), name))
+    h = dt_out.value
+    meta = {"format": "impulse-chnn-trajectories", "tool": "impulse-python", "system": name.value.decode(), "dt": h, "steps": T - 1, "trajectories": trajectories, "seed": seed,
+            "noise": noise, "spread": spread, "rtol": rtol, "atol": atol, "version": __version__}
+    if system_file:
+        meta["system_file"] = os.fspath(system_file)
+    arrays = {"t": np.arange(T) * h, "z": traj, "energy": energy}
+    if q is not None:
+        arrays["q"] = q
+    if rollout_start > 0:
+        meta["rollout_start"] = rollout_start
+        arrays["rollout_offset"] = offsets.astype(np.int64)
+    return Dataset(arrays, meta)
