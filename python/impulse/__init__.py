@@ -5,7 +5,7 @@ Three strands, all on numpy arrays:
 
     import impulse                       # import before numpy (sets up OpenBLAS)
     ball = impulse.simulate("bouncing-ball", noise=0.05, restitution=0.8, steps=200)
-    m = impulse.train("cdl", ball, epochs=100, callback=lambda e, loss: print(e, loss["total"]))
+    m = impulse.train("cdl", ball, epochs=100, callback=lambda e, loss: print(e, loss["loss"]))
     m.evaluate(ball)                     # {'rmse': ..., 'rmse_code': ..., 'energy_drift': ...}
     states, contact = m.rollout(ball.initial_states())
 

@@ -6,14 +6,15 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import signal
+import threading
+import warnings
 from typing import Callable
 
 import numpy as np
 
 from . import _lib
 from ._lib import Error, ptr
-import signal
-import threading
 
 
 class _Interrupt:
@@ -39,6 +40,19 @@ EpochCallback = Callable[[int, dict], "bool | None"]
 STOP_NAMES = ("finished", "stopped", "diverged", "failed")
 
 
+class Loss(dict):
+    """One epoch's losses: 'loss' (the epoch's training loss, the key of the
+    CLI's JSON-lines log and `--json`), its terms, lr, seconds. 'total', the
+    old name of 'loss', still reads it, with a DeprecationWarning."""
+
+    def __missing__(self, key):
+        if key == "total" and "loss" in self:
+            warnings.warn("impulse: the per-epoch loss is now 'loss' (as in the CLI's log); 'total' is deprecated",
+                          DeprecationWarning, stacklevel=2)
+            return self["loss"]
+        raise KeyError(key)
+
+
 class _Hooks:
     """imp_train_hooks for one run: the Python callback (and Ctrl-C) through
     on_epoch, the loss history, the report, the JSON-lines log, resumable state."""
@@ -62,20 +76,19 @@ class _Hooks:
 
     def _on_epoch(self, info_p, user):
         info = info_p[0]
-        loss = {"total": info.loss}
+        loss = {"loss": info.loss}
         for i in range(1, info.n_parts):
             loss[info.parts[i].name.decode()] = info.parts[i].value
-        entry = dict(epoch=info.epoch, **loss, lr=info.lr, seconds=info.seconds, best_epoch=info.best_epoch)
+        entry = Loss(epoch=info.epoch, **loss, lr=info.lr, seconds=info.seconds, best_epoch=info.best_epoch)
         self.history.append(entry)
         if self.log:
-            self.log.write(json.dumps({"epoch": info.epoch, "epochs": info.epochs, "loss": info.loss,
-                                       **{k: v for k, v in loss.items() if k != "total"}, "lr": info.lr,
+            self.log.write(json.dumps({"epoch": info.epoch, "epochs": info.epochs, **loss, "lr": info.lr,
                                        "seconds": info.seconds, "best_epoch": info.best_epoch}) + "\n")
             self.log.flush()
         stop = False
         if self.callback is not None:
             try:
-                stop = bool(self.callback(info.epoch, dict(loss, lr=info.lr, seconds=info.seconds)))
+                stop = bool(self.callback(info.epoch, Loss(loss, lr=info.lr, seconds=info.seconds)))
             except BaseException as e:  # never unwind through C: report it and stop
                 print(f"impulse: the training callback raised {e!r}; stopping")
                 stop = True

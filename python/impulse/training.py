@@ -20,8 +20,9 @@ def train(model: str, data, *, output: str | os.PathLike | None = None, epochs: 
         chnn | clnn | hnn | delan | node (constrained systems).
     output: also write the checkpoint there (the command line's format).
     callback(epoch, loss) is called after every epoch with loss a dict of
-        floats: total, its terms (contact family: state, contact, l2),
-        lr and seconds; return True to stop training after
+        floats: loss (the epoch's training loss, as 'loss' in the CLI's log
+        and --json; 'total' is its deprecated alias), its terms (contact
+        family: state, contact, l2), lr and seconds; return True to stop training after
         this epoch. Ctrl-C stops training at the end of the current epoch. A
         stopped run returns the best model so far (lowest epoch loss); a run
         that ends normally returns the last epoch's.

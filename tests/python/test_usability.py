@@ -51,5 +51,23 @@ with open(os.path.join(HERE, "..", "..", "python", "impulse", "__init__.py")) as
     n_lines = sum(1 for _ in f)
 check(n_lines < 150, f"impulse/__init__.py holds the package's surface only ({n_lines} lines)")
 
+# --- 12: one name for the per-epoch loss: 'loss', in the callback, the history and the JSON-lines log
+import json, warnings
+ball = impulse.simulate("bouncing-ball", steps=60, noise=0.05, restitution=0.8, seed=2)
+seen = []
+log = os.path.join(tmp, "cdl.log.jsonl")
+m = impulse.train("cdl", ball, epochs=2, hidden=8, log=log, callback=lambda e, loss: seen.append(dict(loss)))
+with open(log) as f:
+    logged = [json.loads(line) for line in f]
+check(all("loss" in s and "total" not in s for s in seen), f"callback's loss is 'loss' ({seen[:1]})")
+check(all("loss" in h for h in m.history), "history's loss is 'loss'")
+check([h["loss"] for h in m.history] == [r["loss"] for r in logged], "history's 'loss' = the log's 'loss'")
+check(set(seen[0]) - {"lr", "seconds"} <= set(logged[0]), f"the callback's keys are the log's ({sorted(seen[0])})")
+with warnings.catch_warnings(record=True) as w:
+    warnings.simplefilter("always")
+    alias = m.history[0]["total"]
+check(alias == m.history[0]["loss"] and any(issubclass(x.category, DeprecationWarning) for x in w),
+      "'total' still reads the loss, with a DeprecationWarning")
+
 print(f"{passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)
