@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from . import _lib
 from ._lib import VERSION as __version__
-from ._lib import Error, lib
+from ._lib import Error, Notice, lib
 from .constrained import CONSTRAINED_MODELS, ConstrainedModel
 from .contact import CONTACT_MODELS, Model
 from .data import CONTACT_SYSTEMS, Dataset, simulate
@@ -43,7 +43,7 @@ from .impact import (IMPACT_LAWS, GaussianProcess, impact_identify, impact_irb, 
 from .sweeps import REPRODUCTIONS, reproduce, sweep_plan, sweep_report, sweep_run
 from .training import load_model, train
 
-__all__ = ["Error", "Dataset", "Model", "ConstrainedModel", "simulate", "train", "load_model", "library_path",
+__all__ = ["Error", "Notice", "Dataset", "Model", "ConstrainedModel", "simulate", "train", "load_model", "library_path",
            "blas_core", "CONTACT_SYSTEMS", "CONTACT_MODELS", "CONSTRAINED_MODELS", "IMPACT_LAWS",
            "impact_predict", "impact_irb", "impact_identify", "impact_table1", "GaussianProcess", "version",
            "REPRODUCTIONS", "sweep_plan", "sweep_run", "sweep_report", "reproduce"]
@@ -56,4 +56,4 @@ def blas_core() -> str:
     return lib.imp_blas_corename().decode()
 
 
-Error.__module__ = __name__
+Error.__module__ = Notice.__module__ = __name__

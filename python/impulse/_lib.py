@@ -42,6 +42,16 @@ class Error(RuntimeError):
     """A failure reported by libimpulse (the message names the offending field)."""
 
 
+class Notice(UserWarning):
+    """What impulse assumed or converted for you (the CLI's `notice:` lines), as a
+    warning: warnings.simplefilter("ignore", impulse.Notice) silences them."""
+
+
+def notice(message: str, stacklevel: int = 3) -> None:
+    import warnings
+    warnings.warn(message, Notice, stacklevel=stacklevel)
+
+
 def _candidates() -> list[str]:
     here = os.path.dirname(os.path.abspath(__file__))
     out = []
@@ -325,6 +335,7 @@ for _n, _a, _r in [
     ("imp_cmodel_kind_from_name", [c_char_p, P(c_int)], c_int),
     ("imp_cmodel_kind_name", [c_int], c_char_p),
     ("imp_csystem_from_name", [V, c_char_p], c_int),
+    ("imp_csystem_from_meta", [V, c_char_p, c_char_p], c_int),
     ("imp_cmodel_init", [V, c_int, V, c_int, c_int], c_int),
     ("imp_cmodel_init_params", [V, dptr, P(Rng)], None),
     ("imp_rng_seed", [P(Rng), c_ull], None),

@@ -41,7 +41,7 @@ def _train_constrained(model, data, output, epochs, seed, lr, callback, run, wd=
     o.seed = seed
     o.single_products = -1 if precision == "auto" else _precision("precision", precision)
     m = ConstrainedModel(_new=True)
-    check(lib.imp_csystem_from_name(m._cs, d.system.encode()))
+    ctypes.memmove(m._cs, d._csystem("data"), ctypes.sizeof(m._cs))
     check(lib.imp_cmodel_init(m._m, kind.value, m._cs, hidden, 3))
     m._info()
     z = d._z()

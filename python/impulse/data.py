@@ -6,13 +6,14 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import re
 import tempfile
 from typing import Mapping
 
 import numpy as np
 
 from . import _lib
-from ._lib import Error, check, lib, ptr
+from ._lib import Error, check, lib, notice, ptr
 from ._lib import VERSION as __version__
 
 
@@ -43,8 +44,6 @@ class Dataset:
             self.kind = "contact"
         else:
             raise Error("dataset: neither q (contact systems) nor z or x (constrained systems)")
-        if "system" not in self.meta:
-            raise Error("dataset: meta has no 'system'")
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> "Dataset":
@@ -67,8 +66,9 @@ class Dataset:
         return key in self.arrays
 
     @property
-    def system(self) -> str:
-        return self.meta["system"]
+    def system(self) -> str | None:
+        """meta 'system' (optional for contact data; None without one)."""
+        return self.meta.get("system")
 
     @property
     def n_traj(self) -> int:
@@ -93,6 +93,26 @@ class Dataset:
         x, v = self.arrays["x"], self.arrays["v"]
         return np.ascontiguousarray(np.concatenate([x.reshape(*x.shape[:2], -1), v.reshape(*v.shape[:2], -1)], 2),
                                     dtype=np.float64)
+
+    def _csystem(self, what: str):
+        """The constrained system the data are of (imp_csystem): meta 'system'
+        (a built-in benchmark) or 'system_text' (a system file's text, whose
+        `name` line wins; a different meta 'system' is named in a Notice)."""
+        text = self.meta.get("system_text")
+        if isinstance(text, str):
+            m = re.search(r"^\s*name\s+(\S+)", text, re.M)
+            file_name = m.group(1) if m else "custom"
+            if self.meta.get("system") not in (None, file_name):
+                notice(f"{what}: meta system '{self.meta['system']}' differs from the name in meta system_text "
+                       f"('{file_name}'): the system is built from system_text and named '{file_name}'",
+                       stacklevel=4)
+        elif "system" not in self.meta:
+            raise Error(f"{what}: constrained data need meta 'system' (a built-in system: pendulum-chain:N, "
+                        "coupled-pendulums:N, magnet-pendulum, gyroscope, rotor) or 'system_text' (a system file's "
+                        "text, see docs/chnn-systems.md)")
+        cs = _lib.opaque("imp_csystem")
+        check(lib.imp_csystem_from_meta(cs, json.dumps(self.meta).encode(), what.encode()))
+        return cs
 
     def _dt(self) -> float:
         if "t" in self.arrays and self.arrays["t"].shape[0] > 1:
@@ -210,6 +230,8 @@ def simulate(system: str | None = None, *, trajectories: int = 1, steps: int | N
             "noise": noise, "spread": spread, "rtol": rtol, "atol": atol, "version": __version__}
     if system_file:
         meta["system_file"] = os.fspath(system_file)
+        with open(system_file, encoding="utf-8") as f:
+            meta["system_text"] = f.read()  # as the CLI: train, eval and rollout rebuild the system from it
     arrays = {"t": np.arange(T) * h, "z": traj, "energy": energy}
     if q is not None:
         arrays["q"] = q
