@@ -91,6 +91,7 @@ P = ctypes.POINTER
 dptr = P(c_double)
 
 MAX_BODIES, MAX_DIM, MAX_CONTACTS = 16, 3, 32
+ERR_NOT_FOUND = -7  # include/impulse/core.h
 
 
 class Struct(ctypes.Structure):
@@ -407,6 +408,21 @@ lib.imp_blas_init()
 def check(status: int) -> None:
     if status != 0:
         raise Error(lib.imp_last_error().decode("utf-8", "replace"))
+
+
+def unknown(what: str, value, known) -> str:
+    """'what: unknown 'value' (did you mean 'x'?; known: a, b, ...)'."""
+    import difflib
+    close = difflib.get_close_matches(str(value), list(known), n=1)
+    hint = f"did you mean '{close[0]}'? " if close else ""
+    return f"{what}: unknown '{value}' ({hint}known: {', '.join(known)})"
+
+
+def fspath(p, what: str) -> str:
+    """os.fspath(p) with a message naming the argument."""
+    if isinstance(p, (str, bytes, os.PathLike)):
+        return os.fsdecode(os.fspath(p))
+    raise Error(f"{what}: expected a file path (str or os.PathLike), got {type(p).__name__}")
 
 
 def ptr(a: np.ndarray | None):

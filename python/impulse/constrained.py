@@ -85,7 +85,7 @@ class ConstrainedModel:
         self._opts = self._res = None
         if not _new:
             p = _lib.dptr()
-            check(lib.imp_cmodel_load(os.fsencode(path), self._m, ctypes.byref(p)))
+            check(lib.imp_cmodel_load(os.fsencode(_lib.fspath(path, "path")), self._m, ctypes.byref(p)))
             self._info()
             self.params[:] = np.ctypeslib.as_array(p, shape=(self.n_params,))
             _lib.libc_free(ctypes.cast(p, ctypes.c_void_p))

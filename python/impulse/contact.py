@@ -31,6 +31,11 @@ def _train_contact(model, data, output, epochs, seed, lr, callback, run, setting
                    impact_law="auto", contact_labels="auto", lr_schedule="auto"):
     kind = ctypes.c_int()
     check(lib.imp_model_kind_from_name(model.encode(), ctypes.byref(kind)))
+    for name, v, known in (("activation", activation, (None, "tanh", "softplus", "relu")),
+                           ("contact_labels", contact_labels, ("auto", "as-given", "onset")),
+                           ("lr_schedule", lr_schedule, ("auto", "constant", "cosine"))):
+        if v not in known:
+            raise Error(_lib.unknown(name, v, [k for k in known if k]))
     if settings not in ("code", "paper"):
         raise Error(f"settings: '{settings}' is not paper or code")
     code = int(settings == "code")
@@ -128,7 +133,7 @@ class Model:
         if _handle is not None:
             self._h = _handle
         else:
-            check(lib.imp_model_load(ctypes.byref(self._h), os.fsencode(path)))
+            check(lib.imp_model_load(ctypes.byref(self._h), os.fsencode(_lib.fspath(path, "path"))))
         D, K = ctypes.c_int(), ctypes.c_int()
         check(lib.imp_model_sizes(self._h, ctypes.byref(D), ctypes.byref(K)))
         self.D, self.K = D.value, K.value

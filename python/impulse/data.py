@@ -17,6 +17,7 @@ from ._lib import Error, check, lib, notice, ptr
 from ._lib import VERSION as __version__
 
 
+CONSTRAINED_SYSTEMS = ("pendulum-chain:N", "coupled-pendulums:N", "magnet-pendulum", "gyroscope", "rotor")
 CONTACT_SYSTEMS = ("pendulum", "bouncing-ball", "newtons-cradle", "compliant-ball", "compliant-cradle",
                    "bouncing-disk")
 
@@ -47,7 +48,7 @@ class Dataset:
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> "Dataset":
-        with np.load(path, allow_pickle=False) as z:
+        with np.load(_lib.fspath(path, "path"), allow_pickle=False) as z:
             arrays = {k: z[k] for k in z.files if k != "meta"}
             meta = json.loads(str(z["meta"])) if "meta" in z.files else {}
         return cls(arrays, meta)
@@ -124,17 +125,44 @@ class Dataset:
         return f"Dataset({self.kind}, system={self.meta.get('system')!r}, {shapes})"
 
 
-class _TempFile:
-    """A dataset written to a temporary .npz for the library's validating loader."""
+def _data_path(data, what: str) -> str:
+    if isinstance(data, Mapping):
+        raise Error(f"{what}: a {type(data).__name__} of arrays; pass impulse.Dataset(arrays, meta) "
+                    "(meta: dt, dim, ...: docs/data-format.md) or a .npz path")
+    if not isinstance(data, (str, bytes, os.PathLike)):
+        raise Error(f"{what}: expected an impulse.Dataset or a .npz path, got {type(data).__name__}")
+    return os.fsdecode(os.fspath(data))
 
-    def __init__(self, data):
+
+class _TempFile:
+    """A dataset written to a temporary .npz for the library's validating
+    loader; its messages name the argument (`what`), not the temporary file."""
+
+    def __init__(self, data, what: str = "data"):
         self.owned = isinstance(data, Dataset)
+        self.what = what
         if self.owned:
             fd, self.path = tempfile.mkstemp(suffix=".npz", prefix="impulse-")
             os.close(fd)
             data.save(self.path)
         else:
-            self.path = os.fspath(data)
+            self.path = _data_path(data, what)
+
+    def check(self, status: int, data=None) -> None:
+        """check(status) in Python's terms: the temporary file's name replaced
+        by the argument's, a flat index by the array index, no CLI hints."""
+        if status != 0 and self.owned:
+            msg = lib.imp_last_error().decode("utf-8", "replace").replace(self.path, self.what)
+            msg = msg.replace(f"{self.what}: {self.what}:", f"{self.what}:")
+            msg = re.sub(r"; impulse import [^(]*?(?= \(see|$)", "", msg)
+            m = re.search(r"(\w+): non-finite value (\S+) at flat index (\d+)", msg)
+            if m and data is not None and m.group(1) in data.arrays:
+                a = data.arrays[m.group(1)]
+                if int(m.group(3)) < a.size:
+                    idx = ", ".join(map(str, np.unravel_index(int(m.group(3)), a.shape)))
+                    msg = msg.replace(m.group(0), f"{m.group(1)}[{idx}]: non-finite value {m.group(2)}")
+            raise Error(msg)
+        check(status)
 
     def __enter__(self):
         return self.path
@@ -144,14 +172,15 @@ class _TempFile:
             os.unlink(self.path)
 
 
-def _as_dataset(data) -> Dataset:
-    return data if isinstance(data, Dataset) else Dataset.load(data)
+def _as_dataset(data, what: str = "data") -> Dataset:
+    return data if isinstance(data, Dataset) else Dataset.load(_data_path(data, what))
 
 
-def _load_trajset(data) -> _lib.Trajset:
+def _load_trajset(data, what: str = "data") -> _lib.Trajset:
     ts = _lib.Trajset()
-    with _TempFile(data) as p:
-        check(lib.imp_trajset_load(ctypes.byref(ts), os.fsencode(p)))
+    tf = _TempFile(data, what)
+    with tf as p:
+        tf.check(lib.imp_trajset_load(ctypes.byref(ts), os.fsencode(p)), data if tf.owned else None)
     return ts
 
 
@@ -199,7 +228,6 @@ def simulate(system: str | None = None, *, trajectories: int = 1, steps: int | N
         finally:
             lib.imp_trajset_free(ctypes.byref(ts))
             os.unlink(p)
-    contact_err = lib.imp_last_error().decode("utf-8", "replace") if system_file is None else ""
     lib.imp_clear_error()
     if system is None and system_file is None:
         raise Error("simulate: give a system name or system_file")
@@ -212,11 +240,13 @@ def simulate(system: str | None = None, *, trajectories: int = 1, steps: int | N
     dt_out, name = ctypes.c_double(), ctypes.create_string_buffer(64)
     st = -1 if steps is None else steps
     args = (sysb, filb, trajectories, st, dt or 0.0, seed, spread, noise, rtol, atol, rollout_start)
-    try:
-        check(lib.imp_flat_chnn_simulate(*args, None, None, None, None, *[ctypes.byref(i) for i in ints],
-                                         ctypes.byref(dt_out), name))
-    except Error as e:
-        raise Error(f"{contact_err}; {e}" if contact_err else str(e)) from None
+    st = lib.imp_flat_chnn_simulate(*args, None, None, None, None, *[ctypes.byref(i) for i in ints],
+                                    ctypes.byref(dt_out), name)
+    if st == _lib.ERR_NOT_FOUND and system_file is None:
+        lib.imp_clear_error()
+        raise Error(_lib.unknown("system", system, CONTACT_SYSTEMS + CONSTRAINED_SYSTEMS)
+                    + "; or system_file=PATH, a system described in a file (docs/chnn-systems.md)")
+    check(st)
     n_points, d, n_gen, T = (i.value for i in ints)
     traj = np.empty((trajectories, T, 2, n_points, d))
     energy = np.empty((trajectories, T))

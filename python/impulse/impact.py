@@ -16,21 +16,29 @@ from ._lib import Error, check, f64, lib, ptr
 IMPACT_LAWS = ("drumshell", "ap-poisson", "ap-newton", "mirtich", "wang-mason", "whittaker")
 
 
-def _law(name: str, mu: float, eps: float, variant: str = "textbook") -> _lib.ImpactLaw:
+def _parse(law: str, variant: str = "textbook") -> tuple[int, int]:
+    """The library's ids of a law and variant; unknown names are refused with
+    the Python names (IMPACT_LAWS), not the CLI's list-models."""
+    if law not in IMPACT_LAWS:
+        raise Error(_lib.unknown("law", law, IMPACT_LAWS))
+    if variant not in ("textbook", "authors"):
+        raise Error(_lib.unknown("variant", variant, ("textbook", "authors")))
     m, v = ctypes.c_int(), ctypes.c_int()
-    check(lib.imp_impact_model_parse(name.encode(), ctypes.byref(m), b"law"))
+    check(lib.imp_impact_model_parse(law.encode(), ctypes.byref(m), b"law"))
     check(lib.imp_impact_variant_parse(variant.encode(), ctypes.byref(v), b"variant"))
-    law = _lib.ImpactLaw(m.value, v.value, mu, eps)
+    return m.value, v.value
+
+
+def _law(name: str, mu: float, eps: float, variant: str = "textbook") -> _lib.ImpactLaw:
+    law = _lib.ImpactLaw(*_parse(name, variant), mu, eps)
     check(lib.imp_impact_law_check(ctypes.byref(law)))
     return law
 
 
 def impact_table1(law: str) -> tuple[float, float]:
     """(mu, eps) that Fazeli et al. identified for a law (their Table 1)."""
-    m = ctypes.c_int()
-    check(lib.imp_impact_model_parse(law.encode(), ctypes.byref(m), b"law"))
     mu, eps = ctypes.c_double(), ctypes.c_double()
-    lib.imp_impact_table1(m.value, ctypes.byref(mu), ctypes.byref(eps))
+    lib.imp_impact_table1(_parse(law)[0], ctypes.byref(mu), ctypes.byref(eps))
     return mu.value, eps.value
 
 
@@ -49,10 +57,13 @@ def impact_predict(law: str, W, u, mu: float | Sequence[float], eps: float | Seq
     status (n,) int32: 0 ok, 1 not impacting, 2 bad input, 3 no solution."""
     W, u = f64(W, "W"), f64(u, "u")
     single = u.ndim == 1
+    if u.ndim not in (1, 2) or u.shape[-1] != 2:
+        raise Error(f"u: shape {u.shape}, want (n, 2) or (2,): the pre-impact contact velocity (ut, un)")
+    n = 1 if single else u.shape[0]
+    if W.shape not in ((n, 2, 2), (2, 2)) or (W.ndim == 2 and not single):
+        raise Error(f"W: shape {W.shape}, want ({n}, 2, 2) (one 2x2 contact compliance per row of u, "
+                    f"shape {u.shape})" + (" or (2, 2)" if single else ""))
     W, u = np.ascontiguousarray(W.reshape(-1, 4)), np.ascontiguousarray(np.atleast_2d(u))
-    if W.shape[0] != u.shape[0] or u.shape[1] != 2:
-        raise Error(f"W {W.shape} and u {u.shape}: want (n, 2, 2) and (n, 2)")
-    n = u.shape[0]
     mu_a, eps_a = np.atleast_1d(f64(mu, "mu")), np.atleast_1d(f64(eps, "eps"))
     if mu_a.size == 1 and eps_a.size == 1:
         n_param = 1
@@ -63,11 +74,9 @@ def impact_predict(law: str, W, u, mu: float | Sequence[float], eps: float | Seq
     P = np.empty((n, 2))
     status = np.zeros(n, dtype=np.int32)
     if hasattr(lib, "imp_impact_predict_batch"):
-        m, v = ctypes.c_int(), ctypes.c_int()
-        check(lib.imp_impact_model_parse(law.encode(), ctypes.byref(m), b"law"))
-        check(lib.imp_impact_variant_parse(variant.encode(), ctypes.byref(v), b"variant"))
+        m, v = _parse(law, variant)
         n_failed = ctypes.c_size_t()
-        check(lib.imp_impact_predict_batch(m.value, v.value, n, ptr(W), ptr(u), ptr(mu_a), ptr(eps_a), n_param,
+        check(lib.imp_impact_predict_batch(m, v, n, ptr(W), ptr(u), ptr(mu_a), ptr(eps_a), n_param,
                                            ptr(P), status.ctypes.data_as(ctypes.POINTER(ctypes.c_int32)),
                                            ctypes.byref(n_failed)))
         if n_failed.value and not return_status:
@@ -87,12 +96,13 @@ def impact_predict(law: str, W, u, mu: float | Sequence[float], eps: float | Seq
 def _rows3(k: int | None, **arrays: ArrayLike) -> tuple[int, list[np.ndarray]]:
     """(k, 3) C-contiguous float64 arrays of the named inputs: views when the
     caller's arrays already are (no copy), a (3,) row broadcast to k rows."""
-    out = [np.atleast_2d(f64(a, name)) for name, a in arrays.items()]
+    given = [f64(a, name) for name, a in arrays.items()]
+    out = [np.atleast_2d(a) for a in given]
     if k is None:
         k = max(a.shape[0] for a in out)
     for i, (name, a) in enumerate(zip(arrays, out)):
-        if a.shape[1:] != (3,) or a.shape[0] not in (1, k):
-            raise Error(f"{name}: shape {a.shape}, want ({k}, 3) or (3,)")
+        if a.shape[1:] != (3,) or a.shape[0] not in (1, k) or given[i].ndim > 2:
+            raise Error(f"{name}: shape {given[i].shape}, want ({k}, 3) or (3,)")
         if a.shape[0] != k:
             out[i] = np.ascontiguousarray(np.broadcast_to(a, (k, 3)))
     return k, out
@@ -159,14 +169,12 @@ def impact_identify(law: str, d: ArrayLike, n: ArrayLike, v_pre: ArrayLike, v_po
     Pt = np.atleast_2d(f64(P_target, "P_target"))
     if Pt.shape != (k, 2):
         raise Error(f"P_target: shape {Pt.shape}, want ({k}, 2)")
-    m, v = ctypes.c_int(), ctypes.c_int()
-    check(lib.imp_impact_model_parse(law.encode(), ctypes.byref(m), b"law"))
-    check(lib.imp_impact_variant_parse(variant.encode(), ctypes.byref(v), b"variant"))
+    m, v = _parse(law, variant)
     opt = lib.imp_ident_options_default()
     opt.mu_cap, opt.grid, opt.tol = mu_cap, grid, tol
     out, status = np.empty((k, 3)), np.empty(k, dtype=np.int32)
     n_failed = ctypes.c_size_t()
-    check(lib.imp_impact_identify_batch(m.value, v.value, k, ptr(d), ptr(n), ptr(v_pre), float(mass), float(inertia),
+    check(lib.imp_impact_identify_batch(m, v, k, ptr(d), ptr(n), ptr(v_pre), float(mass), float(inertia),
                                         ptr(Pt), ctypes.byref(opt), ptr(out), _int32_ptr(status),
                                         ctypes.byref(n_failed)))
     _batch_done(n_failed, return_status)

@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import ctypes
+import difflib
+import inspect
 import os
 
 
+from . import _lib
 from ._lib import Error, lib
 from ._run import EpochCallback
 from .constrained import CONSTRAINED_MODELS, ConstrainedModel, _train_constrained
 from .contact import CONTACT_MODELS, Model, _train_contact
+
+
+_RUN_OPTIONS = ("log", "resume", "state", "checkpoint_every", "checkpoint_seconds", "diverge_factor")
 
 
 def train(model: str, data, *, output: str | os.PathLike | None = None, epochs: int | None = None,
@@ -63,17 +69,26 @@ def train(model: str, data, *, output: str | os.PathLike | None = None, epochs: 
     .stopped_early and .interrupted (Ctrl-C). A diverged run raises
     impulse.Error.
     """
-    run = {k: options.pop(k) for k in ("log", "resume", "state", "checkpoint_every", "checkpoint_seconds",
-                                        "diverge_factor") if k in options}
+    run = {k: options.pop(k) for k in _RUN_OPTIONS if k in options}
+    family = _train_contact if model in CONTACT_MODELS else _train_constrained if model in CONSTRAINED_MODELS else None
+    if family is not None:
+        known = [k for k, p in inspect.signature(family).parameters.items() if p.default is not p.empty]
+        for k in options:
+            if k not in known:
+                close = difflib.get_close_matches(k, known + list(_RUN_OPTIONS), n=1)
+                raise TypeError(f"train('{model}'): unknown option '{k}'"
+                                + (f" (did you mean '{close[0]}'?)" if close else "")
+                                + f"; {model} takes {', '.join(sorted(known + list(_RUN_OPTIONS)))}")
     if model in CONTACT_MODELS:
         return _train_contact(model, data, output, epochs, seed, lr, callback, run, **options)
     if model in CONSTRAINED_MODELS:
         return _train_constrained(model, data, output, epochs, seed, lr, callback, run, **options)
-    raise Error(f"model: unknown '{model}' ({', '.join(CONTACT_MODELS + CONSTRAINED_MODELS)})")
+    raise Error(_lib.unknown("model", model, CONTACT_MODELS + CONSTRAINED_MODELS))
 
 
 def load_model(path: str | os.PathLike):
     """Load any checkpoint of `impulse train` (Model or ConstrainedModel)."""
+    path = _lib.fspath(path, "path")
     buf = ctypes.create_string_buffer(64)
     kind = buf.value.decode() if lib.imp_cmodel_peek_kind(os.fsencode(path), buf, 64) == 0 else ""
     lib.imp_clear_error()

@@ -99,5 +99,49 @@ with warnings.catch_warnings(record=True) as w:
     impulse.train("chnn", dp, epochs=1, chunks=4, batch=4, hidden=8)
 check(not [x for x in w if issubclass(x.category, impulse.Notice)], "no notice when the names agree")
 
+# --- 14: Python errors name Python arguments and shapes: no temporary files, private functions,
+# numpy internals, os.fspath's TypeError or CLI commands
+def said(fn):
+    try:
+        fn()
+    except (impulse.Error, TypeError, ValueError) as e:
+        return f"{type(e).__name__}: {e}"
+    return "(no error)"
+
+
+def clean(msg, needles, what):
+    leaks = [w for w in ("/tmp/", "impulse-", "_train_", "reshape", "os.PathLike object, not", "impulse impact",
+                         "impulse import", "list-models", "--") if w in msg]
+    check(not leaks and all(n in msg for n in needles), f"{what}: names {needles}, leaks nothing ({msg})")
+
+
+nan_ball = impulse.Dataset(dict(ball.arrays, q=np.where(np.arange(60)[None, :, None] == 7, np.nan, ball["q"])),
+                           ball.meta)
+clean(said(lambda: impulse.train("cdl", nan_ball, epochs=1)), ["data", "q[0, 7, 0]", "nan"], "NaN in the data")
+clean(said(lambda: m.evaluate(nan_ball)), ["data", "q[0, 7, 0]"], "NaN in evaluate's data")
+clean(said(lambda: impulse.train("cdl", ball, epochs=1, hiden=8)), ["hiden", "hidden", "TypeError"], "misspelt option")
+clean(said(lambda: impulse.train("chnn", dp, epochs=1, hiden=8)), ["hiden", "hidden"], "misspelt chnn option")
+W = np.tile(np.eye(2), (5, 1, 1))
+u = np.tile([0.1, -1.0], (5, 1))
+clean(said(lambda: impulse.impact_predict("mirtich", W.reshape(-1)[:10], u, 0.2, 0.5)), ["W", "(10,)", "(5, 2, 2)"],
+      "wrong W shape")
+clean(said(lambda: impulse.impact_predict("mirtich", W[:4], u, 0.2, 0.5)), ["W", "(4, 2, 2)", "(5, 2, 2)"],
+      "W rows differ from u's")
+clean(said(lambda: impulse.impact_predict("mirtic", W, u, 0.2, 0.5)), ["law", "mirtic", "mirtich"], "unknown law")
+clean(said(lambda: impulse.impact_table1("newtn")), ["law", "ap-newton"], "unknown law in impact_table1")
+clean(said(lambda: impulse.impact_irb(np.zeros(4), np.zeros(3), np.zeros(3), np.zeros(3), 1, 1)),
+      ["d", "(4,)"], "wrong d shape")
+clean(said(lambda: impulse.train("cdl", dict(ball.arrays), epochs=1)), ["data", "dict", "impulse.Dataset"],
+      "a dict for data")
+clean(said(lambda: impulse.load_model({"a": 1})), ["path", "dict"], "a dict for load_model's path")
+clean(said(lambda: impulse.Dataset.load(3)), ["path", "int"], "an int for Dataset.load's path")
+clean(said(lambda: impulse.train("cdl", ball, epochs=1, contact_labels="onst")), ["contact_labels", "onset"],
+      "bad contact_labels")
+no_masses = impulse.Dataset({k: v for k, v in ball.arrays.items() if k != "masses"}, ball.meta)
+clean(said(lambda: impulse.train("cdl", no_masses, epochs=1)), ["data", "masses"], "missing masses")
+msg = said(lambda: impulse.simulate("bouncing-bal"))
+clean(msg, ["bouncing-bal", "bouncing-ball"], "unknown system")
+check(msg.count("bouncing-bal'") == 1, f"an unknown system is named once ({msg})")
+
 print(f"{passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)
