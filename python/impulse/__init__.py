@@ -13,7 +13,8 @@ Three strands, all on numpy arrays:
     c = impulse.train("chnn", pend, epochs=20)
     c.evaluate(impulse.simulate("pendulum-chain:2", trajectories=10, seed=2, rollout_start=4))
 
-    P = impulse.impact_predict("mirtich", W, u, mu=0.2, eps=0.5)   # W (n, 2, 2), u (n, 2)
+    mit = impulse.impact_data()          # the MIT planar impact data, as the arrays below take
+    P = impulse.impact_predict("mirtich", mit.W, mit.u, mu=0.2, eps=0.5)   # W (n, 2, 2), u (n, 2)
 
 Datasets (`Dataset`) hold named numpy arrays plus a `meta` dict and read and
 write the same .npz files as the `impulse` command. Models are saved and
@@ -38,14 +39,14 @@ from ._lib import Error, Notice, lib
 from .constrained import CONSTRAINED_MODELS, ConstrainedModel
 from .contact import CONTACT_MODELS, Model
 from .data import CONTACT_SYSTEMS, Dataset, simulate
-from .impact import (IMPACT_LAWS, GaussianProcess, impact_identify, impact_irb, impact_predict,
-                     impact_table1)
+from .impact import (IMPACT_LAWS, GaussianProcess, ImpactData, impact_data, impact_identify, impact_irb,
+                     impact_predict, impact_table1)
 from .sweeps import REPRODUCTIONS, reproduce, sweep_plan, sweep_report, sweep_run
 from .training import load_model, train
 
 __all__ = ["Error", "Notice", "Dataset", "Model", "ConstrainedModel", "simulate", "train", "load_model", "library_path",
            "blas_core", "CONTACT_SYSTEMS", "CONTACT_MODELS", "CONSTRAINED_MODELS", "IMPACT_LAWS",
-           "impact_predict", "impact_irb", "impact_identify", "impact_table1", "GaussianProcess", "version",
+           "impact_data", "ImpactData", "impact_predict", "impact_irb", "impact_identify", "impact_table1", "GaussianProcess", "version",
            "REPRODUCTIONS", "sweep_plan", "sweep_run", "sweep_report", "reproduce"]
 version = __version__
 library_path: str = _lib.path

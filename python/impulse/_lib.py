@@ -367,6 +367,8 @@ for _n, _a, _r in [
     ("imp_gp_fit", [P(V), dptr, dptr, c_size_t, c_size_t, P(GpOptions)], c_int),
     ("imp_gp_predict", [V, dptr, c_size_t, dptr, dptr], c_int),
     ("imp_gp_noise_var", [V], c_double), ("imp_gp_free", [V], None),
+    ("imp_impact_load_any", [V, c_char_p], c_int), ("imp_impact_set_convention", [V, c_int], None),
+    ("imp_impact_save_npz", [V, c_char_p], c_int), ("imp_impact_set_free", [V], None),
 ]:
     _sig(_n, _a, _r)
 

@@ -4,6 +4,9 @@ bound, identification, Gaussian processes.
 from __future__ import annotations
 
 import ctypes
+import json
+import os
+import tempfile
 from typing import Sequence
 
 import numpy as np
@@ -212,3 +215,102 @@ class GaussianProcess:
             self._h = ctypes.c_void_p()
 
     __del__ = close
+
+
+# --------------------------------------------------------------------------- the MIT planar impact data
+
+class ImpactData:
+    """Measured planar impacts as the arrays the impact functions take
+    (impact_data() returns one). Rows are the usable impacts (pre-impact
+    normal contact velocity < 0, not flagged invalid), in file order.
+
+    d, n: tangent and normal Jacobian rows (k, 3); v_pre, v_post: (vx, vy,
+    omega) before and after (k, 3); mass (kg), inertia (kg m^2), kg (radius
+    of gyration, m); W: contact compliance J M^-1 J^T (k, 2, 2), rows (t, n);
+    u: pre-impact contact velocity (ut, un) (k, 2); P: measured impulse
+    (Pt, Pn) = W^-1 (J v_post - u) (k, 2); index: each row's row in the file;
+    rows: rows in the file; convention: 'stored' or 'corrected' (d3 -> -d3);
+    path: the file read."""
+
+    def __init__(self, **fields):
+        self.__dict__.update(fields)
+
+    def __len__(self) -> int:
+        return int(self.d.shape[0])
+
+    def __repr__(self) -> str:
+        return (f"ImpactData({len(self)} impacts of {self.rows} rows, convention={self.convention!r}, "
+                f"mass={self.mass:g}, inertia={self.inertia:.4g}; d, n, v_pre, v_post (k, 3), W (k, 2, 2), "
+                f"u, P (k, 2); path={self.path!r})")
+
+
+def _impact_data_candidates() -> list[str]:
+    here = os.path.dirname(os.path.abspath(__file__))
+    tree = os.path.join(here, "..", "..")                      # the source tree: python/impulse -> repo root
+    library = os.path.join(os.path.dirname(os.path.realpath(_lib.path or ".")), "..")  # build/ -> repo root
+    out = [os.environ.get("IMPULSE_IMPACT_DATA", "")]
+    out += ["../shared/data/planar-impact", "../../shared/data/planar-impact"]   # as the CLI, from the working folder
+    out += [os.path.join(root, "..", "shared", "data", "planar-impact") for root in (tree, library)]
+    return [os.path.normpath(p) for p in out if p]
+
+
+def impact_data(path: str | os.PathLike | None = None, convention: str = "stored") -> ImpactData:
+    """The MIT planar impact data (Fazeli et al. 2017: an ellipse dropped
+    2000 times, 1718 usable impacts) as the arrays impact_predict, impact_irb
+    and impact_identify take:
+
+        mit = impulse.impact_data()
+        P = impulse.impact_predict("mirtich", mit.W, mit.u, mu=0.2, eps=0.5)
+        P_irb, err = impulse.impact_irb(mit.d, mit.n, mit.v_pre, mit.v_post, mit.mass, mit.inertia)
+
+    path: data_ellipse.mat (or a folder holding it), the raw 2000-drop .mat,
+    an impact-set .npz of `impulse impact export` or drops of `impulse impact
+    drop`; by default data_ellipse.mat found as the CLI finds it:
+    $IMPULSE_IMPACT_DATA, then ../shared/data/planar-impact from the working
+    folder or beside the source tree. convention: 'stored' (d as in the
+    files) or 'corrected' (d3 -> -d3, consistent with theta and omega).
+    Returns an ImpactData (see its help for every array)."""
+    if convention not in ("stored", "corrected"):
+        raise Error(_lib.unknown("convention", convention, ("stored", "corrected")))
+    if path is None:
+        tried = _impact_data_candidates()
+        found = [p for p in tried if os.path.exists(os.path.join(p, "data_ellipse.mat"))]
+        if not found:
+            raise Error("impact_data: data_ellipse.mat not found (looked in " + ", ".join(tried) + "): pass "
+                        "path=... or set IMPULSE_IMPACT_DATA to the folder holding it")
+        path = found[0]
+    path = _lib.fspath(path, "path")
+    if os.path.isdir(path):
+        path = os.path.join(path, "data_ellipse.mat")
+    s = ctypes.create_string_buffer(256)  # an imp_impact_set (include/impulse/impact.h, 88 bytes on LP64)
+    check(lib.imp_impact_load_any(s, os.fsencode(path)))
+    fd, tmp = tempfile.mkstemp(suffix=".npz", prefix="impulse-")
+    os.close(fd)
+    try:
+        lib.imp_impact_set_convention(s, int(convention == "corrected"))
+        check(lib.imp_impact_save_npz(s, os.fsencode(tmp)))
+        with np.load(tmp, allow_pickle=False) as z:
+            arrays = {k: z[k] for k in z.files}
+    finally:
+        lib.imp_impact_set_free(s)
+        os.unlink(tmp)
+    meta = json.loads(str(arrays.pop("meta")))
+    mass, kg = float(meta["mass"]), float(meta["kg"])
+    inertia = mass * kg * kg
+    rows = arrays["pre"].shape[0]
+    pre, post, d, n = (np.ascontiguousarray(arrays[k], dtype=np.float64) for k in ("pre", "post", "d", "n"))
+    v_pre, v_post = np.ascontiguousarray(pre[:, 3:]), np.ascontiguousarray(post[:, 3:])
+    un = np.einsum("ij,ij->i", n, v_pre)
+    index = np.flatnonzero((arrays["valid"] != 0) & (un < 0))
+    k = index.size
+    W, u, P = np.empty((k, 2, 2)), np.empty((k, 2)), np.empty((k, 2))
+    c = _lib.Contact()
+    for r, i in enumerate(index):
+        check(lib.imp_contact_make(ctypes.byref(c), ptr(d[i]), ptr(n[i]), mass, inertia, ptr(v_pre[i]),
+                                   ptr(v_post[i])))
+        W[r] = np.reshape(c.W, (2, 2))
+        u[r] = c.u
+        P[r] = np.reshape(c.Mc, (2, 2)) @ (np.asarray(c.u_post) - np.asarray(c.u))
+    return ImpactData(d=d[index], n=n[index], v_pre=v_pre[index], v_post=v_post[index], mass=mass,
+                      inertia=inertia, kg=kg, W=W, u=u, P=P, index=index, rows=rows, convention=convention,
+                      path=os.path.abspath(path))

@@ -143,5 +143,39 @@ msg = said(lambda: impulse.simulate("bouncing-bal"))
 clean(msg, ["bouncing-bal", "bouncing-ball"], "unknown system")
 check(msg.count("bouncing-bal'") == 1, f"an unknown system is named once ({msg})")
 
+# --- 2: the MIT planar impact data from Python, as the arrays the impact functions take; the README's
+# impact lines run as written (from a folder outside the tree, as a user's)
+if not hasattr(impulse, "impact_data"):
+    check(False, "impulse.impact_data exists")
+else:
+    mit = impulse.impact_data()
+    k = len(mit)
+    check(k > 1000 and mit.d.shape == mit.n.shape == mit.v_pre.shape == mit.v_post.shape == (k, 3)
+          and mit.W.shape == (k, 2, 2) and mit.u.shape == mit.P.shape == (k, 2), f"impact_data shapes ({mit})")
+    minv = np.array([1 / mit.mass, 1 / mit.mass, 1 / mit.inertia])
+    J = np.stack([mit.d, mit.n], axis=1)                                    # (k, 2, 3)
+    W = np.einsum("kij,j,klj->kil", J, minv, J)
+    check(np.allclose(W, mit.W), "W = J M^-1 J^T")
+    check(np.allclose(mit.u + np.einsum("kij,kj->ki", mit.W, mit.P), np.einsum("kij,kj->ki", J, mit.v_post)),
+          "J v_post = u + W P for the measured impulses")
+    check(np.allclose(np.einsum("kij,kj->ki", J, mit.v_pre), mit.u) and np.all(mit.u[:, 1] < 0),
+          "u = J v_pre, every impact approaching")
+    corrected = impulse.impact_data(convention="corrected")
+    check(np.array_equal(corrected.d[:, 2], -mit.d[:, 2]), "convention='corrected' flips d3")
+with open(os.path.join(HERE, "..", "..", "README.md")) as f:
+    readme = f.read()
+block = readme.split("## Python", 1)[1].split("```python", 1)[1].split("```", 1)[0]
+lines = [ln for ln in block.splitlines() if "impact_" in ln]
+cwd = os.getcwd()
+os.chdir(tmp)
+try:
+    env = {"impulse": impulse}
+    exec("\n".join(lines), env)
+    check(env["P"].shape == (len(env["mit"].u), 2) if "mit" in env else False, "the README's impact lines run")
+except Exception as e:
+    check(False, f"the README's impact lines run ({type(e).__name__}: {e})")
+finally:
+    os.chdir(cwd)
+
 print(f"{passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)
