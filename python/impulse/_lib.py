@@ -412,6 +412,23 @@ def check(status: int) -> None:
         raise Error(lib.imp_last_error().decode("utf-8", "replace"))
 
 
+class Result(dict):
+    """A dict of results (evaluate(), ...) whose repr stays short: arrays
+    appear as their shape and dtype, e.g. rel_err=<float64 (100, 100)>."""
+
+    def __repr__(self) -> str:
+        def short(v):
+            if isinstance(v, np.ndarray) and v.size > 6:
+                return f"<{v.dtype} {tuple(v.shape)}>"
+            if isinstance(v, float):
+                return f"{v:.6g}"
+            return repr(v)
+        return "{" + ", ".join(f"{k!r}: {short(v)}" for k, v in self.items()) + "}"
+
+    def _repr_pretty_(self, p, cycle):  # IPython / Jupyter
+        p.text(repr(self))
+
+
 def unknown(what: str, value, known) -> str:
     """'what: unknown 'value' (did you mean 'x'?; known: a, b, ...)'."""
     import difflib

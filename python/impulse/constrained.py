@@ -96,6 +96,15 @@ class ConstrainedModel:
         self.cartesian, self.dim, self.n_params = bool(c.value), d.value, n.value
         self.params = np.zeros(self.n_params)
 
+    def __repr__(self) -> str:
+        coords = "Cartesian" if self.cartesian else "generalised"
+        trained = ""
+        if getattr(self, "report", None):
+            r = self.report
+            trained = f", {r['end']} after {r['epochs_done']} epochs, final loss {r['final_loss']:.4g}"
+        return (f"ConstrainedModel({self.kind}, {coords} state of {self.dim}, {self.n_params} parameters"
+                f"{trained})")
+
     @property
     def kind(self) -> str:
         return lib.imp_cmodel_kind_name(ctypes.c_int.from_buffer(self._m, 0).value).decode()
@@ -160,10 +169,11 @@ class ConstrainedModel:
         try:
             n, T = r.n_test, r.T
             arr = lambda p, *shape: np.ctypeslib.as_array(p, shape=shape).copy()  # noqa: E731
-            return {"verb": "eval", "model": self.kind, "system": d.system, "trajectories": n, "steps": T,
+            return _lib.Result({"verb": "eval", "model": self.kind, "system": d.system, "trajectories": n,
+                                "steps": T,
                     "mean_geo_rel_err": r.mean_geo, "median_geo_rel_err": r.median_geo,
                     "mean_energy_err": r.mean_energy_err, "mean_violation": r.mean_violation,
                     "seconds": r.seconds, "geo_rel_err": arr(r.geo, n), "rel_err": arr(r.rel_err, n, T),
-                    "energy_err": arr(r.energy_err, n, T), "violation": arr(r.violation, n, T)}
+                    "energy_err": arr(r.energy_err, n, T), "violation": arr(r.violation, n, T)})
         finally:
             lib.imp_ceval_result_free(ctypes.byref(r))

@@ -138,6 +138,15 @@ class Model:
         check(lib.imp_model_sizes(self._h, ctypes.byref(D), ctypes.byref(K)))
         self.D, self.K = D.value, K.value
 
+    def __repr__(self) -> str:
+        if not getattr(self, "_h", None):
+            return "Model(closed)"
+        trained = ""
+        if getattr(self, "report", None):
+            r = self.report
+            trained = f", {r['end']} after {r['epochs_done']} epochs, final loss {r['final_loss']:.4g}"
+        return f"Model({self.kind}, {self.D} coordinates, {self.K} contacts{trained})"
+
     @property
     def kind(self) -> str:
         """cdl, vin, resnet or resnet-contact."""
@@ -222,10 +231,10 @@ class Model:
             r = _lib.EvalResult()
             check(lib.imp_model_evaluate(self._h, ctypes.byref(ts), int(touch_rollout), ctypes.byref(r),
                                          ptr(states), ptr(contact), ptr(energy)))
-            out = {"verb": "eval", "model": self.kind, "system": ts.system.decode(), "rmse": r.rmse, "rmse_code": r.rmse_code, "energy_drift": r.energy_drift,
+            out = _lib.Result({"verb": "eval", "model": self.kind, "system": ts.system.decode(), "rmse": r.rmse, "rmse_code": r.rmse_code, "energy_drift": r.energy_drift,
                    "contact_timing_s": r.contact_timing, "contacts_true": r.contacts_true,
                    "contacts_predicted": r.contacts_pred, "contacts_missed": r.contacts_missed,
-                   "trajectories": r.n_traj, "steps": r.n_steps, "touch_rollout": int(touch_rollout)}
+                   "trajectories": r.n_traj, "steps": r.n_steps, "touch_rollout": int(touch_rollout)})
             if self.kind == "cdl":
                 out.update(self.contact_law())
             if predictions:

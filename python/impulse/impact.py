@@ -196,8 +196,12 @@ class GaussianProcess:
         lib.imp_gp_options_default(ctypes.byref(opt))
         opt.max_iter, opt.restarts, opt.seed, opt.standardize = max_iter, restarts, seed, int(standardize)
         self._h = ctypes.c_void_p()
-        self.d = x.shape[1]
+        self.n, self.d = x.shape
         check(lib.imp_gp_fit(ctypes.byref(self._h), ptr(x), ptr(y), x.shape[0], x.shape[1], ctypes.byref(opt)))
+
+    def __repr__(self) -> str:
+        return f"GaussianProcess({self.n} points of {self.d} features, noise variance {self.noise_var:.3g})" \
+            if getattr(self, "_h", None) else "GaussianProcess(closed)"
 
     def predict(self, xs) -> tuple[np.ndarray, np.ndarray]:
         xs = np.atleast_2d(f64(xs, "xs", (-1, self.d)))

@@ -177,5 +177,28 @@ except Exception as e:
 finally:
     os.chdir(cwd)
 
+# --- 19: objects pleasant to inspect: reprs that say what a thing is, evaluate() printing in a few lines,
+# a typed package (PEP 561)
+r = repr(m)
+check(r.startswith("Model(") and "cdl" in r and "epochs" in r, f"Model repr ({r})")
+r = repr(cm)
+check(r.startswith("ConstrainedModel(") and "chnn" in r and "parameters" in r, f"ConstrainedModel repr ({r})")
+r = repr(ball)
+check(r.startswith("Dataset(") and "bouncing-ball" in r, f"Dataset repr ({r})")
+gp = impulse.GaussianProcess(np.linspace(0, 1, 8)[:, None], np.sin(np.linspace(0, 1, 8)), max_iter=5)
+check(repr(gp).startswith("GaussianProcess(") and "8 points" in repr(gp), f"GaussianProcess repr ({gp!r})")
+test = impulse.simulate("pendulum-chain:2", trajectories=2, steps=30, seed=2)
+pc = impulse.train("chnn", impulse.simulate("pendulum-chain:2", trajectories=4, steps=30), epochs=1, chunks=4,
+                   batch=4, hidden=8)
+ev = pc.evaluate(test)
+check(isinstance(ev, dict) and ev["rel_err"].shape == (2, 31), "evaluate() is still a dict of arrays")
+check(len(repr(ev)) < 600 and "(2, 31)" in repr(ev), f"evaluate() prints compactly ({len(repr(ev))} chars)")
+ev = m.evaluate(ball, predictions=True)
+check(len(repr(ev)) < 800 and ev["states"].shape == (1, 60, 2), f"contact evaluate() prints compactly ({ev!r})")
+pkg = os.path.join(HERE, "..", "..", "python")
+with open(os.path.join(pkg, "pyproject.toml")) as f:
+    check(os.path.exists(os.path.join(pkg, "impulse", "py.typed")) and "py.typed" in f.read(),
+          "py.typed shipped with the package")
+
 print(f"{passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)
