@@ -15,7 +15,7 @@ from .constrained import CONSTRAINED_MODELS, ConstrainedModel, _train_constraine
 from .contact import CONTACT_MODELS, Model, _train_contact
 
 
-_RUN_OPTIONS = ("log", "resume", "state", "checkpoint_every", "checkpoint_seconds", "diverge_factor")
+_RUN_OPTIONS = ("log", "resume", "state", "checkpoint_every", "checkpoint_seconds", "diverge_factor", "progress")
 
 
 def train(model: str, data, *, output: str | os.PathLike | None = None, epochs: int | None = None,
@@ -38,7 +38,10 @@ def train(model: str, data, *, output: str | os.PathLike | None = None, epochs: 
         epochs and/or checkpoint_seconds seconds and at the end), resume
         (continue from such a state: bit-identical to an uninterrupted run),
         diverge_factor (stop when an epoch's loss exceeds this many times the
-        best, keeping the best model; default 1e3).
+        best, keeping the best model; default 1e3), progress (True, the
+        default: epoch, loss, best, rate and ETA on one line rewritten in
+        place on a terminal, a display updated in place in Jupyter, a line
+        every 30 s otherwise (IMPULSE_PROGRESS_SECONDS); False: nothing).
     Options of the contact family (defaults: the reference code's settings):
         settings ('code' or 'paper'), epochs (2000), horizon (10), batch (32),
         lr, l2, activation ('tanh', 'softplus', 'relu'), hidden (500),

@@ -200,5 +200,67 @@ with open(os.path.join(pkg, "pyproject.toml")) as f:
     check(os.path.exists(os.path.join(pkg, "impulse", "py.typed")) and "py.typed" in f.read(),
           "py.typed shipped with the package")
 
+# --- 18: training shows progress by default: one line rewritten in place on a terminal, fitted to its
+# width; a display updated in place in Jupyter; progress=False turns it off
+class Tty(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def train_into(stream, **kw):
+    old, sys.stderr = sys.stderr, stream
+    try:
+        return impulse.train("cdl", ball, epochs=3, hidden=8, **kw)
+    except TypeError as e:
+        check(False, f"train takes progress ({e})")
+    finally:
+        sys.stderr = old
+
+
+os.environ["COLUMNS"] = "60"
+tty = Tty()
+train_into(tty)
+lines = [x for x in tty.getvalue().replace("\n", "\r").split("\r") if x.strip()]
+check(lines and "epoch 3/3" in lines[-1] and "loss" in lines[-1] and "ETA" in lines[-1],
+      f"terminal: epoch, loss and ETA by default ({lines})")
+check(lines and all(len(x) < 60 for x in lines) and "\r" in tty.getvalue(),
+      f"terminal: one line rewritten in place, within 60 columns ({[len(x) for x in lines]})")
+tty = Tty()
+train_into(tty, progress=False)
+check(tty.getvalue() == "", f"progress=False shows nothing ({tty.getvalue()!r})")
+import types
+shown = []
+
+
+class Handle:
+    def update(self, obj):
+        shown.append(("update", repr(obj)))
+
+
+def display(obj, display_id=False):
+    shown.append(("display", repr(obj)))
+    return Handle()
+
+
+fake = types.ModuleType("IPython")
+fake.get_ipython = lambda: types.SimpleNamespace(kernel=object())
+fake_display = types.ModuleType("IPython.display")
+fake_display.display = display
+saved = {k: sys.modules.get(k) for k in ("IPython", "IPython.display")}
+sys.modules.update({"IPython": fake, "IPython.display": fake_display})
+try:
+    plain = io.StringIO()
+    train_into(plain)
+finally:
+    for k, v in saved.items():
+        if v is None:
+            sys.modules.pop(k, None)
+        else:
+            sys.modules[k] = v
+check([k for k, _ in shown][:1] == ["display"] and shown and "epoch 3/3" in shown[-1][1]
+      and all(k == "update" for k, _ in shown[1:]), f"Jupyter: one display, updated in place ({shown})")
+check(plain.getvalue() == "", "Jupyter: nothing on stderr")
+os.environ.pop("COLUMNS")
+
 print(f"{passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)
