@@ -3,7 +3,7 @@ constraints, and model planar impacts (Python interface to libimpulse).
 
 Three strands, all on numpy arrays:
 
-    import impulse                       # import before numpy (sets up OpenBLAS)
+    import impulse                       # sets up OpenBLAS (before or after numpy)
     ball = impulse.simulate("bouncing-ball", noise=0.05, restitution=0.8, steps=200)
     m = impulse.train("cdl", ball, epochs=100, callback=lambda e, loss: print(e, loss["loss"]))
     m.evaluate(ball)                     # {'rmse': ..., 'rmse_code': ..., 'energy_drift': ...}

@@ -407,6 +407,38 @@ libc_free.argtypes, libc_free.restype = [c_void_p], None
 lib.imp_blas_init()
 
 
+def _blas_kernels() -> None:
+    """OpenBLAS picks its kernels when it is loaded. When numpy loaded it
+    before impulse (`import numpy; import impulse`), OPENBLAS_CORETYPE set
+    above came too late and a virtual CPU may be left on the SSE3 'Prescott'
+    kernels (2-3x slower): select the kernels again (the library's dynamic
+    core selection, gotoblas_dynamic_quit/init, reads OPENBLAS_CORETYPE), or,
+    where that is not possible, say so once, naming the fix."""
+    want = os.environ.get("OPENBLAS_CORETYPE", "")
+    have = lib.imp_blas_corename().decode()
+    if not want or have.lower() == want.lower():
+        return
+    try:
+        blas = ctypes.CDLL("libopenblas.so.0", mode=os.RTLD_NOLOAD | os.RTLD_LAZY)
+        quit_, init = blas.gotoblas_dynamic_quit, blas.gotoblas_dynamic_init
+    except (OSError, AttributeError):
+        quit_ = init = None
+    if quit_ is not None:
+        quit_.restype = init.restype = None
+        quit_()
+        init()
+        have = lib.imp_blas_corename().decode()
+    if have.lower() != want.lower():
+        import warnings
+        warnings.warn(f"impulse: OpenBLAS runs its '{have}' kernels, not the CPU's '{want}': it was loaded (by numpy) "
+                      f"before impulse could choose them. Import impulse before numpy, or set "
+                      f"OPENBLAS_CORETYPE={want} in the environment before Python starts.", RuntimeWarning,
+                      stacklevel=4)
+
+
+_blas_kernels()
+
+
 def check(status: int) -> None:
     if status != 0:
         raise Error(lib.imp_last_error().decode("utf-8", "replace"))

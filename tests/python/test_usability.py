@@ -262,5 +262,22 @@ check([k for k, _ in shown][:1] == ["display"] and shown and "epoch 3/3" in show
 check(plain.getvalue() == "", "Jupyter: nothing on stderr")
 os.environ.pop("COLUMNS")
 
+# --- 4: `import numpy; import impulse` (numpy loads OpenBLAS first) ends on the CPU's kernels, not the
+# 'Prescott' ones a misdetected virtual CPU gets: simulated by numpy loading OpenBLAS with
+# OPENBLAS_CORETYPE=Prescott, the variable then removed as if never set
+import subprocess
+with open("/proc/cpuinfo") as f:
+    has_avx2 = " avx2" in f.read()
+if has_avx2:
+    code = ("import os, sys, warnings; warnings.simplefilter('error', RuntimeWarning); import numpy; "
+            "os.environ.pop('OPENBLAS_CORETYPE'); sys.path.insert(0, sys.argv[1]); import impulse; "
+            "a = numpy.random.default_rng(0).random((64, 32)); "
+            "print(impulse.blas_core(), float(abs(a @ a.T - numpy.einsum('ij,kj->ik', a, a)).max()))")
+    r = subprocess.run([sys.executable, "-c", code, os.path.join(HERE, "..", "..", "python")],
+                       env=dict(os.environ, OPENBLAS_CORETYPE="Prescott"), capture_output=True, text=True)
+    out = r.stdout.split()
+    check(r.returncode == 0 and out and out[0] != "Prescott" and float(out[1]) < 1e-12,
+          f"numpy first: OpenBLAS on the CPU's kernels, products right ({r.stdout.strip()} {r.stderr.strip()[-300:]})")
+
 print(f"{passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)
