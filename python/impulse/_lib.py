@@ -33,7 +33,12 @@ if "OPENBLAS_CORETYPE" not in os.environ and _suggest_coretype():
     os.environ["OPENBLAS_CORETYPE"] = _suggest_coretype()
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-import numpy as np  # noqa: E402
+try:
+    import numpy as np  # noqa: E402
+except ImportError as e:  # a plain venv does not see Debian's python3-numpy
+    raise ImportError("impulse needs numpy, which this Python does not have: create the venv with "
+                      "--system-site-packages to use Debian's python3-numpy, or install a numpy wheel into it "
+                      "(pip install numpy; offline: pip install --no-index --find-links DIR numpy)") from e
 
 VERSION = "0.1.0"
 
