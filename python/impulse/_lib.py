@@ -52,9 +52,16 @@ class Notice(UserWarning):
     warning: warnings.simplefilter("ignore", impulse.Notice) silences them."""
 
 
-def notice(message: str, stacklevel: int = 3) -> None:
+def notice(message: str) -> None:
+    """warnings.warn(message, Notice), attributed to the user's line (the
+    first caller outside this package)."""
+    import sys
     import warnings
-    warnings.warn(message, Notice, stacklevel=stacklevel)
+    here = os.path.dirname(os.path.abspath(__file__))
+    f, level = sys._getframe(0), 1
+    while f is not None and os.path.dirname(os.path.abspath(f.f_code.co_filename)) == here:
+        f, level = f.f_back, level + 1
+    warnings.warn(message, Notice, stacklevel=level)
 
 
 def _candidates() -> list[str]:
@@ -174,7 +181,7 @@ class Trajset(Struct):
                 ("qdot", dptr), ("q_clean", dptr), ("qdot_clean", dptr), ("contact", dptr),
                 ("system", ctypes.c_char * 64), ("noise", c_double), ("seed", c_ull), ("gravity", c_double),
                 ("length", c_double), ("has_contact", c_int), ("labels", ctypes.c_char * 16),
-                ("friction", c_double), ("interior", dptr)]
+                ("friction", c_double), ("interior", dptr), ("widened_f32", c_int)]
 
 
 class EvalResult(Struct):
@@ -188,7 +195,8 @@ class Rng(Struct):
 
 
 class CTraj(Struct):
-    _fields_ = [("n_traj", c_int), ("T", c_int), ("dim", c_int), ("dt", c_double), ("z", dptr)]
+    _fields_ = [("n_traj", c_int), ("T", c_int), ("dim", c_int), ("dt", c_double), ("z", dptr),
+                ("widened_f32", c_int)]
 
 
 CPROGRESS_FN = ctypes.CFUNCTYPE(None, c_void_p, c_int, c_double, c_double)

@@ -44,7 +44,7 @@ def _train_constrained(model, data, output, epochs, seed, lr, callback, run, wd=
     ctypes.memmove(m._cs, d._csystem("data"), ctypes.sizeof(m._cs))
     check(lib.imp_cmodel_init(m._m, kind.value, m._cs, hidden, 3))
     m._info()
-    z = d._z()
+    z = d._z("data")
     cart = _lib.CTraj()
     cart = _ctraj_of(z, d._dt())
     gen = _lib.CTraj()
@@ -162,7 +162,7 @@ class ConstrainedModel:
             eo.steps = steps
         if rtol is not None:
             eo.rtol, eo.atol = rtol, rtol * 1e-2
-        z = d._z()
+        z = d._z("data")
         test = _ctraj_of(z, d._dt())
         r = _lib.CEvalResult()
         check(lib.imp_ceval(self._m, ptr(self.params), ctypes.byref(test), ctypes.byref(eo), ctypes.byref(r)))

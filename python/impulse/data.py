@@ -86,8 +86,12 @@ class Dataset:
         z = self._z()
         return np.ascontiguousarray(z[:, 0])
 
-    def _z(self) -> np.ndarray:
-        """Constrained data as (trajectories, states, 2 N), rows (x, v)."""
+    def _z(self, what: str | None = None) -> np.ndarray:
+        """Constrained data as (trajectories, states, 2 N), rows (x, v);
+        float32 arrays converted, said in a Notice naming `what`."""
+        narrow = [k for k in ("z", "x", "v", "t") if k in self.arrays and self.arrays[k].dtype == np.float32]
+        if what and narrow:
+            notice(f"{what}: float32 {', '.join(narrow)} converted to float64")
         if "z" in self.arrays:
             z = self.arrays["z"]
             return np.ascontiguousarray(z.reshape(z.shape[0], z.shape[1], -1), dtype=np.float64)
@@ -105,8 +109,7 @@ class Dataset:
             file_name = m.group(1) if m else "custom"
             if self.meta.get("system") not in (None, file_name):
                 notice(f"{what}: meta system '{self.meta['system']}' differs from the name in meta system_text "
-                       f"('{file_name}'): the system is built from system_text and named '{file_name}'",
-                       stacklevel=4)
+                       f"('{file_name}'): the system is built from system_text and named '{file_name}'")
         elif "system" not in self.meta:
             raise Error(f"{what}: constrained data need meta 'system' (a built-in system: pendulum-chain:N, "
                         "coupled-pendulums:N, magnet-pendulum, gyroscope, rotor) or 'system_text' (a system file's "
@@ -181,6 +184,10 @@ def _load_trajset(data, what: str = "data") -> _lib.Trajset:
     tf = _TempFile(data, what)
     with tf as p:
         tf.check(lib.imp_trajset_load(ctypes.byref(ts), os.fsencode(p)), data if tf.owned else None)
+    if ts.widened_f32:
+        narrow = [k for k, v in data.arrays.items() if v.dtype == np.float32] if tf.owned else []
+        notice(f"{what}: " + (f"float32 {', '.join(narrow)}" if narrow else f"{ts.widened_f32} float32 arrays")
+               + " converted to float64")
     return ts
 
 

@@ -279,5 +279,34 @@ if has_avx2:
     check(r.returncode == 0 and out and out[0] != "Prescott" and float(out[1]) < 1e-12,
           f"numpy first: OpenBLAS on the CPU's kernels, products right ({r.stdout.strip()} {r.stderr.strip()[-300:]})")
 
+# --- 17: float32 positions are accepted by both strands, converted, with a notice (Python and the CLI)
+def notices(fn):
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        try:
+            fn()
+        except impulse.Error as e:
+            return f"error: {e}"
+    return " | ".join(str(x.message) for x in w if issubclass(x.category, impulse.Notice))
+
+
+ball32 = impulse.Dataset({k: (v.astype(np.float32) if k in ("q", "qdot") else v) for k, v in ball.arrays.items()},
+                         ball.meta)
+said32 = notices(lambda: impulse.train("cdl", ball32, epochs=1, hidden=8))
+check("float32" in said32 and "q" in said32 and "error" not in said32, f"contact strand: float32 noted ({said32})")
+dp32 = impulse.Dataset(dict(dp.arrays, z=dp["z"].astype(np.float32)), dp.meta)
+said32 = notices(lambda: impulse.train("chnn", dp32, epochs=1, chunks=4, batch=4, hidden=8))
+check("float32 z" in said32 and "error" not in said32, f"constrained strand: float32 noted ({said32})")
+cli = os.environ.get("IMPULSE_CLI")
+if cli:
+    for name, data, model, extra in (("ball32.npz", ball32, "cdl", ["--hidden", "8"]),
+                                     ("dp32.npz", dp32, "chnn", ["--chunks", "4", "--batch", "4", "--hidden", "8"])):
+        path = os.path.join(tmp, name)
+        data.save(path)
+        r = subprocess.run([cli, "train", model, "--data", path, "--epochs", "1", "-o", path + ".model.npz"] + extra,
+                           capture_output=True, text=True)
+        check(r.returncode == 0 and "notice" in r.stderr and "float32" in r.stderr,
+              f"impulse train {model} on float32 data: trains, with a notice ({r.stderr.strip()[-300:]})")
+
 print(f"{passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)
