@@ -83,6 +83,7 @@ class Progress:
         self.last = -1e9 if mode in ("terminal", "jupyter") else self.t0  # lines: the first after `every` s
         self.first = None
         self.handle = None
+        self.shown = ""  # the terminal line on screen
         self.every = {"terminal": 0.1, "jupyter": 0.5}.get(mode, float(os.environ.get("IMPULSE_PROGRESS_SECONDS", 30)))
 
     @staticmethod
@@ -122,7 +123,8 @@ class Progress:
         self.last = now
         if self.mode == "terminal":
             width = shutil.get_terminal_size((80, 24)).columns - 1
-            self.stream.write("\r" + self.line(info, width).ljust(width))
+            self.shown = self.line(info, width).ljust(width)
+            self.stream.write("\r" + self.shown)
         elif self.mode == "jupyter":
             text = _Text("impulse: " + self.line(info, 200))
             if self.handle is None:
@@ -135,8 +137,19 @@ class Progress:
             self.stream.write("impulse: " + self.line(info, 200) + "\n")
         self.stream.flush()
 
+    def hide(self) -> None:
+        """Clear the terminal line, so that what a callback prints starts on a clean line."""
+        if self.mode == "terminal" and self.shown:
+            self.stream.write("\r" + " " * len(self.shown) + "\r")
+            self.stream.flush()
+
+    def show(self) -> None:
+        if self.mode == "terminal" and self.shown:
+            self.stream.write("\r" + self.shown)
+            self.stream.flush()
+
     def close(self) -> None:
-        if self.mode == "terminal" and self.first is not None:
+        if self.mode == "terminal" and self.shown:
             self.stream.write("\n")
             self.stream.flush()
 
@@ -182,11 +195,15 @@ class _Hooks:
                 self.progress = None
         stop = False
         if self.callback is not None:
+            if self.progress is not None:
+                self.progress.hide()
             try:
                 stop = bool(self.callback(info.epoch, Loss(loss, lr=info.lr, seconds=info.seconds)))
             except BaseException as e:  # never unwind through C: report it and stop
                 print(f"impulse: the training callback raised {e!r}; stopping")
                 stop = True
+            if self.progress is not None:
+                self.progress.show()
         return 1 if stop or self.intr.hit else 0
 
     def finish(self, model):

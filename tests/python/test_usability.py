@@ -226,6 +226,11 @@ check(lines and "epoch 3/3" in lines[-1] and "loss" in lines[-1] and "ETA" in li
 check(lines and all(len(x) < 60 for x in lines) and "\r" in tty.getvalue(),
       f"terminal: one line rewritten in place, within 60 columns ({[len(x) for x in lines]})")
 tty = Tty()
+train_into(tty, callback=lambda e, loss: print(f"mine {e}", file=sys.stderr))
+out = tty.getvalue()
+check(all(f"\rmine {e}\n" in out for e in (1, 2, 3)) and "epoch 3/3" in out.rsplit("mine 3", 1)[-1],
+      f"terminal: a callback's printing starts on a cleared line, the progress line comes back ({out!r})")
+tty = Tty()
 train_into(tty, progress=False)
 check(tty.getvalue() == "", f"progress=False shows nothing ({tty.getvalue()!r})")
 import types
