@@ -153,7 +153,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_chnn: %s\n", imp_last_error());
         return 1;
     }
-    imp_ctraj data = {n_traj, T, dim, dt, malloc((size_t)n_traj * T * dim * sizeof(double))};
+    imp_ctraj data = {n_traj, T, dim, dt, malloc((size_t)n_traj * T * dim * sizeof(double)), 0};
     for (int i = 0; i < n_traj; i++)
         for (int k = 0; k < T; k++)
             memcpy(data.z + ((size_t)i * T + k) * dim, traj + ((size_t)k * n_traj + i) * dim, dim * sizeof(double));

@@ -180,6 +180,7 @@ int cli_train_chnn(int argc, char **argv, const char *model)
     memset(&gen, 0, sizeof gen);
     imp_csystem cs;
     if (imp_ctraj_load(data_path, &cart, &cs)) return cli_fail(verb);
+    cli_note_widened(verb, data_path, cart.widened_f32);
     const char *sysname = cs.name;
     imp_cmodel m;
     double *params = NULL;
@@ -309,6 +310,7 @@ int cli_eval_chnn(int argc, char **argv, const char *model_kind)
         free(params);
         return cli_fail(verb);
     }
+    cli_note_widened(verb, data_path, test.widened_f32);
     if (strcmp(cs.name, m.sys.name) || strcmp(cs.full.source, m.sys.full.source)) {
         free(params);
         imp_ctraj_free(&test);

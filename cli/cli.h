@@ -46,6 +46,8 @@ int cli_import_is_rigid(const char *path);
 
 /* Print "impulse <verb>: error: <imp_last_error()>" and return 1. */
 int cli_fail(const char *verb);
+/* The notice that n float32 arrays of path were converted to float64 (nothing for n = 0). */
+void cli_note_widened(const char *verb, const char *path, int n);
 /* Print "impulse <verb>: error: <formatted>" and return 1. */
 int cli_failf(const char *verb, const char *fmt, ...)
 #if defined(__GNUC__)

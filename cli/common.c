@@ -12,6 +12,13 @@
 #include <string.h>
 #include <unistd.h>
 
+void cli_note_widened(const char *verb, const char *path, int n)
+{
+    if (n > 0)
+        fprintf(stderr, "impulse %s: notice: %s: %d float32 array%s converted to float64\n", verb, path, n,
+                n == 1 ? "" : "s");
+}
+
 int cli_fail(const char *verb)
 {
     const char *msg = imp_last_error();

@@ -72,6 +72,7 @@ int cli_eval(int argc, char **argv)
         imp_model_free(m);
         return cli_fail("eval");
     }
+    cli_note_widened("eval", data_path, test.widened_f32);
     double e_probe;
     if (imp_system_energy(test.system, &test.geom, test.gravity, test.length, test.q_clean, test.qdot_clean,
                           &e_probe))

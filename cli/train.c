@@ -241,6 +241,7 @@ int cli_train(int argc, char **argv)
     if (imp_label_mode_from_name(labels, &lm)) return cli_fail("train");
     imp_trajset data;
     if (imp_trajset_load(&data, data_path)) return cli_fail("train");
+    cli_note_widened("train", data_path, data.widened_f32);
     if (cfg.kind == IMP_MODEL_CDL && !cfg.learn_restitution && isnan(data.geom.restitution)) {
         imp_trajset_free(&data);
         return cli_failf("train", "--restitution fixed: %s has no restitution in its meta (learn it)", data_path);

@@ -6,6 +6,7 @@ import glob
 import os
 import shutil
 
+import setuptools
 from setuptools import setup
 from setuptools.command.build_py import build_py
 
@@ -35,4 +36,32 @@ class BuildWithLibrary(build_py):
             print("impulse: no built libimpulse found; the package will use an installed one")
 
 
-setup(cmdclass={"build_py": BuildWithLibrary})
+cmdclass = {"build_py": BuildWithLibrary}
+try:  # setuptools >= 70.1 has bdist_wheel; before, the `wheel` package does
+    from setuptools.command.bdist_wheel import bdist_wheel
+except ImportError:
+    try:
+        from wheel.bdist_wheel import bdist_wheel
+    except ImportError:  # no wheel support at all: pip says so (see python/README.md)
+        bdist_wheel = None
+
+if bdist_wheel is not None:
+    class PlatformWheel(bdist_wheel):
+        """A wheel that bundles libimpulse.so is for this platform only: tagged
+        py3-none-<platform> (e.g. linux_x86_64): any Python 3 (the package
+        uses ctypes, no CPython ABI), this machine's OS and architecture."""
+
+        def get_tag(self):
+            python, abi, plat = super().get_tag()
+            return ("py3", "none", plat) if built_library() else (python, abi, plat)
+
+    cmdclass["bdist_wheel"] = PlatformWheel
+
+
+
+class Distribution(setuptools.Distribution):
+    def has_ext_modules(self):  # a bundled native library: platform-specific (platlib, not purelib)
+        return bool(built_library())
+
+
+setup(cmdclass=cmdclass, distclass=Distribution)

@@ -130,7 +130,7 @@ static void test_windows_and_warmup(void)
 {
     /* one trajectory of 23 states, dim 2: all windows of 5 states are the
      * 4 non-overlapping ones, in order */
-    imp_ctraj d = {1, 23, 2, 0.1, NULL};
+    imp_ctraj d = {1, 23, 2, 0.1, NULL, 0};
     d.z = malloc(23 * 2 * sizeof(double));
     for (int i = 0; i < 46; i++) d.z[i] = i;
     double *c = NULL;

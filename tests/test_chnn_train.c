@@ -490,7 +490,33 @@ static void test_files(void)
     /* state 1 of trajectory 0: x entries 4..7, v entries 4..7 */
     CHECK_CLOSE(d.z[8 + 0], x[4], 0, 0);
     CHECK_CLOSE(d.z[8 + 4], v[4], 0, 0);
+    CHECK(d.widened_f32 == 0);
     imp_ctraj_free(&d);
+    /* float32 arrays (numpy's .astype(np.float32)): converted to float64 and counted */
+    {
+        float xf[72], vf[72], tf[6];
+        for (int i = 0; i < 72; i++) xf[i] = (float)x[i], vf[i] = (float)v[i];
+        for (int k = 0; k < 6; k++) tf[k] = (float)t[k];
+        imp_npy_array a = {0};
+        a.dtype = IMP_F32, a.item_size = 4, a.ndim = 4, a.count = 72;
+        for (int i = 0; i < 4; i++) a.shape[i] = sh[i];
+        z = imp_npz_new();
+        a.data = xf;
+        imp_npz_add_array(z, "x", &a);
+        a.data = vf;
+        imp_npz_add_array(z, "v", &a);
+        a.ndim = 1, a.shape[0] = 6, a.count = 6, a.data = tf;
+        imp_npz_add_array(z, "t", &a);
+        imp_npz_set_meta(z, "{\"system\": \"pendulum-chain:2\"}");
+        CHECK_OK(imp_npz_save(z, path));
+        imp_npz_free(z);
+        CHECK_OK(imp_ctraj_load_cartesian(path, &d, sys));
+        CHECK(d.widened_f32 == 3 && d.n_traj == 3 && d.T == 6);
+        CHECK_CLOSE(d.dt, (double)tf[1] - (double)tf[0], 0, 0);
+        CHECK_CLOSE(d.z[8 + 0], (double)xf[4], 0, 0);
+        CHECK_CLOSE(d.z[8 + 4], (double)vf[4], 0, 0);
+        imp_ctraj_free(&d);
+    }
     /* wrong point count for the system */
     size_t bad[4] = {3, 6, 3, 2};
     z = imp_npz_new();

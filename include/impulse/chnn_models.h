@@ -145,10 +145,12 @@ typedef struct imp_ctraj {
     int n_traj, T, dim;
     double dt;
     double *z;     /* owned */
+    int widened_f32; /* imp_ctraj_load: arrays of the file stored as float32 and converted (0: none) */
 } imp_ctraj;
 void imp_ctraj_free(imp_ctraj *t);
 /* Load a trajectory file: arrays "z" (n_traj x T x 2 x n x d) or "x" and
- * "v" (n_traj x T x n x d), "t" (T), meta JSON with "system" (and
+ * "v" (n_traj x T x n x d), "t" (T), float64 or float32 (converted, counted
+ * in out->widened_f32 for the caller to say), meta JSON with "system" (and
  * "system_text" for a system described in a file; see
  * imp_csystem_from_meta). sys (may be NULL) receives the system. */
 int imp_ctraj_load(const char *path, imp_ctraj *out, imp_csystem *sys);

@@ -101,6 +101,9 @@ typedef struct imp_trajset {
      * several samples is one event (docs/your-data.md). All 0: every sample
      * is used. npz array "contact_interior" (optional). */
     double *interior;
+    /* imp_trajset_load / _from_npz: arrays of the file stored as float32 and
+     * converted to float64 (0: none), for the caller to say */
+    int widened_f32;
 } imp_trajset;
 
 int imp_trajset_alloc(imp_trajset *ts, int n_traj, int n_steps, const imp_contact_geometry *g);

@@ -79,6 +79,9 @@ int imp_npz_get_f64(const imp_npz *z, const char *name, int ndim, const size_t *
 /* Convert every float32 member to float64 in place (exact), so that the
  * getters above accept arrays a user saved in single precision. */
 int imp_npz_widen_f32(imp_npz *z);
+/* The same, counting the members converted in *n_widened (may be NULL), for
+ * the caller to say that single-precision data were converted. */
+int imp_npz_widen_f32_count(imp_npz *z, int *n_widened);
 /* Same for int64 (accepts i32/u8/bool too, converting into a new buffer the
  * caller frees). */
 int imp_npz_get_i64_copy(const imp_npz *z, const char *name, int ndim, const size_t *expect_shape,

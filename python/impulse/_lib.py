@@ -33,11 +33,35 @@ if "OPENBLAS_CORETYPE" not in os.environ and _suggest_coretype():
     os.environ["OPENBLAS_CORETYPE"] = _suggest_coretype()
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-import numpy as np  # noqa: E402
+try:
+    import numpy as np  # noqa: E402
+except ImportError as e:  # a plain venv does not see Debian's python3-numpy
+    raise ImportError("impulse needs numpy, which this Python does not have: create the venv with "
+                      "--system-site-packages to use Debian's python3-numpy, or install a numpy wheel into it "
+                      "(pip install numpy; offline: pip install --no-index --find-links DIR numpy)") from e
+
+VERSION = "0.1.0"
 
 
 class Error(RuntimeError):
     """A failure reported by libimpulse (the message names the offending field)."""
+
+
+class Notice(UserWarning):
+    """What impulse assumed or converted for you (the CLI's `notice:` lines), as a
+    warning: warnings.simplefilter("ignore", impulse.Notice) silences them."""
+
+
+def notice(message: str) -> None:
+    """warnings.warn(message, Notice), attributed to the user's line (the
+    first caller outside this package)."""
+    import sys
+    import warnings
+    here = os.path.dirname(os.path.abspath(__file__))
+    f, level = sys._getframe(0), 1
+    while f is not None and os.path.dirname(os.path.abspath(f.f_code.co_filename)) == here:
+        f, level = f.f_back, level + 1
+    warnings.warn(message, Notice, stacklevel=level)
 
 
 def _candidates() -> list[str]:
@@ -79,6 +103,7 @@ P = ctypes.POINTER
 dptr = P(c_double)
 
 MAX_BODIES, MAX_DIM, MAX_CONTACTS = 16, 3, 32
+ERR_NOT_FOUND = -7  # include/impulse/core.h
 
 
 class Struct(ctypes.Structure):
@@ -156,7 +181,7 @@ class Trajset(Struct):
                 ("qdot", dptr), ("q_clean", dptr), ("qdot_clean", dptr), ("contact", dptr),
                 ("system", ctypes.c_char * 64), ("noise", c_double), ("seed", c_ull), ("gravity", c_double),
                 ("length", c_double), ("has_contact", c_int), ("labels", ctypes.c_char * 16),
-                ("friction", c_double), ("interior", dptr)]
+                ("friction", c_double), ("interior", dptr), ("widened_f32", c_int)]
 
 
 class EvalResult(Struct):
@@ -170,7 +195,8 @@ class Rng(Struct):
 
 
 class CTraj(Struct):
-    _fields_ = [("n_traj", c_int), ("T", c_int), ("dim", c_int), ("dt", c_double), ("z", dptr)]
+    _fields_ = [("n_traj", c_int), ("T", c_int), ("dim", c_int), ("dt", c_double), ("z", dptr),
+                ("widened_f32", c_int)]
 
 
 CPROGRESS_FN = ctypes.CFUNCTYPE(None, c_void_p, c_int, c_double, c_double)
@@ -323,6 +349,7 @@ for _n, _a, _r in [
     ("imp_cmodel_kind_from_name", [c_char_p, P(c_int)], c_int),
     ("imp_cmodel_kind_name", [c_int], c_char_p),
     ("imp_csystem_from_name", [V, c_char_p], c_int),
+    ("imp_csystem_from_meta", [V, c_char_p, c_char_p], c_int),
     ("imp_cmodel_init", [V, c_int, V, c_int, c_int], c_int),
     ("imp_cmodel_init_params", [V, dptr, P(Rng)], None),
     ("imp_rng_seed", [P(Rng), c_ull], None),
@@ -353,6 +380,8 @@ for _n, _a, _r in [
     ("imp_gp_fit", [P(V), dptr, dptr, c_size_t, c_size_t, P(GpOptions)], c_int),
     ("imp_gp_predict", [V, dptr, c_size_t, dptr, dptr], c_int),
     ("imp_gp_noise_var", [V], c_double), ("imp_gp_free", [V], None),
+    ("imp_impact_load_any", [V, c_char_p], c_int), ("imp_impact_set_convention", [V, c_int], None),
+    ("imp_impact_save_npz", [V, c_char_p], c_int), ("imp_impact_set_free", [V], None),
 ]:
     _sig(_n, _a, _r)
 
@@ -391,9 +420,73 @@ libc_free.argtypes, libc_free.restype = [c_void_p], None
 lib.imp_blas_init()
 
 
+def _blas_kernels() -> None:
+    """OpenBLAS picks its kernels when it is loaded. When numpy loaded it
+    before impulse (`import numpy; import impulse`), OPENBLAS_CORETYPE set
+    above came too late and a virtual CPU may be left on the SSE3 'Prescott'
+    kernels (2-3x slower): select the kernels again (the library's dynamic
+    core selection, gotoblas_dynamic_quit/init, reads OPENBLAS_CORETYPE), or,
+    where that is not possible, say so once, naming the fix."""
+    want = os.environ.get("OPENBLAS_CORETYPE", "")
+    have = lib.imp_blas_corename().decode()
+    if not want or have.lower() == want.lower():
+        return
+    try:
+        blas = ctypes.CDLL("libopenblas.so.0", mode=os.RTLD_NOLOAD | os.RTLD_LAZY)
+        quit_, init = blas.gotoblas_dynamic_quit, blas.gotoblas_dynamic_init
+    except (OSError, AttributeError):
+        quit_ = init = None
+    if quit_ is not None:
+        quit_.restype = init.restype = None
+        quit_()
+        init()
+        have = lib.imp_blas_corename().decode()
+    if have.lower() != want.lower():
+        import warnings
+        warnings.warn(f"impulse: OpenBLAS runs its '{have}' kernels, not the CPU's '{want}': it was loaded (by numpy) "
+                      f"before impulse could choose them. Import impulse before numpy, or set "
+                      f"OPENBLAS_CORETYPE={want} in the environment before Python starts.", RuntimeWarning,
+                      stacklevel=4)
+
+
+_blas_kernels()
+
+
 def check(status: int) -> None:
     if status != 0:
         raise Error(lib.imp_last_error().decode("utf-8", "replace"))
+
+
+class Result(dict):
+    """A dict of results (evaluate(), ...) whose repr stays short: arrays
+    appear as their shape and dtype, e.g. rel_err=<float64 (100, 100)>."""
+
+    def __repr__(self) -> str:
+        def short(v):
+            if isinstance(v, np.ndarray) and v.size > 6:
+                return f"<{v.dtype} {tuple(v.shape)}>"
+            if isinstance(v, float):
+                return f"{v:.6g}"
+            return repr(v)
+        return "{" + ", ".join(f"{k!r}: {short(v)}" for k, v in self.items()) + "}"
+
+    def _repr_pretty_(self, p, cycle):  # IPython / Jupyter
+        p.text(repr(self))
+
+
+def unknown(what: str, value, known) -> str:
+    """'what: unknown 'value' (did you mean 'x'?; known: a, b, ...)'."""
+    import difflib
+    close = difflib.get_close_matches(str(value), list(known), n=1)
+    hint = f"did you mean '{close[0]}'? " if close else ""
+    return f"{what}: unknown '{value}' ({hint}known: {', '.join(known)})"
+
+
+def fspath(p, what: str) -> str:
+    """os.fspath(p) with a message naming the argument."""
+    if isinstance(p, (str, bytes, os.PathLike)):
+        return os.fsdecode(os.fspath(p))
+    raise Error(f"{what}: expected a file path (str or os.PathLike), got {type(p).__name__}")
 
 
 def ptr(a: np.ndarray | None):

@@ -255,9 +255,16 @@ int imp_npz_get_f64(const imp_npz *z, const char *name, int ndim, const size_t *
 
 int imp_npz_widen_f32(imp_npz *z)
 {
+    return imp_npz_widen_f32_count(z, NULL);
+}
+
+int imp_npz_widen_f32_count(imp_npz *z, int *n_widened)
+{
+    if (n_widened) *n_widened = 0;
     for (size_t i = 0; z && i < z->n; i++) {
         imp_npy_array *a = &z->arrays[i];
         if (a->dtype != IMP_F32) continue;
+        if (n_widened) ++*n_widened;
         double *d = malloc((a->count ? a->count : 1) * sizeof *d);
         if (!d) return imp_fail(IMP_ERR_NOMEM, "%s: cannot widen %zu float32 values", a->name, a->count);
         const unsigned char *p = a->data;

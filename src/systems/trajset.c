@@ -156,7 +156,8 @@ static int get_flags(const imp_npz *z, const char *name, int ndim, const size_t 
 int imp_trajset_from_npz(imp_trajset *ts, imp_npz *z, const char *what)
 {
     memset(ts, 0, sizeof *ts);
-    int st = imp_npz_widen_f32(z);
+    int widened = 0;
+    int st = imp_npz_widen_f32_count(z, &widened);
     if (st) return st;
     const char *meta = imp_npz_meta(z);
     if (!meta)
@@ -228,6 +229,7 @@ int imp_trajset_from_npz(imp_trajset *ts, imp_npz *z, const char *what)
         return st;
     }
     ts->dt = dt;
+    ts->widened_f32 = widened;
     ts->gravity = ts->length = NAN;
     imp_json_get_string(meta, "system", ts->system, sizeof ts->system);
     imp_json_get_number(meta, "gravity", &ts->gravity);

@@ -1,5 +1,5 @@
 /* Trajectory files of the constrained systems, in the model's coordinates.
- * Accepted layouts (float64): "x" and "v" of shape (n_traj, T, n, d), or the
+ * Accepted layouts (float64, or float32 converted): "x" and "v" of shape (n_traj, T, n, d), or the
  * reference's "z" of shape (n_traj, T, 2, n, d); the time step comes from
  * "t" (T) or meta "dt"; the system name from meta "system". */
 #include "impulse/chnn_models.h"
@@ -40,6 +40,11 @@ int imp_ctraj_load(const char *path, imp_ctraj *out, imp_csystem *sys)
     if (!meta) {
         imp_npz_free(z);
         return imp_fail(IMP_ERR_FORMAT, "%s: meta: missing \"system\"", path);
+    }
+    int widened = 0;
+    if ((st = imp_npz_widen_f32_count(z, &widened))) {
+        imp_npz_free(z);
+        return imp_fail_context(st, "%s", path);
     }
     imp_csystem cs;
     st = imp_csystem_from_meta(&cs, meta, path);
@@ -88,6 +93,7 @@ int imp_ctraj_load(const char *path, imp_ctraj *out, imp_csystem *sys)
     out->T = T;
     out->dim = 2 * nd;
     out->dt = dt;
+    out->widened_f32 = widened;
     for (size_t s = 0; s < (size_t)n_traj * T; s++) {
         double *dst = out->z + s * 2 * nd;
         if (zz) {

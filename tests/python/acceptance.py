@@ -13,7 +13,7 @@ sim = impulse.simulate("bouncing-ball", restitution=0.8, noise=0.05, steps=200, 
 arrays = {k: np.array(v) for k, v in sim.arrays.items()}          # plain numpy arrays
 ball = impulse.Dataset(arrays, sim.meta)
 losses = []
-m = impulse.train("cdl", ball, epochs=30, seed=0, callback=lambda e, loss: losses.append(loss["total"]))
+m = impulse.train("cdl", ball, epochs=30, seed=0, callback=lambda e, loss: losses.append(loss["loss"]))
 assert len(losses) == 30 and losses[-1] < losses[0], losses
 r = m.evaluate(ball)
 print(f"cdl on the ball: loss {losses[0]:.3g} -> {losses[-1]:.3g}, rollout rmse {r['rmse']:.3g}")
@@ -22,7 +22,7 @@ print(f"cdl on the ball: loss {losses[0]:.3g} -> {losses[-1]:.3g}, rollout rmse 
 pend = impulse.simulate("pendulum-chain:1", trajectories=40, seed=0)
 test = impulse.simulate("pendulum-chain:1", trajectories=5, seed=2, rollout_start=4)
 closs = []
-c = impulse.train("chnn", pend, epochs=5, chunks=40, batch=20, callback=lambda e, loss: closs.append(loss["total"]))
+c = impulse.train("chnn", pend, epochs=5, chunks=40, batch=20, callback=lambda e, loss: closs.append(loss["loss"]))
 ev = c.evaluate(test)
 assert len(closs) == 5 and np.isfinite(ev["mean_geo_rel_err"])
 print(f"chnn on pendulum-chain:1: loss {closs[0]:.3g} -> {closs[-1]:.3g}, "
@@ -51,7 +51,7 @@ print(f"impact: {n} impulses of AP Poisson (mu 0.3, eps 0.6) re-identified, eps*
 import signal, threading
 seen, sent_at = [], []
 def on_epoch(e, loss):
-    seen.append((e, loss["total"]))
+    seen.append((e, loss["loss"]))
     if e == 5:
         threading.Timer(0.05, lambda: (sent_at.append(len(seen)), os.kill(os.getpid(), signal.SIGINT))).start()
 t0 = time.time()

@@ -37,9 +37,9 @@ ball.save(os.path.join(d, "b.npz"))
 again = impulse.Dataset.load(os.path.join(d, "b.npz"))
 check(all(np.array_equal(again[k], ball[k]) for k in ball.arrays) and again.meta == ball.meta, "npz round trip")
 seen = []
-m = impulse.train("cdl", ball, epochs=3, callback=lambda e, loss: seen.append((e, loss["total"])))
+m = impulse.train("cdl", ball, epochs=3, callback=lambda e, loss: seen.append((e, loss["loss"])))
 check([e for e, _ in seen] == [1, 2, 3] and all(np.isfinite(t) for _, t in seen), f"callback every epoch {seen}")
-check(len(m.history) == 3 and set(m.history[0]) >= {"epoch", "total", "state", "contact", "l2"}, "loss history")
+check(len(m.history) == 3 and set(m.history[0]) >= {"epoch", "loss", "state", "contact", "l2"}, "loss history")
 x0 = ball.initial_states()
 states, contact = m.rollout(x0[0], 80)
 check(states.shape == (80, 2) and np.all(np.isfinite(states)), "rollout")
@@ -99,7 +99,7 @@ test = impulse.simulate("pendulum-chain:1", trajectories=3, seed=2, rollout_star
 losses = []
 for model in impulse.CONSTRAINED_MODELS:
     cm = impulse.train(model, pend, epochs=2, hidden=16, chunks=8, batch=8, threads=1,
-                       callback=lambda e, loss: losses.append(loss["total"]))
+                       callback=lambda e, loss: losses.append(loss["loss"]))
     ev = cm.evaluate(test, steps=20)
     check(np.isfinite(ev["mean_geo_rel_err"]) and ev["rel_err"].shape == (3, ev["steps"]), f"{model} evaluates")
 check(len(losses) == 10 and all(np.isfinite(losses)), "constrained callbacks")
@@ -175,7 +175,7 @@ opt = impulse.lib.imp_ident_options_default()
 opt.grid = 11
 for i in range(k):
     c, res = _lib.Contact(), ctypes.c_double()
-    lw = impulse._law("wang-mason", 0.0, 0.0)
+    lw = impulse.impact._law("wang-mason", 0.0, 0.0)
     st = impulse.lib.imp_contact_make(ctypes.byref(c), _lib.ptr(dk[i]), _lib.ptr(nk[i]), mass, inertia,
                                       _lib.ptr(vprek[i]), None)
     st = st or impulse.lib.imp_impact_identify_one(ctypes.byref(lw), ctypes.byref(c), _lib.ptr(Ptk[i]),
@@ -196,8 +196,8 @@ Pb, eb, _ = impulse.impact_irb(dk, nk, vprek, vpostk, mass, inertia, return_stat
 check(np.array_equal(Pf, Pb, equal_nan=True) and np.array_equal(ef, eb, equal_nan=True),
       "IRB of Fortran-ordered inputs equals the C-ordered")
 raises(lambda: impulse.impact_irb(dk[:4], nk, vprek, vpostk, mass, inertia), "d: shape", "IRB: mismatched rows")
-_, (dv, vv) = impulse._rows3(None, d=dk, v_pre=vprek)
-_, (dcopy,) = impulse._rows3(k, d=np.asfortranarray(dk))
+_, (dv, vv) = impulse.impact._rows3(None, d=dk, v_pre=vprek)
+_, (dcopy,) = impulse.impact._rows3(k, d=np.asfortranarray(dk))
 check(np.shares_memory(dv, dk) and np.shares_memory(vv, vprek) and not np.shares_memory(dcopy, dk),
       "C-contiguous float64 rows reach the C call without a copy (others are copied)")
 rng = np.random.default_rng(0)
@@ -232,9 +232,9 @@ check(signal.getsignal(signal.SIGINT) is signal.default_int_handler, "the SIGINT
 lines = [json.loads(l) for l in open(logp)]
 check(len(lines) == intr.report["epochs_done"] and {"epoch", "loss", "state", "lr", "best_epoch"} <= set(lines[0]),
       "the JSON-lines log has one line per epoch")
-check(np.array_equal(intr.loss_history, [h["total"] for h in intr.history]), "loss_history = the callback's totals")
+check(np.array_equal(intr.loss_history, [h["loss"] for h in intr.history]), "loss_history = the callback's totals")
 cstop = impulse.train("chnn", pend, epochs=30, hidden=16, chunks=8, batch=8, threads=1, callback=lambda e, l: e >= 2)
-check(cstop.report["end"] == "stopped" and cstop.report["epochs_done"] == 2 and "total" in cstop.history[0],
+check(cstop.report["end"] == "stopped" and cstop.report["epochs_done"] == 2 and "loss" in cstop.history[0],
       f"constrained training stops ({cstop.report}, {cstop.history[:1]})")
 full = impulse.train("cdl", ball, epochs=6, seed=1)
 part = impulse.train("cdl", ball, epochs=6, seed=1, state=os.path.join(d, "st.npz"), checkpoint_every=1,

@@ -1,0 +1,167 @@
+"""The papers' reproductions as resumable sweeps (`impulse sweep`, `impulse reproduce`).
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+from typing import Callable
+
+
+from . import _lib
+from ._lib import Error, check, lib, libc_free
+from ._run import _Interrupt
+
+
+REPRODUCTIONS = ("cdl", "chnn", "impact", "your-data")
+
+
+def _c_str(v):
+    return None if v is None else os.fsencode(v) if isinstance(v, os.PathLike) else str(v).encode()
+
+
+def sweep_plan(name: str, path: str | os.PathLike | None = None, *, quick: bool = False, **options) -> str:
+    """The task list of a paper's reproduction, as `impulse sweep plan NAME` /
+    `impulse reproduce NAME --plan PATH`; returns the plan's text and writes it
+    to `path` if given.
+
+    name "cdl" (Hochlehnert et al. 2021): seeds, first_seed, epochs,
+    settings ("code" or "paper"), only ("pendulum,ball-touch,..."), threads.
+    name "chnn" (Finzi et al. 2020): preset ("full", "all", "quick", "tiny"),
+    systems, models, n_train_list (comma lists), seeds, first_seed, epochs,
+    n_train, n_test, hidden, lr, single (bool: precision=single tasks, ids
+    ending .f32).
+    name "impact" (Fazeli et al. 2017): data (the data_ellipse.mat path,
+    required), variant, target, seed, gp (bool: the GP learning-curve tasks).
+    name "your-data" (docs/your-data.md: CD-Lagrange, ResNetContact and
+    ResNet on compliant-contact data with a touch sensor): seeds, epochs,
+    system, restitution, noise, heldout, impact_law ("auto", "paper",
+    "newton"), lr_schedule ("auto", "constant", "cosine"), threads.
+    quick=True: the reproduction's --quick settings.
+    """
+    plan = _lib.SweepPlan()
+    keep = []
+
+    def fill(opts, allowed):
+        for k, v in options.items():
+            if k not in allowed:
+                raise Error(f"sweep_plan {name}: unknown option '{k}' (known: {', '.join(sorted(allowed))})")
+            if isinstance(v, bool):
+                v = int(v)
+            if isinstance(getattr(opts, k), bytes) or dict(opts._fields_)[k] is _lib.c_char_p:
+                v = _c_str(",".join(map(str, v)) if isinstance(v, (list, tuple)) else v)
+                keep.append(v)
+            setattr(opts, k, v)
+
+    if name == "cdl":
+        o = _lib.SweepCdlOpts()
+        lib.imp_sweep_cdl_opts_default(ctypes.byref(o))
+        fill(o, {"seeds", "first_seed", "epochs", "settings", "only", "threads"})
+        o.quick = int(quick)
+        check(lib.imp_sweep_plan_cdl(ctypes.byref(plan), ctypes.byref(o)))
+    elif name == "chnn":
+        o = _lib.SweepChnnOpts()
+        lib.imp_sweep_chnn_opts_default(ctypes.byref(o))
+        if quick:
+            o.preset = b"quick"
+        fill(o, {"preset", "systems", "models", "n_train_list", "seeds", "first_seed", "epochs", "n_train", "n_test",
+                 "hidden", "lr", "single"})
+        check(lib.imp_sweep_plan_chnn(ctypes.byref(plan), ctypes.byref(o)))
+    elif name == "impact":
+        o = _lib.SweepImpactOpts()
+        lib.imp_sweep_impact_opts_default(ctypes.byref(o))
+        if "data" in options:
+            options["data"] = os.path.abspath(os.fspath(options["data"]))
+        fill(o, {"data", "variant", "target", "seed", "gp"})
+        o.quick = int(quick)
+        check(lib.imp_sweep_plan_impact(ctypes.byref(plan), ctypes.byref(o)))
+    elif name == "your-data":
+        o = _lib.SweepYourDataOpts()
+        lib.imp_sweep_your_data_opts_default(ctypes.byref(o))
+        fill(o, {"seeds", "epochs", "system", "restitution", "noise", "heldout", "impact_law", "lr_schedule",
+                 "threads"})
+        o.quick = int(quick)
+        check(lib.imp_sweep_plan_your_data(ctypes.byref(plan), ctypes.byref(o)))
+    else:
+        raise Error(f"sweep_plan: '{name}' unknown (known: {', '.join(REPRODUCTIONS)})")
+    try:
+        buf = ctypes.c_void_p()
+        check(lib.imp_sweep_plan_text(ctypes.byref(plan), ctypes.byref(buf)))
+        text = ctypes.string_at(buf).decode()
+        libc_free(buf)
+    finally:
+        lib.imp_sweep_plan_free(ctypes.byref(plan))
+    if path is not None:
+        tmp = os.fspath(path) + ".tmp"
+        with open(tmp, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    return text
+
+
+def sweep_run(plan: str | os.PathLike, out: str | os.PathLike, *, threads: int = 2,
+              progress: Callable[[str], None] | None = None) -> dict:
+    """Run the tasks of a plan (a plan file, or the text sweep_plan returned)
+    not yet done in the folder `out`, longest first, as `impulse sweep run`:
+    each task's result and checkpoint are written atomically under
+    out/tasks/<id>/, a finished task is never run again, so a run stopped by
+    Ctrl-C (after the task being trained reaches the end of an epoch) or
+    killed resumes where it stopped. Several processes may share `out`.
+    threads: training threads per task (the constrained networks; CD-Lagrange
+    tasks name theirs in the plan). progress(line) gets one line of text now
+    and then. Returns {"ran", "skipped", "failed", "stopped"}; a failing task
+    is counted (its message in out/tasks/<id>/error.txt), not raised.
+    """
+    plan_c = _lib.SweepPlan()
+    text = os.fspath(plan)
+    if "\n" in text or text.lstrip().startswith("task "):
+        check(lib.imp_sweep_plan_parse(ctypes.byref(plan_c), text.encode(), b"plan"))
+    else:
+        check(lib.imp_sweep_plan_load(ctypes.byref(plan_c), os.fsencode(text)))
+    try:
+        d = os.fsencode(out)
+        check(lib.imp_sweep_prepare(ctypes.byref(plan_c), d))
+        o = _lib.SweepRunOpts()
+        lib.imp_sweep_run_opts_default(ctypes.byref(o))
+        o.threads = threads
+        o.runner = b"python"
+
+        def on_progress(user, line):
+            if progress is not None:
+                try:
+                    progress(line.decode("utf-8", "replace"))
+                except BaseException as e:  # never unwind through C
+                    print(f"impulse: the progress callback raised {e!r}")
+        keep = (_lib.SWEEP_PROGRESS_FN(on_progress), None)
+        o.progress = keep[0] if progress is not None else _lib.SWEEP_PROGRESS_FN()
+        summary = _lib.SweepSummary()
+        with _Interrupt() as intr:
+            stop_fn = _lib.SWEEP_STOP_FN(lambda user: 1 if intr.hit else 0)
+            o.should_stop = stop_fn
+            st = lib.imp_sweep_run_plan(ctypes.byref(plan_c), d, ctypes.byref(o), ctypes.byref(summary))
+            if st:
+                lib.imp_clear_error()  # failed tasks are in the summary and their error.txt
+        return {"ran": summary.ran, "skipped": summary.skipped, "failed": summary.failed, "stopped": intr.hit}
+    finally:
+        lib.imp_sweep_plan_free(ctypes.byref(plan_c))
+
+
+def sweep_report(out: str | os.PathLike) -> str:
+    """The report of a sweep folder from whatever is finished, as
+    `impulse sweep report`: writes out/report.md, out/index.html and each
+    reproduction's tables and figures, and returns the Markdown text (which
+    lists the tasks not done)."""
+    buf = ctypes.c_void_p()
+    check(lib.imp_sweep_report(os.fsencode(out), ctypes.byref(buf)))
+    text = ctypes.string_at(buf).decode()
+    libc_free(buf)
+    return text
+
+
+def reproduce(name: str, out: str | os.PathLike, *, quick: bool = False, threads: int = 2,
+              progress: Callable[[str], None] | None = None, **options) -> str:
+    """A paper's reproduction, as `impulse reproduce NAME --out OUT`: its plan
+    (sweep_plan options), run in `out` (resuming what an earlier call left)
+    and reported; returns the report's Markdown."""
+    text = sweep_plan(name, quick=quick, **options)
+    sweep_run(text, out, threads=threads, progress=progress)
+    return sweep_report(out)

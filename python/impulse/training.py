@@ -1,0 +1,98 @@
+"""`train` and `load_model`, for both model families.
+"""
+from __future__ import annotations
+
+import ctypes
+import difflib
+import inspect
+import os
+
+
+from . import _lib
+from ._lib import Error, lib
+from ._run import EpochCallback
+from .constrained import CONSTRAINED_MODELS, ConstrainedModel, _train_constrained
+from .contact import CONTACT_MODELS, Model, _train_contact
+
+
+_RUN_OPTIONS = ("log", "resume", "state", "checkpoint_every", "checkpoint_seconds", "diverge_factor", "progress")
+
+
+def train(model: str, data, *, output: str | os.PathLike | None = None, epochs: int | None = None,
+          seed: int = 0, lr: float | None = None, callback: EpochCallback | None = None, **options):
+    """Train a model on a Dataset (or a .npz path), as `impulse train`.
+
+    model: cdl | vin | resnet | resnet-contact (contact systems) or
+        chnn | clnn | hnn | delan | node (constrained systems).
+    output: also write the checkpoint there (the command line's format).
+    callback(epoch, loss) is called after every epoch with loss a dict of
+        floats: loss (the epoch's training loss, as 'loss' in the CLI's log
+        and --json; 'total' is its deprecated alias), its terms (contact
+        family: state, contact, l2), lr and seconds; return True to stop training after
+        this epoch. Ctrl-C stops training at the end of the current epoch. A
+        stopped run returns the best model so far (lowest epoch loss); a run
+        that ends normally returns the last epoch's.
+    Run options (both families, as the CLI's): log (path of a JSON-lines
+        per-epoch log, the CLI's format; `impulse plot-log` draws it), state
+        (path of a resumable training state, written every checkpoint_every
+        epochs and/or checkpoint_seconds seconds and at the end), resume
+        (continue from such a state: bit-identical to an uninterrupted run),
+        diverge_factor (stop when an epoch's loss exceeds this many times the
+        best, keeping the best model; default 1e3), progress (True, the
+        default: epoch, loss, best, rate and ETA on one line rewritten in
+        place on a terminal, a display updated in place in Jupyter, a line
+        every 30 s otherwise (IMPULSE_PROGRESS_SECONDS); False: nothing).
+    Options of the contact family (defaults: the reference code's settings):
+        settings ('code' or 'paper'), epochs (2000), horizon (10), batch (32),
+        lr, l2, activation ('tanh', 'softplus', 'relu'), hidden (500),
+        layers (1), touch (True), projection, damping, learn_mass (False),
+        contact_precision, potential_precision ('single' or 'double');
+        cdl only: restitution ('learn', the default, or 'fixed': the data's
+        meta value), restitution_init ('data', 'meta' or a number; default:
+        the meta value if the data has one, else the data estimate),
+        friction (False; True: Coulomb friction with learned mu at pairs
+        with a tangent), friction_init ('data' or a number), impact_law
+        ('auto', the default: 'paper' for impulse's event-driven simulators,
+        'newton' for other data; as the CLI's --impact-law);
+        contact_labels ('auto', 'as-given', 'onset': how touch labels are
+        turned into impulses, as the CLI's --contact-labels); lr_schedule
+        ('auto', the default: 'constant' for impulse's event-driven
+        simulators, 'cosine' for other data; 'constant' or 'cosine', the rate
+        annealed to 0 over the epochs; as the CLI's --lr-schedule).
+    Options of the constrained family: epochs (2000), lr (3e-3), wd (1e-4),
+        batch (200), chunks (800), hidden (256), threads (2, as the CLI),
+        precision ('auto', the default: 'single' for chnn, 'double' for the
+        others; 'single' runs the network's hidden-to-hidden products in float),
+        max_substeps (64; 1: no RK4 substeps for fast windows, as the CLI's
+        --max-substeps), skip_factor (0: off; as the CLI's --skip-factor).
+    Returns a Model or ConstrainedModel with .history (one dict per epoch),
+    .loss_history (numpy array, epoch loss), .report (end: finished, stopped
+    or diverged; epochs_done, best_epoch, best_loss, final_loss, seconds;
+    constrained models also substepped_windows, max_substeps, skipped_batches),
+    .stopped_early and .interrupted (Ctrl-C). A diverged run raises
+    impulse.Error.
+    """
+    run = {k: options.pop(k) for k in _RUN_OPTIONS if k in options}
+    family = _train_contact if model in CONTACT_MODELS else _train_constrained if model in CONSTRAINED_MODELS else None
+    if family is not None:
+        known = [k for k, p in inspect.signature(family).parameters.items() if p.default is not p.empty]
+        for k in options:
+            if k not in known:
+                close = difflib.get_close_matches(k, known + list(_RUN_OPTIONS), n=1)
+                raise TypeError(f"train('{model}'): unknown option '{k}'"
+                                + (f" (did you mean '{close[0]}'?)" if close else "")
+                                + f"; {model} takes {', '.join(sorted(known + list(_RUN_OPTIONS)))}")
+    if model in CONTACT_MODELS:
+        return _train_contact(model, data, output, epochs, seed, lr, callback, run, **options)
+    if model in CONSTRAINED_MODELS:
+        return _train_constrained(model, data, output, epochs, seed, lr, callback, run, **options)
+    raise Error(_lib.unknown("model", model, CONTACT_MODELS + CONSTRAINED_MODELS))
+
+
+def load_model(path: str | os.PathLike):
+    """Load any checkpoint of `impulse train` (Model or ConstrainedModel)."""
+    path = _lib.fspath(path, "path")
+    buf = ctypes.create_string_buffer(64)
+    kind = buf.value.decode() if lib.imp_cmodel_peek_kind(os.fsencode(path), buf, 64) == 0 else ""
+    lib.imp_clear_error()
+    return ConstrainedModel(path) if kind in CONSTRAINED_MODELS else Model(path)
