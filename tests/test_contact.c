@@ -290,6 +290,187 @@ static void test_model_errors(void)
     CHECK_OK(imp_contact_detect(&m, q, f));
 }
 
+
+/* ---- stage 2: assembly ---- */
+
+static void test_minv(int dim, unsigned seed)
+{
+    imp_rng rng;
+    imp_rng_seed(&rng, seed);
+    imp_contact_model m;
+    double q[IMP_CONTACT_MAX_NQ], v[IMP_CONTACT_MAX_NV];
+    mixed_model(&m, dim, q, v, &rng);
+    int nv = m.nv;
+    /* M from the kinetic energy by polarization; M (M^-1 e_j) = e_j */
+    static double M[IMP_CONTACT_MAX_NV * IMP_CONTACT_MAX_NV], Mi[IMP_CONTACT_MAX_NV * IMP_CONTACT_MAX_NV];
+    double e1[IMP_CONTACT_MAX_NV], e2[IMP_CONTACT_MAX_NV];
+    for (int i = 0; i < nv; i++)
+        for (int j = 0; j < nv; j++) {
+            memset(e1, 0, sizeof e1);
+            memset(e2, 0, sizeof e2);
+            e1[i] += 1, e1[j] += 1, e2[i] = 1;
+            double Tij = imp_contact_kinetic_energy(&m, e1), Ti = imp_contact_kinetic_energy(&m, e2);
+            memset(e2, 0, sizeof e2);
+            e2[j] = 1;
+            M[i * nv + j] = Tij - Ti - imp_contact_kinetic_energy(&m, e2);
+        }
+    for (int j = 0; j < nv; j++) {
+        memset(e1, 0, sizeof e1);
+        e1[j] = 1;
+        CHECK_OK(imp_contact_minv_bodies(Mi + j * nv, e1, nv, 1, &m));
+    }
+    double err = 0;
+    for (int i = 0; i < nv; i++)
+        for (int j = 0; j < nv; j++) {
+            double s = 0;
+            for (int k = 0; k < nv; k++) s += M[i * nv + k] * Mi[j * nv + k];
+            err = fmax(err, fabs(s - (i == j)));
+        }
+    CHECK_MSG(err < 1e-12, "dim %d: M M^-1 - I = %g", dim, err);
+    /* the dense table gives the same */
+    double x[IMP_CONTACT_MAX_NV], y1[IMP_CONTACT_MAX_NV], y2[IMP_CONTACT_MAX_NV];
+    for (int i = 0; i < nv; i++) x[i] = imp_rng_normal(&rng);
+    CHECK_OK(imp_contact_minv_bodies(y1, x, nv, 1, &m));
+    CHECK_OK(imp_contact_minv_dense(y2, x, nv, 1, Mi));
+    for (int i = 0; i < nv; i++) CHECK_CLOSE(y1[i], y2[i], 1e-12, 1e-12);
+    /* masses and inertias from a gradient of M^-1 */
+    static double Mb[IMP_CONTACT_MAX_NV * IMP_CONTACT_MAX_NV];
+    for (int i = 0; i < nv * nv; i++) Mb[i] = imp_rng_normal(&rng);
+    double mass_bar[IMP_MAX_BODIES] = {0}, in_bar[9 * IMP_MAX_BODIES] = {0};
+    imp_contact_minv_bodies_backward(mass_bar, in_bar, Mb, &m);
+    for (int k = 0; k < m.n_bodies; k++)
+        for (int p = -1; p < 9; p++) {
+            double *par = p < 0 ? &m.bodies[k].mass : &m.bodies[k].inertia[p];
+            if (p >= 0 && (m.bodies[k].kind == IMP_BODY_POINT || (m.bodies[k].kind == IMP_BODY_PLANAR && p > 0)))
+                continue;
+            double x0 = *par, l[2];
+            for (int sgn = 0; sgn < 2; sgn++) {
+                *par = x0 + (sgn ? -FD_H : FD_H);
+                l[sgn] = 0;
+                for (int j = 0; j < nv; j++) {
+                    memset(e1, 0, sizeof e1);
+                    e1[j] = 1;
+                    imp_contact_minv_bodies(y1, e1, nv, 1, &m);
+                    for (int i = 0; i < nv; i++) l[sgn] += Mb[i * nv + j] * y1[i];
+                }
+            }
+            *par = x0;
+            double nd = (l[0] - l[1]) / (2 * FD_H), an = p < 0 ? mass_bar[k] : in_bar[9 * k + p];
+            CHECK_MSG(fabs(an - nd) < 1e-6 * (1 + fabs(nd)), "dim %d body %d param %d: %g vs %g", dim, k, p, an, nd);
+        }
+}
+
+static double compliance_loss(const double *J, int rows, int nv, const imp_contact_model *m, const double *Ab,
+                              const double *Bb)
+{
+    static double A[IMP_CONTACT_MAX_ROWS * IMP_CONTACT_MAX_ROWS], BT[IMP_CONTACT_MAX_ROWS * IMP_CONTACT_MAX_NV];
+    if (imp_contact_compliance(A, BT, J, rows, nv, imp_contact_minv_bodies, (void *)m)) return NAN;
+    double s = 0;
+    for (int i = 0; i < rows * rows; i++) s += Ab[i] * A[i];
+    for (int i = 0; i < rows * nv; i++) s += Bb[i] * BT[i];
+    return s;
+}
+
+static void test_compliance(int dim, unsigned seed)
+{
+    imp_rng rng;
+    imp_rng_seed(&rng, seed);
+    imp_contact_model m;
+    double q[IMP_CONTACT_MAX_NQ], v[IMP_CONTACT_MAX_NV];
+    mixed_model(&m, dim, q, v, &rng);
+    int nv = m.nv, rows = 4;
+    static double J[IMP_CONTACT_MAX_ROWS * IMP_CONTACT_MAX_NV], A[IMP_CONTACT_MAX_ROWS * IMP_CONTACT_MAX_ROWS],
+        BT[IMP_CONTACT_MAX_ROWS * IMP_CONTACT_MAX_NV], Ab[IMP_CONTACT_MAX_ROWS * IMP_CONTACT_MAX_ROWS],
+        Bb[IMP_CONTACT_MAX_ROWS * IMP_CONTACT_MAX_NV], Jb[IMP_CONTACT_MAX_ROWS * IMP_CONTACT_MAX_NV],
+        tmp[2 * IMP_CONTACT_MAX_ROWS * IMP_CONTACT_MAX_NV];
+    for (int i = 0; i < rows * nv; i++) J[i] = imp_rng_normal(&rng), Bb[i] = imp_rng_normal(&rng), Jb[i] = 0;
+    for (int i = 0; i < rows * rows; i++) Ab[i] = imp_rng_normal(&rng);
+    CHECK_OK(imp_contact_compliance(A, BT, J, rows, nv, imp_contact_minv_bodies, &m));
+    static double Mib[IMP_CONTACT_MAX_NV * IMP_CONTACT_MAX_NV];
+    memset(Mib, 0, sizeof Mib);
+    CHECK_OK(imp_contact_compliance_backward(Jb, Mib, Ab, Bb, J, BT, rows, nv, imp_contact_minv_bodies, &m, tmp));
+    double num[IMP_CONTACT_MAX_ROWS * IMP_CONTACT_MAX_NV];
+    for (int i = 0; i < rows * nv; i++) {
+        double x0 = J[i];
+        J[i] = x0 + FD_H;
+        double lp = compliance_loss(J, rows, nv, &m, Ab, Bb);
+        J[i] = x0 - FD_H;
+        double lm = compliance_loss(J, rows, nv, &m, Ab, Bb);
+        J[i] = x0;
+        num[i] = (lp - lm) / (2 * FD_H);
+    }
+    double err = test_grad_rel_err(Jb, num, (size_t)(rows * nv), 1e-3);
+    CHECK_MSG(err < 1e-7, "dim %d: compliance J gradient rel err %g", dim, err);
+    /* the M^-1 gradient through the bodies' masses */
+    double mass_bar[IMP_MAX_BODIES] = {0};
+    imp_contact_minv_bodies_backward(mass_bar, NULL, Mib, &m);
+    for (int k = 0; k < m.n_bodies; k++) {
+        double x0 = m.bodies[k].mass;
+        m.bodies[k].mass = x0 + FD_H;
+        double lp = compliance_loss(J, rows, nv, &m, Ab, Bb);
+        m.bodies[k].mass = x0 - FD_H;
+        double lm = compliance_loss(J, rows, nv, &m, Ab, Bb);
+        m.bodies[k].mass = x0;
+        CHECK_CLOSE(mass_bar[k], (lp - lm) / (2 * FD_H), 1e-6, 1e-7);
+    }
+}
+
+/* A ball (disk) of radius 0.1 in a 2-D box: floor y = 0, walls x = 0 and x = 1. */
+static void ball_box_model(imp_contact_model *m, double e, double mu)
+{
+    model_start(m, 2);
+    add_body(m, IMP_BODY_POINT, 1, 0, 0, 0);
+    add_plane(m, 0, NULL, 0.1, 0, 1, 0, 0, e, mu);  /* floor */
+    add_plane(m, 0, NULL, 0.1, 1, 0, 0, 0, e, mu);  /* left wall */
+    add_plane(m, 0, NULL, 0.1, -1, 0, 0, -1, e, mu); /* right wall: -x >= -1 */
+    CHECK_OK(imp_contact_model_init(m));
+}
+
+static void test_active_and_labels(void)
+{
+    imp_contact_model m;
+    ball_box_model(&m, 0.8, 0.0);
+    imp_contact_frame f[3];
+    int act[3];
+    /* a floor bounce far from the walls: only the floor is active (the minimal case) */
+    double q[2] = {0.5, 0.1 - 1e-4}, v[2] = {1.0, -2.0};
+    CHECK_OK(imp_contact_detect(&m, q, f));
+    CHECK(imp_contact_active_set(&m, q, f, v, NULL, act) == 1 && act[0] == 0);
+    /* moving away: nothing */
+    v[1] = 2.0;
+    CHECK(imp_contact_active_set(&m, q, f, v, NULL, act) == 0);
+    /* a ball in the corner closing on both */
+    double qc[2] = {0.1 - 1e-5, 0.1 - 1e-5}, vc[2] = {-1, -1};
+    CHECK_OK(imp_contact_detect(&m, qc, f));
+    CHECK(imp_contact_active_set(&m, qc, f, vc, NULL, act) == 2 && act[0] == 0 && act[1] == 1);
+    /* per-contact labels override the geometry */
+    signed char lab[3] = {IMP_CONTACT_LABEL_NONE, 0, 1};
+    CHECK(imp_contact_active_set(&m, qc, f, vc, lab, act) == 2 && act[0] == 0 && act[1] == 2);
+    /* per-body touch labels attributed by geometry */
+    unsigned char touch[1] = {1};
+    CHECK_OK(imp_contact_attribute_labels(&m, f, touch, lab));
+    CHECK(lab[0] == 1 && lab[1] == 1 && lab[2] == 0);
+    double qn[2] = {0.8, 0.15}; /* touching per the sensor, not penetrating: the nearest (the floor) */
+    CHECK_OK(imp_contact_detect(&m, qn, f));
+    CHECK_OK(imp_contact_attribute_labels(&m, f, touch, lab));
+    CHECK(lab[0] == 1 && lab[1] == 0 && lab[2] == 0);
+    touch[0] = 0;
+    CHECK_OK(imp_contact_attribute_labels(&m, f, touch, lab));
+    CHECK(lab[0] == 0 && lab[1] == 0 && lab[2] == 0);
+    /* a touching body without any candidate */
+    imp_contact_model m2;
+    model_start(&m2, 2);
+    add_body(&m2, IMP_BODY_POINT, 1, 0, 0, 0);
+    add_body(&m2, IMP_BODY_POINT, 1, 0, 0, 0);
+    add_plane(&m2, 0, NULL, 0.1, 0, 1, 0, 0, 0.5, 0.1);
+    CHECK_OK(imp_contact_model_init(&m2));
+    double q2[4] = {0, 1, 0, 2};
+    unsigned char t2[2] = {0, 1};
+    CHECK_OK(imp_contact_detect(&m2, q2, f));
+    CHECK_FAILS(imp_contact_attribute_labels(&m2, f, t2, lab), IMP_ERR_INVALID);
+    CHECK(strstr(imp_last_error(), "body 1") != NULL);
+}
+
 int main(void)
 {
     test_model_errors();
@@ -297,5 +478,10 @@ int main(void)
     test_detect_jacobians(2, 2);
     test_detect_jacobians(3, 3);
     test_detect_jacobians(3, 4);
+    test_minv(2, 5);
+    test_minv(3, 6);
+    test_compliance(2, 7);
+    test_compliance(3, 8);
+    test_active_and_labels();
     TEST_MAIN_END();
 }

@@ -176,6 +176,16 @@ int imp_contact_attribute_labels(const imp_contact_model *m, const imp_contact_f
 /* Stack the active contacts' Jacobian rows: J (n_active dim x nv). */
 void imp_contact_assemble_jacobian(const imp_contact_model *m, const double *q, const imp_contact_frame *frames,
                                    const int *active, int n_active, double *J);
+/* Contact-space compliance A = J M^-1 J^T (rows x rows) of the stacked rows
+ * J (rows x nv), and BT = J M^-1 (rows x nv: row k is M^-1 J_k^T), eq 6. */
+int imp_contact_compliance(double *A, double *BT, const double *J, int rows, int nv, imp_contact_minv_fn minv,
+                           void *minv_data);
+/* Reverse of imp_contact_compliance: from A_bar and BT_bar (may be NULL)
+ * adds to J_bar (rows x nv) and Minv_bar (nv x nv, may be NULL); tmp:
+ * 2 rows nv doubles. */
+int imp_contact_compliance_backward(double *J_bar, double *Minv_bar, const double *A_bar, const double *BT_bar,
+                                    const double *J, const double *BT, int rows, int nv, imp_contact_minv_fn minv,
+                                    void *minv_data, double *tmp);
 
 /* ---- 3. Solver (src/contact/solve.c) ---- */
 enum { IMP_CONTACT_SEPARATE = 0, IMP_CONTACT_STICK = 1, IMP_CONTACT_SLIDE = 2 };
@@ -195,7 +205,8 @@ typedef struct imp_contact_solution {
     int n, dim;                          /* contacts, rows per contact */
     double lambda[IMP_CONTACT_MAX_ROWS]; /* impulses per contact (normal, tangent(s)) */
     double u_plus[IMP_CONTACT_MAX_ROWS]; /* post-impact contact velocities (with the regularization) */
-    double eps;                          /* the regularization used */
+    double eps;                          /* the regularization used: eps = regularization tr(A) / rows */
+    double regularization;               /* the relative regularization it came from */
     int branch[IMP_MAX_CONTACTS];        /* IMP_CONTACT_SEPARATE / STICK / SLIDE */
     double slide[IMP_MAX_CONTACTS][2];   /* a sliding contact's direction u_t / |u_t| */
     int sweeps, pivots;                  /* work done */
