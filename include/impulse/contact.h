@@ -194,9 +194,12 @@ typedef struct imp_contact_solve_opts {
     double tol;            /* relative tolerance of the verified solution (default 1e-10) */
     int max_sweeps;        /* projected Gauss-Seidel sweeps of the warm start (default 200) */
     int max_pivots;        /* branch-set corrections (default 4 n + 10) */
-    double regularization; /* eps = regularization tr(A) / rows added to A's diagonal, which
-                              makes redundant contacts (a box flat on four corners) unique
-                              (default 1e-9) */
+    double regularization; /* eps = regularization tr(A) / rows is added to A's diagonal,
+                              which makes the impulses unique where contacts are redundant
+                              (a box flat on four corners, a ball in a corner) and leaves
+                              the contact law off by eps lambda (relative ~1e-9 of the
+                              velocities; default 1e-9). 0: the law exactly, for contacts
+                              whose rows are independent (A non-singular) */
 } imp_contact_solve_opts;
 void imp_contact_solve_opts_default(imp_contact_solve_opts *o);
 
@@ -205,7 +208,7 @@ typedef struct imp_contact_solution {
     int n, dim;                          /* contacts, rows per contact */
     double lambda[IMP_CONTACT_MAX_ROWS]; /* impulses per contact (normal, tangent(s)) */
     double u_plus[IMP_CONTACT_MAX_ROWS]; /* post-impact contact velocities (with the regularization) */
-    double eps;                          /* the regularization used: eps = regularization tr(A) / rows */
+    double eps;                          /* the regularization used: regularization tr(A) / rows */
     double regularization;               /* the relative regularization it came from */
     int branch[IMP_MAX_CONTACTS];        /* IMP_CONTACT_SEPARATE / STICK / SLIDE */
     double slide[IMP_MAX_CONTACTS][2];   /* a sliding contact's direction u_t / |u_t| */
