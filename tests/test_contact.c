@@ -811,7 +811,10 @@ static int scene_jams(const imp_contact_model *m, const double *q, const double 
 /* Random scenes of points and rigid bodies against the walls of a box and each other:
  * no active contact ends closing, and energy never increases where the law guarantees it
  * (docs/derivations/contact.md sec 5): frictionless contacts (any e), inelastic ones (e = 0,
- * any mu), a single contact of a point mass (any e, mu). CONTACT_MANY=1: 20000 scenes. */
+ * any mu), a single contact of a point mass (any e, mu). CONTACT_MANY=1: 20000 scenes.
+ * CONTACT_ANY_LAW=1: e and mu drawn together on several contacts, where the law does not
+ * guarantee it: the scenes that gain energy and those that fail are counted and printed,
+ * not failed. */
 static void test_random_physics(void)
 {
     imp_rng rng;
@@ -821,7 +824,9 @@ static void test_random_physics(void)
     for (int trial = 0; trial < trials; trial++) {
         imp_contact_model m;
         int dim = 2 + (trial & 1), mode = (trial / 2) % 3; /* 0 frictionless, 1 inelastic, 2 one point contact */
-        int rigid = mode < 2 && imp_rng_uniform(&rng) < 0.5;
+        int any_law = getenv("CONTACT_ANY_LAW") != NULL;
+        if (any_law) mode = 3;
+        int rigid = mode != 2 && imp_rng_uniform(&rng) < 0.5;
         double q[IMP_CONTACT_MAX_NQ], v[IMP_CONTACT_MAX_NV], vp[IMP_CONTACT_MAX_NV];
         model_start(&m, dim);
         int nb = mode == 2 ? 1 : 1 + (int)imp_rng_below(&rng, 3);
@@ -864,7 +869,7 @@ static void test_random_physics(void)
         if (st) {
             /* only a jam may fail, and it must say so */
             int jam = st == IMP_ERR_NUMERIC && strstr(imp_last_error(), "jamming") && scene_jams(&m, q, v, act, na);
-            CHECK_MSG(jam, "trial %d: %s", trial, imp_last_error());
+            if (!any_law) CHECK_MSG(jam, "trial %d: %s", trial, imp_last_error());
             jams += jam;
             fails += !jam;
             continue;
@@ -875,12 +880,15 @@ static void test_random_physics(void)
         for (int k = 0; k < na; k++) {
             double un = 0;
             for (int i = 0; i < m.nv; i++) un += J[(size_t)k * dim * m.nv + i] * vp[i];
-            if (un < -1e-7 * vs) fails_close++;
+            /* the law holds for A + eps I: the physical u+_n may lag by eps lambda_n (eq 7) */
+            if (un < -1e-7 * vs - 1.000001 * sol.eps * sol.lambda[k * dim]) fails_close++;
         }
         double T0 = imp_contact_kinetic_energy(&m, v), T1 = imp_contact_kinetic_energy(&m, vp);
         if (T1 > T0 * (1 + 1e-9) + 1e-12) fails_energy++;
     }
-    if (getenv("CONTACT_MANY")) printf("random scenes: %d solved, %d jams, %d failures\n", runs, jams, fails);
+    if (getenv("CONTACT_MANY") || getenv("CONTACT_ANY_LAW"))
+        printf("random scenes: %d solved, %d jams, %d failures, %d gain energy\n", runs, jams, fails, fails_energy);
+    if (getenv("CONTACT_ANY_LAW")) fails_energy = 0;
     CHECK_MSG(runs > trials / 2, "only %d random scenes ran", runs);
     CHECK_MSG(jams * 100 <= runs, "%d jams in %d scenes", jams, runs);
     CHECK_MSG(fails_close == 0, "%d contacts end closing", fails_close);

@@ -382,6 +382,24 @@ static int check_inputs(const double *A, const double *u_minus, const double *e,
     return IMP_OK;
 }
 
+static void set_eps(solver *s, double eps)
+{
+    int R = s->R;
+    s->eps = eps;
+    memcpy(s->Ar, s->A, (size_t)R * R * sizeof(double));
+    for (int k = 0; k < R; k++) s->Ar[(size_t)k * R + k] += eps;
+}
+
+/* Large impulses (near a jam) set the scales of the tolerances. */
+static void rescale(solver *s, const double *lambda, double tr_over_R)
+{
+    double lm = max_abs(lambda, s->R);
+    if (lm > s->lscale) {
+        s->lscale = lm;
+        s->vscale = fmax(s->vscale, lm * tr_over_R);
+    }
+}
+
 static void solver_setup(solver *s, const double *A, const double *u_minus, const double *e, const double *mu,
                          int n, int dim, double eps, double *work, int *iwork)
 {
@@ -398,9 +416,7 @@ static void solver_setup(solver *s, const double *A, const double *u_minus, cons
     s->piv = iwork;
     double tr = 0.0;
     for (int k = 0; k < R; k++) tr += A[(size_t)k * R + k];
-    s->eps = eps;
-    memcpy(s->Ar, A, (size_t)R * R * sizeof(double));
-    for (int k = 0; k < R; k++) s->Ar[(size_t)k * R + k] += s->eps;
+    set_eps(s, eps);
     s->vscale = 0.0;
     for (int i = 0; i < n; i++) {
         s->beta[i] = e[i] * fmax(-u_minus[i * dim], 0.0); /* eq 8 */
@@ -444,11 +460,28 @@ int imp_contact_solve_forward(imp_contact_solution *sol, const double *A, const 
     memcpy(s.lsave, lambda, (size_t)R * sizeof(double));
     /* the branches: generalized Newton on the Alart-Curnier function (eq 16),
        from the warm start, else from zero */
+    double tr_R = 0.0;
+    for (int k = 0; k < R; k++) tr_R += A[(size_t)k * R + k];
+    tr_R /= R > 0 ? R : 1;
     int iters = 0, ac = ac_newton(&s, lambda, sol, o->tol, 100, &iters);
     if (ac) {
         memset(lambda, 0, (size_t)R * sizeof(double));
         ac = ac_newton(&s, lambda, sol, o->tol, 200, &iters);
     }
+    if (ac) {
+        /* continuation in eps: from a well-conditioned problem (eps = 1e-3 tr(A)/R) down
+           to eps, each solution the next one's start (near a jam, or where redundant
+           contacts make A + eps I ill-conditioned) */
+        memset(lambda, 0, (size_t)R * sizeof(double));
+        for (double ek = fmax(1e-3 * tr_R, eps);;) {
+            set_eps(&s, ek);
+            ac = ac_newton(&s, lambda, sol, o->tol, 200, &iters);
+            rescale(&s, lambda, tr_R);
+            if (ek <= eps) break;
+            ek = ek * 1e-2 > fmax(eps, 1e-14 * tr_R) ? ek * 1e-2 : eps;
+        }
+    }
+    if (!ac) rescale(&s, lambda, tr_R);
     if (ac) {
         memcpy(lambda, s.lsave, (size_t)R * sizeof(double));
         post_velocity(&s, lambda, s.u);
