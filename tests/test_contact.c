@@ -69,8 +69,9 @@ static void normalize_quat(double *qq)
 
 /* A model with every body kind and candidate kind: 2-D (point, planar disk,
  * planar box with a corner) or 3-D (point, ball, spatial box). */
-static void mixed_model(imp_contact_model *m, int dim, double *q, double *v, imp_rng *rng)
+static void mixed_model(imp_contact_model *m, int dim, double *q, double *v, imp_rng *rng, unsigned seed)
 {
+    imp_rng_seed(rng, seed);
     model_start(m, dim);
     if (dim == 2) {
         add_body(m, IMP_BODY_POINT, 1.3, 0, 0, 0);
@@ -164,10 +165,9 @@ static double geom_loss(const imp_contact_model *m, const double *q, int c, doub
 static void test_detect_jacobians(int dim, unsigned seed)
 {
     imp_rng rng;
-    imp_rng_seed(&rng, seed);
     imp_contact_model m;
     double q[IMP_CONTACT_MAX_NQ], v[IMP_CONTACT_MAX_NV];
-    mixed_model(&m, dim, q, v, &rng);
+    mixed_model(&m, dim, q, v, &rng, seed);
     imp_contact_frame f[IMP_MAX_CONTACTS];
     CHECK_OK(imp_contact_detect(&m, q, f));
     double J[3 * IMP_CONTACT_MAX_NV];
@@ -298,10 +298,9 @@ static void test_model_errors(void)
 static void test_minv(int dim, unsigned seed)
 {
     imp_rng rng;
-    imp_rng_seed(&rng, seed);
     imp_contact_model m;
     double q[IMP_CONTACT_MAX_NQ], v[IMP_CONTACT_MAX_NV];
-    mixed_model(&m, dim, q, v, &rng);
+    mixed_model(&m, dim, q, v, &rng, seed);
     int nv = m.nv;
     /* M from the kinetic energy by polarization; M (M^-1 e_j) = e_j */
     static double M[IMP_CONTACT_MAX_NV * IMP_CONTACT_MAX_NV], Mi[IMP_CONTACT_MAX_NV * IMP_CONTACT_MAX_NV];
@@ -376,10 +375,9 @@ static double compliance_loss(const double *J, int rows, int nv, const imp_conta
 static void test_compliance(int dim, unsigned seed)
 {
     imp_rng rng;
-    imp_rng_seed(&rng, seed);
     imp_contact_model m;
     double q[IMP_CONTACT_MAX_NQ], v[IMP_CONTACT_MAX_NV];
-    mixed_model(&m, dim, q, v, &rng);
+    mixed_model(&m, dim, q, v, &rng, seed);
     int nv = m.nv, rows = 4;
     static double J[IMP_CONTACT_MAX_ROWS * IMP_CONTACT_MAX_NV], A[IMP_CONTACT_MAX_ROWS * IMP_CONTACT_MAX_ROWS],
         BT[IMP_CONTACT_MAX_ROWS * IMP_CONTACT_MAX_NV], Ab[IMP_CONTACT_MAX_ROWS * IMP_CONTACT_MAX_ROWS],
@@ -914,6 +912,17 @@ static void test_solve_errors(void)
     A[3] = 1;
     CHECK_OK(imp_contact_solve_forward(&sol, A, u, &e, &mu, 1, 2, NULL, g_work, g_iwork));
     CHECK_FAILS(imp_contact_solve_forward(&sol, A, u, &e, &mu, 1, 4, NULL, g_work, g_iwork), IMP_ERR_INVALID);
+    /* no active contact: v+ = v- */
+    imp_contact_model m;
+    ball_box_model(&m, 0.5, 0.1);
+    double v[2] = {1, -2}, vp[2] = {0, 0}, J[1] = {0};
+    CHECK_OK(imp_contact_impulse_forward(vp, &sol, v, J, 0, 2, 2, imp_contact_minv_bodies, &m, &e, &mu, NULL, g_work,
+                                         g_iwork));
+    CHECK(vp[0] == 1 && vp[1] == -2 && sol.n == 0);
+    double vb[2] = {0, 0}, wv[2] = {1, 1};
+    CHECK_OK(imp_contact_impulse_backward(vb, NULL, NULL, NULL, NULL, wv, NULL, &sol, v, J, 2, imp_contact_minv_bodies,
+                                          &m, &e, &mu, g_work, g_iwork));
+    CHECK(vb[0] == 1 && vb[1] == 1);
 }
 
 int main(void)

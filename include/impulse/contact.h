@@ -21,8 +21,9 @@
  *
  * The model (imp_contact_model) is plain, immutable data built once;
  * everything that changes with the state is passed in and out through
- * caller-provided arrays and work buffers: nothing here allocates, so the
- * calls can run per sample of a batch in a training loop.
+ * caller-provided arrays and work buffers: nothing here allocates and
+ * nothing keeps state, so a batch runs as one call per sample (in parallel
+ * with one work buffer per thread) in a training loop.
  *
  * Bodies and their coordinates (q: positions, v: generalized velocity):
  *   IMP_BODY_POINT    point mass, q = v = x (dim numbers);
@@ -214,7 +215,9 @@ typedef struct imp_contact_solution {
     double slide[IMP_MAX_CONTACTS][2];   /* a sliding contact's direction u_t / |u_t| */
     int sweeps, pivots;                  /* work done */
     double residual;                     /* of the verified branch system */
-    int fallback;                        /* 1: branch correction failed, the PGS solution kept */
+    int fallback;                        /* 1: nothing converged, the projected Gauss-Seidel solution
+                                            is kept (its residual below 1e3 tol); the reverse pass then
+                                            differentiates the branches identified from it */
 } imp_contact_solution;
 
 /* Doubles and ints of work for n contacts in dim (rows = n dim). */

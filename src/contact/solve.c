@@ -442,9 +442,10 @@ int imp_contact_solve_forward(imp_contact_solution *sol, const double *A, const 
                         o->regularization);
     /* eps: eq 7 */
     int R = n * dim;
-    double eps = 0.0;
-    for (int k = 0; k < R; k++) eps += A[(size_t)k * R + k];
-    eps = R > 0 ? o->regularization * eps / R : 0.0;
+    double tr_R = 0.0;
+    for (int k = 0; k < R; k++) tr_R += A[(size_t)k * R + k];
+    tr_R /= R > 0 ? R : 1;
+    double eps = o->regularization * tr_R;
     solver s;
     solver_setup(&s, A, u_minus, e, mu, n, dim, eps, work, iwork);
     memset(sol, 0, sizeof *sol);
@@ -460,9 +461,6 @@ int imp_contact_solve_forward(imp_contact_solution *sol, const double *A, const 
     memcpy(s.lsave, lambda, (size_t)R * sizeof(double));
     /* the branches: generalized Newton on the Alart-Curnier function (eq 16),
        from the warm start, else from zero */
-    double tr_R = 0.0;
-    for (int k = 0; k < R; k++) tr_R += A[(size_t)k * R + k];
-    tr_R /= R > 0 ? R : 1;
     int iters = 0, ac = ac_newton(&s, lambda, sol, o->tol, 100, &iters);
     if (ac) {
         memset(lambda, 0, (size_t)R * sizeof(double));
@@ -504,7 +502,6 @@ int imp_contact_solve_forward(imp_contact_solution *sol, const double *A, const 
         memcpy(lambda, s.lsave, (size_t)R * sizeof(double));
         *sol = keep;
         memcpy(sol->lambda, lambda, (size_t)R * sizeof(double));
-        ac_function(&s, lambda, sol, 0);
         sol->residual = sqrt(2.0 * ac_function(&s, lambda, sol, 0)) / s.lscale;
         ok = 1;
     }
