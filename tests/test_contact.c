@@ -541,11 +541,6 @@ static void check_scenario(scenario *sc, unsigned seed)
     static double J[IMP_CONTACT_MAX_ROWS * IMP_CONTACT_MAX_NV];
     CHECK_OK(impulse(m, sc->q, sc->v, sc->act, na, vp, &sol, J));
     CHECK_MSG(!sol.fallback, "%s: fallback", sc->name);
-    if (getenv("CONTACT_DUMP")) {
-        printf("%s: eps %g branches", sc->name, sol.eps);
-        for (int k = 0; k < na; k++) printf(" %d", sol.branch[k]);
-        printf("\n");
-    }
     for (int k = 0; k < na; k++)
         if (sc->branches[k] >= 0)
             CHECK_MSG(sol.branch[k] == sc->branches[k], "%s: contact %d branch %d, expected %d", sc->name, k,
