@@ -448,14 +448,19 @@ static void test_active_and_labels(void)
     CHECK(imp_contact_active_set(&m, qc, f, vc, lab, act) == 2 && act[0] == 0 && act[1] == 2);
     /* per-body touch labels attributed by geometry */
     unsigned char touch[1] = {1};
-    CHECK_OK(imp_contact_attribute_labels(&m, f, touch, lab));
+    CHECK_OK(imp_contact_attribute_labels(&m, f, touch, INFINITY, lab));
     CHECK(lab[0] == 1 && lab[1] == 1 && lab[2] == 0);
     double qn[2] = {0.8, 0.15}; /* touching per the sensor, not penetrating: the nearest (the floor) */
     CHECK_OK(imp_contact_detect(&m, qn, f));
-    CHECK_OK(imp_contact_attribute_labels(&m, f, touch, lab));
+    CHECK_OK(imp_contact_attribute_labels(&m, f, touch, INFINITY, lab));
     CHECK(lab[0] == 1 && lab[1] == 0 && lab[2] == 0);
+    /* labelled touching, 5 cm from the floor: inconsistent with the geometry at 1 cm */
+    CHECK_FAILS(imp_contact_attribute_labels(&m, f, touch, 0.01, lab), IMP_ERR_INVALID);
+    CHECK(strstr(imp_last_error(), "body 0") && strstr(imp_last_error(), "cand[0]") &&
+          strstr(imp_last_error(), "inconsistent"));
+    CHECK_OK(imp_contact_attribute_labels(&m, f, touch, 0.1, lab));
     touch[0] = 0;
-    CHECK_OK(imp_contact_attribute_labels(&m, f, touch, lab));
+    CHECK_OK(imp_contact_attribute_labels(&m, f, touch, INFINITY, lab));
     CHECK(lab[0] == 0 && lab[1] == 0 && lab[2] == 0);
     /* a touching body without any candidate */
     imp_contact_model m2;
@@ -467,7 +472,7 @@ static void test_active_and_labels(void)
     double q2[4] = {0, 1, 0, 2};
     unsigned char t2[2] = {0, 1};
     CHECK_OK(imp_contact_detect(&m2, q2, f));
-    CHECK_FAILS(imp_contact_attribute_labels(&m2, f, t2, lab), IMP_ERR_INVALID);
+    CHECK_FAILS(imp_contact_attribute_labels(&m2, f, t2, INFINITY, lab), IMP_ERR_INVALID);
     CHECK(strstr(imp_last_error(), "body 1") != NULL);
 }
 

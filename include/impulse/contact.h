@@ -171,9 +171,11 @@ int imp_contact_active_set(const imp_contact_model *m, const double *q, const im
  * per-contact labels: each touching body's penetrating candidates
  * (phi <= gap_tol), or, when it has none, its nearest one (smallest phi);
  * a candidate of two bodies is labelled 1 when chosen by either; every other
- * candidate 0. Fails naming the body when a touching body has no candidate. */
+ * candidate 0. Fails naming the body when a touching body has no candidate,
+ * or when its nearest candidate is farther than max_gap (labels
+ * inconsistent with the geometry; INFINITY: no such check). */
 int imp_contact_attribute_labels(const imp_contact_model *m, const imp_contact_frame *frames,
-                                 const unsigned char *touch, signed char *labels);
+                                 const unsigned char *touch, double max_gap, signed char *labels);
 /* Stack the active contacts' Jacobian rows: J (n_active dim x nv). */
 void imp_contact_assemble_jacobian(const imp_contact_model *m, const double *q, const imp_contact_frame *frames,
                                    const int *active, int n_active, double *J);

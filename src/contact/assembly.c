@@ -107,7 +107,7 @@ int imp_contact_active_set(const imp_contact_model *m, const double *q, const im
 }
 
 int imp_contact_attribute_labels(const imp_contact_model *m, const imp_contact_frame *frames,
-                                 const unsigned char *touch, signed char *labels)
+                                 const unsigned char *touch, double max_gap, signed char *labels)
 {
     for (int c = 0; c < m->n_candidates; c++) labels[c] = 0;
     for (int k = 0; k < m->n_bodies; k++) {
@@ -125,6 +125,11 @@ int imp_contact_attribute_labels(const imp_contact_model *m, const imp_contact_f
         if (nearest < 0)
             return imp_fail(IMP_ERR_INVALID,
                             "contact labels: body %d is labelled touching but has no contact candidate", k);
+        if (!pen && frames[nearest].phi > max_gap)
+            return imp_fail(IMP_ERR_INVALID,
+                            "contact labels: body %d is labelled touching but its nearest contact (cand[%d]) is %g "
+                            "away (more than %g): labels inconsistent with the geometry",
+                            k, nearest, frames[nearest].phi, max_gap);
         if (!pen) labels[nearest] = 1;
     }
     return IMP_OK;
