@@ -14,6 +14,7 @@ static void usage(FILE *f)
             "          data from other simulators and labs; labels from a touch sensor),\n"
             "          bouncing-disk (a spinning disk bouncing on a floor with friction:\n"
             "          sliding impacts by AP Newton; q = (x, y, k theta), k = R/sqrt(2)),\n"
+            "          bouncing-points:N (N <= 8 point masses in a 2-D box, e and mu per contact),\n"
             "          pendulum-chain:N, coupled-pendulums:3, magnet-pendulum, gyroscope, rotor\n"
             "          (constrained systems; see impulse simulate pendulum-chain:2 --help)\n"
             "  --trajectories N   number of trajectories (default 1; later ones start at random states)\n"
@@ -107,8 +108,10 @@ int cli_simulate(int argc, char **argv)
         return cli_json_print(&j, "simulate");
     }
     char fr[48] = "";
-    if (!strcmp(system, "bouncing-disk")) snprintf(fr, sizeof fr, ", mu %g", o.friction);
-    fprintf(stderr, "impulse simulate: %s, %d trajectories x %d steps (dt %g, noise %g, e %g%s), %d contact samples -> %s\n",
-            system, o.n_traj, o.n_steps, o.dt, o.noise, o.restitution, fr, impacts, out);
+    if (!strcmp(system, "bouncing-disk")) snprintf(fr, sizeof fr, "e %g, mu %g", o.restitution, o.friction);
+    else if (!strncmp(system, "bouncing-points", 15)) snprintf(fr, sizeof fr, "e and mu per contact");
+    else snprintf(fr, sizeof fr, "e %g", o.restitution);
+    fprintf(stderr, "impulse simulate: %s, %d trajectories x %d steps (dt %g, noise %g, %s), %d contact samples -> %s\n",
+            system, o.n_traj, o.n_steps, o.dt, o.noise, fr, impacts, out);
     return 0;
 }

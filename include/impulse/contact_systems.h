@@ -44,9 +44,15 @@ typedef struct imp_contact_geometry {
     double restitution;         /* e in [0, 1]; NaN: unknown (data without it) */
     int n_pairs;
     imp_contact_pair pairs[IMP_MAX_CONTACTS];
+    /* 1: the true e and mu of each pair are known (a simulator with
+     * heterogeneous contacts; npz arrays contact_restitution and
+     * contact_friction, docs/data-format.md); 0: only the global restitution */
+    int has_pair_law;
+    double pair_e[IMP_MAX_CONTACTS], pair_mu[IMP_MAX_CONTACTS];
 } imp_contact_geometry;
 
-/* Checks counts, masses > 0, finite unit normals, bodies in range, 0 <= e <= 1. */
+/* Checks counts, masses > 0, finite unit normals, bodies in range, 0 <= e <= 1
+ * (also per pair, with mu >= 0, when has_pair_law). */
 int imp_contact_geometry_check(const imp_contact_geometry *g);
 /* 1 if pair p has a nonzero tangent (it can slide: friction applies). */
 int imp_contact_pair_has_tangent(const imp_contact_geometry *g, int p);

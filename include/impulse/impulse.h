@@ -8,6 +8,7 @@
 #include "impulse/integrate.h"
 #include "impulse/report.h"
 #include "impulse/contact_systems.h"
+#include "impulse/contact.h"
 #include "impulse/train.h"
 #include "impulse/cdl.h"
 #include "impulse/constrained.h"

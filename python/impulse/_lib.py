@@ -173,7 +173,8 @@ class ContactPair(Struct):
 
 class Geometry(Struct):
     _fields_ = [("n_bodies", c_int), ("dim", c_int), ("mass", c_double * MAX_BODIES), ("restitution", c_double),
-                ("n_pairs", c_int), ("pairs", ContactPair * MAX_CONTACTS)]
+                ("n_pairs", c_int), ("pairs", ContactPair * MAX_CONTACTS), ("has_pair_law", c_int),
+                ("pair_e", c_double * MAX_CONTACTS), ("pair_mu", c_double * MAX_CONTACTS)]
 
 
 class Trajset(Struct):

@@ -4,6 +4,7 @@
  * mass-metric projection of velocities. The systems are small (N <= 192),
  * so the linear algebra is dense, unblocked and local. */
 #include "impulse/constrained.h"
+#include "core/dense.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -64,48 +65,6 @@ static int check_work(const imp_csys *s, const imp_csys_work *w)
     if (w->N != imp_csys_ndof(s) || w->C != s->n_rows)
         return imp_fail(IMP_ERR_INVALID, "constrained work: made for another system");
     return IMP_OK;
-}
-
-/* LU with partial pivoting; fails if a pivot is below rel_tol * max|A|. */
-static int lu_factor(int n, double *A, int *piv, double rel_tol)
-{
-    double amax = 0;
-    for (int i = 0; i < n * n; i++) amax = fmax(amax, fabs(A[i]));
-    if (amax == 0.0) return n > 0 ? -1 : 0;
-    for (int k = 0; k < n; k++) {
-        int p = k;
-        for (int i = k + 1; i < n; i++)
-            if (fabs(A[i * n + k]) > fabs(A[p * n + k])) p = i;
-        if (!(fabs(A[p * n + k]) > rel_tol * amax)) return -1;
-        piv[k] = p;
-        if (p != k)
-            for (int j = 0; j < n; j++) {
-                double t = A[k * n + j];
-                A[k * n + j] = A[p * n + j];
-                A[p * n + j] = t;
-            }
-        for (int i = k + 1; i < n; i++) {
-            double f = (A[i * n + k] /= A[k * n + k]);
-            for (int j = k + 1; j < n; j++) A[i * n + j] -= f * A[k * n + j];
-        }
-    }
-    return 0;
-}
-
-static void lu_solve(int n, const double *A, const int *piv, double *b)
-{
-    for (int k = 0; k < n; k++)
-        if (piv[k] != k) {
-            double t = b[k];
-            b[k] = b[piv[k]];
-            b[piv[k]] = t;
-        }
-    for (int i = 0; i < n; i++)
-        for (int j = 0; j < i; j++) b[i] -= A[i * n + j] * b[j];
-    for (int i = n - 1; i >= 0; i--) {
-        for (int j = i + 1; j < n; j++) b[i] -= A[i * n + j] * b[j];
-        b[i] /= A[i * n + i];
-    }
 }
 
 /* J, M^-1 J^T rows, and S = J M^-1 J^T at x. */
@@ -170,7 +129,7 @@ int imp_csys_check_rank(const imp_csys *s, const double *x, imp_csys_work *w)
 
 static int factor_schur(const imp_csys *s, const double *x, imp_csys_work *w)
 {
-    if (lu_factor(w->C, w->S, w->piv, 1e-13)) {
+    if (imp_lu_factor(w->C, w->S, w->piv, 1e-13)) {
         int st = imp_csys_check_rank(s, x, w);
         if (st) return st;
         return imp_fail(IMP_ERR_NUMERIC, "constraints: DPhi M^-1 DPhi^T is singular at this state");
@@ -199,7 +158,7 @@ int imp_csys_lagrange_accel(const imp_csys *s, const double *x, const double *v,
         w->b[c] = acc;
     }
     if ((st = factor_schur(s, x, w))) return st;
-    lu_solve(C, w->S, w->piv, w->b);
+    imp_lu_solve(C, w->S, w->piv, w->b);
     for (int c = 0; c < C; c++) {
         const double *mc = w->MinvJt + (size_t)c * N;
         for (int q = 0; q < N; q++) a[q] -= mc[q] * w->b[c];
@@ -254,13 +213,13 @@ int imp_csys_hamilton_rhs(const imp_csys *s, const double *z, double *zdot, imp_
         }
     if ((st = factor_schur(s, x, w))) return st;
     memcpy(mu2, r1, (size_t)C * sizeof(double));
-    lu_solve(C, w->S, w->piv, mu2);
+    imp_lu_solve(C, w->S, w->piv, mu2);
     for (int i = 0; i < C; i++) {
         double acc = -r2[i];
         for (int j = 0; j < C; j++) acc += W[i * C + j] * mu2[j];
         mu1[i] = acc;
     }
-    lu_solve(C, w->S, w->piv, mu1);
+    imp_lu_solve(C, w->S, w->piv, mu1);
     /* zdot = u - Jsym (G mu), Jsym (wa, wb) = (wb, -wa) */
     double *ga = w->tmp, *gb = w->tmp + N;
     memset(ga, 0, (size_t)2 * N * sizeof(double));
@@ -316,7 +275,7 @@ int imp_csys_project(const imp_csys *s, double *x, double *v, const imp_csys_pro
         build_schur(s, x, w);
         if ((st = factor_schur(s, x, w))) return st;
         memcpy(w->b, phi, (size_t)C * sizeof(double));
-        lu_solve(C, w->S, w->piv, w->b);
+        imp_lu_solve(C, w->S, w->piv, w->b);
         memset(w->tmp, 0, (size_t)N * sizeof(double));
         for (int c = 0; c < C; c++) {
             const double *mc = w->MinvJt + (size_t)c * N;
@@ -351,7 +310,7 @@ int imp_csys_project(const imp_csys *s, double *x, double *v, const imp_csys_pro
             for (int q = 0; q < N; q++) acc += jc[q] * v[q];
             w->b[c] = acc;
         }
-        lu_solve(C, w->S, w->piv, w->b);
+        imp_lu_solve(C, w->S, w->piv, w->b);
         for (int c = 0; c < C; c++) {
             const double *mc = w->MinvJt + (size_t)c * N;
             for (int q = 0; q < N; q++) v[q] -= mc[q] * w->b[c];
@@ -409,11 +368,11 @@ int imp_csys_project_state(const imp_csys *s, double *x, double *v, const imp_cs
                 w->A[(C + b) * C2 + a] = ab;
                 w->A[(C + a) * C2 + C + b] = bb + aa;
             }
-        if (lu_factor(C2, w->A, w->piv, 1e-13))
+        if (imp_lu_factor(C2, w->A, w->piv, 1e-13))
             return imp_fail(IMP_ERR_NUMERIC,
                             "state projection: constraint Jacobian is rank deficient (redundant constraints)");
         for (int i = 0; i < C2; i++) w->b[i] = -psi[i];
-        lu_solve(C2, w->A, w->piv, w->b);
+        imp_lu_solve(C2, w->A, w->piv, w->b);
         /* dx = A^T y1 + B^T y2, dv = A^T y2; clamp to +-RMS(z)/2 */
         double *dx = w->tmp, *dv = w->tmp + N, zz = 0;
         for (int q = 0; q < N; q++) zz += x[q] * x[q] + v[q] * v[q];

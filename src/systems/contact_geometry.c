@@ -36,6 +36,10 @@ int imp_contact_geometry_check(const imp_contact_geometry *g)
         for (int a = 0; a < g->dim; a++)
             if (!isfinite(c->tangent[a]))
                 return imp_fail(IMP_ERR_INVALID, "contact_tangents[%d]: not finite", p);
+        if (g->has_pair_law && !(g->pair_e[p] >= 0.0 && g->pair_e[p] <= 1.0))
+            return imp_fail(IMP_ERR_INVALID, "contact_restitution[%d]: %g is outside [0, 1]", p, g->pair_e[p]);
+        if (g->has_pair_law && (!(g->pair_mu[p] >= 0.0) || !isfinite(g->pair_mu[p])))
+            return imp_fail(IMP_ERR_INVALID, "contact_friction[%d]: %g is not >= 0", p, g->pair_mu[p]);
     }
     return IMP_OK;
 }
@@ -116,6 +120,8 @@ int imp_contact_geometry_to_npz(const imp_contact_geometry *g, imp_npz *z)
             any_tangent |= g->pairs[p].tangent[a] != 0.0;
         }
     if (!st && any_tangent) st = imp_npz_add_f64(z, "contact_tangents", 2, shn, tangents);
+    if (!st && g->has_pair_law) st = imp_npz_add_f64(z, "contact_restitution", 1, sho, g->pair_e);
+    if (!st && g->has_pair_law) st = imp_npz_add_f64(z, "contact_friction", 1, sho, g->pair_mu);
     return st;
 }
 
@@ -158,6 +164,20 @@ int imp_contact_geometry_from_npz(const imp_npz *z, const char *meta, imp_contac
         /* optional: tangents of pairs that can slide (friction) */
         if (!st && imp_npz_find(z, "contact_tangents"))
             st = imp_npz_get_f64(z, "contact_tangents", 2, (size_t[]){P, (size_t)g->dim}, &tangents, NULL);
+        /* optional: the true e and mu per pair, both or neither */
+        int has_e = imp_npz_find(z, "contact_restitution") != NULL, has_mu = imp_npz_find(z, "contact_friction") != NULL;
+        if (!st && has_e != has_mu)
+            st = imp_fail(IMP_ERR_FORMAT, "%s: given without %s (the true e and mu per pair come together)",
+                          has_e ? "contact_restitution" : "contact_friction",
+                          has_e ? "contact_friction" : "contact_restitution");
+        const double *pe = NULL, *pm = NULL;
+        if (!st && has_e) st = imp_npz_get_f64(z, "contact_restitution", 1, (size_t[]){P}, &pe, NULL);
+        if (!st && has_e) st = imp_npz_get_f64(z, "contact_friction", 1, (size_t[]){P}, &pm, NULL);
+        if (!st && has_e) {
+            g->has_pair_law = 1;
+            memcpy(g->pair_e, pe, P * sizeof(double));
+            memcpy(g->pair_mu, pm, P * sizeof(double));
+        }
     }
     for (size_t p = 0; !st && p < P; p++) {
         if (pairs[2 * p] < IMP_WALL || pairs[2 * p] >= IMP_MAX_BODIES || pairs[2 * p + 1] < 0 ||

@@ -8,6 +8,7 @@
  * as resting (the end of the Zeno sequence of a ball with e < 1). */
 #include "impulse/contact_systems.h"
 #include "rk4_motion.h"
+#include "systems/points_sim.h"
 #include "impulse/impact_models.h"
 
 #include <math.h>
@@ -223,13 +224,14 @@ static int setup(const char *system, const imp_sim_opts *o, sim *s)
                                          .offset = DISK_R, .tangent = {1.0, 0.0, sqrt(2.0)}};
     } else {
         return imp_fail(IMP_ERR_NOT_FOUND,
-                        "system: unknown '%s' (pendulum, bouncing-ball, newtons-cradle, compliant-ball, compliant-cradle, bouncing-disk)", system);
+                        "system: unknown '%s' (pendulum, bouncing-ball, newtons-cradle, compliant-ball, compliant-cradle, bouncing-disk, bouncing-points:N)", system);
     }
     return imp_contact_geometry_check(g);
 }
 
 int imp_sim_defaults(const char *system, imp_sim_opts *o)
 {
+    if (imp_points_system(system)) return imp_points_sim_defaults(system, o);
     if (!strcmp(system, "compliant-ball") || !strcmp(system, "compliant-cradle")) {
         int st = imp_sim_defaults(system[10] == 'b' ? "bouncing-ball" : "newtons-cradle", o);
         o->stiffness = IMP_COMPLIANT_STIFFNESS;
@@ -252,7 +254,7 @@ int imp_sim_defaults(const char *system, imp_sim_opts *o)
         o->restitution = 0.8, o->friction = 0.2, o->spin = -30.0;
     } else {
         return imp_fail(IMP_ERR_NOT_FOUND,
-                        "system: unknown '%s' (pendulum, bouncing-ball, newtons-cradle, compliant-ball, compliant-cradle, bouncing-disk)", system);
+                        "system: unknown '%s' (pendulum, bouncing-ball, newtons-cradle, compliant-ball, compliant-cradle, bouncing-disk, bouncing-points:N)", system);
     }
     o->randomize = 1;
     return IMP_OK;
@@ -313,6 +315,7 @@ static void initial_state(const sim *s, const imp_sim_opts *o, int traj, imp_rng
 int imp_simulate(const char *system, const imp_sim_opts *o, imp_trajset *out)
 {
     if (!strncmp(system, "compliant-", 10)) return imp_simulate_compliant(system, o, out);
+    if (imp_points_system(system)) return imp_simulate_points(system, o, out);
     sim s;
     int st = setup(system, o, &s);
     if (!st) st = imp_sim_opts_check(o);

@@ -278,11 +278,11 @@ int imp_system_energy(const char *system, const imp_contact_geometry *g, double 
     double T = 0.0, U = 0.0;
     int pend = !strcmp(system, "pendulum") || !strcmp(system, "newtons-cradle") || !strcmp(system, "compliant-cradle");
     int ball = !strcmp(system, "bouncing-ball") || !strcmp(system, "compliant-ball") ||
-               (!strcmp(system, "bouncing-disk") && g->dim == 3);
+               (!strcmp(system, "bouncing-disk") && g->dim == 3) || !strncmp(system, "bouncing-points", 15);
     if (!pend && !ball)
         return imp_fail(IMP_ERR_UNSUPPORTED,
                         "energy: %s%s%s has no known energy (known: pendulum, bouncing-ball, newtons-cradle, "
-                        "compliant-ball, compliant-cradle, bouncing-disk; meta key 'system', impulse import --system)",
+                        "compliant-ball, compliant-cradle, bouncing-disk, bouncing-points:N; meta key 'system', impulse import --system)",
                         system[0] ? "system '" : "no system given: the data", system, system[0] ? "'" : "");
     if (!isfinite(gravity))
         return imp_fail(IMP_ERR_INVALID, "energy: gravity unknown (meta key 'gravity'; impulse import --gravity G)");

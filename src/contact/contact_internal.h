@@ -1,0 +1,22 @@
+/* Internal helpers of the contact module (src/contact/). */
+#ifndef IMPULSE_CONTACT_INTERNAL_H
+#define IMPULSE_CONTACT_INTERNAL_H
+
+#include "impulse/contact.h"
+
+/* Rotation body -> world of body k at q as a 3 x 3 row-major matrix
+ * (identity for a point mass; the planar rotation in the x-y block). */
+void imp_contact_rotation(const imp_contact_model *m, const double *q, int k, double R[9]);
+/* Quaternion (w x y z) -> rotation, by the formula as written (also for a
+ * non-unit q), and the reverse of it: q_bar += dR/dq : R_bar. */
+void imp_quat_to_rot(const double *qq, double R[9]);
+void imp_quat_to_rot_backward(double *qq_bar, const double R_bar[9], const double *qq);
+
+static inline double imp_dot3(const double *a, const double *b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
+static inline void imp_cross3(const double *a, const double *b, double *out)
+{
+    double c0 = a[1] * b[2] - a[2] * b[1], c1 = a[2] * b[0] - a[0] * b[2], c2 = a[0] * b[1] - a[1] * b[0];
+    out[0] = c0, out[1] = c1, out[2] = c2;
+}
+
+#endif

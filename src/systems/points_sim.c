@@ -1,0 +1,281 @@
+/* bouncing-points:N: N point masses (mass 1) in a 2-D box under gravity,
+ * the box's floor (y = 0), left wall (x = 0), right wall (x = W) and
+ * ceiling (y = H), each (point, wall) contact with its own restitution e and
+ * Coulomb friction mu (heterogeneous, a fixed table: the truth of every data
+ * set of that name). Event-accurate: the free flight is a parabola, so each
+ * contact's gap is a quadratic in time and the next impact is its first
+ * root; the impacts are resolved by the contact module
+ * (imp_contact_impulse_forward: Newton restitution and Coulomb friction,
+ * several contacts of a point in a corner together). A point whose floor
+ * rebound is below g dt / 100 comes to rest on the floor (the end of its
+ * Zeno sequence) and slides with Coulomb friction mu g until it stops. */
+#include "systems/points_sim.h"
+
+#include "impulse/contact.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PTS_W 2.0
+#define PTS_H 2.0
+#define PTS_WALLS 4 /* floor, left, right, ceiling */
+#define PTS_MAX (IMP_MAX_CONTACTS / PTS_WALLS)
+#define PTS_TOL 1e-12 /* touching: gap at or below this (m) */
+
+static const double wall_n[PTS_WALLS][2] = {{0, 1}, {1, 0}, {-1, 0}, {0, -1}};
+static const double wall_off[PTS_WALLS] = {0.0, 0.0, -PTS_W, -PTS_H};
+
+int imp_points_system(const char *system) { return !strncmp(system, "bouncing-points", 15); }
+
+static int parse_count(const char *system, int *n)
+{
+    *n = 5;
+    if (!strcmp(system, "bouncing-points")) return IMP_OK;
+    char *end = NULL;
+    long v = system[15] == ':' ? strtol(system + 16, &end, 10) : 0;
+    if (system[15] != ':' || end == system + 16 || *end || v < 1 || v > PTS_MAX)
+        return imp_fail(IMP_ERR_NOT_FOUND, "system: '%s': bouncing-points:N takes N in [1, %d]", system, PTS_MAX);
+    *n = (int)v;
+    return IMP_OK;
+}
+
+/* The contact model: point k's candidates are 4 k + (floor, left, right,
+ * ceiling); e in [0.5, 0.95] and mu in [0.05, 0.5] drawn once from a fixed
+ * seed. */
+static void build_model(int n, imp_contact_model *m)
+{
+    memset(m, 0, sizeof *m);
+    m->dim = 2;
+    m->n_bodies = n;
+    m->gap_tol = PTS_TOL;
+    imp_rng rng;
+    imp_rng_seed(&rng, 24);
+    for (int k = 0; k < n; k++) {
+        m->bodies[k].kind = IMP_BODY_POINT;
+        m->bodies[k].mass = 1.0;
+        for (int w = 0; w < PTS_WALLS; w++) {
+            imp_contact_candidate *c = &m->cand[m->n_candidates++];
+            c->kind = IMP_CONTACT_PLANE;
+            c->body_a = IMP_WALL;
+            c->body_b = k;
+            c->normal[0] = wall_n[w][0], c->normal[1] = wall_n[w][1];
+            c->offset = wall_off[w];
+            c->e = imp_rng_uniform_range(&rng, 0.5, 0.95);
+            c->mu = imp_rng_uniform_range(&rng, 0.05, 0.5);
+        }
+    }
+}
+
+int imp_points_sim_defaults(const char *system, imp_sim_opts *o)
+{
+    int n;
+    int st = parse_count(system, &n);
+    if (st) return st;
+    memset(o, 0, sizeof *o);
+    o->n_traj = 1;
+    o->n_steps = 300;
+    o->dt = 0.01;
+    o->gravity = 9.81;
+    o->length = 1.0;
+    o->restitution = 1.0; /* not used: e per contact */
+    o->randomize = 1;
+    return IMP_OK;
+}
+
+typedef struct pts {
+    imp_contact_model m;
+    double g, v_rest;
+    int rest[PTS_MAX]; /* 1: resting on the floor */
+    double work[4096];
+    int iwork[64];
+} pts;
+
+/* Acceleration of point k: free flight (0, -g); resting: Coulomb friction
+ * against its horizontal velocity (0 once stopped). */
+static void accel(const pts *s, int k, const double *v, double a[2])
+{
+    a[0] = 0.0, a[1] = -s->g;
+    if (!s->rest[k]) return;
+    a[1] = 0.0;
+    double mu = s->m.cand[PTS_WALLS * k].mu;
+    a[0] = v[0] > 0.0 ? -mu * s->g : v[0] < 0.0 ? mu * s->g : 0.0;
+}
+
+/* First time in (0, tmax] at which phi(t) = c + b t + a t^2 reaches 0 while
+ * decreasing (an impact); tmax + 1 if none. c <= tol and b < 0: now (0). */
+static double first_hit(double a, double b, double c, double tmax)
+{
+    if (c <= PTS_TOL && b < 0.0) return 0.0;
+    double best = tmax + 1.0;
+    if (a == 0.0) {
+        if (b < 0.0) best = -c / b;
+    } else {
+        double disc = b * b - 4.0 * a * c;
+        if (disc < 0.0) return tmax + 1.0;
+        double sq = sqrt(disc), q = -0.5 * (b + (b >= 0 ? sq : -sq));
+        double r[2] = {q / a, q != 0.0 ? c / q : -b / a};
+        for (int i = 0; i < 2; i++)
+            if (r[i] > 0.0 && 2.0 * a * r[i] + b < 0.0 && r[i] < best) best = r[i];
+    }
+    return best <= tmax ? best : tmax + 1.0;
+}
+
+/* Resolve point k's impacts: its closing contacts with gap <= tol, solved
+ * together, until none closes. Returns 1 if any impulse acted. */
+static int resolve(pts *s, int k, double *q, double *v)
+{
+    int any = 0;
+    double *x = q + 2 * k, *u = v + 2 * k;
+    for (int round = 0; round < 8; round++) {
+        int act[PTS_WALLS], na = 0;
+        for (int w = 0; w < PTS_WALLS; w++) {
+            const imp_contact_candidate *c = &s->m.cand[PTS_WALLS * k + w];
+            double phi = c->normal[0] * x[0] + c->normal[1] * x[1] - c->offset;
+            double un = c->normal[0] * u[0] + c->normal[1] * u[1];
+            if (phi <= PTS_TOL && un < 0.0) act[na++] = w;
+        }
+        if (!na) break;
+        /* one point: Jacobian rows n, t per contact on its 2 velocity coordinates */
+        double J[PTS_WALLS * 2 * 2], e[PTS_WALLS], mu[PTS_WALLS], up[2];
+        for (int i = 0; i < na; i++) {
+            const imp_contact_candidate *c = &s->m.cand[PTS_WALLS * k + act[i]];
+            J[4 * i] = c->normal[0], J[4 * i + 1] = c->normal[1];
+            J[4 * i + 2] = c->normal[1], J[4 * i + 3] = -c->normal[0]; /* t = (n_y, -n_x) */
+            e[i] = c->e, mu[i] = c->mu;
+        }
+        double minv = 1.0 / s->m.bodies[k].mass, Minv[4] = {minv, 0, 0, minv};
+        /* one contact's rows are independent: the law exactly (no regularization); a
+           corner's are not */
+        imp_contact_solve_opts so;
+        imp_contact_solve_opts_default(&so);
+        if (na == 1) so.regularization = 0.0;
+        imp_contact_solution sol;
+        int st = imp_contact_impulse_forward(up, &sol, u, J, na, 2, 2, imp_contact_minv_dense, Minv, e, mu, &so,
+                                             s->work, s->iwork);
+        if (st) return imp_fail_context(st, "bouncing-points: point %d", k), -1;
+        u[0] = up[0], u[1] = up[1];
+        any = 1;
+    }
+    return any;
+}
+
+/* One output interval of length dt, event by event. hit[k] = 1 when point
+ * k had an impact or rests. */
+static int interval(pts *s, int n, double *q, double *v, double dt, int *hit)
+{
+    double left = dt;
+    for (int guard = 0; left > 0.0; guard++) {
+        if (guard > 100000) return imp_fail(IMP_ERR_NUMERIC, "bouncing-points: too many events in one sample");
+        double tau = left;
+        int ev_k = -1, ev_stop = 0;
+        for (int k = 0; k < n; k++) {
+            double a[2];
+            accel(s, k, v + 2 * k, a);
+            if (s->rest[k] && a[0] != 0.0) {
+                double ts = fabs(v[2 * k] / a[0]);
+                if (ts <= tau) tau = ts, ev_k = k, ev_stop = 1;
+            }
+            for (int w = 0; w < PTS_WALLS; w++) {
+                if (s->rest[k] && w == 0) continue;
+                const double *nn = wall_n[w];
+                double c = nn[0] * q[2 * k] + nn[1] * q[2 * k + 1] - wall_off[w];
+                double b = nn[0] * v[2 * k] + nn[1] * v[2 * k + 1], aa = 0.5 * (nn[0] * a[0] + nn[1] * a[1]);
+                double t = first_hit(aa, b, c, tau);
+                if (t <= tau) tau = t, ev_k = k, ev_stop = 0;
+            }
+        }
+        for (int k = 0; k < n; k++) {
+            double a[2];
+            accel(s, k, v + 2 * k, a);
+            for (int i = 0; i < 2; i++) {
+                q[2 * k + i] += v[2 * k + i] * tau + 0.5 * a[i] * tau * tau;
+                v[2 * k + i] += a[i] * tau;
+            }
+            if (s->rest[k]) q[2 * k + 1] = 0.0, v[2 * k + 1] = 0.0;
+        }
+        left -= tau;
+        if (ev_k < 0) break;
+        if (ev_stop) {
+            v[2 * ev_k] = 0.0;
+            continue;
+        }
+        int r = resolve(s, ev_k, q, v);
+        if (r < 0) return IMP_ERR_NUMERIC;
+        hit[ev_k] |= r;
+        /* the end of a Zeno sequence on the floor: rest */
+        double *x = q + 2 * ev_k, *u = v + 2 * ev_k;
+        if (x[1] <= PTS_TOL && u[1] >= 0.0 && u[1] < s->v_rest) s->rest[ev_k] = 1, u[1] = 0.0, x[1] = 0.0;
+        else if (u[1] > 0.0) s->rest[ev_k] = 0;
+    }
+    for (int k = 0; k < n; k++) hit[k] |= s->rest[k];
+    return IMP_OK;
+}
+
+int imp_simulate_points(const char *system, const imp_sim_opts *o, imp_trajset *out)
+{
+    int n;
+    int st = parse_count(system, &n);
+    if (!st) st = imp_sim_opts_check(o);
+    if (st) return st;
+    pts *s = calloc(1, sizeof *s);
+    if (!s) return imp_fail(IMP_ERR_NOMEM, "bouncing-points: no memory");
+    build_model(n, &s->m);
+    if ((st = imp_contact_model_init(&s->m))) {
+        free(s);
+        return st;
+    }
+    s->g = o->gravity;
+    s->v_rest = o->gravity * o->dt / 100.0;
+    /* the trajectory set's geometry: one pair per (point, wall), tangent
+       t = (n_y, -n_x), e and mu per pair */
+    imp_contact_geometry g;
+    memset(&g, 0, sizeof g);
+    g.n_bodies = n, g.dim = 2, g.restitution = NAN, g.n_pairs = s->m.n_candidates, g.has_pair_law = 1;
+    for (int k = 0; k < n; k++) g.mass[k] = s->m.bodies[k].mass;
+    for (int p = 0; p < g.n_pairs; p++) {
+        const imp_contact_candidate *c = &s->m.cand[p];
+        g.pairs[p] = (imp_contact_pair){.body_i = IMP_WALL, .body_j = c->body_b, .normal = {c->normal[0], c->normal[1]},
+                                        .offset = c->offset, .tangent = {c->normal[1], -c->normal[0]}};
+        g.pair_e[p] = c->e, g.pair_mu[p] = c->mu;
+    }
+    if ((st = imp_trajset_alloc(out, o->n_traj, o->n_steps, &g))) {
+        free(s);
+        return st;
+    }
+    snprintf(out->system, sizeof out->system, "%s", system);
+    snprintf(out->labels, sizeof out->labels, "impact");
+    out->dt = o->dt, out->gravity = o->gravity, out->length = NAN, out->seed = o->seed;
+    imp_rng rng;
+    imp_rng_seed(&rng, o->seed);
+    int D = 2 * n;
+    for (int tr = 0; tr < o->n_traj && !st; tr++) {
+        double q[2 * PTS_MAX], v[2 * PTS_MAX];
+        memset(s->rest, 0, sizeof s->rest);
+        for (int k = 0; k < n; k++) {
+            q[2 * k] = imp_rng_uniform_range(&rng, 0.2, PTS_W - 0.2);
+            q[2 * k + 1] = imp_rng_uniform_range(&rng, 0.5, PTS_H - 0.2);
+            v[2 * k] = imp_rng_uniform_range(&rng, -3.0, 3.0);
+            v[2 * k + 1] = imp_rng_uniform_range(&rng, -3.0, 3.0);
+        }
+        for (int t = 0; t < o->n_steps && !st; t++) {
+            int hit[PTS_MAX] = {0};
+            if (t > 0) st = interval(s, n, q, v, o->dt, hit);
+            size_t off = ((size_t)tr * o->n_steps + t);
+            memcpy(out->q_clean + off * D, q, D * sizeof(double));
+            memcpy(out->qdot_clean + off * D, v, D * sizeof(double));
+            for (int k = 0; k < n; k++) out->contact[off * n + k] = hit[k];
+        }
+    }
+    free(s);
+    if (st) {
+        imp_trajset_free(out);
+        return st;
+    }
+    size_t nq = (size_t)o->n_traj * o->n_steps * D;
+    memcpy(out->q, out->q_clean, nq * sizeof(double));
+    memcpy(out->qdot, out->qdot_clean, nq * sizeof(double));
+    if (o->noise > 0.0) imp_trajset_add_noise(out, o->noise, &rng);
+    return IMP_OK;
+}
