@@ -251,6 +251,24 @@ static void test_hdf5_declared(void)
         free(d);
     }
     imp_source_free(s);
+    /* data of other files: an external link, a dataset stored in a raw
+     * file beside it (external storage), are not read */
+    {
+        hid_t f = H5Fcreate("imp_links.h5", H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+        H5Lcreate_external("imp_root.h5", "/q", f, "qpos", H5P_DEFAULT, H5P_DEFAULT);
+        FILE *raw = fopen("imp_raw.bin", "wb");
+        double v[10] = {0};
+        fwrite(v, sizeof v, 1, raw);
+        fclose(raw);
+        hsize_t d2[2] = {5, 2};
+        hid_t sp = H5Screate_simple(2, d2, NULL), pl = H5Pcreate(H5P_DATASET_CREATE);
+        H5Pset_external(pl, "imp_raw.bin", 0, sizeof v);
+        hid_t d = H5Dcreate2(f, "qvel", H5T_IEEE_F64LE, sp, H5P_DEFAULT, pl, H5P_DEFAULT);
+        CHECK(d >= 0);
+        H5Dclose(d), H5Pclose(pl), H5Sclose(sp), H5Fclose(f);
+    }
+    expect_source_fails("imp_links.h5", "qpos", "no dataset 'qpos'");
+    expect_source_fails("imp_links.h5", "qvel", "outside the file");
     /* defect 4: 2^32 x 2^32 declared, the element count overflowed to 0 */
     hsize_t huge[2] = {(hsize_t)1 << 32, (hsize_t)1 << 32};
     write_h5_declared("imp_huge.h5", 0, "qpos", 2, huge, 0.0);
