@@ -329,6 +329,21 @@ static void test_other_limits(void)
     imp_set_input_limit(4096); /* 1 KB of file, 8 KB as doubles */
     expect_source_fails("imp_bool.npy", "imp_bool.npy", "input limit");
     imp_set_input_limit(0);
+    /* float32 members of an .npz, widened to doubles when it is opened */
+    float *f32 = calloc(1000, sizeof *f32);
+    imp_npy_array fa = {.dtype = IMP_F32, .item_size = 4, .ndim = 1, .shape = {1000}, .count = 1000, .data = f32};
+    imp_npz *z = imp_npz_new();
+    CHECK_OK(imp_npz_add_array(z, "q", &fa));
+    CHECK_OK(imp_npz_save(z, "imp_f32.npz"));
+    imp_npz_free(z);
+    free(f32);
+    imp_set_input_limit(6000); /* 4 KB as float32, 8 KB as doubles */
+    s = NULL;
+    imp_clear_error();
+    st = imp_source_open(&s, "imp_f32.npz", NULL);
+    CHECK_MSG(st != IMP_OK && strstr(imp_last_error(), "input limit"), "%d %s", st, imp_last_error());
+    imp_source_free(s);
+    imp_set_input_limit(0);
 }
 
 int main(void)
