@@ -286,9 +286,9 @@ static void test_hdf5_declared(void)
     imp_set_input_limit(1 << 20);
     expect_source_fails("imp_mid.h5", "qpos", "IMPULSE_MAX_INPUT_BYTES");
     imp_set_input_limit(0);
-    /* 2^20 trajectories of 2 steps in one 3-d dataset (16 MiB of fill):
+    /* 2^18 trajectories of 2 steps in one 3-d dataset (4 MiB of fill):
      * read once, not once per trajectory */
-    hsize_t many[3] = {(hsize_t)1 << 20, 2, 1};
+    hsize_t many[3] = {(hsize_t)1 << 18, 2, 1};
     write_h5_declared("imp_many.h5", 0, "qpos", 3, many, 1.0);
     /* the 1e8 x 4 file from the command line: a clear error, fast, small
      * (ru_maxrss of children: the largest so far, so this one first) */
@@ -302,7 +302,7 @@ static void test_hdf5_declared(void)
     t0 = wall_seconds();
     CHECK(run("import imp_many.h5 --finite-differences --dt 0.1 -o imp_many.npz", err, sizeof err) == 0);
     double secs = wall_seconds() - t0;
-    CHECK_MSG(secs < 30.0, "import of 2^20 declared trajectories: %.1f s", secs);
+    CHECK_MSG(secs < 30.0, "import of 2^18 declared trajectories: %.1f s", secs);
     getrusage(RUSAGE_CHILDREN, &ru);
     CHECK_MSG(TEST_UNDER_ASAN || ru.ru_maxrss < (512 + 256) * 1024L, "peak %ld KiB", ru.ru_maxrss);
 }
