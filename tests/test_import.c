@@ -59,6 +59,14 @@ static void write_npy_npz(void)
     free(b);
 }
 
+/* One dataset `name` of file type ft and space sp in loc, written from data (memory type mt). */
+static void h5_put(hid_t loc, const char *name, hid_t ft, hid_t sp, hid_t mt, const void *data)
+{
+    hid_t d = H5Dcreate2(loc, name, ft, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    H5Dwrite(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, data);
+    H5Dclose(d);
+}
+
 /* Groups run2 and run10 (natural order: run2 is trajectory 0), qpos in
  * float32, qvel in double, contact as integers, time stamps. */
 static void write_h5(const char *path)
@@ -74,18 +82,10 @@ static void write_h5(const char *path)
         double tt[T];
         for (int t = 0; t < T; t++)
             qf[t] = (float)ts.q[(size_t)n * T + t], ci[t] = ts.contact[(size_t)n * T + t] > 0, tt[t] = t * ts.dt;
-        hid_t d = H5Dcreate2(g, "qpos", H5T_IEEE_F32LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-        H5Dwrite(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, qf);
-        H5Dclose(d);
-        d = H5Dcreate2(g, "qvel", H5T_IEEE_F64LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-        H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, ts.qdot + (size_t)n * T);
-        H5Dclose(d);
-        d = H5Dcreate2(g, "contact", H5T_STD_I32LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-        H5Dwrite(d, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, ci);
-        H5Dclose(d);
-        d = H5Dcreate2(g, "time", H5T_IEEE_F64LE, sp1, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-        H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, tt);
-        H5Dclose(d);
+        h5_put(g, "qpos", H5T_IEEE_F32LE, sp, H5T_NATIVE_FLOAT, qf);
+        h5_put(g, "qvel", H5T_IEEE_F64LE, sp, H5T_NATIVE_DOUBLE, ts.qdot + (size_t)n * T);
+        h5_put(g, "contact", H5T_STD_I32LE, sp, H5T_NATIVE_INT, ci);
+        h5_put(g, "time", H5T_IEEE_F64LE, sp1, H5T_NATIVE_DOUBLE, tt);
         H5Sclose(sp), H5Sclose(sp1), H5Gclose(g);
     }
     H5Fclose(f);
@@ -212,12 +212,8 @@ static void write_h5_root(const char *path)
     for (int i = 0; i < 30; i++) v[i] = i;
     hsize_t d2[2] = {5, 2}, d3[3] = {3, 5, 2};
     hid_t s2 = H5Screate_simple(2, d2, NULL), s3 = H5Screate_simple(3, d3, NULL);
-    hid_t d = H5Dcreate2(f, "q", H5T_IEEE_F64LE, s2, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-    H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v);
-    H5Dclose(d);
-    d = H5Dcreate2(f, "qpos", H5T_IEEE_F64LE, s3, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-    H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v);
-    H5Dclose(d);
+    h5_put(f, "q", H5T_IEEE_F64LE, s2, H5T_NATIVE_DOUBLE, v);
+    h5_put(f, "qpos", H5T_IEEE_F64LE, s3, H5T_NATIVE_DOUBLE, v);
     H5Sclose(s2), H5Sclose(s3), H5Fclose(f);
 }
 
