@@ -189,7 +189,7 @@ static int full_array_get(imp_source *s, const char *name, const full_array **ou
     int st = s->kind == SRC_H5 ? imp_h5_read(s->h5, 0, name, &a.d, &a.nd, a.sh) : npz_array(s, name, &a.d, &a.nd, a.sh);
     if (st) return st;
     size_t bytes = a.sh[0] * a.sh[1] * a.sh[2] * sizeof(double); /* each read is within the limit */
-    if (bytes > imp_input_limit() - s->full_bytes)
+    if (s->full_bytes > imp_input_limit() || bytes > imp_input_limit() - s->full_bytes)
         st = imp_fail(IMP_ERR_FORMAT, "%s: '%s' brings the arrays read to more than the input limit of %zu bytes "
                       "(IMPULSE_MAX_INPUT_BYTES)", s->path, name, imp_input_limit());
     full_array *nf = st ? NULL : realloc(s->full, (size_t)(s->n_full + 1) * sizeof *nf);
