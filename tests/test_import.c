@@ -11,7 +11,11 @@
 #include "test.h"
 #include "cli_test.h"
 
+#include "io/source.h"
+
 #include <hdf5.h>
+#include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 enum { NT = 2, T = 150 };
@@ -55,6 +59,14 @@ static void write_npy_npz(void)
     free(b);
 }
 
+/* One dataset `name` of file type ft and space sp in loc, written from data (memory type mt). */
+static void h5_put(hid_t loc, const char *name, hid_t ft, hid_t sp, hid_t mt, const void *data)
+{
+    hid_t d = H5Dcreate2(loc, name, ft, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    H5Dwrite(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, data);
+    H5Dclose(d);
+}
+
 /* Groups run2 and run10 (natural order: run2 is trajectory 0), qpos in
  * float32, qvel in double, contact as integers, time stamps. */
 static void write_h5(const char *path)
@@ -70,18 +82,10 @@ static void write_h5(const char *path)
         double tt[T];
         for (int t = 0; t < T; t++)
             qf[t] = (float)ts.q[(size_t)n * T + t], ci[t] = ts.contact[(size_t)n * T + t] > 0, tt[t] = t * ts.dt;
-        hid_t d = H5Dcreate2(g, "qpos", H5T_IEEE_F32LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-        H5Dwrite(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, qf);
-        H5Dclose(d);
-        d = H5Dcreate2(g, "qvel", H5T_IEEE_F64LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-        H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, ts.qdot + (size_t)n * T);
-        H5Dclose(d);
-        d = H5Dcreate2(g, "contact", H5T_STD_I32LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-        H5Dwrite(d, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, ci);
-        H5Dclose(d);
-        d = H5Dcreate2(g, "time", H5T_IEEE_F64LE, sp1, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-        H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, tt);
-        H5Dclose(d);
+        h5_put(g, "qpos", H5T_IEEE_F32LE, sp, H5T_NATIVE_FLOAT, qf);
+        h5_put(g, "qvel", H5T_IEEE_F64LE, sp, H5T_NATIVE_DOUBLE, ts.qdot + (size_t)n * T);
+        h5_put(g, "contact", H5T_STD_I32LE, sp, H5T_NATIVE_INT, ci);
+        h5_put(g, "time", H5T_IEEE_F64LE, sp1, H5T_NATIVE_DOUBLE, tt);
         H5Sclose(sp), H5Sclose(sp1), H5Gclose(g);
     }
     H5Fclose(f);
@@ -109,6 +113,233 @@ static void check_imported(const char *path, int n_traj, double tol, int labels)
         CHECK(r.mode == IMP_LABELS_AS_GIVEN && r.multi == 0); /* onset applied on import */
     }
     imp_trajset_free(&b);
+}
+
+
+/* ---- hostile files for the readers behind import (issue 26) ---- */
+
+static double wall_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Trajectory `name` of a source as rows x cols, or the failing status. */
+static int source_get(const char *path, const char *name, double **d, size_t *r, size_t *c)
+{
+    imp_source *s = NULL;
+    *d = NULL;
+    int st = imp_source_open(&s, path, NULL);
+    if (!st) st = imp_source_get(s, name, 0, d, r, c);
+    imp_source_free(s);
+    return st;
+}
+
+/* Selections pick exactly the columns listed, in the order listed: repeated
+ * and decreasing indices included; huge or negative indices are errors. */
+static void test_selections(void)
+{
+    enum { R = 40 };
+    FILE *f = fopen("imp_sel.csv", "w");
+    fprintf(f, "k, x0, x1, x2\n");
+    for (int r = 0; r < R; r++) fprintf(f, "%d, %d, %d, %d\n", r, 10 * r + 1, 10 * r + 2, 10 * r + 3);
+    fclose(f);
+    struct { const char *name; int n; int col[8]; } cases[] = {
+        {"x[0,0,0,0]", 4, {0, 0, 0, 0}},     /* defect 1: repeats wrote past the buffer */
+        {"x[2,1,0]", 3, {2, 1, 0}},          /* defect 2: in place, rows [3,2,3] */
+        {"x[2,0:2,2]", 4, {2, 0, 1, 2}},
+        {"x[1],x[0,2],k[0]", 4, {1, 0, 2, -1}},
+        {"x[ 2 , 0 ]", 2, {2, 0}},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        double *d = NULL;
+        size_t r = 0, c = 0;
+        CHECK_OK(source_get("imp_sel.csv", cases[k].name, &d, &r, &c));
+        CHECK_MSG(d && r == R && c == (size_t)cases[k].n, "%s: %zu x %zu", cases[k].name, r, c);
+        int bad = 0;
+        for (size_t i = 0; d && r == R && c == (size_t)cases[k].n && i < r; i++)
+            for (size_t j = 0; j < c; j++) {
+                int col = cases[k].col[j];
+                bad += d[i * c + j] != (col < 0 ? (double)i : 10.0 * (double)i + col + 1);
+            }
+        CHECK_MSG(bad == 0, "%s: %d values not the columns listed", cases[k].name, bad);
+        free(d);
+    }
+    const char *bad[] = {"x[9223372036854775807]", "x[0:9223372036854775807]", "x[18446744073709551617]",
+                         "x[99999999999999999999999999]", "x[-1]", "x[3]", "x[0:4]", "x[2:1]", "x[1:1]",
+                         "x[]", "x[0,]", "x[a]", "x[0", "x[0]]", "x[+1]", "x[1:-2]", "x[0x1]"};
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        double *d = NULL;
+        size_t r, c;
+        imp_clear_error();
+        int st = source_get("imp_sel.csv", bad[k], &d, &r, &c);
+        CHECK_MSG(st == IMP_ERR_INVALID && strstr(imp_last_error(), "x"), "%s: %d '%s'", bad[k], st, imp_last_error());
+        free(d);
+    }
+    /* the issue's command line: rows of x0 four times, exit 0 */
+    char err[4096];
+    CHECK(run("import imp_sel.csv --q 'x[2,1,0]' --finite-differences --dt 0.1 -o imp_sel.npz", err, sizeof err) == 0);
+    imp_trajset b;
+    CHECK_OK(imp_trajset_load(&b, "imp_sel.npz"));
+    CHECK(b.n_steps == R && b.geom.dim == 3 && b.q[0] == 3 && b.q[1] == 2 && b.q[2] == 1 && b.q[3 * 7 + 2] == 71);
+    imp_trajset_free(&b);
+    expect_error("import imp_sel.csv --q 'x[9223372036854775807]' --finite-differences --dt 0.1 -o x.npz", "column");
+}
+
+/* An HDF5 file whose root (or group "g" if group) holds `name` declared as
+ * dims (no data written: chunked, read back as the fill value). */
+static void write_h5_declared(const char *path, int group, const char *name, int nd, const hsize_t *dims, double fill)
+{
+    hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    hid_t loc = group ? H5Gcreate2(f, "g", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT) : f;
+    hsize_t chunk[3] = {1, 1, 1};
+    hid_t sp = H5Screate_simple(nd, dims, NULL), pl = H5Pcreate(H5P_DATASET_CREATE);
+    H5Pset_chunk(pl, nd, chunk);
+    H5Pset_fill_value(pl, H5T_NATIVE_DOUBLE, &fill);
+    hid_t d = H5Dcreate2(loc, name, H5T_IEEE_F64LE, sp, H5P_DEFAULT, pl, H5P_DEFAULT);
+    CHECK(d >= 0);
+    H5Dclose(d), H5Pclose(pl), H5Sclose(sp);
+    if (group) H5Gclose(loc);
+    H5Fclose(f);
+}
+
+/* Root-level datasets: q (steps, 2) and 3-d qpos (trajectories, steps, 2). */
+static void write_h5_root(const char *path)
+{
+    hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    double v[3 * 5 * 2];
+    for (int i = 0; i < 30; i++) v[i] = i;
+    hsize_t d2[2] = {5, 2}, d3[3] = {3, 5, 2};
+    hid_t s2 = H5Screate_simple(2, d2, NULL), s3 = H5Screate_simple(3, d3, NULL);
+    h5_put(f, "q", H5T_IEEE_F64LE, s2, H5T_NATIVE_DOUBLE, v);
+    h5_put(f, "qpos", H5T_IEEE_F64LE, s3, H5T_NATIVE_DOUBLE, v);
+    H5Sclose(s2), H5Sclose(s3), H5Fclose(f);
+}
+
+static void expect_source_fails(const char *path, const char *name, const char *part)
+{
+    double *d = NULL;
+    size_t r, c;
+    imp_clear_error();
+    double t0 = wall_seconds();
+    int st = source_get(path, name, &d, &r, &c);
+    CHECK_MSG(st != IMP_OK && strstr(imp_last_error(), part), "%s %s: %d '%s', want '%s'", path, name, st,
+              imp_last_error(), part);
+    CHECK_MSG(wall_seconds() - t0 < 2.0, "%s: %.1f s to fail", path, wall_seconds() - t0);
+    free(d);
+}
+
+static void test_hdf5_declared(void)
+{
+    /* defect 6: datasets at the root (qsort of no groups) */
+    write_h5_root("imp_root.h5");
+    imp_source *s = NULL;
+    CHECK_OK(imp_source_open(&s, "imp_root.h5", NULL));
+    int n = 0;
+    CHECK_OK(imp_source_n_traj(s, "qpos", &n));
+    CHECK(n == 3);
+    for (int t = 0; t < 3 && s; t++) {
+        double *d = NULL;
+        size_t r = 0, c = 0;
+        CHECK_OK(imp_source_get(s, "qpos[1,0]", t, &d, &r, &c));
+        CHECK(d && r == 5 && c == 2 && d[0] == 10 * t + 1 && d[1] == 10 * t && d[9] == 10 * t + 8);
+        free(d);
+    }
+    imp_source_free(s);
+    /* data of other files: an external link, a dataset stored in a raw
+     * file beside it (external storage), are not read */
+    {
+        hid_t f = H5Fcreate("imp_links.h5", H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+        H5Lcreate_external("imp_root.h5", "/q", f, "qpos", H5P_DEFAULT, H5P_DEFAULT);
+        FILE *raw = fopen("imp_raw.bin", "wb");
+        double v[10] = {0};
+        fwrite(v, sizeof v, 1, raw);
+        fclose(raw);
+        hsize_t d2[2] = {5, 2};
+        hid_t sp = H5Screate_simple(2, d2, NULL), pl = H5Pcreate(H5P_DATASET_CREATE);
+        H5Pset_external(pl, "imp_raw.bin", 0, sizeof v);
+        hid_t d = H5Dcreate2(f, "qvel", H5T_IEEE_F64LE, sp, H5P_DEFAULT, pl, H5P_DEFAULT);
+        CHECK(d >= 0);
+        H5Dclose(d), H5Pclose(pl), H5Sclose(sp), H5Fclose(f);
+    }
+    expect_source_fails("imp_links.h5", "qpos", "no dataset 'qpos'");
+    expect_source_fails("imp_links.h5", "qvel", "outside the file");
+    /* defect 4: 2^32 x 2^32 declared, the element count overflowed to 0 */
+    hsize_t huge[2] = {(hsize_t)1 << 32, (hsize_t)1 << 32};
+    write_h5_declared("imp_huge.h5", 0, "qpos", 2, huge, 0.0);
+    expect_source_fails("imp_huge.h5", "qpos", "input limit");
+    hsize_t huge3[3] = {(hsize_t)1 << 31, (hsize_t)1 << 31, (hsize_t)1 << 31};
+    write_h5_declared("imp_huge3.h5", 1, "qpos", 3, huge3, 0.0);
+    expect_source_fails("imp_huge3.h5", "qpos", "qpos");
+    /* defect 5: 1e8 x 4 with a fill value: refused before reading */
+    hsize_t big[2] = {100000000, 4};
+    write_h5_declared("imp_fill.h5", 0, "qpos", 2, big, 1.0);
+    expect_source_fails("imp_fill.h5", "qpos", "input limit");
+    /* the limit is the one set, not a fixed size: 1e5 x 4 under 1 MiB */
+    hsize_t mid[2] = {100000, 4};
+    write_h5_declared("imp_mid.h5", 0, "qpos", 2, mid, 1.0);
+    imp_set_input_limit(1 << 20);
+    expect_source_fails("imp_mid.h5", "qpos", "IMPULSE_MAX_INPUT_BYTES");
+    imp_set_input_limit(0);
+    /* 2^18 trajectories of 2 steps in one 3-d dataset (4 MiB of fill):
+     * read once, not once per trajectory */
+    hsize_t many[3] = {(hsize_t)1 << 18, 2, 1};
+    write_h5_declared("imp_many.h5", 0, "qpos", 3, many, 1.0);
+    /* the 1e8 x 4 file from the command line: a clear error, fast, small
+     * (ru_maxrss of children: the largest so far, so this one first) */
+    double t0 = wall_seconds();
+    expect_error("import imp_fill.h5 --finite-differences --dt 0.1 -o x.npz", "input limit");
+    CHECK_MSG(wall_seconds() - t0 < 5.0, "%.1f s", wall_seconds() - t0);
+    struct rusage ru;
+    getrusage(RUSAGE_CHILDREN, &ru);
+    CHECK_MSG(TEST_UNDER_ASAN || ru.ru_maxrss < 256 * 1024L, "peak %ld KiB", ru.ru_maxrss);
+    char err[4096];
+    t0 = wall_seconds();
+    CHECK(run("import imp_many.h5 --finite-differences --dt 0.1 -o imp_many.npz", err, sizeof err) == 0);
+    double secs = wall_seconds() - t0;
+    CHECK_MSG(secs < 30.0, "import of 2^18 declared trajectories: %.1f s", secs);
+    getrusage(RUSAGE_CHILDREN, &ru);
+    CHECK_MSG(TEST_UNDER_ASAN || ru.ru_maxrss < (512 + 256) * 1024L, "peak %ld KiB", ru.ru_maxrss);
+}
+
+/* The limit on declared sizes for the other readers: CSV rows, npy/npz
+ * arrays widened to doubles. */
+static void test_other_limits(void)
+{
+    imp_set_input_limit(4096);
+    FILE *f = fopen("imp_rows.csv", "w");
+    fprintf(f, "q\n");
+    for (int i = 0; i < 1000; i++) fprintf(f, "1\n"); /* 2 KB of text, 8 KB of doubles */
+    fclose(f);
+    imp_source *s = NULL;
+    imp_clear_error();
+    int st = imp_source_open(&s, "imp_rows.csv", NULL);
+    CHECK_MSG(st != IMP_OK && strstr(imp_last_error(), "input limit"), "%d %s", st, imp_last_error());
+    imp_source_free(s);
+    unsigned char *b = calloc(1000, 1);
+    imp_npy_array a = {.dtype = IMP_BOOL, .item_size = 1, .ndim = 1, .shape = {1000}, .count = 1000, .data = b};
+    imp_set_input_limit(0);
+    CHECK_OK(imp_npy_save("imp_bool.npy", &a));
+    free(b);
+    imp_set_input_limit(4096); /* 1 KB of file, 8 KB as doubles */
+    expect_source_fails("imp_bool.npy", "imp_bool.npy", "input limit");
+    imp_set_input_limit(0);
+    /* float32 members of an .npz, widened to doubles when it is opened */
+    float *f32 = calloc(1000, sizeof *f32);
+    imp_npy_array fa = {.dtype = IMP_F32, .item_size = 4, .ndim = 1, .shape = {1000}, .count = 1000, .data = f32};
+    imp_npz *z = imp_npz_new();
+    CHECK_OK(imp_npz_add_array(z, "q", &fa));
+    CHECK_OK(imp_npz_save(z, "imp_f32.npz"));
+    imp_npz_free(z);
+    free(f32);
+    imp_set_input_limit(6000); /* 4 KB as float32, 8 KB as doubles */
+    s = NULL;
+    imp_clear_error();
+    st = imp_source_open(&s, "imp_f32.npz", NULL);
+    CHECK_MSG(st != IMP_OK && strstr(imp_last_error(), "input limit"), "%d %s", st, imp_last_error());
+    imp_source_free(s);
+    imp_set_input_limit(0);
 }
 
 int main(void)
@@ -209,5 +440,8 @@ int main(void)
     expect_error("inspect imp_raw.txt", "unknown format");
     expect_error("inspect does_not_exist.npz", "does_not_exist.npz");
     imp_trajset_free(&ts);
+    test_selections();
+    test_hdf5_declared();
+    test_other_limits();
     TEST_MAIN_END();
 }

@@ -42,12 +42,13 @@ from .data import CONTACT_SYSTEMS, Dataset, simulate
 from .impact import (IMPACT_LAWS, GaussianProcess, ImpactData, impact_data, impact_identify, impact_irb,
                      impact_predict, impact_table1)
 from .sweeps import REPRODUCTIONS, reproduce, sweep_plan, sweep_report, sweep_run
+from ._run import TRAIN_FAR_ABOVE_BEST
 from .training import load_model, train
 
 __all__ = ["Error", "Notice", "Dataset", "Model", "ConstrainedModel", "simulate", "train", "load_model", "library_path",
            "blas_core", "CONTACT_SYSTEMS", "CONTACT_MODELS", "CONSTRAINED_MODELS", "IMPACT_LAWS",
            "impact_data", "ImpactData", "impact_predict", "impact_irb", "impact_identify", "impact_table1", "GaussianProcess", "version",
-           "REPRODUCTIONS", "sweep_plan", "sweep_run", "sweep_report", "reproduce"]
+           "REPRODUCTIONS", "sweep_plan", "sweep_run", "sweep_report", "reproduce", "TRAIN_FAR_ABOVE_BEST"]
 version = __version__
 library_path: str = _lib.path
 

@@ -41,6 +41,7 @@ class _Interrupt:
 
 EpochCallback = Callable[[int, dict], "bool | None"]
 STOP_NAMES = ("finished", "stopped", "diverged", "failed")
+TRAIN_FAR_ABOVE_BEST = 10.0  # include/impulse/train.h IMP_TRAIN_FAR_ABOVE_BEST
 
 
 class Loss(dict):
@@ -159,10 +160,14 @@ class _Hooks:
     on_epoch, the loss history, the report, the JSON-lines log, resumable state."""
 
     def __init__(self, hooks, epochs, callback, intr, log=None, resume=None, state=None, checkpoint_every=0,
-                 checkpoint_seconds=0.0, diverge_factor=None, progress=True):
+                 checkpoint_seconds=0.0, diverge_factor=None, progress=True, keep="best"):
         self.callback, self.intr, self.history = callback, intr, []
         mode = Progress.mode(progress)
         self.progress = Progress(mode) if mode else None
+        if log and resume:  # the log's lines of epochs after the state's would repeat
+            epoch = ctypes.c_int(0)
+            if _lib.lib.imp_train_state_epoch(os.fsencode(resume), ctypes.byref(epoch)) == 0:
+                _lib.check(_lib.lib.imp_train_log_truncate(os.fsencode(log), epoch.value))
         self.log = open(log, "a" if resume else "w") if log else None
         self.report = _lib.TrainReport()
         self.losses = np.full(max(epochs, 1), np.nan)
@@ -172,6 +177,9 @@ class _Hooks:
         hooks.loss_history, hooks.report = ptr(self.losses), ctypes.pointer(self.report)
         if diverge_factor is not None:
             hooks.diverge_factor = diverge_factor
+        if keep not in ("best", "last"):
+            raise Error(f"keep: '{keep}' is neither 'best' nor 'last'")
+        hooks.keep = 1 if keep == "last" else 0
         hooks.state_path, hooks.resume_path = self._keep
         hooks.state_every, hooks.state_seconds = checkpoint_every, checkpoint_seconds
         if (checkpoint_every or checkpoint_seconds) and not state:
@@ -216,6 +224,7 @@ class _Hooks:
         model.loss_history = self.losses[:r.epochs_done].copy() if r.epochs_done > 0 else np.empty(0)
         model.report = {"end": STOP_NAMES[r.stop] if 0 <= r.stop < 4 else str(r.stop), "epochs_done": r.epochs_done,
                         "resumed_at": r.resumed_at, "best_epoch": r.best_epoch, "best_loss": r.best_loss,
-                        "final_loss": r.final_loss, "seconds": r.seconds}
+                        "final_loss": r.final_loss, "seconds": r.seconds, "kept_epoch": r.kept_epoch,
+                        "far_above_best": bool(r.far_above_best)}
         model.stopped_early = r.stop == 1
         model.interrupted = self.intr.hit

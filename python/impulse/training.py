@@ -15,7 +15,7 @@ from .constrained import CONSTRAINED_MODELS, ConstrainedModel, _train_constraine
 from .contact import CONTACT_MODELS, Model, _train_contact
 
 
-_RUN_OPTIONS = ("log", "resume", "state", "checkpoint_every", "checkpoint_seconds", "diverge_factor", "progress")
+_RUN_OPTIONS = ("log", "resume", "state", "checkpoint_every", "checkpoint_seconds", "diverge_factor", "progress", "keep")
 
 
 def train(model: str, data, *, output: str | os.PathLike | None = None, epochs: int | None = None,
@@ -30,15 +30,20 @@ def train(model: str, data, *, output: str | os.PathLike | None = None, epochs: 
         and --json; 'total' is its deprecated alias), its terms (contact
         family: state, contact, l2), lr and seconds; return True to stop training after
         this epoch. Ctrl-C stops training at the end of the current epoch. A
-        stopped run returns the best model so far (lowest epoch loss); a run
-        that ends normally returns the last epoch's.
+        run returns its best model (lowest epoch loss), whether it finished,
+        was stopped or diverged; keep='last' returns a finished run's last
+        epoch instead. report['kept_epoch'] says which epoch was returned, and
+        report['far_above_best'] is True when a finished run's final loss is
+        more than 10 times its best (impulse.TRAIN_FAR_ABOVE_BEST; the CLI's
+        exit status 3).
     Run options (both families, as the CLI's): log (path of a JSON-lines
         per-epoch log, the CLI's format; `impulse plot-log` draws it), state
         (path of a resumable training state, written every checkpoint_every
         epochs and/or checkpoint_seconds seconds and at the end), resume
         (continue from such a state: bit-identical to an uninterrupted run),
         diverge_factor (stop when an epoch's loss exceeds this many times the
-        best, keeping the best model; default 1e3), progress (True, the
+        best, keeping the best model; default 1e3), keep ('best', the
+        default, or 'last'), progress (True, the
         default: epoch, loss, best, rate and ETA on one line rewritten in
         place on a terminal, a display updated in place in Jupyter, a line
         every 30 s otherwise (IMPULSE_PROGRESS_SECONDS); False: nothing).
@@ -67,7 +72,8 @@ def train(model: str, data, *, output: str | os.PathLike | None = None, epochs: 
         --max-substeps), skip_factor (0: off; as the CLI's --skip-factor).
     Returns a Model or ConstrainedModel with .history (one dict per epoch),
     .loss_history (numpy array, epoch loss), .report (end: finished, stopped
-    or diverged; epochs_done, best_epoch, best_loss, final_loss, seconds;
+    or diverged; epochs_done, best_epoch, best_loss, final_loss, seconds,
+    kept_epoch, far_above_best;
     constrained models also substepped_windows, max_substeps, skipped_batches),
     .stopped_early and .interrupted (Ctrl-C). A diverged run raises
     impulse.Error.

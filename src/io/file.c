@@ -232,6 +232,14 @@ static int read_stdin(unsigned char **data, size_t *len)
     return st;
 }
 
+int imp_input_budget(size_t count, size_t size, const char *what)
+{
+    size_t bytes;
+    if (imp_size_mul(count, size, &bytes) && bytes <= imp_input_limit()) return IMP_OK;
+    return imp_fail(IMP_ERR_FORMAT, "%s: %zu values of %zu bytes exceed the input limit of %zu bytes "
+                    "(IMPULSE_MAX_INPUT_BYTES)", what, count, size, imp_input_limit());
+}
+
 int imp_read_file(const char *path, unsigned char **data, size_t *len)
 {
     if (!path || !data || !len) return imp_fail(IMP_ERR_INVALID, "read_file: NULL argument");

@@ -23,6 +23,11 @@ static inline int imp_size_mul(size_t a, size_t b, size_t *out)
     return 1;
 }
 
+/* `count` values of `size` bytes each within the input limit
+ * (imp_input_limit), checked before they are allocated: IMP_OK, or
+ * IMP_ERR_FORMAT naming `what` and IMPULSE_MAX_INPUT_BYTES. */
+int imp_input_budget(size_t count, size_t size, const char *what);
+
 /* Little-endian field access for the ZIP and .npy headers (never assumes
  * the host order or alignment). */
 static inline uint16_t imp_rd16(const unsigned char *p) { return (uint16_t)(p[0] | (p[1] << 8)); }

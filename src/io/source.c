@@ -1,8 +1,10 @@
+#define _POSIX_C_SOURCE 200809L
 /* Named arrays per trajectory from numpy, CSV and HDF5 files (see source.h):
  * name lists and column selections, and the slicing of 3-d arrays and CSV
  * trajectory columns into trajectories. */
 #include "io/source.h"
 #include "core/num.h"
+#include "io/io_internal.h"
 #include "impulse/core.h"
 #include "impulse/io.h"
 
@@ -11,8 +13,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 enum { SRC_NPZ, SRC_NPY, SRC_CSV, SRC_H5 };
+
+/* A whole array as doubles (npz, npy, HDF5 root), read once: 3-d arrays
+ * are sliced per trajectory from it rather than read again each time. */
+typedef struct {
+    char *name;
+    double *d;
+    int nd;
+    size_t sh[3];
+} full_array;
 
 struct imp_source {
     int kind;
@@ -23,6 +35,9 @@ struct imp_source {
     int n_seg;     /* CSV: trajectories */
     size_t *seg;   /* CSV: n_seg + 1 row offsets */
     imp_h5 *h5;
+    full_array *full; /* arrays read so far, within the input limit together */
+    int n_full;
+    size_t full_bytes;
 };
 
 static int ends_with(const char *s, const char *suffix)
@@ -58,6 +73,11 @@ int imp_source_open(imp_source **out, const char *path, const char *traj_key)
     if (ends_with(path, ".npz")) {
         s->kind = SRC_NPZ;
         st = imp_npz_load(&s->npz, path);
+        /* float32 members become doubles: twice their bytes, within the limit */
+        size_t n32 = 0;
+        for (size_t i = 0; !st && i < imp_npz_count(s->npz); i++)
+            if (imp_npz_at(s->npz, i)->dtype == IMP_F32) n32 += imp_npz_at(s->npz, i)->count;
+        if (!st) st = imp_input_budget(n32, sizeof(double), path);
         if (!st) st = imp_npz_widen_f32(s->npz);
     } else if (ends_with(path, ".npy")) {
         s->kind = SRC_NPY;
@@ -109,6 +129,8 @@ void imp_source_free(imp_source *s)
     imp_csv_free(&s->csv);
     free(s->seg);
     imp_h5_close(s->h5);
+    for (int i = 0; i < s->n_full; i++) free(s->full[i].name), free(s->full[i].d);
+    free(s->full);
     free(s);
 }
 
@@ -117,9 +139,14 @@ static int npz_array(imp_source *s, const char *name, double **data, int *ndim, 
 {
     const imp_npy_array *a = imp_npz_find(s->npz, name);
     if (!a && s->kind == SRC_NPY) {
+        if (access(name, F_OK) != 0) return imp_fail(IMP_ERR_NOT_FOUND, "%s: no such .npy file", name);
         imp_npy_array arr;
         int st = imp_npy_load(&arr, name);
         if (st) return st;
+        if ((st = imp_input_budget(arr.count, sizeof(double), name))) { /* as doubles */
+            imp_npy_array_clear(&arr);
+            return st;
+        }
         st = imp_npz_add_array(s->npz, name, &arr);
         imp_npy_array_clear(&arr);
         if (!st) st = imp_npz_widen_f32(s->npz);
@@ -131,9 +158,10 @@ static int npz_array(imp_source *s, const char *name, double **data, int *ndim, 
         return imp_fail(IMP_ERR_SHAPE, "%s: '%s' has %d dimensions, need 1 to 3 (steps, columns)", s->path, name, a->ndim);
     *ndim = a->ndim;
     for (int i = 0; i < 3; i++) shape[i] = i < a->ndim ? a->shape[i] : 1;
+    int st = imp_input_budget(a->count, sizeof(double), name);
+    if (st) return st;
     double *d = malloc((a->count ? a->count : 1) * sizeof *d);
     if (!d) return imp_fail(IMP_ERR_NOMEM, "%s: out of memory", name);
-    int st = IMP_OK;
     if (a->dtype == IMP_F64) {
         memcpy(d, a->data, a->count * sizeof *d);
         st = imp_check_finite(d, a->count, name);
@@ -148,6 +176,32 @@ static int npz_array(imp_source *s, const char *name, double **data, int *ndim, 
         return st;
     }
     *data = d;
+    return IMP_OK;
+}
+
+/* Array `name` whole (npz, npy, HDF5 root), read on first use; the arrays
+ * read from one file stay within the input limit together. */
+static int full_array_get(imp_source *s, const char *name, const full_array **out)
+{
+    for (int i = 0; i < s->n_full; i++)
+        if (!strcmp(s->full[i].name, name)) return *out = &s->full[i], IMP_OK;
+    full_array a = {0};
+    int st = s->kind == SRC_H5 ? imp_h5_read(s->h5, 0, name, &a.d, &a.nd, a.sh) : npz_array(s, name, &a.d, &a.nd, a.sh);
+    if (st) return st;
+    size_t bytes = a.sh[0] * a.sh[1] * a.sh[2] * sizeof(double); /* each read is within the limit */
+    if (s->full_bytes > imp_input_limit() || bytes > imp_input_limit() - s->full_bytes)
+        st = imp_fail(IMP_ERR_FORMAT, "%s: '%s' brings the arrays read to more than the input limit of %zu bytes "
+                      "(IMPULSE_MAX_INPUT_BYTES)", s->path, name, imp_input_limit());
+    full_array *nf = st ? NULL : realloc(s->full, (size_t)(s->n_full + 1) * sizeof *nf);
+    if (!st && nf) s->full = nf;
+    if (!st && (!nf || !(a.name = strdup(name)))) st = imp_fail(IMP_ERR_NOMEM, "%s: out of memory", name);
+    if (st) {
+        free(a.d);
+        return st;
+    }
+    s->full[s->n_full] = a;
+    s->full_bytes += bytes;
+    *out = &s->full[s->n_full++];
     return IMP_OK;
 }
 
@@ -188,58 +242,81 @@ static int get_base(imp_source *s, const char *base, int traj, double **data, si
         *data = d, *rows = R, *cols = (size_t)n;
         return IMP_OK;
     }
-    double *full = NULL;
-    int nd = 0;
     size_t sh[3];
-    int st;
-    if (s->kind == SRC_H5) {
-        int g = imp_h5_n_groups(s->h5) ? traj : 0;
-        if (imp_h5_n_groups(s->h5) && traj >= imp_h5_n_groups(s->h5))
+    int nd = 0, st;
+    if (s->kind == SRC_H5 && imp_h5_n_groups(s->h5)) {
+        /* one group per trajectory: read that group's dataset */
+        if (traj >= imp_h5_n_groups(s->h5))
             return imp_fail(IMP_ERR_INVALID, "%s: no trajectory group %d", s->path, traj);
-        st = imp_h5_read(s->h5, g, base, &full, &nd, sh);
-        if (!st && imp_h5_n_groups(s->h5)) {
-            if (nd == 3) st = imp_fail(IMP_ERR_SHAPE, "%s: '%s' is 3-d inside a trajectory group", s->path, base);
-            traj = 0;
+        double *d = NULL;
+        if ((st = imp_h5_read(s->h5, traj, base, &d, &nd, sh))) return st;
+        if (nd == 3) {
+            free(d);
+            return imp_fail(IMP_ERR_SHAPE, "%s: '%s' is 3-d inside a trajectory group", s->path, base);
         }
-    } else {
-        st = npz_array(s, base, &full, &nd, sh);
+        *data = d, *rows = sh[0], *cols = nd == 2 ? sh[1] : 1;
+        return IMP_OK;
     }
-    if (st) return st;
-    size_t T = nd == 3 ? sh[1] : sh[0], C = nd == 3 ? sh[2] : nd == 2 ? sh[1] : 1;
-    if (nd == 3 ? (size_t)traj >= sh[0] : traj > 0) {
-        free(full);
+    const full_array *a = NULL;
+    if ((st = full_array_get(s, base, &a))) return st;
+    nd = a->nd;
+    size_t T = nd == 3 ? a->sh[1] : a->sh[0], C = nd == 3 ? a->sh[2] : nd == 2 ? a->sh[1] : 1;
+    if (nd == 3 ? (size_t)traj >= a->sh[0] : traj > 0)
         return imp_fail(IMP_ERR_SHAPE, "%s: '%s' holds %zu trajectories, trajectory %d asked for", s->path, base,
-                        nd == 3 ? sh[0] : (size_t)1, traj);
-    }
-    if (nd == 3) memmove(full, full + (size_t)traj * T * C, T * C * sizeof *full);
-    *data = full, *rows = T, *cols = C;
+                        nd == 3 ? a->sh[0] : (size_t)1, traj);
+    /* T x C is within the array, itself within the limit: no overflow */
+    size_t TC = T * C;
+    double *d = malloc((TC ? TC : 1) * sizeof *d);
+    if (!d) return imp_fail(IMP_ERR_NOMEM, "%s: out of memory", base);
+    if (TC) memcpy(d, a->d + (nd == 3 ? (size_t)traj * TC : 0), TC * sizeof *d);
+    *data = d, *rows = T, *cols = C;
     return IMP_OK;
 }
 
-/* NAME[sel]: the column indices selected, into idx (at most cap). */
+/* One column number of a selection at *pp (decimal digits, blanks around
+ * allowed): its value, or SIZE_MAX when it does not fit; *pp moves past it. */
+static int parse_index(const char **pp, size_t *out, const char *name, const char *sel)
+{
+    const char *p = *pp;
+    while (*p == ' ' || *p == '\t') p++;
+    if (!isdigit((unsigned char)*p))
+        return imp_fail(IMP_ERR_INVALID, "%s: column selection '[%s' is not [i], [i:j] or [i,j,...] (column numbers "
+                        "from 0)", name, sel);
+    size_t v = 0;
+    for (; isdigit((unsigned char)*p); p++)
+        v = v > (SIZE_MAX - 9) / 10 ? SIZE_MAX : v * 10 + (size_t)(*p - '0');
+    while (*p == ' ' || *p == '\t') p++;
+    *pp = p, *out = v;
+    return IMP_OK;
+}
+
+/* NAME[sel]: the column indices selected, in the order given (repeats and
+ * decreasing indices allowed), into idx (at most cap). */
 static int parse_selection(const char *sel, size_t ncols, size_t *idx, size_t cap, size_t *n, const char *name)
 {
     *n = 0;
     const char *p = sel;
-    while (*p && *p != ']') {
-        char *end;
-        long a = strtol(p, &end, 10), b;
-        if (end == p) return imp_fail(IMP_ERR_INVALID, "%s: column selection '[%s' is not [i], [i:j] or [i,j,...]", name, sel);
-        p = end;
+    for (;;) {
+        size_t a, b;
+        const char *at = p;
+        int st = parse_index(&p, &a, name, sel);
+        if (st) return st;
+        if (a >= ncols)
+            return imp_fail(IMP_ERR_INVALID, "%s: column %.*s selected, it has %zu columns", name,
+                            (int)(p - at < 40 ? p - at : 40), at, ncols);
         if (*p == ':') {
-            b = strtol(p + 1, &end, 10);
-            if (end == p + 1) return imp_fail(IMP_ERR_INVALID, "%s: selection '[%s': i:j needs j", name, sel);
-            p = end;
+            at = ++p;
+            if ((st = parse_index(&p, &b, name, sel))) return st;
+            if (b > ncols || b <= a)
+                return imp_fail(IMP_ERR_INVALID, "%s: columns %zu:%.*s selected (half-open, i < j), it has %zu columns",
+                                name, a, (int)(p - at < 40 ? p - at : 40), at, ncols);
         } else {
             b = a + 1;
         }
-        if (a < 0 || b > (long)ncols || a >= b)
-            return imp_fail(IMP_ERR_INVALID, "%s: columns %ld..%ld selected, it has %zu", name, a, b - 1, ncols);
-        for (long i = a; i < b; i++) {
-            if (*n >= cap) return imp_fail(IMP_ERR_INVALID, "%s: too many columns selected", name);
-            idx[(*n)++] = (size_t)i;
-        }
-        if (*p == ',') p++;
+        if (b - a > cap - *n) return imp_fail(IMP_ERR_INVALID, "%s: more than %zu columns selected", name, cap);
+        for (size_t i = a; i < b; i++) idx[(*n)++] = i;
+        if (*p != ',') break;
+        p++;
     }
     if (*p != ']' || p[1]) return imp_fail(IMP_ERR_INVALID, "%s: column selection must end the name with ']'", name);
     return IMP_OK;
@@ -268,18 +345,23 @@ int imp_source_get(imp_source *s, const char *name, int traj, double **data, siz
         size_t r = 0, c = 0;
         st = get_base(s, part, traj, &d, &r, &c);
         if (!st && br) {
-            size_t idx[256], n;
+            size_t idx[256], n = 0;
+            double *sd = NULL;
             st = parse_selection(br + 1, c, idx, 256, &n, part);
+            if (!st) st = imp_input_budget(r < SIZE_MAX / n ? r * n : SIZE_MAX, sizeof *sd, part);
+            if (!st && !(sd = malloc((r ? r * n : 1) * sizeof *sd))) st = imp_fail(IMP_ERR_NOMEM, "%s: out of memory", part);
             if (!st) {
                 for (size_t i = 0; i < r; i++)
-                    for (size_t j = 0; j < n; j++) d[i * n + j] = d[i * c + idx[j]];
-                c = n;
+                    for (size_t j = 0; j < n; j++) sd[i * n + j] = d[i * c + idx[j]];
+                free(d);
+                d = sd, c = n;
             }
         }
         if (!st && acc && r != R)
             st = imp_fail(IMP_ERR_SHAPE, "%s: '%s' has %zu samples, the names before it %zu", s->path, part, r, R);
+        if (!st) st = imp_input_budget(r < SIZE_MAX / (C + c + 1) ? r * (C + c) : SIZE_MAX, sizeof(double), name);
         if (!st) {
-            double *na = malloc(r * (C + c) * sizeof *na);
+            double *na = malloc((r && C + c ? r * (C + c) : 1) * sizeof *na);
             if (!na) st = imp_fail(IMP_ERR_NOMEM, "%s: out of memory", name);
             for (size_t i = 0; !st && i < r; i++) {
                 if (C) memcpy(na + i * (C + c), acc + i * C, C * sizeof *na);
@@ -304,8 +386,9 @@ int imp_source_has(imp_source *s, const char *name)
     size_t r = 0, c = 0;
     int st = imp_source_get(s, name, 0, &d, &r, &c);
     free(d);
-    if (st) imp_clear_error();
-    return st == IMP_OK;
+    if (st != IMP_ERR_NOT_FOUND) return st ? st : 1;
+    imp_clear_error();
+    return 0;
 }
 
 int imp_source_n_traj(imp_source *s, const char *q_name, int *n)
@@ -316,13 +399,10 @@ int imp_source_n_traj(imp_source *s, const char *q_name, int *n)
     char base[1024];
     snprintf(base, sizeof base, "%s", q_name);
     base[strcspn(base, ",[")] = '\0';
-    double *d = NULL;
-    int nd = 0;
-    size_t sh[3];
-    int st = s->kind == SRC_H5 ? imp_h5_read(s->h5, 0, base, &d, &nd, sh) : npz_array(s, base, &d, &nd, sh);
-    free(d);
+    const full_array *a = NULL;
+    int st = full_array_get(s, base, &a);
     if (st) return st;
-    *n = nd == 3 ? (int)(sh[0] < 1u << 24 ? sh[0] : 1u << 24) : 1;
+    *n = a->nd == 3 ? (int)(a->sh[0] < 1u << 24 ? a->sh[0] : 1u << 24) : 1;
     return IMP_OK;
 }
 

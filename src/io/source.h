@@ -29,7 +29,8 @@ const char *imp_source_format(const imp_source *s);
 /* Trajectory i's array `name` as a malloc'd rows x cols matrix (C order).
  * IMP_ERR_NOT_FOUND (message naming it) when absent. */
 int imp_source_get(imp_source *s, const char *name, int traj, double **data, size_t *rows, size_t *cols);
-/* 1 if the name exists (no error recorded). */
+/* 1 if the name exists, 0 if not (no error recorded); the status of any
+ * other failure (a malformed name, an array beyond the input limit). */
 int imp_source_has(imp_source *s, const char *name);
 /* One line listing the arrays/columns found (for messages), into buf. */
 void imp_source_list(const imp_source *s, char *buf, size_t cap);

@@ -8,6 +8,7 @@
 #include "core/num.h"
 #include "impulse/core.h"
 #include "impulse/io.h"
+#include "io/io_internal.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -88,7 +89,13 @@ int imp_csv_read(imp_csv *c, const char *path)
                     break;
                 }
                 if (c->n_rows == cap_rows) {
-                    size_t nc = cap_rows ? 2 * cap_rows : 256;
+                    /* the values as doubles within the input limit (up to
+                     * 4 times the text: "1," is 2 bytes, a double 8) */
+                    size_t nc = cap_rows ? 2 * cap_rows : 256, most = imp_input_limit() / sizeof(double) / (size_t)c->n_cols;
+                    if (nc > most) nc = most > c->n_rows ? most : c->n_rows + 1;
+                    char what[300];
+                    snprintf(what, sizeof what, "%s: %zu rows of %d columns", path, c->n_rows + 1, c->n_cols);
+                    if ((st = imp_input_budget(nc * (size_t)c->n_cols, sizeof(double), what))) break;
                     double *nv = realloc(c->values, nc * (size_t)c->n_cols * sizeof *nv);
                     if (!nv) {
                         st = imp_fail(IMP_ERR_NOMEM, "%s: out of memory at line %zu", path, lineno);

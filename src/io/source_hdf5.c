@@ -6,6 +6,7 @@
  * (HDF5 converts float32 and integers); HDF5's own error printing is off. */
 #include "io/source.h"
 #include "impulse/core.h"
+#include "io/io_internal.h"
 
 #include <ctype.h>
 #include <hdf5.h>
@@ -22,9 +23,9 @@ struct imp_h5 {
 
 static herr_t collect(hid_t loc, const char *name, const H5L_info_t *info, void *user)
 {
-    (void)info;
     imp_h5 *h = user;
     H5O_info_t oi;
+    if (info->type != H5L_TYPE_HARD) return 0; /* soft and external links are not trajectories */
     if (H5Oget_info_by_name(loc, name, &oi, H5P_DEFAULT) < 0 || oi.type != H5O_TYPE_GROUP) return 0;
     char **ng = realloc(h->groups, (size_t)(h->n_groups + 1) * sizeof *ng);
     if (!ng) return -1;
@@ -69,7 +70,7 @@ int imp_h5_open(imp_h5 **out, const char *path)
         imp_h5_close(h);
         return imp_fail(IMP_ERR_FORMAT, "%s: cannot list its groups", path);
     }
-    qsort(h->groups, (size_t)h->n_groups, sizeof *h->groups, natural_cmp);
+    if (h->n_groups > 1) qsort(h->groups, (size_t)h->n_groups, sizeof *h->groups, natural_cmp);
     *out = h;
     return IMP_OK;
 }
@@ -91,13 +92,44 @@ int imp_h5_has(imp_h5 *h, int g, const char *name)
 {
     hid_t loc = location(h, g);
     if (loc < 0) return 0;
-    int ok = H5Lexists(loc, name, H5P_DEFAULT) > 0;
+    /* a dataset of this file: hard links only (an external link, or a soft
+     * one leading to it, would open another file) */
+    H5L_info_t li;
+    int ok = H5Lexists(loc, name, H5P_DEFAULT) > 0 && H5Lget_info(loc, name, &li, H5P_DEFAULT) >= 0 &&
+             li.type == H5L_TYPE_HARD;
     if (ok) {
         H5O_info_t oi;
         ok = H5Oget_info_by_name(loc, name, &oi, H5P_DEFAULT) >= 0 && oi.type == H5O_TYPE_DATASET;
     }
     if (loc != h->file) H5Gclose(loc);
     return ok;
+}
+
+/* Storage HDF5 would read for the dataset: data in this file only (no
+ * external or virtual sources), chunks within the input limit. */
+static int storage_check(hid_t ds, int nd, const char *what)
+{
+    hid_t pl = H5Dget_create_plist(ds);
+    if (pl < 0) return imp_fail(IMP_ERR_FORMAT, "%s: unreadable dataset properties", what);
+    int st = IMP_OK;
+    H5D_layout_t lay = H5Pget_layout(pl);
+    if (lay == H5D_VIRTUAL || H5Pget_external_count(pl) != 0)
+        st = imp_fail(IMP_ERR_UNSUPPORTED, "%s: data stored outside the file (external or virtual dataset)", what);
+    else if (lay == H5D_CHUNKED) {
+        hsize_t ch[H5S_MAX_RANK];
+        int cn = H5Pget_chunk(pl, H5S_MAX_RANK, ch);
+        size_t n = 1, ts = 0;
+        hid_t ty = H5Dget_type(ds);
+        if (ty >= 0) ts = H5Tget_size(ty), H5Tclose(ty);
+        if (cn != nd || ts == 0) st = imp_fail(IMP_ERR_FORMAT, "%s: unreadable chunk layout", what);
+        for (int i = 0; !st && i < cn; i++)
+            if (ch[i] > SIZE_MAX || !imp_size_mul(n, (size_t)ch[i], &n)) n = SIZE_MAX;
+        if (!st) st = imp_input_budget(n, ts, what);
+    } else if (lay < 0) {
+        st = imp_fail(IMP_ERR_FORMAT, "%s: unreadable dataset layout", what);
+    }
+    H5Pclose(pl);
+    return st;
 }
 
 int imp_h5_read(imp_h5 *h, int g, const char *name, double **data, int *ndim, size_t shape[3])
@@ -119,13 +151,14 @@ int imp_h5_read(imp_h5 *h, int g, const char *name, double **data, int *ndim, si
     else if (cls != H5T_FLOAT && cls != H5T_INTEGER && cls != H5T_ENUM)
         st = imp_fail(IMP_ERR_SHAPE, "%s: %s/%s: not numbers (HDF5 class %d)", h->path, where, name, (int)cls);
     size_t n = 1;
-    if (!st) {
-        H5Sget_simple_extent_dims(sp, dims, NULL);
-        for (int i = 0; i < nd; i++) {
-            if (dims[i] > ((hsize_t)1 << 32)) st = imp_fail(IMP_ERR_SHAPE, "%s: %s/%s: dimension too large", h->path, where, name);
-            n *= (size_t)dims[i];
-        }
-    }
+    char what[600];
+    snprintf(what, sizeof what, "%s: %s%s%s", h->path, h->n_groups ? where : "", h->n_groups ? "/" : "", name);
+    if (!st && H5Sget_simple_extent_dims(sp, dims, NULL) < 0) st = imp_fail(IMP_ERR_FORMAT, "%s: unreadable shape", what);
+    /* the declared size, before anything is read or allocated */
+    for (int i = 0; !st && i < nd; i++)
+        if (dims[i] > SIZE_MAX || !imp_size_mul(n, (size_t)dims[i], &n)) n = SIZE_MAX;
+    if (!st) st = imp_input_budget(n, sizeof(double), what);
+    if (!st) st = storage_check(ds, nd, what);
     double *d = NULL;
     if (!st && !(d = malloc((n ? n : 1) * sizeof *d))) st = imp_fail(IMP_ERR_NOMEM, "%s/%s: out of memory", where, name);
     if (!st && H5Dread(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, d) < 0)

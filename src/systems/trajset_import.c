@@ -5,6 +5,7 @@
  * asked, the contact geometry and physical constants taken from the
  * options. Every missing piece is named with the option that supplies it. */
 #include "impulse/contact_systems.h"
+#include "io/io_internal.h"
 #include "io/source.h"
 
 #include <math.h>
@@ -18,12 +19,17 @@ void imp_import_opts_default(imp_import_opts *o)
     o->restitution = o->gravity = o->length = NAN;
 }
 
-/* The first of the candidate names the source has (or the given one). */
-static const char *pick(imp_source *s, const char *given, const char *a, const char *b)
+/* The first of the candidate names the source has (or the given one);
+ * *st keeps the first failure other than "absent". */
+static const char *pick(imp_source *s, const char *given, const char *a, const char *b, int *st)
 {
-    if (given) return given;
-    if (imp_source_has(s, a)) return a;
-    if (b && imp_source_has(s, b)) return b;
+    if (given || *st) return given;
+    const char *names[2] = {a, b};
+    for (int i = 0; i < 2 && names[i]; i++) {
+        int h = imp_source_has(s, names[i]);
+        if (h < 0) return *st = h, NULL;
+        if (h) return names[i];
+    }
     return NULL;
 }
 
@@ -54,11 +60,11 @@ int imp_trajset_import(const char *path, const imp_import_opts *o, imp_trajset *
     snprintf(notes->format, sizeof notes->format, "%s", imp_source_format(s));
     char listing[512];
     imp_source_list(s, listing, sizeof listing);
-    const char *qn = pick(s, o->q, "q", "qpos"), *vn = o->finite_differences ? NULL : pick(s, o->qdot, "qdot", "qvel");
-    const char *cn = pick(s, o->contact, "contact", NULL), *tn = pick(s, o->time, "t", "time");
+    const char *qn = pick(s, o->q, "q", "qpos", &st), *vn = o->finite_differences ? NULL : pick(s, o->qdot, "qdot", "qvel", &st);
+    const char *cn = pick(s, o->contact, "contact", NULL, &st), *tn = pick(s, o->time, "t", "time", &st);
     int n_traj = 0;
     double *q = NULL, *v = NULL, *c = NULL, *t = NULL;
-    if (!qn)
+    if (!st && !qn)
         st = imp_fail(IMP_ERR_NOT_FOUND, "%s: no positions 'q' or 'qpos' (%s): name them with --q NAME", path, listing);
     if (!st && !vn && !o->finite_differences)
         st = imp_fail(IMP_ERR_NOT_FOUND,
@@ -109,6 +115,12 @@ int imp_trajset_import(const char *path, const imp_import_opts *o, imp_trajset *
                     imp_clear_error();
                 }
                 if (!st) st = imp_contact_geometry_check(&g);
+                /* what import builds (positions, velocities, their clean
+                 * copies, labels) is within the input limit too */
+                size_t nv = (size_t)n_traj * (size_t)T, per = 4 * (size_t)K * (size_t)d + (size_t)K + 1;
+                char what[600];
+                snprintf(what, sizeof what, "%s: %d trajectories x %d samples", path, n_traj, T);
+                if (!st) st = imp_input_budget(nv <= SIZE_MAX / per ? nv * per : SIZE_MAX, sizeof(double), what);
                 if (!st) st = imp_trajset_alloc(out, n_traj, T, &g);
                 out->has_contact = cn != NULL;
                 notes->n_traj = n_traj;
