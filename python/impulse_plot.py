@@ -105,7 +105,9 @@ def draw_element(ax, el, data, np, styler):
         x = arr("x")
         few = x.size == 1 and marker in ("X", "*", "P")  # an annotated point, not a series
         # dense series: small translucent markers, so those beneath show through
-        ax.scatter(x, arr("y"), marker=marker, color=map_color(color), s=90 if few else 8 if x.size >= 200 else 14,
+        # an annotated star is drawn larger than a cross, so one on top of the other leaves both visible
+        ax.scatter(x, arr("y"), marker=marker, color=map_color(color),
+                   s=(200 if marker == "*" else 80) if few else 8 if x.size >= 200 else 14,
                    alpha=None if few or x.size < 50 else 0.5 if x.size >= 200 else 0.75,
                    zorder=6 if few else 2, edgecolors="white" if few and marker not in "x+|_." else None,
                    linewidths=0.5 if few else None, label=label)
