@@ -306,8 +306,14 @@ def move_hiding_legends(fig, axes, np):
             n = len(legend.get_texts())
             legend.remove()
             bottom = ax.transAxes.inverted().transform(ax.get_tightbbox(renderer).p0)[1]
-            ax.legend(fontsize="small", loc="upper center", bbox_to_anchor=(0.5, bottom), borderaxespad=0.2,
-                      ncol=min(n, 3))
+            moved = ax.legend(fontsize="small", loc="upper center", bbox_to_anchor=(0.5, bottom), borderaxespad=0.2,
+                              ncol=min(n, 3))
+            # the layout shrinks the panel to make room for the legend, which moves its axis label: place the
+            # legend again under the label where it now is
+            for _ in range(2):
+                fig.canvas.draw()
+                bottom = ax.transAxes.inverted().transform(ax.get_tightbbox(renderer, bbox_extra_artists=[]).p0)[1]
+                moved.set_bbox_to_anchor((0.5, bottom), transform=ax.transAxes)
 
 
 def save_atomic(fig, path, fmt):
