@@ -165,6 +165,15 @@ def draw_element(ax, el, data, np, styler):
     return label is not None or kind == "bars"
 
 
+def draw_legend(ax, **kw):
+    """The axes' legend with each label once (a curve drawn per body or per segment carries the same label)."""
+    handles, labels = ax.get_legend_handles_labels()
+    seen = {}
+    for h, lab in zip(handles, labels):
+        seen.setdefault(lab, h)
+    return ax.legend(list(seen.values()), list(seen.keys()), **kw)
+
+
 def layout(spec):
     """Panels that have something to show, on a grid of at most 2:1 (a page's
     width): empty panels are dropped, a strip of n > 2 panels becomes
@@ -222,7 +231,7 @@ def render(spec, data, plt, np):
         p = int(el["panel"])
         has_legend[p] |= draw_element(axes_of[p], el, data, np, styler)
     # the same legend in several panels: drawn once, in the first of them
-    labels = {p: tuple(axes_of[p].get_legend_handles_labels()[1]) for p in used if has_legend[p]}
+    labels = {p: tuple(dict.fromkeys(axes_of[p].get_legend_handles_labels()[1])) for p in used if has_legend[p]}
     repeated = [p for p in labels if len(labels) > 1 and len(set(labels.values())) == 1]
     # a panel whose entries all stand in an earlier panel's legend (a model
     # looks the same in every panel) needs none of its own
@@ -258,9 +267,9 @@ def render(spec, data, plt, np):
             # a long legend shared by the panels: once, beside the last of
             # them, where it hides no data
             if p == repeated[-1]:
-                ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
+                draw_legend(ax, fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
         elif has_legend[p] and not (p in repeated and p != repeated[0]) and p not in covered:
-            ax.legend(fontsize="small", framealpha=0.85)
+            draw_legend(ax, fontsize="small", framealpha=0.85)
         ax.grid(True, alpha=0.3)
     if spec.get("title"):
         fig.suptitle(spec["title"])
@@ -306,7 +315,7 @@ def move_hiding_legends(fig, axes, np):
             n = len(legend.get_texts())
             legend.remove()
             bottom = ax.transAxes.inverted().transform(ax.get_tightbbox(renderer).p0)[1]
-            moved = ax.legend(fontsize="small", loc="upper center", bbox_to_anchor=(0.5, bottom), borderaxespad=0.2,
+            moved = draw_legend(ax, fontsize="small", loc="upper center", bbox_to_anchor=(0.5, bottom), borderaxespad=0.2,
                               ncol=min(n, 3))
             # the layout shrinks the panel to make room for the legend, which moves its axis label: place the
             # legend again under the label where it now is

@@ -197,6 +197,17 @@ static void test_cdl(void)
     const char *spec = fz ? imp_npz_meta(fz) : NULL;
     CHECK_MSG(spec && strstr(spec, "\"cdl (no touch)\"") && !strstr(spec, "\"cdl\""),
               "ball-notouch figure: CDL not labelled 'cdl (no touch)' as in the table");
+    /* a phase portrait per model (not three models on one), the energy on a linear axis (a baseline's energy
+     * at or below zero would be a full-height spike on a log one), the impacts' time axis with a margin past
+     * both ends (a marker at the last step stays whole) */
+    int portraits = 0;
+    for (const char *p = spec; p && (p = strstr(p, "\"title\":\"phase portrait: ")); p++) portraits++;
+    const char *imp = spec ? strstr(spec, "\"title\":\"impacts") : NULL;
+    const char *lim = imp ? strstr(imp, "\"limits\":[") : NULL;
+    double t0 = lim ? strtod(lim + 10, NULL) : 0;
+    CHECK_MSG(spec && portraits == 2 && !strstr(spec, "\"y_log\":true") && t0 < 0,
+              "ball-notouch figure: %d phase portraits (want one per model, 2), log axis %d, impacts from t = %g",
+              portraits, spec && strstr(spec, "\"y_log\":true"), t0);
     imp_npz_free(fz);
 
     /* the same plan through `reproduce cdl`, two processes sharing the folder */
