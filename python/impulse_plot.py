@@ -105,7 +105,9 @@ def draw_element(ax, el, data, np, styler):
         x = arr("x")
         few = x.size == 1 and marker in ("X", "*", "P")  # an annotated point, not a series
         # dense series: small translucent markers, so those beneath show through
-        ax.scatter(x, arr("y"), marker=marker, color=map_color(color), s=90 if few else 8 if x.size >= 200 else 14,
+        # an annotated star is drawn larger than a cross, so one on top of the other leaves both visible
+        ax.scatter(x, arr("y"), marker=marker, color=map_color(color),
+                   s=(200 if marker == "*" else 80) if few else 8 if x.size >= 200 else 14,
                    alpha=None if few or x.size < 50 else 0.5 if x.size >= 200 else 0.75,
                    zorder=6 if few else 2, edgecolors="white" if few and marker not in "x+|_." else None,
                    linewidths=0.5 if few else None, label=label)
@@ -161,6 +163,15 @@ def draw_element(ax, el, data, np, styler):
     else:
         raise ValueError(f"unknown element kind {kind!r}")
     return label is not None or kind == "bars"
+
+
+def draw_legend(ax, **kw):
+    """The axes' legend with each label once (a curve drawn per body or per segment carries the same label)."""
+    handles, labels = ax.get_legend_handles_labels()
+    seen = {}
+    for h, lab in zip(handles, labels):
+        seen.setdefault(lab, h)
+    return ax.legend(list(seen.values()), list(seen.keys()), **kw)
 
 
 def layout(spec):
@@ -220,7 +231,7 @@ def render(spec, data, plt, np):
         p = int(el["panel"])
         has_legend[p] |= draw_element(axes_of[p], el, data, np, styler)
     # the same legend in several panels: drawn once, in the first of them
-    labels = {p: tuple(axes_of[p].get_legend_handles_labels()[1]) for p in used if has_legend[p]}
+    labels = {p: tuple(dict.fromkeys(axes_of[p].get_legend_handles_labels()[1])) for p in used if has_legend[p]}
     repeated = [p for p in labels if len(labels) > 1 and len(set(labels.values())) == 1]
     # a panel whose entries all stand in an earlier panel's legend (a model
     # looks the same in every panel) needs none of its own
@@ -256,9 +267,9 @@ def render(spec, data, plt, np):
             # a long legend shared by the panels: once, beside the last of
             # them, where it hides no data
             if p == repeated[-1]:
-                ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
+                draw_legend(ax, fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
         elif has_legend[p] and not (p in repeated and p != repeated[0]) and p not in covered:
-            ax.legend(fontsize="small", framealpha=0.85)
+            draw_legend(ax, fontsize="small", framealpha=0.85)
         ax.grid(True, alpha=0.3)
     if spec.get("title"):
         fig.suptitle(spec["title"])
@@ -304,8 +315,14 @@ def move_hiding_legends(fig, axes, np):
             n = len(legend.get_texts())
             legend.remove()
             bottom = ax.transAxes.inverted().transform(ax.get_tightbbox(renderer).p0)[1]
-            ax.legend(fontsize="small", loc="upper center", bbox_to_anchor=(0.5, bottom), borderaxespad=0.2,
-                      ncol=min(n, 3))
+            moved = draw_legend(ax, fontsize="small", loc="upper center", bbox_to_anchor=(0.5, bottom), borderaxespad=0.2,
+                              ncol=min(n, 3))
+            # the layout shrinks the panel to make room for the legend, which moves its axis label: place the
+            # legend again under the label where it now is
+            for _ in range(2):
+                fig.canvas.draw()
+                bottom = ax.transAxes.inverted().transform(ax.get_tightbbox(renderer, bbox_extra_artists=[]).p0)[1]
+                moved.set_bbox_to_anchor((0.5, bottom), transform=ax.transAxes)
 
 
 def save_atomic(fig, path, fmt):

@@ -627,6 +627,19 @@ static void test_json(void)
     CHECK_FAILS(imp_json_get_number("{\"a\": [1, 2", "x", &x), IMP_ERR_FORMAT);
     CHECK_OK(imp_json_get_string("{\"u\": \"\\u00b5\\ud83d\\ude00\"}", "u", s, sizeof s));
     CHECK(strcmp(s, "\xC2\xB5\xF0\x9F\x98\x80") == 0);
+    /* the reader checks what it skips: literals, numbers by JSON's grammar, no raw control characters in
+     * strings, and names the value, byte, line and column of the innermost fault (user meta grows nested) */
+    static const char *const bad[] = {"{\"a\": 1, \"b\": eee}", "{\"a\": 1, \"b\": tru}", "{\"a\": 01}",
+                                      "{\"a\": \"x\ny\"}", "{\"a\": 1.}", "{\"a\": -}",
+                                      "{\"walls\": [{\"offset\": 1.5e}]}"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        CHECK_MSG(imp_json_check_object(bad[i], "meta") == IMP_ERR_FORMAT, "accepted %s", bad[i]);
+    CHECK_FAILS(imp_json_check_object("{\"a\": 1,\n \"walls\": [{\"offset\": 1.5e}]}", "meta"), IMP_ERR_FORMAT);
+    CHECK_MSG(msg_has("'walls'") && msg_has("byte 31") && msg_has("line 2, column 23"), "%s", imp_last_error());
+    /* Python's json.dumps writes NaN: a document holding one stays readable, the value itself is refused */
+    CHECK_OK(imp_json_check_object("{\"a\": NaN, \"b\": [1e-3, -0.5E+2, true, false, null]}", "meta"));
+    CHECK_OK(imp_json_get_number("{\"a\": NaN, \"b\": 2}", "b", &x));
+    CHECK_FAILS(imp_json_get_number("{\"a\": NaN, \"b\": 2}", "a", &x), IMP_ERR_NUMERIC);
 
     /* python's json parses our output */
     imp_npz *z = imp_npz_new();

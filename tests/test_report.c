@@ -237,6 +237,49 @@ static void test_mean_se(void)
     check_fmt(NAN, 0.1, "nan \xC2\xB1 0.1");
 }
 
+static void write_text(const char *path, const char *text) { CHECK_OK(imp_write_file_atomic(path, text, strlen(text))); }
+
+/* the figure spec plot-log wrote for `stem` (the drawing itself is not needed: no interpreter) */
+static char *plot_log_spec(const char *const *logs, size_t n, const char *stem)
+{
+    setenv("IMPULSE_PYTHON", "/nonexistent/python3", 1);
+    CHECK_FAILS(imp_report_plot_log(logs, NULL, n, stem), IMP_ERR_UNSUPPORTED);
+    unsetenv("IMPULSE_PYTHON");
+    char p[600];
+    snprintf(p, sizeof p, "%s.npz", stem);
+    imp_npz *z = NULL;
+    CHECK_OK(imp_npz_load(&z, p));
+    const char *meta = z ? imp_npz_meta(z) : NULL;
+    char *spec = meta ? strdup(meta) : NULL;
+    imp_npz_free(z);
+    return spec;
+}
+
+/* plot-log names a curve by the model saved beside its log (OUT.log.jsonl next to OUT), and draws the
+ * learning rate only when it changes (a constant one goes into the title) */
+static void test_plot_log(void)
+{
+    imp_npz *m = imp_npz_new();
+    double one = 1;
+    size_t shape[1] = {1};
+    CHECK_OK(imp_npz_add_f64(m, "params", 1, shape, &one));
+    CHECK_OK(imp_npz_set_meta(m, "{\"kind\":\"model\",\"model\":\"cdl\"}"));
+    CHECK_OK(imp_npz_save(m, tpath("run.npz")));
+    imp_npz_free(m);
+    write_text(tpath("run.npz.log.jsonl"), "{\"epoch\":1,\"loss\":2,\"state\":1.5,\"lr\":0.01}\n"
+                                           "{\"epoch\":2,\"loss\":1,\"state\":0.5,\"lr\":0.01}\n");
+    write_text(tpath("cos.log.jsonl"), "{\"epoch\":1,\"loss\":2,\"lr\":0.01}\n{\"epoch\":2,\"loss\":1,\"lr\":0.005}\n");
+    const char *logs[2] = {tpath("run.npz.log.jsonl"), tpath("cos.log.jsonl")};
+    char *spec = plot_log_spec(logs, 1, tpath("pl1"));
+    CHECK_MSG(spec && strstr(spec, "\"label\":\"cdl\"") && !strstr(spec, "run.npz\"") && !strstr(spec, "\"panel\":2,") &&
+                  strstr(spec, "learning rate 0.01 throughout"),
+              "%s", spec ? spec : "(no spec)");
+    free(spec);
+    spec = plot_log_spec(logs, 2, tpath("pl2"));
+    CHECK_MSG(spec && strstr(spec, "\"panel\":2,") && strstr(spec, "\"label\":\"cos\""), "%s", spec ? spec : "(no spec)");
+    free(spec);
+}
+
 int main(void)
 {
     snprintf(tmpdir, sizeof tmpdir, "/tmp/impulse_test_report_XXXXXX");
@@ -248,6 +291,7 @@ int main(void)
     test_mean_se();
     test_figure_errors();
     test_figure_save();
+    test_plot_log();
     char cmd[600];
     /* IMPULSE_KEEP_TMP=1 keeps the figures for a look */
     if (getenv("IMPULSE_KEEP_TMP")) {

@@ -444,6 +444,23 @@ static void test_data_efficiency(void)
     free(md);
 }
 
+/* The report says what its figures show: the bar chart's caption promises the paper's values only when it
+ * draws them (n_train = 800), the constraint plot says why HNN (generalised coordinates) is not on it, and the
+ * scaling table stops at the ranks that can still help (two tasks: at most 2 ranks). */
+static void test_report_captions(void)
+{
+    char *md = run_all("task id=c strand=chnn system=pendulum-chain:1 model=chnn epochs=1 n_train=8 n_test=2\n"
+                       "task id=h strand=chnn system=pendulum-chain:1 model=hnn epochs=1 n_train=8 n_test=2\n",
+                       "sweep_captions", 2);
+    CHECK_MSG(md && strstr(md, "relative error of this sweep") && !strstr(md, "the paper's (bottom)"), "%s",
+              md ? md : "(null)");
+    CHECK_MSG(md && strstr(md, "meet the constraints by construction"), "%s", md ? md : "(null)");
+    const char *time = md ? strstr(md, "## Time") : NULL;
+    CHECK_MSG(time && strstr(time, "\n| 2 | ") && !strstr(time, "\n| 4 | ") && !strstr(time, "\n| 256 | "), "%s",
+              time ? time : "(no time section)");
+    free(md);
+}
+
 int main(void)
 {
     /* the reports' figures are matplotlib's business (tested in test_report):
@@ -457,6 +474,7 @@ int main(void)
     test_diverged();
     test_budget_rows();
     test_data_efficiency();
+    test_report_captions();
     CHECK_OK(imp_write_file_atomic("sweep_plan.txt", plan_text, strlen(plan_text)));
     char cmd[1024];
     /* uninterrupted */

@@ -197,6 +197,17 @@ static void test_cdl(void)
     const char *spec = fz ? imp_npz_meta(fz) : NULL;
     CHECK_MSG(spec && strstr(spec, "\"cdl (no touch)\"") && !strstr(spec, "\"cdl\""),
               "ball-notouch figure: CDL not labelled 'cdl (no touch)' as in the table");
+    /* a phase portrait per model (not three models on one), the energy on a linear axis (a baseline's energy
+     * at or below zero would be a full-height spike on a log one), the impacts' time axis with a margin past
+     * both ends (a marker at the last step stays whole) */
+    int portraits = 0;
+    for (const char *p = spec; p && (p = strstr(p, "\"title\":\"phase portrait: ")); p++) portraits++;
+    const char *imp = spec ? strstr(spec, "\"title\":\"impacts") : NULL;
+    const char *lim = imp ? strstr(imp, "\"limits\":[") : NULL;
+    double t0 = lim ? strtod(lim + 10, NULL) : 0;
+    CHECK_MSG(spec && portraits == 2 && !strstr(spec, "\"y_log\":true") && t0 < 0,
+              "ball-notouch figure: %d phase portraits (want one per model, 2), log axis %d, impacts from t = %g",
+              portraits, spec && strstr(spec, "\"y_log\":true"), t0);
     imp_npz_free(fz);
 
     /* the same plan through `reproduce cdl`, two processes sharing the folder */
@@ -270,6 +281,25 @@ static void test_impact(void)
                   strstr(md, "Table 1 against p_true_data.mat skipped") && strstr(md, "| 20 |"),
               "%s", md ? md : "");
     free(md);
+    /* the energy ellipse: a panel per law and convention, each with the measured impulse and the IRB impulse
+     * drawn after (on top of) the law's predictions */
+    imp_npz *fz = NULL;
+    CHECK_OK(imp_npz_load(&fz, "repro_impact_ref/impact_energy_ellipse.npz"));
+    const char *spec = fz ? imp_npz_meta(fz) : NULL;
+    int measured = 0, on_top = 1;
+    for (const char *p = spec; p && (p = strstr(p, "\"label\":\"measured")); p++) {
+        measured++;
+        /* the element before it in the same panel is the IRB star, not a law's grid */
+        const char *prev = p;
+        while (prev > spec && strncmp(prev, "{\"kind\"", 7)) prev--;
+        const char *irb = prev > spec ? prev - 1 : spec;
+        while (irb > spec && strncmp(irb, "{\"kind\"", 7)) irb--;
+        on_top &= !strncmp(irb, "{\"kind\":\"scatter\"", 17) && strstr(irb, "IRB") && strstr(irb, "IRB") < prev;
+    }
+    CHECK_MSG(spec && measured == 12 && on_top && strstr(spec, "\"panel\":11,"),
+              "energy ellipse: %d panels with the measured impulse (want 12, one per law and convention), on top %d",
+              measured, on_top);
+    imp_npz_free(fz);
     /* reproduce impact --plan: the reproduction's plan with its options */
     snprintf(cmd, sizeof cmd,
              "%s reproduce impact --quick --data repro_drops.npz --seed 3 --plan repro_impact_quick.txt 2>/dev/null", cli);

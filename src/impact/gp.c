@@ -8,13 +8,10 @@
 #include "gp_internal.h"
 
 #include <cblas.h>
+#include <lapacke.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* OpenBLAS implements these two in C (no hidden Fortran string lengths). */
-void dpotrf_(const char *uplo, const int *n, double *a, const int *lda, int *info);
-void dpotri_(const char *uplo, const int *n, double *a, const int *lda, int *info);
 
 int imp_gp__check_data(const double *x, const double *y, size_t n, size_t d)
 {
@@ -61,16 +58,16 @@ int imp_gp__factor(double *K, const double *x, size_t n, size_t d, const double 
 {
     const double scale = exp(2.0 * log_theta[d]) + exp(2.0 * log_theta[d + 1]);
     double jitter = 0.0;
-    const int ni = (int)n;
+    const lapack_int ni = (lapack_int)n;
     for (int attempt = 0; attempt < 6; attempt++) {
         gp_kernel_matrix(K, x, n, d, log_theta, jitter);
-        int info = 0;
-        dpotrf_("L", &ni, K, &ni, &info);
+        /* the _work form: K is finite by construction (no NaN scan), column-major (no transposed copy) */
+        lapack_int info = LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'L', ni, K, ni);
         if (info == 0) {
             if (jitter_used) *jitter_used = jitter;
             return IMP_OK;
         }
-        if (info < 0) return imp_fail(IMP_ERR_INVALID, "gp: dpotrf argument %d invalid", -info);
+        if (info < 0) return imp_fail(IMP_ERR_INVALID, "gp: dpotrf argument %d invalid", (int)-info);
         /* Not positive definite in floating point: add a growing multiple of
          * the kernel scale to the diagonal [R&W §2.2, numerical notes]. */
         jitter = jitter == 0.0 ? 1e-11 * scale : jitter * 10.0;
@@ -108,10 +105,9 @@ int imp_gp__lml_work(const double *x, const double *y, size_t n, size_t d,
     if (!isfinite(*lml)) return imp_fail(IMP_ERR_NUMERIC, "gp: log marginal likelihood not finite");
     if (!grad) return IMP_OK;
 
-    const int ni = (int)n;
-    int info = 0;
-    dpotri_("L", &ni, K, &ni, &info); /* K now holds the lower triangle of K^-1 */
-    if (info != 0) return imp_fail(IMP_ERR_NUMERIC, "gp: dpotri failed (info %d)", info);
+    /* K now holds the lower triangle of K^-1 */
+    lapack_int info = LAPACKE_dpotri_work(LAPACK_COL_MAJOR, 'L', (lapack_int)n, K, (lapack_int)n);
+    if (info != 0) return imp_fail(IMP_ERR_NUMERIC, "gp: dpotri failed (info %d)", (int)info);
 
     const double sf2 = exp(2.0 * log_theta[d]);
     const double sn2 = exp(2.0 * log_theta[d + 1]);

@@ -180,29 +180,62 @@ const char *imp_json_text(const imp_json *j)
 
 /* ---------------- reader ---------------- */
 
+/* Where the last skip failed (the innermost offending byte), for messages. */
+static _Thread_local const char *json_fail;
+
+static const char *fail_at(const char *p)
+{
+    json_fail = p;
+    return NULL;
+}
+
 static const char *skip_ws(const char *p)
 {
     while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') p++;
     return p;
 }
 
-/* Returns the end of the string starting at the opening quote, or NULL. */
+/* Returns the end of the string starting at the opening quote, or NULL
+ * (unterminated, or a raw control character, which JSON requires escaped). */
 static const char *skip_string(const char *p)
 {
     for (p++; *p; p++) {
         if (*p == '"') return p + 1;
+        if ((unsigned char)*p < 0x20) return fail_at(p);
         if (*p == '\\') {
-            if (!p[1]) return NULL;
+            if (!p[1]) return fail_at(p);
             p++;
         }
     }
-    return NULL;
+    return fail_at(p);
+}
+
+/* The end of the JSON number at p (-?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?), or NULL. */
+static const char *skip_number(const char *p)
+{
+    const char *start = p;
+    if (*p == '-') p++;
+    if (*p == '0') p++;
+    else if (*p >= '1' && *p <= '9')
+        while (*p >= '0' && *p <= '9') p++;
+    else return fail_at(start);
+    if (*p == '.') {
+        if (!(*++p >= '0' && *p <= '9')) return fail_at(start);
+        while (*p >= '0' && *p <= '9') p++;
+    }
+    if (*p == 'e' || *p == 'E') {
+        p++;
+        if (*p == '+' || *p == '-') p++;
+        if (!(*p >= '0' && *p <= '9')) return fail_at(start);
+        while (*p >= '0' && *p <= '9') p++;
+    }
+    return p;
 }
 
 static const char *skip_value(const char *p, int depth)
 {
     p = skip_ws(p);
-    if (depth > 64) return NULL;
+    if (depth > 64) return fail_at(p);
     if (*p == '"') return skip_string(p);
     if (*p == '{' || *p == '[') {
         char close = *p == '{' ? '}' : ']';
@@ -210,9 +243,11 @@ static const char *skip_value(const char *p, int depth)
         if (*p == close) return p + 1;
         for (;;) {
             if (close == '}') {
-                if (*p != '"' || !(p = skip_string(p))) return NULL;
+                if (*p != '"') return fail_at(p);
+                if (!(p = skip_string(p))) return NULL;
                 p = skip_ws(p);
-                if (*p++ != ':') return NULL;
+                if (*p != ':') return fail_at(p);
+                p++;
             }
             if (!(p = skip_value(p, depth + 1))) return NULL;
             p = skip_ws(p);
@@ -221,7 +256,7 @@ static const char *skip_value(const char *p, int depth)
                 continue;
             }
             if (*p == close) return p + 1;
-            return NULL;
+            return fail_at(p);
         }
     }
     /* NaN, Infinity, -Infinity: Python's json.dumps writes them; skipped
@@ -229,10 +264,10 @@ static const char *skip_value(const char *p, int depth)
     static const char *const nonfinite[] = {"NaN", "Infinity", "-Infinity"};
     for (int i = 0; i < 3; i++)
         if (!strncmp(p, nonfinite[i], strlen(nonfinite[i]))) return p + strlen(nonfinite[i]);
-    /* number, true, false, null */
-    const char *s = p;
-    while (*p && strchr("+-.0123456789eEtruefalsn", *p)) p++;
-    return p > s ? p : NULL;
+    static const char *const literals[] = {"true", "false", "null"};
+    for (int i = 0; i < 3; i++)
+        if (!strncmp(p, literals[i], strlen(literals[i]))) return p + strlen(literals[i]);
+    return skip_number(p);
 }
 
 /* Decode a JSON string literal (p at the opening quote) into out; UTF-8
@@ -400,19 +435,28 @@ int imp_json_check_object(const char *json, const char *what)
         /* find where: the first value that does not parse */
         const char *q = skip_ws(p + 1);
         while (*q == '"') {
-            const char *k = skip_string(q);
-            if (!k) break;
-            k = skip_ws(k);
+            const char *kend = skip_string(q);
+            if (!kend) break;
+            const char *k = skip_ws(kend);
             if (*k != ':') break;
-            const char *v = skip_ws(k + 1), *e = skip_value(v, 0);
+            const char *v = skip_ws(k + 1), *e = (json_fail = NULL, skip_value(v, 0));
             if (!e) {
-                char near[24];
-                size_t n = strcspn(v, ",}\n");
+                /* the innermost offending byte (in a nested value, not the value's start), its line and column */
+                const char *at = json_fail && json_fail >= v ? json_fail : v;
+                const char *from = at - v > 8 ? at - 8 : v; /* a few bytes of context before it */
+                char near[28];
+                size_t n = strcspn(from, "\n");
+                if ((size_t)(at - from) >= n) n = (size_t)(at - from) + 1; /* the offending byte itself */
                 if (n >= sizeof near) n = sizeof near - 1;
-                memcpy(near, v, n);
+                for (size_t c = 0; c < n; c++) near[c] = (unsigned char)from[c] < 0x20 ? ' ' : from[c];
                 near[n] = '\0';
-                return imp_fail(IMP_ERR_FORMAT, "%s: malformed JSON value at byte %zu ('%s')", what,
-                                (size_t)(v - json), near);
+                size_t line = 1, col = 1;
+                for (const char *c = json; c < at; c++) line += *c == '\n', col = *c == '\n' ? 1 : col + 1;
+                char key[64];
+                size_t kn = (size_t)(kend - q); /* with its quotes */
+                snprintf(key, sizeof key, "%.*s", (int)(kn > 2 && kn - 2 < sizeof key ? kn - 2 : 0), q + 1);
+                return imp_fail(IMP_ERR_FORMAT, "%s: malformed JSON in '%s' at byte %zu (line %zu, column %zu): '%s'",
+                                what, key, (size_t)(at - json), line, col, near);
             }
             q = skip_ws(e);
             if (*q != ',') break;

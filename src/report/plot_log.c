@@ -86,6 +86,35 @@ static const char *base_name(const char *p, char *buf, size_t cap)
     return buf;
 }
 
+/* A log's curve label: the model written beside it (OUT.log.jsonl next to
+ * OUT, whose meta names the model: "cdl", "chnn", ...), else the file name
+ * (written into buf). */
+static const char *model_name(const char *log, char *buf, size_t cap)
+{
+    size_t n = strlen(log);
+    char path[4096];
+    imp_npz *z = NULL;
+    buf[0] = '\0';
+    if (n > 10 && n - 10 < sizeof path && !strcmp(log + n - 10, ".log.jsonl")) {
+        snprintf(path, sizeof path, "%.*s", (int)(n - 10), log);
+        const char *meta = NULL;
+        if (!imp_npz_load(&z, path) && (meta = imp_npz_meta(z)) &&
+            imp_json_get_string(meta, "model", buf, cap))
+            buf[0] = '\0';
+        imp_npz_free(z);
+        imp_clear_error();
+    }
+    return buf[0] ? buf : base_name(log, buf, cap);
+}
+
+/* 1 if the log's learning rate changes over its epochs */
+static int lr_varies(const log_series *s)
+{
+    for (size_t t = 1; t < s->n; t++)
+        if (isfinite(s->lr[t]) && isfinite(s->lr[0]) && s->lr[t] != s->lr[0]) return 1;
+    return 0;
+}
+
 int imp_report_plot_log(const char *const *logs, const char *const *labels, size_t n, const char *path_stem)
 {
     if (!logs || n == 0) return imp_fail(IMP_ERR_INVALID, "plot-log: no training log given");
@@ -93,20 +122,55 @@ int imp_report_plot_log(const char *const *logs, const char *const *labels, size
     if (!s) return imp_fail(IMP_ERR_NOMEM, "plot-log: out of memory");
     int st = IMP_OK;
     for (size_t i = 0; i < n && !st; i++) st = read_log(logs[i], &s[i]);
-    imp_figure *fig = st ? NULL : imp_figure_new(2, 2, 11, 7.4);
+    /* the curves' labels: the model's name, with the file's where two logs hold the same model */
+    char(*names)[256] = st ? NULL : calloc(n, sizeof *names);
+    if (!st && !names) st = imp_fail(IMP_ERR_NOMEM, "plot-log: out of memory");
+    for (size_t i = 0; i < n && !st; i++) {
+        if (labels && labels[i]) snprintf(names[i], sizeof names[i], "%s", labels[i]);
+        else model_name(logs[i], names[i], sizeof names[i]);
+    }
+    int *twin = st ? NULL : calloc(n, sizeof *twin);
+    if (!st && !twin) st = imp_fail(IMP_ERR_NOMEM, "plot-log: out of memory");
+    for (size_t i = 0; i < n && !st; i++)
+        for (size_t j = 0; j < n; j++) twin[i] |= j != i && !strcmp(names[i], names[j]);
+    for (size_t i = 0; i < n && !st && !labels; i++) {
+        char nb[256];
+        if (twin[i] && strcmp(names[i], base_name(logs[i], nb, sizeof nb))) {
+            char both[256];
+            snprintf(both, sizeof both, "%.120s (%.120s)", names[i], nb);
+            snprintf(names[i], sizeof names[i], "%s", both);
+        }
+    }
+    /* the learning rate: a panel when it changes over a run; a constant one is said in the title */
+    int lr_panel = 0, lr_same = 1;
+    for (size_t i = 0; i < n && !st; i++) {
+        lr_panel |= lr_varies(&s[i]);
+        lr_same &= isfinite(s[i].lr[0]) && s[i].lr[0] == s[0].lr[0];
+    }
+    imp_figure *fig = st ? NULL : imp_figure_new(lr_panel ? 2 : 1, 2, 11, lr_panel ? 7.4 : 4.0);
     if (!st && !fig) st = imp_fail(IMP_ERR_NOMEM, "plot-log: figure");
     if (!st) {
-        char t[256];
-        imp_figure_title(fig, n == 1 ? base_name(logs[0], t, sizeof t) : "training logs");
+        char t[300];
+        const char *what = n == 1 ? names[0] : "training logs";
+        if (!lr_panel && lr_same) snprintf(t, sizeof t, "%s (learning rate %g throughout)", what, s[0].lr[0]);
+        else if (!lr_panel && n == 1) snprintf(t, sizeof t, "%s", what);
+        else if (!lr_panel) snprintf(t, sizeof t, "%s (constant learning rates, in the legend)", what);
+        else snprintf(t, sizeof t, "%s", what);
+        imp_figure_title(fig, t);
         imp_figure_axes(fig, 0, "training loss (mean over the epoch's minibatches)", "epoch", "loss");
         imp_figure_axes(fig, 1, "loss terms", "epoch", "loss term");
-        imp_figure_axes(fig, 2, "learning rate", "epoch", "learning rate");
+        if (lr_panel) imp_figure_axes(fig, 2, "learning rate", "epoch", "learning rate");
         imp_figure_logscale(fig, 0, 0, 1);
         imp_figure_logscale(fig, 1, 0, 1);
+        if (lr_panel) imp_figure_logscale(fig, 2, 0, 1);
     }
     for (size_t i = 0; i < n && !st; i++) {
-        char nb[256];
-        const char *name = labels && labels[i] ? labels[i] : base_name(logs[i], nb, sizeof nb);
+        char nb[300];
+        const char *name = names[i];
+        if (!lr_panel && !lr_same && isfinite(s[i].lr[0])) {
+            snprintf(nb, sizeof nb, "%s, lr %g", names[i], s[i].lr[0]);
+            name = nb;
+        }
         int positive = 1;
         for (size_t t = 0; t < s[i].n; t++) positive &= s[i].loss[t] > 0;
         if (!positive) imp_figure_logscale(fig, 0, 0, 0);
@@ -119,7 +183,7 @@ int imp_report_plot_log(const char *const *logs, const char *const *labels, size
             size_t m = 0;
             for (size_t t = 0; t < s[i].n; t++)
                 if (isfinite(s[i].term[k][t]) && s[i].term[k][t] > 0) tx[m] = s[i].epoch[t], ty[m] = s[i].term[k][t], m++;
-            char lab[256];
+            char lab[400];
             if (n > 1) snprintf(lab, sizeof lab, "%s: %s", name, TERMS[k]);
             else snprintf(lab, sizeof lab, "%s", TERMS[k]);
             if (m) st = imp_figure_line(fig, 1, tx, ty, m, lab, NULL);
@@ -127,11 +191,13 @@ int imp_report_plot_log(const char *const *logs, const char *const *labels, size
         size_t m = 0;
         for (size_t t = 0; !st && t < s[i].n; t++)
             if (isfinite(s[i].lr[t])) tx[m] = s[i].epoch[t], ty[m] = s[i].lr[t], m++;
-        if (!st && m) st = imp_figure_line(fig, 2, tx, ty, m, name, NULL);
+        if (!st && m && lr_panel) st = imp_figure_line(fig, 2, tx, ty, m, name, NULL);
         free(tx), free(ty);
     }
     if (!st) st = imp_figure_save(fig, path_stem);
     imp_figure_free(fig);
+    free(names);
+    free(twin);
     for (size_t i = 0; i < n; i++) series_free(&s[i]);
     free(s);
     return st;

@@ -166,12 +166,13 @@ static int timing_section(const char *dir, const imp_sweep_plan *plan, const swe
                        "the dynamic runner (greedy, longest first), against the bound max(longest task, total / N):\n\n"
                        "| ranks | makespan (s) | bound (s) | efficiency |\n|---|---|---|---|\n",
                        n, total, dur[0], dur[n - 1]);
-    static const int ranks[] = {1, 2, 4, 8, 16, 32, 64, 128, 256};
-    for (size_t r = 0; r < sizeof ranks / sizeof ranks[0] && !st; r++) {
-        double m = makespan(dur, n, ranks[r]);
-        double bound = total / ranks[r] > dur[0] ? total / ranks[r] : dur[0];
-        st = sweep_appendf(md, len, "| %d | %.3g | %.3g | %.0f %% |\n", ranks[r], m, bound,
-                           100.0 * total / (ranks[r] * m));
+    /* powers of two up to the first that runs every task at once or reaches the longest task: more ranks
+     * than that cannot finish sooner */
+    for (int ranks = 1; !st; ranks *= 2) {
+        double m = makespan(dur, n, ranks);
+        double bound = total / ranks > dur[0] ? total / ranks : dur[0];
+        st = sweep_appendf(md, len, "| %d | %.3g | %.3g | %.0f %% |\n", ranks, m, bound, 100.0 * total / (ranks * m));
+        if (ranks >= n || m <= dur[0] || ranks >= 256) break;
     }
     if (!st) st = task_table(plan, res, logged, md, len);
     free(dur);

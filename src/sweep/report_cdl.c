@@ -179,12 +179,35 @@ static void axis_names(const char *system, int body, int K, char *q, char *v, ch
     snprintf(g, cap, angle ? "$\\partial U/\\partial\\theta%s$ (N m)" : "$\\partial U/\\partial q%s$ (N)", who);
 }
 
-/* The figure of one experiment (the first seed): a phase portrait per body,
- * the learned potential's gradient along every body's coordinate (CDL, VIN),
- * the impact times (when the system has contacts) and the true energy of each
- * rollout on a log scale (a diverging model stays visible without hiding the
- * truth). Models get their style from the plotter (one per model across
- * panels); the truth is drawn wide and light under them. */
+/* A phase portrait's view: the truth's range with margins, widened to hold the model's curve up to 1.5
+ * ranges beyond the truth on each side (a diverging model leaves the view there, and *clipped says so). */
+static void phase_view(const double *tq, const double *tv, const double *mq, const double *mv, int T, double lim[4],
+                       int *clipped)
+{
+    double lo[2] = {tq[0], tv[0]}, hi[2] = {tq[0], tv[0]};
+    for (int t = 0; t < T; t++)
+        lo[0] = fmin(lo[0], tq[t]), hi[0] = fmax(hi[0], tq[t]), lo[1] = fmin(lo[1], tv[t]), hi[1] = fmax(hi[1], tv[t]);
+    for (int k = 0; k < 2; k++) {
+        const double *m = k ? mv : mq;
+        double span = hi[k] - lo[k] + 0.1, cap_lo = lo[k] - 1.5 * span, cap_hi = hi[k] + 1.5 * span;
+        double a = lo[k], b = hi[k];
+        for (int t = 0; m && t < T; t++) {
+            if (!isfinite(m[t]) || m[t] < cap_lo || m[t] > cap_hi) {
+                *clipped = 1;
+                continue;
+            }
+            a = fmin(a, m[t]), b = fmax(b, m[t]);
+        }
+        double pad = 0.08 * (b - a) + 0.05;
+        lim[2 * k] = a - pad, lim[2 * k + 1] = b + pad;
+    }
+}
+
+/* The figure of one experiment (the first seed): a phase portrait per model (every body in it, the truth
+ * and the noisy observations under the model's curve), the learned potential's gradient along every body's
+ * coordinate (CDL, VIN), the impact times (when the system has contacts) and the true energy of each rollout
+ * on a linear axis (the truth stays visible after the ball rests, a baseline's energy at or below zero stays
+ * on the axis; a diverging one is cut at 3x the truth's largest and the title says so). */
 static int figure_for(const char *dir, const sweep_result *res, int n, int ei, long seed, int *drawn)
 {
     const sweep_cdl_experiment *e = sweep_cdl_experiment_at(ei);
@@ -197,15 +220,16 @@ static int figure_for(const char *dir, const sweep_result *res, int n, int ei, l
     for (size_t i = 0; i < (size_t)T * K; i++) has_contacts |= data.contact[i] > 0.5;
     int n_models = 0;
     while (n_models < 4 && e->models[n_models]) n_models++;
-    /* panels: K phase portraits, the potential gradient, impacts (if any), energy */
-    int p_grad = K, p_imp = has_contacts ? K + 1 : -1, p_energy = K + 1 + has_contacts;
-    int n_panels = p_energy + 1;
-    imp_figure *fig = imp_figure_new((n_panels + 1) / 2, 2, 11, 3.4 * ((n_panels + 1) / 2) + 0.5);
+    /* panels: a phase portrait per model, the potential gradient, impacts (if any), energy */
+    int p_grad = n_models, p_imp = has_contacts ? n_models + 1 : -1, p_energy = n_models + 1 + has_contacts;
+    int n_panels = p_energy + 1, cols = n_panels % 3 == 0 ? 3 : 2, rows = (n_panels + cols - 1) / cols;
+    imp_figure *fig = imp_figure_new(rows, cols, 5.0 * cols, 3.6 * rows + 0.5);
     double *energy = malloc(sizeof(double) * T), *tt = malloc(sizeof(double) * T);
     double *xs = malloc(sizeof(double) * T), *ys = malloc(sizeof(double) * T);
     double *states = malloc(sizeof(double) * T * S), *contact = malloc(sizeof(double) * T * K);
-    if (!fig || !energy || !tt || !xs || !ys || !states || !contact) {
-        free(energy), free(tt), free(xs), free(ys), free(states), free(contact);
+    double *mq = malloc(sizeof(double) * T), *mv = malloc(sizeof(double) * T);
+    if (!fig || !energy || !tt || !xs || !ys || !states || !contact || !mq || !mv) {
+        free(energy), free(tt), free(xs), free(ys), free(states), free(contact), free(mq), free(mv);
         imp_figure_free(fig);
         imp_trajset_free(&data);
         return imp_fail(IMP_ERR_NOMEM, "figure: out of memory");
@@ -214,51 +238,35 @@ static int figure_for(const char *dir, const sweep_result *res, int n, int ei, l
     snprintf(title, sizeof title, "%s (seed %ld)", e->title, seed);
     imp_figure_title(fig, title);
     for (int t = 0; t < T; t++) tt[t] = t * data.dt;
-    for (int k = 0; k < K; k++) {
-        char pt[64];
-        axis_names(e->system, k, K, lq, lv, lg, sizeof lq);
-        snprintf(pt, sizeof pt, K > 1 ? "phase portrait, body %d" : "phase portrait", k + 1);
-        imp_figure_axes(fig, k, pt, lq, lv);
-        for (int t = 0; t < T; t++)
-            xs[t] = data.q[(size_t)t * D + k * data.geom.dim], ys[t] = data.qdot[(size_t)t * D + k * data.geom.dim];
-        imp_figure_scatter(fig, k, xs, ys, (size_t)T, "noisy observations", ".|0.7");
-        for (int t = 0; t < T; t++)
-            xs[t] = data.q_clean[(size_t)t * D + k * data.geom.dim],
-            ys[t] = data.qdot_clean[(size_t)t * D + k * data.geom.dim];
-        imp_figure_line(fig, k, xs, ys, (size_t)T, "truth", NULL);
-        /* a diverging baseline must not hide the truth: the view is the truth's, with margins */
-        double qlo = xs[0], qhi = xs[0], vlo = ys[0], vhi = ys[0];
-        for (int t = 0; t < T; t++)
-            qlo = fmin(qlo, xs[t]), qhi = fmax(qhi, xs[t]), vlo = fmin(vlo, ys[t]), vhi = fmax(vhi, ys[t]);
-        imp_figure_limits(fig, k, qlo - 0.4 * (qhi - qlo) - 0.1, qhi + 0.4 * (qhi - qlo) + 0.1,
-                          vlo - 0.4 * (vhi - vlo) - 0.1, vhi + 0.4 * (vhi - vlo) + 0.1);
-    }
     axis_names(e->system, 0, 1, lq, lv, lg, sizeof lq);
-    imp_figure_axes(fig, p_grad, K > 1 ? "potential gradient along each body's coordinate (others at rest)"
-                                       : "potential gradient", lq, lg);
-    if (p_imp >= 0) imp_figure_axes(fig, p_imp, K > 1 ? "impacts (marker: body)" : "impacts", "time $t$ (s)", NULL);
-    imp_figure_axes(fig, p_energy, "true energy of the rollout", "time $t$ (s)", "energy $E$ (J)");
-    imp_figure_logscale(fig, p_energy, 0, 1);
+    imp_figure_axes(fig, p_grad, K > 1 ? "potential gradient per body (others at rest)" : "potential gradient", lq,
+                    lg);
+    /* the bodies by marker, said in the title: a legend would sit on the rows of markers */
+    if (p_imp >= 0)
+        imp_figure_axes(fig, p_imp, K > 2 ? "impacts (circle: body 1, square: 2, triangle: 3)"
+                                    : K > 1 ? "impacts (circle: body 1, square: body 2)" : "impacts",
+                        "time $t$ (s)", NULL);
     /* the truth's energy and impacts */
-    double emin = INFINITY, emax = 0;
+    double emax = 0, e_lo = 0, e_hi = 0;
     for (int t = 0; t < T; t++) {
         imp_system_energy(data.system, &data.geom, data.gravity, data.length, data.q_clean + (size_t)t * D,
                           data.qdot_clean + (size_t)t * D, &energy[t]);
-        if (energy[t] > 0) emin = fmin(emin, energy[t]);
-        emax = fmax(emax, energy[t]);
+        emax = fmax(emax, fabs(energy[t]));
+        e_lo = fmin(e_lo, energy[t]), e_hi = fmax(e_hi, energy[t]);
     }
+    int e_clipped = 0;
     imp_figure_line(fig, p_energy, tt, energy, (size_t)T, "truth", NULL);
     static const char *body_marker[4] = {"o", "s", "^", "D"};
+    static const char *body_line[4] = {"-", "--", ":", "-."};
     if (p_imp >= 0)
         for (int k = 0; k < K; k++) {
             size_t c = 0;
             for (int t = 0; t < T; t++)
                 if (data.contact[(size_t)t * K + k] > 0.5 && (t == 0 || data.contact[(size_t)(t - 1) * K + k] < 0.5))
                     xs[c] = tt[t], ys[c] = 0.0 - 0.15 * k, c++;
-            char lab[48], sty[16];
-            snprintf(lab, sizeof lab, "truth, body %d", k + 1);
+            char sty[16];
             snprintf(sty, sizeof sty, "%s|k", body_marker[k % 4]);
-            if (c) imp_figure_scatter(fig, p_imp, xs, ys, c, K > 1 ? lab : NULL, sty);
+            if (c) imp_figure_scatter(fig, p_imp, xs, ys, c, NULL, sty);
         }
     /* the true potential's gradient over the range of the data */
     double lo = INFINITY, hi = -INFINITY;
@@ -267,7 +275,6 @@ static int figure_for(const char *dir, const sweep_result *res, int n, int ei, l
     double qg[NG], gtrue[NG];
     for (int i = 0; i < NG; i++) qg[i] = lo + (hi - lo) * i / (NG - 1), gtrue[i] = true_dU(e->system, qg[i]);
     imp_figure_line(fig, p_grad, qg, gtrue, NG, "truth", NULL);
-    double e_lo = emin, e_hi = emax;
     int row = 0;
     /* the impacts panel: a row per model with a contact output, saying so
      * when it predicted none */
@@ -288,13 +295,39 @@ static int figure_for(const char *dir, const sweep_result *res, int n, int ei, l
         double x0[2 * IMP_MAX_BODIES * IMP_MAX_DIM];
         memcpy(x0, data.q_clean, D * sizeof(double));
         memcpy(x0 + D, data.qdot_clean, D * sizeof(double));
-        if (imp_model_rollout(m, x0, T, NULL, states, contact) == IMP_OK) {
-            for (int k = 0; k < K; k++) {
-                for (int t = 0; t < T; t++)
-                    xs[t] = states[(size_t)t * S + k * data.geom.dim],
-                    ys[t] = states[(size_t)t * S + D + k * data.geom.dim];
-                imp_figure_line(fig, k, xs, ys, (size_t)T, label, model_style(name, 1));
+        int rolled = imp_model_rollout(m, x0, T, NULL, states, contact) == IMP_OK;
+        if (!rolled) imp_clear_error();
+        /* the model's phase portrait: every body, the truth and the observations under it */
+        double view[4] = {INFINITY, -INFINITY, INFINITY, -INFINITY};
+        int clipped = 0;
+        for (int k = 0; k < K; k++) {
+            for (int t = 0; t < T; t++)
+                xs[t] = data.q[(size_t)t * D + k * data.geom.dim], ys[t] = data.qdot[(size_t)t * D + k * data.geom.dim];
+            imp_figure_scatter(fig, mi, xs, ys, (size_t)T, "noisy observations", ".|0.7");
+            for (int t = 0; t < T; t++)
+                xs[t] = data.q_clean[(size_t)t * D + k * data.geom.dim],
+                ys[t] = data.qdot_clean[(size_t)t * D + k * data.geom.dim];
+            imp_figure_line(fig, mi, xs, ys, (size_t)T, "truth", NULL);
+            for (int t = 0; rolled && t < T; t++)
+                mq[t] = states[(size_t)t * S + k * data.geom.dim], mv[t] = states[(size_t)t * S + D + k * data.geom.dim];
+            double lim[4];
+            phase_view(xs, ys, rolled ? mq : NULL, rolled ? mv : NULL, T, lim, &clipped);
+            view[0] = fmin(view[0], lim[0]), view[1] = fmax(view[1], lim[1]);
+            view[2] = fmin(view[2], lim[2]), view[3] = fmax(view[3], lim[3]);
+            if (rolled) {
+                char lab[64], sty[32];
+                snprintf(lab, sizeof lab, K > 1 ? "%s, body %d" : "%s", label, k + 1);
+                snprintf(sty, sizeof sty, "%s|%s", body_line[k % 4], model_style(name, 0) ? model_style(name, 0) : "k");
+                imp_figure_line(fig, mi, mq, mv, (size_t)T, lab, sty);
             }
+        }
+        char pt[128];
+        axis_names(e->system, 0, 1, lq, lv, lg, sizeof lq);
+        snprintf(pt, sizeof pt, "phase portrait: %s%s%s", label, rolled ? "" : " (rollout failed)",
+                 clipped ? " (leaves the view)" : "");
+        imp_figure_axes(fig, mi, pt, lq, lv);
+        imp_figure_limits(fig, mi, view[0], view[1], view[2], view[3]);
+        if (rolled) {
             if (p_imp >= 0 && m->has_contact_net && row < 4) {
                 row++;
                 size_t predicted = 0;
@@ -303,10 +336,9 @@ static int figure_for(const char *dir, const sweep_result *res, int n, int ei, l
                     for (int t = 1; t < T; t++)
                         if (contact[(size_t)t * K + k] > 0.5 && contact[(size_t)(t - 1) * K + k] < 0.5)
                             xs[c] = tt[t], ys[c] = -row - 0.15 * k, c++;
-                    char lab[64], sty[16];
-                    snprintf(lab, sizeof lab, "%s, body %d", label, k + 1);
+                    char sty[16];
                     snprintf(sty, sizeof sty, "%s|%s", body_marker[k % 4], model_style(name, 0));
-                    if (c) imp_figure_scatter(fig, p_imp, xs, ys, c, K > 1 ? lab : NULL, sty);
+                    if (c) imp_figure_scatter(fig, p_imp, xs, ys, c, NULL, sty);
                     predicted += c;
                 }
                 snprintf(row_label[row], sizeof row_label[row], "%s%s", label, predicted ? "" : " (none)");
@@ -314,12 +346,18 @@ static int figure_for(const char *dir, const sweep_result *res, int n, int ei, l
             for (int t = 0; t < T; t++)
                 imp_system_energy(data.system, &data.geom, data.gravity, data.length, states + (size_t)t * S,
                                   states + (size_t)t * S + D, &energy[t]);
-            imp_figure_line(fig, p_energy, tt, energy, (size_t)T, label, model_style(name, 1));
-            for (int t = 0; t < T; t++)
-                if (isfinite(energy[t]) && energy[t] > 0)
-                    e_lo = fmin(e_lo, fmax(energy[t], 1e-2 * emin)), e_hi = fmax(e_hi, fmin(energy[t], 1e2 * emax));
-        } else {
-            imp_clear_error();
+            /* the axis: the truth's range and the model's, cut at 3x the truth's largest */
+            size_t c = 0;
+            for (int t = 0; t < T; t++) {
+                if (!isfinite(energy[t])) {
+                    e_clipped = 1;
+                    continue;
+                }
+                if (fabs(energy[t]) > 3 * emax) e_clipped = 1; /* drawn, beyond the axis */
+                else e_lo = fmin(e_lo, energy[t]), e_hi = fmax(e_hi, energy[t]);
+                xs[c] = tt[t], ys[c] = energy[t], c++;
+            }
+            if (c) imp_figure_line(fig, p_energy, xs, ys, c, label, model_style(name, 1));
         }
         if (m->cfg.kind == IMP_MODEL_CDL || m->cfg.kind == IMP_MODEL_VIN) {
             double qin[NG * IMP_MAX_BODIES * IMP_MAX_DIM], g[NG * IMP_MAX_BODIES * IMP_MAX_DIM], gl[NG];
@@ -346,14 +384,22 @@ static int figure_for(const char *dir, const sweep_result *res, int n, int ei, l
         const char *tl[5];
         for (int r = 0; r <= row; r++) tv[r] = -r, tl[r] = row_label[r];
         imp_figure_yticks(fig, p_imp, tv, tl, (size_t)row + 1);
-        imp_figure_limits(fig, p_imp, 0.0, T * data.dt, -(row + 0.5), 0.5);
+        /* margins on both sides: a marker at the first or the last step stays whole */
+        double tend = T * data.dt;
+        imp_figure_limits(fig, p_imp, -0.03 * tend, 1.03 * tend, -(row + 0.5), 0.5);
     }
-    if (emax > 0 && isfinite(e_lo)) imp_figure_limits(fig, p_energy, NAN, NAN, e_lo / 1.3, e_hi * 1.3);
+    imp_figure_axes(fig, p_energy, e_clipped ? "true energy of the rollout (cut at 3x the truth's)"
+                                             : "true energy of the rollout",
+                    "time $t$ (s)", "energy $E$ (J)");
+    if (e_hi > e_lo) {
+        double pad = 0.05 * (e_hi - e_lo);
+        imp_figure_limits(fig, p_energy, NAN, NAN, e_lo - pad, e_hi + pad);
+    }
     char stem[4096];
     snprintf(stem, sizeof stem, "%s/figures/%s", dir, e->id);
     if (*drawn) st = imp_figure_save(fig, stem);
     imp_figure_free(fig);
-    free(energy), free(tt), free(xs), free(ys), free(states), free(contact);
+    free(energy), free(tt), free(xs), free(ys), free(states), free(contact), free(mq), free(mv);
     imp_trajset_free(&data);
     return st;
 }

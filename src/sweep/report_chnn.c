@@ -375,8 +375,8 @@ static int bar_figure(const grid *g, const char *dir, char **md, size_t *len)
     /* the rollout's relative error ||z^ - z|| / (||z^|| + ||z||), geometric mean over its time steps, mean over
      * the test trajectories */
     const char *ylabel = "relative error (dimensionless),\ngeometric mean over the rollout";
-    imp_figure_axes(fig, 0, "impulse (this sweep)", NULL, ylabel);
-    if (have_paper) imp_figure_axes(fig, 1, "Finzi et al. 2020, figs 5/7", NULL, ylabel);
+    imp_figure_axes(fig, 0, have_paper ? "ours (impulse, this sweep)" : "impulse, this sweep", NULL, ylabel);
+    if (have_paper) imp_figure_axes(fig, 1, "the paper's (Finzi et al. 2020, figs 5/7)", NULL, ylabel);
     /* both panels on the same axes (every planned system, one value range),
      * so ours and the paper's compare by eye and missing cells show as gaps */
     double lo = INFINITY, hi = -INFINITY;
@@ -401,7 +401,18 @@ static int bar_figure(const grid *g, const char *dir, char **md, size_t *len)
         return st;
     }
     free(vals);
-    return sweep_save_figure(fig, dir, "chnn_bars", "mean geometric-mean relative error, ours and the paper's", md, len);
+    /* the caption says what the figure holds: the paper's panel only where it has values */
+    return sweep_save_figure(fig, dir, "chnn_bars",
+                             have_paper ? "mean geometric-mean relative error, ours (top) and the paper's (bottom)"
+                                        : "mean geometric-mean relative error of this sweep (the paper gives values "
+                                          "at 800 training trajectories only)",
+                             md, len);
+}
+
+/* HNN, DeLaN and NODE: models of the generalised coordinates */
+static int generalised_model(int mi)
+{
+    return !strcmp(models[mi], "hnn") || !strcmp(models[mi], "delan") || !strcmp(models[mi], "node");
 }
 
 static int curve_figures(const grid *g, const char *dir, char **md, size_t *len)
@@ -416,12 +427,20 @@ static int curve_figures(const grid *g, const char *dir, char **md, size_t *len)
         imp_figure *fig = imp_figure_new(rows, cols, 3.0 * cols, 2.6 * rows + 0.4);
         if (!fig) return imp_fail(IMP_ERR_NOMEM, "report: out of memory");
         int drawn = 0;
+        /* the constraint violation of the models in generalised coordinates (HNN, DeLaN, NODE) is rounding:
+         * their positions are made from the coordinates, so they meet the constraints by construction. Not
+         * drawn (a log axis would stretch down to 1e-15 for them); the caption says so with their largest. */
+        double exact_max = -1;
         for (int si = 0; si < g->n_sys && !st; si++) {
             imp_figure_axes(fig, si, g->labels[si], "time (s)", si % cols == 0 ? ylabels[k] : NULL);
             imp_figure_logscale(fig, si, 0, 1);
             for (int mi = 0; mi < N_MODELS && !st; mi++) {
                 const cell *c = &g->cells[si][0][mi];
                 if (!c->n || !c->curve[k] || c->T < 2) continue;
+                if (k == 2 && generalised_model(mi)) {
+                    for (int i = 0; i < c->T; i++) exact_max = fmax(exact_max, c->curve[k][i]);
+                    continue;
+                }
                 double *t = malloc((size_t)c->T * sizeof(double));
                 if (!t) st = imp_fail(IMP_ERR_NOMEM, "report: out of memory");
                 for (int i = 0; t && i < c->T; i++) t[i] = i * c->dt;
@@ -432,11 +451,20 @@ static int curve_figures(const grid *g, const char *dir, char **md, size_t *len)
                 drawn++;
             }
         }
+        char caption[512];
+        snprintf(caption, sizeof caption, "%s", ylabels[k]);
+        if (exact_max >= 0)
+            snprintf(caption, sizeof caption,
+                     "%s of CHNN and CLNN. HNN, DeLaN and NODE are not drawn: they predict generalised coordinates "
+                     "(angles), from which the positions are made, so they meet the constraints by construction "
+                     "(their largest violation here, %.1e, is rounding)",
+                     ylabels[k], exact_max);
+        if (!st && !drawn && exact_max >= 0) st = sweep_appendf(md, len, "\n%s.\n", caption);
         if (st || !drawn) {
             imp_figure_free(fig);
             continue;
         }
-        st = sweep_save_figure(fig, dir, stems[k], ylabels[k], md, len);
+        st = sweep_save_figure(fig, dir, stems[k], caption, md, len);
     }
     return st;
 }

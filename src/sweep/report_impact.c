@@ -177,7 +177,11 @@ static void add_error_panel(imp_figure *f, int panel, const char *conv, const do
     }
 }
 
-static void add_ellipse_panel(imp_figure *f, int panel, const char *conv, const sweep_result *r)
+/* The energy ellipse of one impact as small multiples: a panel per law (panels first..first+5 of a 3-column
+ * grid), each with the ellipse, the sticking and maximum-compression lines, the law's predictions over the
+ * (mu, eps) box as dots with the curves of eps = 0, 0.5 and 1 across mu, and on top the measured impulse and
+ * the IRB impulse. Every panel of a convention has the same axes, so the laws compare by eye. */
+static void add_ellipse_panels(imp_figure *f, int first, const char *conv, const sweep_result *r)
 {
     const imp_npy_array *ab = imp_npz_find(r->z, "ellipse_boundary"), *ap = imp_npz_find(r->z, "ellipse_predictions");
     const double *lines = array_of(r, "ellipse_lines", 8), *meas = array_of(r, "ellipse_measured", 2),
@@ -185,30 +189,54 @@ static void add_ellipse_panel(imp_figure *f, int panel, const char *conv, const 
     if (!ab || !ap || ab->ndim != 2 || ap->ndim != 4 || !lines || !meas || !irb) return;
     size_t nb = ab->shape[0], ng = ap->shape[1];
     const double *boundary = ab->data, *preds = ap->data;
-    double *x = malloc((nb > ng * ng ? nb : ng * ng) * sizeof(double)),
-           *y = malloc((nb > ng * ng ? nb : ng * ng) * sizeof(double));
-    if (!x || !y) {
+    size_t cap = nb > ng * ng ? nb : ng * ng;
+    double *x = malloc(cap * sizeof(double)), *y = malloc(cap * sizeof(double));
+    if (!x || !y || ng < 2) {
         free(x);
         free(y);
         return;
     }
-    char title[96];
-    snprintf(title, sizeof title, "%s convention", conv);
-    imp_figure_axes(f, panel, title, "tangential impulse $P_t$ (N s)", "normal impulse $P_n$ (N s)");
-    for (size_t i = 0; i < nb; i++) x[i] = boundary[2 * i], y[i] = boundary[2 * i + 1];
-    imp_figure_polygon(f, panel, x, y, nb, 0, "energy ellipse (no energy change)", "-|k");
-    double lx[2] = {lines[0], lines[2]}, ly[2] = {lines[1], lines[3]};
-    imp_figure_line(f, panel, lx, ly, 2, "sticking line", "--|0.4");
-    lx[0] = lines[4], lx[1] = lines[6], ly[0] = lines[5], ly[1] = lines[7];
-    imp_figure_line(f, panel, lx, ly, 2, "maximum compression line", ":|0.4");
-    static const char *styles[6] = {"o|C0", "s|C1", "^|C2", "v|C3", "D|C4", "P|C5"};
-    for (int m = 0; m < IMP_IMPACT_MODEL_COUNT; m++) {
-        for (size_t j = 0; j < ng * ng; j++) x[j] = preds[2 * (m * ng * ng + j)], y[j] = preds[2 * (m * ng * ng + j) + 1];
-        imp_figure_scatter(f, panel, x, y, ng * ng, imp_impact_model_title((imp_impact_model)m), styles[m]);
+    /* common limits: the ellipse, the two points and every finite prediction, with a margin */
+    double lo[2] = {meas[0], meas[1]}, hi[2] = {meas[0], meas[1]};
+    for (int k = 0; k < 2; k++) {
+        lo[k] = fmin(lo[k], irb[k]), hi[k] = fmax(hi[k], irb[k]);
+        for (size_t i = 0; i < nb; i++) lo[k] = fmin(lo[k], boundary[2 * i + k]), hi[k] = fmax(hi[k], boundary[2 * i + k]);
+        for (size_t i = 0; i < IMP_IMPACT_MODEL_COUNT * ng * ng; i++)
+            if (isfinite(preds[2 * i + k])) lo[k] = fmin(lo[k], preds[2 * i + k]), hi[k] = fmax(hi[k], preds[2 * i + k]);
+        double pad = 0.06 * (hi[k] - lo[k]) + 1e-12;
+        lo[k] -= pad, hi[k] += pad;
     }
-    imp_figure_scatter(f, panel, meas, meas + 1, 1, "measured $M_c J \\Delta v$", "X|k");
-    imp_figure_scatter(f, panel, irb, irb + 1, 1, "IRB (velocity metric)", "*|0.45");
-    imp_figure_equal_aspect(f, panel);
+    static const size_t eps_pick[3][2] = {{0, 0}, {1, 2}, {1, 1}}; /* eps index = ng-1 * a / b */
+    static const char *eps_label[3] = {"law, $\\varepsilon = 0$", "law, $\\varepsilon = 0.5$", "law, $\\varepsilon = 1$"};
+    static const char *eps_style[3] = {"-|C2", "--|C4", "-|C0"};
+    for (int m = 0; m < IMP_IMPACT_MODEL_COUNT; m++) {
+        int panel = first + m;
+        char title[96];
+        snprintf(title, sizeof title, "%s (%s)", imp_impact_model_title((imp_impact_model)m), conv);
+        imp_figure_axes(f, panel, title, m >= 3 ? "tangential impulse $P_t$ (N s)" : NULL,
+                        m % 3 == 0 ? "normal impulse $P_n$ (N s)" : NULL);
+        for (size_t i = 0; i < nb; i++) x[i] = boundary[2 * i], y[i] = boundary[2 * i + 1];
+        imp_figure_polygon(f, panel, x, y, nb, 0, "energy ellipse (no energy change)", "-|k");
+        double lx[2] = {lines[0], lines[2]}, ly[2] = {lines[1], lines[3]};
+        imp_figure_line(f, panel, lx, ly, 2, "sticking line", "--|0.4");
+        lx[0] = lines[4], lx[1] = lines[6], ly[0] = lines[5], ly[1] = lines[7];
+        imp_figure_line(f, panel, lx, ly, 2, "maximum compression line", ":|0.4");
+        const double *P = preds + 2 * (size_t)m * ng * ng;
+        for (size_t j = 0; j < ng * ng; j++) x[j] = P[2 * j], y[j] = P[2 * j + 1];
+        imp_figure_scatter(f, panel, x, y, ng * ng, "law over the $(\\mu, \\varepsilon)$ box", ".|0.55");
+        for (int e = 0; e < 3; e++) {
+            size_t je = eps_pick[e][1] ? (ng - 1) * eps_pick[e][0] / eps_pick[e][1] : 0, c = 0;
+            for (size_t i = 0; i < ng; i++) /* mu index i, eps index je */
+                if (isfinite(P[2 * (i * ng + je)]) && isfinite(P[2 * (i * ng + je) + 1]))
+                    x[c] = P[2 * (i * ng + je)], y[c] = P[2 * (i * ng + je) + 1], c++;
+            if (c > 1) imp_figure_line(f, panel, x, y, c, eps_label[e], eps_style[e]);
+        }
+        /* the star under the cross: where they meet, both stay visible */
+        imp_figure_scatter(f, panel, irb, irb + 1, 1, "IRB (velocity metric)", "*|C1");
+        imp_figure_scatter(f, panel, meas, meas + 1, 1, "measured $M_c J \\Delta v$", "X|k");
+        imp_figure_limits(f, panel, lo[0], hi[0], lo[1], hi[1]);
+        imp_figure_equal_aspect(f, panel);
+    }
     free(x);
     free(y);
 }
@@ -330,12 +358,12 @@ int sweep_report_impact(const char *dir, const sweep_result *res, int n, char **
     if (!st && (eval[0] || eval[1])) {
         int panels = (eval[0] != NULL) + (eval[1] != NULL);
         fig_err = imp_figure_new(1, panels, 6.0 * panels, 4.5);
-        fig_ell = imp_figure_new(1, panels, 6.0 * panels, 5.5);
+        fig_ell = imp_figure_new(2 * panels, 3, 12.0, 3.6 * 2 * panels + 0.6); /* a panel per law */
         if (!fig_err || !fig_ell) st = imp_fail(IMP_ERR_NOMEM, "report: out of memory");
         if (!st) {
             imp_figure_title(fig_err, "Error density of the predicted post-impact velocity (laws at identified parameters)");
-            imp_figure_title(fig_ell, "Energy ellipse of one impact and each law's predictions over "
-                                      "$0 \\leq \\mu \\leq 1$, $0 \\leq \\varepsilon \\leq 1$");
+            imp_figure_title(fig_ell, "Energy ellipse of one impact: each law's predictions over "
+                                      "$0 \\leq \\mu \\leq 1$, $0 \\leq \\varepsilon \\leq 1$, a panel per law");
         }
         for (int c = 0, p = 0; c < 2 && !st; c++) {
             if (!eval[c]) continue;
@@ -344,7 +372,7 @@ int sweep_report_impact(const char *dir, const sweep_result *res, int n, char **
             const imp_npy_array *e = imp_npz_find(eval[c]->z, "errors");
             if (!st && e && e->ndim == 2 && e->shape[1] == 9 && e->shape[0] > 1)
                 add_error_panel(fig_err, p, cn, e->data, e->shape[0]);
-            if (!st) add_ellipse_panel(fig_ell, p, cn, eval[c]);
+            if (!st) add_ellipse_panels(fig_ell, 6 * p, cn, eval[c]);
             p++;
         }
     }
@@ -356,8 +384,9 @@ int sweep_report_impact(const char *dir, const sweep_result *res, int n, char **
     }
     if (!st && fig_ell) {
         st = sweep_save_figure(fig_ell, dir, "impact_energy_ellipse",
-                      "Energy ellipse of one impact with every law's predictions over the parameter box, the "
-                      "measured impulse and the IRB bound",
+                      "Energy ellipse of one impact, a panel per law: the law's predictions over the parameter "
+                      "box (dots; curves at eps = 0, 0.5, 1 across mu), the measured impulse (cross) and the IRB "
+                      "impulse (star)",
                       md, len);
         fig_ell = NULL;
     }

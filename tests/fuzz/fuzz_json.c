@@ -1,5 +1,5 @@
 /* libFuzzer harness for the JSON reader (imp_json_get_number/_string, used
- * on every file's meta) and the checked number parser (src/core/num.h).
+ * on every file's meta, and the whole-text check with its fault position) and the checked number parser (src/core/num.h).
  * The input's first line is the key, the rest the JSON text.
  * Seeds: tests/fuzz/corpus/json. See scripts/fuzz.sh. */
 #include "fuzz_util.h"
@@ -31,6 +31,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     (void)imp_json_get_string(json, key, buf, sizeof buf);
     (void)imp_json_get_string(json, "system", buf, 4);
     (void)imp_json_get_number(json, "seed", &x);
+    (void)imp_json_get_token(json, key, buf, sizeof buf);
+    (void)imp_json_check_object(json, "fuzz"); /* the whole text checked; its message names the fault */
     (void)imp_num_parse_double(text, "fuzz", &x);
     (void)imp_num_parse_int64(text, "fuzz", INT64_MIN, INT64_MAX, &i);
     free(text);
