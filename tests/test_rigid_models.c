@@ -1,5 +1,6 @@
 /* The end-to-end baseline of the cube tosses (src/models/rigid_e2e.c):
- * the one-step loss's gradient by finite differences, its invariances
+ * the rollout-window loss's gradient by finite differences (through the
+ * steps, the quaternion's normalisation and its sign), its invariances
  * (translation in x, y; the quaternion's sign), and training that learns
  * ballistic flight well enough to beat holding the first state. */
 #include "test.h"
@@ -38,6 +39,11 @@ static void test_gradient(void)
 {
     imp_rigid_traj t;
     make_tosses(&t, 3, 12, 7);
+    /* measurement-like noise: no state change is exactly constant */
+    imp_rng rng;
+    imp_rng_seed(&rng, 99);
+    for (size_t r = 0; r < t.n_rows; r++)
+        for (int i = 4; i < 13; i++) t.states[r * 13 + i] += 1e-3 * imp_rng_normal(&rng);
     imp_rigid_e2e_opts o;
     imp_rigid_e2e_opts_default(&o);
     o.hidden = 9;
@@ -48,29 +54,42 @@ static void test_gradient(void)
     CHECK_OK(imp_rigid_e2e_set_scaling(&m, &t, eps, 3));
     /* the features are standardised: non-trivial scales */
     CHECK(m.in_scale[4] > 1e-3 && m.out_scale[6] > 1e-6 && m.out_scale[6] < 1);
-    const int B = 5;
     const size_t P = m.net.n_params;
-    double *x = t.states, *xn = t.states + 13; /* rows 0..4 and 1..5 of toss 0 */
     double *g = calloc(P, sizeof *g), *num = calloc(P, sizeof *num), *p = malloc(P * sizeof *p);
-    imp_mlp_work *w = imp_mlp_work_new(&m.net, B);
     memcpy(p, m.params, P * sizeof *p);
     /* a less trivial point than the initialisation */
     for (size_t i = 0; i < P; i++) p[i] += 0.05 * sin(1.3 * (double)i);
-    imp_rigid_e2e_loss(&m, p, x, xn, B, g, w);
-    const double h = 1e-6;
-    for (size_t i = 0; i < P; i++) {
-        double keep = p[i];
-        p[i] = keep + h;
-        double lp = imp_rigid_e2e_loss(&m, p, x, xn, B, NULL, w);
-        p[i] = keep - h;
-        double lm = imp_rigid_e2e_loss(&m, p, x, xn, B, NULL, w);
-        p[i] = keep;
-        num[i] = (lp - lm) / (2 * h);
+    /* windows of 1 and 4 steps from rows 0..2 of toss 0 and row 1 of toss 1
+     * (one first state with its quaternion's sign flipped: the same motion) */
+    for (int H = 1; H <= 4; H += 3) {
+        enum { B = 4 };
+        double x0[B * 13], target[B * 4 * 13];
+        const int rows[B] = {0, 1, 2, 13};
+        for (int b = 0; b < B; b++) {
+            memcpy(x0 + b * 13, t.states + rows[b] * 13, 13 * sizeof *x0);
+            memcpy(target + b * H * 13, t.states + (rows[b] + 1) * 13, (size_t)H * 13 * sizeof *x0);
+        }
+        for (int i = 0; i < 4; i++) x0[13 + i] = -x0[13 + i];
+        imp_mlp_work *w[4];
+        for (int k = 0; k < 4; k++) w[k] = imp_mlp_work_new(&m.net, B);
+        memset(g, 0, P * sizeof *g);
+        double L = imp_rigid_e2e_window_loss(&m, p, x0, target, B, H, g, w);
+        CHECK(isfinite(L) && L > 0);
+        const double h = 1e-6;
+        for (size_t i = 0; i < P; i++) {
+            double keep = p[i];
+            p[i] = keep + h;
+            double lp = imp_rigid_e2e_window_loss(&m, p, x0, target, B, H, NULL, w);
+            p[i] = keep - h;
+            double lm = imp_rigid_e2e_window_loss(&m, p, x0, target, B, H, NULL, w);
+            p[i] = keep;
+            num[i] = (lp - lm) / (2 * h);
+        }
+        double err = test_grad_rel_err(g, num, P, 1e-8);
+        CHECK_MSG(err < 1e-6, "window %d: relative gradient error %g over %zu parameters", H, err, P);
+        for (int k = 0; k < 4; k++) imp_mlp_work_free(w[k]);
     }
-    double err = test_grad_rel_err(g, num, P, 1e-8);
-    CHECK_MSG(err < 1e-6, "relative gradient error %g over %zu parameters", err, P);
     free(g), free(num), free(p);
-    imp_mlp_work_free(w);
 
     /* invariances: a shift in x, y moves the prediction by the same shift;
      * -q gives the same orientation */
@@ -116,6 +135,7 @@ static void test_training(void)
     o.batch = 64;
     o.eval_every = 100;
     o.lr = 3e-3;
+    o.window = 3;
     imp_rigid_e2e m;
     imp_rigid_e2e_report rep;
     CHECK_OK(imp_rigid_e2e_train(&m, &t, train, NT, valid, 2, &o, &rep));

@@ -179,13 +179,13 @@ static void test_killed(void)
     char cmd[1024];
     snprintf(cmd, sizeof cmd,
              "IMPULSE_CUBE_MUJOCO= exec %s reproduce cube --data cube_tiny.npz --tosses 2,3,4,5 --seeds 1 "
-             "--steps 3000 --out cube_kill >/dev/null 2>&1",
+             "--steps 500 --out cube_kill >/dev/null 2>&1",
              cli);
     CHECK_MSG(run_and_kill(cmd, "cube_kill") == 1, "the sweep ended before it was killed");
     int done = count_lines("cube_kill/log.jsonl");
     CHECK(done >= 1 && done < 8);
     snprintf(cmd, sizeof cmd,
-             "IMPULSE_CUBE_MUJOCO= %s reproduce cube --data cube_tiny.npz --tosses 2,3,4,5 --seeds 1 --steps 3000 "
+             "IMPULSE_CUBE_MUJOCO= %s reproduce cube --data cube_tiny.npz --tosses 2,3,4,5 --seeds 1 --steps 500 "
              "--out cube_kill >/dev/null 2>&1",
              cli);
     CHECK(run(cmd) == 0);

@@ -7,9 +7,12 @@
  * f an MLP, u(x) the standardised features (q, z, w, v): translation
  * invariant in x and y, q taken with w >= 0 (q and -q are one orientation;
  * the quaternion's step is turned back with the sign); mu, sigma the mean
- * and spread of the training steps' state changes. Trained one step ahead
- * (mean squared error of the standardised change) with Adam on minibatches
- * of the training tosses' consecutive pairs; the parameters kept are those
+ * and spread of the training steps' state changes. Trained on rollout
+ * windows of H steps from measured states (mean squared error of the
+ * states, each component over sigma: for H = 1 the standardised change)
+ * with Adam on minibatches of the training tosses' windows, optionally
+ * with their first states perturbed by noise (as in learned simulators
+ * since Sanchez-Gonzalez et al. 2020); the parameters kept are those
  * with the lowest full-toss rollout error (position % of width + rotation
  * degrees) on the validation tosses, checked every eval_every steps. */
 #ifndef IMPULSE_RIGID_MODELS_H
@@ -32,6 +35,12 @@ typedef struct imp_rigid_e2e_opts {
     int batch;           /* pairs per step (256; fewer if the data have fewer) */
     double lr;           /* 1e-3, cosine-annealed to lr / 10 */
     int eval_every;      /* validation rollouts every this many steps (250) */
+    int window;          /* rollout window H: the loss sums the error of H steps rolled out from
+                            a measured state (backpropagated through the steps); 1: one step (1) */
+    double noise;        /* input noise: each state component of a training pair's first state
+                            moved by N(0, (noise * its typical one-step change)^2), the target
+                            the measured next state (the network learns to pull a drifting
+                            rollout back); 0: none (default 1) */
     unsigned long long seed; /* initialisation and minibatches */
 } imp_rigid_e2e_opts;
 void imp_rigid_e2e_opts_default(imp_rigid_e2e_opts *o);
@@ -57,14 +66,14 @@ int imp_rigid_e2e_init(imp_rigid_e2e *m, const imp_rigid_e2e_opts *o);
 void imp_rigid_e2e_free(imp_rigid_e2e *m);
 /* Set the scaling from the consecutive pairs of the given episodes of t. */
 int imp_rigid_e2e_set_scaling(imp_rigid_e2e *m, const imp_rigid_traj *t, const int *episodes, int n_episodes);
-/* Features u (11) of a state and the standardised target of a pair. */
+/* Features u (11) of a state. */
 void imp_rigid_e2e_features(const imp_rigid_e2e *m, const double x[13], double u[IMP_RIGID_E2E_IN]);
-void imp_rigid_e2e_target(const imp_rigid_e2e *m, const double x[13], const double xn[13], double y[13]);
-/* One-step loss of B pairs (x, xn: B x 13) at `params`: the mean over
- * pairs and the 13 outputs of the squared standardised error. grad (may
- * be NULL) ACCUMULATES dL/dparams; w needs max batch >= B. */
-double imp_rigid_e2e_loss(const imp_rigid_e2e *m, const double *params, const double *x, const double *xn, int B,
-                          double *grad, imp_mlp_work *w);
+/* Loss of B rollout windows of H steps: x0 (B x 13) the first states,
+ * target (B x H x 13) the measured next H states; the mean over windows,
+ * steps and the 13 components of ((x^ - x) / sigma)^2. grad (may be NULL)
+ * ACCUMULATES dL/dparams; w[0..H-1] work spaces of max batch >= B. */
+double imp_rigid_e2e_window_loss(const imp_rigid_e2e *m, const double *params, const double *x0, const double *target,
+                                 int B, int H, double *grad, imp_mlp_work **w);
 /* The next state. */
 int imp_rigid_e2e_step(imp_rigid_e2e *m, const double x[13], double xn[13]);
 /* imp_rigid_rollout_fn with ctx an imp_rigid_e2e *. */

@@ -19,6 +19,8 @@ void imp_rigid_e2e_opts_default(imp_rigid_e2e_opts *o)
     o->batch = 256;
     o->lr = 1e-3;
     o->eval_every = 250;
+    o->window = 1;
+    o->noise = 1.0;
 }
 
 void imp_rigid_e2e_free(imp_rigid_e2e *m)
@@ -82,12 +84,6 @@ void imp_rigid_e2e_features(const imp_rigid_e2e *m, const double x[13], double u
     for (int i = 0; i < IMP_RIGID_E2E_IN; i++) u[i] = (u[i] - m->in_mean[i]) / m->in_scale[i];
 }
 
-void imp_rigid_e2e_target(const imp_rigid_e2e *m, const double x[13], const double xn[13], double y[13])
-{
-    raw_change(x, xn, y);
-    for (int i = 0; i < 13; i++) y[i] = (y[i] - m->out_mean[i]) / m->out_scale[i];
-}
-
 /* Mean and spread of n rows of k columns; a spread below floor (a constant
  * column) is floor. */
 static void column_stats(const double *a, size_t n, int k, double *mean, double *scale, double floor)
@@ -138,8 +134,8 @@ static int collect_pairs(const imp_rigid_traj *t, const int *episodes, int n_epi
 int imp_rigid_e2e_set_scaling(imp_rigid_e2e *m, const imp_rigid_traj *t, const int *episodes, int n_episodes)
 {
     if (!m || !t || !episodes) return imp_fail(IMP_ERR_INVALID, "end-to-end scaling: NULL argument");
-    double *x, *xn;
-    size_t n;
+    double *x = NULL, *xn = NULL;
+    size_t n = 0;
     int st = collect_pairs(t, episodes, n_episodes, &x, &xn, &n);
     if (st) return st;
     double *f = malloc(n * IMP_RIGID_STATE * sizeof *f);
@@ -150,25 +146,84 @@ int imp_rigid_e2e_set_scaling(imp_rigid_e2e *m, const imp_rigid_traj *t, const i
     for (size_t r = 0; r < n; r++) raw_features(x + r * 13, f + r * IMP_RIGID_E2E_IN);
     column_stats(f, n, IMP_RIGID_E2E_IN, m->in_mean, m->in_scale, 1e-3);
     for (size_t r = 0; r < n; r++) raw_change(x + r * 13, xn + r * 13, f + r * 13);
-    column_stats(f, n, 13, m->out_mean, m->out_scale, 1e-9);
+    column_stats(f, n, 13, m->out_mean, m->out_scale, 1e-6);
     free(f), free(x), free(xn);
     return IMP_OK;
 }
 
-double imp_rigid_e2e_loss(const imp_rigid_e2e *m, const double *params, const double *x, const double *xn, int B,
-                          double *grad, imp_mlp_work *w)
+/* One step of B states x -> xn at params (w caches the network's pass);
+ * nq[b] receives the norm of the quaternion before normalising. */
+static void advance(const imp_rigid_e2e *m, const double *params, const double *x, double *xn, double *nq, int B,
+                    double *u, double *y, imp_mlp_work *w)
 {
-    const size_t nin = (size_t)B * IMP_RIGID_E2E_IN, nout = (size_t)B * IMP_RIGID_STATE;
-    double *buf = malloc((nin + 3 * nout) * sizeof *buf);
-    if (!buf) return (void)imp_fail(IMP_ERR_NOMEM, "end-to-end loss: batch %d", B), NAN;
-    double *u = buf, *y = u + nin, *target = y + nout, *dy = target + nout;
-    for (int b = 0; b < B; b++) {
-        imp_rigid_e2e_features(m, x + (size_t)b * 13, u + (size_t)b * IMP_RIGID_E2E_IN);
-        imp_rigid_e2e_target(m, x + (size_t)b * 13, xn + (size_t)b * 13, target + (size_t)b * 13);
-    }
+    for (int b = 0; b < B; b++) imp_rigid_e2e_features(m, x + (size_t)b * 13, u + (size_t)b * IMP_RIGID_E2E_IN);
     imp_mlp_forward(&m->net, params, u, B, y, w);
-    double L = imp_mse(y, target, nout, grad ? dy : NULL);
-    if (grad) imp_mlp_backward(&m->net, params, dy, B, grad, NULL, w);
+    for (int b = 0; b < B; b++) {
+        const double *xb = x + (size_t)b * 13, *yb = y + (size_t)b * 13;
+        double *o = xn + (size_t)b * 13;
+        const double s = quat_sign(xb);
+        for (int i = 0; i < 13; i++) o[i] = xb[i] + (i < 4 ? s : 1.0) * (m->out_mean[i] + m->out_scale[i] * yb[i]);
+        double n = sqrt(o[0] * o[0] + o[1] * o[1] + o[2] * o[2] + o[3] * o[3]);
+        nq[b] = n;
+        for (int i = 0; i < 4; i++) o[i] /= n;
+    }
+}
+
+double imp_rigid_e2e_window_loss(const imp_rigid_e2e *m, const double *params, const double *x0, const double *target,
+                                 int B, int H, double *grad, imp_mlp_work **w)
+{
+    const size_t S = (size_t)B * 13, nin = (size_t)B * IMP_RIGID_E2E_IN;
+    /* the network's inputs of every step stay alive: its backward pass reads them */
+    double *buf = malloc(((size_t)(H + 1) * S + (size_t)H * B + 4 * S + (size_t)(H + 1) * nin) * sizeof *buf);
+    if (!buf) return (void)imp_fail(IMP_ERR_NOMEM, "end-to-end loss: batch %d x %d", B, H), NAN;
+    double *xs = buf, *nq = xs + (size_t)(H + 1) * S, *gx = nq + (size_t)H * B, *gn = gx + S, *y = gn + S,
+           *gy = y + S, *du = gy + S, *u = du + nin;
+    memcpy(xs, x0, S * sizeof *xs);
+    double L = 0;
+    const double c = 1.0 / ((double)S * H);
+    for (int k = 0; k < H; k++) {
+        advance(m, params, xs + (size_t)k * S, xs + (size_t)(k + 1) * S, nq + (size_t)k * B, B, u + (size_t)k * nin, y,
+                w[k]);
+        for (int b = 0; b < B; b++)
+            for (int i = 0; i < 13; i++) {
+                double e = (xs[(size_t)(k + 1) * S + (size_t)b * 13 + i] - target[((size_t)b * H + k) * 13 + i]) /
+                           m->out_scale[i];
+                L += c * e * e;
+            }
+    }
+    if (grad) {
+        memset(gx, 0, S * sizeof *gx);
+        for (int k = H - 1; k >= 0; k--) {
+            const double *x = xs + (size_t)k * S, *xn = xs + (size_t)(k + 1) * S;
+            /* gn: dL/d(state k+1), then through the normalisation to the step's output */
+            for (int b = 0; b < B; b++) {
+                const double *tb = target + ((size_t)b * H + k) * 13, *xb = xn + (size_t)b * 13;
+                double *g = gn + (size_t)b * 13, *gxb = gx + (size_t)b * 13;
+                for (int i = 0; i < 13; i++)
+                    g[i] = gxb[i] + 2.0 * c * (xb[i] - tb[i]) / (m->out_scale[i] * m->out_scale[i]);
+                double dot = 0;
+                for (int i = 0; i < 4; i++) dot += xb[i] * g[i];
+                for (int i = 0; i < 4; i++) g[i] = (g[i] - xb[i] * dot) / nq[(size_t)k * B + b];
+                /* the residual: state k's own path, and the network's output */
+                const double s = quat_sign(x + (size_t)b * 13);
+                for (int i = 0; i < 13; i++) {
+                    gxb[i] = g[i];
+                    gy[(size_t)b * 13 + i] = (i < 4 ? s : 1.0) * m->out_scale[i] * g[i];
+                }
+            }
+            memset(du, 0, nin * sizeof *du);
+            imp_mlp_backward(&m->net, params, gy, B, grad, du, w[k]);
+            /* through the features: (s q, z, w, v) standardised */
+            for (int b = 0; b < B; b++) {
+                const double s = quat_sign(x + (size_t)b * 13);
+                const double *d = du + (size_t)b * IMP_RIGID_E2E_IN;
+                double *gxb = gx + (size_t)b * 13;
+                for (int i = 0; i < 4; i++) gxb[i] += s * d[i] / m->in_scale[i];
+                gxb[6] += d[4] / m->in_scale[4];
+                for (int i = 0; i < 6; i++) gxb[7 + i] += d[5 + i] / m->in_scale[5 + i];
+            }
+        }
+    }
     free(buf);
     return L;
 }
@@ -205,9 +260,10 @@ int imp_rigid_e2e_train(imp_rigid_e2e *m, const imp_rigid_traj *t, const int *tr
 {
     if (!m || !t || !train || !o || !rep || (n_valid > 0 && !valid))
         return imp_fail(IMP_ERR_INVALID, "end-to-end training: NULL argument");
-    if (o->steps < 1 || o->batch < 1 || o->eval_every < 1 || !(o->lr > 0))
-        return imp_fail(IMP_ERR_INVALID, "end-to-end training: steps %d, batch %d, eval_every %d, lr %g", o->steps,
-                        o->batch, o->eval_every, o->lr);
+    if (!(o->noise >= 0) || !isfinite(o->noise)) return imp_fail(IMP_ERR_INVALID, "noise: %g, want >= 0", o->noise);
+    if (o->steps < 1 || o->batch < 1 || o->eval_every < 1 || !(o->lr > 0) || o->window < 1 || o->window > 1000)
+        return imp_fail(IMP_ERR_INVALID, "end-to-end training: steps %d, batch %d, eval_every %d, lr %g, window %d",
+                        o->steps, o->batch, o->eval_every, o->lr, o->window);
     const double t0 = imp_time_now();
     memset(rep, 0, sizeof *rep);
     rep->valid_score = NAN;
@@ -217,29 +273,54 @@ int imp_rigid_e2e_train(imp_rigid_e2e *m, const imp_rigid_traj *t, const int *tr
         imp_rigid_e2e_free(m);
         return st;
     }
-    double *x = NULL, *xn = NULL;
-    size_t n = 0;
-    st = collect_pairs(t, train, n_train, &x, &xn, &n);
-    const int B = (size_t)o->batch < n ? o->batch : (int)n;
+    /* the windows: starts r (row of the training tosses' stacked states) with H samples after them */
+    const int H = o->window;
+    size_t n_rows = 0, n = 0;
+    for (int i = 0; i < n_train && !st; i++) {
+        if (train[i] < 0 || train[i] >= t->n_episodes)
+            st = imp_fail(IMP_ERR_INVALID, "end-to-end: episode %d of %d", train[i], t->n_episodes);
+        else
+            n_rows += (size_t)t->lengths[train[i]], n += (size_t)t->lengths[train[i]] > (size_t)H ? (size_t)t->lengths[train[i]] - (size_t)H : 0;
+    }
+    if (!st && n == 0) st = imp_fail(IMP_ERR_INVALID, "end-to-end: no training toss has more than %d samples (window)", H);
+    size_t *starts = st ? NULL : malloc(n * sizeof *starts);
+    double *rows = st ? NULL : malloc(n_rows * 13 * sizeof *rows);
+    if (!st && (!starts || !rows)) st = imp_fail(IMP_ERR_NOMEM, "end-to-end training: %zu samples", n_rows);
+    for (size_t i = 0, r = 0, k = 0; !st && i < (size_t)n_train; i++) {
+        size_t len = (size_t)t->lengths[train[i]];
+        memcpy(rows + r * 13, t->states + imp_rigid_traj_offset(t, train[i]) * 13, len * 13 * sizeof *rows);
+        for (size_t j = 0; j + (size_t)H < len; j++) starts[k++] = r + j;
+        r += len;
+    }
+    const int B = !st && (size_t)o->batch < n ? o->batch : (int)n;
     const size_t P = m->net.n_params;
     double *grad = malloc(P * sizeof *grad), *best = malloc(P * sizeof *best);
-    double *bx = malloc((size_t)B * 26 * sizeof *bx);
-    imp_mlp_work *w = imp_mlp_work_new(&m->net, B);
+    double *bx = malloc((size_t)B * 13 * (size_t)(H + 1) * sizeof *bx);
+    imp_mlp_work **w = calloc((size_t)H, sizeof *w);
+    for (int k = 0; w && k < H; k++) w[k] = imp_mlp_work_new(&m->net, B > 0 ? B : 1);
     imp_adam opt = {0};
-    if (!st && (!grad || !best || !bx || !w)) st = imp_fail(IMP_ERR_NOMEM, "end-to-end training: %zu parameters", P);
+    if (!st && (!grad || !best || !bx || !w || !w[H - 1]))
+        st = imp_fail(IMP_ERR_NOMEM, "end-to-end training: %zu parameters", P);
     if (!st) st = imp_adam_init(&opt, P, o->lr, 0.9, 0.999, 1e-8, 0.0);
     imp_rng rng;
     imp_rng_seed(&rng, o->seed ^ 0x9e3779b97f4a7c15ULL);
     double best_score = INFINITY;
     if (!st) memcpy(best, m->params, P * sizeof *best);
     for (int step = 1; step <= o->steps && !st; step++) {
+        double *tg = bx + (size_t)B * 13;
         for (int b = 0; b < B; b++) {
-            size_t r = imp_rng_below(&rng, n);
-            memcpy(bx + (size_t)b * 13, x + r * 13, 13 * sizeof *bx);
-            memcpy(bx + (size_t)(B + b) * 13, xn + r * 13, 13 * sizeof *bx);
+            size_t r = starts[imp_rng_below(&rng, n)];
+            double *xb = bx + (size_t)b * 13;
+            memcpy(xb, rows + r * 13, 13 * sizeof *bx);
+            memcpy(tg + (size_t)b * H * 13, rows + (r + 1) * 13, (size_t)H * 13 * sizeof *bx);
+            if (o->noise > 0) {
+                for (int i = 0; i < 13; i++) xb[i] += o->noise * m->out_scale[i] * imp_rng_normal(&rng);
+                double nq = sqrt(xb[0] * xb[0] + xb[1] * xb[1] + xb[2] * xb[2] + xb[3] * xb[3]);
+                for (int i = 0; i < 4; i++) xb[i] /= nq;
+            }
         }
         memset(grad, 0, P * sizeof *grad);
-        double L = imp_rigid_e2e_loss(m, m->params, bx, bx + (size_t)B * 13, B, grad, w);
+        double L = imp_rigid_e2e_window_loss(m, m->params, bx, tg, B, H, grad, w);
         if (!isfinite(L)) {
             st = imp_fail(IMP_ERR_NUMERIC, "end-to-end training: loss %g at step %d", L, step);
             break;
@@ -267,8 +348,9 @@ int imp_rigid_e2e_train(imp_rigid_e2e *m, const imp_rigid_traj *t, const int *tr
         rep->best_step = o->steps;
     }
     imp_adam_free(&opt);
-    imp_mlp_work_free(w);
-    free(grad), free(best), free(bx), free(x), free(xn);
+    for (int k = 0; w && k < H; k++) imp_mlp_work_free(w[k]);
+    free(w);
+    free(grad), free(best), free(bx), free(starts), free(rows);
     if (st) imp_rigid_e2e_free(m);
     rep->seconds = imp_time_now() - t0;
     return st;

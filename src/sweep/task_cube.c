@@ -8,7 +8,7 @@
  *   model=end-to-end|mujoco|ballistic data=FILE tosses=N seed=K
  *   test=FILE (optional)
  *   end-to-end: steps=4000 hidden=128 layers=2 batch=256 lr=0.001
- *     eval_every=250 (include/impulse/rigid_models.h)
+ *     eval_every=250 window=1 noise=1 (include/impulse/rigid_models.h)
  *   mujoco: max_evals=200 (the peer program cube_mujoco, run as a
  *     subprocess: env IMPULSE_CUBE_MUJOCO, else beside the running program)
  * A task trains in seconds: a stopped one is rerun from its start.
@@ -37,8 +37,8 @@ extern char **environ;
 
 typedef struct cube_settings {
     const char *model, *data, *test;
-    long tosses, seed, steps, hidden, layers, batch, eval_every, max_evals;
-    double lr;
+    long tosses, seed, window, steps, hidden, layers, batch, eval_every, max_evals;
+    double lr, noise;
 } cube_settings;
 
 static int cube_settings_read(const imp_sweep_task *t, cube_settings *s)
@@ -57,11 +57,13 @@ static int cube_settings_read(const imp_sweep_task *t, cube_settings *s)
     if (!st && !imp_sweep_task_get(t, "tosses")) st = imp_fail(IMP_ERR_INVALID, "task '%s': needs tosses=", t->id);
     if (!st) st = imp_sweep_task_int(t, "seed", 0, 0, 1 << 30, &s->seed);
     if (!st) st = imp_sweep_task_int(t, "steps", d.steps, 1, 10000000, &s->steps);
+    if (!st) st = imp_sweep_task_int(t, "window", d.window, 1, 1000, &s->window);
     if (!st) st = imp_sweep_task_int(t, "hidden", d.hidden, 1, 4096, &s->hidden);
     if (!st) st = imp_sweep_task_int(t, "layers", d.layers, 1, IMP_MLP_MAX_LAYERS - 1, &s->layers);
     if (!st) st = imp_sweep_task_int(t, "batch", d.batch, 1, 1 << 20, &s->batch);
     if (!st) st = imp_sweep_task_int(t, "eval_every", d.eval_every, 1, 10000000, &s->eval_every);
     if (!st) st = imp_sweep_task_double(t, "lr", d.lr, 1e-12, 10, &s->lr);
+    if (!st) st = imp_sweep_task_double(t, "noise", d.noise, 0, 1e6, &s->noise);
     if (!st) st = imp_sweep_task_int(t, "max_evals", 200, 1, 1000000, &s->max_evals);
     return st;
 }
@@ -222,7 +224,7 @@ int sweep_exec_cube(const imp_sweep_task *t, const char *task_dir, const imp_swe
         imp_rigid_e2e_opts eo;
         imp_rigid_e2e_opts_default(&eo);
         eo.steps = (int)s.steps, eo.hidden = (int)s.hidden, eo.layers = (int)s.layers, eo.batch = (int)s.batch;
-        eo.eval_every = (int)s.eval_every, eo.lr = s.lr, eo.seed = (unsigned long long)s.seed;
+        eo.eval_every = (int)s.eval_every, eo.lr = s.lr, eo.noise = s.noise, eo.window = (int)s.window, eo.seed = (unsigned long long)s.seed;
         imp_rigid_e2e net;
         imp_rigid_e2e_report rep;
         st = imp_rigid_e2e_train(&net, &data, idx, nt, idx + n_draw, nv, &eo, &rep);
@@ -250,6 +252,8 @@ int sweep_exec_cube(const imp_sweep_task *t, const char *task_dir, const imp_swe
             imp_json_kv_number(&j, "valid_score", rep.valid_score);
             imp_json_kv_number(&j, "train_loss", rep.train_loss);
             imp_json_kv_int(&j, "hidden", s.hidden);
+            imp_json_kv_number(&j, "noise", s.noise);
+            imp_json_kv_int(&j, "window", s.window);
             imp_json_kv_int(&j, "layers", s.layers);
             imp_json_kv_int(&j, "parameters", (long long)net.net.n_params);
             imp_rigid_e2e_free(&net);
