@@ -8,6 +8,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cli.h"
 #include "impulse/io.h"
+#include "impulse/rigid_traj.h"
 #include "impulse/sweep.h"
 
 #include <getopt.h>
@@ -102,6 +103,14 @@ int cli_reproduce_cube(int argc, char **argv)
     }
     if (optind < argc) return cli_failf(verb, "unexpected argument '%s'", argv[optind]);
     if (!co.data) return cli_failf(verb, "--data FILE is required (the ContactNets file or impulse import's output)");
+    /* the files are read now, so that a wrong name stops here and not in every task */
+    const char *files[2] = {co.data, co.test};
+    for (int k = 0; k < 2 && files[k]; k++) {
+        imp_rigid_traj t;
+        if (imp_rigid_traj_load_any(&t, files[k], NULL))
+            return cli_failf(verb, "%s %s: %s", k ? "--test" : "--data", files[k], imp_last_error());
+        imp_rigid_traj_free(&t);
+    }
     char peer[4096];
     co.mujoco = imp_sweep_cube_peer(peer, sizeof peer);
     imp_sweep_plan plan;

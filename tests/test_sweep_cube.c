@@ -5,7 +5,7 @@
  * the metrics computed here on the same split, the notices of the models
  * not available), a killed sweep resumed with every task done once, and the
  * MuJoCo peer as a subprocess when it is built. */
-#define _XOPEN_SOURCE 700
+#define _GNU_SOURCE
 #include "impulse/core.h"
 #include "impulse/io.h"
 #include "impulse/rigid_traj.h"
@@ -168,6 +168,10 @@ static void test_reproduce(void)
              cli);
     CHECK(run(cmd) == 0);
     check_once("cube_run", "rerun");
+    /* a file that is not there stops the command, naming the option */
+    snprintf(cmd, sizeof cmd, "%s reproduce cube --data cube_tiny.npz --test nonexistent.npz --out cube_none", cli);
+    CHECK(test_run_command(cmd, out, sizeof out) == 1 && strstr(out, "--test nonexistent.npz"));
+    CHECK(access("cube_none", F_OK) != 0);
     imp_rigid_traj_free(&data);
     imp_rigid_traj_free(&test);
 }
