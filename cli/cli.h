@@ -35,6 +35,7 @@ int cli_reproduce_cdl(int argc, char **argv);
 int cli_reproduce_chnn(int argc, char **argv);
 int cli_reproduce_impact(int argc, char **argv);
 int cli_reproduce_your_data(int argc, char **argv);
+int cli_reproduce_cube(int argc, char **argv);
 /* Gaussian-process impact models and the drop simulator (cli/impact_gp.c),
  * dispatched to by `impulse impact gp-...|learning-curve|drop`. */
 int cli_impact_gp(int argc, char **argv);
@@ -169,6 +170,9 @@ int cli_sweep_start(const char *verb, const struct imp_sweep_plan *plan, const c
  * with `jobs` processes, print the report (exit 130 when stopped). */
 int cli_reproduce_sweep(const char *verb, struct imp_sweep_plan *plan, const char *plan_out, const char *dir,
                         int threads, int jobs);
+/* Its first half: run the plan's tasks in dir with `jobs` processes and say
+ * how many are done (0, or the exit status of a failure). */
+int cli_reproduce_sweep_run(const char *verb, struct imp_sweep_plan *plan, const char *dir, int threads, int jobs);
 
 /* Check a trajectory set's contact labels against its motion and handle
  * them (--contact-labels auto | as-given | onset; NULL = auto). The line

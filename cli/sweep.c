@@ -79,14 +79,8 @@ int cli_sweep_start(const char *verb_name, const imp_sweep_plan *plan, const cha
 /* `impulse reproduce X`: write the plan with --plan, or run the plan in
  * `dir` with `jobs` processes sharing the folder (the claims keep each task
  * to one of them), then print the report of whatever is finished. */
-int cli_reproduce_sweep(const char *verb_name, imp_sweep_plan *plan, const char *plan_out, const char *dir,
-                        int threads, int jobs)
+int cli_reproduce_sweep_run(const char *verb_name, imp_sweep_plan *plan, const char *dir, int threads, int jobs)
 {
-    if (plan_out) {
-        int st = imp_sweep_plan_save(plan, plan_out);
-        if (!st) fprintf(stderr, "%s: %d tasks (impulse sweep run %s --out DIR)\n", plan_out, plan->n_tasks, plan_out);
-        return st ? cli_fail(verb_name) : 0;
-    }
     imp_sweep_run_opts o;
     int rc = cli_sweep_start(verb_name, plan, dir, threads, &o);
     if (rc) return rc;
@@ -118,6 +112,19 @@ int cli_reproduce_sweep(const char *verb_name, imp_sweep_plan *plan, const char 
     for (int i = 0; i < plan->n_tasks; i++) done += imp_sweep_task_state(dir, &plan->tasks[i]) == IMP_SWEEP_DONE;
     fprintf(stderr, "%d of %d tasks done (%d run by this process)%s\n", done, plan->n_tasks, s.ran,
             cli_stop_requested() ? " (stopped: run the same command again to resume)" : "");
+    return 0;
+}
+
+int cli_reproduce_sweep(const char *verb_name, imp_sweep_plan *plan, const char *plan_out, const char *dir,
+                        int threads, int jobs)
+{
+    if (plan_out) {
+        int st = imp_sweep_plan_save(plan, plan_out);
+        if (!st) fprintf(stderr, "%s: %d tasks (impulse sweep run %s --out DIR)\n", plan_out, plan->n_tasks, plan_out);
+        return st ? cli_fail(verb_name) : 0;
+    }
+    int rc = cli_reproduce_sweep_run(verb_name, plan, dir, threads, jobs);
+    if (rc) return rc;
     char *md = NULL;
     if (imp_sweep_report(dir, &md)) return cli_fail(verb_name);
     fputs(md, stdout);

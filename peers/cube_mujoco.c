@@ -7,8 +7,8 @@
  * (include/impulse/rigid_traj.h). Built only when MuJoCo (Debian's
  * libmujoco-dev) and NLopt (libnlopt-dev) are found.
  *
- *   cube_mujoco --data FILE [--draw 128] [--seed 0] [--substeps 4]
- *               [--max-evals 200] [--nominal-only] [--json]
+ *   cube_mujoco --data FILE [--draw 128] [--train N] [--seed 0] [--substeps 4]
+ *               [--max-evals 200] [--nominal-only] [--test FILE] [--json]
  *   cube_mujoco --self-test
  */
 #define _GNU_SOURCE
@@ -227,8 +227,8 @@ static void json_kv3(imp_json *j, const char *key, const double v[3])
     imp_json_end_array(j);
 }
 
-static void report(int json, const char *model, const char *variant, int n_train, int seed, int n_test,
-                   const imp_rigid_metrics *m, const params *p, double seconds, int evals)
+static void report(int json, const char *model, const char *variant, int n_train, int seed, const char *test,
+                   int n_test, const imp_rigid_metrics *m, const params *p, double seconds, int evals)
 {
     if (json) {
         imp_json j;
@@ -238,7 +238,7 @@ static void report(int json, const char *model, const char *variant, int n_train
         imp_json_kv_string(&j, "variant", variant);
         imp_json_kv_int(&j, "tosses", n_train);
         imp_json_kv_int(&j, "seed", seed);
-        imp_json_kv_string(&j, "test", "split");
+        imp_json_kv_string(&j, "test", test);
         imp_json_kv_int(&j, "test_tosses", n_test);
         imp_json_kv_number(&j, "position_error_pct", m->position_error_pct);
         imp_json_kv_number(&j, "rotation_error_deg", m->rotation_error_deg);
@@ -257,8 +257,8 @@ static void report(int json, const char *model, const char *variant, int n_train
         imp_json_free(&j);
         return;
     }
-    printf("%-9s %-8s train %3d seed %d test %3d: position %7.2f %% of width, rotation %6.2f deg, penetration %6.3f %%",
-           model, variant, n_train, seed, n_test, m->position_error_pct, m->rotation_error_deg, m->penetration_pct);
+    printf("%-9s %-8s train %3d seed %d test %s %3d: position %7.2f %% of width, rotation %6.2f deg, penetration %6.3f %%",
+           model, variant, n_train, seed, test, n_test, m->position_error_pct, m->rotation_error_deg, m->penetration_pct);
     if (p)
         printf("  (mu %.4g, solref %.4g %.4g, solimp %.4g %.4g %.4g, ground %.4g m)", p->mu, p->timeconst, p->dampratio,
                p->solimp[0], p->solimp[1], p->solimp[2], p->ground);
@@ -268,39 +268,72 @@ static void report(int json, const char *model, const char *variant, int n_train
 
 static int load_data(imp_rigid_traj *t, const char *path)
 {
-    if (!imp_rigid_traj_load(t, path)) return IMP_OK;
-    /* the ContactNets file itself: its arrays, the nominal cube */
-    char first[1024];
-    snprintf(first, sizeof first, "%s", imp_last_error());
-    imp_rigid_traj_default(t);
-    if (!imp_rigid_traj_read_arrays(t, path, "states", "lengths", "toss", IMP_RIGID_QUAT_TOL)) {
+    int nominal = 0;
+    int st = imp_rigid_traj_load_any(t, path, &nominal);
+    if (!st && nominal)
         fprintf(stderr, "cube_mujoco: notice: %s has no rigid-body meta: the nominal ContactNets cube, dt 1/148 s\n",
                 path);
-        return IMP_OK;
-    }
-    return imp_fail(IMP_ERR_FORMAT, "%s", first);
+    return st;
 }
 
-static int run(const char *path, int n_draw, int seed, int substeps, int max_evals, int nominal_only, int json,
-               double mu0)
+/* The name a test file's rows carry: its base name. */
+static const char *base_name(const char *path)
 {
-    imp_rigid_traj t;
-    int st = load_data(&t, path);
+    const char *b = strrchr(path, '/');
+    return b ? b + 1 : path;
+}
+
+/* Score the three models (ballistic, nominal, fitted when f is not NULL) on
+ * all tosses of the --test file u. */
+static int report_test_file(sim *s, const imp_rigid_traj *u, const char *name, int json, int nt, int seed,
+                            const params *nominal, const params *f, double fit_seconds, int evals)
+{
+    imp_rigid_metrics m;
+    double t0 = now();
+    int st = imp_rigid_eval_ballistic(u, NULL, 0, &m);
+    if (!st) report(json, "ballistic", "-", nt, seed, name, u->n_episodes, &m, NULL, now() - t0, 0);
+    t0 = now();
+    if (!st) st = sim_eval(s, u, NULL, 0, nominal, &m);
+    if (!st) report(json, "mujoco", "nominal", nt, seed, name, u->n_episodes, &m, nominal, now() - t0, 0);
+    if (!st && f) st = sim_eval(s, u, NULL, 0, f, &m);
+    if (!st && f) report(json, "mujoco", "fitted", nt, seed, name, u->n_episodes, &m, f, fit_seconds, evals);
+    return st;
+}
+
+static int run(const char *path, int n_draw, int n_train, int seed, int substeps, int max_evals, int nominal_only,
+               int json, double mu0, const char *test_path)
+{
+    imp_rigid_traj t, u;
+    int st = load_data(&t, path), has_test = 0;
     if (st) return st;
-    int *idx = malloc(3 * (size_t)n_draw * sizeof *idx);
-    if (!idx) return imp_fail(IMP_ERR_NOMEM, "splits");
-    int *tr = idx, *va = idx + n_draw, *te = idx + 2 * n_draw, nt, nv, ne;
-    st = imp_rigid_split(t.n_episodes, n_draw, (uint64_t)seed, 0.5, 0.25, tr, &nt, va, &nv, te, &ne);
+    if (test_path) {
+        if ((st = load_data(&u, test_path))) {
+            imp_rigid_traj_free(&t);
+            return imp_fail_context(st, "--test %s", test_path);
+        }
+        has_test = 1;
+    }
+    if (n_draw > t.n_episodes) n_draw = t.n_episodes; /* all of them: N training tosses, the rest halved */
+    if (n_train <= 0) n_train = (n_draw + 1) / 2;
+    if (n_train >= n_draw) st = imp_fail(IMP_ERR_INVALID, "--train %d: not below the %d tosses drawn", n_train, n_draw);
+    int *idx = st ? NULL : malloc(3 * (size_t)n_draw * sizeof *idx);
+    if (!st && !idx) st = imp_fail(IMP_ERR_NOMEM, "splits");
+    int *tr = idx, *va = idx + n_draw, *te = idx + 2 * n_draw, nt = 0, nv, ne = 0;
+    if (!st)
+        st = imp_rigid_split(t.n_episodes, n_draw, (uint64_t)seed, (double)n_train / n_draw,
+                             (double)((n_draw - n_train) / 2) / n_draw, tr, &nt, va, &nv, te, &ne);
     sim s = {0};
     if (!st) st = sim_open(&s, &t, substeps, mjINT_EULER);
     imp_rigid_metrics m;
     double t0 = now();
     if (!st) st = imp_rigid_eval_ballistic(&t, te, ne, &m);
-    if (!st) report(json, "ballistic", "-", nt, seed, ne, &m, NULL, now() - t0, 0);
+    if (!st) report(json, "ballistic", "-", nt, seed, "split", ne, &m, NULL, now() - t0, 0);
     params nominal = PARAMS(mu0, 0.02, 1.0, 0.0); /* MuJoCo's default solref, the nominal plane */
     t0 = now();
     if (!st) st = sim_eval(&s, &t, te, ne, &nominal, &m);
-    if (!st) report(json, "mujoco", "nominal", nt, seed, ne, &m, &nominal, now() - t0, 0);
+    if (!st) report(json, "mujoco", "nominal", nt, seed, "split", ne, &m, &nominal, now() - t0, 0);
+    if (!st && nominal_only && has_test)
+        st = report_test_file(&s, &u, base_name(test_path), json, nt, seed, &nominal, NULL, 0, 0);
     if (!st && !nominal_only) {
         params p = nominal;
         int evals = 0;
@@ -308,7 +341,9 @@ static int run(const char *path, int n_draw, int seed, int substeps, int max_eva
         st = fit(&s, &t, tr, nt, max_evals, &p, &evals);
         double secs = now() - t0;
         if (!st) st = sim_eval(&s, &t, te, ne, &p, &m);
-        if (!st) report(json, "mujoco", "fitted", nt, seed, ne, &m, &p, secs, evals);
+        if (!st) report(json, "mujoco", "fitted", nt, seed, "split", ne, &m, &p, secs, evals);
+        if (!st && has_test)
+            st = report_test_file(&s, &u, base_name(test_path), json, nt, seed, &nominal, &p, secs, evals);
         imp_rigid_metrics mt;
         if (!st && !json && !sim_eval(&s, &t, tr, nt, &p, &mt))
             printf("  (fitted on its training tosses: position %.2f %%, rotation %.2f deg)\n", mt.position_error_pct,
@@ -318,6 +353,7 @@ static int run(const char *path, int n_draw, int seed, int substeps, int max_eva
     sim_close(&s);
     free(idx);
     imp_rigid_traj_free(&t);
+    if (has_test) imp_rigid_traj_free(&u);
     return st;
 }
 
@@ -415,7 +451,10 @@ static void usage(FILE *f)
             "  MuJoCo on the cube tosses: full-toss rollouts from each test toss's first state, nominal\n"
             "  and with friction, solref and the ground height fitted on the training tosses (docs/cube.md).\n"
             "  --data FILE       impulse import's rigid-body file, or the ContactNets file itself\n"
-            "  --draw N          tosses drawn (default 128), split 50/25/25 train/validation/test\n"
+            "  --draw N          tosses drawn (default 128; at most all), split 50/25/25 train/validation/test\n"
+            "  --train N         training tosses of the draw (default half; the rest is halved into\n"
+            "                    validation and test): impulse reproduce cube draws 2N, or all tosses\n"
+            "  --test FILE       also score the models on all tosses of FILE (rows with test = its name)\n"
             "  --seed S          split seed (default 0)\n"
             "  --substeps K      MuJoCo steps per sample (default 4)\n"
             "  --mu M            nominal friction (default 0.15)\n"
@@ -445,7 +484,8 @@ int main(int argc, char **argv)
     mju_user_warning = on_warning;
     mju_user_error = on_error;
     const char *data = NULL;
-    int n_draw = 128, seed = 0, substeps = 4, max_evals = 200, nominal_only = 0, json = 0;
+    const char *test_path = NULL;
+    int n_draw = 128, n_train = 0, seed = 0, substeps = 4, max_evals = 200, nominal_only = 0, json = 0;
     double mu0 = 0.15;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -462,6 +502,8 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--fit-solimp")) fit_solimp = 1;
         else if (!v) bad = 1;
         else if (!strcmp(a, "--data")) data = argv[++i];
+        else if (!strcmp(a, "--test")) test_path = argv[++i];
+        else if (!strcmp(a, "--train")) bad = parse_int(a, argv[++i], 1, 1 << 24, &n_train);
         else if (!strcmp(a, "--optimizer")) {
             const char *l = argv[++i];
             if (!strcmp(l, "bobyqa")) fit_algorithm = NLOPT_LN_BOBYQA;
@@ -491,7 +533,7 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    if (run(data, n_draw, seed, substeps, max_evals, nominal_only, json, mu0)) {
+    if (run(data, n_draw, n_train, seed, substeps, max_evals, nominal_only, json, mu0, test_path)) {
         fprintf(stderr, "cube_mujoco: error: %s\n", imp_last_error());
         return 1;
     }

@@ -77,6 +77,11 @@ int imp_rigid_traj_read_arrays(imp_rigid_traj *t, const char *path, const char *
  * atomically; loading checks everything (quat_tol IMP_RIGID_QUAT_TOL). */
 int imp_rigid_traj_save(const imp_rigid_traj *t, const char *path);
 int imp_rigid_traj_load(imp_rigid_traj *t, const char *path);
+/* impulse's rigid-body file, or else a file with only the arrays states
+ * (N, 13), lengths and toss (the ContactNets file itself), taken with the
+ * nominal cube (imp_rigid_traj_default); *nominal (may be NULL) says which.
+ * The message of a failure is the rigid-body file's. */
+int imp_rigid_traj_load_any(imp_rigid_traj *t, const char *path, int *nominal);
 
 /* ---- Quaternions (w x y z) used by the checks and the metrics ---- */
 /* Geodesic angle between two orientations, radians in [0, pi]

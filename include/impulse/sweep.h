@@ -199,6 +199,36 @@ typedef struct imp_sweep_your_data_opts {
 void imp_sweep_your_data_opts_default(imp_sweep_your_data_opts *o);
 int imp_sweep_plan_your_data(imp_sweep_plan *plan, const imp_sweep_your_data_opts *o);
 
+/* The plan of the cube tosses (issue 28, docs/cube.md): for each number of
+ * training tosses N and seed, the end-to-end network, MuJoCo with fitted
+ * contact parameters (when `mujoco` is set: the peer program was found) and
+ * ballistic flight as a reference, each trained on the N training tosses
+ * of a random 50/25/25 split of 2N tosses drawn from `data` (all tosses
+ * when it has fewer) and scored on its test tosses and, with `test`, on all
+ * tosses of that file. One task per model x N x seed (strand=cube). Full:
+ * N = 4..256 (doubling), 5 seeds; quick: N = 8, 16, 64, one seed. */
+typedef struct imp_sweep_cube_opts {
+    const char *data;   /* required: impulse's rigid-body file or the ContactNets file */
+    const char *test;   /* NULL: the split's test tosses only */
+    const char *tosses; /* comma list of N; NULL: the preset's */
+    int seeds;          /* 0: 5 (quick: 1) */
+    int quick;
+    int steps;          /* end-to-end Adam steps; 0: 4000 */
+    int max_evals;      /* MuJoCo's fit budget (training-set rollouts); 0: 200 */
+    int mujoco;         /* plan the mujoco tasks */
+} imp_sweep_cube_opts;
+void imp_sweep_cube_opts_default(imp_sweep_cube_opts *o);
+int imp_sweep_plan_cube(imp_sweep_plan *plan, const imp_sweep_cube_opts *o);
+/* The MuJoCo peer program: env IMPULSE_CUBE_MUJOCO (empty: none), else
+ * cube_mujoco beside the running program. 1 and its path if it is there
+ * and executable, else 0 (path then holds where it was looked for). */
+int imp_sweep_cube_peer(char *path, size_t cap);
+/* The cube results of a sweep folder as JSON lines (malloc'd; "" when
+ * none): one object per finished task and test set with model, tosses,
+ * seed, test ("split" or the test file's name), test_tosses,
+ * position_error_pct, rotation_error_deg, penetration_pct, seconds. */
+int imp_sweep_cube_rows(const char *dir, char **jsonl);
+
 /* Report of an output folder: tables (markdown and CSV), results.json,
  * figures, and the list of tasks not done, written into `dir`. The markdown
  * text is also returned (malloc'd) if `markdown` is not NULL. */

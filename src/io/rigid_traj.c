@@ -7,6 +7,7 @@
 #include "io_internal.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -261,4 +262,19 @@ int imp_rigid_traj_load(imp_rigid_traj *t, const char *path)
     imp_npz_free(z);
     if (st) return imp_fail_context(st, "%s", path);
     return IMP_OK;
+}
+
+int imp_rigid_traj_load_any(imp_rigid_traj *t, const char *path, int *nominal)
+{
+    if (nominal) *nominal = 0;
+    if (!imp_rigid_traj_load(t, path)) return IMP_OK;
+    char first[1024];
+    snprintf(first, sizeof first, "%s", imp_last_error());
+    imp_rigid_traj_default(t);
+    if (!imp_rigid_traj_read_arrays(t, path, "states", "lengths", "toss", IMP_RIGID_QUAT_TOL)) {
+        if (nominal) *nominal = 1;
+        return IMP_OK;
+    }
+    imp_rigid_traj_free(t);
+    return imp_fail(IMP_ERR_FORMAT, "%s", first);
 }

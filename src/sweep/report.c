@@ -240,6 +240,7 @@ int imp_sweep_report(const char *dir, char **markdown)
     if (!st) st = sweep_report_cdl(dir, res, plan.n_tasks, &md, &len);
     if (!st) st = sweep_report_impact(dir, res, plan.n_tasks, &md, &len);
     if (!st) st = sweep_report_your_data(dir, res, plan.n_tasks, &md, &len);
+    if (!st) st = sweep_report_cube(dir, res, plan.n_tasks, &md, &len);
     if (!st) st = timing_section(dir, &plan, res, &md, &len);
     if (!st) {
         snprintf(path, sizeof path, "%s/report.md", dir);

@@ -23,6 +23,7 @@ int sweep_exec_cdl(const imp_sweep_task *t, const char *task_dir, const imp_swee
 int sweep_exec_impact(const imp_sweep_task *t, const char *task_dir, const imp_sweep_run_opts *o, imp_npz *result);
 int sweep_exec_your_data(const imp_sweep_task *t, const char *task_dir, const imp_sweep_run_opts *o,
                          imp_npz *result);
+int sweep_exec_cube(const imp_sweep_task *t, const char *task_dir, const imp_sweep_run_opts *o, imp_npz *result);
 
 /* The training callback of a task: a progress line every `every` epochs,
  * and a stop request of the runner ends the training cleanly (the task's
@@ -120,6 +121,7 @@ int sweep_report_chnn(const char *dir, const sweep_result *res, int n, char **md
 int sweep_report_cdl(const char *dir, const sweep_result *res, int n, char **md, size_t *md_len);
 int sweep_report_impact(const char *dir, const sweep_result *res, int n, char **md, size_t *md_len);
 int sweep_report_your_data(const char *dir, const sweep_result *res, int n, char **md, size_t *md_len);
+int sweep_report_cube(const char *dir, const sweep_result *res, int n, char **md, size_t *md_len);
 
 /* Save a figure as dir/stem.{png,svg,npz} and append its Markdown (or,
  * when it cannot be drawn, e.g. no matplotlib, a note: the tables stand

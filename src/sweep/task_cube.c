@@ -1,0 +1,358 @@
+/* Sweep tasks of the cube tosses (issue 28, docs/cube.md): one model,
+ * one number of training tosses N, one seed. The split: 2N tosses drawn at
+ * random with the seed (all of them when the file has fewer), N for
+ * training, the rest halved into validation and test (50/25/25 for 2N);
+ * scored with full-toss rollouts from each test toss's first state
+ * (src/eval/rigid_eval.c) and, with test=FILE, on all tosses of FILE.
+ * Settings:
+ *   model=end-to-end|mujoco|ballistic data=FILE tosses=N seed=K
+ *   test=FILE (optional)
+ *   end-to-end: steps=4000 hidden=128 layers=2 batch=256 lr=0.001
+ *     eval_every=250 window=1 noise=1 (include/impulse/rigid_models.h)
+ *   mujoco: max_evals=200 (the peer program cube_mujoco, run as a
+ *     subprocess: env IMPULSE_CUBE_MUJOCO, else beside the running program)
+ * A task trains in seconds: a stopped one is rerun from its start.
+ * result.npz: "metrics" (T x 3: position % width, rotation deg,
+ * penetration % width; row 0 the split's test tosses, row 1 the test
+ * file's), meta model, tosses, seed, test_tosses, the split's three
+ * metrics, test_name and test_file_tosses (with test=), seconds and the
+ * model's own facts. */
+#define _POSIX_C_SOURCE 200809L
+#include "sweep_internal.h"
+
+#include "impulse/core.h"
+#include "impulse/rigid_models.h"
+#include "impulse/rigid_traj.h"
+
+#include <fcntl.h>
+#include <math.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+typedef struct cube_settings {
+    const char *model, *data, *test;
+    long tosses, seed, window, steps, hidden, layers, batch, eval_every, max_evals;
+    double lr, noise;
+} cube_settings;
+
+static int cube_settings_read(const imp_sweep_task *t, cube_settings *s)
+{
+    memset(s, 0, sizeof *s);
+    s->model = imp_sweep_task_get(t, "model");
+    if (!s->model) return imp_fail(IMP_ERR_INVALID, "task '%s': needs model=", t->id);
+    if (strcmp(s->model, "end-to-end") && strcmp(s->model, "mujoco") && strcmp(s->model, "ballistic"))
+        return imp_fail(IMP_ERR_INVALID, "task '%s': model=%s is not end-to-end, mujoco or ballistic", t->id, s->model);
+    s->data = imp_sweep_task_get(t, "data");
+    if (!s->data) return imp_fail(IMP_ERR_INVALID, "task '%s': needs data=", t->id);
+    s->test = imp_sweep_task_get(t, "test");
+    imp_rigid_e2e_opts d;
+    imp_rigid_e2e_opts_default(&d);
+    int st = imp_sweep_task_int(t, "tosses", 0, 1, 1 << 23, &s->tosses);
+    if (!st && !imp_sweep_task_get(t, "tosses")) st = imp_fail(IMP_ERR_INVALID, "task '%s': needs tosses=", t->id);
+    if (!st) st = imp_sweep_task_int(t, "seed", 0, 0, 1 << 30, &s->seed);
+    if (!st) st = imp_sweep_task_int(t, "steps", d.steps, 1, 10000000, &s->steps);
+    if (!st) st = imp_sweep_task_int(t, "window", d.window, 1, 1000, &s->window);
+    if (!st) st = imp_sweep_task_int(t, "hidden", d.hidden, 1, 4096, &s->hidden);
+    if (!st) st = imp_sweep_task_int(t, "layers", d.layers, 1, IMP_MLP_MAX_LAYERS - 1, &s->layers);
+    if (!st) st = imp_sweep_task_int(t, "batch", d.batch, 1, 1 << 20, &s->batch);
+    if (!st) st = imp_sweep_task_int(t, "eval_every", d.eval_every, 1, 10000000, &s->eval_every);
+    if (!st) st = imp_sweep_task_double(t, "lr", d.lr, 1e-12, 10, &s->lr);
+    if (!st) st = imp_sweep_task_double(t, "noise", d.noise, 0, 1e6, &s->noise);
+    if (!st) st = imp_sweep_task_int(t, "max_evals", 200, 1, 1000000, &s->max_evals);
+    return st;
+}
+
+int imp_sweep_cube_peer(char *path, size_t cap)
+{
+    if (!path || cap < 2) return 0;
+    const char *env = getenv("IMPULSE_CUBE_MUJOCO");
+    if (env) {
+        snprintf(path, cap, "%s", env);
+        return env[0] && access(path, X_OK) == 0;
+    }
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) return 0;
+    exe[n] = 0;
+    char *slash = strrchr(exe, '/');
+    if (!slash) return 0;
+    *slash = 0;
+    int w = snprintf(path, cap, "%s/cube_mujoco", exe);
+    return w > 0 && (size_t)w < cap && access(path, X_OK) == 0;
+}
+
+/* The split of the task's settings: train/valid/test index arrays of
+ * n_draw entries each in idx (3 n_draw). */
+static int cube_split(const imp_rigid_traj *t, const cube_settings *s, int **idx, int *n_draw, int *nt, int *nv,
+                      int *ne)
+{
+    int draw = 2 * (int)s->tosses;
+    if (draw > t->n_episodes) draw = t->n_episodes;
+    if (s->tosses >= draw)
+        return imp_fail(IMP_ERR_INVALID, "tosses=%ld: the data have %d tosses, too few to hold out test tosses",
+                        s->tosses, t->n_episodes);
+    *idx = malloc(3 * (size_t)draw * sizeof **idx);
+    if (!*idx) return imp_fail(IMP_ERR_NOMEM, "split of %d tosses", draw);
+    *n_draw = draw;
+    int st = imp_rigid_split(t->n_episodes, draw, (uint64_t)s->seed, (double)s->tosses / draw,
+                             (double)((draw - (int)s->tosses) / 2) / draw, *idx, nt, *idx + draw, nv, *idx + 2 * draw,
+                             ne);
+    if (!st && *ne < 1) st = imp_fail(IMP_ERR_INVALID, "tosses=%ld: no test tosses left of %d drawn", s->tosses, draw);
+    if (st) free(*idx), *idx = NULL;
+    return st;
+}
+
+static const char *base_name(const char *path)
+{
+    const char *b = strrchr(path, '/');
+    return b ? b + 1 : path;
+}
+
+/* ---- MuJoCo through its peer program ---- */
+
+/* Run the peer with its stdout and stderr in files of the task folder. */
+static int run_peer(const char *peer, const cube_settings *s, const char *task_dir, char **out)
+{
+    char draw[32], train[32], seed[32], evals[32], out_path[4096], err_path[4096];
+    snprintf(draw, sizeof draw, "%ld", 2 * s->tosses);
+    snprintf(train, sizeof train, "%ld", s->tosses);
+    snprintf(seed, sizeof seed, "%ld", s->seed);
+    snprintf(evals, sizeof evals, "%ld", s->max_evals);
+    snprintf(out_path, sizeof out_path, "%s/peer.jsonl", task_dir);
+    snprintf(err_path, sizeof err_path, "%s/peer.log", task_dir);
+    char *argv[16] = {(char *)peer, "--data", (char *)s->data, "--draw", draw, "--train", train, "--seed", seed,
+                      "--max-evals", evals, "--json", NULL};
+    if (s->test) argv[12] = "--test", argv[13] = (char *)s->test, argv[14] = NULL;
+    posix_spawn_file_actions_t fa;
+    if (posix_spawn_file_actions_init(&fa)) return imp_fail(IMP_ERR_NOMEM, "mujoco: cannot start %s", peer);
+    posix_spawn_file_actions_addopen(&fa, 1, out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&fa, 2, err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    pid_t pid;
+    int rc = posix_spawn(&pid, peer, &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (rc) return imp_fail(IMP_ERR_IO, "mujoco: cannot run %s: %s", peer, strerror(rc));
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0)
+        ;
+    if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+        unsigned char *e = NULL;
+        size_t n = 0;
+        char last[300] = "";
+        if (!imp_read_file(err_path, &e, &n) && n) {
+            char *p = (char *)e;
+            while (n && p[n - 1] == '\n') p[--n] = 0;
+            char *nl = strrchr(p, '\n');
+            snprintf(last, sizeof last, "%s", nl ? nl + 1 : p);
+        }
+        free(e);
+        imp_clear_error();
+        return imp_fail(IMP_ERR_IO, "mujoco: %s failed (%s): %s", peer,
+                        WIFEXITED(status) ? "exit status" : "signal", last[0] ? last : "see peer.log");
+    }
+    size_t n = 0;
+    return imp_read_file(out_path, (unsigned char **)out, &n);
+}
+
+/* The fitted model's row for test set `test` from the peer's JSON lines. */
+static int peer_row(const char *text, const char *test, double m[3], char *facts, size_t cap)
+{
+    for (const char *line = text; line && *line;) {
+        const char *nl = strchr(line, '\n');
+        size_t len = nl ? (size_t)(nl - line) : strlen(line);
+        char buf[2048];
+        if (len < sizeof buf) {
+            memcpy(buf, line, len);
+            buf[len] = 0;
+            char model[32] = "", variant[32] = "", tname[512] = "";
+            if (!imp_json_get_string(buf, "model", model, sizeof model) &&
+                !imp_json_get_string(buf, "variant", variant, sizeof variant) &&
+                !imp_json_get_string(buf, "test", tname, sizeof tname) && !strcmp(model, "mujoco") &&
+                !strcmp(variant, "fitted") && !strcmp(tname, test)) {
+                int st = imp_json_get_number(buf, "position_error_pct", &m[0]);
+                if (!st) st = imp_json_get_number(buf, "rotation_error_deg", &m[1]);
+                if (!st) st = imp_json_get_number(buf, "penetration_pct", &m[2]);
+                if (facts) snprintf(facts, cap, "%s", buf);
+                return st;
+            }
+            imp_clear_error();
+        }
+        line = nl ? nl + 1 : NULL;
+    }
+    return imp_fail(IMP_ERR_FORMAT, "mujoco: the peer printed no fitted row for test '%s'", test);
+}
+
+/* ---- the task ---- */
+
+int sweep_exec_cube(const imp_sweep_task *t, const char *task_dir, const imp_sweep_run_opts *o, imp_npz *result)
+{
+    (void)o;
+    cube_settings s;
+    int st = cube_settings_read(t, &s);
+    if (st) return st;
+    imp_rigid_traj data, test;
+    memset(&test, 0, sizeof test);
+    if ((st = imp_rigid_traj_load_any(&data, s.data, NULL))) return imp_fail_context(st, "task '%s': data", t->id);
+    int has_test = 0;
+    if (s.test) {
+        if ((st = imp_rigid_traj_load_any(&test, s.test, NULL))) {
+            imp_rigid_traj_free(&data);
+            return imp_fail_context(st, "task '%s': test", t->id);
+        }
+        has_test = 1;
+    }
+    int *idx = NULL, n_draw = 0, nt = 0, nv = 0, ne = 0;
+    st = cube_split(&data, &s, &idx, &n_draw, &nt, &nv, &ne);
+    double metrics[2][3] = {{NAN, NAN, NAN}, {NAN, NAN, NAN}};
+    const int T = has_test ? 2 : 1;
+    const double t0 = imp_time_now();
+    imp_json j;
+    sweep_meta_begin(&j, t);
+    imp_json_kv_string(&j, "model", s.model);
+    imp_json_kv_int(&j, "tosses", s.tosses);
+    imp_json_kv_int(&j, "seed", s.seed);
+    imp_rigid_metrics m[2];
+    if (!st && !strcmp(s.model, "ballistic")) {
+        st = imp_rigid_eval_ballistic(&data, idx + 2 * n_draw, ne, &m[0]);
+        if (!st && has_test) st = imp_rigid_eval_ballistic(&test, NULL, 0, &m[1]);
+    } else if (!st && !strcmp(s.model, "end-to-end")) {
+        imp_rigid_e2e_opts eo;
+        imp_rigid_e2e_opts_default(&eo);
+        eo.steps = (int)s.steps, eo.hidden = (int)s.hidden, eo.layers = (int)s.layers, eo.batch = (int)s.batch;
+        eo.eval_every = (int)s.eval_every, eo.lr = s.lr, eo.noise = s.noise, eo.window = (int)s.window, eo.seed = (unsigned long long)s.seed;
+        imp_rigid_e2e net;
+        imp_rigid_e2e_report rep;
+        st = imp_rigid_e2e_train(&net, &data, idx, nt, idx + n_draw, nv, &eo, &rep);
+        for (int k = 0; k < T && !st; k++) {
+            /* a rollout that leaves the finite numbers is a result: infinitely wrong */
+            if (imp_rigid_eval_rollouts(k ? &test : &data, k ? NULL : idx + 2 * n_draw, k ? 0 : ne,
+                                        imp_rigid_e2e_rollout, &net, (k ? &test : &data)->ground_height, &m[k])) {
+                imp_clear_error();
+                m[k].position_error_pct = m[k].rotation_error_deg = m[k].penetration_pct = INFINITY;
+            }
+        }
+        if (!st) {
+            /* one full toss, timed: the mean over the split's test tosses */
+            double *buf = malloc((size_t)data.lengths[idx[2 * n_draw]] * 13 * sizeof *buf);
+            double tt = imp_time_now();
+            int reps = 0;
+            for (; buf && reps < ne; reps++)
+                if (imp_rigid_e2e_rollout(data.states + imp_rigid_traj_offset(&data, idx[2 * n_draw]) * 13,
+                                          (size_t)data.lengths[idx[2 * n_draw]], &net, buf))
+                    imp_clear_error();
+            free(buf);
+            imp_json_kv_number(&j, "rollout_ms", reps ? 1e3 * (imp_time_now() - tt) / reps : NAN);
+            imp_json_kv_int(&j, "steps", s.steps);
+            imp_json_kv_int(&j, "best_step", rep.best_step);
+            imp_json_kv_number(&j, "valid_score", rep.valid_score);
+            imp_json_kv_number(&j, "train_loss", rep.train_loss);
+            imp_json_kv_int(&j, "hidden", s.hidden);
+            imp_json_kv_number(&j, "noise", s.noise);
+            imp_json_kv_int(&j, "window", s.window);
+            imp_json_kv_int(&j, "layers", s.layers);
+            imp_json_kv_int(&j, "parameters", (long long)net.net.n_params);
+            imp_rigid_e2e_free(&net);
+        }
+    } else if (!st) {
+        char peer[4096], facts[2048] = "";
+        char *text = NULL;
+        if (!imp_sweep_cube_peer(peer, sizeof peer))
+            st = imp_fail(IMP_ERR_UNSUPPORTED,
+                          "mujoco: the peer program cube_mujoco is not built (libmujoco-dev, libnlopt-dev) or not "
+                          "found (IMPULSE_CUBE_MUJOCO)");
+        if (!st) st = run_peer(peer, &s, task_dir, &text);
+        double v[3];
+        if (!st && !(st = peer_row(text, "split", v, facts, sizeof facts))) {
+            m[0] = (imp_rigid_metrics){v[0], v[1], v[2]};
+            imp_json_key(&j, "fit");
+            imp_json_raw(&j, facts);
+        }
+        if (!st && has_test && !(st = peer_row(text, base_name(s.test), v, NULL, 0)))
+            m[1] = (imp_rigid_metrics){v[0], v[1], v[2]};
+        free(text);
+    }
+    if (!st) {
+        for (int k = 0; k < T; k++) {
+            metrics[k][0] = m[k].position_error_pct;
+            metrics[k][1] = m[k].rotation_error_deg;
+            metrics[k][2] = m[k].penetration_pct;
+        }
+        imp_json_kv_int(&j, "test_tosses", ne);
+        imp_json_kv_int(&j, "train_tosses", nt);
+        imp_json_kv_int(&j, "valid_tosses", nv);
+        imp_json_kv_number(&j, "position_error_pct", metrics[0][0]);
+        imp_json_kv_number(&j, "rotation_error_deg", metrics[0][1]);
+        imp_json_kv_number(&j, "penetration_pct", metrics[0][2]);
+        if (has_test) {
+            imp_json_kv_string(&j, "test_name", base_name(s.test));
+            imp_json_kv_int(&j, "test_file_tosses", test.n_episodes);
+        }
+        imp_json_kv_number(&j, "seconds", imp_time_now() - t0);
+        st = sweep_meta_set(result, &j);
+        size_t shape[2] = {(size_t)T, 3};
+        if (!st) st = imp_npz_add_f64(result, "metrics", 2, shape, &metrics[0][0]);
+    } else {
+        imp_json_free(&j);
+        imp_fail_context(st, "task '%s'", t->id);
+    }
+    free(idx);
+    imp_rigid_traj_free(&data);
+    if (has_test) imp_rigid_traj_free(&test);
+    return st;
+}
+
+/* ---- the plan ---- */
+
+void imp_sweep_cube_opts_default(imp_sweep_cube_opts *o) { memset(o, 0, sizeof *o); }
+
+int imp_sweep_plan_cube(imp_sweep_plan *plan, const imp_sweep_cube_opts *o)
+{
+    if (!plan || !o) return imp_fail(IMP_ERR_INVALID, "cube plan: NULL");
+    memset(plan, 0, sizeof *plan);
+    if (!o->data) return imp_fail(IMP_ERR_INVALID, "cube plan: data: no file");
+    if (strpbrk(o->data, " \t\n") || (o->test && strpbrk(o->test, " \t\n")))
+        return imp_fail(IMP_ERR_INVALID, "cube plan: data/test: file names with spaces cannot go into a plan");
+    int seeds = o->seeds > 0 ? o->seeds : o->quick ? 1 : 5;
+    if (seeds > 1000) return imp_fail(IMP_ERR_INVALID, "cube plan: seeds %d out of [1, 1000]", seeds);
+    if (o->steps < 0 || o->max_evals < 0) return imp_fail(IMP_ERR_INVALID, "cube plan: steps or max_evals < 0");
+    const char *list = o->tosses ? o->tosses : o->quick ? "8,16,64" : "4,8,16,32,64,128,256";
+    long sizes[64];
+    int n_sizes = 0;
+    for (const char *p = list; *p;) {
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (end == p || v < 1 || v > (1 << 23) || (*end && *end != ','))
+            return imp_fail(IMP_ERR_INVALID, "cube plan: tosses: '%s' is not a comma list of positive integers", list);
+        if (n_sizes == 64) return imp_fail(IMP_ERR_INVALID, "cube plan: tosses: more than 64 sizes");
+        sizes[n_sizes++] = v;
+        p = *end ? end + 1 : end;
+    }
+    if (!n_sizes) return imp_fail(IMP_ERR_INVALID, "cube plan: tosses: empty list");
+    char steps[48] = "", evals[48] = "", test[4200] = "", words[9000];
+    if (o->steps > 0) snprintf(steps, sizeof steps, " steps=%d", o->steps);
+    if (o->max_evals > 0) snprintf(evals, sizeof evals, " max_evals=%d", o->max_evals);
+    if (o->test) snprintf(test, sizeof test, " test=%s", o->test);
+    static const char *models[] = {"end-to-end", "mujoco", "ballistic"};
+    int st = IMP_OK;
+    for (int k = 0; k < n_sizes && !st; k++)
+        for (int s = 0; s < seeds && !st; s++)
+            for (int mi = 0; mi < 3 && !st; mi++) {
+                if (mi == 1 && !o->mujoco) continue;
+                /* estimates: the network's steps; MuJoCo's rollouts of the training set */
+                double cost = mi == 0 ? 2e-3 * (o->steps > 0 ? o->steps : 4000) + 0.05 * sizes[k]
+                              : mi == 1 ? 0.25 * sizes[k] + 2 : 0.1;
+                snprintf(words, sizeof words, "id=cube.%s.n%ld.s%d strand=cube model=%s data=%s%s tosses=%ld seed=%d%s cost=%.3g",
+                         models[mi], sizes[k], s, models[mi], o->data, test, sizes[k], s,
+                         mi == 0 ? steps : mi == 1 ? evals : "", cost);
+                st = imp_sweep_plan_add(plan, words);
+                cube_settings cs;
+                if (!st && (st = cube_settings_read(&plan->tasks[plan->n_tasks - 1], &cs))) imp_fail_context(st, "cube plan");
+            }
+    if (st) imp_sweep_plan_free(plan);
+    return st;
+}

@@ -1,0 +1,248 @@
+/* The cube sweep strand (src/sweep/task_cube.c, report_cube.c, `impulse
+ * reproduce cube`): its plan (ids, sizes, seeds, the mujoco tasks only when
+ * asked), errors naming the option, a tiny reproduction on made-up tosses
+ * with --test and --json (every model's rows, the ballistic rows equal to
+ * the metrics computed here on the same split, the notices of the models
+ * not available), a killed sweep resumed with every task done once, and the
+ * MuJoCo peer as a subprocess when it is built. */
+#define _GNU_SOURCE
+#include "impulse/core.h"
+#include "impulse/io.h"
+#include "impulse/rigid_traj.h"
+#include "impulse/sweep.h"
+#include "test.h"
+#include "sweep_test.h"
+
+#include <math.h>
+#include <unistd.h>
+
+static const char *cli = IMPULSE_CLI_PATH;
+
+static void test_plan(void)
+{
+    imp_sweep_cube_opts o;
+    imp_sweep_cube_opts_default(&o);
+    o.data = "cube.npz";
+    o.tosses = "2,4";
+    o.seeds = 2;
+    o.steps = 50;
+    imp_sweep_plan p;
+    CHECK_OK(imp_sweep_plan_cube(&p, &o));
+    CHECK(p.n_tasks == 8);
+    int e2e = 0, mujoco = 0;
+    for (int i = 0; i < p.n_tasks; i++) {
+        const imp_sweep_task *t = &p.tasks[i];
+        const char *model = imp_sweep_task_get(t, "model");
+        long n = 0, s = -1;
+        CHECK_OK(imp_sweep_task_int(t, "tosses", 0, 1, 100, &n));
+        CHECK_OK(imp_sweep_task_int(t, "seed", -1, 0, 100, &s));
+        char id[96];
+        snprintf(id, sizeof id, "cube.%s.n%ld.s%ld", model, n, s);
+        CHECK_MSG(!strcmp(t->id, id), "%s against %s", t->id, id);
+        CHECK(!strcmp(imp_sweep_task_get(t, "strand"), "cube") && !strcmp(imp_sweep_task_get(t, "data"), "cube.npz"));
+        CHECK(imp_sweep_task_get(t, "test") == NULL);
+        e2e += !strcmp(model, "end-to-end");
+        mujoco += !strcmp(model, "mujoco");
+        if (!strcmp(model, "end-to-end")) CHECK(!strcmp(imp_sweep_task_get(t, "steps"), "50"));
+    }
+    CHECK(e2e == 4 && mujoco == 0);
+    imp_sweep_plan_free(&p);
+    o.mujoco = 1;
+    o.test = "other.npz";
+    CHECK_OK(imp_sweep_plan_cube(&p, &o));
+    CHECK(p.n_tasks == 12 && !strcmp(imp_sweep_task_get(&p.tasks[0], "test"), "other.npz"));
+    imp_sweep_plan_free(&p);
+    /* quick: three sizes, one seed */
+    imp_sweep_cube_opts_default(&o);
+    o.data = "cube.npz";
+    o.quick = 1;
+    CHECK_OK(imp_sweep_plan_cube(&p, &o));
+    CHECK(p.n_tasks == 6);
+    imp_sweep_plan_free(&p);
+    /* bad options name themselves */
+    o.tosses = "4,x";
+    CHECK_FAILS(imp_sweep_plan_cube(&p, &o), IMP_ERR_INVALID);
+    CHECK(strstr(imp_last_error(), "tosses") != NULL);
+    o.tosses = "0";
+    CHECK_FAILS(imp_sweep_plan_cube(&p, &o), IMP_ERR_INVALID);
+    o.tosses = NULL;
+    o.data = "a file.npz";
+    CHECK_FAILS(imp_sweep_plan_cube(&p, &o), IMP_ERR_INVALID);
+    o.data = NULL;
+    CHECK_FAILS(imp_sweep_plan_cube(&p, &o), IMP_ERR_INVALID);
+    CHECK(strstr(imp_last_error(), "data") != NULL);
+}
+
+/* n tosses of `len` samples of free flight from above the ground. */
+static void make_file(const char *path, int n, int len, unsigned seed, imp_rigid_traj *t)
+{
+    imp_rigid_traj_default(t);
+    imp_rng rng;
+    imp_rng_seed(&rng, seed);
+    double *s = malloc((size_t)n * len * 13 * sizeof *s);
+    int64_t *lengths = malloc((size_t)n * sizeof *lengths);
+    for (int e = 0; e < n; e++) {
+        double x0[13] = {1, 0, 0, 0, imp_rng_uniform_range(&rng, -0.2, 0.2), 0, imp_rng_uniform_range(&rng, 0.4, 0.6)};
+        for (int i = 7; i < 10; i++) x0[i] = imp_rng_uniform_range(&rng, -3, 3);
+        x0[10] = imp_rng_uniform_range(&rng, -0.5, 0.5);
+        imp_rigid_ballistic(x0, (size_t)len, t->dt, &t->body, t->gravity, 4, s + (size_t)e * len * 13);
+        lengths[e] = len;
+    }
+    CHECK_OK(imp_rigid_traj_set(t, s, (size_t)n * len, lengths, NULL, (size_t)n, 1e-9));
+    CHECK_OK(imp_rigid_traj_save(t, path));
+    free(s);
+    free(lengths);
+}
+
+/* The JSON line of stdout for (model, tosses, test), or NULL. */
+static const char *find_row(const char *out, const char *model, int tosses, const char *test, char *line, size_t cap)
+{
+    char key[256];
+    snprintf(key, sizeof key, "{\"model\":\"%s\",\"tosses\":%d,\"seed\":0,\"test\":\"%s\"", model, tosses, test);
+    const char *p = strstr(out, key);
+    if (!p) return NULL;
+    size_t n = strcspn(p, "\n");
+    if (n >= cap) n = cap - 1;
+    memcpy(line, p, n);
+    line[n] = 0;
+    return line;
+}
+
+static void test_reproduce(void)
+{
+    imp_rigid_traj data, test;
+    make_file("cube_tiny.npz", 12, 25, 5, &data);
+    make_file("cube_tiny_test.npz", 3, 25, 6, &test);
+    run("rm -rf cube_run");
+    char cmd[1024], out[16384];
+    snprintf(cmd, sizeof cmd,
+             "IMPULSE_CUBE_MUJOCO= %s reproduce cube --data cube_tiny.npz --test cube_tiny_test.npz --tosses 2,4 "
+             "--seeds 1 --steps 40 --json --out cube_run 2>/dev/null",
+             cli);
+    FILE *f = popen(cmd, "r");
+    size_t n = f ? fread(out, 1, sizeof out - 1, f) : 0;
+    out[n] = 0;
+    CHECK(f && pclose(f) == 0);
+    char line[1024];
+    static const int sizes[2] = {2, 4};
+    for (int k = 0; k < 2; k++) {
+        /* the ballistic rows are the metrics of the same split computed here */
+        int idx[3 * 8], nt, nv, ne, draw = 2 * sizes[k];
+        CHECK_OK(imp_rigid_split(data.n_episodes, draw, 0, 0.5, (double)((draw - sizes[k]) / 2) / draw, idx, &nt,
+                                 idx + draw, &nv, idx + 2 * draw, &ne));
+        imp_rigid_metrics m, mf;
+        CHECK_OK(imp_rigid_eval_ballistic(&data, idx + 2 * draw, ne, &m));
+        CHECK_OK(imp_rigid_eval_ballistic(&test, NULL, 0, &mf));
+        const char *tests[2] = {"split", "cube_tiny_test.npz"};
+        for (int s = 0; s < 2; s++) {
+            double v = NAN, tt = 0;
+            CHECK_MSG(find_row(out, "ballistic", sizes[k], tests[s], line, sizeof line), "no ballistic row %d %s in\n%s",
+                      sizes[k], tests[s], out);
+            CHECK_OK(imp_json_get_number(find_row(out, "ballistic", sizes[k], tests[s], line, sizeof line) ? line : "{}",
+                                         "position_error_pct", &v));
+            CHECK_CLOSE(v, s ? mf.position_error_pct : m.position_error_pct, 1e-12, 0);
+            if (imp_json_get_number(line, "test_tosses", &tt)) imp_clear_error();
+            CHECK(tt == (s ? 3 : ne));
+            const char *r = find_row(out, "end-to-end", sizes[k], tests[s], line, sizeof line);
+            CHECK_MSG(r != NULL, "no end-to-end row %d %s", sizes[k], tests[s]);
+            double pos = NAN, rot = NAN, pen = NAN;
+            CHECK_OK(imp_json_get_number(r ? r : "{}", "position_error_pct", &pos));
+            CHECK_OK(imp_json_get_number(r ? r : "{}", "rotation_error_deg", &rot));
+            CHECK_OK(imp_json_get_number(r ? r : "{}", "penetration_pct", &pen));
+            CHECK(pos >= 0 && rot >= 0 && pen >= 0);
+        }
+    }
+    /* the models not available say so; no mujoco rows without the peer */
+    CHECK(strstr(out, "{\"model\":\"impulse\",\"available\":false") != NULL);
+    CHECK(strstr(out, "{\"model\":\"rigid-identified\",\"available\":false") != NULL);
+    CHECK(strstr(out, "{\"model\":\"mujoco\",\"available\":false") != NULL);
+    CHECK(strstr(out, "{\"model\":\"mujoco\",\"tosses\"") == NULL);
+    char *md = slurp("cube_run/report.md");
+    CHECK(md && strstr(md, "## Cube tosses") && strstr(md, "| end-to-end | 4 | 1 |") &&
+          strstr(md, "all tosses of cube_tiny_test.npz"));
+    free(md);
+    /* again: nothing reruns */
+    snprintf(cmd, sizeof cmd,
+             "IMPULSE_CUBE_MUJOCO= %s reproduce cube --data cube_tiny.npz --test cube_tiny_test.npz --tosses 2,4 "
+             "--seeds 1 --steps 40 --json --out cube_run >/dev/null 2>&1",
+             cli);
+    CHECK(run(cmd) == 0);
+    check_once("cube_run", "rerun");
+    /* a file that is not there stops the command, naming the option */
+    snprintf(cmd, sizeof cmd, "%s reproduce cube --data cube_tiny.npz --test nonexistent.npz --out cube_none", cli);
+    CHECK(test_run_command(cmd, out, sizeof out) == 1 && strstr(out, "--test nonexistent.npz"));
+    CHECK(access("cube_none", F_OK) != 0);
+    imp_rigid_traj_free(&data);
+    imp_rigid_traj_free(&test);
+}
+
+/* A sweep killed after its first finished task resumes: every task done once. */
+static void test_killed(void)
+{
+    run("rm -rf cube_kill");
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "IMPULSE_CUBE_MUJOCO= exec %s reproduce cube --data cube_tiny.npz --tosses 2,3,4,5 --seeds 1 "
+             "--steps 500 --out cube_kill >/dev/null 2>&1",
+             cli);
+    CHECK_MSG(run_and_kill(cmd, "cube_kill") == 1, "the sweep ended before it was killed");
+    int done = count_lines("cube_kill/log.jsonl");
+    CHECK(done >= 1 && done < 8);
+    snprintf(cmd, sizeof cmd,
+             "IMPULSE_CUBE_MUJOCO= %s reproduce cube --data cube_tiny.npz --tosses 2,3,4,5 --seeds 1 --steps 500 "
+             "--out cube_kill >/dev/null 2>&1",
+             cli);
+    CHECK(run(cmd) == 0);
+    check_once("cube_kill", "killed and resumed");
+}
+
+/* MuJoCo through its peer program, when it is built. */
+static void test_peer(void)
+{
+    char peer[4096];
+    unsetenv("IMPULSE_CUBE_MUJOCO");
+    snprintf(peer, sizeof peer, "%s", cli);
+    char *slash = strrchr(peer, '/');
+    if (slash) snprintf(slash + 1, sizeof peer - (size_t)(slash + 1 - peer), "cube_mujoco");
+    if (access(peer, X_OK)) {
+        printf("test_peer: cube_mujoco not built: skipped\n");
+        return;
+    }
+    setenv("IMPULSE_CUBE_MUJOCO", peer, 1);
+    char found[4096];
+    CHECK(imp_sweep_cube_peer(found, sizeof found) == 1 && !strcmp(found, peer));
+    const char *text = "task id=m strand=cube model=mujoco data=cube_tiny.npz test=cube_tiny_test.npz tosses=3 "
+                       "seed=1 max_evals=4\n";
+    imp_sweep_plan p;
+    CHECK_OK(imp_sweep_plan_parse(&p, text, "x"));
+    run("rm -rf cube_peer");
+    CHECK_OK(imp_sweep_prepare(&p, "cube_peer"));
+    imp_sweep_run_opts o;
+    imp_sweep_run_opts_default(&o);
+    int ran = 0;
+    CHECK_OK(imp_sweep_run_task(&p, 0, "cube_peer", &o, &ran));
+    CHECK(ran == 1);
+    char *rows = NULL;
+    CHECK_OK(imp_sweep_cube_rows("cube_peer", &rows));
+    double v = NAN;
+    CHECK(rows && strstr(rows, "\"model\":\"mujoco\",\"tosses\":3,\"seed\":1,\"test\":\"split\""));
+    CHECK(rows && strstr(rows, "\"test\":\"cube_tiny_test.npz\""));
+    CHECK_OK(imp_json_get_number(rows ? rows : "{}", "position_error_pct", &v));
+    CHECK(v >= 0 && isfinite(v));
+    free(rows);
+    imp_sweep_plan_free(&p);
+    /* a peer that is not there: the task fails naming it */
+    setenv("IMPULSE_CUBE_MUJOCO", "/nonexistent/cube_mujoco", 1);
+    CHECK(imp_sweep_cube_peer(found, sizeof found) == 0);
+    unsetenv("IMPULSE_CUBE_MUJOCO");
+}
+
+int main(void)
+{
+    setenv("IMPULSE_PYTHON", "/nonexistent/python3", 1);
+    test_plan();
+    test_reproduce();
+    test_killed();
+    test_peer();
+    TEST_MAIN_END();
+}
