@@ -20,7 +20,7 @@ static int is_mine(const char *model)
 static void train_usage(FILE *f)
 {
     fprintf(f, "usage: impulse train chnn|clnn|hnn|delan|node --data data.npz -o model.npz [options]\n"
-               "  --epochs E     training epochs (reference 2000; default 2000)\n"
+               "  --epochs E     training epochs (reference 2000; default 2000; 0 checks the data and writes nothing)\n"
                "  --lr X         AdamW learning rate, cosine schedule to 0 (the reference's: 1e-3 for\n"
                "                 rotor and magnet-pendulum, 3e-3 otherwise)\n"
                "  --wd X         AdamW weight decay (1e-4)\n"
@@ -237,6 +237,7 @@ int cli_train_chnn(int argc, char **argv, const char *model)
         imp_json_kv_int(&j, "skipped_batches", res.skipped_batches);
         return cli_json_print(&j, verb);
     }
+    if (!run.out) return 0; /* --epochs 0: said so */
     fprintf(strcmp(out_path, "-") ? stdout : stderr, "trained %s on %s: %d epochs, final loss %.6g, %.2f s (%.3f s/epoch, %d thread%s), %zu parameters -> %s\n",
            model, sysname, res.epochs, res.final_loss, res.seconds, res.epochs ? res.seconds / res.epochs : 0.0,
            o.threads, o.threads == 1 ? "" : "s", m.n_params, out_path);
