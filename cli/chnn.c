@@ -329,7 +329,13 @@ int cli_eval_chnn(int argc, char **argv, const char *model_kind)
         imp_json_kv_string(&j, "model", imp_cmodel_kind_name(m.kind));
         imp_json_kv_string(&j, "system", m.sys.name);
         imp_json_kv_int(&j, "trajectories", r.n_test);
+        /* "steps" counts states as every verb's does; the integral of the
+         * geometric mean spans the T - 1 intervals and is divided by T dt
+         * (the reference notebooks'): both counts, and which divides */
         imp_json_kv_int(&j, "steps", r.T);
+        imp_json_kv_int(&j, "samples", r.T);
+        imp_json_kv_int(&j, "intervals", r.T - 1);
+        imp_json_kv_string(&j, "geo_rel_err_time", "trapezoid over the intervals, divided by samples x dt");
         imp_json_kv_number(&j, "mean_geo_rel_err", r.mean_geo);
         imp_json_kv_number(&j, "median_geo_rel_err", r.median_geo);
         imp_json_kv_number(&j, "mean_energy_err", r.mean_energy_err);
@@ -340,8 +346,10 @@ int cli_eval_chnn(int argc, char **argv, const char *model_kind)
         printf("%s\n", t ? t : "{}");
         imp_json_free(&j);
     } else {
-        printf("%s on %s: %d test trajectories x %d states\n", imp_cmodel_kind_name(m.kind), m.sys.name, r.n_test, r.T);
-        printf("  geometric-mean relative error: mean %.4g, median %.4g\n", r.mean_geo, r.median_geo);
+        printf("%s on %s: %d test trajectories x %d states (%d steps)\n", imp_cmodel_kind_name(m.kind), m.sys.name,
+               r.n_test, r.T, r.T - 1);
+        printf("  geometric-mean relative error: mean %.4g, median %.4g (exp of the trapezoid of log error over the %d "
+               "steps, divided by %d dt as the reference notebooks)\n", r.mean_geo, r.median_geo, r.T - 1, r.T);
         printf("  mean energy error %.4g, mean constraint violation %.4g (%.2f s)\n", r.mean_energy_err,
                r.mean_violation, r.seconds);
     }

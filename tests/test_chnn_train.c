@@ -611,6 +611,18 @@ static void test_cli(void)
     CHECK(run(cmd) == 0);
     CHECK_OK(imp_read_file(out, &text, &len));
     CHECK(text && strstr((char *)text, "\"mean_geo_rel_err\"") && strstr((char *)text, "\"model\":\"chnn\""));
+    /* issue 27 item 9: the samples and the intervals of the integral, both named */
+    {
+        int steps = -1, samples = -2, intervals = -3;
+        const char *p = text ? strstr((char *)text, "\"steps\":") : NULL, *q = text ? strstr((char *)text, "\"samples\":") : NULL,
+                   *r = text ? strstr((char *)text, "\"intervals\":") : NULL;
+        if (p) sscanf(p, "\"steps\":%d", &steps);
+        if (q) sscanf(q, "\"samples\":%d", &samples);
+        if (r) sscanf(r, "\"intervals\":%d", &intervals);
+        CHECK_MSG(steps > 1 && samples == steps && intervals == steps - 1 &&
+                      strstr((char *)text, "\"geo_rel_err_time\":\"trapezoid over the intervals, divided by samples"),
+                  "eval --json: %s", text ? (char *)text : "");
+    }
     free(text);
     /* errors: missing --data, unknown option, wrong system, bad number */
     snprintf(cmd, sizeof cmd, "%s train chnn -o %s >/dev/null 2>&1", IMPULSE_CLI_PATH, model);
