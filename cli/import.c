@@ -174,6 +174,9 @@ int cli_import(int argc, char **argv)
     double e_probe;
     if (imp_system_energy(ts.system, &ts.geom, ts.gravity, ts.length, ts.q, ts.qdot, &e_probe))
         fprintf(stderr, "impulse import: notice: energy metrics unavailable: %s\n", imp_last_error());
+    else if (!imp_system_energy_known(ts.system, ts.geom.dim))
+        fprintf(stderr, "impulse import: notice: energy metrics: point masses in Cartesian coordinates, height the last "
+                "coordinate (--system pendulum for angles, bouncing-disk for x, y, k theta)\n");
     imp_clear_error();
     char note[1024];
     if (ts.has_contact && cli_handle_labels("import", &ts, labels, 0, note, sizeof note)) {
