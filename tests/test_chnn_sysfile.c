@@ -310,11 +310,91 @@ static void test_cli(void)
     remove(pred), remove(noname);
 }
 
+/* Write a dataset of the trajectories `t` with the given meta pieces
+ * (NULL: left out) and a time array stepping t_step (0: none). */
+static void write_set(const char *path, const imp_ctraj *t, const imp_csystem *cs, const char *system,
+                      const char *text, double meta_dt, double t_step)
+{
+    imp_npz *z = imp_npz_new();
+    size_t sh[5] = {(size_t)t->n_traj, (size_t)t->T, 2, (size_t)cs->n_points, (size_t)cs->d}, st[1] = {(size_t)t->T};
+    CHECK_OK(imp_npz_add_f64(z, "z", 5, sh, t->z));
+    if (t_step > 0) {
+        double *tt = malloc((size_t)t->T * sizeof(double));
+        for (int k = 0; k < t->T; k++) tt[k] = k * t_step;
+        CHECK_OK(imp_npz_add_f64(z, "t", 1, st, tt));
+        free(tt);
+    }
+    imp_json j;
+    imp_json_init(&j);
+    imp_json_begin_object(&j);
+    if (system) imp_json_kv_string(&j, "system", system);
+    if (text) imp_json_kv_string(&j, "system_text", text);
+    if (meta_dt > 0) imp_json_kv_number(&j, "dt", meta_dt);
+    imp_json_end_object(&j);
+    CHECK_OK(imp_npz_set_meta(z, imp_json_text(&j)));
+    CHECK_OK(imp_npz_save(z, path));
+    imp_json_free(&j);
+    imp_npz_free(z);
+}
+
+/* issue 27 items 8 and 13: data checked against their system. Rods of
+ * another length than the system's, a t stepping otherwise than meta dt
+ * (or unevenly), a meta "system" that is not the system text's name: each
+ * refused in one message naming what differs; matching data load. */
+static void test_data_against_system(void)
+{
+    char sys_path[64], data[64], bad[64], args[256], err[4096];
+    snprintf(sys_path, sizeof sys_path, "sf_chk_%d.txt", (int)getpid());
+    write_text(sys_path, DOUBLE_PENDULUM);
+    snprintf(data, sizeof data, "sf_chk_%d.npz", (int)getpid());
+    snprintf(bad, sizeof bad, "sf_chkbad_%d.npz", (int)getpid());
+    snprintf(args, sizeof args, "simulate --system-file %s --trajectories 3 --spread 0.2 --noise 0.01 -o %s", sys_path,
+             data);
+    CHECK(run(args, err, sizeof err) == 0);
+    imp_ctraj t;
+    imp_csystem *cs = malloc(sizeof *cs), *cs2 = malloc(sizeof *cs2);
+    CHECK_OK(imp_ctraj_load(data, &t, cs));
+    /* the same data, written again with meta dt and a matching t: loads */
+    write_set(bad, &t, cs, "dp-test", DOUBLE_PENDULUM, 0.03, 0.03);
+    imp_ctraj u;
+    CHECK_OK(imp_ctraj_load(bad, &u, cs2));
+    imp_ctraj_free(&u);
+    /* meta "system" optional when the text names it */
+    write_set(bad, &t, cs, NULL, DOUBLE_PENDULUM, 0.03, 0);
+    CHECK_OK(imp_ctraj_load(bad, &u, cs2));
+    CHECK(!strcmp(cs2->name, "dp-test"));
+    imp_ctraj_free(&u);
+    /* the link 1.1 long in the system, 1 in the data */
+    char other[1024];
+    snprintf(other, sizeof other, "%s", DOUBLE_PENDULUM);
+    const char *link = "link upper lower length 1\n", *at = strstr(DOUBLE_PENDULUM, link);
+    if (at) snprintf(other, sizeof other, "%.*slink upper lower length 1.1\n%s", (int)(at - DOUBLE_PENDULUM),
+                     DOUBLE_PENDULUM, at + strlen(link));
+    write_set(bad, &t, cs, "dp-test", other, 0.03, 0);
+    CHECK_FAILS(imp_ctraj_load(bad, &u, cs2), IMP_ERR_INVALID);
+    CHECK_MSG(strstr(imp_last_error(), bad) && strstr(imp_last_error(), "link upper lower") &&
+                  strstr(imp_last_error(), "1.1 in the system") && strstr(imp_last_error(), "length 1"),
+              "%s", imp_last_error());
+    /* t steps 0.06 against meta dt 0.03; t uneven */
+    write_set(bad, &t, cs, "dp-test", DOUBLE_PENDULUM, 0.03, 0.06);
+    CHECK_FAILS(imp_ctraj_load(bad, &u, cs2), IMP_ERR_FORMAT);
+    CHECK_MSG(strstr(imp_last_error(), "t steps by 0.06 but meta \"dt\" is 0.03"), "%s", imp_last_error());
+    /* a meta system naming another system than the text */
+    write_set(bad, &t, cs, "my-pendulum", DOUBLE_PENDULUM, 0.03, 0);
+    CHECK_FAILS(imp_ctraj_load(bad, &u, cs2), IMP_ERR_FORMAT);
+    CHECK_MSG(strstr(imp_last_error(), "'my-pendulum'") && strstr(imp_last_error(), "'dp-test'"), "%s",
+              imp_last_error());
+    imp_ctraj_free(&t);
+    free(cs), free(cs2);
+    remove(data), remove(bad), remove(sys_path);
+}
+
 int main(void)
 {
     test_constraint_diagnostics();
     test_meta_and_coordinates();
     test_windows_and_warmup();
     test_cli();
+    test_data_against_system();
     TEST_MAIN_END();
 }

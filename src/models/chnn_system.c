@@ -62,6 +62,13 @@ int imp_csystem_from_meta(imp_csystem *cs, const char *meta, const char *what)
         snprintf(label, sizeof label, "%s: meta \"system_text\"", src);
         st = imp_csys_parse(s, text, label);
         if (!st) st = imp_csystem_from_csys(cs, s);
+        /* meta "system" may be left out; given, it must be the text's name,
+         * not be replaced by it unseen */
+        char name[IMP_CSYS_NAME_LEN];
+        if (!st && imp_json_get_string(meta, "system", name, sizeof name) == IMP_OK && strcmp(name, cs->name))
+            st = imp_fail(IMP_ERR_FORMAT, "%s: meta \"system\" '%s' differs from the name '%s' of its \"system_text\" "
+                          "(the text's `name` line): make them agree", src, name, cs->name);
+        if (!st) imp_clear_error();
     } else if (!st) {
         imp_clear_error();
         char name[IMP_CSYS_NAME_LEN];
