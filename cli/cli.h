@@ -164,4 +164,9 @@ struct imp_trajset;
 int cli_handle_labels(const char *verb, struct imp_trajset *ts, const char *mode_name, int quiet, char *note,
                       size_t cap);
 
+/* impulse import for the constrained strand (cli/import_chnn.c) */
+struct imp_import_opts;
+int cli_import_is_constrained(const char *name);
+int cli_import_chnn(const char *in, struct imp_import_opts *o, const char *system_file, const char *out, int json);
+
 #endif

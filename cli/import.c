@@ -16,10 +16,10 @@ static void usage(FILE *f)
             "  FILE: .npz / .npy (numpy), .csv (a header row, one row per sample), .h5 / .hdf5\n"
             "        (datasets at the root or one group per trajectory, e.g. /traj0/qpos)\n"
             "  Arrays are (steps, columns), (steps,) or (trajectories, steps, columns). Names:\n"
-            "  --q NAME            positions (default q or qpos); CSV: column NAME or NAME0, NAME1, ...;\n"
+            "  --q NAME            positions (default q, qpos or x); CSV: column NAME or NAME0, NAME1, ...;\n"
             "                      several names a,b; columns selected with NAME[2] or NAME[0:3];\n"
             "                      .npy: the positions are FILE, the other names are .npy paths\n"
-            "  --qdot NAME         velocities at the sample times (default qdot or qvel)\n"
+            "  --qdot NAME         velocities at the sample times (default qdot, qvel or v)\n"
             "  --finite-differences  compute the velocities from q by central differences\n"
             "  --contact NAME      contact labels, 0/1 per body (default contact; optional)\n"
             "  --time NAME         sample times (default t or time); gives dt, checked against --dt\n"
@@ -33,6 +33,12 @@ static void usage(FILE *f)
             "  --pair I:J:N:OFFSET a body-body contact, gap = N.(q_J - q_I) - OFFSET (repeatable)\n"
             "  --restitution E     coefficient of restitution (an initial value where it is learned)\n"
             "  --gravity G --length L --system NAME   for energy metrics (bouncing-ball, pendulum, ...)\n"
+            "  --system-file F     constrained strand: the trajectories of the points of the system in F\n"
+            "                      (docs/chnn-systems.md; --system pendulum-chain:2 etc. for a benchmark):\n"
+            "                      positions (default q, qpos or x) and velocities (qdot, qvel or v) with P x d\n"
+            "                      columns, P the system's points (each body's centre, then its axis points);\n"
+            "                      the rods' lengths are checked against the file. Writes the constrained\n"
+            "                      dataset that train chnn|clnn|hnn|delan|node reads\n"
             "  --contact-labels M  auto (default: onset) | as-given | onset, see impulse train --help\n"
             "  -o, --output FILE   trajectory file (written atomically; '-': standard output)\n"
             "  --json              one JSON object on stdout instead of the summary (docs/json.md)\n"
@@ -93,7 +99,9 @@ int cli_import(int argc, char **argv)
         {"gravity", required_argument, 0, 'g'},    {"length", required_argument, 0, 'l'},
         {"system", required_argument, 0, 's'},     {"contact-labels", required_argument, 0, 'C'},
         {"output", required_argument, 0, 'o'},     {"help", no_argument, 0, 'h'},
-        {"json", no_argument, 0, 'x'},             {0, 0, 0, 0}};
+        {"json", no_argument, 0, 'x'},             {"system-file", required_argument, 0, 'S'},
+        {0, 0, 0, 0}};
+    const char *system_file = NULL;
     optind = 1;
     opterr = 0;
     int c;
@@ -138,6 +146,7 @@ int cli_import(int argc, char **argv)
         case 'g': st = cli_parse_double("--gravity", optarg, -1e6, 1e6, &o.gravity); break;
         case 'l': st = cli_parse_double("--length", optarg, 1e-12, 1e6, &o.length); break;
         case 's': snprintf(o.system, sizeof o.system, "%s", optarg); break;
+        case 'S': system_file = optarg; break;
         case 'C': labels = optarg; break;
         case 'o': out = optarg; break;
         case 'h': usage(stdout); return 0;
@@ -150,6 +159,13 @@ int cli_import(int argc, char **argv)
     if (!in) return cli_failf("import", "missing input FILE (see --help)");
     if (!out) return cli_failf("import", "missing -o FILE");
     if (cli_json_check_output("import", json, out)) return 1;
+    /* the constrained strand: a system file or a benchmark's name */
+    if (system_file && o.system[0])
+        return cli_failf("import", "give either --system-file or --system, not both");
+    if (system_file || cli_import_is_constrained(o.system)) {
+        if (strlen(in) > 4 && !strcmp(in + strlen(in) - 4, ".npy") && !o.q) o.q = in;
+        return cli_import_chnn(in, &o, system_file, out, json);
+    }
     imp_label_mode lm;
     if (imp_label_mode_from_name(labels, &lm)) return cli_fail("import");
     /* .npy: the input file is the positions */

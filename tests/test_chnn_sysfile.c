@@ -389,6 +389,88 @@ static void test_data_against_system(void)
     remove(data), remove(bad), remove(sys_path);
 }
 
+/* issue 27 item 5: `impulse import --system-file` turns another
+ * simulator's trajectories (CSV columns, or numpy arrays shaped as the
+ * strand's own) into a dataset that trains; the rods are checked. */
+static void test_import(void)
+{
+    char sys[64], sys2[64], data[64], csv[64], npz[64], out[64], model[64], args[512], err[4096];
+    int pid = (int)getpid();
+    snprintf(sys, sizeof sys, "sf_imp_%d.txt", pid);
+    snprintf(sys2, sizeof sys2, "sf_imp2_%d.txt", pid);
+    snprintf(data, sizeof data, "sf_imp_data_%d.npz", pid);
+    snprintf(csv, sizeof csv, "sf_imp_%d.csv", pid);
+    snprintf(npz, sizeof npz, "sf_imp_raw_%d.npz", pid);
+    snprintf(out, sizeof out, "sf_imp_out_%d.npz", pid);
+    snprintf(model, sizeof model, "sf_imp_m_%d.npz", pid);
+    write_text(sys, DOUBLE_PENDULUM);
+    char other[1024];
+    const char *link = "link upper lower length 1\n", *at = strstr(DOUBLE_PENDULUM, link);
+    if (at) snprintf(other, sizeof other, "%.*slink upper lower length 1.3\n%s", (int)(at - DOUBLE_PENDULUM),
+                     DOUBLE_PENDULUM, at + strlen(link));
+    write_text(sys2, other);
+    snprintf(args, sizeof args, "simulate --system-file %s --trajectories 3 --spread 0.2 -o %s", sys, data);
+    CHECK(run(args, err, sizeof err) == 0);
+    imp_ctraj t;
+    imp_csystem *cs = malloc(sizeof *cs), *cs2 = malloc(sizeof *cs2);
+    CHECK_OK(imp_ctraj_load(data, &t, cs));
+    /* CSV: an episode column, a time column, positions x0..x3, velocities v0..v3 */
+    FILE *f = fopen(csv, "w");
+    if (f) {
+        fprintf(f, "episode,time,x0,x1,x2,x3,v0,v1,v2,v3\n");
+        for (int i = 0; i < t.n_traj; i++)
+            for (int k = 0; k < t.T; k++) {
+                const double *r = t.z + ((size_t)i * t.T + k) * 8;
+                fprintf(f, "%d,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g\n", i, k * t.dt, r[0], r[1], r[2],
+                        r[3], r[4], r[5], r[6], r[7]);
+            }
+        fclose(f);
+    }
+    snprintf(args, sizeof args, "import %s --q x --qdot v --system-file %s -o %s", csv, sys, out);
+    CHECK_MSG(run(args, err, sizeof err) == 0 && strstr(err, "rod lengths match"), "%s", err);
+    imp_ctraj u;
+    CHECK_OK(imp_ctraj_load(out, &u, cs2));
+    CHECK(u.n_traj == t.n_traj && u.T == t.T && fabs(u.dt - t.dt) < 1e-12 && !strcmp(cs2->name, "dp-test") &&
+          !strcmp(cs2->full.source, DOUBLE_PENDULUM));
+    double diff = 0;
+    for (size_t i = 0; u.z && i < (size_t)t.n_traj * t.T * 8; i++) diff = fmax(diff, fabs(u.z[i] - t.z[i]));
+    CHECK(diff == 0.0);
+    imp_ctraj_free(&u);
+    snprintf(args, sizeof args, "train chnn --data %s --epochs 1 --hidden 8 --quiet -o %s", out, model);
+    CHECK(run(args, err, sizeof err) == 0);
+    /* numpy: x and v (trajectories, states, points, d), t */
+    imp_npz *z = imp_npz_new();
+    size_t sh[4] = {(size_t)t.n_traj, (size_t)t.T, 2, 2}, st1[1] = {(size_t)t.T};
+    double *x = malloc((size_t)t.n_traj * t.T * 4 * sizeof(double)), *v = malloc((size_t)t.n_traj * t.T * 4 * sizeof(double)),
+           *tt = malloc((size_t)t.T * sizeof(double));
+    for (size_t k = 0; k < (size_t)t.n_traj * t.T; k++)
+        memcpy(x + 4 * k, t.z + 8 * k, 4 * sizeof(double)), memcpy(v + 4 * k, t.z + 8 * k + 4, 4 * sizeof(double));
+    for (int k = 0; k < t.T; k++) tt[k] = k * t.dt;
+    CHECK_OK(imp_npz_add_f64(z, "x", 4, sh, x));
+    CHECK_OK(imp_npz_add_f64(z, "v", 4, sh, v));
+    CHECK_OK(imp_npz_add_f64(z, "t", 1, st1, tt));
+    CHECK_OK(imp_npz_save(z, npz));
+    imp_npz_free(z);
+    free(x), free(v), free(tt);
+    snprintf(args, sizeof args, "import %s --system-file %s -o %s", npz, sys, out);
+    CHECK_MSG(run(args, err, sizeof err) == 0, "%s", err);
+    CHECK_OK(imp_ctraj_load(out, &u, cs2));
+    diff = 0;
+    for (size_t i = 0; u.z && i < (size_t)t.n_traj * t.T * 8; i++) diff = fmax(diff, fabs(u.z[i] - t.z[i]));
+    CHECK(diff == 0.0);
+    imp_ctraj_free(&u);
+    /* another link length in the file than in the data; contact options */
+    snprintf(args, sizeof args, "import %s --system-file %s -o %s", npz, sys2, out);
+    expect_error(args, "constraint 'link upper lower'");
+    snprintf(args, sizeof args, "import %s --system-file %s --wall 0:0,1:0 -o %s", npz, sys, out);
+    expect_error(args, "contact strand");
+    imp_ctraj_free(&t);
+    free(cs), free(cs2);
+    remove(sys), remove(sys2), remove(data), remove(csv), remove(npz), remove(out), remove(model);
+    snprintf(args, sizeof args, "%s.log.jsonl", model);
+    remove(args);
+}
+
 int main(void)
 {
     test_constraint_diagnostics();
@@ -396,5 +478,6 @@ int main(void)
     test_windows_and_warmup();
     test_cli();
     test_data_against_system();
+    test_import();
     TEST_MAIN_END();
 }

@@ -152,6 +152,11 @@ void imp_ctraj_free(imp_ctraj *t);
  * "system_text" for a system described in a file; see
  * imp_csystem_from_meta). sys (may be NULL) receives the system. */
 int imp_ctraj_load(const char *path, imp_ctraj *out, imp_csystem *sys);
+/* The data against the system (imp_ctraj_load runs it): every distance
+ * constraint (a rod) as long on average in the data as in the system, within
+ * 1 % of its length plus the bias noise gives a mean distance; else
+ * IMP_ERR_INVALID naming `path`, the constraint and both lengths. */
+int imp_ctraj_check(const imp_csystem *cs, const imp_ctraj *d, const char *path);
 /* The same, writing only the system name into sys_name (64 bytes). */
 int imp_ctraj_load_cartesian(const char *path, imp_ctraj *out, char *sys_name);
 /* Convert Cartesian trajectories to the generalised coordinates of sys

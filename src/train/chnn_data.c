@@ -34,7 +34,7 @@ int imp_ctraj_load_cartesian(const char *path, imp_ctraj *out, char *sys_name)
  * observation noise puts on a mean distance (about its variance / length).
  * A mismatch would train bit-identically to matching data and learn the
  * wrong system: refused, naming the rod and both lengths. */
-static int check_rods(const imp_csystem *cs, const imp_ctraj *d, const char *path)
+int imp_ctraj_check(const imp_csystem *cs, const imp_ctraj *d, const char *path)
 {
     const imp_csys *s = &cs->full;
     int nd = cs->n_points * cs->d;
@@ -156,7 +156,7 @@ int imp_ctraj_load(const char *path, imp_ctraj *out, imp_csystem *sys)
         }
     }
     imp_npz_free(z);
-    st = check_rods(&cs, out, path);
+    st = imp_ctraj_check(&cs, out, path);
     if (st) {
         imp_ctraj_free(out);
         return st;
