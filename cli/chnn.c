@@ -310,11 +310,11 @@ int cli_eval_chnn(int argc, char **argv, const char *model_kind)
         free(params);
         return cli_fail(verb);
     }
-    if (strcmp(cs.name, m.sys.name) || strcmp(cs.full.source, m.sys.full.source)) {
+    char why[800];
+    if (!imp_csystem_same(&cs, &m.sys, why, sizeof why)) {
         free(params);
         imp_ctraj_free(&test);
-        return cli_failf(verb, "%s: system '%s'%s differs from the model's '%s'", data_path, cs.name,
-                         strcmp(cs.name, m.sys.name) ? "" : " (another system file)", m.sys.name);
+        return cli_failf(verb, "%s: %s", data_path, why);
     }
     imp_ceval_result r;
     int st = imp_ceval(&m, params, &test, &eo, &r);

@@ -75,9 +75,9 @@ int cli_rollout_chnn(int argc, char **argv, const char *model_kind)
     if (!st && data_path) {
         imp_csystem *cs = malloc(sizeof *cs);
         st = cs ? imp_ctraj_load(data_path, &data, cs) : imp_fail(IMP_ERR_NOMEM, "out of memory");
-        if (!st && (strcmp(cs->name, m.sys.name) || strcmp(cs->full.source, m.sys.full.source)))
-            st = imp_fail(IMP_ERR_INVALID, "--data: %s: system '%s'%s differs from the model's '%s'", data_path,
-                          cs->name, strcmp(cs->name, m.sys.name) ? "" : " (another system file)", m.sys.name);
+        char why[800];
+        if (!st && !imp_csystem_same(cs, &m.sys, why, sizeof why))
+            st = imp_fail(IMP_ERR_INVALID, "--data: %s: %s", data_path, why);
         free(cs);
         if (!st && traj >= data.n_traj)
             st = imp_fail(IMP_ERR_INVALID, "--trajectory: %ld, the data has %d", traj, data.n_traj);

@@ -285,6 +285,11 @@ static void test_cli(void)
     /* error paths */
     snprintf(args, sizeof args, "eval --model %s --data %s", model, data2);
     expect_error(args, "another system file");
+    /* issue 27 item 14: the system named once, and what differs */
+    expect_error(args, "line 7 'link upper lower length 2' here, line 7 'link upper lower length 1' in the model's");
+    CHECK(run(args, err, sizeof err) != 0);
+    const char *first = strstr(err, "'dp-test'");
+    CHECK_MSG(first && !strstr(first + 1, "'dp-test'"), "the system named more than once: %s", err);
     snprintf(args, sizeof args, "rollout --model %s --data %s -o %s", model, data2, pred);
     expect_error(args, "another system file");
     snprintf(args, sizeof args, "rollout --model %s --state 1,0,2 -o %s", model, pred);
@@ -384,6 +389,20 @@ static void test_data_against_system(void)
     CHECK_FAILS(imp_ctraj_load(bad, &u, cs2), IMP_ERR_FORMAT);
     CHECK_MSG(strstr(imp_last_error(), "'my-pendulum'") && strstr(imp_last_error(), "'dp-test'"), "%s",
               imp_last_error());
+    /* a text that differs from the model's only in comments and spacing: the same system */
+    char model[64], commented[1200];
+    snprintf(model, sizeof model, "sf_chk_m_%d.npz", (int)getpid());
+    snprintf(args, sizeof args, "train chnn --data %s --epochs 1 --hidden 8 --quiet -o %s", data, model);
+    CHECK(run(args, err, sizeof err) == 0);
+    const char *upper = "body upper mass 1 position 1 0\n", *up = strstr(DOUBLE_PENDULUM, upper);
+    if (up) snprintf(commented, sizeof commented, "# exported again\n\n%.*sbody  upper mass 1\tposition 1 0   # top\n%s  \n",
+                    (int)(up - DOUBLE_PENDULUM), DOUBLE_PENDULUM, up + strlen(upper));
+    write_set(bad, &t, cs, "dp-test", commented, 0.03, 0);
+    snprintf(args, sizeof args, "eval --model %s --data %s", model, bad);
+    CHECK_MSG(run(args, err, sizeof err) == 0, "%s", err);
+    remove(model);
+    snprintf(args, sizeof args, "%s.log.jsonl", model);
+    remove(args);
     imp_ctraj_free(&t);
     free(cs), free(cs2);
     remove(data), remove(bad), remove(sys_path);

@@ -52,6 +52,10 @@ int imp_csystem_from_name(imp_csystem *cs, const char *name);
  * DeLaN, NODE) then use its Cartesian coordinates (n_gen = N <=
  * IMP_CSYS_MAX_GEN, no angles) without the constraints. */
 int imp_csystem_from_csys(imp_csystem *cs, const imp_csys *s);
+/* 1 if a and b are the same system: the same name and, for systems described
+ * in files, the same text up to comments, blank lines and spacing; else 0
+ * with one phrase in `why` naming what differs (the first differing line). */
+int imp_csystem_same(const imp_csystem *a, const imp_csystem *b, char *why, size_t cap);
 /* The system a dataset's or checkpoint's meta JSON describes: the text of
  * its system file (key "system_text") if present, else the built-in
  * benchmark named by "system". `what` (the file name) prefixes messages. */

@@ -69,7 +69,7 @@ int imp_ctraj_load(const char *path, imp_ctraj *out, imp_csystem *sys)
     memset(out, 0, sizeof *out);
     imp_npz *z = NULL;
     int st = imp_npz_load(&z, path);
-    if (st) return imp_fail_context(st, "loading %s", path);
+    if (st) return st; /* the message names the file */
     const char *meta = imp_npz_meta(z);
     if (!meta) {
         imp_npz_free(z);
