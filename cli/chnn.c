@@ -258,13 +258,7 @@ int cli_eval_chnn(int argc, char **argv, const char *model_kind)
         long lv;
         double dv;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            printf("usage: impulse eval --model model.npz --data test.npz [--json] [--n-test N] [--steps S] [--rtol X]\n"
-                   "         [--max-steps-per-sample N] [--max-seconds S]\n"
-                   "  --steps T: roll out T steps, i.e. T+1 states with the start (default: the data's length)\n"
-                   "  budget of each DOPRI5 rollout: N steps per sample interval of the data (default %d)\n"
-                   "  and S seconds of wall time (default %g); a model that needs more (stiff or\n"
-                   "  diverging) stops with an error naming it and the trajectory\n",
-                   IMP_CEVAL_STEPS_PER_SAMPLE, IMP_CEVAL_MAX_SECONDS);
+            cli_eval_usage(stdout);
             return 0;
         } else if (!strcmp(a, "--model")) {
             model_path = val;

@@ -10,20 +10,6 @@
 
 static const char *VERB = "rollout";
 
-static void usage(FILE *f)
-{
-    fprintf(f,
-            "usage: impulse rollout --model model.npz (--data d.npz [--trajectory I] | --state x..,v..)\n"
-            "                       [--steps T] [--dt H] [--rtol R] -o out.npz\n"
-            "  Integrates a chnn, clnn, hnn, delan or node checkpoint with DOPRI5 (rtol 1e-7,\n"
-            "  atol rtol/100) for T steps (T+1 states, the start included) from the first state\n"
-            "  of trajectory I of --data (default 0), or from --state: the Cartesian positions\n"
-            "  then velocities, 2 x points x d comma-separated numbers.\n"
-            "  --steps T   default: the data's length (T+1 states), else the system's steps\n"
-            "  --dt H      default: the data's step, else the system's\n"
-            "  Writes t (T+1) and z (T+1, 2, points, d) = predicted (x, v), meta JSON.\n");
-}
-
 /* model_kind: the checkpoint's kind (cli_checkpoint_kind); CLI_NOT_MINE
  * unless it is one of the constrained networks. */
 int cli_rollout_chnn(int argc, char **argv, const char *model_kind)
@@ -45,7 +31,7 @@ int cli_rollout_chnn(int argc, char **argv, const char *model_kind)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            usage(stdout);
+            cli_rollout_usage(stdout);
             return 0;
         }
         if (!strcmp(a, "--model")) { i++; continue; }

@@ -164,6 +164,10 @@ struct imp_trajset;
 int cli_handle_labels(const char *verb, struct imp_trajset *ts, const char *mode_name, int quiet, char *note,
                       size_t cap);
 
+/* the help of eval and rollout: both strands' options (cli/eval.c, cli/rollout.c) */
+void cli_eval_usage(FILE *f);
+void cli_rollout_usage(FILE *f);
+
 /* impulse import for the constrained strand (cli/import_chnn.c) */
 struct imp_import_opts;
 int cli_import_is_constrained(const char *name);

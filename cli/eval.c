@@ -1,6 +1,7 @@
 /* impulse eval --model model.npz --data test.npz [--json] */
 #include "cli.h"
 #include "impulse/cdl.h"
+#include "impulse/chnn_models.h"
 #include "impulse/io.h"
 
 #include <getopt.h>
@@ -8,19 +9,32 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void usage(FILE *f)
+void cli_eval_usage(FILE *f)
 {
     fprintf(f,
             "usage: impulse eval --model model.npz --data test.npz [options]\n"
             "  Rolls the model out from the noise-free first state of every test\n"
             "  trajectory over its whole length and compares with the noise-free truth.\n"
-            "  --json              one JSON object on stdout (rmse, rmse_code, ...)\n"
+            "  --json              one JSON object on stdout (docs/json.md)\n"
+            "CD-Lagrange strand (cdl, vin, resnet, resnet-contact models):\n"
             "  --touch-rollout     gate impulses with the observed contact signal\n"
             "  --predictions FILE  write predicted states/contacts/energy to FILE (.npz; '-': standard\n"
             "                      output, the summary then goes to standard error)\n"
             "  rmse:      sqrt(mean over steps and state dimensions of the squared error)\n"
             "  rmse_code: the reference code's sqrt(sum over steps and dimensions, contact\n"
-            "             column included, / steps)\n");
+            "             column included, / steps)\n"
+            "  energy error: mean |E_model(t) - E_data(t)| / max(|E_data(0)|, 1) along the data; energy\n"
+            "             drift: max |E_model(t) - E_model(0)| / max(|E(0)|, 1), beside the data's own\n"
+            "Constrained networks (chnn, clnn, hnn, delan, node models):\n"
+            "  --n-test N          evaluate the first N trajectories (default all)\n"
+            "  --steps T           roll out T steps, i.e. T+1 states with the start (default: the data's)\n"
+            "  --rtol X            DOPRI5 tolerance (atol X/100)\n"
+            "  --max-steps-per-sample N, --max-seconds S  budget of each rollout: N DOPRI5 steps per sample\n"
+            "                      interval (default %d) and S seconds (default %g); a model that needs more\n"
+            "                      (stiff or diverging) stops with an error naming it and the trajectory\n"
+            "  geometric-mean relative error: exp of the trapezoid of log(error + 1e-8) over the T steps,\n"
+            "             divided by (T + 1) dt as the reference notebooks\n",
+            IMP_CEVAL_STEPS_PER_SAMPLE, IMP_CEVAL_MAX_SECONDS);
 }
 
 int cli_eval(int argc, char **argv)
@@ -29,7 +43,7 @@ int cli_eval(int argc, char **argv)
     int json = 0, touch = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            usage(stdout);
+            cli_eval_usage(stdout);
             return 0;
         }
         if (!strcmp(argv[i], "--model") && i + 1 < argc) model_path = argv[i + 1];

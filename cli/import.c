@@ -28,7 +28,7 @@ static void usage(FILE *f)
             "  --bodies K --dim D  bodies and coordinates per body (default 1 body, D = columns)\n"
             "  --steps N           keep the first N samples of each trajectory (equal lengths needed)\n"
             "  --masses M,...      one mass per body (default 1 each)\n"
-            "  --wall B:N:OFFSET   a wall under body B: unit normal N (comma-separated, D values),\n"
+            "  --wall B:N:OFFSET   a wall under body B (repeatable): unit normal N (comma-separated, D values),\n"
             "                      gap = N.q_B - OFFSET (e.g. --wall 0:1:0 for a ball over a floor at 0)\n"
             "  --pair I:J:N:OFFSET a body-body contact, gap = N.(q_J - q_I) - OFFSET (repeatable)\n"
             "  --restitution E     coefficient of restitution (an initial value where it is learned)\n"

@@ -46,10 +46,34 @@ static void test_names_once(void)
     remove("cli_mini.npz");
 }
 
+/* issue 27 item 15: the help says what the verbs do */
+static void test_help(void)
+{
+    char err[4096];
+    struct {
+        const char *args, *want[3];
+    } cases[] = {
+        {"eval --help", {"--steps T", "--n-test N", "Constrained networks"}},
+        {"rollout --help", {"z (T+1, 2, points, d)", "states (T, 2D)", "--dt H"}},
+        {"import --help", {"--wall B:N:OFFSET   a wall under body B (repeatable)", "--system-file", "--pair"}},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        CHECK(run(cases[k].args, err, sizeof err) == 0);
+        size_t n;
+        unsigned char *o = NULL;
+        CHECK_OK(imp_read_file(CLI_TEST_TAG "_stdout.txt", &o, &n));
+        for (int w = 0; w < 3; w++)
+            CHECK_MSG(o && strstr((char *)o, cases[k].want[w]), "%s: no '%s'", cases[k].args, cases[k].want[w]);
+        CHECK(o && !strstr((char *)o, "states (T x 2 n d)"));
+        free(o);
+    }
+}
+
 int main(void)
 {
     char err[4096];
     test_names_once();
+    test_help();
     /* the happy path: simulate, train briefly, evaluate with --json */
     CHECK(run("simulate bouncing-ball --steps 120 --noise 0.1 --seed 3 -o cli_ball.npz", err, sizeof err) == 0);
     CHECK(run("train cdl --data cli_ball.npz --epochs 2 --hidden 16 --quiet -o cli_model.npz", err, sizeof err) == 0);

@@ -190,6 +190,16 @@ int main(void)
     CHECK(strstr(err, "notice: energy drift not computed") != NULL);
     CHECK(run("inspect imp_csv.npz", err, sizeof err) == 0);
     CHECK(run("inspect imp_raw.h5", err, sizeof err) == 0);
+    /* issue 27 item 15: a file with a time dataset needs no --dt (nor --q/--qdot with qpos/qvel) */
+    {
+        size_t n;
+        unsigned char *o = NULL;
+        CHECK_OK(imp_read_file("imp_stdout.txt", &o, &n));
+        CHECK_MSG(o && strstr((char *)o, "impulse import imp_raw.h5") && !strstr((char *)o, "--dt") &&
+                      !strstr((char *)o, "--q NAME") && strstr((char *)o, "dt from its 'time'"),
+                  "%s", o ? (char *)o : "");
+        free(o);
+    }
     test_energy_error();
 
     /* every error: one line naming what is wrong and how to supply it */
