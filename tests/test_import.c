@@ -151,6 +151,30 @@ static void test_energy_error(void)
     remove("imp_g.npz");
 }
 
+/* issue 27 item 16: --episodes keeps some trajectories, --noise adds noise
+ * and keeps the imported values as the clean copy, a wall's last field is
+ * its tangent (friction). */
+static void test_episodes_noise_tangent(void)
+{
+    char err[4096];
+    CHECK(run("import imp_raw.npz --q pos --qdot vel --dt 0.02 --wall 0:1:0:1 --episodes 1:2 --noise 0.1 --seed 3 "
+              "-o imp_ep.npz", err, sizeof err) == 0);
+    CHECK_MSG(strstr(err, "noise 0.1") && strstr(err, "clean copy"), "%s", err);
+    imp_trajset b;
+    CHECK_OK(imp_trajset_load(&b, "imp_ep.npz"));
+    CHECK(b.n_traj == 1 && b.n_steps == T && b.noise == 0.1 && b.geom.pairs[0].tangent[0] == 1.0);
+    double clean = 0, noisy = 0;
+    for (int i = 0; b.n_traj == 1 && i < T; i++) {
+        clean = fmax(clean, fabs(b.q_clean[i] - ts.q[T + i]) + fabs(b.qdot_clean[i] - ts.qdot[T + i]));
+        noisy = fmax(noisy, fabs(b.q[i] - ts.q[T + i]));
+    }
+    CHECK_MSG(clean == 0 && noisy > 0.1, "clean copy off by %g, noise %g", clean, noisy);
+    imp_trajset_free(&b);
+    expect_error("import imp_raw.npz --q pos --qdot vel --dt 0.02 --episodes 1:5 -o x.npz", "has 2 trajectories");
+    expect_error("import imp_raw.npz --q pos --qdot vel --dt 0.02 --wall 0:1:0:1,0 -o x.npz", "the tangent has 2");
+    remove("imp_ep.npz");
+}
+
 int main(void)
 {
     imp_blas_init();
@@ -201,6 +225,7 @@ int main(void)
         free(o);
     }
     test_energy_error();
+    test_episodes_noise_tangent();
 
     /* every error: one line naming what is wrong and how to supply it */
     expect_error("import imp_raw.csv --q nope --qdot vz -o x.npz", "nope");
