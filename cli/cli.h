@@ -170,7 +170,10 @@ void cli_rollout_usage(FILE *f);
 
 /* impulse import for the constrained strand (cli/import_chnn.c) */
 struct imp_import_opts;
+struct imp_import_notes;
 int cli_import_is_constrained(const char *name);
+/* the notices of what an import computed or assumed (velocities, dt, cut) */
+void cli_import_notes_print(const char *in, const struct imp_import_notes *nt, double dt, int steps);
 int cli_import_chnn(const char *in, struct imp_import_opts *o, const char *system_file, const char *out, int json);
 
 #endif

@@ -97,6 +97,15 @@ static int parse_contact(const char *opt, const char *text, int pair, imp_contac
     return st;
 }
 
+void cli_import_notes_print(const char *in, const imp_import_notes *nt, double dt, int steps)
+{
+    if (nt->fd_velocities)
+        fprintf(stderr, "impulse import: notice: no velocities in %s: computed by central finite differences of the "
+                "positions (one-sided at the ends); noisy positions give noisier velocities\n", in);
+    if (nt->dt_from_time) fprintf(stderr, "impulse import: notice: dt = %.9g s from the time stamps\n", dt);
+    if (nt->truncated) fprintf(stderr, "impulse import: notice: trajectories cut to their first %d samples (--steps)\n", steps);
+}
+
 /* Trajectories a..b-1 of ts, moved to the front (--episodes). */
 static int keep_episodes(imp_trajset *ts, const char *in, int a, int b)
 {
@@ -233,11 +242,7 @@ int cli_import(int argc, char **argv)
         fprintf(stderr, "impulse import: notice: Gaussian noise %g (seed %ld) added to the positions and velocities; "
                         "the imported values are the clean copy eval compares against\n", noise, seed);
     }
-    if (nt.fd_velocities)
-        fprintf(stderr, "impulse import: notice: no velocities in %s: computed by central finite differences of the "
-                "positions (one-sided at the ends); noisy positions give noisier velocities\n", in);
-    if (nt.dt_from_time) fprintf(stderr, "impulse import: notice: dt = %.9g s from the time stamps\n", ts.dt);
-    if (nt.truncated) fprintf(stderr, "impulse import: notice: trajectories cut to their first %d samples (--steps)\n", ts.n_steps);
+    cli_import_notes_print(in, &nt, ts.dt, ts.n_steps);
     if (nt.default_masses) fprintf(stderr, "impulse import: notice: no --masses: mass 1 for every body\n");
     if (nt.default_restitution)
         fprintf(stderr, "impulse import: notice: no --restitution: 1 written (meta 'restitution')\n");

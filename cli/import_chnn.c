@@ -130,6 +130,36 @@ static int read_point_npz(const char *in, const imp_csystem *cs, double dt, imp_
     return st ? imp_fail_context(st, "%s", in) : IMP_OK;
 }
 
+/* The points' positions and velocities as columns (the contact strand's
+ * reader: CSV, HDF5, .npy, .npz of at most (trajectories, samples, columns)),
+ * every point a "body" of d coordinates. */
+static int read_columns(const char *in, struct imp_import_opts *o, const imp_csystem *cs, imp_ctraj *ct,
+                        imp_import_notes *nt)
+{
+    o->bodies = cs->n_points;
+    o->dim = cs->d;
+    o->system[0] = '\0';
+    imp_trajset ts;
+    int st = imp_trajset_import(in, o, &ts, nt);
+    if (st) {
+        if (strstr(imp_last_error(), "columns")) /* a shape the system's points do not have */
+            imp_fail_context(st, "system '%s' has %d points%s x %d coordinates", cs->name, cs->n_points,
+                             cs->n_points != cs->n_bodies ? " (each body's centre of mass, then its axis points)" : "",
+                             cs->d);
+        return st;
+    }
+    int nd = cs->n_points * cs->d;
+    ct->n_traj = ts.n_traj, ct->T = ts.n_steps, ct->dim = 2 * nd, ct->dt = ts.dt;
+    ct->z = malloc((size_t)ct->n_traj * ct->T * 2 * nd * sizeof(double));
+    st = ct->z ? IMP_OK : imp_fail(IMP_ERR_NOMEM, "out of memory");
+    for (size_t k = 0; !st && k < (size_t)ct->n_traj * ct->T; k++) {
+        memcpy(ct->z + k * 2 * nd, ts.q + k * nd, (size_t)nd * sizeof(double));
+        memcpy(ct->z + k * 2 * nd + nd, ts.qdot + k * nd, (size_t)nd * sizeof(double));
+    }
+    imp_trajset_free(&ts);
+    return st;
+}
+
 int cli_import_chnn(const char *in, struct imp_import_opts *o, const char *system_file, const char *out, int json)
 {
     const char *verb = "import";
@@ -148,48 +178,15 @@ int cli_import_chnn(const char *in, struct imp_import_opts *o, const char *syste
         free(cs);
         return cli_fail(verb);
     }
-    /* every point (a body's centre of mass, then its axis points) a "body" */
-    o->bodies = cs->n_points;
-    o->dim = cs->d;
-    o->system[0] = '\0';
     imp_ctraj ct = {0};
     imp_import_notes nt;
     memset(&nt, 0, sizeof nt);
     int whole = 0;
-    if (read_point_npz(in, cs, o->dt, &ct, &whole)) {
-        free(cs);
-        return cli_fail(verb);
-    }
-    if (whole) {
-        snprintf(nt.format, sizeof nt.format, "npz");
-        goto check;
-    }
-    imp_trajset ts;
-    if (imp_trajset_import(in, o, &ts, &nt)) {
-        int axes = cs->n_points != cs->n_bodies;
-        if (strstr(imp_last_error(), "columns")) /* a shape the system's points do not have */
-            imp_fail_context(IMP_ERR_SHAPE, "system '%s' has %d points%s x %d coordinates", cs->name, cs->n_points,
-                             axes ? " (each body's centre of mass, then its axis points)" : "", cs->d);
-        free(cs);
-        return cli_fail(verb);
-    }
-    int nd = cs->n_points * cs->d;
-    ct.n_traj = ts.n_traj, ct.T = ts.n_steps, ct.dim = 2 * nd, ct.dt = ts.dt;
-    ct.z = malloc((size_t)ct.n_traj * ct.T * 2 * nd * sizeof(double));
-    st = ct.z ? IMP_OK : imp_fail(IMP_ERR_NOMEM, "out of memory");
-    for (size_t k = 0; !st && k < (size_t)ct.n_traj * ct.T; k++) {
-        memcpy(ct.z + k * 2 * nd, ts.q + k * nd, (size_t)nd * sizeof(double));
-        memcpy(ct.z + k * 2 * nd + nd, ts.qdot + k * nd, (size_t)nd * sizeof(double));
-    }
-    imp_trajset_free(&ts);
-check:
+    st = read_point_npz(in, cs, o->dt, &ct, &whole);
+    if (!st && whole) snprintf(nt.format, sizeof nt.format, "npz");
+    if (!st && !whole) st = read_columns(in, o, cs, &ct, &nt);
     if (!st) st = imp_ctraj_check(cs, &ct, in);
-    if (!st && nt.fd_velocities)
-        fprintf(stderr, "impulse import: notice: no velocities in %s: computed by central finite differences of the "
-                        "positions (one-sided at the ends); noisy positions give noisier velocities\n", in);
-    if (!st && nt.dt_from_time) fprintf(stderr, "impulse import: notice: dt = %.9g s from the time stamps\n", ct.dt);
-    if (!st && nt.truncated)
-        fprintf(stderr, "impulse import: notice: trajectories cut to their first %d samples (--steps)\n", ct.T);
+    if (!st) cli_import_notes_print(in, &nt, ct.dt, ct.T);
     if (!st) st = write_set(out, &ct, cs, system_file, in);
     if (st) {
         imp_ctraj_free(&ct);
