@@ -141,6 +141,17 @@ static int read_columns(const char *in, struct imp_import_opts *o, const imp_csy
     o->system[0] = '\0';
     imp_trajset ts;
     int st = imp_trajset_import(in, o, &ts, nt);
+    if (st == IMP_ERR_NOT_FOUND && !o->q && strstr(imp_last_error(), "no positions")) {
+        /* x and v: the names of the constrained strand's own files */
+        char why[512];
+        snprintf(why, sizeof why, "%s", imp_last_error());
+        o->q = "x";
+        if (!o->qdot && !o->finite_differences) o->qdot = "v";
+        st = imp_trajset_import(in, o, &ts, nt);
+        const char *was = "no positions 'q' or 'qpos'", *at = strstr(why, was);
+        if (st == IMP_ERR_NOT_FOUND && at)
+            return imp_fail(st, "%.*sno positions 'q', 'qpos' or 'x'%s", (int)(at - why), why, at + strlen(was));
+    }
     if (st) {
         if (strstr(imp_last_error(), "columns")) /* a shape the system's points do not have */
             imp_fail_context(st, "system '%s' has %d points%s x %d coordinates", cs->name, cs->n_points,

@@ -54,18 +54,15 @@ int imp_trajset_import(const char *path, const imp_import_opts *o, imp_trajset *
     snprintf(notes->format, sizeof notes->format, "%s", imp_source_format(s));
     char listing[512];
     imp_source_list(s, listing, sizeof listing);
-    /* x and v: the names of the constrained strand's files */
     const char *qn = pick(s, o->q, "q", "qpos"), *vn = o->finite_differences ? NULL : pick(s, o->qdot, "qdot", "qvel");
-    if (!qn) qn = pick(s, NULL, "x", NULL);
-    if (!vn && !o->finite_differences) vn = pick(s, NULL, "v", NULL);
     const char *cn = pick(s, o->contact, "contact", NULL), *tn = pick(s, o->time, "t", "time");
     int n_traj = 0;
     double *q = NULL, *v = NULL, *c = NULL, *t = NULL;
     if (!qn)
-        st = imp_fail(IMP_ERR_NOT_FOUND, "%s: no positions 'q', 'qpos' or 'x' (%s): name them with --q NAME", path, listing);
+        st = imp_fail(IMP_ERR_NOT_FOUND, "%s: no positions 'q' or 'qpos' (%s): name them with --q NAME", path, listing);
     if (!st && !vn && !o->finite_differences)
         st = imp_fail(IMP_ERR_NOT_FOUND,
-                      "%s: no velocities 'qdot', 'qvel' or 'v' (%s): name them with --qdot NAME, or pass "
+                      "%s: no velocities 'qdot' or 'qvel' (%s): name them with --qdot NAME, or pass "
                       "--finite-differences to compute them from the positions", path, listing);
     if (!st) st = imp_source_n_traj(s, qn, &n_traj);
     if (!st && n_traj < 1) st = imp_fail(IMP_ERR_SHAPE, "%s: no trajectories", path);
