@@ -96,9 +96,9 @@ int cli_rollout_chnn(int argc, char **argv, const char *model_kind)
         if (!st) st = imp_npz_add_f64(z, "z", 4, sh_z, pred);
         free(t);
     }
+    imp_json j;
+    imp_json_init(&j);
     if (!st) {
-        imp_json j;
-        imp_json_init(&j);
         imp_json_begin_object(&j);
         imp_json_kv_string(&j, "format", "impulse-chnn-rollout");
         imp_json_kv_string(&j, "version", IMP_VERSION_STRING);
@@ -110,13 +110,8 @@ int cli_rollout_chnn(int argc, char **argv, const char *model_kind)
         imp_json_kv_number(&j, "dt", dt);
         imp_json_kv_number(&j, "rtol", eo.rtol);
         imp_json_kv_number(&j, "atol", eo.atol);
-        imp_json_end_object(&j);
-        const char *text = imp_json_text(&j);
-        st = text ? imp_npz_set_meta(z, text) : imp_fail(IMP_ERR_NOMEM, "meta");
-        imp_json_free(&j);
     }
-    if (!st) st = imp_npz_save(z, out);
-    imp_npz_free(z);
+    st = cli_npz_save_with_meta(z, &j, st, out);
     imp_ctraj_free(&data);
     free(xv0);
     free(pred);

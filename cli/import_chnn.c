@@ -37,34 +37,14 @@ static int write_set(const char *out, const imp_ctraj *ct, const imp_csystem *cs
     if (!st) st = imp_npz_add_f64(z, "t", 1, sh_t, t);
     if (!st) st = imp_npz_add_f64(z, "z", 5, sh_z, ct->z);
     free(t);
-    if (!st) {
-        imp_json j;
-        imp_json_init(&j);
-        imp_json_begin_object(&j);
-        imp_json_kv_string(&j, "format", "impulse-chnn-trajectories");
-        imp_json_kv_string(&j, "tool", "impulse import");
-        imp_json_kv_string(&j, "version", IMP_VERSION_STRING);
-        imp_json_kv_string(&j, "input", input);
-        imp_json_kv_string(&j, "system", cs->name);
-        if (system_file) {
-            imp_json_kv_string(&j, "system_file", system_file);
-            imp_json_kv_string(&j, "system_text", s->source);
-        }
-        imp_json_kv_int(&j, "d", cs->d);
-        imp_json_kv_int(&j, "n_points", cs->n_points);
-        imp_json_kv_int(&j, "n_bodies", cs->n_bodies);
-        imp_json_kv_int(&j, "n_constraint_rows", cs->n_rows);
-        imp_json_kv_int(&j, "trajectories", ct->n_traj);
-        imp_json_kv_int(&j, "steps", ct->T - 1);
-        imp_json_kv_number(&j, "dt", ct->dt);
-        imp_json_kv_number(&j, "noise", NAN); /* unknown: null */
-        imp_json_end_object(&j);
-        const char *text = imp_json_text(&j);
-        st = text ? imp_npz_set_meta(z, text) : imp_fail(IMP_ERR_NOMEM, "meta");
-        imp_json_free(&j);
-    }
-    if (!st) st = imp_npz_save(z, out);
-    imp_npz_free(z);
+    imp_json j;
+    cli_chnn_data_meta(&j, "impulse import", s, system_file);
+    imp_json_kv_string(&j, "input", input);
+    imp_json_kv_int(&j, "trajectories", ct->n_traj);
+    imp_json_kv_int(&j, "steps", ct->T - 1);
+    imp_json_kv_number(&j, "dt", ct->dt);
+    imp_json_kv_number(&j, "noise", NAN); /* unknown: null */
+    st = cli_npz_save_with_meta(z, &j, st, out);
     return st;
 }
 
