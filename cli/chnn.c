@@ -20,7 +20,7 @@ static int is_mine(const char *model)
 static void train_usage(FILE *f)
 {
     fprintf(f, "usage: impulse train chnn|clnn|hnn|delan|node --data data.npz -o model.npz [options]\n"
-               "  --epochs E     training epochs (reference 2000; default 2000)\n"
+               "  --epochs E     training epochs (reference 2000; default 2000; 0 checks the data and writes nothing)\n"
                "  --lr X         AdamW learning rate, cosine schedule to 0 (the reference's: 1e-3 for\n"
                "                 rotor and magnet-pendulum, 3e-3 otherwise)\n"
                "  --wd X         AdamW weight decay (1e-4)\n"
@@ -238,6 +238,7 @@ int cli_train_chnn(int argc, char **argv, const char *model)
         imp_json_kv_int(&j, "skipped_batches", res.skipped_batches);
         return cli_json_print(&j, verb);
     }
+    if (!run.out) return 0; /* --epochs 0: said so */
     fprintf(strcmp(out_path, "-") ? stdout : stderr, "trained %s on %s: %d epochs, final loss %.6g, kept the %s model (epoch %d, loss %.6g), %.2f s (%.3f s/epoch, %d thread%s), %zu parameters -> %s\n",
            model, sysname, res.epochs, res.final_loss, cli_run_kept(&rep), rep.kept_epoch,
            rep.kept_epoch == rep.best_epoch ? rep.best_loss : rep.final_loss, res.seconds,
@@ -259,13 +260,7 @@ int cli_eval_chnn(int argc, char **argv, const char *model_kind)
         long lv;
         double dv;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            printf("usage: impulse eval --model model.npz --data test.npz [--json] [--n-test N] [--steps S] [--rtol X]\n"
-                   "         [--max-steps-per-sample N] [--max-seconds S]\n"
-                   "  --steps T: roll out T steps, i.e. T+1 states with the start (default: the data's length)\n"
-                   "  budget of each DOPRI5 rollout: N steps per sample interval of the data (default %d)\n"
-                   "  and S seconds of wall time (default %g); a model that needs more (stiff or\n"
-                   "  diverging) stops with an error naming it and the trajectory\n",
-                   IMP_CEVAL_STEPS_PER_SAMPLE, IMP_CEVAL_MAX_SECONDS);
+            cli_eval_usage(stdout);
             return 0;
         } else if (!strcmp(a, "--model")) {
             model_path = val;
@@ -312,11 +307,11 @@ int cli_eval_chnn(int argc, char **argv, const char *model_kind)
         return cli_fail(verb);
     }
     cli_note_widened(verb, data_path, test.widened_f32);
-    if (strcmp(cs.name, m.sys.name) || strcmp(cs.full.source, m.sys.full.source)) {
+    char why[800];
+    if (!imp_csystem_same(&cs, &m.sys, why, sizeof why)) {
         free(params);
         imp_ctraj_free(&test);
-        return cli_failf(verb, "%s: system '%s'%s differs from the model's '%s'", data_path, cs.name,
-                         strcmp(cs.name, m.sys.name) ? "" : " (another system file)", m.sys.name);
+        return cli_failf(verb, "%s: %s", data_path, why);
     }
     imp_ceval_result r;
     int st = imp_ceval(&m, params, &test, &eo, &r);
@@ -331,7 +326,13 @@ int cli_eval_chnn(int argc, char **argv, const char *model_kind)
         imp_json_kv_string(&j, "model", imp_cmodel_kind_name(m.kind));
         imp_json_kv_string(&j, "system", m.sys.name);
         imp_json_kv_int(&j, "trajectories", r.n_test);
+        /* "steps" counts states as every verb's does; the integral of the
+         * geometric mean spans the T - 1 intervals and is divided by T dt
+         * (the reference notebooks'): both counts, and which divides */
         imp_json_kv_int(&j, "steps", r.T);
+        imp_json_kv_int(&j, "samples", r.T);
+        imp_json_kv_int(&j, "intervals", r.T - 1);
+        imp_json_kv_string(&j, "geo_rel_err_time", "trapezoid over the intervals, divided by samples x dt");
         imp_json_kv_number(&j, "mean_geo_rel_err", r.mean_geo);
         imp_json_kv_number(&j, "median_geo_rel_err", r.median_geo);
         imp_json_kv_number(&j, "mean_energy_err", r.mean_energy_err);
@@ -342,8 +343,10 @@ int cli_eval_chnn(int argc, char **argv, const char *model_kind)
         printf("%s\n", t ? t : "{}");
         imp_json_free(&j);
     } else {
-        printf("%s on %s: %d test trajectories x %d states\n", imp_cmodel_kind_name(m.kind), m.sys.name, r.n_test, r.T);
-        printf("  geometric-mean relative error: mean %.4g, median %.4g\n", r.mean_geo, r.median_geo);
+        printf("%s on %s: %d test trajectories x %d states (%d steps)\n", imp_cmodel_kind_name(m.kind), m.sys.name,
+               r.n_test, r.T, r.T - 1);
+        printf("  geometric-mean relative error: mean %.4g, median %.4g (exp of the trapezoid of log error over the %d "
+               "steps, divided by %d dt as the reference notebooks)\n", r.mean_geo, r.median_geo, r.T - 1, r.T);
         printf("  mean energy error %.4g, mean constraint violation %.4g (%.2f s)\n", r.mean_energy_err,
                r.mean_violation, r.seconds);
     }

@@ -10,20 +10,6 @@
 
 static const char *VERB = "rollout";
 
-static void usage(FILE *f)
-{
-    fprintf(f,
-            "usage: impulse rollout --model model.npz (--data d.npz [--trajectory I] | --state x..,v..)\n"
-            "                       [--steps T] [--dt H] [--rtol R] -o out.npz\n"
-            "  Integrates a chnn, clnn, hnn, delan or node checkpoint with DOPRI5 (rtol 1e-7,\n"
-            "  atol rtol/100) for T steps (T+1 states, the start included) from the first state\n"
-            "  of trajectory I of --data (default 0), or from --state: the Cartesian positions\n"
-            "  then velocities, 2 x points x d comma-separated numbers.\n"
-            "  --steps T   default: the data's length (T+1 states), else the system's steps\n"
-            "  --dt H      default: the data's step, else the system's\n"
-            "  Writes t (T+1) and z (T+1, 2, points, d) = predicted (x, v), meta JSON.\n");
-}
-
 /* model_kind: the checkpoint's kind (cli_checkpoint_kind); CLI_NOT_MINE
  * unless it is one of the constrained networks. */
 int cli_rollout_chnn(int argc, char **argv, const char *model_kind)
@@ -45,7 +31,7 @@ int cli_rollout_chnn(int argc, char **argv, const char *model_kind)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            usage(stdout);
+            cli_rollout_usage(stdout);
             return 0;
         }
         if (!strcmp(a, "--model")) { i++; continue; }
@@ -75,9 +61,9 @@ int cli_rollout_chnn(int argc, char **argv, const char *model_kind)
     if (!st && data_path) {
         imp_csystem *cs = malloc(sizeof *cs);
         st = cs ? imp_ctraj_load(data_path, &data, cs) : imp_fail(IMP_ERR_NOMEM, "out of memory");
-        if (!st && (strcmp(cs->name, m.sys.name) || strcmp(cs->full.source, m.sys.full.source)))
-            st = imp_fail(IMP_ERR_INVALID, "--data: %s: system '%s'%s differs from the model's '%s'", data_path,
-                          cs->name, strcmp(cs->name, m.sys.name) ? "" : " (another system file)", m.sys.name);
+        char why[800];
+        if (!st && !imp_csystem_same(cs, &m.sys, why, sizeof why))
+            st = imp_fail(IMP_ERR_INVALID, "--data: %s: %s", data_path, why);
         free(cs);
         if (!st && traj >= data.n_traj)
             st = imp_fail(IMP_ERR_INVALID, "--trajectory: %ld, the data has %d", traj, data.n_traj);
@@ -110,9 +96,9 @@ int cli_rollout_chnn(int argc, char **argv, const char *model_kind)
         if (!st) st = imp_npz_add_f64(z, "z", 4, sh_z, pred);
         free(t);
     }
+    imp_json j;
+    imp_json_init(&j);
     if (!st) {
-        imp_json j;
-        imp_json_init(&j);
         imp_json_begin_object(&j);
         imp_json_kv_string(&j, "format", "impulse-chnn-rollout");
         imp_json_kv_string(&j, "version", IMP_VERSION_STRING);
@@ -124,13 +110,8 @@ int cli_rollout_chnn(int argc, char **argv, const char *model_kind)
         imp_json_kv_number(&j, "dt", dt);
         imp_json_kv_number(&j, "rtol", eo.rtol);
         imp_json_kv_number(&j, "atol", eo.atol);
-        imp_json_end_object(&j);
-        const char *text = imp_json_text(&j);
-        st = text ? imp_npz_set_meta(z, text) : imp_fail(IMP_ERR_NOMEM, "meta");
-        imp_json_free(&j);
     }
-    if (!st) st = imp_npz_save(z, out);
-    imp_npz_free(z);
+    st = cli_npz_save_with_meta(z, &j, st, out);
     imp_ctraj_free(&data);
     free(xv0);
     free(pred);

@@ -376,22 +376,9 @@ int cli_simulate_chnn(int argc, char **argv, const char *system)
         }
     }
     const sim_run run = {n_traj, steps, seed, dt, noise, max_drift, max_viol, seconds};
+    imp_json j;
+    cli_chnn_data_meta(&j, "impulse", &s, system_file);
     if (!st) {
-        imp_json j;
-        imp_json_init(&j);
-        imp_json_begin_object(&j);
-        imp_json_kv_string(&j, "format", "impulse-chnn-trajectories");
-        imp_json_kv_string(&j, "tool", "impulse");
-        imp_json_kv_string(&j, "version", IMP_VERSION_STRING);
-        imp_json_kv_string(&j, "system", s.name);
-        if (system_file) {
-            imp_json_kv_string(&j, "system_file", system_file);
-            imp_json_kv_string(&j, "system_text", s.source);
-        }
-        imp_json_kv_int(&j, "d", s.d);
-        imp_json_kv_int(&j, "n_points", s.n_points);
-        imp_json_kv_int(&j, "n_bodies", s.n_bodies);
-        imp_json_kv_int(&j, "n_constraint_rows", s.n_rows);
         imp_json_kv_int(&j, "n_gen", k);
         imp_json_key(&j, "gen_is_angle");
         imp_json_begin_array(&j);
@@ -409,13 +396,8 @@ int cli_simulate_chnn(int argc, char **argv, const char *system)
         imp_json_begin_object(&j);
         meta_parameters(&j, &s);
         imp_json_end_object(&j);
-        imp_json_end_object(&j);
-        const char *text = imp_json_text(&j);
-        st = text ? imp_npz_set_meta(z, text) : imp_fail(IMP_ERR_NOMEM, "meta");
-        imp_json_free(&j);
     }
-    if (!st) st = imp_npz_save(z, out);
-    imp_npz_free(z);
+    st = cli_npz_save_with_meta(z, &j, st, out);
     free(traj); free(energy); free(qtraj); free(chunks); free(chunks_q); free(start); free(offsets);
     if (st) return cli_fail(VERB);
     if (json) {

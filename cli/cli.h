@@ -184,4 +184,26 @@ struct imp_trajset;
 int cli_handle_labels(const char *verb, struct imp_trajset *ts, const char *mode_name, int quiet, char *note,
                       size_t cap);
 
+/* the help of eval and rollout: both strands' options (cli/eval.c, cli/rollout.c) */
+void cli_eval_usage(FILE *f);
+void cli_rollout_usage(FILE *f);
+
+/* A constrained-strand dataset's meta (docs/data-format.md): opens the JSON
+ * object in j with the keys every writer gives (format, tool, version,
+ * system, system_file and system_text for a file, d, n_points, n_bodies,
+ * n_constraint_rows); the caller adds its own. */
+struct imp_csys;
+void cli_chnn_data_meta(imp_json *j, const char *tool, const struct imp_csys *s, const char *system_file);
+/* Close j as z's meta and save z to out (atomically) unless st; frees j and
+ * z; returns the status. */
+int cli_npz_save_with_meta(imp_npz *z, imp_json *j, int st, const char *out);
+
+/* impulse import for the constrained strand (cli/import_chnn.c) */
+struct imp_import_opts;
+struct imp_import_notes;
+int cli_import_is_constrained(const char *name);
+/* the notices of what an import computed or assumed (velocities, dt, cut) */
+void cli_import_notes_print(const char *in, const struct imp_import_notes *nt, double dt, int steps);
+int cli_import_chnn(const char *in, struct imp_import_opts *o, const char *system_file, const char *out, int json);
+
 #endif

@@ -1,5 +1,6 @@
 #include "cli.h"
 #include "impulse/cdl.h"
+#include "impulse/constrained.h"
 #include "core/num.h"
 #include "impulse/contact_systems.h"
 #include "impulse/io.h"
@@ -234,5 +235,36 @@ int cli_parse_list(const char *opt, const char *text, int n, const char *what, d
     int st = cli_parse_double_list(opt, text, out, n, &k);
     if (st == IMP_OK && k != n)
         st = imp_fail(IMP_ERR_INVALID, "%s: needs %d comma-separated numbers (%s), got %d", opt, n, what, k);
+    return st;
+}
+
+void cli_chnn_data_meta(imp_json *j, const char *tool, const imp_csys *s, const char *system_file)
+{
+    imp_json_init(j);
+    imp_json_begin_object(j);
+    imp_json_kv_string(j, "format", "impulse-chnn-trajectories");
+    imp_json_kv_string(j, "tool", tool);
+    imp_json_kv_string(j, "version", IMP_VERSION_STRING);
+    imp_json_kv_string(j, "system", s->name);
+    if (system_file) {
+        imp_json_kv_string(j, "system_file", system_file);
+        imp_json_kv_string(j, "system_text", s->source);
+    }
+    imp_json_kv_int(j, "d", s->d);
+    imp_json_kv_int(j, "n_points", s->n_points);
+    imp_json_kv_int(j, "n_bodies", s->n_bodies);
+    imp_json_kv_int(j, "n_constraint_rows", s->n_rows);
+}
+
+int cli_npz_save_with_meta(imp_npz *z, imp_json *j, int st, const char *out)
+{
+    if (!st) {
+        imp_json_end_object(j);
+        const char *text = imp_json_text(j);
+        st = text ? imp_npz_set_meta(z, text) : imp_fail(IMP_ERR_NOMEM, "meta");
+    }
+    imp_json_free(j);
+    if (!st) st = imp_npz_save(z, out);
+    imp_npz_free(z);
     return st;
 }

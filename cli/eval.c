@@ -1,6 +1,7 @@
 /* impulse eval --model model.npz --data test.npz [--json] */
 #include "cli.h"
 #include "impulse/cdl.h"
+#include "impulse/chnn_models.h"
 #include "impulse/io.h"
 
 #include <getopt.h>
@@ -8,19 +9,32 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void usage(FILE *f)
+void cli_eval_usage(FILE *f)
 {
     fprintf(f,
             "usage: impulse eval --model model.npz --data test.npz [options]\n"
             "  Rolls the model out from the noise-free first state of every test\n"
             "  trajectory over its whole length and compares with the noise-free truth.\n"
-            "  --json              one JSON object on stdout (rmse, rmse_code, ...)\n"
+            "  --json              one JSON object on stdout (docs/json.md)\n"
+            "CD-Lagrange strand (cdl, vin, resnet, resnet-contact models):\n"
             "  --touch-rollout     gate impulses with the observed contact signal\n"
             "  --predictions FILE  write predicted states/contacts/energy to FILE (.npz; '-': standard\n"
             "                      output, the summary then goes to standard error)\n"
             "  rmse:      sqrt(mean over steps and state dimensions of the squared error)\n"
             "  rmse_code: the reference code's sqrt(sum over steps and dimensions, contact\n"
-            "             column included, / steps)\n");
+            "             column included, / steps)\n"
+            "  energy error: mean |E_model(t) - E_data(t)| / max(|E_data(0)|, 1) along the data; energy\n"
+            "             drift: max |E_model(t) - E_model(0)| / max(|E(0)|, 1), beside the data's own\n"
+            "Constrained networks (chnn, clnn, hnn, delan, node models):\n"
+            "  --n-test N          evaluate the first N trajectories (default all)\n"
+            "  --steps T           roll out T steps, i.e. T+1 states with the start (default: the data's)\n"
+            "  --rtol X            DOPRI5 tolerance (atol X/100)\n"
+            "  --max-steps-per-sample N, --max-seconds S  budget of each rollout: N DOPRI5 steps per sample\n"
+            "                      interval (default %d) and S seconds (default %g); a model that needs more\n"
+            "                      (stiff or diverging) stops with an error naming it and the trajectory\n"
+            "  geometric-mean relative error: exp of the trapezoid of log(error + 1e-8) over the T steps,\n"
+            "             divided by (T + 1) dt as the reference notebooks\n",
+            IMP_CEVAL_STEPS_PER_SAMPLE, IMP_CEVAL_MAX_SECONDS);
 }
 
 int cli_eval(int argc, char **argv)
@@ -29,7 +43,7 @@ int cli_eval(int argc, char **argv)
     int json = 0, touch = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            usage(stdout);
+            cli_eval_usage(stdout);
             return 0;
         }
         if (!strcmp(argv[i], "--model") && i + 1 < argc) model_path = argv[i + 1];
@@ -77,6 +91,9 @@ int cli_eval(int argc, char **argv)
     if (imp_system_energy(test.system, &test.geom, test.gravity, test.length, test.q_clean, test.qdot_clean,
                           &e_probe))
         fprintf(stderr, "impulse eval: notice: energy drift not computed: %s\n", imp_last_error());
+    else if (!imp_system_energy_known(test.system, test.geom.dim))
+        fprintf(stderr, "impulse eval: notice: energy of %s: point masses, height the last coordinate (system '%s' "
+                "is not one impulse simulates)\n", data_path, test.system);
     imp_clear_error();
     size_t N = (size_t)test.n_traj * test.n_steps;
     double *states = malloc(N * 2 * m->D * sizeof(double)), *contact = malloc(N * m->K * sizeof(double));
@@ -84,6 +101,9 @@ int cli_eval(int argc, char **argv)
     imp_eval_result res;
     int st = states && contact && energy ? imp_model_evaluate(m, &test, touch, &res, states, contact, energy)
                                          : imp_fail(IMP_ERR_NOMEM, "eval: out of memory");
+    double e_err = NAN, e_drift_data = NAN;
+    if (!st && isfinite(res.energy_drift) && imp_eval_energy_error(&test, energy, &e_err, &e_drift_data))
+        st = 1;
     if (!st && pred_path) {
         imp_npz *z = imp_npz_new();
         size_t shs[3] = {(size_t)test.n_traj, (size_t)test.n_steps, (size_t)(2 * m->D)};
@@ -104,6 +124,8 @@ int cli_eval(int argc, char **argv)
             imp_json_kv_number(&j, "rmse", res.rmse);
             imp_json_kv_number(&j, "rmse_code", res.rmse_code);
             imp_json_kv_number(&j, "energy_drift", res.energy_drift);
+            imp_json_kv_number(&j, "energy_drift_data", e_drift_data);
+            imp_json_kv_number(&j, "energy_error", e_err);
             imp_json_kv_number(&j, "contact_timing_s", res.contact_timing);
             imp_json_kv_int(&j, "contacts_true", res.contacts_true);
             imp_json_kv_int(&j, "contacts_predicted", res.contacts_pred);
@@ -115,9 +137,20 @@ int cli_eval(int argc, char **argv)
             st = cli_json_print(&j, "eval");
         } else {
             fprintf(txt, "model %s on %s (%d trajectories x %d steps)\n", kind, test.system, res.n_traj, res.n_steps);
-            fprintf(txt, "  rmse (paper)       %.6g\n  rmse (ref. code)   %.6g\n", res.rmse, res.rmse_code);
-            if (isfinite(res.energy_drift)) fprintf(txt, "  energy drift       %.4g\n", res.energy_drift);
-            else fprintf(txt, "  energy drift       n/a (see the notice above)\n");
+            fprintf(txt, "  rmse (paper)       %.6g (root mean square of the error in q and v over samples and "
+                    "coordinates)\n  rmse (ref. code)   %.6g (the reference code's: squares summed over coordinates "
+                    "and the contact column, mean over samples)\n", res.rmse, res.rmse_code);
+            if (isfinite(res.energy_drift)) {
+                /* the drift from E(0) means nothing on dissipative data: the
+                 * error against the data's energy curve comes first */
+                fprintf(txt, "  energy error       %.4g (mean |E_model(t) - E_data(t)| / max(|E_data(0)|, 1) along the "
+                        "data)\n", e_err);
+                fprintf(txt, "  energy drift       %.4g (max |E_model(t) - E_model(0)| / max(|E(0)|, 1); the data's "
+                        "own: %.4g%s)\n", res.energy_drift, e_drift_data,
+                        e_drift_data > 1e-3 ? ", they do not keep their energy: read the energy error" : "");
+            } else {
+                fprintf(txt, "  energy             n/a (see the notice above)\n");
+            }
             if (isfinite(res.contact_timing)) {
                 fprintf(txt, "  contact timing     %.4g s (from each true impact to the nearest predicted one; "
                        "%d true, %d predicted impacts",

@@ -734,7 +734,7 @@ int cli_reproduce_impact(int argc, char **argv)
     const char *verb = "reproduce impact";
     impact_opts o;
     opts_default(&o);
-    o.out = "results/impact";
+    o.out = "reproduce-impact";
     const char *plan_out = NULL;
     long jobs = 1;
     /* --plan and --jobs are this verb's own; the rest are the impact options */
@@ -763,7 +763,8 @@ int cli_reproduce_impact(int argc, char **argv)
                "  --quick: 5 draws instead of 20, Table 2 on 300 impacts, 11x11 start grid, 2 GP splits.\n"
                "  --seed, --variant, --target: the tables' (the GP curves keep their own settings).\n"
                "  --jobs J: processes sharing the tasks (default 1). --plan FILE: write the plan and stop.\n"
-               "  Run again to resume: a finished task is never rerun.\n");
+               "  --out DIR: the sweep folder (default reproduce-impact). Run again to resume: a finished task is\n"
+               "  never rerun.\n");
         return 0;
     }
     if (p < 0) return cli_fail(verb);

@@ -16,10 +16,10 @@ static void usage(FILE *f)
             "  FILE: .npz / .npy (numpy), .csv (a header row, one row per sample), .h5 / .hdf5\n"
             "        (datasets at the root or one group per trajectory, e.g. /traj0/qpos)\n"
             "  Arrays are (steps, columns), (steps,) or (trajectories, steps, columns). Names:\n"
-            "  --q NAME            positions (default q or qpos); CSV: column NAME or NAME0, NAME1, ...;\n"
+            "  --q NAME            positions (default q or qpos; with --system-file also x); CSV: column NAME or NAME0, NAME1, ...;\n"
             "                      several names a,b; columns selected with NAME[2] or NAME[0:3];\n"
             "                      .npy: the positions are FILE, the other names are .npy paths\n"
-            "  --qdot NAME         velocities at the sample times (default qdot or qvel)\n"
+            "  --qdot NAME         velocities at the sample times (default qdot or qvel; with x: v)\n"
             "  --finite-differences  compute the velocities from q by central differences\n"
             "  --contact NAME      contact labels, 0/1 per body (default contact; optional)\n"
             "  --time NAME         sample times (default t or time); gives dt, checked against --dt\n"
@@ -28,11 +28,22 @@ static void usage(FILE *f)
             "  --bodies K --dim D  bodies and coordinates per body (default 1 body, D = columns)\n"
             "  --steps N           keep the first N samples of each trajectory (equal lengths needed)\n"
             "  --masses M,...      one mass per body (default 1 each)\n"
-            "  --wall B:N:OFFSET   a wall under body B: unit normal N (comma-separated, D values),\n"
+            "  --wall B:N:OFFSET   a wall under body B (repeatable): unit normal N (comma-separated, D values),\n"
             "                      gap = N.q_B - OFFSET (e.g. --wall 0:1:0 for a ball over a floor at 0)\n"
             "  --pair I:J:N:OFFSET a body-body contact, gap = N.(q_J - q_I) - OFFSET (repeatable)\n"
+            "                      a last :T (D values) on --wall or --pair: the slip direction of a pair\n"
+            "                      that can slide, slip velocity T.(v_J - v_I) (friction: train --friction)\n"
+            "  --episodes A:B      keep trajectories A..B-1 only (e.g. 0:8 to train, 8:10 held out)\n"
+            "  --noise S --seed K  add Gaussian noise S to positions and velocities; the imported values\n"
+            "                      are kept as the clean copy that eval compares against\n"
             "  --restitution E     coefficient of restitution (an initial value where it is learned)\n"
             "  --gravity G --length L --system NAME   for energy metrics (bouncing-ball, pendulum, ...)\n"
+            "  --system-file F     constrained strand: the trajectories of the points of the system in F\n"
+            "                      (docs/chnn-systems.md; --system pendulum-chain:2 etc. for a benchmark):\n"
+            "                      positions (default q, qpos or x) and velocities (qdot, qvel or v) with P x d\n"
+            "                      columns, P the system's points (each body's centre, then its axis points);\n"
+            "                      the rods' lengths are checked against the file. Writes the constrained\n"
+            "                      dataset that train chnn|clnn|hnn|delan|node reads\n"
             "  --contact-labels M  auto (default: onset) | as-given | onset, see impulse train --help\n"
             "  -o, --output FILE   trajectory file (written atomically; '-': standard output)\n"
             "  --json              one JSON object on stdout instead of the summary (docs/json.md)\n"
@@ -46,17 +57,18 @@ static int parse_contact(const char *opt, const char *text, int pair, imp_contac
     char buf[256];
     if (strlen(text) >= sizeof buf) return imp_fail(IMP_ERR_INVALID, "%s: '%s' is too long", opt, text);
     snprintf(buf, sizeof buf, "%s", text);
-    char *f[4];
+    char *f[5];
     int n = 0;
-    for (char *s = buf; n < 4;) {
+    for (char *s = buf; n < 5;) {
         f[n++] = s;
         char *c = strchr(s, ':');
         if (!c) break;
         *c = '\0';
         s = c + 1;
     }
-    if (n != (pair ? 4 : 3))
-        return imp_fail(IMP_ERR_INVALID, "%s: '%s' is not %s", opt, text, pair ? "I:J:NORMAL:OFFSET" : "BODY:NORMAL:OFFSET");
+    if (n != (pair ? 4 : 3) && n != (pair ? 5 : 4))
+        return imp_fail(IMP_ERR_INVALID, "%s: '%s' is not %s", opt, text,
+                        pair ? "I:J:NORMAL:OFFSET[:TANGENT]" : "BODY:NORMAL:OFFSET[:TANGENT]");
     memset(p, 0, sizeof *p);
     int st = imp_num_parse_int(f[0], opt, 0, IMP_MAX_BODIES - 1, pair ? &p->body_i : &p->body_j);
     if (!st && pair) st = imp_num_parse_int(f[1], opt, 0, IMP_MAX_BODIES - 1, &p->body_j);
@@ -71,7 +83,43 @@ static int parse_contact(const char *opt, const char *text, int pair, imp_contac
         s = c ? c + 1 : NULL;
     }
     if (!st) st = imp_num_parse_double(f[pair ? 3 : 2], opt, &p->offset);
+    /* the slip direction of a pair that can slide (friction): as many
+     * components as the normal */
+    int n_t = 0;
+    for (char *s = n == (pair ? 5 : 4) ? f[pair ? 4 : 3] : NULL; !st && s;) {
+        char *c = strchr(s, ',');
+        if (c) *c = '\0';
+        if (n_t >= IMP_MAX_DIM) return imp_fail(IMP_ERR_INVALID, "%s: more than %d tangent components", opt, IMP_MAX_DIM);
+        st = imp_num_parse_double(s, opt, &p->tangent[n_t++]);
+        s = c ? c + 1 : NULL;
+    }
+    if (!st && n_t && n_t != *n_comp)
+        st = imp_fail(IMP_ERR_INVALID, "%s: '%s': the tangent has %d components, the normal %d", opt, text, n_t, *n_comp);
     return st;
+}
+
+void cli_import_notes_print(const char *in, const imp_import_notes *nt, double dt, int steps)
+{
+    if (nt->fd_velocities)
+        fprintf(stderr, "impulse import: notice: no velocities in %s: computed by central finite differences of the "
+                "positions (one-sided at the ends); noisy positions give noisier velocities\n", in);
+    if (nt->dt_from_time) fprintf(stderr, "impulse import: notice: dt = %.9g s from the time stamps\n", dt);
+    if (nt->truncated) fprintf(stderr, "impulse import: notice: trajectories cut to their first %d samples (--steps)\n", steps);
+}
+
+/* Trajectories a..b-1 of ts, moved to the front (--episodes). */
+static int keep_episodes(imp_trajset *ts, const char *in, int a, int b)
+{
+    if (b > ts->n_traj)
+        return imp_fail(IMP_ERR_INVALID, "--episodes %d:%d: %s has %d trajectories (0..%d)", a, b, in, ts->n_traj,
+                        ts->n_traj - 1);
+    size_t T = (size_t)ts->n_steps, D = (size_t)ts->geom.n_bodies * ts->geom.dim, K = (size_t)ts->geom.n_bodies;
+    double *per_d[4] = {ts->q, ts->qdot, ts->q_clean, ts->qdot_clean};
+    for (int k = 0; k < 4; k++) memmove(per_d[k], per_d[k] + a * T * D, (size_t)(b - a) * T * D * sizeof(double));
+    if (ts->contact) memmove(ts->contact, ts->contact + a * T * K, (size_t)(b - a) * T * K * sizeof(double));
+    if (ts->interior) memmove(ts->interior, ts->interior + a * T, (size_t)(b - a) * T * sizeof(double));
+    ts->n_traj = b - a;
+    return IMP_OK;
 }
 
 int cli_import(int argc, char **argv)
@@ -99,7 +147,13 @@ int cli_import(int argc, char **argv)
         {"gravity", required_argument, 0, 'g'},    {"length", required_argument, 0, 'l'},
         {"system", required_argument, 0, 's'},     {"contact-labels", required_argument, 0, 'C'},
         {"output", required_argument, 0, 'o'},     {"help", no_argument, 0, 'h'},
-        {"json", no_argument, 0, 'x'},             {0, 0, 0, 0}};
+        {"json", no_argument, 0, 'x'},             {"system-file", required_argument, 0, 'S'},
+        {"episodes", required_argument, 0, 'E'},   {"noise", required_argument, 0, 'N'},
+        {"seed", required_argument, 0, 'k'},       {0, 0, 0, 0}};
+    int ep_a = -1, ep_b = -1;
+    double noise = 0;
+    long seed = 0;
+    const char *system_file = NULL;
     optind = 1;
     opterr = 0;
     int c;
@@ -144,6 +198,13 @@ int cli_import(int argc, char **argv)
         case 'g': st = cli_parse_double("--gravity", optarg, -1e6, 1e6, &o.gravity); break;
         case 'l': st = cli_parse_double("--length", optarg, 1e-12, 1e6, &o.length); break;
         case 's': snprintf(o.system, sizeof o.system, "%s", optarg); break;
+        case 'S': system_file = optarg; break;
+        case 'E':
+            if (sscanf(optarg, "%d:%d", &ep_a, &ep_b) != 2 || ep_a < 0 || ep_b <= ep_a)
+                return cli_failf("import", "--episodes: '%s' is not A:B with 0 <= A < B (trajectories A..B-1)", optarg);
+            break;
+        case 'N': st = cli_parse_double("--noise", optarg, 0, 1e6, &noise); break;
+        case 'k': st = cli_parse_long("--seed", optarg, 0, 1L << 62, &seed); break;
         case 'C': labels = optarg; break;
         case 'o': out = optarg; break;
         case 'h': usage(stdout); return 0;
@@ -156,6 +217,16 @@ int cli_import(int argc, char **argv)
     if (!in) return cli_failf("import", "missing input FILE (see --help)");
     if (!out) return cli_failf("import", "missing -o FILE");
     if (cli_json_check_output("import", json, out)) return 1;
+    /* the constrained strand: a system file or a benchmark's name */
+    if (system_file && o.system[0])
+        return cli_failf("import", "give either --system-file or --system, not both");
+    if ((system_file || cli_import_is_constrained(o.system)) && (ep_a >= 0 || noise > 0))
+        return cli_failf("import", "--episodes and --noise are for the CD-Lagrange strand's data; a constrained "
+                         "dataset takes them at simulate or in numpy");
+    if (system_file || cli_import_is_constrained(o.system)) {
+        if (strlen(in) > 4 && !strcmp(in + strlen(in) - 4, ".npy") && !o.q) o.q = in;
+        return cli_import_chnn(in, &o, system_file, out, json);
+    }
     imp_label_mode lm;
     if (imp_label_mode_from_name(labels, &lm)) return cli_fail("import");
     /* .npy: the input file is the positions */
@@ -163,11 +234,21 @@ int cli_import(int argc, char **argv)
     imp_trajset ts;
     imp_import_notes nt;
     if (imp_trajset_import(in, &o, &ts, &nt)) return cli_fail("import");
-    if (nt.fd_velocities)
-        fprintf(stderr, "impulse import: notice: no velocities in %s: computed by central finite differences of the "
-                "positions (one-sided at the ends); noisy positions give noisier velocities\n", in);
-    if (nt.dt_from_time) fprintf(stderr, "impulse import: notice: dt = %.9g s from the time stamps\n", ts.dt);
-    if (nt.truncated) fprintf(stderr, "impulse import: notice: trajectories cut to their first %d samples (--steps)\n", ts.n_steps);
+    if (ep_a >= 0 && keep_episodes(&ts, in, ep_a, ep_b)) {
+        imp_trajset_free(&ts);
+        return cli_fail("import");
+    }
+    if (noise > 0) {
+        imp_rng rng;
+        imp_rng_seed(&rng, (unsigned long long)seed);
+        size_t n = (size_t)ts.n_traj * ts.n_steps * ts.geom.n_bodies * ts.geom.dim;
+        for (size_t i = 0; i < n; i++) ts.q[i] += noise * imp_rng_normal(&rng);
+        for (size_t i = 0; i < n; i++) ts.qdot[i] += noise * imp_rng_normal(&rng);
+        ts.noise = noise, ts.seed = (unsigned long long)seed;
+        fprintf(stderr, "impulse import: notice: Gaussian noise %g (seed %ld) added to the positions and velocities; "
+                        "the imported values are the clean copy eval compares against\n", noise, seed);
+    }
+    cli_import_notes_print(in, &nt, ts.dt, ts.n_steps);
     if (nt.default_masses) fprintf(stderr, "impulse import: notice: no --masses: mass 1 for every body\n");
     if (nt.default_restitution)
         fprintf(stderr, "impulse import: notice: no --restitution: 1 written (meta 'restitution')\n");
@@ -180,6 +261,9 @@ int cli_import(int argc, char **argv)
     double e_probe;
     if (imp_system_energy(ts.system, &ts.geom, ts.gravity, ts.length, ts.q, ts.qdot, &e_probe))
         fprintf(stderr, "impulse import: notice: energy metrics unavailable: %s\n", imp_last_error());
+    else if (!imp_system_energy_known(ts.system, ts.geom.dim))
+        fprintf(stderr, "impulse import: notice: energy metrics: point masses in Cartesian coordinates, height the last "
+                "coordinate (--system pendulum for angles, bouncing-disk for x, y, k theta)\n");
     imp_clear_error();
     char note[1024];
     if (ts.has_contact && cli_handle_labels("import", &ts, labels, 0, note, sizeof note)) {

@@ -133,8 +133,17 @@ int cli_inspect(int argc, char **argv)
             return cli_json_print(j, "inspect");
         }
         printf("%s: %s file; %s\n", path, imp_source_format(s), list);
-        printf("  not a trajectory file: impulse import %s --dt H [--q NAME --qdot NAME --contact NAME "
-               "--wall B:N:OFFSET ...] -o data.npz\n", path);
+        /* the import command it needs: only the options its names do not
+         * already answer (the names import looks for by default) */
+        const char *tn = imp_source_has(s, "t") ? "t" : imp_source_has(s, "time") ? "time" : NULL;
+        int has_q = imp_source_has(s, "q") || imp_source_has(s, "qpos") || imp_source_has(s, "x");
+        int has_v = imp_source_has(s, "qdot") || imp_source_has(s, "qvel") || imp_source_has(s, "v");
+        printf("  not a trajectory file: impulse import %s%s%s%s [--wall B:N:OFFSET ...] -o data.npz", path,
+               tn ? "" : " --dt H", has_q ? "" : " --q NAME",
+               has_v ? "" : " --qdot NAME (or --finite-differences)");
+        if (tn) printf(" (dt from its '%s')", tn);
+        printf("\n  or, for a constrained system: impulse import %s --system-file SYSTEM.txt -o data.npz\n", path);
+        imp_clear_error();
         imp_source_free(s);
         return 0;
     }

@@ -8,24 +8,28 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void usage(FILE *f)
+void cli_rollout_usage(FILE *f)
 {
     fprintf(f,
             "usage: impulse rollout --model model.npz [--data d.npz [--trajectory I] | --state x1,x2,...]\n"
-            "                       [--steps T] [--touch-rollout] -o out.npz\n"
-            "  Predicts T samples from an initial state (q then qdot, 2D values), taken from\n"
-            "  --state or from the noise-free first sample of trajectory I of --data.\n"
-            "  Writes arrays states (T x 2D) and contact (T x K).\n"
-            "  Constrained-network checkpoints (chnn, clnn, hnn, delan, node): the state is\n"
-            "  Cartesian (positions then velocities, 2 n d values), --dt X is needed with --state,\n"
-            "  --rtol X sets the DOPRI5 tolerance; writes states (T x 2 n d) and t (T).\n");
+            "                       [--steps T] [--touch-rollout] [--dt H] [--rtol R] -o out.npz\n"
+            "  Predicts from an initial state taken from --state or from the (noise-free) first sample\n"
+            "  of trajectory I of --data (default 0).\n"
+            "CD-Lagrange strand (cdl, vin, resnet, resnet-contact models): the state is q then qdot\n"
+            "  (2D values); T samples (default: the data's length), the start included; --touch-rollout\n"
+            "  gates impulses with the data's contact signal. Writes states (T, 2D) and contact (T, K).\n"
+            "Constrained networks (chnn, clnn, hnn, delan, node models): the state is Cartesian, the\n"
+            "  positions then the velocities of every point (2 x points x d values); DOPRI5 (--rtol R,\n"
+            "  default 1e-7, atol R/100) for T steps (default: the data's, else the system's), --dt H\n"
+            "  (default: the data's step, else the system's). Writes t (T+1) and z (T+1, 2, points, d):\n"
+            "  the predicted (x, v) at the T+1 states, the start included, and meta JSON.\n");
 }
 
 int cli_rollout(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            usage(stdout);
+            cli_rollout_usage(stdout);
             return 0;
         }
         if (!strcmp(argv[i], "--model") && i + 1 < argc) {
@@ -62,7 +66,7 @@ int cli_rollout(int argc, char **argv)
         case 'T': st = cli_parse_long("--steps", optarg, 1, 100000000, &steps); break;
         case 't': touch = 1; break;
         case 'o': out = optarg; break;
-        case 'h': usage(stdout); return 0;
+        case 'h': cli_rollout_usage(stdout); return 0;
         default: return cli_failf("rollout", "unknown or incomplete option '%s' (see --help)", argv[optind - 1]);
         }
         if (st) return cli_fail("rollout");

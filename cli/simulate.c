@@ -1,5 +1,6 @@
 /* impulse simulate SYSTEM ... -o data.npz */
 #include "cli.h"
+#include "impulse/chnn_systems.h"
 #include "impulse/cdl.h"
 
 #include <getopt.h>
@@ -45,7 +46,11 @@ int cli_simulate(int argc, char **argv)
     if (r != CLI_NOT_MINE) return r;
     if (!system) return cli_failf("simulate", "missing SYSTEM (see --help)");
     imp_sim_opts o;
-    if (imp_sim_defaults(system, &o)) return cli_fail("simulate");
+    if (imp_sim_defaults(system, &o))
+        /* one line naming both strands' systems (the library's names one) */
+        return cli_failf("simulate", "unknown system '%s': contact strand: pendulum, bouncing-ball, newtons-cradle, "
+                         "compliant-ball, compliant-cradle, bouncing-disk; constrained strand: %s, or --system-file FILE",
+                         system, imp_chnn_system_names());
     const char *out = NULL;
     int json = 0;
     static const struct option opts[] = {

@@ -18,7 +18,8 @@ static void usage(FILE *f)
             "  --data FILE          trajectories from impulse simulate (or your own, same layout)\n"
             "  --settings S         code (reference code: lr 1e-2, softplus, l2 5e-3; default)\n"
             "                       or paper (lr 1e-3, tanh, l2 0.05)\n"
-            "  --epochs E           passes over all windows (default 2000)\n"
+            "  --epochs E           passes over all windows (default 2000; 0 checks the data and options and\n"
+            "                       writes nothing)\n"
             "  --horizon H          window length (default 10)\n"
             "  --batch B            windows per mini-batch (default 32)\n"
             "  --lr X  --l2 X       learning rate, L2 weight on the potential's kernels\n"
@@ -321,12 +322,12 @@ int cli_train(int argc, char **argv)
             if (cfg.kind == IMP_MODEL_CDL) cli_json_contact_law(&j, m);
             rc = cli_json_print(&j, "train");
         }
-        if (!rc && !quiet && !json)
+        if (!rc && !quiet && !json && run.out)
             fprintf(stderr, "impulse train: %s on %s, %d epochs in %.1f s, final loss %.5g; kept the %s model (epoch "
                     "%d, loss %.5g) -> %s\n", model_name, data.system, to.epochs, imp_time_now() - t0, rep.final_loss,
                     cli_run_kept(&rep), rep.kept_epoch, rep.kept_epoch == rep.best_epoch ? rep.best_loss : rep.final_loss,
                     out);
-        if (!rc && !quiet && !json && (cfg.learn_restitution || cfg.friction)) {
+        if (!rc && !quiet && !json && run.out && (cfg.learn_restitution || cfg.friction)) {
             double e[IMP_MAX_CONTACTS], mu[IMP_MAX_CONTACTS];
             imp_model_get_contact_law(m, e, mu);
             for (int p = 0; p < m->geom.n_pairs; p++) {

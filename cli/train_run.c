@@ -8,6 +8,7 @@
 #include "impulse/io.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -158,6 +159,18 @@ int cli_run_finish(cli_run *r, int st, const imp_train_report *rep, int (*save)(
                    void *ctx)
 {
     if (r->printed_tty) fputc('\n', stderr), r->printed_tty = 0;
+    if (!st && rep->stop == IMP_TRAIN_FINISHED && r->epochs == 0 && rep->epochs_done == 0) {
+        /* --epochs 0 checks the data and options: an untrained model is not
+         * saved as if trained, and the empty default log goes too */
+        char default_log[sizeof r->log_path + 16];
+        snprintf(default_log, sizeof default_log, "%s.log.jsonl", r->out);
+        cli_run_close(r);
+        if (!strcmp(default_log, r->log_path)) unlink(r->log_path);
+        fprintf(stderr, "impulse %s: --epochs 0: the data and options check out; nothing trained, no model written "
+                        "(%s not created; --epochs E trains)\n", r->verb, r->out);
+        r->out = NULL;
+        return 0;
+    }
     if (!st && rep->stop == IMP_TRAIN_FINISHED) {
         if (save_or_rescue(r, "", save, ctx)) return 1;
         unlink(r->state_path); /* the run is complete: its state is no longer needed */
@@ -195,15 +208,17 @@ void cli_run_json(imp_json *j, const cli_run *r, const imp_train_report *rep, co
     imp_json_kv_int(j, "epochs_done", rep->epochs_done);
     imp_json_kv_int(j, "resumed_at", rep->resumed_at);
     imp_json_kv_int(j, "best_epoch", rep->best_epoch);
-    imp_json_kv_number(j, "final_loss", rep->final_loss);
+    imp_json_kv_number(j, "final_loss", r->out ? rep->final_loss : NAN); /* --epochs 0: none */
     imp_json_kv_number(j, "best_loss", rep->best_loss);
     imp_json_kv_number(j, "seconds", rep->seconds);
-    imp_json_kv_string(j, "end", imp_train_stop_name(rep->stop));
+    imp_json_kv_string(j, "end", r->out ? imp_train_stop_name(rep->stop) : "untrained");
     imp_json_kv_string(j, "kept", cli_run_kept(rep));
     imp_json_kv_int(j, "kept_epoch", rep->kept_epoch);
     imp_json_key(j, "far_above_best");
     imp_json_bool(j, rep->far_above_best);
-    imp_json_kv_string(j, "output", r->out);
+    imp_json_key(j, "output");
+    if (r->out) imp_json_string(j, r->out);
+    else imp_json_null(j); /* --epochs 0: nothing written */
 }
 
 void cli_run_opts_default(cli_run_opts *o)

@@ -285,6 +285,11 @@ static void test_cli(void)
     /* error paths */
     snprintf(args, sizeof args, "eval --model %s --data %s", model, data2);
     expect_error(args, "another system file");
+    /* issue 27 item 14: the system named once, and what differs */
+    expect_error(args, "line 7 'link upper lower length 2' here, line 7 'link upper lower length 1' in the model's");
+    CHECK(run(args, err, sizeof err) != 0);
+    const char *first = strstr(err, "'dp-test'");
+    CHECK_MSG(first && !strstr(first + 1, "'dp-test'"), "the system named more than once: %s", err);
     snprintf(args, sizeof args, "rollout --model %s --data %s -o %s", model, data2, pred);
     expect_error(args, "another system file");
     snprintf(args, sizeof args, "rollout --model %s --state 1,0,2 -o %s", model, pred);
@@ -310,11 +315,188 @@ static void test_cli(void)
     remove(pred), remove(noname);
 }
 
+/* Write a dataset of the trajectories `t` with the given meta pieces
+ * (NULL: left out) and a time array stepping t_step (0: none). */
+static void write_set(const char *path, const imp_ctraj *t, const imp_csystem *cs, const char *system,
+                      const char *text, double meta_dt, double t_step)
+{
+    imp_npz *z = imp_npz_new();
+    size_t sh[5] = {(size_t)t->n_traj, (size_t)t->T, 2, (size_t)cs->n_points, (size_t)cs->d}, st[1] = {(size_t)t->T};
+    CHECK_OK(imp_npz_add_f64(z, "z", 5, sh, t->z));
+    if (t_step > 0) {
+        double *tt = malloc((size_t)t->T * sizeof(double));
+        for (int k = 0; k < t->T; k++) tt[k] = k * t_step;
+        CHECK_OK(imp_npz_add_f64(z, "t", 1, st, tt));
+        free(tt);
+    }
+    imp_json j;
+    imp_json_init(&j);
+    imp_json_begin_object(&j);
+    if (system) imp_json_kv_string(&j, "system", system);
+    if (text) imp_json_kv_string(&j, "system_text", text);
+    if (meta_dt > 0) imp_json_kv_number(&j, "dt", meta_dt);
+    imp_json_end_object(&j);
+    CHECK_OK(imp_npz_set_meta(z, imp_json_text(&j)));
+    CHECK_OK(imp_npz_save(z, path));
+    imp_json_free(&j);
+    imp_npz_free(z);
+}
+
+/* issue 27 items 8 and 13: data checked against their system. Rods of
+ * another length than the system's, a t stepping otherwise than meta dt
+ * (or unevenly), a meta "system" that is not the system text's name: each
+ * refused in one message naming what differs; matching data load. */
+static void test_data_against_system(void)
+{
+    char sys_path[64], data[64], bad[64], args[256], err[4096];
+    snprintf(sys_path, sizeof sys_path, "sf_chk_%d.txt", (int)getpid());
+    write_text(sys_path, DOUBLE_PENDULUM);
+    snprintf(data, sizeof data, "sf_chk_%d.npz", (int)getpid());
+    snprintf(bad, sizeof bad, "sf_chkbad_%d.npz", (int)getpid());
+    snprintf(args, sizeof args, "simulate --system-file %s --trajectories 3 --spread 0.2 --noise 0.01 -o %s", sys_path,
+             data);
+    CHECK(run(args, err, sizeof err) == 0);
+    imp_ctraj t;
+    imp_csystem *cs = malloc(sizeof *cs), *cs2 = malloc(sizeof *cs2);
+    CHECK_OK(imp_ctraj_load(data, &t, cs));
+    /* the same data, written again with meta dt and a matching t: loads */
+    write_set(bad, &t, cs, "dp-test", DOUBLE_PENDULUM, 0.03, 0.03);
+    imp_ctraj u;
+    CHECK_OK(imp_ctraj_load(bad, &u, cs2));
+    imp_ctraj_free(&u);
+    /* meta "system" optional when the text names it */
+    write_set(bad, &t, cs, NULL, DOUBLE_PENDULUM, 0.03, 0);
+    CHECK_OK(imp_ctraj_load(bad, &u, cs2));
+    CHECK(!strcmp(cs2->name, "dp-test"));
+    imp_ctraj_free(&u);
+    /* the link 1.1 long in the system, 1 in the data */
+    char other[1024];
+    snprintf(other, sizeof other, "%s", DOUBLE_PENDULUM);
+    const char *link = "link upper lower length 1\n", *at = strstr(DOUBLE_PENDULUM, link);
+    if (at) snprintf(other, sizeof other, "%.*slink upper lower length 1.1\n%s", (int)(at - DOUBLE_PENDULUM),
+                     DOUBLE_PENDULUM, at + strlen(link));
+    write_set(bad, &t, cs, "dp-test", other, 0.03, 0);
+    CHECK_FAILS(imp_ctraj_load(bad, &u, cs2), IMP_ERR_INVALID);
+    CHECK_MSG(strstr(imp_last_error(), bad) && strstr(imp_last_error(), "link upper lower") &&
+                  strstr(imp_last_error(), "1.1 in the system") && strstr(imp_last_error(), "length 1"),
+              "%s", imp_last_error());
+    /* t steps 0.06 against meta dt 0.03; t uneven */
+    write_set(bad, &t, cs, "dp-test", DOUBLE_PENDULUM, 0.03, 0.06);
+    CHECK_FAILS(imp_ctraj_load(bad, &u, cs2), IMP_ERR_FORMAT);
+    CHECK_MSG(strstr(imp_last_error(), "t steps by 0.06 but meta \"dt\" is 0.03"), "%s", imp_last_error());
+    /* a meta system naming another system than the text */
+    write_set(bad, &t, cs, "my-pendulum", DOUBLE_PENDULUM, 0.03, 0);
+    CHECK_FAILS(imp_ctraj_load(bad, &u, cs2), IMP_ERR_FORMAT);
+    CHECK_MSG(strstr(imp_last_error(), "'my-pendulum'") && strstr(imp_last_error(), "'dp-test'"), "%s",
+              imp_last_error());
+    /* a text that differs from the model's only in comments and spacing: the same system */
+    char model[64], commented[1200];
+    snprintf(model, sizeof model, "sf_chk_m_%d.npz", (int)getpid());
+    snprintf(args, sizeof args, "train chnn --data %s --epochs 1 --hidden 8 --quiet -o %s", data, model);
+    CHECK(run(args, err, sizeof err) == 0);
+    const char *upper = "body upper mass 1 position 1 0\n", *up = strstr(DOUBLE_PENDULUM, upper);
+    if (up) snprintf(commented, sizeof commented, "# exported again\n\n%.*sbody  upper mass 1\tposition 1 0   # top\n%s  \n",
+                    (int)(up - DOUBLE_PENDULUM), DOUBLE_PENDULUM, up + strlen(upper));
+    write_set(bad, &t, cs, "dp-test", commented, 0.03, 0);
+    snprintf(args, sizeof args, "eval --model %s --data %s", model, bad);
+    CHECK_MSG(run(args, err, sizeof err) == 0, "%s", err);
+    remove(model);
+    snprintf(args, sizeof args, "%s.log.jsonl", model);
+    remove(args);
+    imp_ctraj_free(&t);
+    free(cs), free(cs2);
+    remove(data), remove(bad), remove(sys_path);
+}
+
+/* issue 27 item 5: `impulse import --system-file` turns another
+ * simulator's trajectories (CSV columns, or numpy arrays shaped as the
+ * strand's own) into a dataset that trains; the rods are checked. */
+static void test_import(void)
+{
+    char sys[64], sys2[64], data[64], csv[64], npz[64], out[64], model[64], args[512], err[4096];
+    int pid = (int)getpid();
+    snprintf(sys, sizeof sys, "sf_imp_%d.txt", pid);
+    snprintf(sys2, sizeof sys2, "sf_imp2_%d.txt", pid);
+    snprintf(data, sizeof data, "sf_imp_data_%d.npz", pid);
+    snprintf(csv, sizeof csv, "sf_imp_%d.csv", pid);
+    snprintf(npz, sizeof npz, "sf_imp_raw_%d.npz", pid);
+    snprintf(out, sizeof out, "sf_imp_out_%d.npz", pid);
+    snprintf(model, sizeof model, "sf_imp_m_%d.npz", pid);
+    write_text(sys, DOUBLE_PENDULUM);
+    char other[1024];
+    const char *link = "link upper lower length 1\n", *at = strstr(DOUBLE_PENDULUM, link);
+    if (at) snprintf(other, sizeof other, "%.*slink upper lower length 1.3\n%s", (int)(at - DOUBLE_PENDULUM),
+                     DOUBLE_PENDULUM, at + strlen(link));
+    write_text(sys2, other);
+    snprintf(args, sizeof args, "simulate --system-file %s --trajectories 3 --spread 0.2 -o %s", sys, data);
+    CHECK(run(args, err, sizeof err) == 0);
+    imp_ctraj t;
+    imp_csystem *cs = malloc(sizeof *cs), *cs2 = malloc(sizeof *cs2);
+    CHECK_OK(imp_ctraj_load(data, &t, cs));
+    /* CSV: an episode column, a time column, positions x0..x3, velocities v0..v3 */
+    FILE *f = fopen(csv, "w");
+    if (f) {
+        fprintf(f, "episode,time,x0,x1,x2,x3,v0,v1,v2,v3\n");
+        for (int i = 0; i < t.n_traj; i++)
+            for (int k = 0; k < t.T; k++) {
+                const double *r = t.z + ((size_t)i * t.T + k) * 8;
+                fprintf(f, "%d,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g\n", i, k * t.dt, r[0], r[1], r[2],
+                        r[3], r[4], r[5], r[6], r[7]);
+            }
+        fclose(f);
+    }
+    snprintf(args, sizeof args, "import %s --q x --qdot v --system-file %s -o %s", csv, sys, out);
+    CHECK_MSG(run(args, err, sizeof err) == 0 && strstr(err, "rod lengths match"), "%s", err);
+    imp_ctraj u;
+    CHECK_OK(imp_ctraj_load(out, &u, cs2));
+    CHECK(u.n_traj == t.n_traj && u.T == t.T && fabs(u.dt - t.dt) < 1e-12 && !strcmp(cs2->name, "dp-test") &&
+          !strcmp(cs2->full.source, DOUBLE_PENDULUM));
+    double diff = 0;
+    for (size_t i = 0; u.z && i < (size_t)t.n_traj * t.T * 8; i++) diff = fmax(diff, fabs(u.z[i] - t.z[i]));
+    CHECK(diff == 0.0);
+    imp_ctraj_free(&u);
+    snprintf(args, sizeof args, "train chnn --data %s --epochs 1 --hidden 8 --quiet -o %s", out, model);
+    CHECK(run(args, err, sizeof err) == 0);
+    /* numpy: x and v (trajectories, states, points, d), t */
+    imp_npz *z = imp_npz_new();
+    size_t sh[4] = {(size_t)t.n_traj, (size_t)t.T, 2, 2}, st1[1] = {(size_t)t.T};
+    double *x = malloc((size_t)t.n_traj * t.T * 4 * sizeof(double)), *v = malloc((size_t)t.n_traj * t.T * 4 * sizeof(double)),
+           *tt = malloc((size_t)t.T * sizeof(double));
+    for (size_t k = 0; k < (size_t)t.n_traj * t.T; k++)
+        memcpy(x + 4 * k, t.z + 8 * k, 4 * sizeof(double)), memcpy(v + 4 * k, t.z + 8 * k + 4, 4 * sizeof(double));
+    for (int k = 0; k < t.T; k++) tt[k] = k * t.dt;
+    CHECK_OK(imp_npz_add_f64(z, "x", 4, sh, x));
+    CHECK_OK(imp_npz_add_f64(z, "v", 4, sh, v));
+    CHECK_OK(imp_npz_add_f64(z, "t", 1, st1, tt));
+    CHECK_OK(imp_npz_save(z, npz));
+    imp_npz_free(z);
+    free(x), free(v), free(tt);
+    snprintf(args, sizeof args, "import %s --system-file %s -o %s", npz, sys, out);
+    CHECK_MSG(run(args, err, sizeof err) == 0, "%s", err);
+    CHECK_OK(imp_ctraj_load(out, &u, cs2));
+    diff = 0;
+    for (size_t i = 0; u.z && i < (size_t)t.n_traj * t.T * 8; i++) diff = fmax(diff, fabs(u.z[i] - t.z[i]));
+    CHECK(diff == 0.0);
+    imp_ctraj_free(&u);
+    /* another link length in the file than in the data; contact options */
+    snprintf(args, sizeof args, "import %s --system-file %s -o %s", npz, sys2, out);
+    expect_error(args, "constraint 'link upper lower'");
+    snprintf(args, sizeof args, "import %s --system-file %s --wall 0:0,1:0 -o %s", npz, sys, out);
+    expect_error(args, "contact strand");
+    imp_ctraj_free(&t);
+    free(cs), free(cs2);
+    remove(sys), remove(sys2), remove(data), remove(csv), remove(npz), remove(out), remove(model);
+    snprintf(args, sizeof args, "%s.log.jsonl", model);
+    remove(args);
+}
+
 int main(void)
 {
     test_constraint_diagnostics();
     test_meta_and_coordinates();
     test_windows_and_warmup();
     test_cli();
+    test_data_against_system();
+    test_import();
     TEST_MAIN_END();
 }

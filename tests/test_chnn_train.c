@@ -469,10 +469,17 @@ static void test_files(void)
     snprintf(path, sizeof path, "chnn_data_%d.npz", (int)getpid());
     /* 3 trajectories of 6 states of the 2-pendulum */
     double x[3 * 6 * 3 * 2] = {0}, v[3 * 6 * 3 * 2] = {0}, t[6]; /* room for the bad shape below */
-    for (int i = 0; i < 72; i++) {
-        x[i] = 0.01 * i;
-        v[i] = -0.02 * i;
+    /* positions on the system's rods (the loader checks the lengths) */
+    imp_csystem *pc = malloc(sizeof *pc);
+    CHECK_OK(imp_csystem_from_name(pc, "pendulum-chain:2"));
+    double l1 = pc->full.rows[0].length, l2 = pc->full.rows[1].length;
+    free(pc);
+    for (int s = 0; s < 18; s++) {
+        double a = 0.01 * s, b = -0.02 * s;
+        x[4 * s + 0] = l1 * sin(a), x[4 * s + 1] = -l1 * cos(a);
+        x[4 * s + 2] = x[4 * s + 0] + l2 * sin(b), x[4 * s + 3] = x[4 * s + 1] - l2 * cos(b);
     }
+    for (int i = 0; i < 72; i++) v[i] = -0.02 * i;
     for (int k = 0; k < 6; k++) t[k] = 0.03 * k;
     size_t sh[4] = {3, 6, 2, 2}, st1[1] = {6};
     imp_npz *z = imp_npz_new();
@@ -637,6 +644,18 @@ static void test_cli(void)
     CHECK(run(cmd) == 0);
     CHECK_OK(imp_read_file(out, &text, &len));
     CHECK(text && strstr((char *)text, "\"mean_geo_rel_err\"") && strstr((char *)text, "\"model\":\"chnn\""));
+    /* issue 27 item 9: the samples and the intervals of the integral, both named */
+    {
+        int steps = -1, samples = -2, intervals = -3;
+        const char *p = text ? strstr((char *)text, "\"steps\":") : NULL, *q = text ? strstr((char *)text, "\"samples\":") : NULL,
+                   *r = text ? strstr((char *)text, "\"intervals\":") : NULL;
+        if (p) sscanf(p, "\"steps\":%d", &steps);
+        if (q) sscanf(q, "\"samples\":%d", &samples);
+        if (r) sscanf(r, "\"intervals\":%d", &intervals);
+        CHECK_MSG(steps > 1 && samples == steps && intervals == steps - 1 &&
+                      strstr((char *)text, "\"geo_rel_err_time\":\"trapezoid over the intervals, divided by samples"),
+                  "eval --json: %s", text ? (char *)text : "");
+    }
     free(text);
     /* errors: missing --data, unknown option, wrong system, bad number */
     snprintf(cmd, sizeof cmd, "%s train chnn -o %s >/dev/null 2>&1", IMPULSE_CLI_PATH, model);

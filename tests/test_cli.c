@@ -15,9 +15,65 @@ static void write_bytes(const char *path, const void *data, size_t n)
     fclose(f);
 }
 
+/* issue 27 item 14: an error names its file once; an unknown system is
+ * one line naming both strands' systems. */
+static int count_of(const char *hay, const char *needle)
+{
+    int n = 0;
+    for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle)) n++;
+    return n;
+}
+
+static void test_names_once(void)
+{
+    char err[4096];
+    imp_npz *z = imp_npz_new();
+    double q[10] = {0};
+    size_t sh[3] = {1, 10, 1};
+    imp_npz_add_f64(z, "q", 3, sh, q);
+    imp_npz_add_f64(z, "qdot", 3, sh, q);
+    imp_npz_set_meta(z, "{\"dt\": 0.1, \"dim\": 1}");
+    CHECK_OK(imp_npz_save(z, "cli_mini.npz"));
+    imp_npz_free(z);
+    expect_error("train cdl --data cli_mini.npz -o cli_x.npz", "no array 'masses'");
+    CHECK(run("train cdl --data cli_mini.npz -o cli_x.npz", err, sizeof err) != 0);
+    CHECK_MSG(count_of(err, "cli_mini.npz") == 1, "%s", err);
+    CHECK(run("train chnn --data cli_nosuch.npz -o cli_x.npz", err, sizeof err) != 0);
+    CHECK_MSG(count_of(err, "cli_nosuch.npz") == 1, "%s", err);
+    CHECK(run("eval --model cli_nosuch.npz --data cli_mini.npz", err, sizeof err) != 0);
+    CHECK_MSG(count_of(err, "cli_nosuch.npz") == 1, "%s", err);
+    expect_error("simulate pendulum-chains:2 -o cli_x.npz", "constrained strand: pendulum-chain:N");
+    remove("cli_mini.npz");
+}
+
+/* issue 27 item 15: the help says what the verbs do */
+static void test_help(void)
+{
+    char err[4096];
+    struct {
+        const char *args, *want[3];
+    } cases[] = {
+        {"eval --help", {"--steps T", "--n-test N", "Constrained networks"}},
+        {"rollout --help", {"z (T+1, 2, points, d)", "states (T, 2D)", "--dt H"}},
+        {"import --help", {"--wall B:N:OFFSET   a wall under body B (repeatable)", "--system-file", "--pair"}},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        CHECK(run(cases[k].args, err, sizeof err) == 0);
+        size_t n;
+        unsigned char *o = NULL;
+        CHECK_OK(imp_read_file(CLI_TEST_TAG "_stdout.txt", &o, &n));
+        for (int w = 0; w < 3; w++)
+            CHECK_MSG(o && strstr((char *)o, cases[k].want[w]), "%s: no '%s'", cases[k].args, cases[k].want[w]);
+        CHECK(o && !strstr((char *)o, "states (T x 2 n d)"));
+        free(o);
+    }
+}
+
 int main(void)
 {
     char err[4096];
+    test_names_once();
+    test_help();
     /* the happy path: simulate, train briefly, evaluate with --json */
     CHECK(run("simulate bouncing-ball --steps 120 --noise 0.1 --seed 3 -o cli_ball.npz", err, sizeof err) == 0);
     CHECK(run("train cdl --data cli_ball.npz --epochs 2 --hidden 16 --quiet -o cli_model.npz", err, sizeof err) == 0);

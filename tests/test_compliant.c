@@ -234,7 +234,8 @@ static void test_user_files(void)
     CHECK(!b.has_contact && count_labels(&b) == 0);
     imp_trajset_free(&b);
 
-    /* no gravity or an unknown system: the energy says why it cannot be computed */
+    /* no gravity: the energy says why it cannot be computed; no system (data
+     * from elsewhere, issue 27): point masses, as the bouncing ball's */
     save_variant(&ts, "user_nogravity.npz", 0, "", "{\"dt\": 0.02, \"dim\": 1, \"restitution\": 0.7, \"system\": \"compliant-ball\"}");
     CHECK_OK(imp_trajset_load(&b, "user_nogravity.npz"));
     double e;
@@ -243,8 +244,13 @@ static void test_user_files(void)
     imp_trajset_free(&b);
     save_variant(&ts, "user_nosystem.npz", 0, "", "{\"dt\": 0.02, \"dim\": 1, \"restitution\": 0.7, \"gravity\": 9.81}");
     CHECK_OK(imp_trajset_load(&b, "user_nosystem.npz"));
-    CHECK_FAILS(imp_system_energy(b.system, &b.geom, b.gravity, b.length, b.q, b.qdot, &e), IMP_ERR_UNSUPPORTED);
-    CHECK(strstr(imp_last_error(), "system") != NULL);
+    double e_ball;
+    CHECK_OK(imp_system_energy(b.system, &b.geom, b.gravity, b.length, b.q, b.qdot, &e));
+    CHECK_OK(imp_system_energy("bouncing-ball", &b.geom, b.gravity, b.length, b.q, b.qdot, &e_ball));
+    CHECK(e == e_ball && !imp_system_energy_known(b.system, b.geom.dim));
+    /* a disk's coordinates are (x, y, k theta): 3 of them, not 1 */
+    CHECK_FAILS(imp_system_energy("bouncing-disk", &b.geom, b.gravity, b.length, b.q, b.qdot, &e), IMP_ERR_UNSUPPORTED);
+    CHECK(strstr(imp_last_error(), "bouncing-disk") != NULL);
     imp_trajset_free(&b);
 
     /* every missing key: one message naming it and how to supply it */

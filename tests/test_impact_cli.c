@@ -108,6 +108,14 @@ int main(void)
     CHECK(run("impact predict --data /nonexistent.mat", out, sizeof out) != 0 && strstr(out, "cannot open"));
     CHECK(run("impact export --data /nonexistent.mat", out, sizeof out) != 0 && strstr(out, "--out"));
     test_non_impacting_rows();
+    /* issue 27 item 1: the default --out is ./reproduce-impact, like cdl and chnn (it was results/impact,
+     * which a fresh folder lacks); a file of that name stops it before any work, naming the folder */
+    FILE *blocker = fopen("reproduce-impact", "w");
+    if (blocker) fclose(blocker);
+    CHECK(run("reproduce impact --quick --data /nonexistent.mat", out, sizeof out) != 0 &&
+          strstr(out, "reproduce-impact") && !strstr(out, "results/impact"));
+    remove("reproduce-impact");
+    CHECK(run("reproduce impact --help", out, sizeof out) == 0 && strstr(out, "default reproduce-impact"));
     if (!have_data()) {
         printf("SKIP: data set not found at %s\n", DATA);
         TEST_MAIN_END();

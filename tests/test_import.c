@@ -342,6 +342,70 @@ static void test_other_limits(void)
     imp_set_input_limit(0);
 }
 
+/* issue 27 item 10: data from elsewhere with gravity get energy metrics
+ * without a guessed --system (point masses, height the last coordinate),
+ * and an error against the data's energy curve, which the truth itself
+ * passes with 0 while its drift from E(0) is large (the ball loses energy). */
+static void test_energy_error(void)
+{
+    char err[4096];
+    CHECK(run("import imp_raw.h5 --wall 0:1:0 --gravity 9.81 -o imp_g.npz", err, sizeof err) == 0);
+    CHECK_MSG(strstr(err, "point masses") && !strstr(err, "unavailable"), "import: %s", err);
+    CHECK(run("eval --model imp_m.npz --data imp_g.npz --json", err, sizeof err) == 0);
+    CHECK_MSG(!strstr(err, "not computed"), "eval: %s", err);
+    size_t n;
+    unsigned char *out = NULL;
+    CHECK_OK(imp_read_file("imp_stdout.txt", &out, &n));
+    double e_err = NAN, drift_data = NAN;
+    const char *p = out ? strstr((char *)out, "\"energy_error\":") : NULL;
+    if (p) sscanf(p, "\"energy_error\":%lf", &e_err);
+    p = out ? strstr((char *)out, "\"energy_drift_data\":") : NULL;
+    if (p) sscanf(p, "\"energy_drift_data\":%lf", &drift_data);
+    CHECK_MSG(isfinite(e_err) && e_err > 0 && drift_data > 0.3, "eval --json: %s", out ? (char *)out : "");
+    free(out);
+    /* the truth scores 0 against itself; the same energies as the named system's */
+    imp_trajset g;
+    CHECK_OK(imp_trajset_load(&g, "imp_g.npz"));
+    double *e = malloc((size_t)g.n_traj * g.n_steps * sizeof(double)), ee, dd, ball;
+    int D = g.geom.n_bodies * g.geom.dim;
+    for (int i = 0; e && i < g.n_traj * g.n_steps; i++) {
+        CHECK_OK(imp_system_energy(g.system, &g.geom, g.gravity, g.length, g.q_clean + (size_t)i * D,
+                                   g.qdot_clean + (size_t)i * D, e + i));
+        CHECK_OK(imp_system_energy("bouncing-ball", &g.geom, g.gravity, g.length, g.q_clean + (size_t)i * D,
+                                   g.qdot_clean + (size_t)i * D, &ball));
+        CHECK(e[i] == ball);
+    }
+    CHECK_OK(imp_eval_energy_error(&g, e, &ee, &dd));
+    CHECK(ee == 0 && dd > 0.3);
+    free(e);
+    imp_trajset_free(&g);
+    remove("imp_g.npz");
+}
+
+/* issue 27 item 16: --episodes keeps some trajectories, --noise adds noise
+ * and keeps the imported values as the clean copy, a wall's last field is
+ * its tangent (friction). */
+static void test_episodes_noise_tangent(void)
+{
+    char err[4096];
+    CHECK(run("import imp_raw.npz --q pos --qdot vel --dt 0.02 --wall 0:1:0:1 --episodes 1:2 --noise 0.1 --seed 3 "
+              "-o imp_ep.npz", err, sizeof err) == 0);
+    CHECK_MSG(strstr(err, "noise 0.1") && strstr(err, "clean copy"), "%s", err);
+    imp_trajset b;
+    CHECK_OK(imp_trajset_load(&b, "imp_ep.npz"));
+    CHECK(b.n_traj == 1 && b.n_steps == T && b.noise == 0.1 && b.geom.pairs[0].tangent[0] == 1.0);
+    double clean = 0, noisy = 0;
+    for (int i = 0; b.n_traj == 1 && i < T; i++) {
+        clean = fmax(clean, fabs(b.q_clean[i] - ts.q[T + i]) + fabs(b.qdot_clean[i] - ts.qdot[T + i]));
+        noisy = fmax(noisy, fabs(b.q[i] - ts.q[T + i]));
+    }
+    CHECK_MSG(clean == 0 && noisy > 0.1, "clean copy off by %g, noise %g", clean, noisy);
+    imp_trajset_free(&b);
+    expect_error("import imp_raw.npz --q pos --qdot vel --dt 0.02 --episodes 1:5 -o x.npz", "has 2 trajectories");
+    expect_error("import imp_raw.npz --q pos --qdot vel --dt 0.02 --wall 0:1:0:1,0 -o x.npz", "the tangent has 2");
+    remove("imp_ep.npz");
+}
+
 int main(void)
 {
     imp_blas_init();
@@ -381,6 +445,18 @@ int main(void)
     CHECK(strstr(err, "notice: energy drift not computed") != NULL);
     CHECK(run("inspect imp_csv.npz", err, sizeof err) == 0);
     CHECK(run("inspect imp_raw.h5", err, sizeof err) == 0);
+    /* issue 27 item 15: a file with a time dataset needs no --dt (nor --q/--qdot with qpos/qvel) */
+    {
+        size_t n;
+        unsigned char *o = NULL;
+        CHECK_OK(imp_read_file("imp_stdout.txt", &o, &n));
+        CHECK_MSG(o && strstr((char *)o, "impulse import imp_raw.h5") && !strstr((char *)o, "--dt") &&
+                      !strstr((char *)o, "--q NAME") && strstr((char *)o, "dt from its 'time'"),
+                  "%s", o ? (char *)o : "");
+        free(o);
+    }
+    test_energy_error();
+    test_episodes_noise_tangent();
 
     /* every error: one line naming what is wrong and how to supply it */
     expect_error("import imp_raw.csv --q nope --qdot vz -o x.npz", "nope");

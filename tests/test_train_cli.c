@@ -337,6 +337,23 @@ static void test_far_above_best(void)
     CHECK_MSG(rc == 0 && strstr(err, "kept the best model (epoch"), "exit %d: %s", rc, err);
 }
 
+/* issue 27 item 11: --epochs 0 does not save an untrained model reporting
+ * "final loss 0": it says nothing was trained and writes no file. */
+static void test_epochs_zero(void)
+{
+    char err[4096];
+    const char *runs[] = {"train cdl --data " DIR_ "/ball.npz --epochs 0 -o " DIR_ "/e0.npz",
+                          "train chnn --data " DIR_ "/pc.npz --epochs 0 --hidden 8 -o " DIR_ "/e0.npz"};
+    for (int k = 0; k < 2; k++) {
+        int rc = finish(start(runs[k], 0));
+        read_err(err, sizeof err);
+        CHECK_MSG(rc == 0 && strstr(err, "nothing trained, no model written") && !strstr(err, "final loss"),
+                  "%s: exit %d: %s", runs[k], rc, err);
+        CHECK_MSG(access(DIR_ "/e0.npz", F_OK) != 0 && access(DIR_ "/e0.npz.log.jsonl", F_OK) != 0,
+                  "%s wrote a model or a log", runs[k]);
+    }
+}
+
 int main(void)
 {
     imp_blas_init();
@@ -360,5 +377,6 @@ int main(void)
     test_stop_signal(SIGTERM);
     test_kill_resume();
     test_rollout();
+    test_epochs_zero();
     TEST_MAIN_END();
 }

@@ -313,6 +313,15 @@ int imp_model_evaluate(const imp_model *m, const imp_trajset *test, int touch_at
                        imp_eval_result *res, double *states_out, double *contacts_out,
                        double *energy_out);
 
+/* The energy along the data (issue 27): error = mean over trajectories and
+ * samples of |E_pred(t) - E_data(t)| / max(|E_data(0)|, 1), with E_data the
+ * true energy of the noise-free data and energy_pred (n_traj x n_steps) the
+ * energy_out of imp_model_evaluate; drift_data the data's own energy drift,
+ * max |E_data(t) - E_data(0)| / max(|E_data(0)|, 1) (the number
+ * energy_drift of a model should be read against: large on dissipative
+ * data). Fails as imp_system_energy when the energy is unknown. */
+int imp_eval_energy_error(const imp_trajset *test, const double *energy_pred, double *error, double *drift_data);
+
 #ifdef __cplusplus
 }
 #endif

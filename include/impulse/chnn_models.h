@@ -52,6 +52,10 @@ int imp_csystem_from_name(imp_csystem *cs, const char *name);
  * DeLaN, NODE) then use its Cartesian coordinates (n_gen = N <=
  * IMP_CSYS_MAX_GEN, no angles) without the constraints. */
 int imp_csystem_from_csys(imp_csystem *cs, const imp_csys *s);
+/* 1 if a and b are the same system: the same name and, for systems described
+ * in files, the same text up to comments, blank lines and spacing; else 0
+ * with one phrase in `why` naming what differs (the first differing line). */
+int imp_csystem_same(const imp_csystem *a, const imp_csystem *b, char *why, size_t cap);
 /* The system a dataset's or checkpoint's meta JSON describes: the text of
  * its system file (key "system_text") if present, else the built-in
  * benchmark named by "system". `what` (the file name) prefixes messages. */
@@ -154,6 +158,11 @@ void imp_ctraj_free(imp_ctraj *t);
  * "system_text" for a system described in a file; see
  * imp_csystem_from_meta). sys (may be NULL) receives the system. */
 int imp_ctraj_load(const char *path, imp_ctraj *out, imp_csystem *sys);
+/* The data against the system (imp_ctraj_load runs it): every distance
+ * constraint (a rod) as long on average in the data as in the system, within
+ * 1 % of its length plus the bias noise gives a mean distance; else
+ * IMP_ERR_INVALID naming `path`, the constraint and both lengths. */
+int imp_ctraj_check(const imp_csystem *cs, const imp_ctraj *d, const char *path);
 /* The same, writing only the system name into sys_name (64 bytes). */
 int imp_ctraj_load_cartesian(const char *path, imp_ctraj *out, char *sys_name);
 /* Convert Cartesian trajectories to the generalised coordinates of sys

@@ -216,10 +216,15 @@ void imp_import_opts_default(imp_import_opts *o);
 int imp_trajset_import(const char *path, const imp_import_opts *o, imp_trajset *out, imp_import_notes *notes);
 
 /* True mechanical energy of a state (q, v) for the known systems
- * (pendulum, bouncing-ball, newtons-cradle; compliant-ball and
- * compliant-cradle as their rigid counterparts, without the contact spring's
- * energy); IMP_ERR_UNSUPPORTED for other systems, IMP_ERR_INVALID when the
- * gravity (or the pendulum length) is unknown (NaN). */
+ * (pendulum, bouncing-ball, newtons-cradle, bouncing-disk (x, y, k theta);
+ * compliant-ball and compliant-cradle as their rigid counterparts, without
+ * the contact spring's energy). Any other system name (data from elsewhere)
+ * is taken as point masses in Cartesian coordinates under gravity along
+ * minus the last coordinate, as bouncing-ball: T = sum m v^2 / 2,
+ * U = sum m g q_last. IMP_ERR_INVALID when the gravity (or the pendulum
+ * length) is unknown (NaN), IMP_ERR_UNSUPPORTED for bouncing-disk data
+ * without 3 coordinates. */
+int imp_system_energy_known(const char *system, int dim); /* 1: a system above by name, 0: point masses */
 int imp_system_energy(const char *system, const imp_contact_geometry *g, double gravity,
                       double length, const double *q, const double *v, double *energy);
 

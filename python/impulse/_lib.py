@@ -345,6 +345,7 @@ for _n, _a, _r in [
     ("imp_model_rollout_single", [V, dptr, c_int, dptr, c_int, dptr, dptr], c_int),
     ("imp_model_potential_grad", [V, dptr, c_int, dptr], c_int),
     ("imp_model_evaluate", [V, P(Trajset), c_int, P(EvalResult), dptr, dptr, dptr], c_int),
+    ("imp_eval_energy_error", [P(Trajset), dptr, P(c_double), P(c_double)], c_int),
     ("imp_flat_chnn_simulate", [c_char_p, c_char_p, c_int, c_int, c_double, c_ull, c_double, c_double, c_double,
                                 c_double, c_int, dptr, dptr, dptr, P(c_int), P(c_int), P(c_int), P(c_int), P(c_int),
                                 P(c_double), c_char_p], c_int),

@@ -170,7 +170,8 @@ class ConstrainedModel:
             n, T = r.n_test, r.T
             arr = lambda p, *shape: np.ctypeslib.as_array(p, shape=shape).copy()  # noqa: E731
             return _lib.Result({"verb": "eval", "model": self.kind, "system": d.system, "trajectories": n,
-                                "steps": T,
+                                "steps": T, "samples": T, "intervals": T - 1,
+                                "geo_rel_err_time": "trapezoid over the intervals, divided by samples x dt",
                     "mean_geo_rel_err": r.mean_geo, "median_geo_rel_err": r.median_geo,
                     "mean_energy_err": r.mean_energy_err, "mean_violation": r.mean_violation,
                     "seconds": r.seconds, "geo_rel_err": arr(r.geo, n), "rel_err": arr(r.rel_err, n, T),

@@ -231,7 +231,13 @@ class Model:
             r = _lib.EvalResult()
             check(lib.imp_model_evaluate(self._h, ctypes.byref(ts), int(touch_rollout), ctypes.byref(r),
                                          ptr(states), ptr(contact), ptr(energy)))
-            out = _lib.Result({"verb": "eval", "model": self.kind, "system": ts.system.decode(), "rmse": r.rmse, "rmse_code": r.rmse_code, "energy_drift": r.energy_drift,
+            e_err, e_drift = ctypes.c_double(float("nan")), ctypes.c_double(float("nan"))
+            if np.isfinite(r.energy_drift):  # as impulse eval: the error against the data's energy curve
+                check(lib.imp_eval_energy_error(ctypes.byref(ts), ptr(energy), ctypes.byref(e_err),
+                                                ctypes.byref(e_drift)))
+            out = _lib.Result({"verb": "eval", "model": self.kind, "system": ts.system.decode(), "rmse": r.rmse,
+                   "rmse_code": r.rmse_code, "energy_drift": r.energy_drift, "energy_drift_data": e_drift.value,
+                   "energy_error": e_err.value,
                    "contact_timing_s": r.contact_timing, "contacts_true": r.contacts_true,
                    "contacts_predicted": r.contacts_pred, "contacts_missed": r.contacts_missed,
                    "trajectories": r.n_traj, "steps": r.n_steps, "touch_rollout": int(touch_rollout)})

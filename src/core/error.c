@@ -48,6 +48,12 @@ int imp_fail_context(int status, const char *fmt, ...)
     va_start(ap, fmt);
     int n = vsnprintf(errmsg, sizeof errmsg, fmt, ap);
     va_end(ap);
+    /* a message that names its context already (a file's path) keeps it once */
+    size_t pre = n >= 0 ? strlen(errmsg) : 0;
+    if (pre > 0 && !strncmp(old, errmsg, pre) && (old[pre] == '\0' || (old[pre] == ':' && old[pre + 1] == ' '))) {
+        memcpy(errmsg, old, sizeof errmsg);
+        return status;
+    }
     if (n >= 0 && (size_t)n + 2 < sizeof errmsg && old[0] != '\0') {
         /* append ": <old>", truncated to fit */
         size_t room = sizeof errmsg - (size_t)n - 3, len = strlen(old);

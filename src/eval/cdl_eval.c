@@ -121,3 +121,28 @@ int imp_model_evaluate(const imp_model *m, const imp_trajset *test, int touch_at
     free(states), free(contact), free(x0);
     return st;
 }
+
+int imp_eval_energy_error(const imp_trajset *test, const double *energy_pred, double *error, double *drift_data)
+{
+    *error = *drift_data = NAN;
+    const int T = test->n_steps, D = test->geom.n_bodies * test->geom.dim;
+    double sum = 0.0, drift = 0.0;
+    for (int n = 0; n < test->n_traj; n++) {
+        size_t base = (size_t)n * T;
+        double e0 = 0.0;
+        for (int t = 0; t < T; t++) {
+            double e;
+            int st = imp_system_energy(test->system, &test->geom, test->gravity, test->length,
+                                       test->q_clean + (base + t) * D, test->qdot_clean + (base + t) * D, &e);
+            if (st) return st;
+            if (t == 0) e0 = e;
+            double scale = fmax(fabs(e0), 1.0);
+            sum += fabs(energy_pred[base + t] - e) / scale;
+            drift = fmax(drift, fabs(e - e0) / scale);
+        }
+    }
+    *error = sum / ((double)test->n_traj * T);
+    *drift_data = drift;
+    if (!isfinite(*error)) return imp_fail(IMP_ERR_NUMERIC, "evaluation: the energy error is not finite");
+    return IMP_OK;
+}

@@ -62,6 +62,13 @@ int imp_csystem_from_meta(imp_csystem *cs, const char *meta, const char *what)
         snprintf(label, sizeof label, "%s: meta \"system_text\"", src);
         st = imp_csys_parse(s, text, label);
         if (!st) st = imp_csystem_from_csys(cs, s);
+        /* meta "system" may be left out; given, it must be the text's name,
+         * not be replaced by it unseen */
+        char name[IMP_CSYS_NAME_LEN];
+        if (!st && imp_json_get_string(meta, "system", name, sizeof name) == IMP_OK && strcmp(name, cs->name))
+            st = imp_fail(IMP_ERR_FORMAT, "%s: meta \"system\" '%s' differs from the name '%s' of its \"system_text\" "
+                          "(the text's `name` line): make them agree", src, name, cs->name);
+        if (!st) imp_clear_error();
     } else if (!st) {
         imp_clear_error();
         char name[IMP_CSYS_NAME_LEN];
@@ -101,4 +108,52 @@ int imp_csystem_to_generalised(const imp_csystem *cs, const double *y, double *z
 int imp_csystem_from_generalised(const imp_csystem *cs, const double *z, double *y)
 {
     return imp_chnn_from_generalized(&cs->full, z, y);
+}
+
+/* The next line of a system text that says something: comment (#) cut,
+ * blanks collapsed to one space, empty lines skipped. 0 at the end. */
+static int next_line(const char **p, int *line, char *buf, size_t cap)
+{
+    while (**p) {
+        size_t n = 0;
+        int space = 0, comment = 0;
+        (*line)++;
+        for (; **p && **p != '\n'; (*p)++) {
+            char c = **p;
+            if (c == '#') comment = 1;
+            if (comment) continue;
+            if (c == ' ' || c == '\t' || c == '\r') {
+                space = n > 0;
+                continue;
+            }
+            if (space && n + 1 < cap) buf[n++] = ' ';
+            space = 0;
+            if (n + 1 < cap) buf[n++] = c;
+        }
+        if (**p == '\n') (*p)++;
+        buf[n] = '\0';
+        if (n > 0) return 1;
+    }
+    buf[0] = '\0';
+    return 0;
+}
+
+int imp_csystem_same(const imp_csystem *a, const imp_csystem *b, char *why, size_t cap)
+{
+    if (strcmp(a->name, b->name)) {
+        snprintf(why, cap, "system '%s' differs from the model's '%s'", a->name, b->name);
+        return 0;
+    }
+    const char *pa = a->full.source, *pb = b->full.source;
+    char la[256], lb[256];
+    int na = 0, nb = 0;
+    for (;;) {
+        int ha = next_line(&pa, &na, la, sizeof la), hb = next_line(&pb, &nb, lb, sizeof lb);
+        if (!ha && !hb) return 1;
+        if (ha && hb && !strcmp(la, lb)) continue;
+        snprintf(why, cap, "system '%s' comes from another system file than the model's: line %d '%s' here, line "
+                 "%d '%s' in the model's (comments, blank lines and spacing aside)", a->name, na, ha ? la : "(end)", nb,
+                 hb ? lb : "(end)");
+        return 0;
+    }
 }

@@ -271,19 +271,26 @@ int imp_trajset_load(imp_trajset *ts, const char *path)
     return IMP_OK;
 }
 
+int imp_system_energy_known(const char *system, int dim)
+{
+    static const char *names[] = {"pendulum", "newtons-cradle", "compliant-cradle", "bouncing-ball", "compliant-ball"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!strcmp(system, names[i])) return 1;
+    if (!strncmp(system, "bouncing-points", 15)) return 1;
+    return !strcmp(system, "bouncing-disk") && dim == 3;
+}
+
 int imp_system_energy(const char *system, const imp_contact_geometry *g, double gravity,
                       double length, const double *q, const double *v, double *energy)
 {
     int D = g->n_bodies * g->dim;
     double T = 0.0, U = 0.0;
     int pend = !strcmp(system, "pendulum") || !strcmp(system, "newtons-cradle") || !strcmp(system, "compliant-cradle");
-    int ball = !strcmp(system, "bouncing-ball") || !strcmp(system, "compliant-ball") ||
-               (!strcmp(system, "bouncing-disk") && g->dim == 3) || !strncmp(system, "bouncing-points", 15);
-    if (!pend && !ball)
-        return imp_fail(IMP_ERR_UNSUPPORTED,
-                        "energy: %s%s%s has no known energy (known: pendulum, bouncing-ball, newtons-cradle, "
-                        "compliant-ball, compliant-cradle, bouncing-disk, bouncing-points:N; meta key 'system', impulse import --system)",
-                        system[0] ? "system '" : "no system given: the data", system, system[0] ? "'" : "");
+    if (!strcmp(system, "bouncing-disk") && g->dim != 3)
+        return imp_fail(IMP_ERR_UNSUPPORTED, "energy: bouncing-disk data have 3 coordinates (x, y, k theta), not %d",
+                        g->dim);
+    /* any other system (data from elsewhere): point masses in Cartesian
+     * coordinates, the height the last one (as for impulse's walls) */
     if (!isfinite(gravity))
         return imp_fail(IMP_ERR_INVALID, "energy: gravity unknown (meta key 'gravity'; impulse import --gravity G)");
     if (pend && !(length > 0.0 && isfinite(length)))

@@ -93,7 +93,7 @@ int imp_cmodel_peek_kind(const char *path, char *kind, size_t cap)
 {
     imp_npz *z = NULL;
     int st = imp_npz_load(&z, path);
-    if (st) return imp_fail_context(st, "loading %s", path);
+    if (st) return st; /* the message names the file */
     const char *meta = imp_npz_meta(z);
     if (!meta) st = imp_fail(IMP_ERR_FORMAT, "no 'meta' JSON (not an impulse checkpoint?)");
     if (!st) st = imp_json_check_object(meta, "meta");
@@ -147,7 +147,7 @@ int imp_cmodel_load(const char *path, imp_cmodel *m, double **params)
     *params = NULL;
     imp_npz *z = NULL;
     int st = imp_npz_load(&z, path);
-    if (st) return imp_fail_context(st, "loading %s", path);
+    if (st) return st; /* the message names the file */
     const double *p = NULL;
     char sum[64];
     st = check_meta(z, m, &p, sum, sizeof sum);

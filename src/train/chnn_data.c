@@ -29,13 +29,47 @@ int imp_ctraj_load_cartesian(const char *path, imp_ctraj *out, char *sys_name)
     return st;
 }
 
+/* The data against the system (issue 27): each rod (a distance row) as long
+ * in the data as in the system, within 1 % of its length plus the bias
+ * observation noise puts on a mean distance (about its variance / length).
+ * A mismatch would train bit-identically to matching data and learn the
+ * wrong system: refused, naming the rod and both lengths. */
+int imp_ctraj_check(const imp_csystem *cs, const imp_ctraj *d, const char *path)
+{
+    const imp_csys *s = &cs->full;
+    int nd = cs->n_points * cs->d;
+    size_t n = (size_t)d->n_traj * d->T;
+    for (int r = 0; r < s->n_rows; r++) {
+        const imp_crow *row = &s->rows[r];
+        if (row->kind != IMP_CROW_DISTANCE || !(row->length > 0)) continue;
+        double sum = 0, sum2 = 0;
+        for (size_t k = 0; k < n; k++) {
+            const double *x = d->z + k * 2 * (size_t)nd, *b = row->j >= 0 ? x + row->j * cs->d : row->anchor;
+            double dd = 0;
+            for (int c = 0; c < cs->d; c++) dd += (x[row->i * cs->d + c] - b[c]) * (x[row->i * cs->d + c] - b[c]);
+            sum += sqrt(dd), sum2 += dd;
+        }
+        double mean = sum / n, var = fmax(sum2 / n - mean * mean, 0.0), L = row->length;
+        if (fabs(mean - L) > 0.01 * L + 2.0 * var / L) {
+            const imp_ccon *c = &s->cons[row->con];
+            char where[32] = "";
+            if (c->line > 0) snprintf(where, sizeof where, ", line %d of the system", c->line);
+            return imp_fail(IMP_ERR_INVALID,
+                            "%s: constraint '%s'%s: length %.6g in the data (mean over %zu samples), %.6g in the "
+                            "system '%s': the data do not follow the system (fix the length in the system file or "
+                            "check the data's points)", path, c->label, where, mean, n, L, cs->name);
+        }
+    }
+    return IMP_OK;
+}
+
 int imp_ctraj_load(const char *path, imp_ctraj *out, imp_csystem *sys)
 {
     if (!path || !out) return imp_fail(IMP_ERR_INVALID, "data: NULL argument");
     memset(out, 0, sizeof *out);
     imp_npz *z = NULL;
     int st = imp_npz_load(&z, path);
-    if (st) return imp_fail_context(st, "loading %s", path);
+    if (st) return st; /* the message names the file */
     const char *meta = imp_npz_meta(z);
     if (!meta) {
         imp_npz_free(z);
@@ -78,8 +112,32 @@ int imp_ctraj_load(const char *path, imp_ctraj *out, imp_csystem *sys)
     double dt = 0;
     const double *t = NULL;
     size_t tshape[1], texp[1] = {(size_t)T};
-    if (imp_npz_find(z, "t") && !imp_npz_get_f64(z, "t", 1, texp, &t, tshape)) dt = t[1] - t[0];
-    else if (imp_json_get_number(meta, "dt", &dt)) dt = cs.dt;
+    double meta_dt = NAN;
+    if (imp_json_get_number(meta, "dt", &meta_dt)) meta_dt = NAN;
+    imp_clear_error();
+    if (imp_npz_find(z, "t")) {
+        st = imp_npz_get_f64(z, "t", 1, texp, &t, tshape);
+        if (st) {
+            imp_npz_free(z);
+            return imp_fail_context(st, "%s", path);
+        }
+        dt = t[1] - t[0];
+        /* a t stepping unevenly, or otherwise than meta dt, would be used
+         * as a step it is not */
+        for (int k = 1; k + 1 < T; k++)
+            if (fabs((t[k + 1] - t[k]) - dt) > 1e-6 * fabs(dt)) {
+                imp_npz_free(z);
+                return imp_fail(IMP_ERR_FORMAT, "%s: t: steps unevenly (t[1] - t[0] = %g, t[%d] - t[%d] = %g): "
+                                "the samples need a fixed period", path, dt, k + 1, k, t[k + 1] - t[k]);
+            }
+        if (isfinite(meta_dt) && fabs(meta_dt - dt) > 1e-6 * fabs(dt)) {
+            imp_npz_free(z);
+            return imp_fail(IMP_ERR_FORMAT, "%s: t steps by %g but meta \"dt\" is %g: make them agree (or drop one)",
+                            path, dt, meta_dt);
+        }
+    } else {
+        dt = isfinite(meta_dt) ? meta_dt : cs.dt;
+    }
     if (!(dt > 0) || !isfinite(dt)) {
         imp_npz_free(z);
         return imp_fail(IMP_ERR_FORMAT, "%s: time step %g must be positive", path, dt);
@@ -104,6 +162,11 @@ int imp_ctraj_load(const char *path, imp_ctraj *out, imp_csystem *sys)
         }
     }
     imp_npz_free(z);
+    st = imp_ctraj_check(&cs, out, path);
+    if (st) {
+        imp_ctraj_free(out);
+        return st;
+    }
     if (sys) *sys = cs;
     return IMP_OK;
 }
