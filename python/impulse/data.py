@@ -102,15 +102,10 @@ class Dataset:
     def _csystem(self, what: str):
         """The constrained system the data are of (imp_csystem): meta 'system'
         (a built-in benchmark) or 'system_text' (a system file's text, whose
-        `name` line wins; a different meta 'system' is named in a Notice)."""
+        `name` line; a different meta 'system' is refused by the library, as
+        by the command line, naming both)."""
         text = self.meta.get("system_text")
-        if isinstance(text, str):
-            m = re.search(r"^\s*name\s+(\S+)", text, re.M)
-            file_name = m.group(1) if m else "custom"
-            if self.meta.get("system") not in (None, file_name):
-                notice(f"{what}: meta system '{self.meta['system']}' differs from the name in meta system_text "
-                       f"('{file_name}'): the system is built from system_text and named '{file_name}'")
-        elif "system" not in self.meta:
+        if not isinstance(text, str) and "system" not in self.meta:
             raise Error(f"{what}: constrained data need meta 'system' (a built-in system: pendulum-chain:N, "
                         "coupled-pendulums:N, magnet-pendulum, gyroscope, rotor) or 'system_text' (a system file's "
                         "text, see docs/chnn-systems.md)")
