@@ -1,0 +1,107 @@
+/* impulse rigid-body time stepper: one spatial rigid body with body-fixed
+ * contact points (a box's corners) over a ground plane, on the contact
+ * module (include/impulse/contact.h, docs/derivations/contact.md), with its
+ * reverse pass. It is the box-toss ground-truth simulator (fine sub-steps),
+ * the identified rigid cube (e, mu and the ground fitted on training
+ * tosses) and the base of the learned cube model. docs/cube.md.
+ *
+ * States are the 13 columns of include/impulse/rigid_traj.h: quaternion
+ * w x y z (body to world), position of the centre (world, z up), angular
+ * velocity (body frame), linear velocity (world).
+ *
+ * One step of length h (src/models/rigid_step.c):
+ *   1. kick: v- = v - h g e_z; w- = w + h I^-1 ((I w) x w) (explicit gyroscopic
+ *      term; zero for a cube);
+ *   2. detection (contact module): gap phi_c, frame and Jacobian rows J_c of
+ *      every contact point at the start-of-step pose;
+ *   3. active set, per point: b_c = max(phi_c, 0)/h, active when
+ *      J_n,c v- + b_c < 0 (the point would cross the plane within the step);
+ *   4. the active points' impulses solved together (Newton restitution e,
+ *      Coulomb cone mu; imp_contact_solve_forward) on the shifted velocities
+ *      u- = J v- + b (normal rows), so that a point closing in on the plane
+ *      reaches it at the end of the step rather than stopping short, and
+ *      one resting on it gets u+_n = e |u-_n|;
+ *      v+ = v- + M^-1 J^T lambda;
+ *   5. positions: x+ = x + h v+ (with no active contact x + h (v + v+)/2,
+ *      exact for free flight); q+ = normalise(q (x) exp(h w+ / 2)).
+ * The input quaternion is normalised first (its gradient is projected). */
+#ifndef IMPULSE_RIGID_MODEL_H
+#define IMPULSE_RIGID_MODEL_H
+
+#include "impulse/contact.h"
+#include "impulse/rigid_traj.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define IMP_RIGID_MAX_POINTS 8
+
+typedef struct imp_rigid_model {
+    double mass;       /* kg, > 0 */
+    double inertia[3]; /* principal moments, body axes, > 0 */
+    int n_points;      /* 1 .. IMP_RIGID_MAX_POINTS */
+    double points[IMP_RIGID_MAX_POINTS][3]; /* contact points, body frame, m */
+    double e, mu;      /* restitution in [0, 1], friction >= 0 */
+    double ground;     /* the plane z = ground */
+    double gravity;    /* m/s^2 along -z, >= 0 */
+} imp_rigid_model;
+
+/* A box of the body's size with its 8 corners as the contact points. */
+void imp_rigid_model_box(imp_rigid_model *m, const imp_rigid_body *body, double e, double mu, double ground,
+                         double gravity);
+/* Check the fields, naming the offending one. */
+int imp_rigid_model_check(const imp_rigid_model *m);
+
+/* Gradients of a loss with respect to the model's learnable parameters. */
+typedef struct imp_rigid_model_grad {
+    double e, mu, ground;
+    double points[IMP_RIGID_MAX_POINTS][3];
+} imp_rigid_model_grad;
+
+/* What the reverse pass of one step needs (plain data, no pointers). */
+typedef struct imp_rigid_step_trace {
+    double h;
+    double s[13];         /* input state */
+    double qn[4], qnorm;  /* normalised input quaternion and |q| */
+    double vm[6];         /* (v-, w-) after the kick */
+    double vp[6];         /* (v+, w+) after the impulses */
+    int n_active;
+    int active[IMP_RIGID_MAX_POINTS];
+    double phi[IMP_RIGID_MAX_POINTS];
+    imp_contact_frame frames[IMP_RIGID_MAX_POINTS];
+    double J[3 * IMP_RIGID_MAX_POINTS * 6];
+    double BT[3 * IMP_RIGID_MAX_POINTS * 6];
+    double A[9 * IMP_RIGID_MAX_POINTS * IMP_RIGID_MAX_POINTS];
+    double um[3 * IMP_RIGID_MAX_POINTS]; /* shifted pre-impact contact velocities */
+    double r[4], rnorm;   /* q (x) exp(h w+/2) before normalising, its norm */
+    imp_contact_solution sol;
+} imp_rigid_step_trace;
+
+/* One step of length h from s to s_out (may alias s); tr (may be NULL)
+ * receives what the reverse pass needs. Fails on a bad model or state
+ * (non-finite, zero quaternion) and when the impulse solve fails. */
+int imp_rigid_step_forward(const imp_rigid_model *m, double h, const double s[13], double s_out[13],
+                           imp_rigid_step_trace *tr);
+/* Reverse pass: given s_out_bar, adds to s_bar (13) and g (may be NULL). */
+int imp_rigid_step_backward(const imp_rigid_model *m, const imp_rigid_step_trace *tr, const double s_out_bar[13],
+                            double s_bar[13], imp_rigid_model_grad *g);
+
+/* n rows from x0 (row 0 = x0), `substeps` steps of dt/substeps per row. */
+int imp_rigid_model_rollout(const imp_rigid_model *m, double dt, int substeps, const double x0[13], size_t n,
+                            double *out);
+/* imp_rigid_rollout_fn for imp_rigid_eval_rollouts, ctx an imp_rigid_model_ctx. */
+typedef struct imp_rigid_model_ctx {
+    const imp_rigid_model *model;
+    double dt;
+    int substeps;
+} imp_rigid_model_ctx;
+int imp_rigid_model_rollout_fn(const double x0[13], size_t n, void *ctx, double *out);
+
+/* Energy (kinetic + potential m g z) of a state, J. */
+double imp_rigid_model_energy(const imp_rigid_model *m, const double s[13]);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

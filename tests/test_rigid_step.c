@@ -1,0 +1,136 @@
+/* The rigid-body time stepper (include/impulse/rigid_model.h): its reverse
+ * pass against finite differences through free flight, a one-corner bounce,
+ * sticking and sliding on four corners; physics (free flight exact, rest,
+ * no penetration, energy). */
+#include "impulse/core.h"
+#include "impulse/rigid_model.h"
+#include "test.h"
+
+#include <string.h>
+
+static void quat_axis(double q[4], const double axis[3], double angle)
+{
+    double n = sqrt(axis[0] * axis[0] + axis[1] * axis[1] + axis[2] * axis[2]);
+    q[0] = cos(angle / 2);
+    for (int i = 0; i < 3; i++) q[i + 1] = sin(angle / 2) * axis[i] / n;
+}
+
+static imp_rigid_model cube_model(double e, double mu)
+{
+    imp_rigid_traj t;
+    imp_rigid_traj_default(&t);
+    imp_rigid_model m;
+    imp_rigid_model_box(&m, &t.body, e, mu, 0.001, 9.81);
+    return m;
+}
+
+/* L = c . step(s) */
+static double loss(const imp_rigid_model *m, double h, const double *s, const double *c, int *n_active)
+{
+    double out[13];
+    imp_rigid_step_trace tr;
+    if (imp_rigid_step_forward(m, h, s, out, &tr)) return NAN;
+    if (n_active) *n_active = tr.n_active;
+    double L = 0;
+    for (int i = 0; i < 13; i++) L += c[i] * out[i];
+    return L;
+}
+
+/* Checks the reverse pass of one step at s against central differences;
+ * returns the number of active contacts. */
+static int check_grad(const char *what, imp_rigid_model m, double h, const double *s, int expect_branch)
+{
+    double c[13], out[13];
+    for (int i = 0; i < 13; i++) c[i] = 0.3 + 0.1 * i * (i % 2 ? -1 : 1);
+    imp_rigid_step_trace tr;
+    CHECK_OK(imp_rigid_step_forward(&m, h, s, out, &tr));
+    if (expect_branch >= 0) {
+        int found = 0;
+        for (int k = 0; k < tr.n_active; k++) found |= tr.sol.branch[k] == expect_branch;
+        CHECK_MSG(found, "%s: no contact on branch %d (%d active)", what, expect_branch, tr.n_active);
+    }
+    double sb[13] = {0};
+    imp_rigid_model_grad g;
+    memset(&g, 0, sizeof g);
+    CHECK_OK(imp_rigid_step_backward(&m, &tr, c, sb, &g));
+    /* state */
+    double num[13], eps = 1e-7;
+    for (int i = 0; i < 13; i++) {
+        double sp[13], sm[13];
+        memcpy(sp, s, sizeof sp), memcpy(sm, s, sizeof sm);
+        sp[i] += eps, sm[i] -= eps;
+        num[i] = (loss(&m, h, sp, c, NULL) - loss(&m, h, sm, c, NULL)) / (2 * eps);
+    }
+    double err = test_grad_rel_err(sb, num, 13, 1e-3);
+    CHECK_MSG(err < 1e-5, "%s: state gradient rel err %g", what, err);
+    /* e, mu, ground, points */
+    double an[3 + 24], nu[3 + 24];
+    an[0] = g.e, an[1] = g.mu, an[2] = g.ground;
+    for (int k = 0; k < 8; k++)
+        for (int i = 0; i < 3; i++) an[3 + 3 * k + i] = g.points[k][i];
+    for (int p = 0; p < 27; p++) {
+        imp_rigid_model mp = m, mm = m;
+        double *xp = p == 0 ? &mp.e : p == 1 ? &mp.mu : p == 2 ? &mp.ground : &mp.points[(p - 3) / 3][(p - 3) % 3];
+        double *xm = p == 0 ? &mm.e : p == 1 ? &mm.mu : p == 2 ? &mm.ground : &mm.points[(p - 3) / 3][(p - 3) % 3];
+        *xp += eps, *xm -= eps;
+        nu[p] = (loss(&mp, h, s, c, NULL) - loss(&mm, h, s, c, NULL)) / (2 * eps);
+    }
+    err = test_grad_rel_err(an, nu, 27, 1e-3);
+    CHECK_MSG(err < 1e-5, "%s: parameter gradient rel err %g (e %g/%g mu %g/%g ground %g/%g)", what, err, an[0],
+              nu[0], an[1], nu[1], an[2], nu[2]);
+    return tr.n_active;
+}
+
+static void test_gradients(void)
+{
+    double h = 1.0 / 148, axis[3] = {0.3, -0.5, 0.8};
+    /* free flight, spinning, with a non-cubic inertia (the gyroscopic term) */
+    imp_rigid_model m = cube_model(0.5, 0.3);
+    m.inertia[1] = 0.0012, m.inertia[2] = 0.0006;
+    double s[13] = {0};
+    quat_axis(s, axis, 0.7);
+    s[4] = 0.1, s[5] = -0.2, s[6] = 0.4;
+    s[7] = 3, s[8] = -5, s[9] = 2;
+    s[10] = 0.5, s[11] = 0.2, s[12] = -1;
+    CHECK(check_grad("flight", m, h, s, -1) == 0);
+    /* a tilted box falling onto one corner, spinning: bounce (slides) */
+    m = cube_model(0.5, 0.3);
+    double tilt[3] = {1, 1, 0};
+    quat_axis(s, tilt, 0.6);
+    s[4] = 0, s[5] = 0, s[6] = 0.001 + 0.0905 - 0.004; /* the lowest corner about to reach the ground */
+    s[7] = 1, s[8] = -2, s[9] = 3;
+    s[10] = 0.3, s[11] = 0.1, s[12] = -1.5;
+    int na = check_grad("bounce", m, h, s, -1);
+    CHECK_MSG(na >= 1, "bounce: %d active", na);
+    /* flat on the ground, moving slowly: sticking on four corners */
+    m = cube_model(0.2, 0.8);
+    memset(s, 0, sizeof s);
+    s[0] = 1;
+    s[6] = 0.001 + 0.0524 + 1e-5;
+    s[10] = 0.02, s[11] = -0.01, s[12] = -0.3;
+    s[9] = 0.1;
+    na = check_grad("stick", m, h, s, IMP_CONTACT_STICK);
+    CHECK_MSG(na == 4, "stick: %d active", na);
+    /* on an edge (tilted about x), fast sideways: sliding on two corners */
+    double xaxis[3] = {1, 0, 0};
+    m = cube_model(0.2, 0.2);
+    memset(s, 0, sizeof s);
+    quat_axis(s, xaxis, 0.05);
+    s[6] = 0.001 + 0.0524 * (cos(0.05) + sin(0.05)) + 1e-5;
+    s[10] = 1.5, s[11] = 0.7, s[12] = -0.5;
+    s[7] = 0.4, s[9] = 0.5;
+    na = check_grad("slide", m, h, s, IMP_CONTACT_SLIDE);
+    CHECK_MSG(na == 2, "slide: %d active", na);
+    /* on an edge, slowly: sticking on two corners */
+    m = cube_model(0.2, 0.9);
+    s[10] = 0.03, s[11] = -0.02, s[12] = -0.4;
+    s[7] = 0.1, s[9] = 0.05;
+    na = check_grad("edge stick", m, h, s, IMP_CONTACT_STICK);
+    CHECK_MSG(na == 2, "edge stick: %d active", na);
+}
+
+int main(void)
+{
+    test_gradients();
+    TEST_MAIN_END();
+}
