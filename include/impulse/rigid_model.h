@@ -17,10 +17,13 @@
  *   3. active set, per point: b_c = max(phi_c, 0)/h, active when
  *      J_n,c v- + b_c < 0 (the point would cross the plane within the step);
  *   4. the active points' impulses solved together (Newton restitution e,
- *      Coulomb cone mu; imp_contact_solve_forward) on the shifted velocities
- *      u- = J v- + b (normal rows), so that a point closing in on the plane
- *      reaches it at the end of the step rather than stopping short, and
- *      one resting on it gets u+_n = e |u-_n|;
+ *      Coulomb cone mu; imp_contact_solve_forward, eqs 7-11): a point
+ *      approaching faster than e_threshold gets Newton's law on its velocity,
+ *      u+_n >= e |u-_n| (it may leave the plane up to h |u-_n| early); a slower
+ *      one (or any with e = 0) is plastic, on the shifted velocity
+ *      u-_n + b_c, so that it reaches the plane at the end of the step
+ *      (u+_n >= -b_c) rather than stopping short of it, and a resting box
+ *      neither chatters nor hovers;
  *      v+ = v- + M^-1 J^T lambda;
  *   5. positions: x+ = x + h v+ (with no active contact x + h (v + v+)/2,
  *      exact for free flight); q+ = normalise(q (x) exp(h w+ / 2)).
@@ -45,6 +48,8 @@ typedef struct imp_rigid_model {
     double e, mu;      /* restitution in [0, 1], friction >= 0 */
     double ground;     /* the plane z = ground */
     double gravity;    /* m/s^2 along -z, >= 0 */
+    double e_threshold; /* restitution acts on contacts approaching faster than this, m/s (>= 0;
+                           slower ones are plastic, so a resting box does not chatter; default 0.1) */
 } imp_rigid_model;
 
 /* A box of the body's size with its 8 corners as the contact points. */
@@ -69,6 +74,7 @@ typedef struct imp_rigid_step_trace {
     int n_active;
     int active[IMP_RIGID_MAX_POINTS];
     double phi[IMP_RIGID_MAX_POINTS];
+    double e[IMP_RIGID_MAX_POINTS]; /* the restitution each active point got (0 below e_threshold) */
     imp_contact_frame frames[IMP_RIGID_MAX_POINTS];
     double J[3 * IMP_RIGID_MAX_POINTS * 6];
     double BT[3 * IMP_RIGID_MAX_POINTS * 6];
@@ -100,6 +106,52 @@ int imp_rigid_model_rollout_fn(const double x0[13], size_t n, void *ctx, double 
 
 /* Energy (kinetic + potential m g z) of a state, J. */
 double imp_rigid_model_energy(const imp_rigid_model *m, const double s[13]);
+
+/* ---- box-toss: the ground-truth simulator (#24) ----
+ * Random tosses of a box (the body) onto the ground: each starts with a
+ * uniformly random orientation, its centre 0.15-0.35 m high (plus the
+ * ground) over a point in [-0.1, 0.1]^2, a horizontal velocity of N(0, 0.6^2)
+ * m/s per axis, a vertical one uniform in [-1, 1] m/s and an angular velocity
+ * uniform in [-10, 10] rad/s per body axis; it then bounces, rolls, slides
+ * and sticks. Integrated with the step above, `substeps` steps per sample
+ * (double precision; docs/cube.md shows the convergence in the step). */
+typedef struct imp_box_toss_opts {
+    int n_tosses;        /* >= 1 */
+    int n_samples;       /* per toss, >= 2 (default 148: 1 s) */
+    double dt;           /* sample period (default 1/148 s) */
+    int substeps;        /* steps per sample (default 64) */
+    double e, mu;        /* default 0.3 and 0.25 */
+    double ground, gravity; /* default 0 and 9.81 */
+    imp_rigid_body body; /* default: the ContactNets cube */
+    uint64_t seed;
+} imp_box_toss_opts;
+void imp_box_toss_defaults(imp_box_toss_opts *o);
+/* Fill t (its previous data not freed) with the tosses; meta from o. */
+int imp_box_toss_simulate(const imp_box_toss_opts *o, imp_rigid_traj *t);
+/* Toss k's initial state (deterministic in seed and k). */
+void imp_box_toss_initial(const imp_box_toss_opts *o, int k, double s[13]);
+
+/* ---- rigid-identified: e, mu and the ground fitted on training tosses (#28) ----
+ * The body's nominal geometry (its box corners, mass, inertia) is kept; e in
+ * [0, 1], mu in [0, 2] and the ground in [-1, 1] cm are fitted by a bounded
+ * Nelder-Mead search minimising the training tosses' full-toss mean position
+ * error (% of the width) plus mean rotation error (deg), the MuJoCo peer's
+ * loss (docs/cube.md). */
+typedef struct imp_rigid_ident_opts {
+    int substeps;        /* steps per sample of the model (default 1) */
+    int max_evals;       /* rollouts of the training set (default 60) */
+    double e0, mu0, ground0; /* start (default 0.3, 0.3, the data's ground) */
+} imp_rigid_ident_opts;
+typedef struct imp_rigid_ident_result {
+    double loss;         /* training loss at the fit */
+    imp_rigid_metrics train; /* training metrics at the fit */
+    int evals;
+} imp_rigid_ident_result;
+void imp_rigid_ident_defaults(imp_rigid_ident_opts *o, const imp_rigid_traj *t);
+/* Fit m (its geometry, mass, inertia and gravity taken from t's body) on the
+ * episodes of t; m receives the fitted model. */
+int imp_rigid_identify(const imp_rigid_traj *t, const int *episodes, int n_episodes, const imp_rigid_ident_opts *o,
+                       imp_rigid_model *m, imp_rigid_ident_result *res);
 
 #ifdef __cplusplus
 }
