@@ -129,8 +129,98 @@ static void test_gradients(void)
     CHECK_MSG(na == 2, "edge stick: %d active", na);
 }
 
+/* Free flight: exact parabola and rotation, energy to rounding. */
+static void test_flight(void)
+{
+    imp_rigid_model m = cube_model(0.3, 0.25);
+    double s[13] = {0}, axis[3] = {1, 2, 3}, x[13];
+    quat_axis(s, axis, 0.4);
+    s[6] = 5.0, s[7] = 4, s[8] = -3, s[9] = 6, s[10] = 1, s[11] = -0.5, s[12] = 2;
+    memcpy(x, s, sizeof x);
+    double h = 1.0 / 148, E0 = imp_rigid_model_energy(&m, s);
+    for (int k = 1; k <= 100; k++) {
+        CHECK_OK(imp_rigid_step_forward(&m, h, x, x, NULL));
+        double t = k * h;
+        CHECK_CLOSE(x[6], s[6] + s[12] * t - 0.5 * 9.81 * t * t, 1e-12, 1e-12);
+        CHECK_CLOSE(x[4], s[4] + s[10] * t, 1e-12, 1e-12);
+        CHECK_CLOSE(imp_rigid_model_energy(&m, x), E0, 1e-12, 0);
+    }
+    /* the angle turned about the fixed axis w: |w| t */
+    double wn = sqrt(16 + 9 + 36);
+    double ang = imp_rigid_quat_angle(s, x);
+    double turned = fmod(wn * 100 * h, 2 * 3.14159265358979323846);
+    if (turned > 3.14159265358979323846) turned = 2 * 3.14159265358979323846 - turned;
+    CHECK_CLOSE(ang, turned, 1e-9, 1e-9);
+}
+
+/* Tosses: no penetration beyond the plastic landing's rounding, rest at the
+ * end, energy never gained at a contact step where the law guarantees it
+ * (e = 0, or mu = 0), and the simulator converges in the step. */
+static void test_tosses(void)
+{
+    const double laws[3][2] = {{0.0, 0.5}, {0.5, 0.0}, {0.3, 0.25}};
+    for (int l = 0; l < 3; l++) {
+        imp_box_toss_opts o;
+        imp_box_toss_defaults(&o);
+        o.e = laws[l][0], o.mu = laws[l][1];
+        imp_rigid_model m;
+        imp_rigid_model_box(&m, &o.body, o.e, o.mu, o.ground, o.gravity);
+        double h = o.dt / 16, worst_pen = 0, worst_gain = 0;
+        for (int k = 0; k < 6; k++) {
+            double x[13];
+            imp_box_toss_initial(&o, k, x);
+            for (int j = 0; j < 148 * 16 * 2; j++) {
+                imp_rigid_step_trace tr;
+                double E0 = imp_rigid_model_energy(&m, x);
+                CHECK_OK(imp_rigid_step_forward(&m, h, x, x, &tr));
+                /* the step's energy change: the impulses' (kinetic, at the kicked velocities)
+                   must not be positive where the law guarantees it */
+                if (tr.n_active > 0 && (o.e == 0 || o.mu == 0)) {
+                    double T0 = 0, T1 = 0;
+                    for (int i = 0; i < 3; i++) {
+                        T0 += 0.5 * m.mass * tr.vm[i] * tr.vm[i] + 0.5 * m.inertia[i] * tr.vm[3 + i] * tr.vm[3 + i];
+                        T1 += 0.5 * m.mass * tr.vp[i] * tr.vp[i] + 0.5 * m.inertia[i] * tr.vp[3 + i] * tr.vp[3 + i];
+                    }
+                    double gain = (T1 - T0) / (E0 + 1e-12);
+                    if (gain > worst_gain) worst_gain = gain;
+                }
+                double pen = -imp_rigid_lowest_corner(x, &o.body, 0.0);
+                if (pen > worst_pen) worst_pen = pen;
+            }
+            /* at rest after 2 s (frictionless: sliding on, at rest vertically) */
+            double speed = o.mu > 0 ? sqrt(x[10] * x[10] + x[11] * x[11] + x[12] * x[12]) : fabs(x[12]);
+            CHECK_MSG(speed < 1e-3, "law %d toss %d: speed %g after 2 s", l, k, speed);
+        }
+        CHECK_MSG(worst_pen < 1e-3 * o.body.size[0], "law %d: penetration %g m", l, worst_pen);
+        CHECK_MSG(worst_gain < 1e-3, "law %d: relative kinetic energy gain %g at a contact", l, worst_gain);
+    }
+    /* convergence in the step over the first impacts (0.25 s): the error against
+       512 steps per sample falls with the step */
+    imp_box_toss_opts o;
+    imp_box_toss_defaults(&o);
+    imp_rigid_model m;
+    imp_rigid_model_box(&m, &o.body, o.e, o.mu, o.ground, o.gravity);
+    size_t n = 37;
+    double ref[37 * 13], out[37 * 13], err[3] = {0, 0, 0};
+    for (int k = 0; k < 10; k++) {
+        double x0[13];
+        imp_box_toss_initial(&o, k, x0);
+        CHECK_OK(imp_rigid_model_rollout(&m, o.dt, 512, x0, n, ref));
+        for (int j = 0; j < 3; j++) {
+            CHECK_OK(imp_rigid_model_rollout(&m, o.dt, 8 << (2 * j), x0, n, out));
+            imp_rigid_metrics mt;
+            imp_rigid_metrics_episode(out, ref, n, &o.body, 0.0, &mt);
+            err[j] += mt.position_error_pct;
+        }
+    }
+    CHECK_MSG(err[1] < 0.5 * err[0] && err[2] < 0.5 * err[1], "no convergence: %g %g %g (8, 32, 128 steps)", err[0],
+              err[1], err[2]);
+}
+
 int main(void)
 {
     test_gradients();
+    test_flight();
+    test_tosses();
     TEST_MAIN_END();
 }
