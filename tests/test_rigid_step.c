@@ -217,10 +217,35 @@ static void test_tosses(void)
               err[1], err[2]);
 }
 
+/* rigid-identified recovers e, mu and the ground of tosses made by the same
+ * model (a tiny set: 6 tosses of 0.4 s). */
+static void test_identify(void)
+{
+    imp_box_toss_opts o;
+    imp_box_toss_defaults(&o);
+    o.n_tosses = 6, o.n_samples = 60, o.substeps = 2;
+    o.e = 0.45, o.mu = 0.6, o.ground = 0.002;
+    imp_rigid_traj t;
+    imp_rigid_traj_default(&t);
+    CHECK_OK(imp_box_toss_simulate(&o, &t));
+    imp_rigid_ident_opts io;
+    imp_rigid_ident_defaults(&io, &t);
+    io.substeps = 2, io.max_evals = 150, io.ground0 = 0.0, io.window = 8;
+    int ep[6] = {0, 1, 2, 3, 4, 5};
+    imp_rigid_model m;
+    imp_rigid_ident_result r;
+    CHECK_OK(imp_rigid_identify(&t, ep, 6, &io, &m, &r));
+    CHECK_MSG(fabs(m.e - o.e) < 0.03 && fabs(m.mu - o.mu) < 0.03 && fabs(m.ground - o.ground) < 2e-4,
+              "identified e %g mu %g ground %g (true %g %g %g), loss %g after %d rollouts", m.e, m.mu, m.ground, o.e,
+              o.mu, o.ground, r.loss, r.evals);
+    imp_rigid_traj_free(&t);
+}
+
 int main(void)
 {
     test_gradients();
     test_flight();
     test_tosses();
+    test_identify();
     TEST_MAIN_END();
 }

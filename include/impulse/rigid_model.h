@@ -134,12 +134,17 @@ void imp_box_toss_initial(const imp_box_toss_opts *o, int k, double s[13]);
 /* ---- rigid-identified: e, mu and the ground fitted on training tosses (#28) ----
  * The body's nominal geometry (its box corners, mass, inertia) is kept; e in
  * [0, 1], mu in [0, 2] and the ground in [-1, 1] cm are fitted by a bounded
- * Nelder-Mead search minimising the training tosses' full-toss mean position
- * error (% of the width) plus mean rotation error (deg), the MuJoCo peer's
- * loss (docs/cube.md). */
+ * Nelder-Mead search (restarted from the best point with smaller steps)
+ * minimising the training tosses' mean position error (% of the width) plus
+ * mean rotation error (deg), the MuJoCo peer's loss (docs/cube.md), over full
+ * tosses from their first state (window 0) or over windows of `window`
+ * samples starting every window/2 samples (a smoother loss: a tossed box is
+ * sensitive to its parameters over a full toss). */
+#define IMP_RIGID_MAX_WINDOW 1024
 typedef struct imp_rigid_ident_opts {
     int substeps;        /* steps per sample of the model (default 1) */
     int max_evals;       /* rollouts of the training set (default 60) */
+    int window;          /* 0: full tosses (default); else samples per window, 2..IMP_RIGID_MAX_WINDOW */
     double e0, mu0, ground0; /* start (default 0.3, 0.3, the data's ground) */
 } imp_rigid_ident_opts;
 typedef struct imp_rigid_ident_result {

@@ -10,6 +10,7 @@
 void imp_rigid_ident_defaults(imp_rigid_ident_opts *o, const imp_rigid_traj *t)
 {
     o->substeps = 1;
+    o->window = 0;
     o->max_evals = 60;
     o->e0 = 0.3, o->mu0 = 0.3, o->ground0 = t->ground_height;
 }
@@ -18,7 +19,7 @@ typedef struct fit_ctx {
     const imp_rigid_traj *t;
     const int *ep;
     int n;
-    int substeps;
+    int substeps, window;
     imp_rigid_model m;
     int evals;
 } fit_ctx;
@@ -35,7 +36,27 @@ static double fit_loss(fit_ctx *c, const double x[3], imp_rigid_metrics *mt)
     imp_rigid_model_ctx rc = {&m, c->t->dt, c->substeps};
     imp_rigid_metrics local;
     if (!mt) mt = &local;
-    if (imp_rigid_eval_rollouts(c->t, c->ep, c->n, imp_rigid_model_rollout_fn, &rc, m.ground, mt)) return 1e30;
+    if (c->window == 0) {
+        if (imp_rigid_eval_rollouts(c->t, c->ep, c->n, imp_rigid_model_rollout_fn, &rc, m.ground, mt)) return 1e30;
+        return mt->position_error_pct + mt->rotation_error_deg;
+    }
+    /* windows of `window` samples starting every window/2 samples of each episode */
+    double out[13 * IMP_RIGID_MAX_WINDOW], sp = 0, sr = 0, spen = 0;
+    int nw = 0, stride = c->window > 1 ? c->window / 2 : 1;
+    for (int k = 0; k < c->n; k++) {
+        size_t off = imp_rigid_traj_offset(c->t, c->ep[k]), len = (size_t)c->t->lengths[c->ep[k]];
+        for (size_t a = 0; a + 1 < len; a += (size_t)stride) {
+            size_t w = len - a < (size_t)c->window ? len - a : (size_t)c->window;
+            const double *meas = c->t->states + 13 * (off + a);
+            imp_rigid_metrics one;
+            if (imp_rigid_model_rollout(&m, c->t->dt, c->substeps, meas, w, out) ||
+                imp_rigid_metrics_episode(out, meas, w, &c->t->body, m.ground, &one))
+                return 1e30;
+            sp += one.position_error_pct, sr += one.rotation_error_deg, spen += one.penetration_pct, nw++;
+        }
+    }
+    if (nw == 0) return 1e30;
+    mt->position_error_pct = sp / nw, mt->rotation_error_deg = sr / nw, mt->penetration_pct = spen / nw;
     return mt->position_error_pct + mt->rotation_error_deg;
 }
 
@@ -43,20 +64,28 @@ int imp_rigid_identify(const imp_rigid_traj *t, const int *episodes, int n_episo
                        imp_rigid_model *m, imp_rigid_ident_result *res)
 {
     if (n_episodes < 1) return imp_fail(IMP_ERR_INVALID, "rigid identify: no training episodes");
+    if (o->window < 0 || o->window == 1 || o->window > IMP_RIGID_MAX_WINDOW)
+        return imp_fail(IMP_ERR_INVALID, "rigid identify: window %d is not 0 (full tosses) or 2..%d", o->window,
+                        IMP_RIGID_MAX_WINDOW);
     if (o->max_evals < 4) return imp_fail(IMP_ERR_INVALID, "rigid identify: max_evals %d is not >= 4", o->max_evals);
     fit_ctx c;
     memset(&c, 0, sizeof c);
-    c.t = t, c.ep = episodes, c.n = n_episodes, c.substeps = o->substeps;
+    c.t = t, c.ep = episodes, c.n = n_episodes, c.substeps = o->substeps, c.window = o->window;
     imp_rigid_model_box(&c.m, &t->body, o->e0, o->mu0, o->ground0, t->gravity);
     int st = imp_rigid_model_check(&c.m);
     if (st) return st;
     /* Nelder-Mead in (e, mu, ground), coordinates scaled by the initial steps */
-    const double step[3] = {0.2, 0.2, 0.002};
-    double X[4][3], F[4];
+    const double step0[3] = {0.2, 0.2, 0.002};
+    double X[4][3], F[4], best_x[3] = {o->e0, o->mu0, o->ground0}, best_f = 1e300;
+    /* restarted from the best point with smaller steps while rollouts remain
+       (a collapsed simplex can stall one coordinate) */
+    for (int restart = 0; restart < 4 && c.evals + 4 < o->max_evals; restart++) {
+    double step[3];
+    for (int i = 0; i < 3; i++) step[i] = step0[i] / (1 << (2 * restart));
     for (int k = 0; k < 4; k++) {
-        X[k][0] = o->e0, X[k][1] = o->mu0, X[k][2] = o->ground0;
+        memcpy(X[k], best_x, sizeof best_x);
         if (k > 0) X[k][k - 1] += (X[k][k - 1] + step[k - 1] > HI[k - 1] ? -1 : 1) * step[k - 1];
-        F[k] = fit_loss(&c, X[k], NULL);
+        F[k] = k == 0 && best_f < 1e300 ? best_f : fit_loss(&c, X[k], NULL);
     }
     while (c.evals < o->max_evals) {
         /* order */
@@ -96,15 +125,15 @@ int imp_rigid_identify(const imp_rigid_traj *t, const int *episodes, int n_episo
             }
         }
     }
-    int best = 0;
-    for (int k = 1; k < 4; k++)
-        if (F[k] < F[best]) best = k;
+    for (int k = 0; k < 4; k++)
+        if (F[k] < best_f) best_f = F[k], memcpy(best_x, X[k], sizeof best_x);
+    }
     *m = c.m;
-    m->e = X[best][0], m->mu = X[best][1], m->ground = X[best][2];
+    m->e = best_x[0], m->mu = best_x[1], m->ground = best_x[2];
     if (res) {
-        res->loss = fit_loss(&c, X[best], &res->train);
+        res->loss = fit_loss(&c, best_x, &res->train);
         res->evals = c.evals;
     }
-    if (!(F[best] < 1e29)) return imp_fail(IMP_ERR_NUMERIC, "rigid identify: no parameters could roll out the tosses");
+    if (!(best_f < 1e29)) return imp_fail(IMP_ERR_NUMERIC, "rigid identify: no parameters could roll out the tosses");
     return IMP_OK;
 }
