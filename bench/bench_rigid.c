@@ -39,6 +39,30 @@ int main(int argc, char **argv)
         printf("full toss, %zu samples, %d step(s) per sample: %.3f ms CPU per toss (%d tosses)\n", n, sub,
                1e3 * (cpu_now() - t0) / n_toss, n_toss);
     }
+    {
+        /* forward with traces and the reverse pass of a loss on the last state, one step per sample */
+        imp_rigid_step_trace *tr = malloc(n * sizeof *tr);
+        double t0 = cpu_now();
+        for (int k = 0; k < n_toss; k++) {
+            double x[13], bar[13] = {0}, sb[13];
+            imp_box_toss_initial(&o, k, x);
+            for (size_t j = 1; j < n; j++)
+                if (imp_rigid_step_forward(&m, o.dt, x, x, &tr[j])) return 1;
+            bar[6] = 1.0;
+            imp_rigid_model_grad g = {0};
+            for (size_t j = n - 1; j >= 1; j--) {
+                for (int i = 0; i < 13; i++) sb[i] = 0.0;
+                if (imp_rigid_step_backward(&m, &tr[j], bar, sb, &g)) {
+                    fprintf(stderr, "bench_rigid: %s\n", imp_last_error());
+                    return 1;
+                }
+                for (int i = 0; i < 13; i++) bar[i] = sb[i];
+            }
+        }
+        printf("full toss forward + reverse pass, one step per sample: %.3f ms CPU per toss\n",
+               1e3 * (cpu_now() - t0) / n_toss);
+        free(tr);
+    }
     int nconv = n_toss < 20 ? n_toss : 20;
     printf("convergence against 512 steps per sample (%d tosses, %zu samples): mean position error (%% width), "
            "mean rotation error (deg)\n", nconv, n);
