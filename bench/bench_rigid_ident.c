@@ -58,11 +58,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_rigid_ident: %s\n", imp_last_error());
         return 1;
     }
-    printf("{\"model\": \"rigid-identified\", \"tosses\": %d, \"seed\": %llu, \"train\": %d, \"test\": %d, "
+    printf("{\"model\": \"rigid-identified\", \"tosses\": %d, \"drawn\": %d, \"seed\": %llu, \"test\": \"split\", \"test_tosses\": %d, "
            "\"substeps\": %d, \"window\": %d, \"e\": %.4f, \"mu\": %.4f, \"ground_mm\": %.3f, \"evals\": %d, \"fit_seconds\": %.1f, "
            "\"train_position_error_pct\": %.2f, \"train_rotation_error_deg\": %.2f, "
            "\"position_error_pct\": %.2f, \"rotation_error_deg\": %.2f, \"penetration_pct\": %.3f}\n",
-           draw, seed, ntr, nte, substeps, window, m.e, m.mu, 1e3 * m.ground, r.evals,
+           ntr, draw, seed, nte, substeps, window, m.e, m.mu, 1e3 * m.ground, r.evals,
            (b.tv_sec - a.tv_sec) + 1e-9 * (b.tv_nsec - a.tv_nsec), r.train.position_error_pct,
            r.train.rotation_error_deg, mt.position_error_pct, mt.rotation_error_deg, mt.penetration_pct);
     free(tr);
