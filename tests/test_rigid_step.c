@@ -5,6 +5,8 @@
 #include "impulse/core.h"
 #include "impulse/rigid_model.h"
 #include "test.h"
+#define CLI_TEST_TAG "rigid_step"
+#include "cli_test.h"
 
 #include <string.h>
 
@@ -241,11 +243,43 @@ static void test_identify(void)
     imp_rigid_traj_free(&t);
 }
 
+/* impulse simulate box-toss: a loadable rigid-body file with the asked law
+ * and tosses, one error line on bad options. */
+static void test_cli(void)
+{
+    char err[4096];
+    int rc = run("simulate box-toss --trajectories 3 --steps 20 --substeps 4 --restitution 0.4 --friction 0.7 "
+                 "--seed 5 -o rigid_step_box.npz",
+                 err, sizeof err);
+    CHECK_MSG(rc == 0, "simulate box-toss: exit %d: %s", rc, err);
+    imp_rigid_traj t;
+    imp_rigid_traj_default(&t);
+    CHECK_OK(imp_rigid_traj_load(&t, "rigid_step_box.npz"));
+    CHECK(t.n_episodes == 3 && t.n_rows == 60);
+    CHECK(strstr(t.source, "e 0.4, mu 0.7") != NULL);
+    /* the first toss is the simulator's, sample by sample */
+    imp_box_toss_opts o;
+    imp_box_toss_defaults(&o);
+    o.e = 0.4, o.mu = 0.7, o.seed = 5, o.substeps = 4;
+    imp_rigid_model m;
+    imp_rigid_model_box(&m, &o.body, o.e, o.mu, o.ground, o.gravity);
+    double x0[13], out[20 * 13];
+    imp_box_toss_initial(&o, 0, x0);
+    CHECK_OK(imp_rigid_model_rollout(&m, o.dt, 4, x0, 20, out));
+    CHECK(memcmp(out, t.states, sizeof out) == 0);
+    imp_rigid_traj_free(&t);
+    remove("rigid_step_box.npz");
+    expect_error("simulate box-toss --restitution 1.5 -o x.npz", "--restitution");
+    expect_error("simulate box-toss --substeps 0 -o x.npz", "--substeps");
+    expect_error("simulate box-toss --trajectories 2", "-o");
+}
+
 int main(void)
 {
     test_gradients();
     test_flight();
     test_tosses();
     test_identify();
+    test_cli();
     TEST_MAIN_END();
 }
