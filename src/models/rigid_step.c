@@ -81,16 +81,6 @@ static int contact_model(const imp_rigid_model *m, imp_contact_model *cm)
 }
 
 /* ---- quaternions (w x y z) ---- */
-static void qmul(const double a[4], const double b[4], double out[4])
-{
-    double r[4];
-    r[0] = a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3];
-    r[1] = a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2];
-    r[2] = a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1];
-    r[3] = a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0];
-    memcpy(out, r, sizeof r);
-}
-
 static void qconj(const double q[4], double out[4])
 {
     out[0] = q[0], out[1] = -q[1], out[2] = -q[2], out[3] = -q[3];
@@ -206,7 +196,7 @@ int imp_rigid_step_forward(const imp_rigid_model *m, double h, const double s[13
     }
     double a[3] = {h * tr->vp[3], h * tr->vp[4], h * tr->vp[5]}, E[4], f, fp;
     half_exp(a, E, &f, &fp);
-    qmul(tr->qn, E, tr->r);
+    imp_quat_mul(tr->qn, E, tr->r);
     tr->rnorm = sqrt(tr->r[0] * tr->r[0] + tr->r[1] * tr->r[1] + tr->r[2] * tr->r[2] + tr->r[3] * tr->r[3]);
     for (int i = 0; i < 4; i++) out[i] = tr->r[i] / tr->rnorm;
     memcpy(s_out, out, sizeof out);
@@ -242,10 +232,10 @@ int imp_rigid_step_backward(const imp_rigid_model *m, const imp_rigid_step_trace
     double a[3] = {h * tr->vp[3], h * tr->vp[4], h * tr->vp[5]}, E[4], Ec[4], qc[4], f, fp, t4[4], E_bar[4];
     half_exp(a, E, &f, &fp);
     qconj(E, Ec);
-    qmul(r_bar, Ec, t4); /* r = qn (x) E: qn_bar = r_bar (x) E*, E_bar = qn* (x) r_bar */
+    imp_quat_mul(r_bar, Ec, t4); /* r = qn (x) E: qn_bar = r_bar (x) E*, E_bar = qn* (x) r_bar */
     for (int i = 0; i < 4; i++) qn_bar[i] += t4[i];
     qconj(tr->qn, qc);
-    qmul(qc, r_bar, E_bar);
+    imp_quat_mul(qc, r_bar, E_bar);
     double ad = imp_dot3(a, E_bar + 1);
     for (int i = 0; i < 3; i++) vp_bar[3 + i] += h * (-0.5 * f * a[i] * E_bar[0] + f * E_bar[1 + i] + fp * a[i] * ad);
     /* 4. impulses: v+ = v- + BT^T lambda (eq 11), lambda = solve(A, u-, e, mu) */
