@@ -274,6 +274,55 @@ static void test_cli(void)
     expect_error("simulate box-toss --trajectories 2", "-o");
 }
 
+/* The window loss's gradient against central differences, over 20 samples
+ * of a toss through its first impacts (2 steps per sample). */
+static void test_window_grad(void)
+{
+    imp_box_toss_opts o;
+    imp_box_toss_defaults(&o);
+    o.n_tosses = 1, o.n_samples = 60, o.substeps = 8, o.e = 0.4, o.mu = 0.3;
+    imp_rigid_traj t;
+    imp_rigid_traj_default(&t);
+    CHECK_OK(imp_box_toss_simulate(&o, &t));
+    /* a window around the first contact */
+    size_t a = 0;
+    for (size_t k = 0; k < 60; k++)
+        if (imp_rigid_lowest_corner(t.states + 13 * k, &t.body, 0.0) < 0.01) {
+            a = k > 4 ? k - 4 : 0;
+            break;
+        }
+    const double *meas = t.states + 13 * a;
+    imp_rigid_model m;
+    imp_rigid_model_box(&m, &t.body, 0.3, 0.1, 0.0005, 9.81);
+    for (int k = 0; k < 8; k++)
+        for (int i = 0; i < 3; i++) m.points[k][i] *= 1.0 + 0.01 * ((k + i) % 3 - 1);
+    imp_rigid_model_grad g;
+    memset(&g, 0, sizeof g);
+    double L, x0b[13];
+    CHECK_OK(imp_rigid_window_loss(&m, t.dt, 2, meas, 20, 0.1048, &L, &g, x0b));
+    double an[27], nu[27], eps = 1e-7;
+    an[0] = g.e, an[1] = g.mu, an[2] = g.ground;
+    for (int k = 0; k < 8; k++)
+        for (int i = 0; i < 3; i++) an[3 + 3 * k + i] = g.points[k][i];
+    for (int p = 0; p < 27; p++) {
+        imp_rigid_model mp = m, mm = m;
+        double *xp = p == 0 ? &mp.e : p == 1 ? &mp.mu : p == 2 ? &mp.ground : &mp.points[(p - 3) / 3][(p - 3) % 3];
+        double *xm = p == 0 ? &mm.e : p == 1 ? &mm.mu : p == 2 ? &mm.ground : &mm.points[(p - 3) / 3][(p - 3) % 3];
+        *xp += eps, *xm -= eps;
+        double Lp, Lm;
+        CHECK_OK(imp_rigid_window_loss(&mp, t.dt, 2, meas, 20, 0.1048, &Lp, NULL, NULL));
+        CHECK_OK(imp_rigid_window_loss(&mm, t.dt, 2, meas, 20, 0.1048, &Lm, NULL, NULL));
+        nu[p] = (Lp - Lm) / (2 * eps);
+    }
+    double err = test_grad_rel_err(an, nu, 27, 1e-6);
+    CHECK_MSG(err < 1e-4, "window loss: parameter gradient rel err %g (e %g/%g mu %g/%g ground %g/%g)", err, an[0],
+              nu[0], an[1], nu[1], an[2], nu[2]);
+    CHECK(L > 0);
+    /* the window holds a bounce (e acts) and friction acts */
+    CHECK_MSG(fabs(g.e) > 1e-6 && fabs(g.mu) > 1e-6, "window without a bounce: dL/de %g, dL/dmu %g", g.e, g.mu);
+    imp_rigid_traj_free(&t);
+}
+
 int main(void)
 {
     test_gradients();
@@ -281,5 +330,6 @@ int main(void)
     test_tosses();
     test_identify();
     test_cli();
+    test_window_grad();
     TEST_MAIN_END();
 }

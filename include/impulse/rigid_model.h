@@ -107,6 +107,15 @@ int imp_rigid_model_rollout_fn(const double x0[13], size_t n, void *ctx, double 
 /* Energy (kinetic + potential m g z) of a state, J. */
 double imp_rigid_model_energy(const imp_rigid_model *m, const double s[13]);
 
+/* A window's loss and its gradient (for training the model's parameters by
+ * gradient descent, e.g. learned corners): the rollout from meas row 0 over
+ * n rows (`substeps` steps of dt/substeps per row) against meas,
+ *   L = 1/(n-1) sum_{k>=1} |p^_k - p_k|^2 / width^2 + (1 - (q^_k . q_k)^2),
+ * (quaternions as stored, unit). Adds dL/dparameters to g (may be NULL) and
+ * writes dL/d(meas row 0) to x0_bar (may be NULL). */
+int imp_rigid_window_loss(const imp_rigid_model *m, double dt, int substeps, const double *meas, size_t n,
+                          double width, double *loss, imp_rigid_model_grad *g, double x0_bar[13]);
+
 /* ---- box-toss: the ground-truth simulator (#24) ----
  * Random tosses of a box (the body) onto the ground: each starts with a
  * uniformly random orientation, its centre 0.15-0.35 m high (plus the

@@ -329,3 +329,51 @@ double imp_rigid_model_energy(const imp_rigid_model *m, const double s[13])
     for (int i = 0; i < 3; i++) T += 0.5 * m->mass * s[10 + i] * s[10 + i] + 0.5 * m->inertia[i] * s[7 + i] * s[7 + i];
     return T + m->mass * m->gravity * s[6];
 }
+
+int imp_rigid_window_loss(const imp_rigid_model *m, double dt, int substeps, const double *meas, size_t n,
+                          double width, double *loss, imp_rigid_model_grad *g, double x0_bar[13])
+{
+    if (substeps < 1) return imp_fail(IMP_ERR_INVALID, "rigid window: substeps %d is not >= 1", substeps);
+    if (n < 2) return imp_fail(IMP_ERR_INVALID, "rigid window: n %zu is not >= 2", n);
+    if (!(width > 0)) return imp_fail(IMP_ERR_INVALID, "rigid window: width %g is not > 0", width);
+    size_t steps = (n - 1) * (size_t)substeps;
+    imp_rigid_step_trace *tr = malloc(steps * sizeof *tr);
+    double *pred = malloc(n * 13 * sizeof(double));
+    if (!tr || !pred) {
+        free(tr), free(pred);
+        return imp_fail(IMP_ERR_NOMEM, "rigid window: out of memory for %zu steps", steps);
+    }
+    int st = IMP_OK;
+    double x[13], h = dt / substeps, L = 0.0, wk = 1.0 / (double)(n - 1);
+    memcpy(x, meas, sizeof x);
+    memcpy(pred, meas, sizeof x);
+    for (size_t k = 1; k < n && !st; k++) {
+        for (int j = 0; j < substeps && !st; j++)
+            st = imp_rigid_step_forward(m, h, x, x, &tr[(k - 1) * substeps + j]);
+        memcpy(pred + 13 * k, x, sizeof x);
+        const double *y = meas + 13 * k;
+        double d2 = 0.0, dq = 0.0;
+        for (int i = 0; i < 3; i++) d2 += (x[4 + i] - y[4 + i]) * (x[4 + i] - y[4 + i]);
+        for (int i = 0; i < 4; i++) dq += x[i] * y[i];
+        L += wk * (d2 / (width * width) + 1.0 - dq * dq);
+    }
+    if (!st) {
+        double bar[13] = {0}, sb[13];
+        for (size_t k = n - 1; k >= 1 && !st; k--) {
+            const double *xp = pred + 13 * k, *y = meas + 13 * k;
+            double dq = 0.0;
+            for (int i = 0; i < 4; i++) dq += xp[i] * y[i];
+            for (int i = 0; i < 4; i++) bar[i] += -2.0 * wk * dq * y[i];
+            for (int i = 0; i < 3; i++) bar[4 + i] += 2.0 * wk * (xp[4 + i] - y[4 + i]) / (width * width);
+            for (int j = substeps - 1; j >= 0 && !st; j--) {
+                memset(sb, 0, sizeof sb);
+                st = imp_rigid_step_backward(m, &tr[(k - 1) * substeps + j], bar, sb, g);
+                memcpy(bar, sb, sizeof sb);
+            }
+        }
+        if (!st && x0_bar) memcpy(x0_bar, bar, sizeof bar);
+    }
+    if (!st && loss) *loss = L;
+    free(tr), free(pred);
+    return st;
+}
