@@ -18,7 +18,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: bench_rigid_ident FILE [--draw N] [--seed K] [--substeps S] [--max-evals E] [--window W]\n");
         return 2;
     }
-    int draw = 128, substeps = 1, max_evals = 60, window = 0;
+    int draw = 128, substeps = 4, max_evals = 100, window = 0;
     unsigned long long seed = 0;
     for (int i = 2; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--draw")) draw = atoi(argv[i + 1]);

@@ -151,8 +151,8 @@ void imp_box_toss_initial(const imp_box_toss_opts *o, int k, double s[13]);
  * sensitive to its parameters over a full toss). */
 #define IMP_RIGID_MAX_WINDOW 1024
 typedef struct imp_rigid_ident_opts {
-    int substeps;        /* steps per sample of the model (default 1) */
-    int max_evals;       /* rollouts of the training set (default 60) */
+    int substeps;        /* steps per sample of the model (default 4) */
+    int max_evals;       /* rollouts of the training set (default 100) */
     int window;          /* 0: full tosses (default); else samples per window, 2..IMP_RIGID_MAX_WINDOW */
     double e0, mu0, ground0; /* start (default 0.3, 0.3, the data's ground) */
 } imp_rigid_ident_opts;

@@ -9,9 +9,9 @@
 
 void imp_rigid_ident_defaults(imp_rigid_ident_opts *o, const imp_rigid_traj *t)
 {
-    o->substeps = 1;
+    o->substeps = 4;
     o->window = 0;
-    o->max_evals = 60;
+    o->max_evals = 100;
     o->e0 = 0.3, o->mu0 = 0.3, o->ground0 = t->ground_height;
 }
 
