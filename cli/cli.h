@@ -26,6 +26,8 @@ int cli_plot_log(int argc, char **argv);
  * CLI_NOT_MINE when the name is not one of its systems/models. */
 #define CLI_NOT_MINE 1000
 int cli_simulate_chnn(int argc, char **argv, const char *system);
+/* impulse simulate box-toss (cli/simulate_box.c) */
+int cli_simulate_box(int argc, char **argv, const char *system);
 int cli_train_chnn(int argc, char **argv, const char *model);
 int cli_eval_chnn(int argc, char **argv, const char *model_kind);
 int cli_rollout_chnn(int argc, char **argv, const char *model_kind);

@@ -16,6 +16,7 @@ static void usage(FILE *f)
             "          bouncing-disk (a spinning disk bouncing on a floor with friction:\n"
             "          sliding impacts by AP Newton; q = (x, y, k theta), k = R/sqrt(2)),\n"
             "          bouncing-points:N (N <= 8 point masses in a 2-D box, e and mu per contact),\n"
+            "          box-toss (a rigid box tossed onto the ground in 3-D; impulse simulate box-toss --help),\n"
             "          pendulum-chain:N, coupled-pendulums:3, magnet-pendulum, gyroscope, rotor\n"
             "          (constrained systems; see impulse simulate pendulum-chain:2 --help)\n"
             "  --trajectories N   number of trajectories (default 1; later ones start at random states)\n"
@@ -44,6 +45,7 @@ int cli_simulate(int argc, char **argv)
     const char *system = argv[1][0] != '-' ? argv[1] : NULL;
     int r = cli_simulate_chnn(argc, argv, system);
     if (r != CLI_NOT_MINE) return r;
+    if ((r = cli_simulate_box(argc, argv, system)) != CLI_NOT_MINE) return r;
     if (!system) return cli_failf("simulate", "missing SYSTEM (see --help)");
     imp_sim_opts o;
     if (imp_sim_defaults(system, &o))

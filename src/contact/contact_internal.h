@@ -10,6 +10,8 @@ void imp_contact_rotation(const imp_contact_model *m, const double *q, int k, do
 /* Quaternion (w x y z) -> rotation, by the formula as written (also for a
  * non-unit q), and the reverse of it: q_bar += dR/dq : R_bar. */
 void imp_quat_to_rot(const double *qq, double R[9]);
+/* Hamilton product out = a (x) b (w x y z; out may alias a or b). */
+void imp_quat_mul(const double a[4], const double b[4], double out[4]);
 void imp_quat_to_rot_backward(double *qq_bar, const double R_bar[9], const double *qq);
 
 static inline double imp_dot3(const double *a, const double *b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }

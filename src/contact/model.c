@@ -143,6 +143,16 @@ int imp_contact_state_check(const imp_contact_model *m, const double *q)
     return IMP_OK;
 }
 
+void imp_quat_mul(const double a[4], const double b[4], double out[4])
+{
+    double r[4];
+    r[0] = a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3];
+    r[1] = a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2];
+    r[2] = a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1];
+    r[3] = a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0];
+    memcpy(out, r, sizeof r);
+}
+
 void imp_quat_to_rot(const double *qq, double R[9])
 {
     double w = qq[0], x = qq[1], y = qq[2], z = qq[3];

@@ -3,6 +3,7 @@
  * (include/impulse/rigid_traj.h, docs/cube.md). */
 #include "impulse/rigid_traj.h"
 
+#include "contact/contact_internal.h"
 #include "core/stats.h"
 #include "impulse/core.h"
 
@@ -11,15 +12,7 @@
 #include <string.h>
 
 /* ---- quaternions, w x y z ---- */
-static void quat_mul(const double a[4], const double b[4], double out[4])
-{
-    double r[4];
-    r[0] = a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3];
-    r[1] = a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2];
-    r[2] = a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1];
-    r[3] = a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0];
-    memcpy(out, r, sizeof r);
-}
+static void quat_mul(const double a[4], const double b[4], double out[4]) { imp_quat_mul(a, b, out); }
 
 static void quat_conj(const double q[4], double out[4])
 {
