@@ -48,7 +48,7 @@ __version__ = "0.1.0"
 version = __version__
 
 CONTACT_SYSTEMS = ("pendulum", "bouncing-ball", "newtons-cradle", "compliant-ball", "compliant-cradle",
-                   "bouncing-disk")
+                   "bouncing-disk", "ball-box", "compliant-ball-box")
 CONTACT_MODELS = ("cdl", "vin", "resnet", "resnet-contact")
 CONSTRAINED_MODELS = ("chnn", "clnn", "hnn", "delan", "node")
 IMPACT_LAWS = ("drumshell", "ap-poisson", "ap-newton", "mirtich", "wang-mason", "whittaker")

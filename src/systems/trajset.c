@@ -251,7 +251,8 @@ int imp_trajset_from_npz(imp_trajset *ts, imp_npz *z, const char *what)
     char version[64];
     if (!ts->labels[0] && !imp_json_get_string(meta, "impulse_version", version, sizeof version) &&
         (!strcmp(ts->system, "pendulum") || !strcmp(ts->system, "bouncing-ball") ||
-         !strcmp(ts->system, "newtons-cradle") || !strcmp(ts->system, "bouncing-disk")))
+         !strcmp(ts->system, "newtons-cradle") || !strcmp(ts->system, "bouncing-disk") ||
+         !strcmp(ts->system, "ball-box")))
         snprintf(ts->labels, sizeof ts->labels, "impact");
     imp_clear_error();
     return IMP_OK;
@@ -276,11 +277,12 @@ int imp_system_energy(const char *system, const imp_contact_geometry *g, double 
     double T = 0.0, U = 0.0;
     int pend = !strcmp(system, "pendulum") || !strcmp(system, "newtons-cradle") || !strcmp(system, "compliant-cradle");
     int ball = !strcmp(system, "bouncing-ball") || !strcmp(system, "compliant-ball") ||
+               (!strcmp(system, "ball-box") && g->dim == 2) || (!strcmp(system, "compliant-ball-box") && g->dim == 2) ||
                (!strcmp(system, "bouncing-disk") && g->dim == 3);
     if (!pend && !ball)
         return imp_fail(IMP_ERR_UNSUPPORTED,
                         "energy: %s%s%s has no known energy (known: pendulum, bouncing-ball, newtons-cradle, "
-                        "compliant-ball, compliant-cradle, bouncing-disk; meta key 'system', impulse import --system)",
+                        "compliant-ball, compliant-cradle, bouncing-disk, ball-box, compliant-ball-box; meta key 'system', impulse import --system)",
                         system[0] ? "system '" : "no system given: the data", system, system[0] ? "'" : "");
     if (!isfinite(gravity))
         return imp_fail(IMP_ERR_INVALID, "energy: gravity unknown (meta key 'gravity'; impulse import --gravity G)");
