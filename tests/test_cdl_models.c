@@ -222,13 +222,13 @@ static void test_impulse_law(void)
     g.pairs[0] = (imp_contact_pair){.body_i = 1, .body_j = 0, .normal = {1.0}, .offset = 0.0};
     double w[2] = {1.0, 1.0 / 3.0}, gate[2] = {1, 1};
     double vh[2] = {-1.5, 0.5}, vS[2] = {-1.4, 0.45}, dv[2] = {0, 0};
-    imp_impulse_forward(&g, w, (double[]){0.6}, NULL, IMP_CDL_IMPACT_PAPER, gate, vh, vS, dv);
+    imp_impulse_forward(&g, w, (double[]){0.6}, NULL, IMP_CDL_IMPACT_PAPER, NULL, gate, vh, vS, dv);
     double post[2] = {vS[0] + dv[0], vS[1] + dv[1]};
     CHECK_CLOSE(post[0] - post[1], -0.6 * (vh[0] - vh[1]), 1e-12, 1e-12);
     CHECK_CLOSE(1.0 * dv[0] + 3.0 * dv[1], 0.0, 0, 1e-12);
     /* gate off: no impulse */
     double gate0[2] = {0, 0}, dv0[2] = {0, 0};
-    imp_impulse_forward(&g, w, (double[]){0.6}, NULL, IMP_CDL_IMPACT_PAPER, gate0, vh, vS, dv0);
+    imp_impulse_forward(&g, w, (double[]){0.6}, NULL, IMP_CDL_IMPACT_PAPER, NULL, gate0, vh, vS, dv0);
     CHECK(dv0[0] == 0.0 && dv0[1] == 0.0);
 }
 
@@ -495,6 +495,104 @@ static void test_contact_law_estimate(void)
     imp_trajset_free(&ts);
 }
 
+/* A CD-Lagrange model of a point in the plane with no force (potential
+ * weights 0), restitution 0.8 fixed, a floor (y >= 0) and, if `wall`, a
+ * wall at x = 100 (x <= 100); the contact network's output bias `bias`. */
+static imp_model *plane_model(int wall, int law, double bias)
+{
+    imp_contact_geometry g = {.n_bodies = 1, .dim = 2, .mass = {1.0}, .restitution = 0.8, .n_pairs = 1 + wall};
+    g.pairs[0] = (imp_contact_pair){.body_i = IMP_WALL, .body_j = 0, .normal = {0.0, 1.0}, .offset = 0.0};
+    g.pairs[1] = (imp_contact_pair){.body_i = IMP_WALL, .body_j = 0, .normal = {-1.0, 0.0}, .offset = -100.0};
+    imp_cdl_config cfg;
+    imp_cdl_config_default(&cfg, IMP_MODEL_CDL);
+    cfg.hidden = 4, cfg.contact_hidden = 4, cfg.impact_law = law;
+    imp_model *m = NULL;
+    CHECK_OK(imp_model_create(&m, &cfg, &g, 0.02, 1));
+    memset(m->params, 0, m->n_params * sizeof(double));
+    const imp_mlp *c = &m->contact;
+    m->params[m->off_contact + c->b_off[c->n_layers - 1]] = bias;
+    return m;
+}
+
+/* Issue 24's minimal case: a floor bounce of a point moving with vx = 1,
+ * gated by its (per-body) label, keeps vx when a second wall 100 m away
+ * is added, for both impact laws (the point approaches the wall too, but
+ * the wall is 100 m off: the impulse acts on the floor only); the normal
+ * velocity reverses with e. */
+static void test_event_per_pair(void)
+{
+    for (int law = IMP_CDL_IMPACT_PAPER; law <= IMP_CDL_IMPACT_NEWTON; law++)
+        for (int wall = 0; wall <= 1; wall++) {
+            imp_model *m = plane_model(wall, law, 0.0);
+            double x0[4] = {0.0, 0.01, 1.0, -2.0}, gates[3] = {0, 1, 0}, states[12], contact[3];
+            CHECK_OK(imp_model_rollout(m, x0, 3, gates, states, contact));
+            printf("floor bounce, %s law, %s: vx %.4f -> %.4f, vy -2 -> %.4f\n",
+                   law == IMP_CDL_IMPACT_PAPER ? "paper" : "newton", wall ? "wall 100 m away" : "floor only", x0[2],
+                   states[4 + 2], states[4 + 3]);
+            CHECK_CLOSE(states[4 + 2], 1.0, 0, 1e-12);
+            CHECK_CLOSE(states[4 + 3], 1.6, 0, 1e-12);
+            CHECK_CLOSE(states[8 + 2], 1.0, 0, 1e-12);
+            imp_model_free(m);
+        }
+}
+
+/* The non-penetration guard: a model whose contact network never fires
+ * (p = sigmoid(-50)) and a rollout whose observed gates are all off still
+ * keep a falling point on or above the floor, bouncing it with its e;
+ * the guard's impacts are reported as the model's contact signal. */
+static void test_guard(void)
+{
+    for (int gated = 0; gated <= 1; gated++) {
+        imp_model *m = plane_model(1, IMP_CDL_IMPACT_PAPER, -50.0);
+        enum { T = 200 };
+        double x0[4] = {0.0, 1.0, 0.5, -3.0}, *gates = calloc(T, sizeof(double));
+        double *states = malloc(sizeof(double) * T * 4), *contact = malloc(sizeof(double) * T);
+        CHECK_OK(imp_model_rollout(m, x0, T, gated ? gates : NULL, states, contact));
+        double lo = INFINITY, vy_max = -INFINITY;
+        int hits = 0;
+        for (int t = 0; t < T; t++) {
+            lo = fmin(lo, states[4 * t + 1]);
+            vy_max = fmax(vy_max, states[4 * t + 3]);
+            hits += contact[t] > 0.5;
+        }
+        printf("contact %s never fires: lowest height %.3g over %d steps, %d guarded impacts, largest vy %.3f\n",
+               gated ? "label" : "network", lo, T, hits, vy_max);
+        CHECK(lo >= -1e-12);
+        CHECK(hits >= 1);
+        CHECK_CLOSE(vy_max, 0.8 * 3.0, 0, 1e-9); /* no force: one bounce, un+ = -e u- */
+        imp_model_free(m);
+        free(gates), free(states), free(contact);
+    }
+}
+
+/* Gradients through per-pair events: the ball in a box (three pairs, one
+ * body) with windows around floor and wall impacts, touch feedback and
+ * without, both impact laws, with projection. */
+static void test_box_gradients(void)
+{
+    imp_sim_opts o;
+    CHECK_OK(imp_sim_defaults("ball-box", &o));
+    o.noise = 0.02;
+    o.v0 = 1.4;
+    imp_trajset ts;
+    CHECK_OK(imp_simulate("ball-box", &o, &ts));
+    /* floor impact at step 40, right wall at 54 */
+    int starts[4] = {37, 51, 45, 10};
+    batch bt;
+    make_batch(&ts, 4, 6, starts, &bt);
+    for (int variant = 0; variant < 4; variant++) {
+        imp_model *m = small_model(IMP_MODEL_CDL, &ts.geom, ts.dt, variant != 1, variant == 2, 0, 0, IMP_ACT_TANH);
+        m->cfg.impact_law = variant == 3 ? IMP_CDL_IMPACT_NEWTON : IMP_CDL_IMPACT_PAPER;
+        m->cfg.contact_tol = 0.06;
+        char what[128];
+        snprintf(what, sizeof what, "ball-box cdl touch=%d proj=%d law=%d", variant != 1, variant == 2, variant == 3);
+        fd_check(m, &bt, 0.01, what);
+        imp_model_free(m);
+    }
+    free_batch(&bt);
+    imp_trajset_free(&ts);
+}
+
 int main(void)
 {
     imp_blas_init();
@@ -507,5 +605,8 @@ int main(void)
     test_learned_restitution_gradients();
     test_friction_gradients();
     test_contact_law_estimate();
+    test_event_per_pair();
+    test_guard();
+    test_box_gradients();
     TEST_MAIN_END();
 }
