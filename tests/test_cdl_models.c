@@ -536,6 +536,25 @@ static void test_event_per_pair(void)
         }
 }
 
+/* A point resting on the floor (labelled all the time, as a touch sensor
+ * does) slides towards the wall: within the contact tolerance (0.15) but not
+ * reaching it in the step, the wall takes no impulse (the floor, which it
+ * penetrates, does); reaching it in the step, both do and vx reverses. */
+static void test_resting_near_wall(void)
+{
+    for (int law = IMP_CDL_IMPACT_PAPER; law <= IMP_CDL_IMPACT_NEWTON; law++) {
+        imp_model *m = plane_model(1, law, 0.0);
+        m->cfg.contact_tol = 0.15;
+        double gates[2] = {1, 1}, states[8], contact[2];
+        double near[4] = {99.9, 0.0, 1.0, -0.1}, hit[4] = {99.99, 0.0, 1.0, -0.1}; /* no force: settling at 0.1 m/s */
+        CHECK_OK(imp_model_rollout(m, near, 2, gates, states, contact));
+        CHECK_CLOSE(states[4 + 2], 1.0, 0, 1e-12);
+        CHECK_OK(imp_model_rollout(m, hit, 2, gates, states, contact));
+        CHECK_CLOSE(states[4 + 2], -0.8, 0, 1e-12);
+        imp_model_free(m);
+    }
+}
+
 /* The non-penetration guard: a model whose contact network never fires
  * (p = sigmoid(-50)) and a rollout whose observed gates are all off still
  * keep a falling point on or above the floor, bouncing it with its e;
@@ -607,6 +626,7 @@ int main(void)
     test_contact_law_estimate();
     test_event_per_pair();
     test_guard();
+    test_resting_near_wall();
     test_box_gradients();
     TEST_MAIN_END();
 }

@@ -76,6 +76,8 @@ static int friction_impulse(const imp_contact_geometry *g, int p, double wsum, d
 int imp_pair_activity(const imp_contact_geometry *g, double tol, const double *qt, const double *v,
                       const double *vh, unsigned char *act)
 {
+    /* reach[p]: 2 the pair is closing and penetrated at qt, 1 closing and
+     * within tol, 0 neither */
     unsigned char reach[IMP_MAX_CONTACTS];
     double gap[IMP_MAX_CONTACTS];
     for (int p = 0; p < g->n_pairs; p++) {
@@ -83,22 +85,22 @@ int imp_pair_activity(const imp_contact_geometry *g, double tol, const double *q
         /* n . (vh + h/2 a0) = 2 um - n . v: the current force pulls the pair closed */
         int closing = um < 0.0 || 2.0 * um - imp_contact_normal_velocity(g, p, v) < 0.0;
         gap[p] = imp_contact_gap(g, p, qt);
-        reach[p] = closing && gap[p] <= tol;
+        reach[p] = !closing ? 0 : gap[p] <= 0.0 ? 2 : gap[p] <= tol ? 1 : 0;
         act[p] = 0;
     }
     for (int k = 0; k < g->n_bodies; k++) {
-        int n = 0, n_reach = 0, nearest = -1;
+        int n = 0, best = 0, nearest = -1;
         for (int p = 0; p < g->n_pairs; p++) {
             const imp_contact_pair *c = &g->pairs[p];
             if (c->body_j != k && c->body_i != k) continue;
             n++;
-            n_reach += reach[p];
+            if (reach[p] > best) best = reach[p];
             if (nearest < 0 || gap[p] < gap[nearest]) nearest = p;
         }
-        if (n == 1 || (n > 1 && !n_reach)) act[nearest] = 1; /* the body's only pair, or its nearest */
+        if (n == 1 || (n > 1 && !best)) act[nearest] = 1; /* the body's only pair, or its nearest */
         else
             for (int p = 0; p < g->n_pairs; p++)
-                if (reach[p] && (g->pairs[p].body_j == k || g->pairs[p].body_i == k)) act[p] = 1;
+                if (reach[p] == best && best && (g->pairs[p].body_j == k || g->pairs[p].body_i == k)) act[p] = 1;
     }
     int n = 0;
     for (int p = 0; p < g->n_pairs; p++) n += act[p];
