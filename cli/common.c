@@ -124,8 +124,8 @@ void cli_contact_pairs(const imp_contact_geometry *g, const imp_model *m, double
         if (m) fprintf(txt, ", e %.4g (%s)", e[p], m->cfg.learn_restitution ? "learned" : "fixed");
         if (fr) fprintf(txt, ", mu %.4g", mu[p]);
         if (shared)
-            fprintf(txt, ": an impulse when its bodies are gated and it is within %.4g and closing (or, if none of "
-                         "their pairs is, it is their nearest)", tol);
+            fprintf(txt, ": an impulse when its bodies are gated and it is closing and penetrated in the step, or "
+                         "within %.4g if no pair of theirs is penetrated (their nearest if none is within)", tol);
         else
             fprintf(txt, ": an impulse whenever body %d is gated (its only pair)", c->body_j);
         if (min_gap) fprintf(txt, "; lowest gap in the rollouts %.4g", min_gap[p]);

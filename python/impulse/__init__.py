@@ -377,7 +377,10 @@ def train(model: str, data, *, output: str | os.PathLike | None = None, epochs: 
         turned into impulses, as the CLI's --contact-labels); lr_schedule
         ('auto', the default: 'constant' for impulse's event-driven
         simulators, 'cosine' for other data; 'constant' or 'cosine', the rate
-        annealed to 0 over the epochs; as the CLI's --lr-schedule).
+        annealed to 0 over the epochs; as the CLI's --lr-schedule);
+        contact_tol (cdl: the gap within which a gated step puts a contact
+        pair in reach; None, the default: 3 x the data's noise; as the
+        CLI's --contact-tol).
     Options of the constrained family: epochs (2000), lr (3e-3), wd (1e-4),
         batch (200), chunks (800), hidden (256), threads (2, as the CLI),
         precision ('auto', the default: 'single' for chnn, 'double' for the
@@ -410,7 +413,7 @@ def _train_contact(model, data, output, epochs, seed, lr, callback, run, setting
                    l2=None, activation=None, hidden=None, layers=None, touch=True, projection=False,
                    damping=False, learn_mass=False, contact_precision="single", potential_precision="single",
                    restitution=None, restitution_init=None, friction=False, friction_init="data",
-                   impact_law="auto", contact_labels="auto", lr_schedule="auto"):
+                   impact_law="auto", contact_labels="auto", lr_schedule="auto", contact_tol=None):
     kind = ctypes.c_int()
     check(lib.imp_model_kind_from_name(model.encode(), ctypes.byref(kind)))
     if settings not in ("code", "paper"):
@@ -452,6 +455,10 @@ def _train_contact(model, data, output, epochs, seed, lr, callback, run, setting
     if model != "cdl" and impact_law != "auto":
         raise Error("impact_law applies to cdl only")
     cfg.impact_law = int(impact_law == "newton")
+    if contact_tol is not None:  # None: 3 x the data's noise (impulse train --contact-tol)
+        if model != "cdl" or not contact_tol >= 0:
+            raise Error(f"contact_tol: {contact_tol!r}: a gap >= 0, for cdl only")
+        cfg.contact_tol = float(contact_tol)
     if not cfg.learn_restitution and restitution_init is not None:
         raise Error("restitution_init: e is fixed (restitution='fixed')")
     e_from, e_value = 0, float("nan")  # imp_law_init: DEFAULT, DATA, META, VALUE
