@@ -555,6 +555,39 @@ static void test_resting_near_wall(void)
     }
 }
 
+/* Without touch feedback the contact network's soft gate is on everywhere:
+ * a point in flight 5 m above the floor and 100 m from the wall puts
+ * neither pair in reach, so no impulse acts and the loss does not depend
+ * on e (nor on the contact network); the same window starting at the
+ * floor does. */
+static void test_soft_gate_in_flight(void)
+{
+    imp_contact_geometry g = {.n_bodies = 1, .dim = 2, .mass = {1.0}, .restitution = 0.8, .n_pairs = 2};
+    g.pairs[0] = (imp_contact_pair){.body_i = IMP_WALL, .body_j = 0, .normal = {0.0, 1.0}, .offset = 0.0};
+    g.pairs[1] = (imp_contact_pair){.body_i = IMP_WALL, .body_j = 0, .normal = {-1.0, 0.0}, .offset = -100.0};
+    imp_cdl_config cfg;
+    imp_cdl_config_default(&cfg, IMP_MODEL_CDL);
+    cfg.hidden = 4, cfg.contact_hidden = 4, cfg.touch = 0, cfg.learn_restitution = 1;
+    imp_model *m = NULL;
+    CHECK_OK(imp_model_create(&m, &cfg, &g, 0.02, 1));
+    m->cfg.contact_tol = 0.1;
+    imp_model_work *w = imp_model_work_new(m, 1, 3);
+    for (int at_floor = 0; at_floor <= 1; at_floor++) {
+        double x0[4] = {0.0, at_floor ? 0.01 : 5.0, 1.0, -1.0}, target[12] = {0};
+        double *grad = calloc(m->n_params, sizeof(double));
+        CHECK_OK(imp_model_window_loss(m, m->params, w, x0, target, NULL, NULL, 1, 3, 0.0, grad, NULL));
+        double ge = fabs(grad[m->off_restitution]) + fabs(grad[m->off_restitution + 1]), gc = 0.0;
+        for (size_t i = m->off_contact; i < m->off_contact + m->contact.n_params; i++) gc += fabs(grad[i]);
+        printf("soft gate, point %s: |dL/de| %.3g, |dL/d contact net| %.3g\n", at_floor ? "at the floor" : "in flight",
+               ge, gc);
+        if (at_floor) CHECK(ge > 0.0 && gc > 0.0);
+        else CHECK(ge == 0.0 && gc == 0.0);
+        free(grad);
+    }
+    imp_model_work_free(w);
+    imp_model_free(m);
+}
+
 /* The non-penetration guard: a model whose contact network never fires
  * (p = sigmoid(-50)) and a rollout whose observed gates are all off still
  * keep a falling point on or above the floor, bouncing it with its e;
@@ -627,6 +660,7 @@ int main(void)
     test_event_per_pair();
     test_guard();
     test_resting_near_wall();
+    test_soft_gate_in_flight();
     test_box_gradients();
     TEST_MAIN_END();
 }

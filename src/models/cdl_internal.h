@@ -17,11 +17,15 @@
  * force, 2 u- - u(v), is negative. Per body: a body with one pair names it;
  * of a body with several, the closing pairs it penetrates at qt (gap <= 0:
  * certainly hit in the step), else those in reach, or when none is (noise,
- * a window's drift) its nearest (smallest gap at qt). So a ball resting on
+ * a window's drift) and nearest_if_none, its nearest (smallest gap at qt).
+ * nearest_if_none is for gates that are evidence of a contact (labels, the
+ * hard decision of a contact network trained on them); the soft gates of
+ * training without touch feedback are on everywhere, so there a body's
+ * pairs out of reach take no impulse. So a ball resting on
  * a floor (labelled all the time) gives a wall 0.1 m ahead no impulse. act[p] = 1 for the pairs
  * chosen by either of their bodies, 0 otherwise; returns how many. */
-int imp_pair_activity(const imp_contact_geometry *g, double tol, const double *qt, const double *v,
-                      const double *vh, unsigned char *act);
+int imp_pair_activity(const imp_contact_geometry *g, double tol, int nearest_if_none, const double *qt,
+                      const double *v, const double *vh, unsigned char *act);
 
 /* dv (D) += M^-1 I for every active contact pair ([A] eqs 48-50, pairwise form):
  *   u- = n.(vh_j - vh_i), uS = n.(vS_j - vS_i), mu = 1/(w_i + w_j),

@@ -89,7 +89,8 @@ static void step_forward(const imp_model *m, const double *params, imp_model_wor
     if (m->has_contact_net)
         for (int b = 0; b < B; b++) {
             unsigned char *act = w->pact + ((size_t)n * B + b) * sP, proj[IMP_MAX_CONTACTS];
-            imp_pair_activity(&m->geom, tol, qt + (size_t)b * D, v + (size_t)b * D, vh + (size_t)b * D, act);
+            imp_pair_activity(&m->geom, tol, mode != GATE_SOFT, qt + (size_t)b * D, v + (size_t)b * D,
+                              vh + (size_t)b * D, act);
             if (guard) guard_pairs(&m->geom, gate + (size_t)b * K, qt + (size_t)b * D, vh + (size_t)b * D, act);
             int any = 0;
             for (int p = 0; p < P; p++) any |= (proj[p] = m->cfg.projection || act[p] == 2 ? act[p] : 0) != 0;

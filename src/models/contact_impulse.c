@@ -73,8 +73,8 @@ static int friction_impulse(const imp_contact_geometry *g, int p, double wsum, d
     return 2;
 }
 
-int imp_pair_activity(const imp_contact_geometry *g, double tol, const double *qt, const double *v,
-                      const double *vh, unsigned char *act)
+int imp_pair_activity(const imp_contact_geometry *g, double tol, int nearest_if_none, const double *qt,
+                      const double *v, const double *vh, unsigned char *act)
 {
     /* reach[p]: 2 the pair is closing and penetrated at qt, 1 closing and
      * within tol, 0 neither */
@@ -97,7 +97,7 @@ int imp_pair_activity(const imp_contact_geometry *g, double tol, const double *q
             if (reach[p] > best) best = reach[p];
             if (nearest < 0 || gap[p] < gap[nearest]) nearest = p;
         }
-        if (n == 1 || (n > 1 && !best)) act[nearest] = 1; /* the body's only pair, or its nearest */
+        if (n == 1 || (n > 1 && !best && nearest_if_none)) act[nearest] = 1; /* the body's only pair, or its nearest */
         else
             for (int p = 0; p < g->n_pairs; p++)
                 if (reach[p] == best && best && (g->pairs[p].body_j == k || g->pairs[p].body_i == k)) act[p] = 1;
