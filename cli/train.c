@@ -61,6 +61,9 @@ static void usage(FILE *f)
             "                       the label or contact network says when, the gap and the closing\n"
             "                       velocity say which of a body's pairs); default 3 x the data's noise\n"
             "                       (meta \"noise\"; 0 when unknown)\n"
+            "  --geometry-gates     cdl without labels: each step's impulses go to the closing contact\n"
+            "                       pairs the step penetrates (geometry alone; implies --no-touch,\n"
+            "                       the contact network is not used)\n"
             "  --seed K             initialisation and shuffling seed (default 0)\n"
             "  --contact-precision P  single (default) or double: precision of the contact\n"
             "                       network in training (evaluation is double)\n"
@@ -164,6 +167,7 @@ int cli_train(int argc, char **argv)
         {"diverge-factor", required_argument, 0, 1},
         {"impact-law", required_argument, 0, 'I'},  {"json", no_argument, 0, 'J'},
         {"lr-schedule", required_argument, 0, 's'}, {"contact-tol", required_argument, 0, 'G'},
+        {"geometry-gates", no_argument, 0, 'g'},
         {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
     cli_run_opts ro;
     cli_run_opts_default(&ro);
@@ -223,6 +227,7 @@ int cli_train(int argc, char **argv)
             law_given = strcmp(optarg, "auto") != 0;
             break;
         case 'J': json = 1; break;
+        case 'g': cfg.gate_geometry = 1, cfg.touch = 0, touch_given = 1; break;
         case 'G': st = cli_parse_double("--contact-tol", optarg, 0, 1e12, &cfg.contact_tol); break;
         case 's':
             if (imp_lr_schedule_from_name(optarg, &schedule))

@@ -6,9 +6,10 @@
 # of 400 samples at dt 0.02. Trains CD-Lagrange (e learned per wall, from
 # 0.5, not from the data's meta), ResNetContact and ResNet per seed, and
 # CD-Lagrange again without the labels (--no-touch: the contact network
-# trained without touch feedback); evaluates each by its rollout RMSE on the
+# trained without touch feedback; --geometry-gates: geometry alone); evaluates each by its rollout RMSE on the
 # test trajectories, each wall's learned e against the truth, and the lowest
-# height any rollout reaches. Resumable: a finished step (its output file
+# height any rollout reaches. CD-Lagrange runs with the data's default
+# impact law (Newton's), with --projection, and with the paper's law. Resumable: a finished step (its output file
 # exists) is not redone; rerun the same command after an interruption.
 #
 #   bash scripts/ball_box_acceptance.sh [--out DIR] [--seeds N] [--epochs E] [--jobs J]
@@ -63,7 +64,9 @@ tasks=()
 for s in $(seq 0 $((SEEDS - 1))); do
     tasks+=("cdl.s$s cdl --seed $s --restitution-init 0.5")
     tasks+=("cdl-projection.s$s cdl --seed $s --restitution-init 0.5 --projection")
+    tasks+=("cdl-paperlaw.s$s cdl --seed $s --restitution-init 0.5 --impact-law paper")
     tasks+=("cdl-nolabels.s$s cdl --seed $s --restitution-init 0.5 --no-touch")
+    tasks+=("cdl-geometry.s$s cdl --seed $s --restitution-init 0.5 --geometry-gates")
     tasks+=("resnet-contact.s$s resnet-contact --seed $s")
     tasks+=("resnet.s$s resnet --seed $s")
 done
@@ -92,7 +95,7 @@ for name in sorted(os.listdir(out)):
         row["e_error"] = [abs(e - truth_e) for e in ev["restitution"]]
     rows.append(row)
 json.dump(rows, open(os.path.join(out, "summary.json"), "w"), indent=1)
-configs = sorted({r["config"] for r in rows}, key=lambda c: ["cdl", "cdl-projection", "cdl-nolabels", "resnet-contact", "resnet"].index(c))
+configs = sorted({r["config"] for r in rows}, key=lambda c: ["cdl", "cdl-projection", "cdl-paperlaw", "cdl-nolabels", "cdl-geometry", "resnet-contact", "resnet"].index(c))
 lines = ["| model | seeds | rollout RMSE (mean; per seed) | e floor, left, right (mean) | worst abs(e - 0.8) | lowest height | abs(x) max |",
          "|---|---|---|---|---|---|---|"]
 for c in configs:

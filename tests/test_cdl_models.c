@@ -588,6 +588,48 @@ static void test_soft_gate_in_flight(void)
     imp_model_free(m);
 }
 
+/* Geometry alone (cfg.gate_geometry, data without labels): a falling point
+ * bounces off the floor with e, keeps vx (the wall 100 m away takes
+ * nothing), and the model reports one contact; in training a window in
+ * flight does not depend on e, one at the floor does, and the gradient
+ * through geometric events matches finite differences (box, below). */
+static void test_gate_geometry(void)
+{
+    imp_contact_geometry g = {.n_bodies = 1, .dim = 2, .mass = {1.0}, .restitution = 0.8, .n_pairs = 2};
+    g.pairs[0] = (imp_contact_pair){.body_i = IMP_WALL, .body_j = 0, .normal = {0.0, 1.0}, .offset = 0.0};
+    g.pairs[1] = (imp_contact_pair){.body_i = IMP_WALL, .body_j = 0, .normal = {-1.0, 0.0}, .offset = -100.0};
+    imp_cdl_config cfg;
+    imp_cdl_config_default(&cfg, IMP_MODEL_CDL);
+    cfg.hidden = 4, cfg.contact_hidden = 4, cfg.touch = 1, cfg.gate_geometry = 1;
+    imp_model *m = NULL;
+    CHECK(imp_model_create(&m, &cfg, &g, 0.02, 1) == IMP_ERR_INVALID); /* labels would gate */
+    cfg.touch = 0, cfg.learn_restitution = 1;
+    CHECK_OK(imp_model_create(&m, &cfg, &g, 0.02, 1));
+    memset(m->params, 0, m->n_params * sizeof(double));
+    m->params[m->off_restitution] = log(0.8 / 0.2); /* e = 0.8 at the floor */
+    enum { T = 60 };
+    double x0[4] = {0.0, 0.5, 1.0, -2.0}, states[T * 4], contact[T];
+    CHECK_OK(imp_model_rollout(m, x0, T, NULL, states, contact));
+    int hits = 0;
+    double lo = INFINITY;
+    for (int t = 0; t < T; t++) hits += contact[t] > 0.5, lo = fmin(lo, states[4 * t + 1]);
+    printf("geometry gates: %d contact, vx %.4f, vy after %.4f, lowest height %.3g\n", hits, states[4 * (T - 1) + 2],
+           states[4 * (T - 1) + 3], lo);
+    CHECK(hits == 1);
+    CHECK_CLOSE(states[4 * (T - 1) + 2], 1.0, 0, 1e-12);
+    CHECK_CLOSE(states[4 * (T - 1) + 3], 1.6, 0, 1e-12);
+    imp_model_work *w = imp_model_work_new(m, 1, 3);
+    for (int at_floor = 0; at_floor <= 1; at_floor++) {
+        double s0[4] = {0.0, at_floor ? 0.01 : 5.0, 1.0, -1.0}, target[12] = {0};
+        double *grad = calloc(m->n_params, sizeof(double));
+        CHECK_OK(imp_model_window_loss(m, m->params, w, s0, target, NULL, NULL, 1, 3, 0.0, grad, NULL));
+        CHECK(at_floor ? grad[m->off_restitution] != 0.0 : grad[m->off_restitution] == 0.0);
+        free(grad);
+    }
+    imp_model_work_free(w);
+    imp_model_free(m);
+}
+
 /* The non-penetration guard: a model whose contact network never fires
  * (p = sigmoid(-50)) and a rollout whose observed gates are all off still
  * keep a falling point on or above the floor, bouncing it with its e;
@@ -632,12 +674,15 @@ static void test_box_gradients(void)
     int starts[4] = {37, 51, 45, 10};
     batch bt;
     make_batch(&ts, 4, 6, starts, &bt);
-    for (int variant = 0; variant < 4; variant++) {
-        imp_model *m = small_model(IMP_MODEL_CDL, &ts.geom, ts.dt, variant != 1, variant == 2, 0, 0, IMP_ACT_TANH);
+    for (int variant = 0; variant < 5; variant++) {
+        imp_model *m = small_model(IMP_MODEL_CDL, &ts.geom, ts.dt, variant != 1 && variant != 4, variant == 2, 0, 0,
+                                   IMP_ACT_TANH);
         m->cfg.impact_law = variant == 3 ? IMP_CDL_IMPACT_NEWTON : IMP_CDL_IMPACT_PAPER;
+        m->cfg.gate_geometry = variant == 4;
         m->cfg.contact_tol = 0.06;
         char what[128];
-        snprintf(what, sizeof what, "ball-box cdl touch=%d proj=%d law=%d", variant != 1, variant == 2, variant == 3);
+        snprintf(what, sizeof what, "ball-box cdl touch=%d proj=%d law=%d geom=%d", variant != 1 && variant != 4,
+                 variant == 2, variant == 3, variant == 4);
         fd_check(m, &bt, 0.01, what);
         imp_model_free(m);
     }
@@ -661,6 +706,7 @@ int main(void)
     test_guard();
     test_resting_near_wall();
     test_soft_gate_in_flight();
+    test_gate_geometry();
     test_box_gradients();
     TEST_MAIN_END();
 }

@@ -62,6 +62,10 @@ typedef struct imp_cdl_config {
                                  drifted position and its closing velocity say which pair);
                                  IMP_CONTACT_TOL_AUTO (the default): set by imp_model_train
                                  from the data (imp_cdl_default_contact_tol) */
+    int gate_geometry;        /* CDL: impulses gated by geometry alone (data without labels): in
+                                 every step each body's closing pairs penetrated at the drifted
+                                 position take the impulse, in training and rollouts; the
+                                 contact network is unused. Needs touch = 0. */
 } imp_cdl_config;
 
 #define IMP_CONTACT_TOL_AUTO (-1.0)

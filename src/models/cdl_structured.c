@@ -16,7 +16,10 @@
 #include <math.h>
 #include <string.h>
 
-enum gate_mode { GATE_LABELS, GATE_SOFT, GATE_HARD };
+/* GATE_GEOMETRY (cfg.gate_geometry): every body gated, the impulse on the
+ * closing pairs it penetrates in the step (tolerance 0, no nearest pair):
+ * geometry alone, no labels, the contact network unused. */
+enum gate_mode { GATE_LABELS, GATE_SOFT, GATE_HARD, GATE_GEOMETRY };
 
 /* With observed contact labels (touch feedback) the gates are the labels, so
  * the rollout of a window does not depend on the contact network: its H
@@ -78,18 +81,18 @@ static void step_forward(const imp_model *m, const double *params, imp_model_wor
         else if (!stack)
             imp_mlp_forward(&m->contact, params + m->off_contact, w->in, B, p, w->contact[n]);
         for (size_t i = 0; i < sBK; i++)
-            gate[i] = mode == GATE_LABELS ? labels_n[i] : mode == GATE_SOFT ? p[i] : (p[i] > 0.5);
+            gate[i] = mode == GATE_LABELS ? labels_n[i] : mode == GATE_SOFT ? p[i] : mode == GATE_GEOMETRY ? 1.0 : (p[i] > 0.5);
     } else {
         memset(p, 0, sBK * sizeof(double));
         memset(gate, 0, sBK * sizeof(double));
     }
     memcpy(qn, qt, sBD * sizeof(double));
     const size_t sP = P > 0 ? (size_t)P : 1;
-    const double tol = m->cfg.contact_tol == IMP_CONTACT_TOL_AUTO ? 0.0 : m->cfg.contact_tol;
+    const double tol = m->cfg.contact_tol == IMP_CONTACT_TOL_AUTO || mode == GATE_GEOMETRY ? 0.0 : m->cfg.contact_tol;
     if (m->has_contact_net)
         for (int b = 0; b < B; b++) {
             unsigned char *act = w->pact + ((size_t)n * B + b) * sP, proj[IMP_MAX_CONTACTS];
-            imp_pair_activity(&m->geom, tol, mode != GATE_SOFT, qt + (size_t)b * D, v + (size_t)b * D,
+            imp_pair_activity(&m->geom, tol, mode != GATE_SOFT && mode != GATE_GEOMETRY, qt + (size_t)b * D, v + (size_t)b * D,
                               vh + (size_t)b * D, act);
             if (guard) guard_pairs(&m->geom, gate + (size_t)b * K, qt + (size_t)b * D, vh + (size_t)b * D, act);
             int any = 0;
@@ -209,7 +212,7 @@ int imp_structured_window_loss(const imp_model *m, const double *params, imp_mod
 {
     const int D = m->D, K = m->K;
     const size_t sBD = (size_t)B * D, sBK = (size_t)B * K;
-    enum gate_mode mode = m->cfg.touch ? GATE_LABELS : GATE_SOFT;
+    enum gate_mode mode = m->cfg.gate_geometry ? GATE_GEOMETRY : m->cfg.touch ? GATE_LABELS : GATE_SOFT;
     const int stack = stacked_contact(m, mode, w);
     double winv[IMP_MAX_BODIES], C[IMP_MAX_BODIES * IMP_MAX_DIM];
     double e[IMP_MAX_CONTACTS], mu[IMP_MAX_CONTACTS];
@@ -312,13 +315,13 @@ int imp_structured_rollout(const imp_model *m, imp_model_work *w, const double *
     else
         imp_mlp_grad_input(&m->net, m->params + m->off_net, w->q, 1, w->g, NULL, w->net[0]);
     for (int t = 1; t < n_steps; t++) {
-        step_forward(m, m->params, w, 0, 1, gates ? GATE_LABELS : GATE_HARD,
+        step_forward(m, m->params, w, 0, 1, m->cfg.gate_geometry ? GATE_GEOMETRY : gates ? GATE_LABELS : GATE_HARD,
                      gates ? gates + (size_t)t * K : NULL, winv, C, e, fric, 0, 1);
         memcpy(states + (size_t)t * 2 * D, w->q + D, D * sizeof(double));
         memcpy(states + (size_t)t * 2 * D + D, w->v + D, D * sizeof(double));
-        for (int k = 0; k < K; k++) contact[(size_t)t * K + k] = w->gate[k] >= 0.5;
+        for (int k = 0; k < K; k++) contact[(size_t)t * K + k] = !m->cfg.gate_geometry && w->gate[k] >= 0.5;
         for (int p = 0; m->has_contact_net && p < m->geom.n_pairs; p++)
-            if (w->pact[p] == 2) { /* the guard's impacts are the model's too */
+            if (w->pact[p] == 2 || (m->cfg.gate_geometry && w->pact[p])) { /* the guard's (geometry's) impacts */
                 contact[(size_t)t * K + m->geom.pairs[p].body_j] = 1.0;
                 if (m->geom.pairs[p].body_i != IMP_WALL) contact[(size_t)t * K + m->geom.pairs[p].body_i] = 1.0;
             }

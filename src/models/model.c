@@ -125,6 +125,8 @@ static int build(imp_model *m, size_t expect)
         return imp_fail(IMP_ERR_INVALID, "options: damping, mass and projection apply to cdl/vin only");
     if (c->kind != IMP_MODEL_CDL && (c->learn_restitution || c->friction || c->impact_law))
         return imp_fail(IMP_ERR_INVALID, "options: learned restitution, friction and the impact law apply to cdl only");
+    if (c->gate_geometry && (c->kind != IMP_MODEL_CDL || c->touch))
+        return imp_fail(IMP_ERR_INVALID, "gate_geometry: for cdl without touch feedback only (the labels would gate)");
     if (c->contact_tol != IMP_CONTACT_TOL_AUTO && !(c->contact_tol >= 0.0 && c->contact_tol <= 1e12))
         return imp_fail(IMP_ERR_INVALID, "contact_tol: %g must be >= 0 (or IMP_CONTACT_TOL_AUTO)", c->contact_tol);
     if (c->impact_law != IMP_CDL_IMPACT_PAPER && c->impact_law != IMP_CDL_IMPACT_NEWTON)
@@ -404,6 +406,10 @@ static void checksum(const imp_model *m, const double *params, char hex[17])
         size_t len = strlen(desc);
         snprintf(desc + len, sizeof desc - len, "contact_tol=%s|", imp_num_format(c->contact_tol, b));
     }
+    if (c->gate_geometry) {
+        size_t len = strlen(desc);
+        snprintf(desc + len, sizeof desc - len, "gate_geometry=1|");
+    }
     uint64_t h = imp_fnv1a(desc, strlen(desc), IMP_FNV_START);
     h = imp_fnv1a(params, m->n_params * sizeof(double), h);
     snprintf(hex, 17, "%016llx", (unsigned long long)h);
@@ -481,6 +487,7 @@ int imp_model_save(const imp_model *m, const char *path, const char *extra_meta)
     imp_json_kv_int(&j, "friction", m->cfg.friction);
     imp_json_kv_int(&j, "impact_law", m->cfg.impact_law);
     if (m->cfg.contact_tol != IMP_CONTACT_TOL_AUTO) imp_json_kv_number(&j, "contact_tol", m->cfg.contact_tol);
+    if (m->cfg.gate_geometry) imp_json_kv_int(&j, "gate_geometry", 1);
     imp_json_kv_number(&j, "dt", m->dt);
     imp_json_kv_int(&j, "dim", m->geom.dim);
     imp_json_kv_number(&j, "restitution", m->geom.restitution);
@@ -601,6 +608,9 @@ static int load_checked(const imp_npz *z, imp_model **out)
         return st;
     if (imp_json_get_token(meta, "impact_law", tok, sizeof tok) != IMP_ERR_NOT_FOUND &&
         (st = imp_meta_int(meta, "impact_law", IMP_CDL_IMPACT_PAPER, IMP_CDL_IMPACT_NEWTON, &cfg.impact_law)))
+        return st;
+    if (imp_json_get_token(meta, "gate_geometry", tok, sizeof tok) != IMP_ERR_NOT_FOUND &&
+        (st = meta_flag(meta, "gate_geometry", &cfg.gate_geometry)))
         return st;
     /* absent before per-pair events (and in never-trained models): auto */
     if (imp_json_get_token(meta, "contact_tol", tok, sizeof tok) != IMP_ERR_NOT_FOUND &&
