@@ -12,20 +12,22 @@
 # impact law (Newton's), with --projection, and with the paper's law. Resumable: a finished step (its output file
 # exists) is not redone; rerun the same command after an interruption.
 #
-#   bash scripts/ball_box_acceptance.sh [--out DIR] [--seeds N] [--epochs E] [--jobs J]
+#   bash scripts/ball_box_acceptance.sh [--out DIR] [--seeds N] [--epochs E] [--jobs J] [--summary-only]
 #
 # Defaults: --out results/ball-box, --seeds 3, --epochs 200, --jobs 2.
-# Writes DIR/summary.md and DIR/summary.json (one row per run).
+# Writes DIR/summary.md and DIR/summary.json (one row per run); --summary-only
+# writes them from the runs finished so far.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-OUT=results/ball-box SEEDS=3 EPOCHS=200 JOBS=2
+OUT=results/ball-box SEEDS=3 EPOCHS=200 JOBS=2 SUMMARY_ONLY=0
 while [ $# -gt 0 ]; do
     case "$1" in
     --out) OUT=$2; shift 2 ;;
     --seeds) SEEDS=$2; shift 2 ;;
     --epochs) EPOCHS=$2; shift 2 ;;
     --jobs) JOBS=$2; shift 2 ;;
-    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    --summary-only) SUMMARY_ONLY=1; shift ;;
+    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
     *) echo "ball_box_acceptance.sh: error: unknown option '$1'" >&2; exit 2 ;;
     esac
 done
@@ -70,7 +72,7 @@ for s in $(seq 0 $((SEEDS - 1))); do
     tasks+=("resnet-contact.s$s resnet-contact --seed $s")
     tasks+=("resnet.s$s resnet --seed $s")
 done
-printf '%s\n' "${tasks[@]}" | xargs -P "$JOBS" -I{} bash -c 'run {}'
+[ "$SUMMARY_ONLY" = 1 ] || printf '%s\n' "${tasks[@]}" | xargs -P "$JOBS" -I{} bash -c 'run {}'
 
 # the summary: rollout RMSE, learned e per pair, the lowest height reached
 "$PY" - "$OUT" <<'EOF'
