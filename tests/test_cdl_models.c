@@ -495,23 +495,50 @@ static void test_contact_law_estimate(void)
     imp_trajset_free(&ts);
 }
 
-/* A CD-Lagrange model of a point in the plane with no force (potential
- * weights 0), restitution 0.8 fixed, a floor (y >= 0) and, if `wall`, a
- * wall at x = 100 (x <= 100); the contact network's output bias `bias`. */
-static imp_model *plane_model(int wall, int law, double bias)
+/* A point in the plane (unit mass, e = 0.8) with a floor (y >= 0) and, if
+ * `wall`, a wall at x = 100 (x <= 100). */
+static imp_contact_geometry plane_geometry(int wall)
 {
     imp_contact_geometry g = {.n_bodies = 1, .dim = 2, .mass = {1.0}, .restitution = 0.8, .n_pairs = 1 + wall};
     g.pairs[0] = (imp_contact_pair){.body_i = IMP_WALL, .body_j = 0, .normal = {0.0, 1.0}, .offset = 0.0};
     g.pairs[1] = (imp_contact_pair){.body_i = IMP_WALL, .body_j = 0, .normal = {-1.0, 0.0}, .offset = -100.0};
-    imp_cdl_config cfg;
-    imp_cdl_config_default(&cfg, IMP_MODEL_CDL);
-    cfg.hidden = 4, cfg.contact_hidden = 4, cfg.impact_law = law;
+    return g;
+}
+
+/* A CD-Lagrange model of that point with no force (potential weights 0)
+ * and the contact network's output bias `bias`: cfg's options (touch,
+ * learned e, geometry gates) on a 4-unit model. */
+static imp_model *plane_model_cfg(int wall, imp_cdl_config cfg, double bias)
+{
+    imp_contact_geometry g = plane_geometry(wall);
+    cfg.hidden = 4, cfg.contact_hidden = 4;
     imp_model *m = NULL;
     CHECK_OK(imp_model_create(&m, &cfg, &g, 0.02, 1));
     memset(m->params, 0, m->n_params * sizeof(double));
     const imp_mlp *c = &m->contact;
     m->params[m->off_contact + c->b_off[c->n_layers - 1]] = bias;
     return m;
+}
+
+/* ... with restitution 0.8 fixed and impact law `law`. */
+static imp_model *plane_model(int wall, int law, double bias)
+{
+    imp_cdl_config cfg;
+    imp_cdl_config_default(&cfg, IMP_MODEL_CDL);
+    cfg.impact_law = law;
+    return plane_model_cfg(wall, cfg, bias);
+}
+
+/* The gradient of one 3-step window's loss (targets 0) from a point at the
+ * floor or 5 m above it, moving with (1, -1). */
+static double *plane_window_grad(imp_model *m, int at_floor)
+{
+    imp_model_work *w = imp_model_work_new(m, 1, 3);
+    double x0[4] = {0.0, at_floor ? 0.01 : 5.0, 1.0, -1.0}, target[12] = {0};
+    double *grad = calloc(m->n_params, sizeof(double));
+    CHECK_OK(imp_model_window_loss(m, m->params, w, x0, target, NULL, NULL, 1, 3, 0.0, grad, NULL));
+    imp_model_work_free(w);
+    return grad;
 }
 
 /* Issue 24's minimal case: a floor bounce of a point moving with vx = 1,
@@ -562,20 +589,13 @@ static void test_resting_near_wall(void)
  * floor does. */
 static void test_soft_gate_in_flight(void)
 {
-    imp_contact_geometry g = {.n_bodies = 1, .dim = 2, .mass = {1.0}, .restitution = 0.8, .n_pairs = 2};
-    g.pairs[0] = (imp_contact_pair){.body_i = IMP_WALL, .body_j = 0, .normal = {0.0, 1.0}, .offset = 0.0};
-    g.pairs[1] = (imp_contact_pair){.body_i = IMP_WALL, .body_j = 0, .normal = {-1.0, 0.0}, .offset = -100.0};
     imp_cdl_config cfg;
     imp_cdl_config_default(&cfg, IMP_MODEL_CDL);
-    cfg.hidden = 4, cfg.contact_hidden = 4, cfg.touch = 0, cfg.learn_restitution = 1;
-    imp_model *m = NULL;
-    CHECK_OK(imp_model_create(&m, &cfg, &g, 0.02, 1));
+    cfg.touch = 0, cfg.learn_restitution = 1;
+    imp_model *m = plane_model_cfg(1, cfg, 0.0);
     m->cfg.contact_tol = 0.1;
-    imp_model_work *w = imp_model_work_new(m, 1, 3);
     for (int at_floor = 0; at_floor <= 1; at_floor++) {
-        double x0[4] = {0.0, at_floor ? 0.01 : 5.0, 1.0, -1.0}, target[12] = {0};
-        double *grad = calloc(m->n_params, sizeof(double));
-        CHECK_OK(imp_model_window_loss(m, m->params, w, x0, target, NULL, NULL, 1, 3, 0.0, grad, NULL));
+        double *grad = plane_window_grad(m, at_floor);
         double ge = fabs(grad[m->off_restitution]) + fabs(grad[m->off_restitution + 1]), gc = 0.0;
         for (size_t i = m->off_contact; i < m->off_contact + m->contact.n_params; i++) gc += fabs(grad[i]);
         printf("soft gate, point %s: |dL/de| %.3g, |dL/d contact net| %.3g\n", at_floor ? "at the floor" : "in flight",
@@ -584,7 +604,6 @@ static void test_soft_gate_in_flight(void)
         else CHECK(ge == 0.0 && gc == 0.0);
         free(grad);
     }
-    imp_model_work_free(w);
     imp_model_free(m);
 }
 
@@ -595,17 +614,14 @@ static void test_soft_gate_in_flight(void)
  * through geometric events matches finite differences (box, below). */
 static void test_gate_geometry(void)
 {
-    imp_contact_geometry g = {.n_bodies = 1, .dim = 2, .mass = {1.0}, .restitution = 0.8, .n_pairs = 2};
-    g.pairs[0] = (imp_contact_pair){.body_i = IMP_WALL, .body_j = 0, .normal = {0.0, 1.0}, .offset = 0.0};
-    g.pairs[1] = (imp_contact_pair){.body_i = IMP_WALL, .body_j = 0, .normal = {-1.0, 0.0}, .offset = -100.0};
+    imp_contact_geometry g = plane_geometry(1);
     imp_cdl_config cfg;
     imp_cdl_config_default(&cfg, IMP_MODEL_CDL);
-    cfg.hidden = 4, cfg.contact_hidden = 4, cfg.touch = 1, cfg.gate_geometry = 1;
+    cfg.touch = 1, cfg.gate_geometry = 1;
     imp_model *m = NULL;
     CHECK(imp_model_create(&m, &cfg, &g, 0.02, 1) == IMP_ERR_INVALID); /* labels would gate */
     cfg.touch = 0, cfg.learn_restitution = 1;
-    CHECK_OK(imp_model_create(&m, &cfg, &g, 0.02, 1));
-    memset(m->params, 0, m->n_params * sizeof(double));
+    m = plane_model_cfg(1, cfg, 0.0);
     m->params[m->off_restitution] = log(0.8 / 0.2); /* e = 0.8 at the floor */
     enum { T = 60 };
     double x0[4] = {0.0, 0.5, 1.0, -2.0}, states[T * 4], contact[T];
@@ -618,15 +634,11 @@ static void test_gate_geometry(void)
     CHECK(hits == 1);
     CHECK_CLOSE(states[4 * (T - 1) + 2], 1.0, 0, 1e-12);
     CHECK_CLOSE(states[4 * (T - 1) + 3], 1.6, 0, 1e-12);
-    imp_model_work *w = imp_model_work_new(m, 1, 3);
     for (int at_floor = 0; at_floor <= 1; at_floor++) {
-        double s0[4] = {0.0, at_floor ? 0.01 : 5.0, 1.0, -1.0}, target[12] = {0};
-        double *grad = calloc(m->n_params, sizeof(double));
-        CHECK_OK(imp_model_window_loss(m, m->params, w, s0, target, NULL, NULL, 1, 3, 0.0, grad, NULL));
+        double *grad = plane_window_grad(m, at_floor);
         CHECK(at_floor ? grad[m->off_restitution] != 0.0 : grad[m->off_restitution] == 0.0);
         free(grad);
     }
-    imp_model_work_free(w);
     imp_model_free(m);
 }
 

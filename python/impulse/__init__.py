@@ -666,10 +666,10 @@ class Model:
                    "contact_timing_s": r.contact_timing, "contacts_true": r.contacts_true,
                    "contacts_predicted": r.contacts_pred, "contacts_missed": r.contacts_missed,
                    "trajectories": r.n_traj, "steps": r.n_steps, "touch_rollout": int(touch_rollout)}
-            if self.kind == "cdl":
-                law = self.contact_law()
+            law = self.contact_law() if self.kind == "cdl" else None
+            if law is not None:
                 out.update(law)
-                out["pairs"] = _pair_report(ts.geom, law, states[:, :self.D])
+            out["pairs"] = _pair_report(ts.geom, law, states[:, :self.D])
             if predictions:
                 out["states"] = states.reshape(ts.n_traj, ts.n_steps, -1)
                 out["contact"] = contact.reshape(ts.n_traj, ts.n_steps, -1)
@@ -679,10 +679,11 @@ class Model:
             lib.imp_trajset_free(ctypes.byref(ts))
 
 
-def _pair_report(g, law: dict, q: np.ndarray) -> list:
+def _pair_report(g, law: dict | None, q: np.ndarray) -> list:
     """`impulse eval --json`'s "pairs": per contact pair its bodies, normal,
-    offset, e (and mu), when CD-Lagrange gives it an impulse, and the lowest
-    gap the rollouts (positions q, rows) reached."""
+    offset, e (and mu) of a CD-Lagrange model (law; None for the ResNets),
+    when CD-Lagrange gives it an impulse, and the lowest gap the rollouts
+    (positions q, rows) reached."""
     count = [0] * g.n_bodies
     for p in range(g.n_pairs):
         count[g.pairs[p].body_j] += 1
@@ -697,8 +698,10 @@ def _pair_report(g, law: dict, q: np.ndarray) -> list:
             gap -= q[:, c.body_i * d:(c.body_i + 1) * d] @ n
         shared = count[c.body_j] > 1 or (c.body_i >= 0 and count[c.body_i] > 1)
         row = {"pair": p, "body_i": None if c.body_i < 0 else c.body_i, "body_j": c.body_j,
-               "normal": [float(v) for v in n], "offset": c.offset, "restitution": law["restitution"][p]}
-        if "friction" in law and any(c.tangent[:d]):
+               "normal": [float(v) for v in n], "offset": c.offset}
+        if law is not None:
+            row["restitution"] = law["restitution"][p]
+        if law is not None and "friction" in law and any(c.tangent[:d]):
             row["friction"] = law["friction"][p]
         row["impulse_when"] = "gated and in reach" if shared else "gated"
         row["min_gap"] = float(gap.min())
