@@ -73,6 +73,16 @@ void cli_json_kv_array(imp_json *j, const char *key, const double *x, int n);
  * "restitution_source" (learned | fixed) and, with friction, "friction". */
 struct imp_model;
 void cli_json_contact_law(imp_json *j, const struct imp_model *m);
+/* What CD-Lagrange does with each contact pair of g (issue 24's per-pair
+ * events): its bodies, normal and offset, when it takes an impulse (its
+ * body gated and the pair in reach: within tol and closing; a body's only
+ * pair whenever gated) and the rollouts' non-penetration guard; with a model
+ * m (may be NULL) its e and mu; min_gap (may be NULL) the lowest gap a set
+ * of rollouts reached per pair. Printed to txt, or as "pairs" (an array of
+ * objects) into j when j is non-NULL. */
+struct imp_contact_geometry;
+void cli_contact_pairs(const struct imp_contact_geometry *g, const struct imp_model *m, double tol,
+                       const double *min_gap, imp_json *j, FILE *txt);
 
 /* Strict number parsing for option values; on error they record a message
  * naming the option and return IMP_ERR_INVALID. */

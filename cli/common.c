@@ -85,6 +85,63 @@ void cli_json_contact_law(imp_json *j, const struct imp_model *m)
     if (m->cfg.friction) cli_json_kv_array(j, "friction", mu, m->geom.n_pairs);
 }
 
+void cli_contact_pairs(const imp_contact_geometry *g, const imp_model *m, double tol, const double *min_gap,
+                       imp_json *j, FILE *txt)
+{
+    double e[IMP_MAX_CONTACTS], mu[IMP_MAX_CONTACTS];
+    if (m) imp_model_get_contact_law(m, e, mu);
+    int count[IMP_MAX_BODIES] = {0};
+    for (int p = 0; p < g->n_pairs; p++) {
+        count[g->pairs[p].body_j]++;
+        if (g->pairs[p].body_i != IMP_WALL) count[g->pairs[p].body_i]++;
+    }
+    if (j) {
+        imp_json_key(j, "pairs");
+        imp_json_begin_array(j);
+    } else if (g->n_pairs > 0) {
+        fprintf(txt, "  contact pairs (CD-Lagrange: events per pair; the label or contact network says when, the gap "
+                     "at the step's drifted position (at most %.4g) and the closing velocity say which of a body's "
+                     "pairs; rollouts stop any pair a body reaches unflagged: the non-penetration guard):\n", tol);
+    }
+    for (int p = 0; p < g->n_pairs; p++) {
+        const imp_contact_pair *c = &g->pairs[p];
+        int fr = m && m->cfg.friction && imp_contact_pair_has_tangent(g, p);
+        int shared = count[c->body_j] > 1 || (c->body_i != IMP_WALL && count[c->body_i] > 1);
+        if (j) {
+            imp_json_begin_object(j);
+            imp_json_kv_int(j, "pair", p);
+            imp_json_key(j, "body_i");
+            if (c->body_i == IMP_WALL) imp_json_null(j);
+            else imp_json_int(j, c->body_i);
+            imp_json_kv_int(j, "body_j", c->body_j);
+            cli_json_kv_array(j, "normal", c->normal, g->dim);
+            imp_json_kv_number(j, "offset", c->offset);
+            if (m) imp_json_kv_number(j, "restitution", e[p]);
+            if (fr) imp_json_kv_number(j, "friction", mu[p]);
+            imp_json_kv_string(j, "impulse_when", shared ? "gated and in reach" : "gated");
+            if (min_gap) imp_json_kv_number(j, "min_gap", min_gap[p]);
+            imp_json_end_object(j);
+            continue;
+        }
+        char who[32];
+        if (c->body_i == IMP_WALL) snprintf(who, sizeof who, "wall");
+        else snprintf(who, sizeof who, "body %d", c->body_i);
+        fprintf(txt, "    pair %d: %s -> body %d, normal (", p, who, c->body_j);
+        for (int a = 0; a < g->dim; a++) fprintf(txt, "%s%g", a ? ", " : "", c->normal[a]);
+        fprintf(txt, "), offset %g", c->offset);
+        if (m) fprintf(txt, ", e %.4g (%s)", e[p], m->cfg.learn_restitution ? "learned" : "fixed");
+        if (fr) fprintf(txt, ", mu %.4g", mu[p]);
+        if (shared)
+            fprintf(txt, ": an impulse when its bodies are gated and it is closing and penetrated in the step, or "
+                         "within %.4g if no pair of theirs is penetrated (their nearest if none is within)", tol);
+        else
+            fprintf(txt, ": an impulse whenever body %d is gated (its only pair)", c->body_j);
+        if (min_gap) fprintf(txt, "; lowest gap in the rollouts %.4g", min_gap[p]);
+        fprintf(txt, "\n");
+    }
+    if (j) imp_json_end_array(j);
+}
+
 /* Option values go through the library's checked helper (core/num.h). */
 int cli_parse_long(const char *opt, const char *text, long lo, long hi, long *out)
 {

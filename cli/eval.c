@@ -115,6 +115,12 @@ int cli_eval(int argc, char **argv)
         if (!st) st = imp_npz_save(z, pred_path);
         imp_npz_free(z);
     }
+    double min_gap[IMP_MAX_CONTACTS];
+    for (int p = 0; !st && p < m->geom.n_pairs; p++) {
+        min_gap[p] = INFINITY;
+        for (size_t i = 0; i < N; i++) min_gap[p] = fmin(min_gap[p], imp_contact_gap(&m->geom, p, states + i * 2 * m->D));
+    }
+    const double tol = m->cfg.contact_tol == IMP_CONTACT_TOL_AUTO ? 0.0 : m->cfg.contact_tol;
     if (!st) {
         if (json) {
             imp_json j;
@@ -134,6 +140,7 @@ int cli_eval(int argc, char **argv)
             imp_json_kv_int(&j, "steps", res.n_steps);
             imp_json_kv_int(&j, "touch_rollout", touch);
             if (mk == IMP_MODEL_CDL) cli_json_contact_law(&j, m);
+            cli_contact_pairs(&m->geom, mk == IMP_MODEL_CDL ? m : NULL, tol, min_gap, &j, NULL);
             st = cli_json_print(&j, "eval");
         } else {
             fprintf(txt, "model %s on %s (%d trajectories x %d steps)\n", kind, test.system, res.n_traj, res.n_steps);
@@ -175,6 +182,7 @@ int cli_eval(int argc, char **argv)
                     fprintf(txt, " (learned, per contact pair; nan: the pair cannot slide)\n");
                 }
             }
+            if (mk == IMP_MODEL_CDL) cli_contact_pairs(&m->geom, m, tol, min_gap, NULL, txt);
         }
     }
     free(states), free(contact), free(energy);

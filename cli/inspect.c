@@ -158,11 +158,29 @@ int cli_inspect(int argc, char **argv)
     char model[64];
     if (meta && !imp_json_get_string(meta, "model", model, sizeof model)) {
         imp_npz_free(z);
+        /* a CD-Lagrange strand checkpoint: what it does with each contact pair */
+        imp_model_kind mk;
+        imp_model *m = NULL;
+        if (!imp_model_kind_from_name(model, &mk) && imp_model_load(&m, path)) {
+            if (j) imp_json_free(j);
+            return cli_fail("inspect");
+        }
+        imp_clear_error();
+        double tol = m && m->cfg.contact_tol != IMP_CONTACT_TOL_AUTO ? m->cfg.contact_tol : 0.0;
         if (j) {
             imp_json_kv_string(j, "model", model);
+            if (m) {
+                imp_json_kv_number(j, "contact_tol", tol);
+                cli_contact_pairs(&m->geom, mk == IMP_MODEL_CDL ? m : NULL, tol, NULL, j, NULL);
+            }
+            imp_model_free(m);
             return cli_json_print(j, "inspect");
         }
         printf("  a model checkpoint (%s): impulse eval --model %s --data DATA\n", model, path);
+        if (m && mk == IMP_MODEL_CDL) cli_contact_pairs(&m->geom, m, tol, NULL, NULL, stdout);
+        else if (m && m->geom.n_pairs > 0)
+            printf("  %s has no contact geometry of its own: its network predicts the next state\n", model);
+        imp_model_free(m);
         return 0;
     }
     char kind[64];
@@ -207,6 +225,8 @@ int cli_inspect(int argc, char **argv)
             if (ts.has_contact) imp_json_kv_string(j, "label_handling", handling);
             imp_json_key(j, "energy_metrics");
             imp_json_bool(j, energy);
+            imp_json_kv_number(j, "contact_tol", imp_cdl_default_contact_tol(&ts));
+            cli_contact_pairs(&ts.geom, NULL, imp_cdl_default_contact_tol(&ts), NULL, j, NULL);
         } else {
             printf("  %d trajectories x %d samples, %d bodies x %d coordinates, dt %g, %d contact pairs, system '%s', "
                    "gravity %g, restitution %g\n", ts.n_traj, ts.n_steps, ts.geom.n_bodies, ts.geom.dim, ts.dt,
@@ -220,6 +240,7 @@ int cli_inspect(int argc, char **argv)
             printf("  resnet-contact: %s\n", ts.has_contact ? "can train" : "cannot train: needs contact labels ('contact')");
             if (ts.geom.n_pairs == 0 && ts.has_contact)
                 printf("  note: no contact pairs: labels cannot be checked against the motion\n");
+            cli_contact_pairs(&ts.geom, NULL, imp_cdl_default_contact_tol(&ts), NULL, NULL, stdout);
             if (energy) printf("  energy metrics: available (%s)\n", ts.system);
             else printf("  energy metrics: not available: %s\n", imp_last_error());
         }

@@ -57,6 +57,14 @@ static void usage(FILE *f)
             "                       step; a learned e comes out lower than the instantaneous one\n"
             "                       by ~ g h / |u|) or newton (Newton's law on the half-step\n"
             "                       velocity, force kept, or rest) (cdl)\n"
+            "  --contact-tol X      cdl: how far above a contact pair (gap units) a gated step's drifted\n"
+            "                       position may be for that pair to take the impulse (events per pair:\n"
+            "                       the label or contact network says when, the gap and the closing\n"
+            "                       velocity say which of a body's pairs); default 3 x the data's noise\n"
+            "                       (meta \"noise\"; 0 when unknown)\n"
+            "  --geometry-gates     cdl without labels: each step's impulses go to the closing contact\n"
+            "                       pairs the step penetrates (geometry alone; implies --no-touch,\n"
+            "                       the contact network is not used)\n"
             "  --seed K             initialisation and shuffling seed (default 0)\n"
             "  --contact-precision P  single (default) or double: precision of the contact\n"
             "                       network in training (evaluation is double)\n"
@@ -159,7 +167,8 @@ int cli_train(int argc, char **argv)
         {"checkpoint-every", required_argument, 0, 1}, {"checkpoint-seconds", required_argument, 0, 1},
         {"diverge-factor", required_argument, 0, 1}, {"keep", required_argument, 0, 1},
         {"impact-law", required_argument, 0, 'I'},  {"json", no_argument, 0, 'J'},
-        {"lr-schedule", required_argument, 0, 's'},
+        {"lr-schedule", required_argument, 0, 's'}, {"contact-tol", required_argument, 0, 'G'},
+        {"geometry-gates", no_argument, 0, 'g'},
         {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
     cli_run_opts ro;
     cli_run_opts_default(&ro);
@@ -219,6 +228,8 @@ int cli_train(int argc, char **argv)
             law_given = strcmp(optarg, "auto") != 0;
             break;
         case 'J': json = 1; break;
+        case 'g': cfg.gate_geometry = 1, cfg.touch = 0, touch_given = 1; break;
+        case 'G': st = cli_parse_double("--contact-tol", optarg, 0, 1e12, &cfg.contact_tol); break;
         case 's':
             if (imp_lr_schedule_from_name(optarg, &schedule))
                 return cli_failf("train", "--lr-schedule: '%s' is not constant, cosine or auto", optarg);
@@ -312,6 +323,7 @@ int cli_train(int argc, char **argv)
             imp_json_kv_string(&extra, "restitution_init", e_init ? e_init : isnan(data.geom.restitution) ? "data" : "meta");
         if (cfg.friction) imp_json_kv_string(&extra, "friction_init", mu_init);
         imp_json_kv_string(&extra, "impact_law", cfg.impact_law ? "newton" : "paper");
+        if (cfg.kind == IMP_MODEL_CDL) imp_json_kv_number(&extra, "contact_tol", m->cfg.contact_tol);
         imp_json_end_object(&extra);
         save_ctx sc = {m, imp_json_text(&extra)};
         rc = cli_run_finish(&run, st, &rep, save_model, &sc);

@@ -222,13 +222,13 @@ static void test_impulse_law(void)
     g.pairs[0] = (imp_contact_pair){.body_i = 1, .body_j = 0, .normal = {1.0}, .offset = 0.0};
     double w[2] = {1.0, 1.0 / 3.0}, gate[2] = {1, 1};
     double vh[2] = {-1.5, 0.5}, vS[2] = {-1.4, 0.45}, dv[2] = {0, 0};
-    imp_impulse_forward(&g, w, (double[]){0.6}, NULL, IMP_CDL_IMPACT_PAPER, gate, vh, vS, dv);
+    imp_impulse_forward(&g, w, (double[]){0.6}, NULL, IMP_CDL_IMPACT_PAPER, NULL, gate, vh, vS, dv);
     double post[2] = {vS[0] + dv[0], vS[1] + dv[1]};
     CHECK_CLOSE(post[0] - post[1], -0.6 * (vh[0] - vh[1]), 1e-12, 1e-12);
     CHECK_CLOSE(1.0 * dv[0] + 3.0 * dv[1], 0.0, 0, 1e-12);
     /* gate off: no impulse */
     double gate0[2] = {0, 0}, dv0[2] = {0, 0};
-    imp_impulse_forward(&g, w, (double[]){0.6}, NULL, IMP_CDL_IMPACT_PAPER, gate0, vh, vS, dv0);
+    imp_impulse_forward(&g, w, (double[]){0.6}, NULL, IMP_CDL_IMPACT_PAPER, NULL, gate0, vh, vS, dv0);
     CHECK(dv0[0] == 0.0 && dv0[1] == 0.0);
 }
 
@@ -495,6 +495,213 @@ static void test_contact_law_estimate(void)
     imp_trajset_free(&ts);
 }
 
+/* A point in the plane (unit mass, e = 0.8) with a floor (y >= 0) and, if
+ * `wall`, a wall at x = 100 (x <= 100). */
+static imp_contact_geometry plane_geometry(int wall)
+{
+    imp_contact_geometry g = {.n_bodies = 1, .dim = 2, .mass = {1.0}, .restitution = 0.8, .n_pairs = 1 + wall};
+    g.pairs[0] = (imp_contact_pair){.body_i = IMP_WALL, .body_j = 0, .normal = {0.0, 1.0}, .offset = 0.0};
+    g.pairs[1] = (imp_contact_pair){.body_i = IMP_WALL, .body_j = 0, .normal = {-1.0, 0.0}, .offset = -100.0};
+    return g;
+}
+
+/* A CD-Lagrange model of that point with no force (potential weights 0)
+ * and the contact network's output bias `bias`: cfg's options (touch,
+ * learned e, geometry gates) on a 4-unit model. */
+static imp_model *plane_model_cfg(int wall, imp_cdl_config cfg, double bias)
+{
+    imp_contact_geometry g = plane_geometry(wall);
+    cfg.hidden = 4, cfg.contact_hidden = 4;
+    imp_model *m = NULL;
+    CHECK_OK(imp_model_create(&m, &cfg, &g, 0.02, 1));
+    memset(m->params, 0, m->n_params * sizeof(double));
+    const imp_mlp *c = &m->contact;
+    m->params[m->off_contact + c->b_off[c->n_layers - 1]] = bias;
+    return m;
+}
+
+/* ... with restitution 0.8 fixed and impact law `law`. */
+static imp_model *plane_model(int wall, int law, double bias)
+{
+    imp_cdl_config cfg;
+    imp_cdl_config_default(&cfg, IMP_MODEL_CDL);
+    cfg.impact_law = law;
+    return plane_model_cfg(wall, cfg, bias);
+}
+
+/* The gradient of one 3-step window's loss (targets 0) from a point at the
+ * floor or 5 m above it, moving with (1, -1). */
+static double *plane_window_grad(imp_model *m, int at_floor)
+{
+    imp_model_work *w = imp_model_work_new(m, 1, 3);
+    double x0[4] = {0.0, at_floor ? 0.01 : 5.0, 1.0, -1.0}, target[12] = {0};
+    double *grad = calloc(m->n_params, sizeof(double));
+    CHECK_OK(imp_model_window_loss(m, m->params, w, x0, target, NULL, NULL, 1, 3, 0.0, grad, NULL));
+    imp_model_work_free(w);
+    return grad;
+}
+
+/* Issue 24's minimal case: a floor bounce of a point moving with vx = 1,
+ * gated by its (per-body) label, keeps vx when a second wall 100 m away
+ * is added, for both impact laws (the point approaches the wall too, but
+ * the wall is 100 m off: the impulse acts on the floor only); the normal
+ * velocity reverses with e. */
+static void test_event_per_pair(void)
+{
+    for (int law = IMP_CDL_IMPACT_PAPER; law <= IMP_CDL_IMPACT_NEWTON; law++)
+        for (int wall = 0; wall <= 1; wall++) {
+            imp_model *m = plane_model(wall, law, 0.0);
+            double x0[4] = {0.0, 0.01, 1.0, -2.0}, gates[3] = {0, 1, 0}, states[12], contact[3];
+            CHECK_OK(imp_model_rollout(m, x0, 3, gates, states, contact));
+            printf("floor bounce, %s law, %s: vx %.4f -> %.4f, vy -2 -> %.4f\n",
+                   law == IMP_CDL_IMPACT_PAPER ? "paper" : "newton", wall ? "wall 100 m away" : "floor only", x0[2],
+                   states[4 + 2], states[4 + 3]);
+            CHECK_CLOSE(states[4 + 2], 1.0, 0, 1e-12);
+            CHECK_CLOSE(states[4 + 3], 1.6, 0, 1e-12);
+            CHECK_CLOSE(states[8 + 2], 1.0, 0, 1e-12);
+            imp_model_free(m);
+        }
+}
+
+/* A point resting on the floor (labelled all the time, as a touch sensor
+ * does) slides towards the wall: within the contact tolerance (0.15) but not
+ * reaching it in the step, the wall takes no impulse (the floor, which it
+ * penetrates, does); reaching it in the step, both do and vx reverses. */
+static void test_resting_near_wall(void)
+{
+    for (int law = IMP_CDL_IMPACT_PAPER; law <= IMP_CDL_IMPACT_NEWTON; law++) {
+        imp_model *m = plane_model(1, law, 0.0);
+        m->cfg.contact_tol = 0.15;
+        double gates[2] = {1, 1}, states[8], contact[2];
+        double near[4] = {99.9, 0.0, 1.0, -0.1}, hit[4] = {99.99, 0.0, 1.0, -0.1}; /* no force: settling at 0.1 m/s */
+        CHECK_OK(imp_model_rollout(m, near, 2, gates, states, contact));
+        CHECK_CLOSE(states[4 + 2], 1.0, 0, 1e-12);
+        CHECK_OK(imp_model_rollout(m, hit, 2, gates, states, contact));
+        CHECK_CLOSE(states[4 + 2], -0.8, 0, 1e-12);
+        imp_model_free(m);
+    }
+}
+
+/* Without touch feedback the contact network's soft gate is on everywhere:
+ * a point in flight 5 m above the floor and 100 m from the wall puts
+ * neither pair in reach, so no impulse acts and the loss does not depend
+ * on e (nor on the contact network); the same window starting at the
+ * floor does. */
+static void test_soft_gate_in_flight(void)
+{
+    imp_cdl_config cfg;
+    imp_cdl_config_default(&cfg, IMP_MODEL_CDL);
+    cfg.touch = 0, cfg.learn_restitution = 1;
+    imp_model *m = plane_model_cfg(1, cfg, 0.0);
+    m->cfg.contact_tol = 0.1;
+    for (int at_floor = 0; at_floor <= 1; at_floor++) {
+        double *grad = plane_window_grad(m, at_floor);
+        double ge = fabs(grad[m->off_restitution]) + fabs(grad[m->off_restitution + 1]), gc = 0.0;
+        for (size_t i = m->off_contact; i < m->off_contact + m->contact.n_params; i++) gc += fabs(grad[i]);
+        printf("soft gate, point %s: |dL/de| %.3g, |dL/d contact net| %.3g\n", at_floor ? "at the floor" : "in flight",
+               ge, gc);
+        if (at_floor) CHECK(ge > 0.0 && gc > 0.0);
+        else CHECK(ge == 0.0 && gc == 0.0);
+        free(grad);
+    }
+    imp_model_free(m);
+}
+
+/* Geometry alone (cfg.gate_geometry, data without labels): a falling point
+ * bounces off the floor with e, keeps vx (the wall 100 m away takes
+ * nothing), and the model reports one contact; in training a window in
+ * flight does not depend on e, one at the floor does, and the gradient
+ * through geometric events matches finite differences (box, below). */
+static void test_gate_geometry(void)
+{
+    imp_contact_geometry g = plane_geometry(1);
+    imp_cdl_config cfg;
+    imp_cdl_config_default(&cfg, IMP_MODEL_CDL);
+    cfg.touch = 1, cfg.gate_geometry = 1;
+    imp_model *m = NULL;
+    CHECK(imp_model_create(&m, &cfg, &g, 0.02, 1) == IMP_ERR_INVALID); /* labels would gate */
+    cfg.touch = 0, cfg.learn_restitution = 1;
+    m = plane_model_cfg(1, cfg, 0.0);
+    m->params[m->off_restitution] = log(0.8 / 0.2); /* e = 0.8 at the floor */
+    enum { T = 60 };
+    double x0[4] = {0.0, 0.5, 1.0, -2.0}, states[T * 4], contact[T];
+    CHECK_OK(imp_model_rollout(m, x0, T, NULL, states, contact));
+    int hits = 0;
+    double lo = INFINITY;
+    for (int t = 0; t < T; t++) hits += contact[t] > 0.5, lo = fmin(lo, states[4 * t + 1]);
+    printf("geometry gates: %d contact, vx %.4f, vy after %.4f, lowest height %.3g\n", hits, states[4 * (T - 1) + 2],
+           states[4 * (T - 1) + 3], lo);
+    CHECK(hits == 1);
+    CHECK_CLOSE(states[4 * (T - 1) + 2], 1.0, 0, 1e-12);
+    CHECK_CLOSE(states[4 * (T - 1) + 3], 1.6, 0, 1e-12);
+    for (int at_floor = 0; at_floor <= 1; at_floor++) {
+        double *grad = plane_window_grad(m, at_floor);
+        CHECK(at_floor ? grad[m->off_restitution] != 0.0 : grad[m->off_restitution] == 0.0);
+        free(grad);
+    }
+    imp_model_free(m);
+}
+
+/* The non-penetration guard: a model whose contact network never fires
+ * (p = sigmoid(-50)) and a rollout whose observed gates are all off still
+ * keep a falling point on or above the floor, bouncing it with its e;
+ * the guard's impacts are reported as the model's contact signal. */
+static void test_guard(void)
+{
+    for (int gated = 0; gated <= 1; gated++) {
+        imp_model *m = plane_model(1, IMP_CDL_IMPACT_PAPER, -50.0);
+        enum { T = 200 };
+        double x0[4] = {0.0, 1.0, 0.5, -3.0}, *gates = calloc(T, sizeof(double));
+        double *states = malloc(sizeof(double) * T * 4), *contact = malloc(sizeof(double) * T);
+        CHECK_OK(imp_model_rollout(m, x0, T, gated ? gates : NULL, states, contact));
+        double lo = INFINITY, vy_max = -INFINITY;
+        int hits = 0;
+        for (int t = 0; t < T; t++) {
+            lo = fmin(lo, states[4 * t + 1]);
+            vy_max = fmax(vy_max, states[4 * t + 3]);
+            hits += contact[t] > 0.5;
+        }
+        printf("contact %s never fires: lowest height %.3g over %d steps, %d guarded impacts, largest vy %.3f\n",
+               gated ? "label" : "network", lo, T, hits, vy_max);
+        CHECK(lo >= -1e-12);
+        CHECK(hits >= 1);
+        CHECK_CLOSE(vy_max, 0.8 * 3.0, 0, 1e-9); /* no force: one bounce, un+ = -e u- */
+        imp_model_free(m);
+        free(gates), free(states), free(contact);
+    }
+}
+
+/* Gradients through per-pair events: the ball in a box (three pairs, one
+ * body) with windows around floor and wall impacts, touch feedback and
+ * without, both impact laws, with projection. */
+static void test_box_gradients(void)
+{
+    imp_sim_opts o;
+    CHECK_OK(imp_sim_defaults("ball-box", &o));
+    o.noise = 0.02;
+    o.v0 = 1.4;
+    imp_trajset ts;
+    CHECK_OK(imp_simulate("ball-box", &o, &ts));
+    /* floor impact at step 40, right wall at 54 */
+    int starts[4] = {37, 51, 45, 10};
+    batch bt;
+    make_batch(&ts, 4, 6, starts, &bt);
+    for (int variant = 0; variant < 5; variant++) {
+        imp_model *m = small_model(IMP_MODEL_CDL, &ts.geom, ts.dt, variant != 1 && variant != 4, variant == 2, 0, 0,
+                                   IMP_ACT_TANH);
+        m->cfg.impact_law = variant == 3 ? IMP_CDL_IMPACT_NEWTON : IMP_CDL_IMPACT_PAPER;
+        m->cfg.gate_geometry = variant == 4;
+        m->cfg.contact_tol = 0.06;
+        char what[128];
+        snprintf(what, sizeof what, "ball-box cdl touch=%d proj=%d law=%d geom=%d", variant != 1 && variant != 4,
+                 variant == 2, variant == 3, variant == 4);
+        fd_check(m, &bt, 0.01, what);
+        imp_model_free(m);
+    }
+    free_batch(&bt);
+    imp_trajset_free(&ts);
+}
+
 int main(void)
 {
     imp_blas_init();
@@ -507,5 +714,11 @@ int main(void)
     test_learned_restitution_gradients();
     test_friction_gradients();
     test_contact_law_estimate();
+    test_event_per_pair();
+    test_guard();
+    test_resting_near_wall();
+    test_soft_gate_in_flight();
+    test_gate_geometry();
+    test_box_gradients();
     TEST_MAIN_END();
 }

@@ -95,6 +95,33 @@ int main(void)
     CHECK(run("eval --help", err, sizeof err) == 0);
     CHECK(run("reproduce cdl --help", err, sizeof err) == 0);
 
+    /* the ball in a box (three wall pairs on one body): inspect and eval
+     * --json say what CD-Lagrange does with each pair, e per pair, and the
+     * lowest gap its rollouts reached */
+    CHECK(run("simulate ball-box --trajectories 2 --steps 150 --noise 0.02 -o cli_box.npz", err, sizeof err) == 0);
+    CHECK(run("train cdl --data cli_box.npz --epochs 1 --hidden 16 --quiet -o cli_box_model.npz", err, sizeof err) == 0);
+    CHECK(run("inspect cli_box_model.npz --json", err, sizeof err) == 0);
+    out = NULL;
+    CHECK_OK(imp_read_file("cli_stdout.txt", &out, &len));
+    double tol = -1;
+    CHECK(out && imp_json_get_number((char *)out, "contact_tol", &tol) == IMP_OK);
+    CHECK_CLOSE(tol, 3 * 0.02, 1e-12, 0); /* 3 sigma of the data's noise */
+    CHECK(out && strstr((char *)out, "\"pairs\":[{\"pair\":0,") && strstr((char *)out, "\"pair\":2,") &&
+          strstr((char *)out, "\"impulse_when\":\"gated and in reach\""));
+    free(out);
+    CHECK(run("inspect cli_box.npz", err, sizeof err) == 0);
+    out = NULL;
+    CHECK_OK(imp_read_file("cli_stdout.txt", &out, &len));
+    CHECK(out && strstr((char *)out, "pair 2: wall -> body 0, normal (-1, 0), offset -1.5: an impulse when"));
+    free(out);
+    CHECK(run("eval --model cli_box_model.npz --data cli_box.npz --json", err, sizeof err) == 0);
+    out = NULL;
+    CHECK_OK(imp_read_file("cli_stdout.txt", &out, &len));
+    CHECK(out && strstr((char *)out, "\"pairs\":[") && strstr((char *)out, "\"min_gap\":") &&
+          strstr((char *)out, "\"offset\":0,\"restitution\":"));
+    free(out);
+    expect_error("train cdl --data cli_box.npz --contact-tol -1 -o x.npz", "--contact-tol");
+
     /* unknown system, model, verb; negative and malformed numbers */
     expect_error("simulate double-pendulum -o x.npz", "double-pendulum");
     expect_error("train transformer --data cli_ball.npz -o x.npz", "transformer");

@@ -440,6 +440,111 @@ static void test_rollout_single_potential(void)
     imp_trajset_free(&ts);
 }
 
+/* The ball in a box, rigid (ball-box): with e = 1 the energy is conserved
+ * over every trajectory (several wall and floor impacts); with e = 0.8 the
+ * first trajectory (from (0, 3) with vx = 1.4) matches the analytic motion:
+ * floor impact at t_f = sqrt(2 q0 / g), right wall at t_w = W / vx, each
+ * labelled at the first sample after it, the ball never leaves the box, and
+ * only the normal velocity of the pair hit changes (by -e). */
+static void test_ball_box(void)
+{
+    imp_sim_opts o;
+    CHECK_OK(imp_sim_defaults("ball-box", &o));
+    CHECK(o.restitution == 0.8 && o.n_steps == 400 && o.dt == 0.02);
+    o.n_traj = 8;
+    o.restitution = 1.0;
+    imp_trajset ts;
+    CHECK_OK(imp_simulate("ball-box", &o, &ts));
+    CHECK(ts.geom.n_pairs == 3 && ts.geom.dim == 2 && !strcmp(ts.labels, "impact"));
+    double drift = 0.0, lo = INFINITY;
+    int wall_hits = 0;
+    for (int tr = 0; tr < ts.n_traj; tr++) {
+        const double *q = ts.q + (size_t)tr * ts.n_steps * 2, *v = ts.qdot + (size_t)tr * ts.n_steps * 2;
+        double E0, E;
+        CHECK_OK(imp_system_energy("ball-box", &ts.geom, ts.gravity, ts.length, q, v, &E0));
+        for (int n = 0; n < ts.n_steps; n++) {
+            CHECK_OK(imp_system_energy("ball-box", &ts.geom, ts.gravity, ts.length, q + 2 * n, v + 2 * n, &E));
+            drift = fmax(drift, fabs(E - E0) / E0);
+            for (int p = 0; p < 3; p++) lo = fmin(lo, imp_contact_gap(&ts.geom, p, q + 2 * n));
+            if (n > 0 && v[2 * n] * v[2 * n - 2] < 0.0) wall_hits++;
+        }
+    }
+    printf("ball-box e=1: %d trajectories, %d wall impacts, relative energy drift %.2e, lowest gap %.2e\n", ts.n_traj,
+           wall_hits, drift, lo);
+    CHECK(drift < 1e-9);
+    CHECK(lo >= -1e-9);
+    CHECK(wall_hits >= 2 * ts.n_traj);
+    imp_trajset_free(&ts);
+
+    o.restitution = 0.8;
+    o.n_traj = 1;
+    o.v0 = 1.4;
+    CHECK_OK(imp_simulate("ball-box", &o, &ts));
+    double g = ts.gravity, W = IMP_BALL_BOX_HALF_WIDTH, tf = sqrt(2.0 * o.q0 / g), tw = W / o.v0;
+    int nf = (int)ceil(tf / ts.dt), nw = (int)ceil(tw / ts.dt), first_labels[2] = {-1, -1}, k = 0;
+    for (int n = 0; n < ts.n_steps && k < 2; n++)
+        if (ts.contact[n] > 0.5) first_labels[k++] = n;
+    CHECK(first_labels[0] == nf && first_labels[1] == nw);
+    for (int n = nw; n < nw + 10; n++) { /* after both impacts, before the second floor impact */
+        double t = n * ts.dt, vy = 0.8 * g * tf;
+        CHECK_CLOSE(ts.q[2 * n], W - 0.8 * o.v0 * (t - tw), 0, 1e-9);
+        CHECK_CLOSE(ts.qdot[2 * n], -0.8 * o.v0, 0, 1e-9);
+        CHECK_CLOSE(ts.q[2 * n + 1], vy * (t - tf) - 0.5 * g * (t - tf) * (t - tf), 0, 1e-9);
+        CHECK_CLOSE(ts.qdot[2 * n + 1], vy - g * (t - tf), 0, 1e-9);
+    }
+    for (int n = 1; n < nw; n++) CHECK_CLOSE(ts.qdot[2 * n], o.v0, 0, 1e-12); /* the floor keeps vx */
+    imp_trajset_free(&ts);
+}
+
+/* The ball in a box with spring-damper contact (compliant-ball-box): touch
+ * labels over the samples in contact with any wall (one body), the
+ * apparent restitution of a wall (no force along it but the contact's) is
+ * e, the energy without the contact spring is conserved outside contact
+ * with e = 1, and the ball penetrates a little (it is compliant). */
+static void test_compliant_ball_box(void)
+{
+    imp_sim_opts o;
+    CHECK_OK(imp_sim_defaults("compliant-ball-box", &o));
+    CHECK(o.restitution == 0.8 && o.stiffness == IMP_COMPLIANT_STIFFNESS);
+    o.v0 = 1.4;
+    imp_trajset ts;
+    CHECK_OK(imp_simulate("compliant-ball-box", &o, &ts));
+    CHECK(!strcmp(ts.labels, "touch") && ts.geom.n_pairs == 3);
+    double tw = IMP_BALL_BOX_HALF_WIDTH / o.v0;
+    int nw = (int)ceil(tw / ts.dt), after = -1;
+    CHECK(ts.contact[nw] > 0.5);
+    for (int n = nw; n < ts.n_steps && after < 0; n++)
+        if (ts.qdot[2 * n] < 0.0 && ts.contact[n] < 0.5) after = n;
+    CHECK(after > nw);
+    if (after > nw) CHECK_CLOSE(ts.qdot[2 * after], -0.8 * o.v0, 1e-3, 0); /* the analytic e, to integration */
+    double lo = INFINITY;
+    for (int n = 0; n < ts.n_steps; n++) lo = fmin(lo, ts.q[2 * n + 1]);
+    CHECK(lo < 0.0 && lo > -0.1);
+    imp_trajset_free(&ts);
+
+    o.restitution = 1.0;
+    o.n_traj = 4;
+    CHECK_OK(imp_simulate("compliant-ball-box", &o, &ts));
+    double drift = 0.0;
+    int free_samples = 0;
+    for (int tr = 0; tr < ts.n_traj; tr++) {
+        const double *q = ts.q + (size_t)tr * ts.n_steps * 2, *v = ts.qdot + (size_t)tr * ts.n_steps * 2;
+        double E0, E;
+        CHECK_OK(imp_system_energy("compliant-ball-box", &ts.geom, ts.gravity, ts.length, q, v, &E0));
+        for (int n = 0; n < ts.n_steps; n++) {
+            int free = 1;
+            for (int p = 0; p < 3; p++) free &= imp_contact_gap(&ts.geom, p, q + 2 * n) > 0.0;
+            if (!free) continue;
+            free_samples++;
+            CHECK_OK(imp_system_energy("compliant-ball-box", &ts.geom, ts.gravity, ts.length, q + 2 * n, v + 2 * n, &E));
+            drift = fmax(drift, fabs(E - E0) / E0);
+        }
+    }
+    printf("compliant-ball-box e=1: energy drift outside contact %.2e over %d samples\n", drift, free_samples);
+    CHECK(drift < 1e-7);
+    imp_trajset_free(&ts);
+}
+
 int main(void)
 {
     imp_blas_init();
@@ -453,5 +558,7 @@ int main(void)
     test_rollout_fixed();
     test_trajset_file();
     test_disk();
+    test_ball_box();
+    test_compliant_ball_box();
     TEST_MAIN_END();
 }

@@ -56,7 +56,24 @@ typedef struct imp_cdl_config {
                                  AP Newton (imp_ap_newton_forward), mu = exp(b) learned
                                  per pair */
     int impact_law;           /* CDL: IMP_CDL_IMPACT_PAPER (default) or IMP_CDL_IMPACT_NEWTON */
+    double contact_tol;       /* CDL: how far above a contact pair (in gap units) a gated step's
+                                 drifted position may be for the pair to take the impulse
+                                 (events per pair: the gate says when, the pair's gap at the
+                                 drifted position and its closing velocity say which pair);
+                                 IMP_CONTACT_TOL_AUTO (the default): set by imp_model_train
+                                 from the data (imp_cdl_default_contact_tol) */
+    int gate_geometry;        /* CDL: impulses gated by geometry alone (data without labels): in
+                                 every step each body's closing pairs penetrated at the drifted
+                                 position take the impulse, in training and rollouts; the
+                                 contact network is unused. Needs touch = 0. */
 } imp_cdl_config;
+
+#define IMP_CONTACT_TOL_AUTO (-1.0)
+/* The contact tolerance for these data: 3 sigma of the data's position
+ * noise (meta "noise"), the reach of a noisy window start; 0 when the
+ * noise is unknown or zero. Rollouts of a model whose tolerance is still
+ * IMP_CONTACT_TOL_AUTO (never trained) use 0. */
+double imp_cdl_default_contact_tol(const imp_trajset *data);
 
 /* The normal part of the CD-Lagrange impulse of a gated pair, with u- the
  * pre-impact (half-step) and uS the pre-impulse normal velocity:

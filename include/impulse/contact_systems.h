@@ -216,8 +216,8 @@ void imp_import_opts_default(imp_import_opts *o);
 int imp_trajset_import(const char *path, const imp_import_opts *o, imp_trajset *out, imp_import_notes *notes);
 
 /* True mechanical energy of a state (q, v) for the known systems
- * (pendulum, bouncing-ball, newtons-cradle, bouncing-disk (x, y, k theta);
- * compliant-ball and compliant-cradle as their rigid counterparts, without
+ * (pendulum, bouncing-ball, newtons-cradle, ball-box, bouncing-disk (x, y, k theta);
+ * compliant-ball, compliant-ball-box and compliant-cradle as their rigid counterparts, without
  * the contact spring's energy). Any other system name (data from elsewhere)
  * is taken as point masses in Cartesian coordinates under gravity along
  * minus the last coordinate, as bouncing-ball: T = sum m v^2 / 2,
@@ -258,11 +258,23 @@ typedef struct imp_sim_opts {
  * zeta = c / (2 sqrt(k mu)), mu the pair's reduced mass (inertia), so the
  * apparent restitution is e (up to gravity acting during the contact). */
 #define IMP_COMPLIANT_STIFFNESS 2.5e4
+/* ball-box and compliant-ball-box: a ball (unit mass) in a 2-D box, q = (x, y)
+ * its centre with the radius folded into the walls: floor y >= 0 (pair 0,
+ * normal (0, 1)), left wall x >= -W (pair 1, normal (1, 0)), right wall
+ * x <= W (pair 2, normal (-1, 0)), W = IMP_BALL_BOX_HALF_WIDTH. ball-box has
+ * rigid event-driven impacts (Newton's law, e), compliant-ball-box the
+ * spring-damper contact above (apparent restitution e, touch labels). The
+ * first trajectory starts at (0, q0) with velocity (v0, 0); later ones at
+ * x U(-W/2, W/2), height U(q0/2, q0), velocity (U(-3, 3), U(-1, 1)), so that
+ * the ball hits the walls too. Defaults: q0 = 3 m, v0 = 1.5 m/s, e = 0.8,
+ * dt 0.02, 400 steps. */
+#define IMP_BALL_BOX_HALF_WIDTH 1.5
 /* The damping ratio zeta for a restitution e in (0, 1] (0 for e = 1). */
 double imp_compliant_damping_ratio(double restitution);
 int imp_simulate_compliant(const char *system, const imp_sim_opts *opts, imp_trajset *out);
 
-/* Defaults of the paper's experiments for a system name:
+/* Defaults of the paper's experiments for a system name (ball-box and
+ * compliant-ball-box: see IMP_BALL_BOX_HALF_WIDTH):
  * pendulum (q0 = 1 rad, dt 0.02, 200 steps), bouncing-ball (q0 = 10 m,
  * dt 0.02, 500 steps, e = 1), newtons-cradle (Q0 = (0,0), Qdot0 = (2,0),
  * dt 0.01, 540 steps, e = 1); compliant-ball and compliant-cradle as their

@@ -28,7 +28,7 @@ def _train_contact(model, data, output, epochs, seed, lr, callback, run, setting
                    l2=None, activation=None, hidden=None, layers=None, touch=True, projection=False,
                    damping=False, learn_mass=False, contact_precision="single", potential_precision="single",
                    restitution=None, restitution_init=None, friction=False, friction_init="data",
-                   impact_law="auto", contact_labels="auto", lr_schedule="auto"):
+                   impact_law="auto", contact_labels="auto", lr_schedule="auto", contact_tol=None):
     kind = ctypes.c_int()
     check(lib.imp_model_kind_from_name(model.encode(), ctypes.byref(kind)))
     for name, v, known in (("activation", activation, (None, "tanh", "softplus", "relu")),
@@ -75,6 +75,10 @@ def _train_contact(model, data, output, epochs, seed, lr, callback, run, setting
     if model != "cdl" and impact_law != "auto":
         raise Error("impact_law applies to cdl only")
     cfg.impact_law = int(impact_law == "newton")
+    if contact_tol is not None:  # None: 3 x the data's noise (impulse train --contact-tol)
+        if model != "cdl" or not contact_tol >= 0:
+            raise Error(f"contact_tol: {contact_tol!r}: a gap >= 0, for cdl only")
+        cfg.contact_tol = float(contact_tol)
     if not cfg.learn_restitution and restitution_init is not None:
         raise Error("restitution_init: e is fixed (restitution='fixed')")
     e_from, e_value = 0, float("nan")  # imp_law_init: DEFAULT, DATA, META, VALUE
@@ -241,8 +245,10 @@ class Model:
                    "contact_timing_s": r.contact_timing, "contacts_true": r.contacts_true,
                    "contacts_predicted": r.contacts_pred, "contacts_missed": r.contacts_missed,
                    "trajectories": r.n_traj, "steps": r.n_steps, "touch_rollout": int(touch_rollout)})
-            if self.kind == "cdl":
-                out.update(self.contact_law())
+            law = self.contact_law() if self.kind == "cdl" else None
+            if law is not None:
+                out.update(law)
+            out["pairs"] = _pair_report(ts.geom, law, states[:, :self.D])
             if predictions:
                 out["states"] = states.reshape(ts.n_traj, ts.n_steps, -1)
                 out["contact"] = contact.reshape(ts.n_traj, ts.n_steps, -1)
@@ -250,3 +256,33 @@ class Model:
             return out
         finally:
             lib.imp_trajset_free(ctypes.byref(ts))
+
+
+def _pair_report(g, law: dict | None, q: np.ndarray) -> list:
+    """`impulse eval --json`'s "pairs": per contact pair its bodies, normal,
+    offset, e (and mu) of a CD-Lagrange model (law; None for the ResNets),
+    when CD-Lagrange gives it an impulse, and the lowest gap the rollouts
+    (positions q, rows) reached."""
+    count = [0] * g.n_bodies
+    for p in range(g.n_pairs):
+        count[g.pairs[p].body_j] += 1
+        if g.pairs[p].body_i >= 0:
+            count[g.pairs[p].body_i] += 1
+    rows = []
+    for p in range(g.n_pairs):
+        c, d = g.pairs[p], g.dim
+        n = np.array(c.normal[:d])
+        gap = q[:, c.body_j * d:(c.body_j + 1) * d] @ n - c.offset
+        if c.body_i >= 0:
+            gap -= q[:, c.body_i * d:(c.body_i + 1) * d] @ n
+        shared = count[c.body_j] > 1 or (c.body_i >= 0 and count[c.body_i] > 1)
+        row = {"pair": p, "body_i": None if c.body_i < 0 else c.body_i, "body_j": c.body_j,
+               "normal": [float(v) for v in n], "offset": c.offset}
+        if law is not None:
+            row["restitution"] = law["restitution"][p]
+        if law is not None and "friction" in law and any(c.tangent[:d]):
+            row["friction"] = law["friction"][p]
+        row["impulse_when"] = "gated and in reach" if shared else "gated"
+        row["min_gap"] = float(gap.min())
+        rows.append(row)
+    return rows

@@ -19,7 +19,7 @@ from ._lib import VERSION as __version__
 
 CONSTRAINED_SYSTEMS = ("pendulum-chain:N", "coupled-pendulums:N", "magnet-pendulum", "gyroscope", "rotor")
 CONTACT_SYSTEMS = ("pendulum", "bouncing-ball", "newtons-cradle", "compliant-ball", "compliant-cradle",
-                   "bouncing-disk")
+                   "bouncing-disk", "ball-box", "compliant-ball-box")
 
 
 class Dataset:

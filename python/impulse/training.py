@@ -63,7 +63,10 @@ def train(model: str, data, *, output: str | os.PathLike | None = None, epochs: 
         turned into impulses, as the CLI's --contact-labels); lr_schedule
         ('auto', the default: 'constant' for impulse's event-driven
         simulators, 'cosine' for other data; 'constant' or 'cosine', the rate
-        annealed to 0 over the epochs; as the CLI's --lr-schedule).
+        annealed to 0 over the epochs; as the CLI's --lr-schedule);
+        contact_tol (cdl: the gap within which a gated step puts a contact
+        pair in reach; None, the default: 3 x the data's noise; as the
+        CLI's --contact-tol).
     Options of the constrained family: epochs (2000), lr (3e-3), wd (1e-4),
         batch (200), chunks (800), hidden (256), threads (2, as the CLI),
         precision ('auto', the default: 'single' for chnn, 'double' for the

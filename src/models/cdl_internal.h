@@ -8,30 +8,54 @@
 /* ---- contact_impulse.c: the Newton-restitution impulse and the
  * closest-point projection, per sample, with their reverse passes. ---- */
 
-/* dv (D) += M^-1 I for every contact pair ([A] eqs 48-50, pairwise form):
+/* Which of a body's contact pairs a gated step's impulse acts on (events per
+ * pair: the gate says when, geometry says which pair). For a step from
+ * (q, v) with half-step velocity vh to the drifted positions qt = q + h vh,
+ * a pair is in reach when its gap at qt is at or below tol (the step's
+ * travel is in qt; tol covers the data's noise) and it is closing: its
+ * normal velocity u- at vh, or that after the next half step of the current
+ * force, 2 u- - u(v), is negative. Per body: a body with one pair names it;
+ * of a body with several, the closing pairs it penetrates at qt (gap <= 0:
+ * certainly hit in the step), else those in reach, or when none is (noise,
+ * a window's drift) and nearest_if_none, its nearest (smallest gap at qt).
+ * nearest_if_none is for gates that are evidence of a contact (labels, the
+ * hard decision of a contact network trained on them); the soft gates of
+ * training without touch feedback are on everywhere, so there a body's
+ * pairs out of reach take no impulse. So a ball resting on
+ * a floor (labelled all the time) gives a wall 0.1 m ahead no impulse. act[p] = 1 for the pairs
+ * chosen by either of their bodies, 0 otherwise; returns how many. */
+int imp_pair_activity(const imp_contact_geometry *g, double tol, int nearest_if_none, const double *qt,
+                      const double *v, const double *vh, unsigned char *act);
+
+/* dv (D) += M^-1 I for every active contact pair ([A] eqs 48-50, pairwise form):
  *   u- = n.(vh_j - vh_i), uS = n.(vS_j - vS_i), mu = 1/(w_i + w_j),
  *   P = mu (-e u- - uS), dv_j += gate_j P w_j n, dv_i -= gate_i P w_i n,
+ * act (n_pairs, NULL: all 1) the pairs' activity: 0 the pair takes no
+ * impulse, 1 gated by its bodies' gates, 2 forced (gates 1: the
+ * non-penetration guard),
  * with w the inverse masses (w_i = 0 for a wall), e (n_pairs) the
  * restitution of each pair and gate (K) in [0,1]. If fric (n_pairs) is
  * non-NULL, pairs with a tangent get Coulomb friction with coefficient
  * fric[p] through AP Newton (imp_ap_newton_forward), un+ = -e u- kept.
  * law: IMP_CDL_IMPACT_PAPER or _NEWTON (imp_cdl_config.impact_law). */
 void imp_impulse_forward(const imp_contact_geometry *g, const double *w, const double *e, const double *fric,
-                         int law, const double *gate, const double *vh, const double *vS, double *dv);
+                         int law, const unsigned char *act, const double *gate, const double *vh, const double *vS,
+                         double *dv);
 /* Reverse of imp_impulse_forward given dv_bar; accumulates into vh_bar,
  * vS_bar, gate_bar (K), w_bar (K), e_bar and fric_bar (n_pairs) (each may be NULL). */
 void imp_impulse_backward(const imp_contact_geometry *g, const double *w, const double *e, const double *fric,
-                          int law, const double *gate, const double *vh, const double *vS, const double *dv_bar,
-                          double *vh_bar, double *vS_bar, double *gate_bar, double *w_bar, double *e_bar,
-                          double *fric_bar);
+                          int law, const unsigned char *act, const double *gate, const double *vh, const double *vS,
+                          const double *dv_bar, double *vh_bar, double *vS_bar, double *gate_bar, double *w_bar,
+                          double *e_bar, double *fric_bar);
 
-/* Closest-point projection in the mass metric of every pair whose bodies are
- * both gated on (gate >= 0.5; walls count as on) and whose gap is negative:
+/* Closest-point projection in the mass metric of every pair with activity
+ * act[p] (as for the impulse; NULL: all 1) 2, or 1 and its bodies both gated
+ * on (gate >= 0.5; walls count as on), whose gap is negative:
  * q <- q - gap M^-1 grad(gap) / (grad(gap)^T M^-1 grad(gap)) (exact for the
  * linear gaps used here). Records which pairs were projected in `active`
  * (n_pairs) for the reverse pass. */
-void imp_project_forward(const imp_contact_geometry *g, const double *w, const double *gate,
-                         double *q, unsigned char *active);
+void imp_project_forward(const imp_contact_geometry *g, const double *w, const unsigned char *act,
+                         const double *gate, double *q, unsigned char *active);
 /* Reverse of the projection at the *pre-projection* q_in: q_bar is updated in
  * place from d/dq_out to d/dq_in; w_bar (K, may be NULL) accumulates. */
 void imp_project_backward(const imp_contact_geometry *g, const double *w, const double *q_in,
@@ -69,7 +93,8 @@ struct imp_model_work {
     /* per-slot arrays, (H + 1) x B x D unless noted */
     double *q, *v, *g, *vh, *qt, *vS;
     double *p, *gate;        /* H x B x K */
-    unsigned char *active;   /* H x B x n_pairs */
+    unsigned char *active;   /* H x B x n_pairs: pairs projected */
+    unsigned char *pact;     /* H x B x n_pairs: pairs' activity (imp_pair_activity, 2 = guard) */
     double *qbar, *vbar, *gbar;
     double *pbar;            /* H x B x K */
     double *lab;             /* H x B x K contact labels of the batch, step-major */

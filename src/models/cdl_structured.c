@@ -16,7 +16,10 @@
 #include <math.h>
 #include <string.h>
 
-enum gate_mode { GATE_LABELS, GATE_SOFT, GATE_HARD };
+/* GATE_GEOMETRY (cfg.gate_geometry): every body gated, the impulse on the
+ * closing pairs it penetrates in the step (tolerance 0, no nearest pair):
+ * geometry alone, no labels, the contact network unused. */
+enum gate_mode { GATE_LABELS, GATE_SOFT, GATE_HARD, GATE_GEOMETRY };
 
 /* With observed contact labels (touch feedback) the gates are the labels, so
  * the rollout of a window does not depend on the contact network: its H
@@ -29,10 +32,27 @@ static int stacked_contact(const imp_model *m, enum gate_mode mode, const imp_mo
 
 #define SLOT(arr, k, stride) ((arr) + (size_t)(k) * (stride))
 
-/* Forward of step n for the whole batch. labels_n: B x K (GATE_LABELS). */
+/* The non-penetration guard of rollouts: a pair that the gates leave alone
+ * (activity 0, or its bodies not gated on) but whose gap at the drifted
+ * position is below zero while closing is forced (activity 2): projected
+ * onto its surface and given its impulse, so that a missed classification
+ * cannot sink a body through a wall. A rollout starts from a clean state,
+ * so no noise tolerance enters: the guard acts at any penetration. */
+static void guard_pairs(const imp_contact_geometry *g, const double *gate, const double *qt, const double *vh,
+                        unsigned char *act)
+{
+    for (int p = 0; p < g->n_pairs; p++) {
+        const imp_contact_pair *c = &g->pairs[p];
+        int gated = act[p] && gate[c->body_j] >= 0.5 && (c->body_i == IMP_WALL || gate[c->body_i] >= 0.5);
+        if (!gated && imp_contact_gap(g, p, qt) < 0.0 && imp_contact_normal_velocity(g, p, vh) < 0.0) act[p] = 2;
+    }
+}
+
+/* Forward of step n for the whole batch. labels_n: B x K (GATE_LABELS).
+ * guard: rollouts (B = 1) apply the non-penetration guard (guard_pairs). */
 static void step_forward(const imp_model *m, const double *params, imp_model_work *w, int n, int B,
                          enum gate_mode mode, const double *labels_n, const double *winv,
-                         const double *C, const double *e, const double *fric, int stack)
+                         const double *C, const double *e, const double *fric, int stack, int guard)
 {
     const int D = m->D, K = m->K, d = m->geom.dim, P = m->geom.n_pairs;
     const double h = m->dt;
@@ -61,18 +81,29 @@ static void step_forward(const imp_model *m, const double *params, imp_model_wor
         else if (!stack)
             imp_mlp_forward(&m->contact, params + m->off_contact, w->in, B, p, w->contact[n]);
         for (size_t i = 0; i < sBK; i++)
-            gate[i] = mode == GATE_LABELS ? labels_n[i] : mode == GATE_SOFT ? p[i] : (p[i] > 0.5);
+            gate[i] = mode == GATE_LABELS ? labels_n[i] : mode == GATE_SOFT ? p[i] : mode == GATE_GEOMETRY ? 1.0 : (p[i] > 0.5);
     } else {
         memset(p, 0, sBK * sizeof(double));
         memset(gate, 0, sBK * sizeof(double));
     }
     memcpy(qn, qt, sBD * sizeof(double));
-    if (m->cfg.projection && m->has_contact_net)
+    const size_t sP = P > 0 ? (size_t)P : 1;
+    const double tol = m->cfg.contact_tol == IMP_CONTACT_TOL_AUTO || mode == GATE_GEOMETRY ? 0.0 : m->cfg.contact_tol;
+    if (m->has_contact_net)
         for (int b = 0; b < B; b++) {
+            unsigned char *act = w->pact + ((size_t)n * B + b) * sP, proj[IMP_MAX_CONTACTS];
+            imp_pair_activity(&m->geom, tol, mode != GATE_SOFT && mode != GATE_GEOMETRY, qt + (size_t)b * D, v + (size_t)b * D,
+                              vh + (size_t)b * D, act);
+            if (guard) guard_pairs(&m->geom, gate + (size_t)b * K, qt + (size_t)b * D, vh + (size_t)b * D, act);
+            int any = 0;
+            for (int p = 0; p < P; p++) any |= (proj[p] = m->cfg.projection || act[p] == 2 ? act[p] : 0) != 0;
+            if (!any) {
+                memset(w->active + ((size_t)n * B + b) * sP, 0, sP);
+                continue;
+            }
             double hard[IMP_MAX_BODIES];
             for (int k = 0; k < K; k++) hard[k] = gate[(size_t)b * K + k] >= 0.5;
-            imp_project_forward(&m->geom, winv, hard, qn + (size_t)b * D,
-                                w->active + ((size_t)n * B + b) * (P > 0 ? P : 1));
+            imp_project_forward(&m->geom, winv, proj, hard, qn + (size_t)b * D, w->active + ((size_t)n * B + b) * sP);
         }
     if (B == 1 && w->net_fixed)
         imp_mlp_fixed_grad_input(w->net_fixed, qn, gn);
@@ -87,8 +118,8 @@ static void step_forward(const imp_model *m, const double *params, imp_model_wor
         }
     if (m->has_contact_net)
         for (int b = 0; b < B; b++)
-            imp_impulse_forward(&m->geom, winv, e, fric, m->cfg.impact_law, gate + (size_t)b * K, vh + (size_t)b * D,
-                                vS + (size_t)b * D, vn + (size_t)b * D);
+            imp_impulse_forward(&m->geom, winv, e, fric, m->cfg.impact_law, w->pact + ((size_t)n * B + b) * sP,
+                                gate + (size_t)b * K, vh + (size_t)b * D, vS + (size_t)b * D, vn + (size_t)b * D);
 }
 
 /* Reverse of step n. Consumes qbar/vbar/gbar of slot n+1 (gbar partial: the
@@ -121,7 +152,8 @@ static void step_backward(const imp_model *m, const double *params, imp_model_wo
         for (int i = 0; i < D; i++) vh_bar[(size_t)b * D + i] = vnb[i];
         if (m->has_contact_net) {
             memset(gate_bar, 0, sizeof gate_bar);
-            imp_impulse_backward(&m->geom, winv, e, fric, m->cfg.impact_law, gate + (size_t)b * K, vh + (size_t)b * D,
+            imp_impulse_backward(&m->geom, winv, e, fric, m->cfg.impact_law, w->pact + ((size_t)n * B + b) * (P > 0 ? P : 1),
+                                 gate + (size_t)b * K, vh + (size_t)b * D,
                                  vS + (size_t)b * D, vnb, vh_bar + (size_t)b * D,
                                  vS_bar + (size_t)b * D, gate_bar, wbar, ebar, fricbar);
             if (mode == GATE_SOFT)
@@ -180,7 +212,7 @@ int imp_structured_window_loss(const imp_model *m, const double *params, imp_mod
 {
     const int D = m->D, K = m->K;
     const size_t sBD = (size_t)B * D, sBK = (size_t)B * K;
-    enum gate_mode mode = m->cfg.touch ? GATE_LABELS : GATE_SOFT;
+    enum gate_mode mode = m->cfg.gate_geometry ? GATE_GEOMETRY : m->cfg.touch ? GATE_LABELS : GATE_SOFT;
     const int stack = stacked_contact(m, mode, w);
     double winv[IMP_MAX_BODIES], C[IMP_MAX_BODIES * IMP_MAX_DIM];
     double e[IMP_MAX_CONTACTS], mu[IMP_MAX_CONTACTS];
@@ -198,7 +230,7 @@ int imp_structured_window_loss(const imp_model *m, const double *params, imp_mod
             for (int b = 0; b < B; b++)
                 memcpy(w->lab + (size_t)n * sBK + (size_t)b * K, labels + ((size_t)b * H + n) * K,
                        K * sizeof(double));
-        step_forward(m, params, w, n, B, mode, w->lab + (size_t)n * sBK, winv, C, e, fric, stack);
+        step_forward(m, params, w, n, B, mode, w->lab + (size_t)n * sBK, winv, C, e, fric, stack, 0);
     }
     if (stack) imp_mlp_forward(&m->contact, params + m->off_contact, w->in_stack, H * B, w->p, w->contact_stack);
 
@@ -283,11 +315,16 @@ int imp_structured_rollout(const imp_model *m, imp_model_work *w, const double *
     else
         imp_mlp_grad_input(&m->net, m->params + m->off_net, w->q, 1, w->g, NULL, w->net[0]);
     for (int t = 1; t < n_steps; t++) {
-        step_forward(m, m->params, w, 0, 1, gates ? GATE_LABELS : GATE_HARD,
-                     gates ? gates + (size_t)t * K : NULL, winv, C, e, fric, 0);
+        step_forward(m, m->params, w, 0, 1, m->cfg.gate_geometry ? GATE_GEOMETRY : gates ? GATE_LABELS : GATE_HARD,
+                     gates ? gates + (size_t)t * K : NULL, winv, C, e, fric, 0, 1);
         memcpy(states + (size_t)t * 2 * D, w->q + D, D * sizeof(double));
         memcpy(states + (size_t)t * 2 * D + D, w->v + D, D * sizeof(double));
-        for (int k = 0; k < K; k++) contact[(size_t)t * K + k] = w->gate[k] >= 0.5;
+        for (int k = 0; k < K; k++) contact[(size_t)t * K + k] = !m->cfg.gate_geometry && w->gate[k] >= 0.5;
+        for (int p = 0; m->has_contact_net && p < m->geom.n_pairs; p++)
+            if (w->pact[p] == 2 || (m->cfg.gate_geometry && w->pact[p])) { /* the guard's (geometry's) impacts */
+                contact[(size_t)t * K + m->geom.pairs[p].body_j] = 1.0;
+                if (m->geom.pairs[p].body_i != IMP_WALL) contact[(size_t)t * K + m->geom.pairs[p].body_i] = 1.0;
+            }
         if (imp_check_finite(states + (size_t)t * 2 * D, 2 * D, "rollout state"))
             return imp_fail(IMP_ERR_NUMERIC, "rollout: state became non-finite at step %d", t);
         memcpy(w->q, w->q + D, D * sizeof(double));

@@ -4,7 +4,12 @@
  * pre-impact one), and their reverse passes. Pairs with a tangent and a
  * friction coefficient get Coulomb friction through the impact strand's AP
  * Newton law (imp_ap_newton_forward / _backward, [ISRR] sec 2.1), which keeps
- * un+ = -e un- and adds the maximal tangential impulse in the cone. */
+ * un+ = -e un- and adds the maximal tangential impulse in the cone.
+ *
+ * Events are per contact pair: the gate (a body's label or contact network)
+ * says when, the pair activity (imp_pair_activity) says which of the body's
+ * pairs; a pair's impulse and projection act only where its activity is
+ * nonzero (2: forced by the non-penetration guard of rollouts, gate 1). */
 #include "cdl_internal.h"
 #include "impulse/impact_models.h"
 
@@ -68,20 +73,66 @@ static int friction_impulse(const imp_contact_geometry *g, int p, double wsum, d
     return 2;
 }
 
+int imp_pair_activity(const imp_contact_geometry *g, double tol, int nearest_if_none, const double *qt,
+                      const double *v, const double *vh, unsigned char *act)
+{
+    /* reach[p]: 2 the pair is closing and penetrated at qt, 1 closing and
+     * within tol, 0 neither */
+    unsigned char reach[IMP_MAX_CONTACTS];
+    double gap[IMP_MAX_CONTACTS];
+    for (int p = 0; p < g->n_pairs; p++) {
+        double um = imp_contact_normal_velocity(g, p, vh);
+        /* n . (vh + h/2 a0) = 2 um - n . v: the current force pulls the pair closed */
+        int closing = um < 0.0 || 2.0 * um - imp_contact_normal_velocity(g, p, v) < 0.0;
+        gap[p] = imp_contact_gap(g, p, qt);
+        reach[p] = !closing ? 0 : gap[p] <= 0.0 ? 2 : gap[p] <= tol ? 1 : 0;
+        act[p] = 0;
+    }
+    for (int k = 0; k < g->n_bodies; k++) {
+        int n = 0, best = 0, nearest = -1;
+        for (int p = 0; p < g->n_pairs; p++) {
+            const imp_contact_pair *c = &g->pairs[p];
+            if (c->body_j != k && c->body_i != k) continue;
+            n++;
+            if (reach[p] > best) best = reach[p];
+            if (nearest < 0 || gap[p] < gap[nearest]) nearest = p;
+        }
+        if (n == 1 || (n > 1 && !best && nearest_if_none)) act[nearest] = 1; /* the body's only pair, or its nearest */
+        else
+            for (int p = 0; p < g->n_pairs; p++)
+                if (reach[p] == best && best && (g->pairs[p].body_j == k || g->pairs[p].body_i == k)) act[p] = 1;
+    }
+    int n = 0;
+    for (int p = 0; p < g->n_pairs; p++) n += act[p];
+    return n;
+}
+
+/* The gates of pair p's two bodies under its activity a (0 off, 1 the
+ * bodies' gates, 2 forced on). */
+static void pair_gates(const imp_contact_pair *c, const double *gate, int a, double *gj, double *gi)
+{
+    *gj = a == 2 ? 1.0 : a ? gate[c->body_j] : 0.0;
+    *gi = c->body_i == IMP_WALL ? 0.0 : a == 2 ? 1.0 : a ? gate[c->body_i] : 0.0;
+}
+
 void imp_impulse_forward(const imp_contact_geometry *g, const double *w, const double *e, const double *fric,
-                         int law, const double *gate, const double *vh, const double *vS, double *dv)
+                         int law, const unsigned char *act, const double *gate, const double *vh, const double *vS,
+                         double *dv)
 {
     for (int p = 0; p < g->n_pairs; p++) {
         const imp_contact_pair *c = &g->pairs[p];
-        int wall = c->body_i == IMP_WALL;
+        int wall = c->body_i == IMP_WALL, ap = act ? act[p] : 1;
+        if (!ap) continue;
+        double gj, gi;
+        pair_gates(c, gate, ap, &gj, &gi);
         double wi = wall ? 0.0 : w[c->body_i], wj = w[c->body_j];
         if (fric && imp_contact_pair_has_tangent(g, p)) {
             double W[4], u[2], bn, dbn[3], P[2];
             friction_impulse(g, p, wi + wj, e[p], fric[p], law, vh, vS, W, u, &bn, dbn, P);
             for (int a = 0; a < g->dim; a++) {
                 double dir = P[0] * c->tangent[a] + P[1] * c->normal[a];
-                dv[c->body_j * g->dim + a] += gate[c->body_j] * wj * dir;
-                if (!wall) dv[c->body_i * g->dim + a] -= gate[c->body_i] * wi * dir;
+                dv[c->body_j * g->dim + a] += gj * wj * dir;
+                if (!wall) dv[c->body_i * g->dim + a] -= gi * wi * dir;
             }
             continue;
         }
@@ -89,14 +140,14 @@ void imp_impulse_forward(const imp_contact_geometry *g, const double *w, const d
         double d[3], um = normal_dot(g, c, vh), uS = normal_dot(g, c, vS);
         double P = mu_red * (law == IMP_CDL_IMPACT_PAPER ? -e[p] * um - uS : -removed_normal(law, e[p], um, uS, d));
         for (int a = 0; a < g->dim; a++) {
-            dv[c->body_j * g->dim + a] += gate[c->body_j] * P * wj * c->normal[a];
-            if (!wall) dv[c->body_i * g->dim + a] -= gate[c->body_i] * P * wi * c->normal[a];
+            dv[c->body_j * g->dim + a] += gj * P * wj * c->normal[a];
+            if (!wall) dv[c->body_i * g->dim + a] -= gi * P * wi * c->normal[a];
         }
     }
 }
 
 static void friction_impulse_backward(const imp_contact_geometry *g, int p, double wi, double wj, double e,
-                                      double mu, int law, const double *gate, const double *vh, const double *vS,
+                                      double mu, int law, double gj, double gi, const double *vh, const double *vS,
                                       const double *dv_bar, double *vh_bar, double *vS_bar, double *gate_bar,
                                       double *w_bar, double *e_bar, double *mu_bar)
 {
@@ -114,7 +165,6 @@ static void friction_impulse_backward(const imp_contact_geometry *g, int p, doub
             ni += c->normal[a] * dv_bar[c->body_i * g->dim + a];
         }
     }
-    double gj = gate[c->body_j], gi = wall ? 0.0 : gate[c->body_i];
     double P_bar[2] = {gj * wj * tj - gi * wi * ti, gj * wj * nj - gi * wi * ni};
     if (gate_bar) {
         gate_bar[c->body_j] += wj * (P[0] * tj + P[1] * nj);
@@ -145,16 +195,20 @@ static void friction_impulse_backward(const imp_contact_geometry *g, int p, doub
 }
 
 void imp_impulse_backward(const imp_contact_geometry *g, const double *w, const double *e, const double *fric,
-                          int law, const double *gate, const double *vh, const double *vS, const double *dv_bar,
-                          double *vh_bar, double *vS_bar, double *gate_bar, double *w_bar, double *e_bar,
-                          double *fric_bar)
+                          int law, const unsigned char *act, const double *gate, const double *vh, const double *vS,
+                          const double *dv_bar, double *vh_bar, double *vS_bar, double *gate_bar, double *w_bar,
+                          double *e_bar, double *fric_bar)
 {
     for (int p = 0; p < g->n_pairs; p++) {
         const imp_contact_pair *c = &g->pairs[p];
-        int wall = c->body_i == IMP_WALL;
+        int wall = c->body_i == IMP_WALL, ap = act ? act[p] : 1;
+        if (!ap) continue;
+        double gj, gi;
+        pair_gates(c, gate, ap, &gj, &gi);
+        double *gb = ap == 2 ? NULL : gate_bar; /* forced: the gates do not enter */
         double wi = wall ? 0.0 : w[c->body_i], wj = w[c->body_j];
         if (fric && imp_contact_pair_has_tangent(g, p)) {
-            friction_impulse_backward(g, p, wi, wj, e[p], fric[p], law, gate, vh, vS, dv_bar, vh_bar, vS_bar, gate_bar,
+            friction_impulse_backward(g, p, wi, wj, e[p], fric[p], law, gj, gi, vh, vS, dv_bar, vh_bar, vS_bar, gb,
                                       w_bar, e_bar ? e_bar + p : NULL, fric_bar ? fric_bar + p : NULL);
             continue;
         }
@@ -169,15 +223,15 @@ void imp_impulse_backward(const imp_contact_geometry *g, const double *w, const 
             nj += c->normal[a] * dv_bar[c->body_j * g->dim + a];
             if (!wall) ni += c->normal[a] * dv_bar[c->body_i * g->dim + a];
         }
-        double P_bar = gate[c->body_j] * wj * nj - (wall ? 0.0 : gate[c->body_i] * wi * ni);
-        if (gate_bar) {
-            gate_bar[c->body_j] += P * wj * nj;
-            if (!wall) gate_bar[c->body_i] -= P * wi * ni;
+        double P_bar = gj * wj * nj - gi * wi * ni;
+        if (gb) {
+            gb[c->body_j] += P * wj * nj;
+            if (!wall) gb[c->body_i] -= P * wi * ni;
         }
         double mu_bar_red = P_bar * bracket;
         if (w_bar) {
-            w_bar[c->body_j] += gate[c->body_j] * P * nj - mu_red * mu_red * mu_bar_red;
-            if (!wall) w_bar[c->body_i] += -gate[c->body_i] * P * ni - mu_red * mu_red * mu_bar_red;
+            w_bar[c->body_j] += gj * P * nj - mu_red * mu_red * mu_bar_red;
+            if (!wall) w_bar[c->body_i] += -gi * P * ni - mu_red * mu_red * mu_bar_red;
         }
         if (e_bar) e_bar[p] += -P_bar * mu_red * d[2];
         double um_bar = -P_bar * mu_red * d[0], uS_bar = -P_bar * mu_red * d[1];
@@ -186,13 +240,13 @@ void imp_impulse_backward(const imp_contact_geometry *g, const double *w, const 
     }
 }
 
-void imp_project_forward(const imp_contact_geometry *g, const double *w, const double *gate,
-                         double *q, unsigned char *active)
+void imp_project_forward(const imp_contact_geometry *g, const double *w, const unsigned char *act,
+                         const double *gate, double *q, unsigned char *active)
 {
     for (int p = 0; p < g->n_pairs; p++) {
         const imp_contact_pair *c = &g->pairs[p];
-        int wall = c->body_i == IMP_WALL;
-        int on = gate[c->body_j] >= 0.5 && (wall || gate[c->body_i] >= 0.5);
+        int wall = c->body_i == IMP_WALL, ap = act ? act[p] : 1;
+        int on = ap == 2 || (ap && gate[c->body_j] >= 0.5 && (wall || gate[c->body_i] >= 0.5));
         double gap = imp_contact_gap(g, p, q);
         active[p] = on && gap < 0.0;
         if (!active[p]) continue;

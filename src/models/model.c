@@ -37,6 +37,7 @@ void imp_cdl_config_default(imp_cdl_config *cfg, imp_model_kind kind)
     cfg->act = IMP_ACT_SOFTPLUS;
     cfg->contact_hidden = 100;
     cfg->touch = 1;
+    cfg->contact_tol = IMP_CONTACT_TOL_AUTO;
 }
 
 void imp_model_inverse_masses(const imp_model *m, const double *params, double *w)
@@ -124,6 +125,10 @@ static int build(imp_model *m, size_t expect)
         return imp_fail(IMP_ERR_INVALID, "options: damping, mass and projection apply to cdl/vin only");
     if (c->kind != IMP_MODEL_CDL && (c->learn_restitution || c->friction || c->impact_law))
         return imp_fail(IMP_ERR_INVALID, "options: learned restitution, friction and the impact law apply to cdl only");
+    if (c->gate_geometry && (c->kind != IMP_MODEL_CDL || c->touch))
+        return imp_fail(IMP_ERR_INVALID, "gate_geometry: for cdl without touch feedback only (the labels would gate)");
+    if (c->contact_tol != IMP_CONTACT_TOL_AUTO && !(c->contact_tol >= 0.0 && c->contact_tol <= 1e12))
+        return imp_fail(IMP_ERR_INVALID, "contact_tol: %g must be >= 0 (or IMP_CONTACT_TOL_AUTO)", c->contact_tol);
     if (c->impact_law != IMP_CDL_IMPACT_PAPER && c->impact_law != IMP_CDL_IMPACT_NEWTON)
         return imp_fail(IMP_ERR_INVALID, "impact_law: unknown id %d (0 paper, 1 newton)", c->impact_law);
     if (c->kind == IMP_MODEL_CDL && !c->learn_restitution && m->geom.n_pairs > 0 && isnan(m->geom.restitution))
@@ -231,7 +236,7 @@ imp_model_work *imp_model_work_new(const imp_model *m, int B, int H)
     for (size_t i = 0; ok && i < sizeof arrays / sizeof arrays[0]; i++) ok = (*arrays[i] = calloc(S1 * sBD, sizeof(double))) != NULL;
     if (ok) ok = (w->p = calloc(S1 * sBK, sizeof(double))) && (w->gate = calloc(S1 * sBK, sizeof(double))) &&
                  (w->pbar = calloc(S1 * sBK, sizeof(double))) && (w->lab = calloc(S1 * sBK, sizeof(double))) &&
-                 (w->active = calloc(S1 * B * P, 1)) && (w->in = calloc(B * width, sizeof(double))) &&
+                 (w->active = calloc(S1 * B * P, 1)) && (w->pact = calloc(S1 * B * P, 1)) && (w->in = calloc(B * width, sizeof(double))) &&
                  (w->din = calloc(B * width, sizeof(double))) && (w->out = calloc(B * width, sizeof(double))) &&
                  (w->dout = calloc(B * width, sizeof(double))) && (w->xs = calloc(S1 * 2 * sBD, sizeof(double))) &&
                  (w->xbar = calloc(S1 * 2 * sBD, sizeof(double)));
@@ -290,7 +295,7 @@ void imp_model_work_free(imp_model_work *w)
     free(w->in_stack), free(w->din_stack);
     free(w->q), free(w->v), free(w->g), free(w->vh), free(w->qt), free(w->vS);
     free(w->qbar), free(w->vbar), free(w->gbar);
-    free(w->p), free(w->gate), free(w->pbar), free(w->lab), free(w->active);
+    free(w->p), free(w->gate), free(w->pbar), free(w->lab), free(w->active), free(w->pact);
     free(w->in), free(w->din), free(w->out), free(w->dout), free(w->xs), free(w->xbar);
     free(w);
 }
@@ -298,6 +303,11 @@ void imp_model_work_free(imp_model_work *w)
 static int structured(const imp_model *m)
 {
     return m->cfg.kind == IMP_MODEL_CDL || m->cfg.kind == IMP_MODEL_VIN;
+}
+
+double imp_cdl_default_contact_tol(const imp_trajset *data)
+{
+    return isfinite(data->noise) && data->noise > 0.0 ? 3.0 * data->noise : 0.0;
 }
 
 int imp_cdl_default_impact_law(const imp_trajset *data)
@@ -392,6 +402,14 @@ static void checksum(const imp_model *m, const double *params, char hex[17])
              imp_model_kind_name(c->kind), c->hidden, c->hidden_layers, imp_activation_name(c->act),
              c->contact_hidden, c->touch, c->projection, c->learn_damping, c->learn_mass, c->learn_restitution,
              c->friction, m->geom.dim, m->K, m->geom.n_pairs, m->n_params, imp_num_format(m->dt, b));
+    if (c->contact_tol != IMP_CONTACT_TOL_AUTO) { /* absent before per-pair events */
+        size_t len = strlen(desc);
+        snprintf(desc + len, sizeof desc - len, "contact_tol=%s|", imp_num_format(c->contact_tol, b));
+    }
+    if (c->gate_geometry) {
+        size_t len = strlen(desc);
+        snprintf(desc + len, sizeof desc - len, "gate_geometry=1|");
+    }
     uint64_t h = imp_fnv1a(desc, strlen(desc), IMP_FNV_START);
     h = imp_fnv1a(params, m->n_params * sizeof(double), h);
     snprintf(hex, 17, "%016llx", (unsigned long long)h);
@@ -468,6 +486,8 @@ int imp_model_save(const imp_model *m, const char *path, const char *extra_meta)
     imp_json_kv_int(&j, "learn_restitution", m->cfg.learn_restitution);
     imp_json_kv_int(&j, "friction", m->cfg.friction);
     imp_json_kv_int(&j, "impact_law", m->cfg.impact_law);
+    if (m->cfg.contact_tol != IMP_CONTACT_TOL_AUTO) imp_json_kv_number(&j, "contact_tol", m->cfg.contact_tol);
+    if (m->cfg.gate_geometry) imp_json_kv_int(&j, "gate_geometry", 1);
     imp_json_kv_number(&j, "dt", m->dt);
     imp_json_kv_int(&j, "dim", m->geom.dim);
     imp_json_kv_number(&j, "restitution", m->geom.restitution);
@@ -588,6 +608,13 @@ static int load_checked(const imp_npz *z, imp_model **out)
         return st;
     if (imp_json_get_token(meta, "impact_law", tok, sizeof tok) != IMP_ERR_NOT_FOUND &&
         (st = imp_meta_int(meta, "impact_law", IMP_CDL_IMPACT_PAPER, IMP_CDL_IMPACT_NEWTON, &cfg.impact_law)))
+        return st;
+    if (imp_json_get_token(meta, "gate_geometry", tok, sizeof tok) != IMP_ERR_NOT_FOUND &&
+        (st = meta_flag(meta, "gate_geometry", &cfg.gate_geometry)))
+        return st;
+    /* absent before per-pair events (and in never-trained models): auto */
+    if (imp_json_get_token(meta, "contact_tol", tok, sizeof tok) != IMP_ERR_NOT_FOUND &&
+        (st = imp_meta_double(meta, "contact_tol", 0.0, 1e12, &cfg.contact_tol)))
         return st;
     double dt, gravity, length;
     if ((st = imp_meta_double(meta, "dt", IMP_MODEL_MIN_DT, IMP_MODEL_MAX_DT, &dt))) return st;

@@ -15,6 +15,7 @@
  * each contact's start and end located by bisection. */
 #include "impulse/contact_systems.h"
 #include "rk4_motion.h"
+#include "systems_internal.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -35,6 +36,7 @@ double imp_compliant_damping_ratio(double e)
 typedef struct csim {
     imp_contact_geometry geom;
     int pendulum;       /* 1: coordinates are pendulum angles (cradle) */
+    int box;            /* 1: the ball in a box (x, y) */
     double gravity, length, k, c[IMP_MAX_CONTACTS];
     double inertia[IMP_MAX_BODIES]; /* m (ball) or m l^2 (pendulum) */
 } csim;
@@ -127,6 +129,10 @@ static int setup(const char *system, const imp_sim_opts *o, csim *s)
         g->n_pairs = 1;
         g->pairs[0] = (imp_contact_pair){.body_i = IMP_WALL, .body_j = 0, .normal = {1.0}, .offset = 0.0};
         s->inertia[0] = 1.0;
+    } else if (!strcmp(system, "compliant-ball-box")) {
+        s->box = 1;
+        imp_ball_box_geometry(g);
+        s->inertia[0] = 1.0;
     } else if (!strcmp(system, "compliant-cradle")) {
         s->pendulum = 1;
         g->n_bodies = 2;
@@ -135,7 +141,7 @@ static int setup(const char *system, const imp_sim_opts *o, csim *s)
         g->pairs[0] = (imp_contact_pair){.body_i = 1, .body_j = 0, .normal = {1.0}, .offset = 0.0};
         s->inertia[0] = s->inertia[1] = o->length * o->length;
     } else {
-        return imp_fail(IMP_ERR_NOT_FOUND, "system: unknown '%s' (compliant-ball, compliant-cradle)", system);
+        return imp_fail(IMP_ERR_NOT_FOUND, "system: unknown '%s' (compliant-ball, compliant-cradle, compliant-ball-box)", system);
     }
     double zeta = imp_compliant_damping_ratio(o->restitution);
     for (int p = 0; p < g->n_pairs; p++) {
@@ -168,7 +174,9 @@ int imp_simulate_compliant(const char *system, const imp_sim_opts *o, imp_trajse
     for (int n = 0; n < o->n_traj; n++) {
         double q[NMAX] = {0}, v[NMAX] = {0};
         int random = n > 0 && o->randomize;
-        if (s.pendulum) {
+        if (s.box) {
+            imp_ball_box_initial_state(o, random, &rng, q, v);
+        } else if (s.pendulum) {
             q[0] = q[1] = o->q0;
             v[0] = random ? imp_rng_uniform_range(&rng, 1.0, 3.0) : o->v0;
         } else {

@@ -9,6 +9,7 @@
 #include "impulse/contact_systems.h"
 #include "rk4_motion.h"
 #include "systems/points_sim.h"
+#include "systems_internal.h"
 #include "impulse/impact_models.h"
 
 #include <math.h>
@@ -18,7 +19,7 @@
 
 #define SUBSTEPS 64
 
-typedef enum { SYS_PENDULUM, SYS_BALL, SYS_CRADLE, SYS_DISK } sys_kind;
+typedef enum { SYS_PENDULUM, SYS_BALL, SYS_CRADLE, SYS_DISK, SYS_BOX } sys_kind;
 
 /* The bouncing disk: a uniform disk of radius DISK_R, mass 1, coordinates
  * q = (x, y, k theta) with k = R / sqrt(2) its radius of gyration, so that
@@ -26,6 +27,33 @@ typedef enum { SYS_PENDULUM, SYS_BALL, SYS_CRADLE, SYS_DISK } sys_kind;
  * theta counter-clockwise. Floor contact: gap y - R, normal (0, 1, 0), slip
  * velocity of the lowest point vx + R omega = t . qdot with t = (1, 0, R/k). */
 #define DISK_R 0.25
+
+/* The ball in a box (ball-box, compliant-ball-box): q = (x, y) of the
+ * ball's centre (its radius folded into the wall offsets), floor y >= 0,
+ * side walls x >= -IMP_BALL_BOX_HALF_WIDTH and x <= +IMP_BALL_BOX_HALF_WIDTH. */
+void imp_ball_box_geometry(imp_contact_geometry *g)
+{
+    g->dim = 2;
+    g->n_bodies = 1;
+    g->mass[0] = 1.0;
+    g->n_pairs = 3;
+    g->pairs[0] = (imp_contact_pair){.body_i = IMP_WALL, .body_j = 0, .normal = {0.0, 1.0}, .offset = 0.0};
+    g->pairs[1] = (imp_contact_pair){.body_i = IMP_WALL, .body_j = 0, .normal = {1.0, 0.0},
+                                     .offset = -IMP_BALL_BOX_HALF_WIDTH};
+    g->pairs[2] = (imp_contact_pair){.body_i = IMP_WALL, .body_j = 0, .normal = {-1.0, 0.0},
+                                     .offset = -IMP_BALL_BOX_HALF_WIDTH};
+}
+
+/* First trajectory: (0, q0) with velocity (v0, 0); later ones (random):
+ * x U(-W/2, W/2), height U(q0/2, q0), vx U(-3, 3), vy U(-1, 1). */
+void imp_ball_box_initial_state(const imp_sim_opts *o, int random, imp_rng *rng, double *q, double *v)
+{
+    q[0] = random ? imp_rng_uniform_range(rng, -0.5 * IMP_BALL_BOX_HALF_WIDTH, 0.5 * IMP_BALL_BOX_HALF_WIDTH) : 0.0;
+    q[1] = random ? imp_rng_uniform_range(rng, 0.5 * o->q0, o->q0) : o->q0;
+    if (q[1] < 0.0) q[1] = 0.0;
+    v[0] = random ? imp_rng_uniform_range(rng, -3.0, 3.0) : o->v0;
+    v[1] = random ? imp_rng_uniform_range(rng, -1.0, 1.0) : 0.0;
+}
 
 typedef struct sim {
     sys_kind kind;
@@ -43,7 +71,7 @@ static void accel(const sim *s, const double *q, const double *v, double *a)
 {
     int D = s->geom.n_bodies * s->geom.dim;
     for (int i = 0; i < D; i++)
-        a[i] = s->kind == SYS_BALL ? (i % s->geom.dim == s->geom.dim - 1 ? -s->gravity : 0.0)
+        a[i] = s->kind == SYS_BALL || s->kind == SYS_BOX ? (i % s->geom.dim == s->geom.dim - 1 ? -s->gravity : 0.0)
                : s->kind == SYS_DISK ? (i % s->geom.dim == 1 ? -s->gravity : 0.0)
                                      : -(s->gravity / s->length) * sin(q[i]);
     for (int p = 0; p < s->geom.n_pairs; p++) {
@@ -214,6 +242,9 @@ static int setup(const char *system, const imp_sim_opts *o, sim *s)
         g->mass[0] = g->mass[1] = 1.0;
         g->n_pairs = 1;
         g->pairs[0] = (imp_contact_pair){.body_i = 1, .body_j = 0, .normal = {1.0}, .offset = 0.0};
+    } else if (!strcmp(system, "ball-box")) {
+        s->kind = SYS_BOX;
+        imp_ball_box_geometry(g);
     } else if (!strcmp(system, "bouncing-disk")) {
         s->kind = SYS_DISK;
         g->dim = 3;
@@ -224,7 +255,7 @@ static int setup(const char *system, const imp_sim_opts *o, sim *s)
                                          .offset = DISK_R, .tangent = {1.0, 0.0, sqrt(2.0)}};
     } else {
         return imp_fail(IMP_ERR_NOT_FOUND,
-                        "system: unknown '%s' (pendulum, bouncing-ball, newtons-cradle, compliant-ball, compliant-cradle, bouncing-disk, bouncing-points:N)", system);
+                        IMP_CONTACT_SYSTEM_NAMES, system);
     }
     return imp_contact_geometry_check(g);
 }
@@ -232,8 +263,12 @@ static int setup(const char *system, const imp_sim_opts *o, sim *s)
 int imp_sim_defaults(const char *system, imp_sim_opts *o)
 {
     if (imp_points_system(system)) return imp_points_sim_defaults(system, o);
-    if (!strcmp(system, "compliant-ball") || !strcmp(system, "compliant-cradle")) {
-        int st = imp_sim_defaults(system[10] == 'b' ? "bouncing-ball" : "newtons-cradle", o);
+    if (!strcmp(system, "compliant-ball") || !strcmp(system, "compliant-cradle") ||
+        !strcmp(system, "compliant-ball-box")) {
+        int st = imp_sim_defaults(!strcmp(system, "compliant-ball-box") ? "ball-box"
+                                  : system[10] == 'b'                   ? "bouncing-ball"
+                                                                        : "newtons-cradle",
+                                  o);
         o->stiffness = IMP_COMPLIANT_STIFFNESS;
         return st;
     }
@@ -252,9 +287,11 @@ int imp_sim_defaults(const char *system, imp_sim_opts *o)
     } else if (!strcmp(system, "bouncing-disk")) {
         o->n_steps = 300, o->dt = 0.01, o->q0 = 1.5, o->v0 = 1.0;
         o->restitution = 0.8, o->friction = 0.2, o->spin = -30.0;
+    } else if (!strcmp(system, "ball-box")) {
+        o->n_steps = 400, o->dt = 0.02, o->q0 = 3.0, o->v0 = 1.5, o->restitution = 0.8;
     } else {
         return imp_fail(IMP_ERR_NOT_FOUND,
-                        "system: unknown '%s' (pendulum, bouncing-ball, newtons-cradle, compliant-ball, compliant-cradle, bouncing-disk, bouncing-points:N)", system);
+                        IMP_CONTACT_SYSTEM_NAMES, system);
     }
     o->randomize = 1;
     return IMP_OK;
@@ -299,6 +336,9 @@ static void initial_state(const sim *s, const imp_sim_opts *o, int traj, imp_rng
         q[0] = q[1] = o->q0;
         v[0] = random ? imp_rng_uniform_range(rng, 1.0, 3.0) : o->v0;
         v[1] = 0.0;
+        break;
+    case SYS_BOX:
+        imp_ball_box_initial_state(o, random, rng, q, v);
         break;
     case SYS_DISK: /* height, horizontal velocity, spin (rad/s) */
         q[0] = 0.0;

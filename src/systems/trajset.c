@@ -253,7 +253,8 @@ int imp_trajset_from_npz(imp_trajset *ts, imp_npz *z, const char *what)
     char version[64];
     if (!ts->labels[0] && !imp_json_get_string(meta, "impulse_version", version, sizeof version) &&
         (!strcmp(ts->system, "pendulum") || !strcmp(ts->system, "bouncing-ball") ||
-         !strcmp(ts->system, "newtons-cradle") || !strcmp(ts->system, "bouncing-disk")))
+         !strcmp(ts->system, "newtons-cradle") || !strcmp(ts->system, "bouncing-disk") ||
+         !strcmp(ts->system, "ball-box")))
         snprintf(ts->labels, sizeof ts->labels, "impact");
     imp_clear_error();
     return IMP_OK;
@@ -273,7 +274,8 @@ int imp_trajset_load(imp_trajset *ts, const char *path)
 
 int imp_system_energy_known(const char *system, int dim)
 {
-    static const char *names[] = {"pendulum", "newtons-cradle", "compliant-cradle", "bouncing-ball", "compliant-ball"};
+    static const char *names[] = {"pendulum", "newtons-cradle", "compliant-cradle", "bouncing-ball", "compliant-ball",
+                                  "ball-box", "compliant-ball-box"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (!strcmp(system, names[i])) return 1;
     if (!strncmp(system, "bouncing-points", 15)) return 1;

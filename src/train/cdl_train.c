@@ -157,6 +157,7 @@ int imp_model_train(imp_model *m, const imp_trajset *data, const imp_train_opts 
     if ((st = imp_check_finite(data->q, nq, "q")) || (st = imp_check_finite(data->qdot, nq, "qdot")))
         return st;
     snprintf(m->system, sizeof m->system, "%s", data->system);
+    if (m->cfg.contact_tol == IMP_CONTACT_TOL_AUTO) m->cfg.contact_tol = imp_cdl_default_contact_tol(data);
     m->gravity = data->gravity;
     m->length = data->length;
 
