@@ -394,3 +394,37 @@ int imp_csys_project_state(const imp_csys *s, double *x, double *v, const imp_cs
     }
     return IMP_OK;
 }
+
+int imp_csys_constrained_minv(const imp_csys *s, const double *x, const double *in, int ncol, double *out,
+                              imp_csys_work *w)
+{
+    int st = check_work(s, w);
+    if (st) return st;
+    if (!x || !in || !out || ncol < 0) return imp_fail(IMP_ERR_INVALID, "constrained M^-1: NULL or ncol < 0");
+    int N = w->N, C = w->C;
+    if ((st = imp_check_finite(x, (size_t)N, "x"))) return st;
+    if (C > 0) {
+        build_schur(s, x, w);
+        if ((st = factor_schur(s, x, w))) return st;
+    }
+    for (int k = 0; k < ncol; k++) {
+        const double *y = in + (size_t)k * N;
+        double *o = out + (size_t)k * N;
+        /* P y = M^-1 y - M^-1 J^T S^-1 J M^-1 y (docs/derivations/contact.md eq 17):
+         * with M^-1 J^T = MinvJt^T, J M^-1 y = MinvJt y (M^-1 symmetric) */
+        imp_csys_mass_inv_mul(s, y, o);
+        if (C == 0) continue;
+        for (int c = 0; c < C; c++) {
+            const double *mc = w->MinvJt + (size_t)c * N;
+            double acc = 0;
+            for (int q = 0; q < N; q++) acc += mc[q] * y[q];
+            w->b[c] = acc;
+        }
+        imp_lu_solve(C, w->S, w->piv, w->b);
+        for (int c = 0; c < C; c++) {
+            const double *mc = w->MinvJt + (size_t)c * N;
+            for (int q = 0; q < N; q++) o[q] -= mc[q] * w->b[c];
+        }
+    }
+    return IMP_OK;
+}
