@@ -7,6 +7,8 @@
 #include "impulse/constrained_contact.h"
 
 #include <math.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -216,8 +218,75 @@ static void test_errors(void)
     CHECK_FAILS(imp_csys_add_disk_contact(&s, 0, NULL, ax, 0.1, p, 0.5, 0.1, 0), IMP_ERR_INVALID);
 }
 
+static const char *CHAIN_TEXT =
+    "name chain-file\n"
+    "dim 2\n"
+    "body b1 mass 0.2 position 0.35 0\n"
+    "body b2 mass 0.13 position 0.75 0\n"
+    "tether b1 length 0.35\n"
+    "link b1 b2 length 0.4\n"
+    "gravity 9.81 axis y\n";
+
+/* Contact lines: planes and contacts parsed into the description; errors
+ * name the line; adding contacts leaves everything else as it was. */
+static void test_parse(void)
+{
+    char text[2048];
+    imp_csys a, b;
+    CHECK_OK(imp_csys_parse(&a, CHAIN_TEXT, "chain.txt"));
+    snprintf(text, sizeof text,
+             "%splane ground normal 0 2 offset -1\nplane wall normal -1 0 offset -2\n"
+             "contact b1 radius 0.15 plane ground e 0 mu 0.5\ncontact b2 plane wall e 1 mu 0\n",
+             CHAIN_TEXT);
+    CHECK_OK(imp_csys_parse(&b, text, "chain.txt"));
+    CHECK(b.n_planes == 2 && b.n_contacts == 2);
+    CHECK(b.planes[0].normal[1] == 1 && b.planes[0].offset == -1 && b.planes[1].normal[0] == -1);
+    CHECK(b.contacts[0].body == 0 && b.contacts[0].plane == 0 && b.contacts[0].radius == 0.15 &&
+          b.contacts[0].e == 0 && b.contacts[0].mu == 0.5 && b.contacts[0].line == 10);
+    CHECK(b.contacts[1].body == 1 && b.contacts[1].plane == 1 && b.contacts[1].radius == 0 &&
+          b.contacts[1].e == 1 && b.contacts[1].mu == 0);
+    /* everything before the contact fields is as without them */
+    CHECK(memcmp(&a, &b, offsetof(imp_csys, n_planes)) == 0);
+    const char *bad[][2] = {
+        {"contact b1 radius 0.1 plane floor e 0 mu 0\n", "unknown plane 'floor'"},
+        {"plane g normal 0 1 offset 0\ncontact b9 plane g e 0 mu 0\n", "unknown body 'b9'"},
+        {"plane g normal 0 1 offset 0\ncontact b1 plane g e 1.5 mu 0\n", "e 1.5"},
+        {"plane g normal 0 1 offset 0\ncontact b1 plane g e 0.5 mu -1\n", "mu -1"},
+        {"plane g normal 0 1 offset 0\ncontact b1 radius -1 plane g e 0.5 mu 0\n", "radius -1"},
+        {"plane g normal 0 0 offset 0\n", "zero normal"},
+        {"plane g normal 0 1\n", "expected 'offset'"},
+        {"plane g normal 0 1 offset 0\ncontact b1 at 0.1 0 plane g e 0 mu 0\n", "point mass"},
+        {"plane g normal 0 1 offset 0\ncontact b1 disk 0.1 axis 0 0 1 plane g e 0 mu 0\n", "disk"},
+        {"plane g normal 0 1 offset 0\ncontact b1 plane g e 0\n", "expected 'mu'"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(text, sizeof text, "%s%s", CHAIN_TEXT, bad[i][0]);
+        CHECK_FAILS(imp_csys_parse(&b, text, "bad.txt"), IMP_ERR_FORMAT);
+        CHECK_MSG(strstr(imp_last_error(), bad[i][1]) && strstr(imp_last_error(), "bad.txt:"),
+                  "case %zu: '%s' lacks '%s'", i, imp_last_error(), bad[i][1]);
+    }
+    /* the shipped files (no contacts) parse as before: no planes, no contacts,
+     * and adding a plane and a contact to each changes nothing else */
+    const char *files[] = {"double-pendulum", "hinged-arm", "spinning-top", "spring-chain"};
+    for (int f = 0; f < 4; f++) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/systems/%s.txt", IMPULSE_SOURCE_DIR, files[f]);
+        CHECK_OK(imp_csys_load(&a, path));
+        CHECK(a.n_planes == 0 && a.n_contacts == 0);
+        FILE *fp = fopen(path, "rb");
+        size_t n = fp ? fread(text, 1, sizeof text - 200, fp) : 0;
+        if (fp) fclose(fp);
+        text[n] = 0;
+        snprintf(text + n, sizeof text - n, "\nplane g normal %s offset -5\ncontact %s plane g e 0.5 mu 0.1\n",
+                 a.d == 2 ? "0 1" : "0 0 1", a.bodies[0].name);
+        CHECK_OK(imp_csys_parse(&b, text, path));
+        CHECK_MSG(b.n_contacts == 1 && memcmp(&a, &b, offsetof(imp_csys, n_planes)) == 0, "%s", files[f]);
+    }
+}
+
 int main(void)
 {
+    test_parse();
     test_projected_inverse("pendulum-chain:3");
     test_projected_inverse("gyroscope");
     test_impact_physics("pendulum-chain:3", 2, 0, 0.5);
