@@ -59,7 +59,7 @@ static int is_my_system(const char *name)
 {
     if (!name) return 0;
     const char *prefixes[] = {"pendulum-chain", "coupled-pendulums", "magnet-pendulum", "gyroscope",
-                              "rotor"};
+                              "rotor", "chain-ground", "chain-ground-elastic", "gyroscope-wall"};
     for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++) {
         size_t n = strlen(prefixes[i]);
         if (strncmp(name, prefixes[i], n) == 0 && (name[n] == '\0' || name[n] == ':')) return 1;

@@ -2,6 +2,7 @@
  * as the contact module's M^-1 callback (docs/derivations/contact.md eqs
  * 16-19): joints kept through impacts, the contact law, energy, and the
  * reverse pass through the callback by finite differences. */
+#define _GNU_SOURCE
 #include "test.h"
 #include "impulse/chnn_systems.h"
 #include "impulse/constrained_contact.h"
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define NMAX (3 * IMP_CSYS_MAX_POINTS)
 
@@ -284,9 +286,99 @@ static void test_parse(void)
     }
 }
 
+/* Ground truth with contacts: joints kept, no penetration beyond the
+ * tolerance, energy changes only at the impulses (and, for sustained
+ * contact, the projections), energy kept by e = 1 frictionless, lost at
+ * e = 0 impacts. */
+static void test_simulate(const char *name, int n_traj)
+{
+    imp_csys s;
+    CHECK_OK(imp_chnn_system(&s, name));
+    CHECK(s.n_contacts > 0 && s.dt > 0 && s.n_steps == 99);
+    int N = imp_csys_ndof(&s), T = s.n_steps + 1;
+    imp_csys_work *w = imp_csys_work_new(&s);
+    double *traj = malloc((size_t)T * 2 * N * sizeof(double));
+    imp_rng rng;
+    imp_rng_seed(&rng, 7);
+    int total_impacts = 0;
+    double total_loss = 0;
+    for (int i = 0; i < n_traj; i++) {
+        double xv[2 * NMAX];
+        CHECK_OK(imp_chnn_sample_state(&s, &rng, 0, xv, w));
+        for (int c = 0; c < s.n_contacts; c++) CHECK(imp_csys_contact_frame(&s, xv, c, NULL, NULL, NULL) >= 0);
+        imp_chnn_contact_stats cs;
+        CHECK_OK(imp_chnn_simulate_contact(&s, xv, s.dt, s.n_steps, NULL, traj, &cs));
+        double viol = 0, pen = 0, H0 = imp_csys_energy(&s, traj, traj + N);
+        for (int t = 0; t < T; t++) {
+            const double *z = traj + (size_t)t * 2 * N;
+            viol = fmax(viol, imp_csys_violation(&s, z, z + N));
+            for (int c = 0; c < s.n_contacts; c++) pen = fmax(pen, -imp_csys_contact_frame(&s, z, c, NULL, NULL, NULL));
+        }
+        const double *zT = traj + (size_t)(T - 1) * 2 * N;
+        double H1 = imp_csys_energy(&s, zT, zT + N);
+        double smooth = H1 - H0 - cs.impact_energy - cs.projection_energy;
+        CHECK_MSG(viol < 1e-8, "%s #%d: constraint violation %g", name, i, viol);
+        CHECK_MSG(pen < 1e-5 && cs.max_penetration < 1e-5, "%s #%d: penetration %g (%g)", name, i, pen,
+                  cs.max_penetration);
+        CHECK_MSG(fabs(smooth) < 1e-7 * fmax(1, fabs(H0)), "%s #%d: energy off the impulses %g", name, i, smooth);
+        CHECK_MSG(cs.impact_energy <= 1e-9, "%s #%d: impulses gained energy %g", name, i, cs.impact_energy);
+        if (s.contacts[0].e == 1 && s.contacts[0].mu == 0) {
+            CHECK_MSG(fabs(H1 - H0) < 1e-6 * fmax(1, fabs(H0)) && cs.resting == 0 && cs.max_penetration < 1e-8,
+                      "%s #%d: H %g -> %g, %d resting, penetration %g", name, i, H0, H1, cs.resting,
+                      cs.max_penetration);
+        }
+        total_impacts += cs.impacts;
+        total_loss -= cs.impact_energy;
+    }
+    CHECK_MSG(total_impacts > 0, "%s: no impact in %d trajectories", name, n_traj);
+    if (s.contacts[0].e < 1) CHECK_MSG(total_loss > 1e-3, "%s: energy lost at impacts %g", name, total_loss);
+    /* imp_chnn_simulate takes the same path */
+    double *t2 = malloc((size_t)T * 2 * N * sizeof(double));
+    CHECK_OK(imp_chnn_simulate(&s, traj, s.dt, 10, NULL, t2, NULL));
+    imp_chnn_contact_stats cs;
+    double *t3 = malloc((size_t)T * 2 * N * sizeof(double));
+    CHECK_OK(imp_chnn_simulate_contact(&s, traj, s.dt, 10, NULL, t3, &cs));
+    CHECK(memcmp(t2, t3, (size_t)11 * 2 * N * sizeof(double)) == 0);
+    /* a start inside a plane is refused */
+    double bad[2 * NMAX];
+    memcpy(bad, traj, 2 * (size_t)N * sizeof(double));
+    for (int p = 0; p < s.n_points; p++) for (int k = 0; k < s.d; k++) bad[p * s.d + k] -= 5 * s.planes[0].normal[k];
+    CHECK_FAILS(imp_chnn_simulate(&s, bad, s.dt, 3, NULL, t2, NULL), IMP_ERR_INVALID);
+    free(t2), free(t3), free(traj);
+    imp_csys_work_free(w);
+}
+
+/* The systems through the CLI: simulate writes the constrained strand's
+ * files and train chnn accepts them (2 epochs; the model has no contact). */
+static void test_cli_pipeline(void)
+{
+    const char *systems[] = {"chain-ground:3", "chain-ground-elastic:3", "gyroscope-wall"};
+    for (int i = 0; i < 3; i++) {
+        char cmd[1024], out[8192], data[64], model[64];
+        snprintf(data, sizeof data, "csc_data_%d_%d.npz", i, (int)getpid());
+        snprintf(model, sizeof model, "csc_model_%d_%d.npz", i, (int)getpid());
+        snprintf(cmd, sizeof cmd, "%s simulate %s --trajectories 4 -o %s", IMPULSE_CLI_PATH, systems[i], data);
+        int rc = test_run_command(cmd, out, sizeof out);
+        CHECK_MSG(rc == 0 && strstr(out, systems[i]), "%s -> %d: %s", cmd, rc, out);
+        snprintf(cmd, sizeof cmd, "%s train chnn --data %s -o %s --epochs 2 --threads 1 --chunks 4 --batch 4",
+                 IMPULSE_CLI_PATH, data, model);
+        rc = test_run_command(cmd, out, sizeof out);
+        CHECK_MSG(rc == 0 && strstr(out, "trained chnn"), "%s -> %d: %s", cmd, rc, out);
+        remove(data);
+        remove(model);
+    }
+    char out[4096], cmd[512];
+    snprintf(cmd, sizeof cmd, "%s simulate chain-ground:4 -o x.npz", IMPULSE_CLI_PATH);
+    CHECK(test_run_command(cmd, out, sizeof out) != 0 && strstr(out, "N = 3"));
+}
+
 int main(void)
 {
     test_parse();
+    test_simulate("chain-ground:3", 6);
+    test_simulate("chain-ground-elastic:3", 6);
+    test_simulate("gyroscope-wall", 4);
+    test_cli_pipeline();
     test_projected_inverse("pendulum-chain:3");
     test_projected_inverse("gyroscope");
     test_impact_physics("pendulum-chain:3", 2, 0, 0.5);

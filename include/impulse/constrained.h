@@ -125,7 +125,9 @@ typedef enum imp_csys_kind {
     IMP_CSYS_COUPLED,         /* CoupledPendulum(N) */
     IMP_CSYS_MAGNET,          /* MagnetPendulum */
     IMP_CSYS_GYROSCOPE,
-    IMP_CSYS_ROTOR
+    IMP_CSYS_ROTOR,
+    IMP_CSYS_CHAIN_GROUND,    /* DiffCoSim's three-link chain above the ground (issue #25) */
+    IMP_CSYS_GYRO_WALL        /* DiffCoSim's gyroscope next to a wall */
 } imp_csys_kind;
 
 /* Contacts (issue #25, docs/chnn-systems.md "Contacts"): fixed planes

@@ -9,6 +9,7 @@
 
 #include "impulse/constrained.h"
 #include "impulse/contact.h"
+#include "impulse/chnn_systems.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -42,6 +43,29 @@ int imp_csys_contact_impulse(const imp_csys *s, const double *x, double *v, cons
  * writes their ids to active and returns their number. */
 int imp_csys_contact_active(const imp_csys *s, const double *x, const double *v, double tol, double vtol,
                             int *active);
+
+/* Event-accurate ground truth of a system with contacts (docs/chnn-systems.md
+ * "Contacts"): the constrained flow integrated by DOPRI5 (as
+ * imp_chnn_simulate) between impacts; a step that ends with a gap below
+ * -1e-12 is cut at the gap's zero crossing, located by the Illinois
+ * method on re-integrations from the step's start (time to 1e-13 s); there
+ * the closing contacts' impulse (imp_csys_contact_impulse) is applied and
+ * the integration continues. Sustained contact (a body resting or rolling
+ * on a plane, e = 0 or repeated crossings at one instant): repeated
+ * impulses on fixed substeps of dt / 20, each followed by a projection of
+ * the positions back onto gap 0 together with the joints; penetration is
+ * thus bounded by about a dt^2 / 800 (a the normal acceleration).
+ * imp_chnn_simulate calls this for a system with contacts. */
+typedef struct imp_chnn_contact_stats {
+    int impacts;            /* impulses applied (located crossings and substeps) */
+    int resting;            /* of them, on sustained-contact substeps */
+    double max_penetration; /* largest -phi seen at the end of any step (>= 0) */
+    double impact_energy;   /* sum of the energy jumps at the impulses (<= 0 when
+                               the law dissipates) */
+    double projection_energy; /* sum of the energy changes of the projections */
+} imp_chnn_contact_stats;
+int imp_chnn_simulate_contact(const imp_csys *s, const double *xv0, double dt, int n_steps,
+                              const imp_chnn_sim_opts *o, double *traj, imp_chnn_contact_stats *cst);
 
 #ifdef __cplusplus
 }
