@@ -63,7 +63,9 @@ typedef struct imp_chnn_contact_stats {
     double impact_energy;   /* sum of the energy jumps at the impulses (<= 0 when
                                the law dissipates) */
     double projection_energy; /* sum of the energy changes of the projections */
+    imp_dopri5_stats ode;     /* DOPRI5 work over all integrations (locating included) */
 } imp_chnn_contact_stats;
+/* imp_chnn_simulate(s, ..., stats) gives stats the ode field. */
 int imp_chnn_simulate_contact(const imp_csys *s, const double *xv0, double dt, int n_steps,
                               const imp_chnn_sim_opts *o, double *traj, imp_chnn_contact_stats *cst);
 

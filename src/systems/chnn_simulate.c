@@ -35,7 +35,12 @@ int imp_chnn_simulate(const imp_csys *s, const double *xv0, double dt, int n_ste
     if (n_steps < 0) return imp_fail(IMP_ERR_INVALID, "steps: %d must be >= 0", n_steps);
     int N = imp_csys_ndof(s), st;
     if ((st = imp_check_finite(xv0, 2 * (size_t)N, "initial state"))) return st;
-    if (s->n_contacts > 0) return imp_chnn_simulate_contact(s, xv0, dt, n_steps, o, traj, NULL);
+    if (s->n_contacts > 0) {
+        imp_chnn_contact_stats cs;
+        st = imp_chnn_simulate_contact(s, xv0, dt, n_steps, o, traj, &cs);
+        if (stats) *stats = cs.ode;
+        return st;
+    }
     imp_csys_work *w = imp_csys_work_new(s);
     double *t_out = malloc((size_t)(n_steps + 1) * sizeof(double));
     double *z0 = malloc(2 * (size_t)N * sizeof(double));
@@ -153,6 +158,7 @@ typedef struct ct_sim {
     imp_ode ode;
     imp_dopri5_opts dopts;
     double *z0, *yout; /* 2N, 4N */
+    imp_dopri5_stats *stats;
 } ct_sim;
 
 /* The smooth constrained flow from xv over a time h into out (2N). */
@@ -166,7 +172,11 @@ static int ct_flow(ct_sim *S, const double *xv, double h, double *out)
     memcpy(S->z0, xv, (size_t)N * sizeof(double));
     imp_csys_mass_mul(S->s, xv + N, S->z0 + N);
     double t_out[2] = {0.0, h};
-    int st = imp_dopri5_solve(&S->ode, &S->dopts, 0.0, S->z0, 1, t_out, 2, S->yout, NULL);
+    imp_dopri5_stats one = {0, 0, 0};
+    int st = imp_dopri5_solve(&S->ode, &S->dopts, 0.0, S->z0, 1, t_out, 2, S->yout, &one);
+    S->stats->n_steps += one.n_steps;
+    S->stats->n_rejected += one.n_rejected;
+    S->stats->n_rhs += one.n_rhs;
     if (st) return st;
     memcpy(out, S->yout + 2 * N, (size_t)N * sizeof(double));
     imp_csys_mass_inv_mul(S->s, S->yout + 3 * N, out + N);
@@ -255,13 +265,14 @@ int imp_chnn_simulate_contact(const imp_csys *s, const double *xv0, double dt, i
     if ((st = imp_check_finite(xv0, 2 * (size_t)N, "initial state"))) return st;
     double g0 = ct_min_gap(s, xv0);
     if (g0 < -1e-9) return imp_fail(IMP_ERR_INVALID, "initial state: a contact is %.3g inside its plane", -g0);
-    imp_chnn_contact_stats local = {0, 0, 0, 0, 0}, *cs = cst ? cst : &local;
+    imp_chnn_contact_stats local, *cs = cst ? cst : &local;
     memset(cs, 0, sizeof *cs);
     ct_sim S;
     memset(&S, 0, sizeof S);
     S.s = s;
     S.w = imp_csys_work_new(s);
     S.N = N;
+    S.stats = &cs->ode;
     double *buf = malloc(12 * (size_t)N * sizeof(double));
     if (!S.w || !buf) {
         imp_csys_work_free(S.w);
