@@ -125,8 +125,36 @@ typedef enum imp_csys_kind {
     IMP_CSYS_COUPLED,         /* CoupledPendulum(N) */
     IMP_CSYS_MAGNET,          /* MagnetPendulum */
     IMP_CSYS_GYROSCOPE,
-    IMP_CSYS_ROTOR
+    IMP_CSYS_ROTOR,
+    IMP_CSYS_CHAIN_GROUND,    /* DiffCoSim's three-link chain above the ground (issue #25) */
+    IMP_CSYS_GYRO_WALL        /* DiffCoSim's gyroscope next to a wall */
 } imp_csys_kind;
+
+/* Contacts (issue #25, docs/chnn-systems.md "Contacts"): fixed planes
+ * n . x = offset (unit n towards the free side) and, per contact, a body's
+ * sphere of radius r >= 0 about a body-fixed point (body-frame coordinates
+ * along its axes, as a joint's `at`; the centre of mass by default) against
+ * one plane, with its restitution e in [0, 1] and friction mu >= 0. The gap is
+ * phi(x) = n . (X c~) - offset - r, linear in x. */
+#define IMP_CSYS_MAX_PLANES 8
+#define IMP_CSYS_MAX_CONTACTS 16
+typedef struct imp_cplane {
+    char name[32];
+    double normal[3]; /* unit */
+    double offset;
+} imp_cplane;
+enum { IMP_CSHAPE_SPHERE = 0, IMP_CSHAPE_DISK = 1 };
+typedef struct imp_ccontact {
+    int body, plane;
+    int shape;        /* IMP_CSHAPE_SPHERE, or IMP_CSHAPE_DISK: the rim of a disk
+                         (a cone's base) of `radius` about `at`, normal to the
+                         body-frame `axis` (extended 3-D bodies only) */
+    double at[3];     /* body-frame coordinates of the sphere's (disk's) centre */
+    double axis[3];   /* DISK: unit body-frame axis */
+    double w[4];      /* the centre's weights over the body's points (c~ = (1 - sum c, c)) */
+    double radius, e, mu;
+    int line;         /* in the system file, 0 if built in C */
+} imp_ccontact;
 
 /* The largest `steps` a system file may ask for (a reference horizon). */
 #define IMP_CSYS_MAX_STEPS 10000000
@@ -147,6 +175,10 @@ typedef struct imp_csys {
     /* generalised coordinates for the baselines (0 if none) */
     int n_gen;
     int gen_is_angle[IMP_CSYS_MAX_GEN];
+    /* contacts (none in the systems of [F]) */
+    int n_planes, n_contacts;
+    imp_cplane planes[IMP_CSYS_MAX_PLANES];
+    imp_ccontact contacts[IMP_CSYS_MAX_CONTACTS];
     /* The text of the system file it was read from ("" for systems built
      * in C): datasets and checkpoints store it (meta "system_text") so that
      * they can be used without the file. */
@@ -174,6 +206,18 @@ int imp_csys_add_joint(imp_csys *s, int body_a, const double *at_a, int body_b,
  * body_b (both bodies extended with d = 3 axes; two dot rows). */
 int imp_csys_add_hinge(imp_csys *s, int body_a, const double *axis_a, int body_b,
                        const double *axis_b, int line);
+/* A fixed plane normal . x = offset (normal made unit; zero fails). */
+int imp_csys_add_plane(imp_csys *s, const char *name, const double *normal, double offset, int *index);
+/* Plane index by name, or -1. */
+int imp_csys_plane_index(const imp_csys *s, const char *name);
+/* A contact of body's sphere (centre at body-frame `at`, NULL: centre of
+ * mass; radius >= 0) against plane, with e in [0, 1] and mu >= 0. */
+int imp_csys_add_contact(imp_csys *s, int body, const double *at, double radius, int plane, double e,
+                         double mu, int line);
+/* The same for the rim of a disk of `radius` about `at` normal to the
+ * body-frame `axis` (a 3-D body with 3 axes). */
+int imp_csys_add_disk_contact(imp_csys *s, int body, const double *at, const double *axis, double radius,
+                              int plane, double e, double mu, int line);
 int imp_csys_add_gravity(imp_csys *s, double g, int axis);
 /* Spring between centres of mass (body_b < 0: to anchor). */
 int imp_csys_add_spring(imp_csys *s, int body_a, int body_b, const double *anchor, double k,
@@ -263,6 +307,13 @@ int imp_csys_project(const imp_csys *s, double *x, double *v, const imp_csys_pro
  * e.g. by 4x in the perturbed-start error on the gyroscope. */
 int imp_csys_project_state(const imp_csys *s, double *x, double *v, const imp_csys_project_opts *o,
                            imp_csys_work *w);
+/* The constrained inverse mass at x applied to ncol vectors of length N
+ * stored one after another: out_k = P in_k with
+ *   P = M^-1 - M^-1 DPhi^T (DPhi M^-1 DPhi^T)^-1 DPhi M^-1
+ * (docs/derivations/contact.md eq 17): the velocity change of an impulse
+ * that keeps DPhi v = 0. Symmetric; DPhi P = 0. out must not alias in. */
+int imp_csys_constrained_minv(const imp_csys *s, const double *x, const double *in, int ncol, double *out,
+                              imp_csys_work *w);
 /* Check that DPhi(x) has full row rank; on failure names the first
  * constraint whose rows depend on the earlier ones. */
 int imp_csys_check_rank(const imp_csys *s, const double *x, imp_csys_work *w);

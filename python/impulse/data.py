@@ -17,7 +17,8 @@ from ._lib import Error, check, lib, notice, ptr
 from ._lib import VERSION as __version__
 
 
-CONSTRAINED_SYSTEMS = ("pendulum-chain:N", "coupled-pendulums:N", "magnet-pendulum", "gyroscope", "rotor")
+CONSTRAINED_SYSTEMS = ("pendulum-chain:N", "coupled-pendulums:N", "magnet-pendulum", "gyroscope", "rotor",
+                       "chain-ground:3", "chain-ground-elastic:3", "gyroscope-wall")
 CONTACT_SYSTEMS = ("pendulum", "bouncing-ball", "newtons-cradle", "compliant-ball", "compliant-cradle",
                    "bouncing-disk", "ball-box", "compliant-ball-box")
 

@@ -2,6 +2,7 @@
  * section 1), their initial-state distributions and generalised
  * coordinates. */
 #include "impulse/chnn_systems.h"
+#include "impulse/constrained_contact.h"
 #include "core/num.h"
 
 #include <math.h>
@@ -27,9 +28,23 @@ static const double GYRO_I[3] = {0.02414, 0.02414, 0.00369};
 static const double ROTOR_MASS = 0.1;
 static const double ROTOR_I[3] = {2.99e-4, 9.91e-3, 2.11e-3};
 
+/* Systems with contacts, after DiffCoSim (Zhong, Dey & Chakraborty 2021,
+ * examples/CP3_ground_*.json, systems/chain_pendulum_with_contact.py,
+ * systems/gyroscope_with_wall.py; facts only): the three-link chain's
+ * masses, lengths and bob radii, the ground y = -1; the gyroscope's mass,
+ * moments (I = m lambda), centre of mass 0.5 above the pivot, a rim of radius
+ * 0.3 about the centre of mass, the wall y = -0.33. */
+static const double CG_MASS[3] = {0.2, 0.13, 0.15}, CG_LEN[3] = {0.35, 0.4, 0.35},
+                    CG_RADIUS[3] = {0.15, 0.08, 0.1};
+static const double GW_MASS = 0.1, GW_COM_Z = 0.5, GW_LAMBDA[3] = {0.24, 0.24, 0.04}, GW_RIM = 0.3,
+                    GW_WALL = -0.33;
+
+static double gyro_com_z(const imp_csys *s) { return s->kind == IMP_CSYS_GYRO_WALL ? GW_COM_Z : GYRO_COM_Z; }
+
 const char *imp_chnn_system_names(void)
 {
-    return "pendulum-chain:N (N=1..8), coupled-pendulums:N (N=2..8), magnet-pendulum, gyroscope, rotor";
+    return "pendulum-chain:N (N=1..8), coupled-pendulums:N (N=2..8), magnet-pendulum, gyroscope, rotor, "
+           "chain-ground:3, chain-ground-elastic:3, gyroscope-wall";
 }
 
 static int parse_count(const char *name, const char *prefix, int lo, int hi, int dflt, int *n)
@@ -137,6 +152,46 @@ static int build_rotor(imp_csys *s)
     return IMP_OK;
 }
 
+static int build_chain_ground(imp_csys *s, int n, double e, double mu, const char *prefix)
+{
+    int st = imp_csys_init(s, "", 2), ground;
+    if (st) return st;
+    snprintf(s->name, sizeof s->name, "%s:%d", prefix, n);
+    s->kind = IMP_CSYS_CHAIN_GROUND;
+    double up[2] = {0, 1};
+    if ((st = imp_csys_add_plane(s, "ground", up, -1.0, &ground))) return st;
+    for (int i = 0; i < n; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "bob%d", i + 1);
+        if ((st = imp_csys_add_body(s, name, CG_MASS[i], 0, NULL, NULL))) return st;
+        st = i == 0 ? imp_csys_add_tether(s, 0, NULL, CG_LEN[0], 0) : imp_csys_add_link(s, i - 1, i, CG_LEN[i], 0);
+        if (st || (st = imp_csys_add_contact(s, i, NULL, CG_RADIUS[i], ground, e, mu, 0))) return st;
+    }
+    if ((st = imp_csys_add_gravity(s, G, 1))) return st;
+    s->dt = 0.01;
+    s->n_gen = n;
+    for (int i = 0; i < n; i++) s->gen_is_angle[i] = 1;
+    return IMP_OK;
+}
+
+static int build_gyro_wall(imp_csys *s)
+{
+    int st = imp_csys_init(s, "gyroscope-wall", 3), wall;
+    if (st) return st;
+    s->kind = IMP_CSYS_GYRO_WALL;
+    double I[3], c[3] = {0, 0, -GW_COM_Z}, ny[3] = {0, 1, 0}, axis[3] = {0, 0, 1};
+    for (int i = 0; i < 3; i++) I[i] = GW_MASS * GW_LAMBDA[i];
+    if ((st = imp_csys_add_body(s, "gyro", GW_MASS, 3, I, NULL))) return st;
+    if ((st = imp_csys_add_joint(s, 0, c, -1, NULL, NULL, 0))) return st;
+    if ((st = imp_csys_add_gravity(s, G, 2))) return st;
+    if ((st = imp_csys_add_plane(s, "wall", ny, GW_WALL, &wall))) return st;
+    if ((st = imp_csys_add_disk_contact(s, 0, NULL, axis, GW_RIM, wall, 0.8, 0.1, 0))) return st;
+    s->dt = 0.02;
+    s->n_gen = 3;
+    for (int i = 0; i < 3; i++) s->gen_is_angle[i] = 1;
+    return IMP_OK;
+}
+
 int imp_chnn_system(imp_csys *s, const char *name)
 {
     if (!s || !name) return imp_fail(IMP_ERR_INVALID, "system: NULL");
@@ -147,6 +202,14 @@ int imp_chnn_system(imp_csys *s, const char *name)
     } else if ((r = parse_count(name, "coupled-pendulums", 2, 8, 3, &n))) {
         if (r < 0) return imp_fail(IMP_ERR_INVALID, "system '%s': coupled-pendulums:N needs N in 2..8", name);
         st = build_coupled(s, n);
+    } else if ((r = parse_count(name, "chain-ground-elastic", 3, 3, 3, &n))) {
+        if (r < 0) return imp_fail(IMP_ERR_INVALID, "system '%s': chain-ground-elastic:N needs N = 3", name);
+        st = build_chain_ground(s, n, 1.0, 0.0, "chain-ground-elastic");
+    } else if ((r = parse_count(name, "chain-ground", 3, 3, 3, &n))) {
+        if (r < 0) return imp_fail(IMP_ERR_INVALID, "system '%s': chain-ground:N needs N = 3", name);
+        st = build_chain_ground(s, n, 0.0, 0.5, "chain-ground");
+    } else if (strcmp(name, "gyroscope-wall") == 0) {
+        st = build_gyro_wall(s);
     } else if (strcmp(name, "magnet-pendulum") == 0) {
         st = build_magnet(s);
     } else if (strcmp(name, "gyroscope") == 0) {
@@ -299,7 +362,8 @@ int imp_chnn_from_generalized(const imp_csys *s, const double *qv, double *xv)
     const double *q = qv, *qd = qv + k;
     memset(xv, 0, 2 * (size_t)N * sizeof(double));
     switch (s->kind) {
-    case IMP_CSYS_PENDULUM_CHAIN: {
+    case IMP_CSYS_PENDULUM_CHAIN:
+    case IMP_CSYS_CHAIN_GROUND: {
         double px = 0, py = 0, vx = 0, vy = 0;
         for (int i = 0; i < s->n_points; i++) {
             double l = chain_length(s, i);
@@ -324,12 +388,13 @@ int imp_chnn_from_generalized(const imp_csys *s, const double *qv, double *xv)
             }
         }
         return IMP_OK;
-    case IMP_CSYS_GYROSCOPE: {
-        double zero[3] = {0, 0, 0};
+    case IMP_CSYS_GYROSCOPE:
+    case IMP_CSYS_GYRO_WALL: {
+        double zero[3] = {0, 0, 0}, cz = gyro_com_z(s);
         frame_from_euler(zero, zero, q, qd, x, v);
         /* translate so that the pivot c = -com (weights (1 - sum c, c)) is at
          * rest at the origin */
-        double wgt[4] = {1 + GYRO_COM_Z, 0, 0, -GYRO_COM_Z}, px[3] = {0, 0, 0}, pv[3] = {0, 0, 0};
+        double wgt[4] = {1 + cz, 0, 0, -cz}, px[3] = {0, 0, 0}, pv[3] = {0, 0, 0};
         for (int p = 0; p < 4; p++)
             for (int c = 0; c < 3; c++) {
                 px[c] += wgt[p] * x[3 * p + c];
@@ -362,7 +427,8 @@ int imp_chnn_to_generalized(const imp_csys *s, const double *xv, double *qv)
     const double *x = xv, *v = xv + N;
     double *q = qv, *qd = qv + k;
     switch (s->kind) {
-    case IMP_CSYS_PENDULUM_CHAIN: {
+    case IMP_CSYS_PENDULUM_CHAIN:
+    case IMP_CSYS_CHAIN_GROUND: {
         double px = 0, py = 0, vx = 0, vy = 0;
         for (int i = 0; i < s->n_points; i++) {
             double rx = x[2 * i] - px, ry = x[2 * i + 1] - py;
@@ -384,6 +450,7 @@ int imp_chnn_to_generalized(const imp_csys *s, const double *xv, double *qv)
         }
         return IMP_OK;
     case IMP_CSYS_GYROSCOPE:
+    case IMP_CSYS_GYRO_WALL:
         euler_from_frame(x, v, q, qd);
         return IMP_OK;
     case IMP_CSYS_ROTOR:
@@ -452,7 +519,14 @@ static void draw_reference(const imp_csys *s, imp_rng *rng, double *xv)
         qv[3] = 0.4 * imp_rng_normal(rng);
         imp_chnn_from_generalized(s, qv, xv);
         break;
-    case IMP_CSYS_GYROSCOPE: {
+    case IMP_CSYS_CHAIN_GROUND:
+        /* DiffCoSim: absolute link angles ~ U(0, 3.14), rates ~ N(0, 1) */
+        for (int i = 0; i < n; i++) qv[i] = imp_rng_uniform_range(rng, 0.0, 3.14);
+        for (int i = 0; i < n; i++) qv[n + i] = imp_rng_normal(rng);
+        imp_chnn_from_generalized(s, qv, xv);
+        break;
+    case IMP_CSYS_GYROSCOPE:
+    case IMP_CSYS_GYRO_WALL: {
         for (int i = 0; i < 3; i++) qv[i] = imp_rng_uniform_range(rng, -1.5, 1.5);
         qv[3] = imp_rng_uniform_range(rng, -4.5, 4.5);
         qv[4] = imp_rng_uniform_range(rng, -0.3, 0.3);
@@ -488,7 +562,9 @@ int imp_chnn_sample_state(const imp_csys *s, imp_rng *rng, double spread, double
     if (!(spread >= 0) || !isfinite(spread))
         return imp_fail(IMP_ERR_INVALID, "spread: %g must be >= 0 and finite", spread);
     int N = imp_csys_ndof(s), st = IMP_OK;
-    for (int attempt = 0; attempt < 20; attempt++) {
+    /* with contacts, draws that start inside a plane are redrawn (DiffCoSim) */
+    int attempts = s->n_contacts > 0 ? 10000 : 20;
+    for (int attempt = 0; attempt < attempts; attempt++) {
         if (s->kind == IMP_CSYS_CUSTOM) {
             draw_custom(s, rng, spread, xv);
             imp_csys_project_opts o = {1e-13, 200};
@@ -502,8 +578,12 @@ int imp_chnn_sample_state(const imp_csys *s, imp_rng *rng, double spread, double
             draw_reference(s, rng, xv);
             st = imp_csys_project_state(s, xv, xv + N, NULL, w);
         }
-        if (!st) return IMP_OK;
+        int inside = 0;
+        for (int c = 0; !st && c < s->n_contacts && !inside; c++)
+            inside = imp_csys_contact_frame(s, xv, c, NULL, NULL, NULL) < 0;
+        if (!st && !inside) return IMP_OK;
+        if (inside) st = imp_fail(IMP_ERR_NUMERIC, "every draw starts inside a contact's plane");
         /* the reference redraws samples its projection cannot handle */
     }
-    return imp_fail_context(st, "system '%s': no projectable initial state in 20 draws", s->name);
+    return imp_fail_context(st, "system '%s': no usable initial state in %d draws", s->name, attempts);
 }

@@ -238,6 +238,24 @@ int imp_csys_hamilton_rhs(const imp_csys *s, const double *z, double *zdot, imp_
     return IMP_OK;
 }
 
+/* o -= M^-1 J^T S^-1 (R y), R = J or M^-1 J^T rows (R y = J M^-1 y), with
+ * S factored (build_schur, factor_schur); o may alias y. */
+static void schur_correct(imp_csys_work *w, const double *R, const double *y, double *o)
+{
+    int N = w->N, C = w->C;
+    for (int c = 0; c < C; c++) {
+        const double *rc = R + (size_t)c * N;
+        double acc = 0;
+        for (int q = 0; q < N; q++) acc += rc[q] * y[q];
+        w->b[c] = acc;
+    }
+    imp_lu_solve(C, w->S, w->piv, w->b);
+    for (int c = 0; c < C; c++) {
+        const double *mc = w->MinvJt + (size_t)c * N;
+        for (int q = 0; q < N; q++) o[q] -= mc[q] * w->b[c];
+    }
+}
+
 static double max_abs(const double *a, int n)
 {
     double m = 0;
@@ -302,20 +320,8 @@ int imp_csys_project(const imp_csys *s, double *x, double *v, const imp_csys_pro
     }
     build_schur(s, x, w);
     if ((st = factor_schur(s, x, w))) return st;
-    if (v) {
-        /* v -= M^-1 J^T S^-1 J v: the mass-metric projection onto the tangent space */
-        for (int c = 0; c < C; c++) {
-            const double *jc = w->J + (size_t)c * N;
-            double acc = 0;
-            for (int q = 0; q < N; q++) acc += jc[q] * v[q];
-            w->b[c] = acc;
-        }
-        imp_lu_solve(C, w->S, w->piv, w->b);
-        for (int c = 0; c < C; c++) {
-            const double *mc = w->MinvJt + (size_t)c * N;
-            for (int q = 0; q < N; q++) v[q] -= mc[q] * w->b[c];
-        }
-    }
+    /* v -= M^-1 J^T S^-1 J v: the mass-metric projection onto the tangent space */
+    if (v) schur_correct(w, w->J, v, v);
     return IMP_OK;
 }
 
@@ -391,6 +397,29 @@ int imp_csys_project_state(const imp_csys *s, double *x, double *v, const imp_cs
             v[q] += fmin(lim, fmax(-lim, dv[q]));
         }
         res = state_residual(s, x, v, C, psi);
+    }
+    return IMP_OK;
+}
+
+int imp_csys_constrained_minv(const imp_csys *s, const double *x, const double *in, int ncol, double *out,
+                              imp_csys_work *w)
+{
+    int st = check_work(s, w);
+    if (st) return st;
+    if (!x || !in || !out || ncol < 0) return imp_fail(IMP_ERR_INVALID, "constrained M^-1: NULL or ncol < 0");
+    int N = w->N, C = w->C;
+    if ((st = imp_check_finite(x, (size_t)N, "x"))) return st;
+    if (C > 0) {
+        build_schur(s, x, w);
+        if ((st = factor_schur(s, x, w))) return st;
+    }
+    for (int k = 0; k < ncol; k++) {
+        const double *y = in + (size_t)k * N;
+        double *o = out + (size_t)k * N;
+        /* P y = M^-1 y - M^-1 J^T S^-1 J M^-1 y (docs/derivations/contact.md eq 17):
+         * with M^-1 J^T = MinvJt^T, J M^-1 y = MinvJt y (M^-1 symmetric) */
+        imp_csys_mass_inv_mul(s, y, o);
+        if (C > 0) schur_correct(w, w->MinvJt, y, o);
     }
     return IMP_OK;
 }

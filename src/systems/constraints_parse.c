@@ -276,7 +276,40 @@ static int parse_line(parse_ctx *p)
             return st;
         return pwrap(p, imp_csys_add_magnet(s, b, q, pos, mom));
     }
-    return perr(p, "%s", "unknown keyword (name, dim, body, tether, link, joint, hinge, gravity, spring, magnet, dt, steps)");
+    if (strcmp(kw, "plane") == 0) {
+        if ((st = need_dim(p))) return st;
+        if (p->pos >= p->n) return perr(p, "%s", "missing plane name");
+        const char *name = p->tok[p->pos++];
+        double n[3] = {0}, off;
+        if ((st = expect(p, "normal")) || (st = next_vector(p, "normal", s->d, n)) || (st = expect(p, "offset")) ||
+            (st = next_number(p, "offset", &off)) || (st = end_of_line(p)))
+            return st;
+        return pwrap(p, imp_csys_add_plane(s, name, n, off, NULL));
+    }
+    if (strcmp(kw, "contact") == 0) {
+        int b, ga, disk = 0;
+        double ca[3] = {0}, r = 0, axis[3] = {0}, e, mu;
+        if ((st = next_body(p, &b)) || (st = parse_at(p, b, ca, &ga))) return st;
+        if (accept(p, "disk")) {
+            disk = 1;
+            if ((st = next_number(p, "disk", &r)) || (st = expect(p, "axis")) ||
+                (st = next_vector(p, "axis", 3, axis)))
+                return st;
+        } else if (accept(p, "radius") && (st = next_number(p, "radius", &r))) {
+            return st;
+        }
+        if ((st = expect(p, "plane"))) return st;
+        if (p->pos >= p->n) return perr(p, "%s", "missing plane name");
+        const char *pname = p->tok[p->pos++];
+        int pl = imp_csys_plane_index(s, pname);
+        if (pl < 0) return perr(p, "unknown plane '%.60s' (declare it with 'plane' first)", pname);
+        if ((st = expect(p, "e")) || (st = next_number(p, "e", &e)) || (st = expect(p, "mu")) ||
+            (st = next_number(p, "mu", &mu)) || (st = end_of_line(p)))
+            return st;
+        if (disk) return pwrap(p, imp_csys_add_disk_contact(s, b, ga ? ca : NULL, axis, r, pl, e, mu, p->line));
+        return pwrap(p, imp_csys_add_contact(s, b, ga ? ca : NULL, r, pl, e, mu, p->line));
+    }
+    return perr(p, "%s", "unknown keyword (name, dim, body, tether, link, joint, hinge, gravity, spring, magnet, plane, contact, dt, steps)");
 }
 
 int imp_csys_parse(imp_csys *s, const char *text, const char *filename)

@@ -1,0 +1,75 @@
+/* Contacts of constrained systems in Cartesian coordinates (issue #25): the
+ * gap and Jacobian rows of a system's declared contacts (imp_csys.contacts),
+ * the constrained inverse mass as the contact module's M^-1 callback, so
+ * that contact impulses keep the joints (DPhi v+ = 0), and the
+ * event-accurate ground truth (docs/derivations/contact.md section
+ * "Contacts with joint constraints", eqs 16-19). */
+#ifndef IMPULSE_CONSTRAINED_CONTACT_H
+#define IMPULSE_CONSTRAINED_CONTACT_H
+
+#include "impulse/constrained.h"
+#include "impulse/contact.h"
+#include "impulse/chnn_systems.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Frame of contact c at x: gap phi (> 0 apart), world contact point pc
+ * (the material point of the body that touches the plane), normal first
+ * then tangents (2-D t = (n_y, -n_x); 3-D (t1, t2, n) right-handed), and
+ * the Jacobian rows J (d x N, overwritten): row k maps v to the velocity of
+ * the material point at pc along direction k (eq 16). J may be NULL. */
+double imp_csys_contact_frame(const imp_csys *s, const double *x, int c, double *pc, double dirs[3][3],
+                              double *J);
+
+/* M^-1 callback of the contact module (imp_contact_minv_fn) applying the
+ * constrained inverse mass P(x) of imp_csys_constrained_minv (eq 17). */
+typedef struct imp_csys_minv_ctx {
+    const imp_csys *s;
+    const double *x;  /* the configuration (N) */
+    imp_csys_work *w; /* made for s */
+} imp_csys_minv_ctx;
+int imp_csys_contact_minv(double *out, const double *in, int nv, int ncol, void *user_data);
+
+/* The impulse at x on velocity v (N, in place) of the contacts in active
+ * (n of them): rows J (n d x N), u- = J v, lambda from the contact solve
+ * with A = J P J^T, v+ = v + P J^T lambda (eqs 5, 6, 11, 17); sol (may be
+ * NULL) receives the solution. */
+int imp_csys_contact_impulse(const imp_csys *s, const double *x, double *v, const int *active, int n,
+                             imp_contact_solution *sol, imp_csys_work *w);
+
+/* Contacts to act on at (x, v): gap <= tol and closing (J_n v < -vtol);
+ * writes their ids to active and returns their number. */
+int imp_csys_contact_active(const imp_csys *s, const double *x, const double *v, double tol, double vtol,
+                            int *active);
+
+/* Event-accurate ground truth of a system with contacts (docs/chnn-systems.md
+ * "Contacts"): the constrained flow integrated by DOPRI5 (as
+ * imp_chnn_simulate) between impacts; a step that ends with a gap below
+ * -1e-12 is cut at the gap's zero crossing, located by the Illinois
+ * method on re-integrations from the step's start (time to 1e-13 s); there
+ * the closing contacts' impulse (imp_csys_contact_impulse) is applied and
+ * the integration continues. Sustained contact (a body resting or rolling
+ * on a plane, e = 0 or repeated crossings at one instant): repeated
+ * impulses on fixed substeps of dt / 20, each followed by a projection of
+ * the positions back onto gap 0 together with the joints; penetration is
+ * thus bounded by about a dt^2 / 800 (a the normal acceleration).
+ * imp_chnn_simulate calls this for a system with contacts. */
+typedef struct imp_chnn_contact_stats {
+    int impacts;            /* impulses applied (located crossings and substeps) */
+    int resting;            /* of them, on sustained-contact substeps */
+    double max_penetration; /* largest -phi seen at the end of any step (>= 0) */
+    double impact_energy;   /* sum of the energy jumps at the impulses (<= 0 when
+                               the law dissipates) */
+    double projection_energy; /* sum of the energy changes of the projections */
+    imp_dopri5_stats ode;     /* DOPRI5 work over all integrations (locating included) */
+} imp_chnn_contact_stats;
+/* imp_chnn_simulate(s, ..., stats) gives stats the ode field. */
+int imp_chnn_simulate_contact(const imp_csys *s, const double *xv0, double dt, int n_steps,
+                              const imp_chnn_sim_opts *o, double *traj, imp_chnn_contact_stats *cst);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
