@@ -28,7 +28,11 @@ loader path. Errors raise impulse.Error with the library's one-line message.
 The modules mirror the library's parts: impulse.data (Dataset, simulate),
 impulse.contact (Model, the CD-Lagrange family), impulse.constrained
 (ConstrainedModel, CHNN and friends), impulse.training (train, load_model),
-impulse.impact (planar impact laws), impulse.sweeps (reproductions); every
+impulse.impact (planar impact laws), impulse.sweeps (reproductions),
+impulse.contacts (the contact module: detection, assembly, the multi-contact
+impulse solve and their reverse passes), impulse.rigid (one tossed rigid
+body: trajectory files, metrics, the rigid step, box-toss, rigid-identified,
+the end-to-end network); every
 public name is also importable from impulse itself.
 """
 from __future__ import annotations
@@ -41,14 +45,21 @@ from .contact import CONTACT_MODELS, Model
 from .data import CONTACT_SYSTEMS, Dataset, simulate
 from .impact import (IMPACT_LAWS, GaussianProcess, ImpactData, impact_data, impact_identify, impact_irb,
                      impact_predict, impact_table1)
-from .sweeps import REPRODUCTIONS, reproduce, sweep_plan, sweep_report, sweep_run
+from .sweeps import REPRODUCTIONS, cube_peer, cube_rows, reproduce, sweep_plan, sweep_report, sweep_run
+from .contacts import ContactModel, contact_solve, contact_solve_backward
+from .rigid import (RigidBody, RigidE2E, RigidModel, RigidTrajectories, box_toss, box_toss_initial, rigid_ballistic,
+                    rigid_identify, rigid_lowest_corner, rigid_metrics, rigid_quat_angle, rigid_split)
 from ._run import TRAIN_FAR_ABOVE_BEST
 from .training import load_model, train
 
 __all__ = ["Error", "Notice", "Dataset", "Model", "ConstrainedModel", "simulate", "train", "load_model", "library_path",
            "blas_core", "CONTACT_SYSTEMS", "CONTACT_MODELS", "CONSTRAINED_MODELS", "IMPACT_LAWS",
            "impact_data", "ImpactData", "impact_predict", "impact_irb", "impact_identify", "impact_table1", "GaussianProcess", "version",
-           "REPRODUCTIONS", "sweep_plan", "sweep_run", "sweep_report", "reproduce", "TRAIN_FAR_ABOVE_BEST"]
+           "REPRODUCTIONS", "sweep_plan", "sweep_run", "sweep_report", "reproduce", "TRAIN_FAR_ABOVE_BEST",
+           "cube_peer", "cube_rows", "ContactModel", "contact_solve", "contact_solve_backward",
+           "RigidBody", "RigidTrajectories", "RigidModel", "RigidE2E", "box_toss", "box_toss_initial",
+           "rigid_metrics", "rigid_quat_angle", "rigid_lowest_corner", "rigid_ballistic", "rigid_split",
+           "rigid_identify"]
 version = __version__
 library_path: str = _lib.path
 

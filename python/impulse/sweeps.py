@@ -12,7 +12,7 @@ from ._lib import Error, check, lib, libc_free
 from ._run import _Interrupt
 
 
-REPRODUCTIONS = ("cdl", "chnn", "impact", "your-data")
+REPRODUCTIONS = ("cdl", "chnn", "impact", "your-data", "cube")
 
 
 def _c_str(v):
@@ -36,6 +36,11 @@ def sweep_plan(name: str, path: str | os.PathLike | None = None, *, quick: bool 
     ResNet on compliant-contact data with a touch sensor): seeds, epochs,
     system, restitution, noise, heldout, impact_law ("auto", "paper",
     "newton"), lr_schedule ("auto", "constant", "cosine"), threads.
+    name "cube" (docs/cube.md: real cube tosses; end-to-end, MuJoCo fitted,
+    ballistic): data (impulse's rigid-body file or the ContactNets file,
+    required), test (a file of test tosses), tosses (list of N), seeds, steps,
+    max_evals, mujoco (bool; default: whether the peer program cube_mujoco
+    is found, as `impulse reproduce cube` decides).
     quick=True: the reproduction's --quick settings.
     """
     plan = _lib.SweepPlan()
@@ -81,6 +86,20 @@ def sweep_plan(name: str, path: str | os.PathLike | None = None, *, quick: bool 
                  "threads"})
         o.quick = int(quick)
         check(lib.imp_sweep_plan_your_data(ctypes.byref(plan), ctypes.byref(o)))
+    elif name == "cube":
+        from . import _rigid_lib
+        o = _rigid_lib.SweepCubeOpts()
+        lib.imp_sweep_cube_opts_default(ctypes.byref(o))
+        if "mujoco" not in options:
+            options["mujoco"] = cube_peer() is not None
+        for k in ("data", "test"):
+            if options.get(k) is not None:
+                options[k] = os.path.abspath(_lib.fspath(options[k], k))
+        if options.get("data") is None:
+            raise Error("sweep_plan cube: data (the ContactNets file or impulse import's output) is required")
+        fill(o, {"data", "test", "tosses", "seeds", "steps", "max_evals", "mujoco"})
+        o.quick = int(quick)
+        check(lib.imp_sweep_plan_cube(ctypes.byref(plan), ctypes.byref(o)))
     else:
         raise Error(f"sweep_plan: '{name}' unknown (known: {', '.join(REPRODUCTIONS)})")
     try:
@@ -165,3 +184,38 @@ def reproduce(name: str, out: str | os.PathLike, *, quick: bool = False, threads
     text = sweep_plan(name, quick=quick, **options)
     sweep_run(text, out, threads=threads, progress=progress)
     return sweep_report(out)
+
+
+def cube_peer() -> str | None:
+    """The MuJoCo peer program of the cube reproduction, or None when not
+    found: $IMPULSE_CUBE_MUJOCO, else cube_mujoco beside the running program
+    (as the library looks), else beside libimpulse or in the bin/ folder next
+    to its lib/ folder (Python is the running program here), which is then
+    put in $IMPULSE_CUBE_MUJOCO so that sweep_run's cube tasks find it too."""
+    from . import _rigid_lib  # noqa: F401 (signatures)
+    buf = ctypes.create_string_buffer(4096)
+    if lib.imp_sweep_cube_peer(buf, len(buf)):
+        return buf.value.decode()
+    if "IMPULSE_CUBE_MUJOCO" in os.environ:
+        return None
+    here = os.path.dirname(os.path.realpath(_lib.path)) if _lib.path else ""
+    for cand in (os.path.join(here, "cube_mujoco"), os.path.join(here, "..", "bin", "cube_mujoco")):
+        if here and os.path.isfile(cand) and os.access(cand, os.X_OK):
+            os.environ["IMPULSE_CUBE_MUJOCO"] = os.path.abspath(cand)
+            return os.environ["IMPULSE_CUBE_MUJOCO"]
+    return None
+
+
+def cube_rows(out: str | os.PathLike) -> list[dict]:
+    """The cube results of a sweep folder, as `impulse reproduce cube --json`
+    prints them: one dict per finished task and test set (model, tosses,
+    seed, test, test_tosses, position_error_pct, rotation_error_deg,
+    penetration_pct, seconds)."""
+    import json
+    from . import _rigid_lib  # noqa: F401 (signatures)
+    buf = ctypes.c_void_p()
+    check(lib.imp_sweep_cube_rows(os.fsencode(out), ctypes.byref(buf)))
+    text = ctypes.string_at(buf).decode() if buf.value else ""
+    if buf.value:
+        libc_free(buf)
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
