@@ -245,3 +245,39 @@ for _n, _a, _r in _SIGS:
 # imp_sweep_plan_cube takes the plan mirrored in _lib
 from ._lib import SweepPlan  # noqa: E402
 lib.imp_sweep_plan_cube.argtypes, lib.imp_sweep_plan_cube.restype = [P(SweepPlan), P(SweepCubeOpts)], c_int
+
+
+# constrained_contact.h
+class DopriStats(Struct):
+    _fields_ = [("n_steps", ctypes.c_long), ("n_rejected", ctypes.c_long), ("n_rhs", ctypes.c_long)]
+
+
+class ChnnSimOpts(Struct):
+    _fields_ = [("rtol", c_double), ("atol", c_double)]
+
+
+class ChnnContactStats(Struct):
+    _fields_ = [("impacts", c_int), ("resting", c_int), ("max_penetration", c_double),
+                ("impact_energy", c_double), ("projection_energy", c_double), ("ode", DopriStats)]
+
+
+class CsysMinvCtx(Struct):
+    _fields_ = [("s", V), ("x", dptr), ("w", V)]
+
+
+MIRRORS.update({"imp_dopri5_stats": DopriStats, "imp_chnn_sim_opts": ChnnSimOpts,
+                "imp_chnn_contact_stats": ChnnContactStats, "imp_csys_minv_ctx": CsysMinvCtx})
+from ._lib import Rng  # noqa: E402
+for _n, _a, _r in [
+    ("imp_chnn_system", [V, c_char_p], c_int), ("imp_csys_load", [V, c_char_p], c_int),
+    ("imp_csys_work_new", [V], V), ("imp_csys_work_free", [V], None),
+    ("imp_csys_energy", [V, dptr, dptr], c_double),
+    ("imp_chnn_sample_state", [V, P(Rng), c_double, dptr, V], c_int),
+    ("imp_csys_contact_frame", [V, dptr, c_int, dptr, P(c_double * 3), dptr], c_double),
+    ("imp_csys_contact_minv", [dptr, dptr, c_int, c_int, V], c_int),
+    ("imp_csys_contact_impulse", [V, dptr, dptr, ipt, c_int, CS, V], c_int),
+    ("imp_csys_contact_active", [V, dptr, dptr, c_double, c_double, ipt], c_int),
+    ("imp_chnn_simulate_contact", [V, dptr, c_double, c_int, P(ChnnSimOpts), dptr, P(ChnnContactStats)], c_int),
+]:
+    _f = getattr(lib, _n)
+    _f.argtypes, _f.restype = _a, _r

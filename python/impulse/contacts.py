@@ -17,6 +17,7 @@ dense symmetric (nv, nv) array.
 from __future__ import annotations
 
 import ctypes
+import os
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -24,13 +25,14 @@ import numpy as np
 from . import _rigid_lib as R
 from ._lib import MAX_BODIES, MAX_CONTACTS, Error, Result, check, f64, lib, ptr, unknown
 
-__all__ = ["ContactModel", "contact_solve", "contact_solve_backward", "BODY_KINDS", "CANDIDATE_KINDS"]
+__all__ = ["ContactModel", "ContactSystem", "contact_solve", "contact_solve_backward", "BODY_KINDS", "CANDIDATE_KINDS"]
 
 BODY_KINDS = {"point": 0, "planar": 1, "spatial": 2}
 CANDIDATE_KINDS = {"plane": 0, "spheres": 1}
 BRANCHES = ("separate", "stick", "slide")
 LABEL_NONE = -1
 _ip = ctypes.POINTER(ctypes.c_int)
+_CSYS_MAX_CONTACTS = 16  # IMP_CSYS_MAX_CONTACTS, include/impulse/constrained.h
 
 
 def _vec(v, n: int, name: str) -> list:
@@ -386,3 +388,125 @@ class ContactModel:
                                                ptr(out["mu"]), ptr(vb), ptr(lb), ctypes.byref(sol), ptr(v), ptr(J), nv,
                                                fn, data, ptr(e), ptr(mu), ptr(w), iw.ctypes.data_as(_ip)))
         return out
+
+
+class ContactSystem:
+    """A constrained system with contacts in Cartesian coordinates
+    (include/impulse/constrained_contact.h, docs/derivations/contact.md
+    "Contacts with joint constraints"): a built-in system by name
+    ("chain-ground:3", "chain-ground-elastic:3", "gyroscope-wall", ...) or a
+    system file (path=). States x (N,), v (N,) with N = n_points d; contact
+    impulses go through the constrained inverse mass, so they keep the joints."""
+
+    def __init__(self, name: str | None = None, *, path=None):
+        from . import _lib
+        if (name is None) == (path is None):
+            raise Error("ContactSystem: give a system name or path=, not both")
+        self._s = _lib.opaque("imp_csys")
+        if path is not None:
+            check(lib.imp_csys_load(self._s, os.fsencode(_lib.fspath(path, "path"))))
+        else:
+            check(lib.imp_chnn_system(self._s, str(name).encode()))
+        n_points, dd = ctypes.c_int(), ctypes.c_int()
+        check(lib.imp_flat_chnn_simulate(None if path is not None else str(name).encode(),
+                                         os.fsencode(_lib.fspath(path, "path")) if path is not None else None,
+                                         1, 0, 0.0, 0, 0.0, 0.0, 0.0, 0.0, 0, None, None, None, None,
+                                         ctypes.byref(n_points), ctypes.byref(dd), None, None, None, None))
+        self.d, self.n_points = dd.value, n_points.value
+        self.N = self.d * self.n_points
+        self.name = self._s.raw[:64].split(b"\0", 1)[0].decode()
+        self._w = lib.imp_csys_work_new(self._s)
+        if not self._w:
+            raise Error("ContactSystem: out of memory (work space)")
+        x, v = self.sample_state(0)
+        self.n_contacts = self._count(x)
+
+    def _count(self, x: np.ndarray) -> int:
+        act = np.empty(_CSYS_MAX_CONTACTS, dtype=np.intc)
+        return int(lib.imp_csys_contact_active(self._s, ptr(x), ptr(np.zeros(self.N)), float("inf"), float("-inf"),
+                                               act.ctypes.data_as(_ip)))
+
+    def __del__(self):
+        w = getattr(self, "_w", None)
+        if w and lib is not None:
+            lib.imp_csys_work_free(w)
+
+    def __repr__(self) -> str:
+        return f"ContactSystem('{self.name}', d={self.d}, N={self.N}, {self.n_contacts} contacts)"
+
+    def _x(self, x, name: str) -> np.ndarray:
+        return f64(x, name, (self.N,))
+
+    def _c(self, c: int) -> int:
+        if not 0 <= int(c) < self.n_contacts:
+            raise Error(f"c: {c} is not a contact (0..{self.n_contacts - 1})")
+        return int(c)
+
+    def sample_state(self, seed: int = 0, spread: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+        """A random initial state (x, v) as the simulator draws them."""
+        from . import _lib
+        rng = _lib.Rng()
+        lib.imp_rng_seed(ctypes.byref(rng), int(seed))
+        xv = np.empty(2 * self.N)
+        check(lib.imp_chnn_sample_state(self._s, ctypes.byref(rng), float(spread), ptr(xv), self._w))
+        return xv[:self.N].copy(), xv[self.N:].copy()
+
+    def energy(self, x, v) -> float:
+        return float(lib.imp_csys_energy(self._s, ptr(self._x(x, "x")), ptr(self._x(v, "v"))))
+
+    def frame(self, x, c: int) -> Result:
+        """Contact c at x (eq 16): gap phi, world contact point pc (d,), directions
+        dirs (d, d) (normal first, then tangents) and Jacobian rows J (d, N)."""
+        x = self._x(x, "x")
+        c = self._c(c)
+        pc, dirs, J = np.zeros(3), ((ctypes.c_double * 3) * 3)(), np.empty((self.d, self.N))
+        phi = lib.imp_csys_contact_frame(self._s, ptr(x), c, ptr(pc), dirs, ptr(J))
+        D = np.array([dirs[k][:] for k in range(3)])
+        return Result(phi=float(phi), pc=pc[:self.d], dirs=D[:self.d, :self.d], J=J)
+
+    def active(self, x, v, tol: float = 0.0, vtol: float = 0.0) -> np.ndarray:
+        """Contacts to act on at (x, v): gap <= tol and closing (J_n v < -vtol)."""
+        act = np.empty(_CSYS_MAX_CONTACTS, dtype=np.intc)
+        n = lib.imp_csys_contact_active(self._s, ptr(self._x(x, "x")), ptr(self._x(v, "v")), float(tol), float(vtol),
+                                        act.ctypes.data_as(_ip))
+        return act[:n].copy()
+
+    def minv(self, x, y) -> np.ndarray:
+        """The constrained inverse mass P(x) (eq 17) applied to y ((N,) or (k, N))."""
+        x = self._x(x, "x")
+        Y = f64(y, "y")
+        if Y.shape[-1] != self.N or Y.ndim > 2:
+            raise Error(f"y: shape {Y.shape}, want ({self.N},) or (k, {self.N})")
+        Y2 = Y.reshape(-1, self.N)
+        ctx = R.CsysMinvCtx(ctypes.cast(self._s, ctypes.c_void_p), ptr(x), self._w)
+        out = np.empty_like(Y2)
+        check(lib.imp_csys_contact_minv(ptr(out), ptr(Y2), self.N, Y2.shape[0], ctypes.byref(ctx)))
+        return out.reshape(Y.shape)
+
+    def impulse(self, x, v, active=None) -> tuple[np.ndarray, Result]:
+        """The impulse of the contacts in `active` (default: self.active(x, v))
+        at x on v (eqs 5, 6, 11, 17): (v_plus (N,), solution)."""
+        x = self._x(x, "x")
+        vp = self._x(v, "v").copy()
+        act = self.active(x, vp) if active is None else np.ascontiguousarray(active, dtype=np.intc)
+        for a in act:
+            self._c(a)
+        sol = R.ContactSolution()
+        check(lib.imp_csys_contact_impulse(self._s, ptr(x), ptr(vp), act.ctypes.data_as(_ip), act.size,
+                                           ctypes.byref(sol), self._w))
+        return vp, _solution(sol) if act.size else Result(lambda_=np.empty((0, self.d)))
+
+    def simulate(self, x0, v0, dt: float, steps: int, *, rtol: float = 1e-10, atol: float = 1e-12
+                 ) -> tuple[np.ndarray, Result]:
+        """Event-accurate ground truth: states (steps + 1, 2N) of (x, v) at
+        t = k dt, and {impacts, resting, max_penetration, impact_energy,
+        projection_energy, ode}."""
+        xv = np.concatenate([self._x(x0, "x0"), self._x(v0, "v0")])
+        out = np.empty((int(steps) + 1, 2 * self.N))
+        o = R.ChnnSimOpts(float(rtol), float(atol))
+        st = R.ChnnContactStats()
+        check(lib.imp_chnn_simulate_contact(self._s, ptr(xv), float(dt), int(steps), ctypes.byref(o), ptr(out),
+                                            ctypes.byref(st)))
+        r = Result(st.as_dict())
+        r["ode"] = Result(st.ode.as_dict())
+        return out, r

@@ -41,7 +41,7 @@ cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or shutil
 check(cc is not None, "a C compiler to compare the struct mirrors with")
 if cc:
     lines = ["#include <stddef.h>", "#include <stdio.h>", '#include "impulse/contact.h"',
-             '#include "impulse/rigid_model.h"', '#include "impulse/rigid_models.h"', '#include "impulse/sweep.h"',
+             '#include "impulse/rigid_model.h"', '#include "impulse/rigid_models.h"', '#include "impulse/sweep.h"', '#include "impulse/constrained_contact.h"',
              "int main(void) {"]
     want = []
     for cname, cls in _rigid_lib.MIRRORS.items():
@@ -213,6 +213,25 @@ check(summary["ran"] == 1 and rows and all(r["model"] == "ballistic" and r["toss
 for sysname in ("chain-ground:3", "chain-ground-elastic:3", "gyroscope-wall"):
     ds = impulse.simulate(sysname, trajectories=1, steps=20, seed=0)
     check(np.isfinite(ds["z"]).all() and np.isfinite(ds["energy"]).all(), f"simulate {sysname}: {ds}")
+
+cs = impulse.ContactSystem("chain-ground:3")
+x, v = cs.sample_state(0)
+ds_t = impulse.simulate("chain-ground:3", trajectories=1, steps=100, seed=0)
+dt = float(ds_t["t"][1] - ds_t["t"][0])
+tr, stats = cs.simulate(x, v, dt, 100)
+check(np.array_equal(tr, ds_t["z"][0].reshape(101, -1)) and stats["impacts"] > 0,
+      f"ContactSystem.simulate is impulse.simulate's trajectory: {stats}")
+for name, e in (("chain-ground:3", 0.0), ("chain-ground-elastic:3", 1.0)):
+    cs = impulse.ContactSystem(name)
+    x, _ = cs.sample_state(0)
+    Jn = cs.frame(x, 0)["J"][0]
+    v = -cs.minv(x, Jn)  # moves along the joints, closing contact 0
+    vp, sol = cs.impulse(x, v, [0])
+    check(np.isclose(Jn @ vp, -e * (Jn @ v), atol=1e-7) and cs.energy(x, vp) <= cs.energy(x, v) + 1e-8
+          and (e < 1 or np.isclose(cs.energy(x, vp), cs.energy(x, v), rtol=1e-8)),
+          f"{name}: contact 0 leaves at -e u (e {e}): {Jn @ v:.4f} -> {Jn @ vp:.4f}, energy "
+          f"{cs.energy(x, v):.6f} -> {cs.energy(x, vp):.6f}")
+raises(lambda: impulse.ContactSystem("chain-ground:3").frame(np.zeros(6), 7), "c: 7", "a missing contact is named")
 
 print("FAILED" if failed else "all passed")
 sys.exit(1 if failed else 0)
