@@ -231,6 +231,8 @@ _SIGS = [
     ("imp_rigid_e2e_set_scaling", [P(RigidE2e), P(RigidTraj), ipt, c_int], c_int),
     ("imp_rigid_e2e_features", [P(RigidE2e), dptr, dptr], None),
     ("imp_rigid_e2e_step", [P(RigidE2e), dptr, dptr], c_int),
+    ("imp_rigid_e2e_window_loss", [P(RigidE2e), dptr, dptr, dptr, c_int, c_int, dptr, P(V)], c_double),
+    ("imp_mlp_work_new", [P(Mlp), c_int], V), ("imp_mlp_work_free", [V], None),
     ("imp_rigid_e2e_rollout", [dptr, c_size_t, V, dptr], c_int),
     ("imp_rigid_e2e_train", [P(RigidE2e), P(RigidTraj), ipt, c_int, ipt, c_int, P(RigidE2eOpts),
                              P(RigidE2eReport)], c_int),

@@ -548,6 +548,36 @@ class RigidE2E:
         check(lib.imp_rigid_e2e_step(ctypes.byref(self._c), ptr(_state(x, "x")), ptr(out)))
         return out
 
+    def window_loss(self, x0, target, params=None, grad: bool = True) -> tuple[float, np.ndarray | None]:
+        """Loss of B rollout windows of H steps (x0 (B, 13) first states,
+        target (B, H, 13) the measured next states) at params (default the
+        network's) and its gradient (n_params,) when grad."""
+        x0 = _states(x0, "x0")
+        B = x0.shape[0]
+        tg = f64(target, "target")
+        if tg.ndim != 3 or tg.shape[0] != B or tg.shape[2] != STATE or tg.shape[1] < 1:
+            raise Error(f"target: shape {tg.shape}, want ({B}, H, 13)")
+        H = tg.shape[1]
+        n_p = self._c.net.n_params
+        pa = self.params if params is None else f64(params, "params", (n_p,))
+        g = np.zeros(n_p) if grad else None
+        works = (ctypes.c_void_p * H)()
+        try:
+            for k in range(H):
+                works[k] = lib.imp_mlp_work_new(ctypes.byref(self._c.net), B)
+                if not works[k]:
+                    raise Error("window_loss: out of memory (network work spaces)")
+            lib.imp_clear_error()
+            loss = lib.imp_rigid_e2e_window_loss(ctypes.byref(self._c), ptr(pa), ptr(x0), ptr(tg), B, H, ptr(g), works)
+        finally:
+            for k in range(H):
+                if works[k]:
+                    lib.imp_mlp_work_free(works[k])
+        if not np.isfinite(loss):
+            msg = lib.imp_last_error()
+            raise Error(msg.decode() if msg else "window_loss: the loss is not finite")
+        return float(loss), g
+
     def rollout(self, x0, n: int) -> np.ndarray:
         out = np.empty((int(n), STATE))
         check(lib.imp_rigid_e2e_rollout(ptr(_state(x0, "x0")), int(n), ctypes.cast(ctypes.byref(self._c), ctypes.c_void_p),

@@ -180,6 +180,24 @@ check(trace.n_active >= 1 and abs(fd_e - gg["e"]) < 1e-5 and np.abs(fd_x - sb[4:
       f"step_backward against differences ({trace.n_active} active points): de {gg['e']:.6g} vs {fd_e:.6g}")
 loss, lg = box.window_loss(t.episode(0)[:10], t.dt, substeps=4)
 check(np.isfinite(loss) and lg["points"].shape == (8, 3) and lg["x0"].shape == (13,), f"window loss {loss:.3g}")
+# window-loss gradients against differences: e through a bounce, the ground
+# through a slow (plastic) landing, where the gap sets the impulse
+xs = x.copy()
+xs[7:10], xs[10:13] = [0.5, 0.2, 0.0], [0.1, 0.0, -0.05]
+win = np.concatenate([box.rollout(x, 12, 0.004, substeps=2), box.rollout(xs, 12, 0.004, substeps=2)])
+win[:, 4:7] += 1e-3 * rng.normal(size=(24, 3))  # measurements off the model's rollout,
+win[[0, 12]] = x, xs                             # each window starting from its state
+wl = lambda mm, w: mm.window_loss(w, 0.004, substeps=2)[0]  # noqa: E731
+_, wg = box.window_loss(win[:12], 0.004, substeps=2)
+fd_e = (wl(impulse.RigidModel.box(t.body, e=0.3 + h, mu=0.25), win[:12])
+        - wl(impulse.RigidModel.box(t.body, e=0.3 - h, mu=0.25), win[:12])) / (2 * h)
+_, wg2 = box.window_loss(win[12:], 0.004, substeps=2)
+wg["ground"] = wg2["ground"]
+fd_g = (wl(impulse.RigidModel.box(t.body, e=0.3, mu=0.25, ground=h), win[12:])
+        - wl(impulse.RigidModel.box(t.body, e=0.3, mu=0.25, ground=-h), win[12:])) / (2 * h)
+check(abs(fd_e - wg["e"]) < 1e-5 * max(1, abs(fd_e)) and abs(fd_g - wg["ground"]) < 1e-5 * max(1, abs(fd_g))
+      and fd_e != 0 and fd_g != 0,
+      f"window_loss gradients against differences: e {wg['e']:.6g} vs {fd_e:.6g}, ground {wg['ground']:.6g} vs {fd_g:.6g}")
 check(np.isclose(box.energy(s0), 0.37 * 9.81 * 0.0524), "energy of a resting cube: m g z")
 fit, res = impulse.rigid_identify(t, [0, 1], max_evals=12)
 check(0 <= fit.e <= 1 and 0 <= fit.mu <= 2 and res["evals"] >= 1, f"rigid_identify: {fit}, {res}")
@@ -187,6 +205,17 @@ net, rep = impulse.RigidE2E.train(t, [0, 1], [2], steps=20, hidden=16, batch=16,
 roll = net.rollout(t.episode(2)[0], 40)
 check(roll.shape == (40, 13) and np.isfinite(roll).all() and rep["best_step"] >= 0, f"end-to-end net trained: {rep}")
 check(np.array_equal(roll[1], net.step(roll[0])), "the end-to-end rollout is its steps")
+ep = t.episode(2)
+x0s, tgt = np.ascontiguousarray(ep[[0, 5]]), np.stack([ep[1:4], ep[6:9]])
+L, G = net.window_loss(x0s, tgt)
+k = int(np.argmax(np.abs(G)))
+pp, pm = net.params.copy(), net.params.copy()
+pp[k] += 1e-6
+pm[k] -= 1e-6
+fd = (net.window_loss(x0s, tgt, pp, grad=False)[0] - net.window_loss(x0s, tgt, pm, grad=False)[0]) / 2e-6
+check(np.isfinite(L) and abs(fd - G[k]) < 1e-5 * max(1, abs(fd)), f"end-to-end window loss {L:.4g}, "
+      f"d/dparams[{k}] {G[k]:.6g} vs differences {fd:.6g}")
+raises(lambda: net.window_loss(x0s, tgt[:1]), "target", "a window target of the wrong shape is named")
 raises(lambda: impulse.rigid_metrics(t.episode(0)[:5], t.episode(0)), "pred", "pred of the wrong length named")
 raises(lambda: impulse.rigid_metrics(t.episode(0), np.zeros((5, 12))), "meas", "meas of the wrong width named")
 raises(lambda: impulse.RigidTrajectories(np.zeros((3, 13))), "states", "a zero quaternion is refused")
