@@ -8,6 +8,7 @@ from typing import Callable
 
 
 from . import _lib
+from . import _rigid_lib  # the cube plan's mirror and signatures
 from ._lib import Error, check, lib, libc_free
 from ._run import _Interrupt
 
@@ -87,7 +88,6 @@ def sweep_plan(name: str, path: str | os.PathLike | None = None, *, quick: bool 
         o.quick = int(quick)
         check(lib.imp_sweep_plan_your_data(ctypes.byref(plan), ctypes.byref(o)))
     elif name == "cube":
-        from . import _rigid_lib
         o = _rigid_lib.SweepCubeOpts()
         lib.imp_sweep_cube_opts_default(ctypes.byref(o))
         if "mujoco" not in options:
@@ -192,7 +192,6 @@ def cube_peer() -> str | None:
     (as the library looks), else beside libimpulse or in the bin/ folder next
     to its lib/ folder (Python is the running program here), which is then
     put in $IMPULSE_CUBE_MUJOCO so that sweep_run's cube tasks find it too."""
-    from . import _rigid_lib  # noqa: F401 (signatures)
     buf = ctypes.create_string_buffer(4096)
     if lib.imp_sweep_cube_peer(buf, len(buf)):
         return buf.value.decode()
@@ -212,7 +211,6 @@ def cube_rows(out: str | os.PathLike) -> list[dict]:
     seed, test, test_tosses, position_error_pct, rotation_error_deg,
     penetration_pct, seconds)."""
     import json
-    from . import _rigid_lib  # noqa: F401 (signatures)
     buf = ctypes.c_void_p()
     check(lib.imp_sweep_cube_rows(os.fsencode(out), ctypes.byref(buf)))
     text = ctypes.string_at(buf).decode() if buf.value else ""
