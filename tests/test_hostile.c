@@ -1,6 +1,8 @@
 /* Hostile inputs beyond .mat (test_mat.c): numbers in trajectory meta and
  * CLI options that were undefined conversions or misleading messages, the
- * input limit on .npz files, evaluation budgets and non-finite results. */
+ * input limit on .npz files, evaluation budgets and non-finite results, and
+ * HDF5 files whose datasets declare absurd element sizes (found by
+ * tests/fuzz/fuzz_import.c). */
 #define _GNU_SOURCE
 #include "impulse/cdl.h"
 #include "impulse/chnn_models.h"
@@ -9,6 +11,7 @@
 #include "impulse/io.h"
 #include "test.h"
 
+#include <hdf5.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -200,6 +203,47 @@ static void test_eval_non_finite(void)
     imp_trajset_free(&ts);
 }
 
+/* A 24 x 1 float32 qpos whose datatype message is patched to declare
+ * 4294967287-byte numbers (found by fuzz_import): libhdf5 allocated a 4 GB
+ * conversion buffer in H5Dread. The import must refuse the element size
+ * before reading, naming the dataset. */
+static void test_hdf5_element_size(void)
+{
+    const char *path = "hostile_elsize.h5";
+    hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    hsize_t dims[2] = {24, 1};
+    float q[24];
+    for (int i = 0; i < 24; i++) q[i] = (float)i;
+    hid_t sp = H5Screate_simple(2, dims, NULL);
+    hid_t d = H5Dcreate2(f, "qpos", H5T_IEEE_F32LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    CHECK(d >= 0 && H5Dwrite(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, q) >= 0);
+    H5Dclose(d), H5Sclose(sp), H5Fclose(f);
+    /* the float datatype message: version 1 class 1, bit fields 0x20 0x1f 0x00, size 4 */
+    unsigned char *buf = NULL;
+    size_t len = 0;
+    CHECK_OK(imp_read_file(path, &buf, &len));
+    static const unsigned char msg[8] = {0x11, 0x20, 0x1f, 0x00, 0x04, 0x00, 0x00, 0x00};
+    int patched = 0;
+    for (size_t i = 0; buf && i + 8 <= len; i++)
+        if (!memcmp(buf + i, msg, 8)) {
+            memcpy(buf + i + 4, "\xf7\xff\xff\xff", 4);
+            patched++;
+        }
+    CHECK(patched == 1);
+    CHECK_OK(imp_write_file_atomic(path, buf, len));
+    free(buf);
+    imp_import_opts o;
+    imp_import_opts_default(&o);
+    o.finite_differences = 1, o.dt = 0.1;
+    imp_trajset ts;
+    imp_import_notes nt;
+    int st = imp_trajset_import(path, &o, &ts, &nt);
+    CHECK_MSG(st != IMP_OK && strstr(imp_last_error(), "qpos") && strstr(imp_last_error(), "4294967287"), "%d %s", st,
+              imp_last_error());
+    if (st == IMP_OK) imp_trajset_free(&ts);
+    remove(path);
+}
+
 int main(void)
 {
     test_trajectory_meta();
@@ -207,6 +251,7 @@ int main(void)
     test_cli_numbers();
     test_eval_budget();
     test_eval_non_finite();
+    test_hdf5_element_size();
     remove("hostile_ball.npz");
     remove("hostile_bad.npz");
     remove("hostile_x.npz");

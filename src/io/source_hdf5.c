@@ -153,6 +153,10 @@ int imp_h5_read(imp_h5 *h, int g, const char *name, double **data, int *ndim, si
     char what[600];
     snprintf(what, sizeof what, "%s: %s%s%s", h->path, h->n_groups ? where : "", h->n_groups ? "/" : "", name);
     if (!st && H5Sget_simple_extent_dims(sp, dims, NULL) < 0) st = imp_fail(IMP_ERR_FORMAT, "%s: unreadable shape", what);
+    /* a stored number's size: libhdf5 sizes its conversion buffer by it */
+    size_t esize = st ? 0 : H5Tget_size(ty);
+    if (!st && (esize == 0 || esize > 16))
+        st = imp_fail(IMP_ERR_FORMAT, "%s: numbers of %zu bytes each (a number takes 1 to 16)", what, esize);
     /* the declared size, before anything is read or allocated */
     for (int i = 0; !st && i < nd; i++)
         if (dims[i] > SIZE_MAX || !imp_size_mul(n, (size_t)dims[i], &n)) n = SIZE_MAX;
