@@ -244,6 +244,75 @@ static void test_hdf5_element_size(void)
     remove(path);
 }
 
+/* Arrays of 0 columns and up to 2^40 rows (128-byte .npy files, found by
+ * fuzz_hdf5): the import looped over every declared row for minutes. They
+ * are refused at once, naming the array. */
+static void test_import_no_columns(void)
+{
+    const char *path = "hostile_nocols.npy";
+    const char *rows[2] = {"67108864", "1099511627776"};
+    for (int k = 0; k < 2; k++) {
+        char hdr[129];
+        int n = snprintf(hdr + 10, sizeof hdr - 10, "{'descr': '<f8', 'fortran_order': False, 'shape': (%s, 0), }", rows[k]);
+        memset(hdr + 10 + n, ' ', (size_t)(117 - n));
+        hdr[127] = '\n';
+        memcpy(hdr, "\x93NUMPY\x01\x00\x76\x00", 10);
+        CHECK_OK(imp_write_file_atomic(path, hdr, 128));
+        imp_import_opts o;
+        imp_import_opts_default(&o);
+        o.q = path, o.finite_differences = 1, o.dt = 0.1;
+        imp_trajset ts;
+        imp_import_notes nt;
+        double t0 = imp_time_now();
+        int st = imp_trajset_import(path, &o, &ts, &nt);
+        CHECK_MSG(st == IMP_ERR_SHAPE && strstr(imp_last_error(), "no columns"), "%s rows: %d %s", rows[k], st,
+                  imp_last_error());
+        CHECK(imp_time_now() - t0 < 2.0);
+        if (st == IMP_OK) imp_trajset_free(&ts);
+    }
+    remove(path);
+}
+
+/* A compact 24 x 1 qpos whose layout message holds 0 bytes of data (found
+ * by fuzz_import): libhdf5 copied 192 bytes from a NULL buffer (SIGSEGV). */
+static void test_hdf5_compact_size(void)
+{
+    const char *path = "hostile_compact.h5";
+    hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    hsize_t dims[2] = {24, 1};
+    double q[24];
+    for (int i = 0; i < 24; i++) q[i] = i;
+    hid_t sp = H5Screate_simple(2, dims, NULL), pl = H5Pcreate(H5P_DATASET_CREATE);
+    H5Pset_layout(pl, H5D_COMPACT);
+    hid_t d = H5Dcreate2(f, "qpos", H5T_IEEE_F64LE, sp, H5P_DEFAULT, pl, H5P_DEFAULT);
+    CHECK(d >= 0 && H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, q) >= 0);
+    H5Dclose(d), H5Pclose(pl), H5Sclose(sp), H5Fclose(f);
+    /* the layout message: version 3, class 0 (compact), 192 bytes of data */
+    unsigned char *buf = NULL;
+    size_t len = 0;
+    CHECK_OK(imp_read_file(path, &buf, &len));
+    static const unsigned char msg[4] = {0x03, 0x00, 0xc0, 0x00};
+    int patched = 0;
+    for (size_t i = 0; buf && i + 4 <= len; i++)
+        if (!memcmp(buf + i, msg, 4)) {
+            buf[i + 2] = 0;
+            patched++;
+        }
+    CHECK(patched == 1);
+    CHECK_OK(imp_write_file_atomic(path, buf, len));
+    free(buf);
+    imp_import_opts o;
+    imp_import_opts_default(&o);
+    o.finite_differences = 1, o.dt = 0.1;
+    imp_trajset ts;
+    imp_import_notes nt;
+    int st = imp_trajset_import(path, &o, &ts, &nt);
+    CHECK_MSG(st == IMP_ERR_FORMAT && strstr(imp_last_error(), "qpos") && strstr(imp_last_error(), "compact"), "%d %s",
+              st, imp_last_error());
+    if (st == IMP_OK) imp_trajset_free(&ts);
+    remove(path);
+}
+
 int main(void)
 {
     test_trajectory_meta();
@@ -252,6 +321,8 @@ int main(void)
     test_eval_budget();
     test_eval_non_finite();
     test_hdf5_element_size();
+    test_import_no_columns();
+    test_hdf5_compact_size();
     remove("hostile_ball.npz");
     remove("hostile_bad.npz");
     remove("hostile_x.npz");
