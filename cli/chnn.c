@@ -237,9 +237,10 @@ int cli_train_chnn(int argc, char **argv, const char *model)
         imp_json_kv_int(&j, "skipped_batches", res.skipped_batches);
         return cli_json_print(&j, verb);
     }
-    fprintf(strcmp(out_path, "-") ? stdout : stderr, "trained %s on %s: %d epochs, final loss %.6g, %.2f s (%.3f s/epoch, %d thread%s), %zu parameters -> %s\n",
-           model, sysname, res.epochs, res.final_loss, res.seconds, res.epochs ? res.seconds / res.epochs : 0.0,
-           o.threads, o.threads == 1 ? "" : "s", m.n_params, out_path);
+    fprintf(strcmp(out_path, "-") ? stdout : stderr, "trained %s on %s: %d epochs, final loss %.6g, kept the %s model (epoch %d, loss %.6g), %.2f s (%.3f s/epoch, %d thread%s), %zu parameters -> %s\n",
+           model, sysname, res.epochs, res.final_loss, cli_run_kept(&rep), rep.kept_epoch,
+           rep.kept_epoch == rep.best_epoch ? rep.best_loss : rep.final_loss, res.seconds,
+           res.epochs ? res.seconds / res.epochs : 0.0, o.threads, o.threads == 1 ? "" : "s", m.n_params, out_path);
     return 0;
 }
 

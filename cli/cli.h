@@ -99,14 +99,20 @@ typedef struct cli_run {
  * error and returns 1 on failure. */
 int cli_run_open(cli_run *r, const char *verb, const char *out, const char *log_path, const char *resume,
                  int quiet);
-/* imp_epoch_fn: a log line, progress, and stop after Ctrl-C. */
+/* imp_epoch_fn: a log line, progress, and stop after Ctrl-C or SIGTERM. */
 int cli_run_on_epoch(const imp_epoch_info *info, void *user);
 /* After training with status st: save the model through save(path, ctx) to
  * OUT (or a rescue copy in $TMPDIR when OUT cannot be written), print how
- * the run ended, return the exit status (0, 1 or 130 after Ctrl-C). */
+ * the run ended, return the exit status (0; 1 failed or diverged; 3 finished
+ * far above its best, CLI_EXIT_FAR_ABOVE_BEST; 130 after Ctrl-C or SIGTERM). */
 int cli_run_finish(cli_run *r, int st, const imp_train_report *rep, int (*save)(const char *path, void *ctx),
                    void *ctx);
 void cli_run_close(cli_run *r);
+/* The exit status of a run that finished with its final loss more than
+ * IMP_TRAIN_FAR_ABOVE_BEST times its best (the model is saved). */
+#define CLI_EXIT_FAR_ABOVE_BEST 3
+/* "best" or "last": which epoch's model a run kept (report.kept_epoch). */
+const char *cli_run_kept(const imp_train_report *rep);
 /* train --json: opens the object with the members every train verb has
  * (model, system, epochs_done, resumed_at, best_epoch, final_loss,
  * best_loss, seconds, end, output: the keys of the checkpoint's meta and of
@@ -120,6 +126,7 @@ typedef struct cli_run_opts {
     const char *log, *resume;
     int checkpoint_every;
     double checkpoint_seconds, diverge_factor;
+    int keep; /* enum imp_train_keep */
 } cli_run_opts;
 void cli_run_opts_default(cli_run_opts *o);
 int cli_run_option(cli_run_opts *o, const char *verb, const char *name, const char *val);
@@ -131,8 +138,11 @@ int cli_run_option(cli_run_opts *o, const char *verb, const char *name, const ch
     "                       the result is bit-identical to an uninterrupted run\n"                        \
     "  --diverge-factor X   stop when the epoch loss exceeds X times the best (default 1000;\n"           \
     "                       0: only NaN/Inf), keeping the best model; exit status 1\n"                    \
+    "  --keep best|last     the model saved: the best epoch's (lowest loss; default) or the last\n"      \
+    "                       epoch's; a run that ends more than 10 times above its best loss\n"          \
+    "                       saves it and exits with status 3\n"                                           \
     "  --json               one JSON object on stdout at the end (docs/json.md)\n"                         \
-    "  Ctrl-C stops after the current epoch, saves the best model and the state (exit 130).\n"
+    "  Ctrl-C or SIGTERM stops after the current epoch, saves the best model and the state (exit 130).\n"
 /* Set the hooks from the options and the run. */
 void cli_run_hooks(const cli_run_opts *o, cli_run *r, imp_train_hooks *h, imp_train_report *rep, int epochs);
 

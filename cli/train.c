@@ -156,7 +156,7 @@ int cli_train(int argc, char **argv)
         {"friction", no_argument, 0, 'f'},      {"friction-init", required_argument, 0, 'F'},
         {"log", required_argument, 0, 1},       {"resume", required_argument, 0, 1},
         {"checkpoint-every", required_argument, 0, 1}, {"checkpoint-seconds", required_argument, 0, 1},
-        {"diverge-factor", required_argument, 0, 1},
+        {"diverge-factor", required_argument, 0, 1}, {"keep", required_argument, 0, 1},
         {"impact-law", required_argument, 0, 'I'},  {"json", no_argument, 0, 'J'},
         {"lr-schedule", required_argument, 0, 's'},
         {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
@@ -321,8 +321,10 @@ int cli_train(int argc, char **argv)
             rc = cli_json_print(&j, "train");
         }
         if (!rc && !quiet && !json)
-            fprintf(stderr, "impulse train: %s on %s, %d epochs in %.1f s, final loss %.5g -> %s\n", model_name,
-                    data.system, to.epochs, imp_time_now() - t0, rep.final_loss, out);
+            fprintf(stderr, "impulse train: %s on %s, %d epochs in %.1f s, final loss %.5g; kept the %s model (epoch "
+                    "%d, loss %.5g) -> %s\n", model_name, data.system, to.epochs, imp_time_now() - t0, rep.final_loss,
+                    cli_run_kept(&rep), rep.kept_epoch, rep.kept_epoch == rep.best_epoch ? rep.best_loss : rep.final_loss,
+                    out);
         if (!rc && !quiet && !json && (cfg.learn_restitution || cfg.friction)) {
             double e[IMP_MAX_CONTACTS], mu[IMP_MAX_CONTACTS];
             imp_model_get_contact_law(m, e, mu);

@@ -54,6 +54,11 @@ int cli_run_open(cli_run *r, const char *verb, const char *out, const char *log_
     if (!resume && r->state_path[0] && !access(r->state_path, F_OK))
         fprintf(stderr, "impulse %s: notice: %s holds an interrupted run; this new run replaces it (to continue that "
                         "one instead, stop and add --resume %s)\n", verb, r->state_path, r->state_path);
+    /* resuming: the log's lines of epochs after the state's would repeat */
+    int state_epoch;
+    if (resume && !imp_train_state_epoch(resume, &state_epoch) && imp_train_log_truncate(log_path, state_epoch))
+        return cli_failf(verb, "training log '%s': %s (--log FILE puts it elsewhere)", log_path, imp_last_error());
+    imp_clear_error(); /* an unreadable state is the training's to report */
     r->log = fopen(log_path, resume ? "a" : "w");
     if (!r->log)
         return cli_failf(verb, "cannot open the training log '%s': %s (--log FILE puts it elsewhere)", log_path,
@@ -144,6 +149,11 @@ static int save_or_rescue(cli_run *r, const char *why, int (*save)(const char *p
     return cli_failf(r->verb, "%s%s%s; no rescue copy in %s either: the trained model is lost", why, sep, first, dir);
 }
 
+const char *cli_run_kept(const imp_train_report *rep)
+{
+    return rep->kept_epoch == rep->best_epoch ? "best" : "last";
+}
+
 int cli_run_finish(cli_run *r, int st, const imp_train_report *rep, int (*save)(const char *path, void *ctx),
                    void *ctx)
 {
@@ -151,6 +161,13 @@ int cli_run_finish(cli_run *r, int st, const imp_train_report *rep, int (*save)(
     if (!st && rep->stop == IMP_TRAIN_FINISHED) {
         if (save_or_rescue(r, "", save, ctx)) return 1;
         unlink(r->state_path); /* the run is complete: its state is no longer needed */
+        if (rep->far_above_best)
+            return cli_failf(r->verb, "finished, but the final loss %.6g is %.3g times the best (epoch %d, loss %.6g; "
+                             "more than %g times is reported): the learning rate is probably too high; the %s model "
+                             "(epoch %d) was saved to %s", rep->final_loss, rep->final_loss / rep->best_loss,
+                             rep->best_epoch, rep->best_loss, IMP_TRAIN_FAR_ABOVE_BEST,
+                             rep->kept_epoch == rep->best_epoch ? "best" : "last", rep->kept_epoch, r->out),
+                   CLI_EXIT_FAR_ABOVE_BEST;
         return 0;
     }
     if (rep->epochs_done == 0 && rep->stop != IMP_TRAIN_DIVERGED) return cli_fail(r->verb);
@@ -182,6 +199,8 @@ void cli_run_json(imp_json *j, const cli_run *r, const imp_train_report *rep, co
     imp_json_kv_number(j, "best_loss", rep->best_loss);
     imp_json_kv_number(j, "seconds", rep->seconds);
     imp_json_kv_string(j, "end", imp_train_stop_name(rep->stop));
+    imp_json_kv_string(j, "kept", cli_run_kept(rep));
+    imp_json_kv_int(j, "kept_epoch", rep->kept_epoch);
     imp_json_kv_string(j, "output", r->out);
 }
 
@@ -206,6 +225,10 @@ int cli_run_option(cli_run_opts *o, const char *verb, const char *name, const ch
         o->checkpoint_every = (int)lv;
     } else if (!strcmp(name, "--checkpoint-seconds")) {
         if (cli_parse_double(name, val, 0, 1e9, &o->checkpoint_seconds)) return cli_fail(verb), -1;
+    } else if (!strcmp(name, "--keep")) {
+        if (!val || (strcmp(val, "best") && strcmp(val, "last")))
+            return cli_failf(verb, "--keep: '%s' is neither best nor last", val ? val : ""), -1;
+        o->keep = strcmp(val, "last") ? IMP_KEEP_BEST : IMP_KEEP_LAST;
     } else if (!strcmp(name, "--diverge-factor")) {
         if (cli_parse_double(name, val, 0, 1e300, &o->diverge_factor)) return cli_fail(verb), -1;
     } else {
@@ -221,6 +244,7 @@ void cli_run_hooks(const cli_run_opts *o, cli_run *r, imp_train_hooks *h, imp_tr
     h->user_data = r;
     h->report = rep;
     h->diverge_factor = o->diverge_factor;
+    h->keep = o->keep;
     h->state_path = r->state_path[0] ? r->state_path : NULL;
     h->state_every = o->checkpoint_every;
     h->state_seconds = o->checkpoint_seconds;

@@ -10,6 +10,7 @@
 #include "test.h"
 #include "sweep_test.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -35,6 +36,43 @@ static void check_complete(const char *dir, const char *ref_table, const char *w
     CHECK_MSG(table && ref_table && !strcmp(table, ref_table), "%s: merged table differs from the uninterrupted run's",
               what);
     free(table);
+}
+
+/* Line endings: LF, CRLF and lone CR alike, the last line with or without
+ * one (a last line ending in '\r' alone hung the parser). Each parse runs in
+ * a child with an alarm, so a hang fails the test instead of stalling it. */
+static void test_plan_line_endings(void)
+{
+    const char *texts[] = {
+        "task id=a strand=chnn\ntask id=b strand=chnn",
+        "task id=a strand=chnn\r\ntask id=b strand=chnn\r\n",
+        "task id=a strand=chnn\r\ntask id=b strand=chnn\r",
+        "task id=a strand=chnn\rtask id=b strand=chnn\r",
+        "# plan\r\rtask id=a strand=chnn\r\n\r\ntask id=b strand=chnn\r\r\r",
+        "task id=a strand=chnn\n\rtask id=b strand=chnn\n\r",
+    };
+    for (size_t k = 0; k < sizeof texts / sizeof texts[0]; k++) {
+        pid_t pid = fork();
+        if (pid == 0) {
+            alarm(5);
+            imp_sweep_plan p;
+            int st = imp_sweep_plan_parse(&p, texts[k], "x");
+            int ok = !st && p.n_tasks == 2 && !strcmp(p.tasks[0].id, "a") && !strcmp(p.tasks[1].id, "b") &&
+                     !strcmp(imp_sweep_task_get(&p.tasks[1], "strand"), "chnn");
+            if (!st) imp_sweep_plan_free(&p);
+            _exit(ok ? 0 : 1);
+        }
+        int ws = 0;
+        waitpid(pid, &ws, 0);
+        CHECK_MSG(WIFEXITED(ws) && WEXITSTATUS(ws) == 0, "plan %zu: %s", k,
+                  WIFSIGNALED(ws) ? "hung (alarm)" : "not the two tasks a and b");
+    }
+    /* line numbers count CR, CRLF and LF lines alike */
+    imp_sweep_plan p;
+    CHECK_FAILS(imp_sweep_plan_parse(&p, "task id=a strand=chnn\rtask id=a strand=chnn\r", "x"), IMP_ERR_FORMAT);
+    CHECK(strstr(imp_last_error(), "line 2") && strstr(imp_last_error(), "already used on line 1"));
+    CHECK_FAILS(imp_sweep_plan_parse(&p, "# x\r\n\rtask id=a strand=chnn oops\r", "x"), IMP_ERR_FORMAT);
+    CHECK(strstr(imp_last_error(), "line 3") && strstr(imp_last_error(), "'oops' is"));
 }
 
 static void test_plan_errors(void)
@@ -173,6 +211,52 @@ static void test_failures(void)
     free(err);
 }
 
+/* A claim file `text` (possibly empty) whose last change was `age` seconds ago. */
+static void write_claim(const char *path, const char *text, int age)
+{
+    FILE *f = fopen(path, "w");
+    if (f) fputs(text, f), fclose(f);
+    struct timespec ts[2];
+    clock_gettime(CLOCK_REALTIME, &ts[0]);
+    ts[0].tv_sec -= age;
+    ts[1] = ts[0];
+    CHECK(utimensat(AT_FDCWD, path, ts, 0) == 0);
+}
+
+/* A claim left empty or unreadable by a runner killed between creating and
+ * writing it is stale once a few seconds old (it kept its task from ever
+ * running); a fresh one is another runner's claim being written. */
+static void test_empty_claim(void)
+{
+    system("rm -rf sweep_claim");
+    imp_sweep_plan p;
+    CHECK_OK(imp_sweep_plan_parse(&p, "task id=ok strand=chnn system=pendulum-chain:1 model=gt-pert n_test=2\n", "x"));
+    CHECK_OK(imp_sweep_prepare(&p, "sweep_claim"));
+    CHECK(system("mkdir -p sweep_claim/tasks/ok") == 0);
+    const char *claim = "sweep_claim/tasks/ok/claim";
+    imp_sweep_run_opts o;
+    imp_sweep_run_opts_default(&o);
+    int ran = -1;
+    /* being written: left alone */
+    write_claim(claim, "", 0);
+    CHECK(imp_sweep_task_state("sweep_claim", &p.tasks[0]) == IMP_SWEEP_RUNNING);
+    CHECK_OK(imp_sweep_run_task(&p, 0, "sweep_claim", &o, &ran));
+    CHECK(ran == 0 && access(claim, F_OK) == 0);
+    /* empty and a minute old: stale, the task runs */
+    write_claim(claim, "", 60);
+    CHECK(imp_sweep_task_state("sweep_claim", &p.tasks[0]) == IMP_SWEEP_STALE);
+    CHECK_OK(imp_sweep_run_task(&p, 0, "sweep_claim", &o, &ran));
+    CHECK(ran == 1 && access(claim, F_OK) != 0 && access("sweep_claim/tasks/ok/result.npz", F_OK) == 0);
+    /* unreadable (no "host pid") and old: stale too, from the command line */
+    CHECK(system("rm -f sweep_claim/tasks/ok/result.npz") == 0);
+    write_claim(claim, "\x01garbage", 60);
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "%s sweep run sweep_claim/plan.txt --out sweep_claim 2>sweep_claim/err.txt", cli);
+    CHECK(run(cmd) == 0);
+    CHECK(access("sweep_claim/tasks/ok/result.npz", F_OK) == 0 && access(claim, F_OK) != 0);
+    imp_sweep_plan_free(&p);
+}
+
 /* A CD-Lagrange task's lr_schedule: absent is the constant rate (plans
  * written before the key existed keep their runs), as the explicit
  * constant; cosine trains otherwise; an unknown name fails naming it. */
@@ -255,6 +339,10 @@ static void test_diverged(void)
     CHECK(best >= 1);
     CHECK_OK(imp_json_get_number(meta, "mean_geo_rel_err", &geo));
     CHECK(isfinite(geo) && geo > 0);
+    double loss = NAN, secs = NAN;
+    CHECK_OK(imp_json_get_number(meta, "final_train_loss", &loss));
+    CHECK_OK(imp_json_get_number(meta, "train_seconds", &secs));
+    CHECK(isfinite(loss) && loss > 0 && secs > 0);
     imp_npz_free(z);
     /* stopped during evaluation: result gone, model and note kept */
     CHECK(access("sweep_dv/tasks/keep/diverged.txt", F_OK) == 0);
@@ -268,6 +356,13 @@ static void test_diverged(void)
     CHECK_OK(imp_json_get_string(imp_npz_meta(z), "stop", stop, sizeof stop));
     CHECK_OK(imp_json_get_number(imp_npz_meta(z), "mean_geo_rel_err", &geo2));
     CHECK(!strcmp(stop, "diverged") && geo2 == geo);
+    /* and how the training went, as the first evaluation said (its
+     * final_train_loss was missing after such a restart) */
+    double loss2 = NAN, secs2 = NAN;
+    CHECK_OK(imp_json_get_number(imp_npz_meta(z), "final_train_loss", &loss2));
+    CHECK_OK(imp_json_get_number(imp_npz_meta(z), "train_seconds", &secs2));
+    CHECK_MSG(loss2 == loss && secs2 == secs, "after the restart: final_train_loss %g (was %g), train_seconds %g (was %g)",
+              loss2, loss, secs2, secs);
     imp_npz_free(z);
     CHECK_FAILS(imp_sweep_run_task(&p, 1, "sweep_dv", &o, &ran), IMP_ERR_NUMERIC);
     CHECK_MSG(strstr(imp_last_error(), "training diverged at epoch"), "%s", imp_last_error());
@@ -354,8 +449,10 @@ int main(void)
     /* the reports' figures are matplotlib's business (tested in test_report):
      * here they would only cost time */
     setenv("IMPULSE_PYTHON", "/nonexistent/python3", 1);
+    test_plan_line_endings();
     test_plan_errors();
     test_failures();
+    test_empty_claim();
     test_cdl_lr_schedule();
     test_diverged();
     test_budget_rows();

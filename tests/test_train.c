@@ -402,9 +402,80 @@ static void test_guard(void)
     CHECK(imp_median_sort(odd, 3) == 2 && imp_median_sort(even, 4) == 2.5 && even[0] == 1);
 }
 
+/* Which model a finished run returns, and the report of one that ended far
+ * above its best (under the guard's 1000x: the `--lr 10` run that finished
+ * 214 times above its best and saved its last model). */
+static void run_keep(const double *losses, int n, int keep, double *p, imp_train_report *r)
+{
+    imp_train_hooks h;
+    imp_train_hooks_default(&h);
+    h.keep = keep;
+    h.report = r;
+    *p = 0;
+    imp_track t;
+    CHECK_OK(imp_track_init(&t, &h, n, p, 1));
+    int st = IMP_OK, stop = 0;
+    for (int e = 0; e < n && !st; e++) {
+        *p = 100 + e + 1;
+        imp_loss_part part = {"total", losses[e]};
+        st = imp_track_epoch(&t, p, &part, 1, 0.1, &stop);
+    }
+    CHECK(imp_track_end(&t, st, p) == IMP_OK);
+    imp_track_free(&t);
+}
+
+static void test_keep(void)
+{
+    const double up[] = {5, 3, 2, 40, 30}; /* ends 15 times above the best */
+    double p;
+    imp_train_report r;
+    run_keep(up, 5, IMP_KEEP_BEST, &p, &r);
+    CHECK_MSG(r.stop == IMP_TRAIN_FINISHED && p == 103 && r.kept_epoch == 3 && r.best_epoch == 3 && r.far_above_best,
+              "p %g kept %d far %d", p, r.kept_epoch, r.far_above_best);
+    run_keep(up, 5, IMP_KEEP_LAST, &p, &r);
+    CHECK(r.stop == IMP_TRAIN_FINISHED && p == 105 && r.kept_epoch == 5 && r.best_epoch == 3 && r.far_above_best);
+    const double near[] = {5, 3, 2, 19}; /* 9.5 times: under the threshold */
+    run_keep(near, 4, IMP_KEEP_BEST, &p, &r);
+    CHECK(p == 103 && r.kept_epoch == 3 && !r.far_above_best);
+    const double down[] = {5, 3, 2};
+    run_keep(down, 3, IMP_KEEP_BEST, &p, &r);
+    CHECK(p == 103 && r.kept_epoch == 3 && !r.far_above_best);
+    imp_train_hooks h;
+    imp_train_hooks_default(&h);
+    h.keep = 2;
+    imp_track t;
+    CHECK_FAILS(imp_track_init(&t, &h, 1, &p, 1), IMP_ERR_INVALID);
+    CHECK(strstr(imp_last_error(), "keep"));
+}
+
+/* A resumed run's log keeps the epochs its state holds, no more. */
+static void test_log_truncate(void)
+{
+    const char *log = "train_trunc.jsonl";
+    const char *text = "{\"epoch\":1,\"loss\":3}\n{\"epoch\":2,\"loss\":2}\n{\"epoch\":3,\"loss\":1}\n"
+                       "{\"epoch\":4,\"loss\":0.5}\n{\"epoch\":5,\"lo";
+    CHECK_OK(imp_write_file_atomic(log, text, strlen(text)));
+    CHECK_OK(imp_train_log_truncate(log, 2));
+    unsigned char *b = NULL;
+    size_t n = 0;
+    CHECK_OK(imp_read_file(log, &b, &n));
+    CHECK_MSG(b && n == strlen("{\"epoch\":1,\"loss\":3}\n{\"epoch\":2,\"loss\":2}\n") && !memcmp(b, text, n), "%.*s",
+              (int)n, b ? (const char *)b : "");
+    free(b);
+    CHECK_OK(imp_write_file_atomic(log, text, strlen(text)));
+    CHECK_OK(imp_train_log_truncate(log, 9)); /* all complete lines, not the torn one */
+    CHECK_OK(imp_read_file(log, &b, &n));
+    CHECK(b && n == (size_t)(strstr(text, "{\"epoch\":5") - text));
+    free(b);
+    CHECK_OK(imp_train_log_truncate("train_trunc_none.jsonl", 3));
+    CHECK(access("train_trunc_none.jsonl", F_OK) != 0);
+}
+
 int main(void)
 {
     test_guard();
+    test_keep();
+    test_log_truncate();
     imp_blas_init();
     imp_trajset ts;
     CHECK_OK(ball(&ts));

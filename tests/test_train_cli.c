@@ -45,6 +45,26 @@ static int count_temps(void)
     return n;
 }
 
+/* 1 if the log's lines are epochs 1, 2, ..., n exactly, once each. */
+static int log_epochs_are(const char *path, int n)
+{
+    size_t len;
+    unsigned char *d = slurp(path, &len);
+    int e = 0;
+    const char *p = (const char *)d;
+    while (p && *p) {
+        const char *at = strstr(p, "{\"epoch\":");
+        int v;
+        if (at != p || sscanf(at, "{\"epoch\":%d", &v) != 1 || v != e + 1) break;
+        e++;
+        p = strchr(p, '\n');
+        p = p ? p + 1 : NULL;
+    }
+    int ok = p && !*p && e == n;
+    free(d);
+    return ok;
+}
+
 static int count_lines_of(const char *path)
 {
     size_t n;
@@ -144,20 +164,27 @@ static void test_kill_resume(void)
     CHECK_MSG(resumes >= 5, "only %d resumes", resumes);
     CHECK_MSG(kills >= 5, "only %d kills landed", kills);
     CHECK_MSG(same_file(DIR_ "/ref.npz", DIR_ "/m.npz"), "resumed checkpoint differs after %d kills", kills);
+    /* the log as an uninterrupted run's: the epochs run again after each
+     * resume replace those logged after the state was written */
+    CHECK_MSG(log_epochs_are(DIR_ "/m.npz.log.jsonl", 60), "the log has %d lines, not epochs 1..60 once each",
+              count_lines_of(DIR_ "/m.npz.log.jsonl"));
     CHECK(count_temps() == 0);
 }
 
-static void test_sigint(void)
+/* Ctrl-C (SIGINT) and SIGTERM (a scheduler ending a job) alike: stop after
+ * the current epoch, save the best model and the state, exit 130. */
+static void test_stop_signal(int sig)
 {
+    system("rm -f " DIR_ "/int.npz*");
     pid_t pid = start("train cdl --data " DIR_ "/ball.npz --epochs 100000 --hidden 64 -o " DIR_ "/int.npz", 0);
     sleep_ms(700);
     double t0 = imp_time_now();
-    kill(pid, SIGINT);
+    kill(pid, sig);
     int rc = finish(pid);
     double waited = imp_time_now() - t0;
     char err[4096];
     read_err(err, sizeof err);
-    CHECK_MSG(rc == 130, "exit %d: %s", rc, err);
+    CHECK_MSG(rc == 130, "signal %d: exit %d: %s", sig, rc, err);
     CHECK_MSG(waited < 2.0, "took %.2f s to stop", waited);
     CHECK_MSG(strstr(err, "interrupted after epoch") && strstr(err, "best model") && strstr(err, "--resume"), "%s",
               err);
@@ -273,6 +300,43 @@ static void test_rollout(void)
     CHECK_MSG(rc == 1 && strstr(err, "dt 0.01 differs from the model's 0.02"), "exit %d: %s", rc, err);
 }
 
+/* The last occurrence of needle in s (NULL if none). */
+static const char *strrstr_(const char *s, const char *needle)
+{
+    const char *last = NULL;
+    for (const char *p = strstr(s, needle); p; p = strstr(p + 1, needle)) last = p;
+    return last;
+}
+
+/* A run that finishes far above its best loss (under the divergence guard:
+ * here the guard is off, only NaN stops): the best model is saved, the line
+ * says so and the exit status is 3; --keep last saves the last epoch's. A
+ * run that ends well says which model it kept. */
+static void test_far_above_best(void)
+{
+    char err[4096];
+    int rc = finish(start("train cdl --data " DIR_ "/ball.npz --epochs 5 --hidden 64 --lr 10 --diverge-factor 0 -o " DIR_
+                          "/far.npz", 0));
+    read_err(err, sizeof err);
+    CHECK_MSG(rc == 3 && strstr(err, "error: finished, but the final loss") && strstr(err, "times the best (epoch") &&
+              strstr(err, "the best model (epoch") && strstr(err, "far.npz") && strstr(err, "error") == strrstr_(err, "error"),
+              "exit %d: %s", rc, err);
+    imp_model *m = NULL;
+    CHECK_OK(imp_model_load(&m, DIR_ "/far.npz"));
+    imp_model_free(m);
+    rc = finish(start("train cdl --data " DIR_ "/ball.npz --epochs 5 --hidden 64 --lr 10 --diverge-factor 0 --keep last "
+                      "-o " DIR_ "/far_last.npz", 0));
+    read_err(err, sizeof err);
+    CHECK_MSG(rc == 3 && strstr(err, "the last model (epoch 5)"), "exit %d: %s", rc, err);
+    CHECK_MSG(!same_file(DIR_ "/far.npz", DIR_ "/far_last.npz"), "--keep last saved the best model");
+    rc = finish(start("train cdl --data " DIR_ "/ball.npz --epochs 5 --hidden 64 --keep first -o " DIR_ "/x.npz", 0));
+    read_err(err, sizeof err);
+    CHECK_MSG(rc == 1 && strstr(err, "--keep: 'first'"), "exit %d: %s", rc, err);
+    rc = finish(start("train cdl --data " DIR_ "/ball.npz --epochs 5 --hidden 64 -o " DIR_ "/ok.npz", 0));
+    read_err(err, sizeof err);
+    CHECK_MSG(rc == 0 && strstr(err, "kept the best model (epoch"), "exit %d: %s", rc, err);
+}
+
 int main(void)
 {
     imp_blas_init();
@@ -289,9 +353,11 @@ int main(void)
     imp_trajset_free(&ts);
     test_stale_temp();
     test_diverge();
+    test_far_above_best();
     test_file_limit();
     test_rescue();
-    test_sigint();
+    test_stop_signal(SIGINT);
+    test_stop_signal(SIGTERM);
     test_kill_resume();
     test_rollout();
     TEST_MAIN_END();

@@ -55,6 +55,16 @@ enum imp_train_stop {
     IMP_TRAIN_FAILED = 3    /* another error */
 };
 
+/* A finished run whose final loss is more than this many times its best
+ * epoch's loss ended far above its best (imp_train_report.far_above_best;
+ * the command line's exit status 3): the rate was probably too high. */
+#define IMP_TRAIN_FAR_ABOVE_BEST 10.0
+
+/* Which model a run returns: the best epoch's (lowest epoch loss; the
+ * default, and always for stopped and diverged runs) or, for a run that
+ * finished, the last epoch's. */
+enum imp_train_keep { IMP_KEEP_BEST = 0, IMP_KEEP_LAST = 1 };
+
 /* How a run ended; written at return (also on failure) when requested. */
 typedef struct imp_train_report {
     int stop;             /* enum imp_train_stop */
@@ -64,6 +74,8 @@ typedef struct imp_train_report {
     double best_loss;
     double final_loss;    /* mean loss of the last completed epoch */
     double seconds;       /* training wall time, earlier sessions included */
+    int kept_epoch;       /* the epoch whose parameters were returned (0: the initial ones) */
+    int far_above_best;   /* 1: finished with final_loss > IMP_TRAIN_FAR_ABOVE_BEST x best_loss */
 } imp_train_report;
 
 typedef struct imp_train_hooks {
@@ -86,7 +98,20 @@ typedef struct imp_train_hooks {
     int state_every;
     double state_seconds;
     const char *resume_path;
+    int keep;                  /* enum imp_train_keep (default IMP_KEEP_BEST) */
 } imp_train_hooks;
+
+/* The epoch a training state file (state_path above, the CLI's
+ * OUT.state.npz) holds: the epochs completed when it was written. */
+int imp_train_state_epoch(const char *state_path, int *epoch);
+
+/* The per-epoch log of a run about to resume from a state of `epoch` (JSON
+ * lines with an "epoch" member, as the CLI and the Python package write
+ * them): keeps its leading lines of epochs up to `epoch` and drops the rest
+ * (epochs run after that state was written, which the resumed run runs
+ * again, and a line torn by a kill); rewritten atomically when anything
+ * is dropped. A log that does not exist is left so (IMP_OK). */
+int imp_train_log_truncate(const char *log_path, int epoch);
 
 /* Zero hooks with the default divergence factor. */
 void imp_train_hooks_default(imp_train_hooks *h);

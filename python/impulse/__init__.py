@@ -284,6 +284,7 @@ class _Interrupt:
 
 EpochCallback = Callable[[int, dict], "bool | None"]
 STOP_NAMES = ("finished", "stopped", "diverged", "failed")
+TRAIN_FAR_ABOVE_BEST = 10.0  # include/impulse/train.h IMP_TRAIN_FAR_ABOVE_BEST
 
 
 class _Hooks:
@@ -291,8 +292,12 @@ class _Hooks:
     on_epoch, the loss history, the report, the JSON-lines log, resumable state."""
 
     def __init__(self, hooks, epochs, callback, intr, log=None, resume=None, state=None, checkpoint_every=0,
-                 checkpoint_seconds=0.0, diverge_factor=None):
+                 checkpoint_seconds=0.0, diverge_factor=None, keep="best"):
         self.callback, self.intr, self.history = callback, intr, []
+        if log and resume:  # the log's lines of epochs after the state's would repeat
+            epoch = ctypes.c_int(0)
+            if lib.imp_train_state_epoch(os.fsencode(resume), ctypes.byref(epoch)) == 0:
+                check(lib.imp_train_log_truncate(os.fsencode(log), epoch.value))
         self.log = open(log, "a" if resume else "w") if log else None
         self.report = _lib.TrainReport()
         self.losses = np.full(max(epochs, 1), np.nan)
@@ -302,6 +307,9 @@ class _Hooks:
         hooks.loss_history, hooks.report = ptr(self.losses), ctypes.pointer(self.report)
         if diverge_factor is not None:
             hooks.diverge_factor = diverge_factor
+        if keep not in ("best", "last"):
+            raise Error(f"keep: '{keep}' is neither 'best' nor 'last'")
+        hooks.keep = 1 if keep == "last" else 0
         hooks.state_path, hooks.resume_path = self._keep
         hooks.state_every, hooks.state_seconds = checkpoint_every, checkpoint_seconds
         if (checkpoint_every or checkpoint_seconds) and not state:
@@ -336,7 +344,8 @@ class _Hooks:
         model.loss_history = self.losses[:r.epochs_done].copy() if r.epochs_done > 0 else np.empty(0)
         model.report = {"end": STOP_NAMES[r.stop] if 0 <= r.stop < 4 else str(r.stop), "epochs_done": r.epochs_done,
                         "resumed_at": r.resumed_at, "best_epoch": r.best_epoch, "best_loss": r.best_loss,
-                        "final_loss": r.final_loss, "seconds": r.seconds}
+                        "final_loss": r.final_loss, "seconds": r.seconds, "kept_epoch": r.kept_epoch,
+                        "far_above_best": bool(r.far_above_best)}
         model.stopped_early = r.stop == 1
         model.interrupted = self.intr.hit
 
@@ -352,15 +361,20 @@ def train(model: str, data, *, output: str | os.PathLike | None = None, epochs: 
         floats: total, its terms (contact family: state, contact, l2),
         lr and seconds; return True to stop training after
         this epoch. Ctrl-C stops training at the end of the current epoch. A
-        stopped run returns the best model so far (lowest epoch loss); a run
-        that ends normally returns the last epoch's.
+        run returns its best model (lowest epoch loss), whether it finished,
+        was stopped or diverged; keep='last' returns a finished run's last
+        epoch instead. report['kept_epoch'] says which epoch was returned, and
+        report['far_above_best'] is True when a finished run's final loss is
+        more than 10 times its best (impulse.TRAIN_FAR_ABOVE_BEST; the CLI's
+        exit status 3).
     Run options (both families, as the CLI's): log (path of a JSON-lines
         per-epoch log, the CLI's format; `impulse plot-log` draws it), state
         (path of a resumable training state, written every checkpoint_every
         epochs and/or checkpoint_seconds seconds and at the end), resume
         (continue from such a state: bit-identical to an uninterrupted run),
         diverge_factor (stop when an epoch's loss exceeds this many times the
-        best, keeping the best model; default 1e3).
+        best, keeping the best model; default 1e3), keep ('best', the
+        default, or 'last').
     Options of the contact family (defaults: the reference code's settings):
         settings ('code' or 'paper'), epochs (2000), horizon (10), batch (32),
         lr, l2, activation ('tanh', 'softplus', 'relu'), hidden (500),
@@ -386,13 +400,14 @@ def train(model: str, data, *, output: str | os.PathLike | None = None, epochs: 
         --max-substeps), skip_factor (0: off; as the CLI's --skip-factor).
     Returns a Model or ConstrainedModel with .history (one dict per epoch),
     .loss_history (numpy array, epoch loss), .report (end: finished, stopped
-    or diverged; epochs_done, best_epoch, best_loss, final_loss, seconds;
+    or diverged; epochs_done, best_epoch, best_loss, final_loss, seconds,
+    kept_epoch, far_above_best;
     constrained models also substepped_windows, max_substeps, skipped_batches),
     .stopped_early and .interrupted (Ctrl-C). A diverged run raises
     impulse.Error.
     """
     run = {k: options.pop(k) for k in ("log", "resume", "state", "checkpoint_every", "checkpoint_seconds",
-                                        "diverge_factor") if k in options}
+                                        "diverge_factor", "keep") if k in options}
     if model in CONTACT_MODELS:
         return _train_contact(model, data, output, epochs, seed, lr, callback, run, **options)
     if model in CONSTRAINED_MODELS:

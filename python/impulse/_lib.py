@@ -117,13 +117,14 @@ EPOCH_FN = ctypes.CFUNCTYPE(c_int, P(EpochInfo), c_void_p)
 
 class TrainReport(Struct):
     _fields_ = [("stop", c_int), ("epochs_done", c_int), ("resumed_at", c_int), ("best_epoch", c_int),
-                ("best_loss", c_double), ("final_loss", c_double), ("seconds", c_double)]
+                ("best_loss", c_double), ("final_loss", c_double), ("seconds", c_double), ("kept_epoch", c_int),
+                ("far_above_best", c_int)]
 
 
 class TrainHooks(Struct):
     _fields_ = [("on_epoch", EPOCH_FN), ("user_data", c_void_p), ("loss_history", dptr),
                 ("report", P(TrainReport)), ("diverge_factor", c_double), ("state_path", c_char_p),
-                ("state_every", c_int), ("state_seconds", c_double), ("resume_path", c_char_p)]
+                ("state_every", c_int), ("state_seconds", c_double), ("resume_path", c_char_p), ("keep", c_int)]
 
 
 class TrainOpts(Struct):
@@ -294,6 +295,7 @@ for _n, _a, _r in [
     ("imp_simulate", [c_char_p, P(SimOpts), P(Trajset)], c_int),
     ("imp_trajset_free", [P(Trajset)], None), ("imp_trajset_load", [P(Trajset), c_char_p], c_int),
     ("imp_trajset_save", [P(Trajset), c_char_p], c_int),
+    ("imp_train_state_epoch", [c_char_p, P(c_int)], c_int), ("imp_train_log_truncate", [c_char_p, c_int], c_int),
     ("imp_contact_geometry_check", [P(Geometry)], c_int),
     ("imp_model_kind_from_name", [c_char_p, P(c_int)], c_int),
     ("imp_model_kind_name", [c_int], c_char_p),

@@ -149,9 +149,11 @@ int imp_sweep_plan_parse(imp_sweep_plan *plan, const char *text, const char *wha
     const char *p = text;
     while (*p) {
         line++;
-        const char *e = strchr(p, '\n');
-        size_t len = e ? (size_t)(e - p) : strlen(p);
-        if (len && p[len - 1] == '\r') len--;
+        /* a line ends at LF, CRLF, a lone CR or the end of the text */
+        size_t len = strcspn(p, "\r\n");
+        const char *next = p + len;
+        if (*next == '\r') next++;
+        if (*next == '\n') next++;
         char *ln = strndup(p, len);
         if (!ln) {
             imp_sweep_plan_free(plan);
@@ -175,7 +177,7 @@ int imp_sweep_plan_parse(imp_sweep_plan *plan, const char *text, const char *wha
             imp_sweep_plan_free(plan);
             return st;
         }
-        p += e ? (size_t)(e - p) + 1 : len;
+        p = next; /* past the end of line: at least one byte on while *p */
     }
     if (plan->n_tasks == 0) return imp_fail(IMP_ERR_FORMAT, "%s: no tasks", what);
     return IMP_OK;

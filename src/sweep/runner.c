@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static const struct {
@@ -97,6 +98,19 @@ static int claim_read(const char *path, char *host, size_t cap, long *pid)
     return ok ? 0 : -1;
 }
 
+/* A claim that cannot be read as "host pid" is being written (created and
+ * written at once, microseconds apart) while younger than this; older, its
+ * writer died between creating and writing it and the claim is stale. */
+#define CLAIM_WRITE_GRACE_S 10
+
+static int claim_abandoned(const char *path)
+{
+    struct stat sb;
+    if (stat(path, &sb)) return 0;
+    double age = difftime(time(NULL), sb.st_mtime);
+    return age >= CLAIM_WRITE_GRACE_S || age <= -CLAIM_WRITE_GRACE_S; /* far in the future: a bad clock */
+}
+
 static int claim_alive(const char *host, long pid)
 {
     char me[256];
@@ -125,7 +139,8 @@ imp_sweep_state imp_sweep_task_state(const char *dir, const imp_sweep_task *t)
     if (task_path(path, sizeof path, dir, t, "claim")) return IMP_SWEEP_PENDING;
     char host[256];
     long pid;
-    if (claim_read(path, host, sizeof host, &pid)) return access(path, F_OK) ? IMP_SWEEP_PENDING : IMP_SWEEP_RUNNING;
+    if (claim_read(path, host, sizeof host, &pid))
+        return access(path, F_OK) ? IMP_SWEEP_PENDING : claim_abandoned(path) ? IMP_SWEEP_STALE : IMP_SWEEP_RUNNING;
     return claim_alive(host, pid) ? IMP_SWEEP_RUNNING : IMP_SWEEP_STALE;
 }
 
@@ -147,10 +162,11 @@ static int claim_take(const char *path)
             return 1;
         }
         if (errno != EEXIST) return imp_fail(IMP_ERR_IO, "%s: %s", path, strerror(errno));
-        char host[256];
-        long pid;
-        if (claim_read(path, host, sizeof host, &pid)) return 0; /* being written: someone else's */
-        if (claim_alive(host, pid)) return 0;
+        char host[256] = "";
+        long pid = 0;
+        int unread = claim_read(path, host, sizeof host, &pid) != 0;
+        if (unread && !claim_abandoned(path)) return 0; /* being written: someone else's */
+        if (!unread && claim_alive(host, pid)) return 0;
         /* Stale: move it aside (only one taker's rename succeeds), check that
          * what was moved is the stale claim we read, then try again. */
         char aside[4200];
@@ -158,7 +174,8 @@ static int claim_take(const char *path)
         if (rename(path, aside)) continue;
         char h2[256];
         long p2;
-        int same = !claim_read(aside, h2, sizeof h2, &p2) && !strcmp(h2, host) && p2 == pid;
+        int same = unread ? claim_read(aside, h2, sizeof h2, &p2) != 0 && claim_abandoned(aside)
+                          : !claim_read(aside, h2, sizeof h2, &p2) && !strcmp(h2, host) && p2 == pid;
         if (!same && link(aside, path) == 0) { /* a fresh claim: put it back */
             unlink(aside);
             return 0;

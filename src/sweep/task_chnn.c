@@ -26,6 +26,7 @@
 #include "impulse/io.h"
 #include "impulse/train.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,6 +102,50 @@ static int add_curve(imp_npz *z, const char *name, const double *x, int n)
     return imp_npz_add_f64(z, name, 1, shape, x);
 }
 
+/* The training's numbers of the result meta, in training.json beside
+ * model.npz: a task stopped during its evaluation is evaluated again from
+ * the model, and its result still says how the training went. */
+static int training_write(const char *path, const imp_ctrain_result *res, const imp_train_report *rep, double seconds)
+{
+    imp_json j;
+    imp_json_init(&j);
+    imp_json_begin_object(&j);
+    imp_json_kv_number(&j, "final_train_loss", res->final_loss);
+    imp_json_kv_number(&j, "train_seconds", seconds);
+    imp_json_kv_int(&j, "resumed_at_epoch", rep->resumed_at);
+    imp_json_kv_int(&j, "skipped_batches", res->skipped_batches);
+    imp_json_end_object(&j);
+    const char *text = imp_json_text(&j);
+    int st = text ? imp_write_file_atomic(path, text, strlen(text)) : imp_fail(IMP_ERR_NOMEM, "%s: out of memory", path);
+    imp_json_free(&j);
+    return st;
+}
+
+/* Back from training.json; without one (a folder of an older version), the
+ * final loss from the checkpoint's meta. Missing numbers stay unknown. */
+static void training_read(const char *path, const char *ckpt, imp_ctrain_result *res, imp_train_report *rep,
+                          double *seconds)
+{
+    unsigned char *buf = NULL;
+    size_t len = 0;
+    double x;
+    int k;
+    if (!imp_read_file(path, &buf, &len)) {
+        const char *text = (const char *)buf;
+        if (!imp_json_get_number(text, "final_train_loss", &x)) res->final_loss = x;
+        if (!imp_json_get_number(text, "train_seconds", &x)) *seconds = x;
+        if (!imp_json_get_int(text, "resumed_at_epoch", 0, INT_MAX, &k)) rep->resumed_at = k;
+        if (!imp_json_get_int(text, "skipped_batches", 0, INT_MAX, &k)) res->skipped_batches = k;
+        free(buf);
+    } else {
+        imp_npz *z = NULL;
+        if (!imp_npz_load(&z, ckpt) && imp_npz_meta(z) && !imp_json_get_number(imp_npz_meta(z), "final_loss", &x))
+            res->final_loss = x;
+        imp_npz_free(z);
+    }
+    imp_clear_error();
+}
+
 int sweep_exec_chnn(const imp_sweep_task *t, const char *task_dir, const imp_sweep_run_opts *o, imp_npz *result)
 {
     chnn_settings s;
@@ -125,8 +170,10 @@ int sweep_exec_chnn(const imp_sweep_task *t, const char *task_dir, const imp_swe
     char ckpt[4096], state[4096];
     snprintf(ckpt, sizeof ckpt, "%s/model.npz", task_dir);
     snprintf(state, sizeof state, "%s/train_state.npz", task_dir);
-    char dvpath[4096];
+    char dvpath[4096], trpath[4096];
     snprintf(dvpath, sizeof dvpath, "%s/diverged.txt", task_dir);
+    snprintf(trpath, sizeof trpath, "%s/training.json", task_dir);
+    double train_seconds = NAN;
     imp_train_report rep;
     memset(&rep, 0, sizeof rep);
     char diverge_msg[512] = ""; /* the divergence error, when the best model is kept */
@@ -138,6 +185,8 @@ int sweep_exec_chnn(const imp_sweep_task *t, const char *task_dir, const imp_swe
         st = imp_cmodel_load(ckpt, &m, &params);
         if (!st && (m.kind != kind || strcmp(m.sys.name, sys.name)))
             st = imp_fail(IMP_ERR_INVALID, "task '%s': %s is not a %s on %s", t->id, ckpt, s.model, s.system);
+        /* what the training said, kept beside the model for the result */
+        if (!st) training_read(trpath, ckpt, &res, &rep, &train_seconds);
     } else {
         st = imp_cmodel_init(&m, kind, &sys, (int)s.hidden, 3);
         if (!st) {
@@ -168,6 +217,7 @@ int sweep_exec_chnn(const imp_sweep_task *t, const char *task_dir, const imp_swe
             topt.hooks.on_epoch = sweep_train_epoch;
             topt.hooks.user_data = &pc;
             topt.hooks.report = &rep;
+            topt.hooks.keep = IMP_KEEP_LAST; /* the last epoch's model, as the reference evaluates */
             topt.hooks.state_path = state;
             topt.hooks.state_seconds = s.state_seconds;
             topt.hooks.state_every = (int)s.state_every;
@@ -191,6 +241,9 @@ int sweep_exec_chnn(const imp_sweep_task *t, const char *task_dir, const imp_swe
         /* the divergence note first, so that a task stopped during evaluation
          * still says that its model is a diverged run's best */
         if (!st && diverge_msg[0]) st = imp_write_file_atomic(dvpath, diverge_msg, strlen(diverge_msg));
+        train_seconds = rep.epochs_done ? rep.seconds : res.seconds;
+        /* before the model: a model on disk always has it beside */
+        if (!st) st = training_write(trpath, &res, &rep, train_seconds);
         if (!st) st = imp_cmodel_save(ckpt, &m, params, &topt, &res);
         if (!st) unlink(state);
     }
@@ -243,7 +296,7 @@ int sweep_exec_chnn(const imp_sweep_task *t, const char *task_dir, const imp_swe
     imp_json_kv_number(&j, "mean_energy_err", r.mean_energy_err);
     imp_json_kv_number(&j, "mean_violation", r.mean_violation);
     imp_json_kv_number(&j, "final_train_loss", res.final_loss);
-    imp_json_kv_number(&j, "train_seconds", rep.epochs_done ? rep.seconds : res.seconds);
+    imp_json_kv_number(&j, "train_seconds", train_seconds);
     imp_json_kv_int(&j, "resumed_at_epoch", rep.resumed_at);
     imp_json_kv_string(&j, "stop", diverge_msg[0] ? "diverged" : "finished");
     if (diverge_msg[0]) {

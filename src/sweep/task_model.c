@@ -78,6 +78,9 @@ int sweep_train_model(const imp_sweep_task *t, const char *task_dir, const imp_s
         to->hooks.on_epoch = sweep_train_epoch;
         to->hooks.user_data = &pc;
         to->hooks.report = rep;
+        /* the last epoch's model, as the reference codes evaluate theirs
+         * (`impulse train` keeps the best by default) */
+        to->hooks.keep = IMP_KEEP_LAST;
         to->hooks.state_path = state;
         if (access(state, F_OK) == 0) to->hooks.resume_path = state;
         st = imp_model_create(&m, cfg, &train->geom, train->dt, to->seed);

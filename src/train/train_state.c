@@ -14,9 +14,11 @@
 #include "impulse/io.h"
 #include "io/meta.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define STATE_FORMAT "impulse-train-state"
 #define STATE_VERSION 1
@@ -176,4 +178,57 @@ done:
     free(fp), free(c), free(r), free(order);
     imp_npz_free(z);
     return st ? imp_fail_context(st, "resume from %s", path) : IMP_OK;
+}
+
+int imp_train_state_epoch(const char *state_path, int *epoch)
+{
+    imp_npz *z = NULL;
+    int64_t *c = NULL;
+    int st = imp_npz_load(&z, state_path);
+    const char *meta = st ? NULL : imp_npz_meta(z);
+    char fmt[64] = "";
+    if (!st && (!meta || imp_json_get_string(meta, "format", fmt, sizeof fmt) || strcmp(fmt, STATE_FORMAT)))
+        st = imp_fail(IMP_ERR_FORMAT, "%s: not a training state (meta format is not \"%s\")", state_path, STATE_FORMAT);
+    if (!st) st = imp_npz_get_i64_copy(z, "counters", 1, (size_t[]){5}, &c, NULL);
+    if (!st && (c[0] < 0 || c[0] > INT32_MAX))
+        st = imp_fail(IMP_ERR_FORMAT, "%s: counters: epoch %lld out of range", state_path, (long long)c[0]);
+    if (!st) *epoch = (int)c[0];
+    free(c);
+    imp_npz_free(z);
+    return st;
+}
+
+int imp_train_log_truncate(const char *log_path, int epoch)
+{
+    unsigned char *buf = NULL;
+    size_t len = 0;
+    if (access(log_path, F_OK) != 0 && errno == ENOENT) return IMP_OK;
+    int st = imp_read_file(log_path, &buf, &len);
+    if (st) return st;
+    /* the leading complete lines of increasing epochs up to `epoch` */
+    const char *text = (const char *)buf;
+    size_t keep = 0;
+    int prev = 0;
+    while (keep < len && prev < epoch) {
+        const char *nl = memchr(text + keep, '\n', len - keep);
+        if (!nl) break; /* torn by a kill */
+        size_t n = (size_t)(nl - (text + keep));
+        char *line = malloc(n + 1);
+        if (!line) {
+            free(buf);
+            return imp_fail(IMP_ERR_NOMEM, "%s: out of memory", log_path);
+        }
+        memcpy(line, text + keep, n);
+        line[n] = '\0';
+        int e = 0;
+        int ok = !imp_json_get_int(line, "epoch", 1, epoch, &e) && e > prev;
+        free(line);
+        imp_clear_error();
+        if (!ok) break;
+        keep += n + 1;
+        prev = e;
+    }
+    if (keep < len) st = imp_write_file_atomic(log_path, buf, keep);
+    free(buf);
+    return st;
 }

@@ -30,6 +30,8 @@ int imp_track_init(imp_track *t, const imp_train_hooks *hooks, int epochs, const
     if (hooks) t->h = *hooks;
     if (!(t->h.diverge_factor == t->h.diverge_factor))
         return imp_fail(IMP_ERR_INVALID, "diverge_factor: NaN");
+    if (t->h.keep != IMP_KEEP_BEST && t->h.keep != IMP_KEEP_LAST)
+        return imp_fail(IMP_ERR_INVALID, "keep: %d is neither best (0) nor last (1)", t->h.keep);
     if (t->h.state_every < 0) return imp_fail(IMP_ERR_INVALID, "state_every: %d must be >= 0", t->h.state_every);
     if (!(t->h.state_seconds >= 0) || !isfinite(t->h.state_seconds))
         return imp_fail(IMP_ERR_INVALID, "state_seconds: %g must be >= 0", t->h.state_seconds);
@@ -149,8 +151,11 @@ int imp_track_state_due(const imp_track *t)
 int imp_track_end(imp_track *t, int st, double *params)
 {
     if (st && t->stop == IMP_TRAIN_FINISHED) t->stop = IMP_TRAIN_FAILED;
-    if ((t->stop == IMP_TRAIN_STOPPED || t->stop == IMP_TRAIN_DIVERGED) && params)
-        memcpy(params, t->best, t->n * sizeof(double));
+    /* the best model, unless a finished run was asked for its last one (a
+     * failed run's parameters are whatever they were) */
+    int best = t->stop == IMP_TRAIN_STOPPED || t->stop == IMP_TRAIN_DIVERGED ||
+               (t->stop == IMP_TRAIN_FINISHED && t->h.keep != IMP_KEEP_LAST);
+    if (best && params) memcpy(params, t->best, t->n * sizeof(double));
     if (t->h.report) {
         imp_train_report *r = t->h.report;
         memset(r, 0, sizeof *r);
@@ -161,6 +166,9 @@ int imp_track_end(imp_track *t, int st, double *params)
         r->best_loss = t->best_loss;
         r->final_loss = t->final_loss;
         r->seconds = imp_track_seconds(t);
+        r->kept_epoch = best ? t->best_epoch : t->epoch;
+        r->far_above_best = t->stop == IMP_TRAIN_FINISHED && t->have_epoch && t->best_loss > 0 && isfinite(t->best_loss) &&
+                            t->final_loss > IMP_TRAIN_FAR_ABOVE_BEST * t->best_loss;
     }
     return st;
 }

@@ -243,5 +243,18 @@ rest = impulse.train("cdl", ball, epochs=6, seed=1, resume=os.path.join(d, "st.n
 check(rest.report["resumed_at"] == 3 and np.array_equal(params_of(full, os.path.join(d, "f.npz")),
                                                          params_of(rest, os.path.join(d, "g.npz"))),
       f"resume continues bit-identically ({rest.report})")
+# which model a finished run keeps: the best epoch's by default, the last with keep="last"
+check(full.report["kept_epoch"] == full.report["best_epoch"] and full.report["far_above_best"] in (False, True),
+      f"a finished run keeps its best epoch ({full.report})")
+last = impulse.train("cdl", ball, epochs=6, seed=1, keep="last")
+check(last.report["kept_epoch"] == 6, f"keep='last' keeps epoch 6 ({last.report})")
+# a resumed run's log: the lines of epochs after the state's are dropped, not repeated
+logr = os.path.join(d, "r.log.jsonl")
+impulse.train("cdl", ball, epochs=6, seed=1, state=os.path.join(d, "st2.npz"), checkpoint_every=1, log=logr,
+              callback=lambda e, loss: e >= 3)
+with open(logr, "a") as f:  # epoch 4 logged, then killed before its state was written
+    f.write(json.dumps({"epoch": 4, "loss": 1.0}) + "\n" + '{"epoch": 5, "lo')
+impulse.train("cdl", ball, epochs=6, seed=1, resume=os.path.join(d, "st2.npz"), log=logr)
+check([json.loads(l)["epoch"] for l in open(logr)] == [1, 2, 3, 4, 5, 6], "the resumed log has epochs 1..6 once each")
 print(f"{passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)
