@@ -244,33 +244,46 @@ static void test_hdf5_element_size(void)
     remove(path);
 }
 
-/* Arrays of 0 columns and up to 2^40 rows (128-byte .npy files, found by
- * fuzz_hdf5): the import looped over every declared row for minutes. They
- * are refused at once, naming the array. */
-static void test_import_no_columns(void)
+/* A 128-byte float64 .npy declaring `shape` and holding no data. */
+static void write_empty_npy(const char *path, const char *shape)
 {
-    const char *path = "hostile_nocols.npy";
-    const char *rows[2] = {"67108864", "1099511627776"};
-    for (int k = 0; k < 2; k++) {
-        char hdr[129];
-        int n = snprintf(hdr + 10, sizeof hdr - 10, "{'descr': '<f8', 'fortran_order': False, 'shape': (%s, 0), }", rows[k]);
-        memset(hdr + 10 + n, ' ', (size_t)(117 - n));
-        hdr[127] = '\n';
-        memcpy(hdr, "\x93NUMPY\x01\x00\x76\x00", 10);
-        CHECK_OK(imp_write_file_atomic(path, hdr, 128));
-        imp_import_opts o;
-        imp_import_opts_default(&o);
-        o.q = path, o.finite_differences = 1, o.dt = 0.1;
-        imp_trajset ts;
-        imp_import_notes nt;
-        double t0 = imp_time_now();
-        int st = imp_trajset_import(path, &o, &ts, &nt);
-        CHECK_MSG(st == IMP_ERR_SHAPE && strstr(imp_last_error(), "no columns"), "%s rows: %d %s", rows[k], st,
-                  imp_last_error());
-        CHECK(imp_time_now() - t0 < 2.0);
-        if (st == IMP_OK) imp_trajset_free(&ts);
-    }
+    char hdr[129];
+    int n = snprintf(hdr + 10, sizeof hdr - 10, "{'descr': '<f8', 'fortran_order': False, 'shape': %s, }", shape);
+    memset(hdr + 10 + n, ' ', (size_t)(117 - n));
+    hdr[127] = '\n';
+    memcpy(hdr, "\x93NUMPY\x01\x00\x76\x00", 10);
+    CHECK_OK(imp_write_file_atomic(path, hdr, 128));
+}
+
+/* The import of an empty .npy of `shape` as positions of `bodies` bodies
+ * must fail at once with `code` and a message holding `part`. */
+static void expect_npy_import_fails(const char *shape, int bodies, int code, const char *part)
+{
+    const char *path = "hostile_empty.npy";
+    write_empty_npy(path, shape);
+    imp_import_opts o;
+    imp_import_opts_default(&o);
+    o.q = path, o.finite_differences = 1, o.dt = 0.1, o.bodies = bodies;
+    imp_trajset ts;
+    imp_import_notes nt;
+    double t0 = imp_time_now();
+    int st = imp_trajset_import(path, &o, &ts, &nt);
+    CHECK_MSG(st == code && strstr(imp_last_error(), part), "shape %s: %d %s", shape, st, imp_last_error());
+    CHECK(imp_time_now() - t0 < 2.0);
+    if (st == IMP_OK) imp_trajset_free(&ts);
     remove(path);
+}
+
+/* Arrays of 0 columns and up to 2^40 rows (found by fuzz_hdf5): the import
+ * looped over every declared row for minutes. They are refused at once,
+ * naming the array. Arrays of 0 rows and 2^32 columns (found by fuzz_hdf5):
+ * the coordinates per body were converted to int (-2^31) and multiplied by
+ * the bodies, a signed overflow. */
+static void test_import_empty_shapes(void)
+{
+    expect_npy_import_fails("(67108864, 0)", 0, IMP_ERR_SHAPE, "no columns");
+    expect_npy_import_fails("(1099511627776, 0)", 0, IMP_ERR_SHAPE, "no columns");
+    expect_npy_import_fails("(0, 4294967296)", 2, IMP_ERR_SHAPE, "2147483648 coordinates per body");
 }
 
 /* A compact 24 x 1 qpos whose layout message holds 0 bytes of data (found
@@ -321,7 +334,7 @@ int main(void)
     test_eval_budget();
     test_eval_non_finite();
     test_hdf5_element_size();
-    test_import_no_columns();
+    test_import_empty_shapes();
     test_hdf5_compact_size();
     remove("hostile_ball.npz");
     remove("hostile_bad.npz");

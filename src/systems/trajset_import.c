@@ -85,7 +85,11 @@ int imp_trajset_import(const char *path, const imp_import_opts *o, imp_trajset *
                 if (cols % (size_t)K)
                     st = imp_fail(IMP_ERR_SHAPE, "%s: '%s' has %zu columns, not a multiple of %d bodies (--bodies, --dim)",
                                   path, qn, cols, K);
-                d = (int)(cols / (size_t)K);
+                else if (cols / (size_t)K > IMP_MAX_DIM) /* before it becomes an int */
+                    st = imp_fail(IMP_ERR_SHAPE, "%s: %zu coordinates per body, impulse handles 1 to %d (--bodies, "
+                                  "--dim, or select columns with %s[i:j])", path, cols / (size_t)K, IMP_MAX_DIM, qn);
+                else
+                    d = (int)(cols / (size_t)K);
             }
             if (!st && (size_t)K * (size_t)d != cols)
                 st = imp_fail(IMP_ERR_SHAPE, "%s: '%s' has %zu columns, --bodies %d x --dim %d needs %d (select "

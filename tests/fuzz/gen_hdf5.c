@@ -1,7 +1,10 @@
 /* Seed generator for the HDF5 fuzz harnesses: writes the byte descriptions
- * of fuzz_h5.h to tests/fuzz/corpus/hdf5/ (seeds of fuzz_hdf5) and the HDF5
- * files they build, after an options line, to tests/fuzz/corpus/import/
- * (seeds of fuzz_import). Root-level and grouped layouts, float32/64,
+ * of fuzz_h5.h to tests/fuzz/corpus/hdf5/ (seeds of fuzz_hdf5), and to
+ * tests/fuzz/corpus/import/ (seeds of fuzz_import) the same descriptions
+ * after an options line "f=h5 ..." (NAME.h5desc) and the HDF5 files they
+ * build after "f=h5raw ..." (NAME.h5, imported when FUZZ_RAW_HDF5=1; also
+ * plain HDF5 files for `impulse import` after the line). Root-level and
+ * grouped layouts, float32/64,
  * integer labels, 3-d arrays, chunked and deflated storage, fill values, and
  * the declared sizes of hostile files. Build and run from the source tree:
  *
@@ -77,7 +80,7 @@ static int emit(const char *dir, const char *name, desc *d, int opt, int dtb)
     size_t len;
     if (fuzz_h5_build(&b, &img, &len)) return fprintf(stderr, "%s: not built\n", name), 1;
     char line[256], fname[128];
-    int k = snprintf(line, sizeof line, "f=h5%s", opt & 1 ? " fd" : "");
+    int k = snprintf(line, sizeof line, "f=h5raw%s", opt & 1 ? " fd" : "");
     if (opt & 2) k += snprintf(line + k, sizeof line - (size_t)k, " dt=%.17g", (dtb + 1) / 64.0);
     if (FUZZ_H5_Q[(opt >> 2) & 7]) k += snprintf(line + k, sizeof line - (size_t)k, " q=%s", FUZZ_H5_Q[(opt >> 2) & 7]);
     if ((opt >> 5) & 3) k += snprintf(line + k, sizeof line - (size_t)k, " bodies=%d", (opt >> 5) & 3);
@@ -85,6 +88,11 @@ static int emit(const char *dir, const char *name, desc *d, int opt, int dtb)
     snprintf(fname, sizeof fname, "%s.h5", name);
     int st = write_file(dir, "hdf5", name, d->b, d->n, NULL, 0) ||
              write_file(dir, "import", fname, line, strlen(line), img, len);
+    /* the description after "f=h5 ...": the same options */
+    char dline[260];
+    snprintf(dline, sizeof dline, "f=h5%s", line + 7);
+    snprintf(fname, sizeof fname, "%s.h5desc", name);
+    st = st || write_file(dir, "import", fname, dline, strlen(dline), d->b, d->n);
     printf("%s: %zu description bytes, %zu file bytes\n", name, d->n, len);
     free(img);
     return st;
