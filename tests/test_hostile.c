@@ -326,6 +326,27 @@ static void test_hdf5_compact_size(void)
     remove(path);
 }
 
+/* Positions of +-1e308 (finite) whose central differences overflow (found
+ * by fuzz_hdf5's check that an imported set loads again): --finite-differences
+ * wrote velocities of -inf, a set that train and eval then refuse. The
+ * import fails instead, naming the sample. */
+static void test_import_fd_overflow(void)
+{
+    const char *path = "hostile_fd.npy";
+    double q[4] = {0.0, 1e308, -1e308, 0.0};
+    CHECK_OK(imp_npy_save_f64(path, 2, (size_t[]){4, 1}, q));
+    imp_import_opts o;
+    imp_import_opts_default(&o);
+    o.q = path, o.finite_differences = 1, o.dt = 0.1;
+    imp_trajset ts;
+    imp_import_notes nt;
+    int st = imp_trajset_import(path, &o, &ts, &nt);
+    CHECK_MSG(st == IMP_ERR_NUMERIC && strstr(imp_last_error(), "finite differences") &&
+                  strstr(imp_last_error(), "sample 0,"), "%d %s", st, imp_last_error());
+    if (st == IMP_OK) imp_trajset_free(&ts);
+    remove(path);
+}
+
 int main(void)
 {
     test_trajectory_meta();
@@ -336,6 +357,7 @@ int main(void)
     test_hdf5_element_size();
     test_import_empty_shapes();
     test_hdf5_compact_size();
+    test_import_fd_overflow();
     remove("hostile_ball.npz");
     remove("hostile_bad.npz");
     remove("hostile_x.npz");

@@ -192,12 +192,18 @@ int imp_trajset_import(const char *path, const imp_import_opts *o, imp_trajset *
         /* central differences inside, one-sided at the ends */
         size_t D = (size_t)K * d;
         notes->fd_velocities = 1;
-        for (int n = 0; n < n_traj; n++) {
+        for (int n = 0; n < n_traj && !st; n++) {
             const double *qq = out->q + (size_t)n * T * D;
             double *vv = out->qdot + (size_t)n * T * D;
-            for (int i = 0; i < T; i++) {
+            for (int i = 0; i < T && !st; i++) {
                 int a = i > 0 ? i - 1 : 0, b = i + 1 < T ? i + 1 : T - 1;
                 for (size_t j = 0; j < D; j++) vv[(size_t)i * D + j] = (qq[(size_t)b * D + j] - qq[(size_t)a * D + j]) / ((b - a) * dt);
+                /* finite positions can still differ by more than a double holds */
+                for (size_t j = 0; j < D && !st; j++)
+                    if (!isfinite(vv[(size_t)i * D + j]))
+                        st = imp_fail(IMP_ERR_NUMERIC, "%s: velocity by finite differences of '%s' overflows at "
+                                      "trajectory %d, sample %d, coordinate %zu (positions %g to %g in %g s)",
+                                      path, qn, n, i, j, qq[(size_t)a * D + j], qq[(size_t)b * D + j], (b - a) * dt);
             }
         }
     }
