@@ -201,6 +201,8 @@ void cli_run_json(imp_json *j, const cli_run *r, const imp_train_report *rep, co
     imp_json_kv_string(j, "end", imp_train_stop_name(rep->stop));
     imp_json_kv_string(j, "kept", cli_run_kept(rep));
     imp_json_kv_int(j, "kept_epoch", rep->kept_epoch);
+    imp_json_key(j, "far_above_best");
+    imp_json_bool(j, rep->far_above_best);
     imp_json_kv_string(j, "output", r->out);
 }
 

@@ -73,6 +73,11 @@ int imp_source_open(imp_source **out, const char *path, const char *traj_key)
     if (ends_with(path, ".npz")) {
         s->kind = SRC_NPZ;
         st = imp_npz_load(&s->npz, path);
+        /* float32 members become doubles: twice their bytes, within the limit */
+        size_t n32 = 0;
+        for (size_t i = 0; !st && i < imp_npz_count(s->npz); i++)
+            if (imp_npz_at(s->npz, i)->dtype == IMP_F32) n32 += imp_npz_at(s->npz, i)->count;
+        if (!st) st = imp_input_budget(n32, sizeof(double), path);
         if (!st) st = imp_npz_widen_f32(s->npz);
     } else if (ends_with(path, ".npy")) {
         s->kind = SRC_NPY;
@@ -138,6 +143,10 @@ static int npz_array(imp_source *s, const char *name, double **data, int *ndim, 
         imp_npy_array arr;
         int st = imp_npy_load(&arr, name);
         if (st) return st;
+        if ((st = imp_input_budget(arr.count, sizeof(double), name))) { /* as doubles */
+            imp_npy_array_clear(&arr);
+            return st;
+        }
         st = imp_npz_add_array(s->npz, name, &arr);
         imp_npy_array_clear(&arr);
         if (!st) st = imp_npz_widen_f32(s->npz);
@@ -180,7 +189,7 @@ static int full_array_get(imp_source *s, const char *name, const full_array **ou
     int st = s->kind == SRC_H5 ? imp_h5_read(s->h5, 0, name, &a.d, &a.nd, a.sh) : npz_array(s, name, &a.d, &a.nd, a.sh);
     if (st) return st;
     size_t bytes = a.sh[0] * a.sh[1] * a.sh[2] * sizeof(double); /* each read is within the limit */
-    if (bytes > imp_input_limit() - s->full_bytes)
+    if (s->full_bytes > imp_input_limit() || bytes > imp_input_limit() - s->full_bytes)
         st = imp_fail(IMP_ERR_FORMAT, "%s: '%s' brings the arrays read to more than the input limit of %zu bytes "
                       "(IMPULSE_MAX_INPUT_BYTES)", s->path, name, imp_input_limit());
     full_array *nf = st ? NULL : realloc(s->full, (size_t)(s->n_full + 1) * sizeof *nf);

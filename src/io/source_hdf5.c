@@ -92,10 +92,11 @@ int imp_h5_has(imp_h5 *h, int g, const char *name)
 {
     hid_t loc = location(h, g);
     if (loc < 0) return 0;
-    /* a link within the file (external links would open other files) */
+    /* a dataset of this file: hard links only (an external link, or a soft
+     * one leading to it, would open another file) */
     H5L_info_t li;
     int ok = H5Lexists(loc, name, H5P_DEFAULT) > 0 && H5Lget_info(loc, name, &li, H5P_DEFAULT) >= 0 &&
-             (li.type == H5L_TYPE_HARD || li.type == H5L_TYPE_SOFT);
+             li.type == H5L_TYPE_HARD;
     if (ok) {
         H5O_info_t oi;
         ok = H5Oget_info_by_name(loc, name, &oi, H5P_DEFAULT) >= 0 && oi.type == H5O_TYPE_DATASET;

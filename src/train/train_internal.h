@@ -12,9 +12,12 @@ typedef struct imp_track {
     imp_train_hooks h;       /* a copy (zero hooks when none were given) */
     int epochs;              /* of the whole run */
     size_t n;                /* parameters */
-    double *best;            /* n: the best model so far */
-    int best_epoch;
-    double best_loss;        /* +inf until known */
+    double *best;            /* n: the best model so far: the completed epoch of the lowest
+                              * loss, the initial parameters before one completes */
+    int best_epoch;          /* its epoch (0: the initial parameters) */
+    double best_epoch_loss;  /* its epoch's loss (+inf before an epoch completes) */
+    double best_loss;        /* the guard's reference: the lowest of the best epoch's loss and
+                              * the initial parameters' estimate (+inf until known) */
     int have_epoch;          /* an epoch has completed (the guard's reference is an epoch's) */
     int epoch;               /* epochs completed */
     int resumed_at;

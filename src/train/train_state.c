@@ -5,7 +5,7 @@
  *   meta         {"format": "impulse-train-state", "version": 1, "family": ...}
  *   fingerprint  JSON text of the options, model layout and data checksum
  *   counters     int64 [epoch, epochs, best_epoch, adam_t, rng_has_spare]
- *   scalars      float64 [seconds, best_loss, rng_spare]
+ *   scalars      float64 [seconds, best_loss (the guard's reference), rng_spare]
  *   rng          int64 [4]: the xoshiro256** state (bit pattern)
  *   order        int64 [n_order]: the shuffling permutation
  *   params, best, adam_m, adam_v   float64 [n]
@@ -166,6 +166,7 @@ int imp_train_state_load(imp_track *t, imp_train_state *s)
     t->have_epoch = 1;
     t->best_epoch = (int)c[2];
     t->best_loss = sc[1];
+    t->best_epoch_loss = t->best_epoch > 0 ? t->history[t->best_epoch - 1] : INFINITY;
     t->final_loss = t->history[epoch - 1];
     t->seconds_before = sc[0];
     s->opt->t = (long)c[3];

@@ -44,7 +44,7 @@ int imp_track_init(imp_track *t, const imp_train_hooks *hooks, int epochs, const
         return imp_fail(IMP_ERR_NOMEM, "training: out of memory (best model)");
     }
     memcpy(t->best, params, n * sizeof(double));
-    t->best_loss = INFINITY;
+    t->best_loss = t->best_epoch_loss = INFINITY;
     t->t0 = t->last_state = imp_time_now();
     return IMP_OK;
 }
@@ -63,12 +63,17 @@ void imp_track_initial_loss(imp_track *t, double loss)
     if (t->epoch == 0 && isfinite(loss) && loss < t->best_loss) t->best_loss = loss;
 }
 
+/* The loss of the best model: its epoch's, or before an epoch completes the
+ * initial parameters' estimate (a minibatch's loss, not an epoch's mean:
+ * a completed epoch replaces it as the best model whatever its loss). */
+static double best_model_loss(const imp_track *t) { return t->best_epoch > 0 ? t->best_epoch_loss : t->best_loss; }
+
 static int diverged(imp_track *t, const char *what)
 {
     t->stop = IMP_TRAIN_DIVERGED;
     return imp_fail(IMP_ERR_NUMERIC,
                     "training diverged at epoch %d of %d: %s; the best model (epoch %d, loss %.6g) is kept; %s",
-                    t->epoch + 1, t->epochs, what, t->best_epoch, t->best_loss,
+                    t->epoch + 1, t->epochs, what, t->best_epoch, best_model_loss(t),
                     t->remedy ? t->remedy : "try a smaller learning rate");
 }
 
@@ -104,8 +109,9 @@ int imp_track_epoch(imp_track *t, const double *params, const imp_loss_part *par
     t->final_loss = loss;
     t->history[e - 1] = loss;
     if (t->h.loss_history) t->h.loss_history[e - 1] = loss;
-    if (loss < t->best_loss) {
-        t->best_loss = loss;
+    if (loss < t->best_loss) t->best_loss = loss;
+    if (loss < t->best_epoch_loss) {
+        t->best_epoch_loss = loss;
         t->best_epoch = e;
         memcpy(t->best, params, t->n * sizeof(double));
     }
@@ -120,7 +126,7 @@ int imp_track_epoch(imp_track *t, const double *params, const imp_loss_part *par
         info.lr = lr;
         info.seconds = imp_track_seconds(t);
         info.best_epoch = t->best_epoch;
-        info.best_loss = t->best_loss;
+        info.best_loss = best_model_loss(t);
         if (t->h.on_epoch(&info, t->h.user_data)) {
             *stop = 1;
             t->stop = IMP_TRAIN_STOPPED;
@@ -163,12 +169,13 @@ int imp_track_end(imp_track *t, int st, double *params)
         r->epochs_done = t->epoch;
         r->resumed_at = t->resumed_at;
         r->best_epoch = t->best_epoch;
-        r->best_loss = t->best_loss;
+        r->best_loss = best_model_loss(t);
         r->final_loss = t->final_loss;
         r->seconds = imp_track_seconds(t);
         r->kept_epoch = best ? t->best_epoch : t->epoch;
-        r->far_above_best = t->stop == IMP_TRAIN_FINISHED && t->have_epoch && t->best_loss > 0 && isfinite(t->best_loss) &&
-                            t->final_loss > IMP_TRAIN_FAR_ABOVE_BEST * t->best_loss;
+        /* epochs' means against each other (not the initial estimate) */
+        r->far_above_best = t->stop == IMP_TRAIN_FINISHED && t->best_epoch > 0 && t->best_epoch_loss > 0 &&
+                            t->final_loss > IMP_TRAIN_FAR_ABOVE_BEST * t->best_epoch_loss;
     }
     return st;
 }
