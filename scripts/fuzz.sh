@@ -8,7 +8,8 @@
 # --seconds N   time per harness (default 600: the local run; CI uses 60)
 # --build DIR   an existing build with -DIMPULSE_SANITIZE=ON -DIMPULSE_FUZZ=ON
 #               (default: configure and build build-fuzz/ with clang)
-# HARNESS       npz json system checkpoint trajectory mat (default: all)
+# HARNESS       npz json system checkpoint trajectory mat import hdf5
+#               train_state plan plot_log (default: all)
 #
 # Seeds come from tests/fuzz/corpus/<harness> and are not modified: new
 # inputs go to build-fuzz/corpus/<harness>; a crashing input is written to
@@ -22,11 +23,11 @@ while (($#)); do
   case "$1" in
     --seconds) seconds="$2"; shift 2 ;;
     --build) build="$2"; shift 2 ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
     *) harnesses+=("$1"); shift ;;
   esac
 done
-((${#harnesses[@]})) || harnesses=(npz json system checkpoint trajectory mat)
+((${#harnesses[@]})) || harnesses=(npz json system checkpoint trajectory mat import hdf5 train_state plan plot_log)
 if [[ -z "$build" ]]; then
   build=build-fuzz
   CC=clang cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DIMPULSE_SANITIZE=ON -DIMPULSE_FUZZ=ON \
@@ -40,6 +41,7 @@ artifacts="$build/artifacts"
 mkdir -p "$artifacts"
 export ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+export LSAN_OPTIONS="suppressions=$PWD/tests/fuzz/lsan.supp:print_suppressions=0"
 export OPENBLAS_NUM_THREADS=1
 failed=0
 for h in "${harnesses[@]}"; do

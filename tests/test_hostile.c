@@ -1,6 +1,8 @@
 /* Hostile inputs beyond .mat (test_mat.c): numbers in trajectory meta and
  * CLI options that were undefined conversions or misleading messages, the
- * input limit on .npz files, evaluation budgets and non-finite results. */
+ * input limit on .npz files, evaluation budgets and non-finite results, and
+ * HDF5 files whose datasets declare absurd element sizes (found by
+ * tests/fuzz/fuzz_import.c). */
 #define _GNU_SOURCE
 #include "impulse/cdl.h"
 #include "impulse/chnn_models.h"
@@ -9,6 +11,7 @@
 #include "impulse/io.h"
 #include "test.h"
 
+#include <hdf5.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -200,6 +203,150 @@ static void test_eval_non_finite(void)
     imp_trajset_free(&ts);
 }
 
+/* A 24 x 1 float32 qpos whose datatype message is patched to declare
+ * 4294967287-byte numbers (found by fuzz_import): libhdf5 allocated a 4 GB
+ * conversion buffer in H5Dread. The import must refuse the element size
+ * before reading, naming the dataset. */
+static void test_hdf5_element_size(void)
+{
+    const char *path = "hostile_elsize.h5";
+    hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    hsize_t dims[2] = {24, 1};
+    float q[24];
+    for (int i = 0; i < 24; i++) q[i] = (float)i;
+    hid_t sp = H5Screate_simple(2, dims, NULL);
+    hid_t d = H5Dcreate2(f, "qpos", H5T_IEEE_F32LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    CHECK(d >= 0 && H5Dwrite(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, q) >= 0);
+    H5Dclose(d), H5Sclose(sp), H5Fclose(f);
+    /* the float datatype message: version 1 class 1, bit fields 0x20 0x1f 0x00, size 4 */
+    unsigned char *buf = NULL;
+    size_t len = 0;
+    CHECK_OK(imp_read_file(path, &buf, &len));
+    static const unsigned char msg[8] = {0x11, 0x20, 0x1f, 0x00, 0x04, 0x00, 0x00, 0x00};
+    int patched = 0;
+    for (size_t i = 0; buf && i + 8 <= len; i++)
+        if (!memcmp(buf + i, msg, 8)) {
+            memcpy(buf + i + 4, "\xf7\xff\xff\xff", 4);
+            patched++;
+        }
+    CHECK(patched == 1);
+    CHECK_OK(imp_write_file_atomic(path, buf, len));
+    free(buf);
+    imp_import_opts o;
+    imp_import_opts_default(&o);
+    o.finite_differences = 1, o.dt = 0.1;
+    imp_trajset ts;
+    imp_import_notes nt;
+    int st = imp_trajset_import(path, &o, &ts, &nt);
+    CHECK_MSG(st != IMP_OK && strstr(imp_last_error(), "qpos") && strstr(imp_last_error(), "4294967287"), "%d %s", st,
+              imp_last_error());
+    if (st == IMP_OK) imp_trajset_free(&ts);
+    remove(path);
+}
+
+/* A 128-byte float64 .npy declaring `shape` and holding no data. */
+static void write_empty_npy(const char *path, const char *shape)
+{
+    char hdr[129];
+    int n = snprintf(hdr + 10, sizeof hdr - 10, "{'descr': '<f8', 'fortran_order': False, 'shape': %s, }", shape);
+    memset(hdr + 10 + n, ' ', (size_t)(117 - n));
+    hdr[127] = '\n';
+    memcpy(hdr, "\x93NUMPY\x01\x00\x76\x00", 10);
+    CHECK_OK(imp_write_file_atomic(path, hdr, 128));
+}
+
+/* The import of an empty .npy of `shape` as positions of `bodies` bodies
+ * must fail at once with `code` and a message holding `part`. */
+static void expect_npy_import_fails(const char *shape, int bodies, int code, const char *part)
+{
+    const char *path = "hostile_empty.npy";
+    write_empty_npy(path, shape);
+    imp_import_opts o;
+    imp_import_opts_default(&o);
+    o.q = path, o.finite_differences = 1, o.dt = 0.1, o.bodies = bodies;
+    imp_trajset ts;
+    imp_import_notes nt;
+    double t0 = imp_time_now();
+    int st = imp_trajset_import(path, &o, &ts, &nt);
+    CHECK_MSG(st == code && strstr(imp_last_error(), part), "shape %s: %d %s", shape, st, imp_last_error());
+    CHECK(imp_time_now() - t0 < 2.0);
+    if (st == IMP_OK) imp_trajset_free(&ts);
+    remove(path);
+}
+
+/* Arrays of 0 columns and up to 2^40 rows (found by fuzz_hdf5): the import
+ * looped over every declared row for minutes. They are refused at once,
+ * naming the array. Arrays of 0 rows and 2^32 columns (found by fuzz_hdf5):
+ * the coordinates per body were converted to int (-2^31) and multiplied by
+ * the bodies, a signed overflow. */
+static void test_import_empty_shapes(void)
+{
+    expect_npy_import_fails("(67108864, 0)", 0, IMP_ERR_SHAPE, "no columns");
+    expect_npy_import_fails("(1099511627776, 0)", 0, IMP_ERR_SHAPE, "no columns");
+    expect_npy_import_fails("(0, 4294967296)", 2, IMP_ERR_SHAPE, "2147483648 coordinates per body");
+}
+
+/* A compact 24 x 1 qpos whose layout message holds 0 bytes of data (found
+ * by fuzz_import): libhdf5 copied 192 bytes from a NULL buffer (SIGSEGV). */
+static void test_hdf5_compact_size(void)
+{
+    const char *path = "hostile_compact.h5";
+    hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    hsize_t dims[2] = {24, 1};
+    double q[24];
+    for (int i = 0; i < 24; i++) q[i] = i;
+    hid_t sp = H5Screate_simple(2, dims, NULL), pl = H5Pcreate(H5P_DATASET_CREATE);
+    H5Pset_layout(pl, H5D_COMPACT);
+    hid_t d = H5Dcreate2(f, "qpos", H5T_IEEE_F64LE, sp, H5P_DEFAULT, pl, H5P_DEFAULT);
+    CHECK(d >= 0 && H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, q) >= 0);
+    H5Dclose(d), H5Pclose(pl), H5Sclose(sp), H5Fclose(f);
+    /* the layout message: version 3, class 0 (compact), 192 bytes of data */
+    unsigned char *buf = NULL;
+    size_t len = 0;
+    CHECK_OK(imp_read_file(path, &buf, &len));
+    static const unsigned char msg[4] = {0x03, 0x00, 0xc0, 0x00};
+    int patched = 0;
+    for (size_t i = 0; buf && i + 4 <= len; i++)
+        if (!memcmp(buf + i, msg, 4)) {
+            buf[i + 2] = 0;
+            patched++;
+        }
+    CHECK(patched == 1);
+    CHECK_OK(imp_write_file_atomic(path, buf, len));
+    free(buf);
+    imp_import_opts o;
+    imp_import_opts_default(&o);
+    o.finite_differences = 1, o.dt = 0.1;
+    imp_trajset ts;
+    imp_import_notes nt;
+    int st = imp_trajset_import(path, &o, &ts, &nt);
+    CHECK_MSG(st == IMP_ERR_FORMAT && strstr(imp_last_error(), "qpos") && strstr(imp_last_error(), "compact"), "%d %s",
+              st, imp_last_error());
+    if (st == IMP_OK) imp_trajset_free(&ts);
+    remove(path);
+}
+
+/* Positions of +-1e308 (finite) whose central differences overflow (found
+ * by fuzz_hdf5's check that an imported set loads again): --finite-differences
+ * wrote velocities of -inf, a set that train and eval then refuse. The
+ * import fails instead, naming the sample. */
+static void test_import_fd_overflow(void)
+{
+    const char *path = "hostile_fd.npy";
+    double q[4] = {0.0, 1e308, -1e308, 0.0};
+    CHECK_OK(imp_npy_save_f64(path, 2, (size_t[]){4, 1}, q));
+    imp_import_opts o;
+    imp_import_opts_default(&o);
+    o.q = path, o.finite_differences = 1, o.dt = 0.1;
+    imp_trajset ts;
+    imp_import_notes nt;
+    int st = imp_trajset_import(path, &o, &ts, &nt);
+    CHECK_MSG(st == IMP_ERR_NUMERIC && strstr(imp_last_error(), "finite differences") &&
+                  strstr(imp_last_error(), "sample 0,"), "%d %s", st, imp_last_error());
+    if (st == IMP_OK) imp_trajset_free(&ts);
+    remove(path);
+}
+
 int main(void)
 {
     test_trajectory_meta();
@@ -207,6 +354,10 @@ int main(void)
     test_cli_numbers();
     test_eval_budget();
     test_eval_non_finite();
+    test_hdf5_element_size();
+    test_import_empty_shapes();
+    test_hdf5_compact_size();
+    test_import_fd_overflow();
     remove("hostile_ball.npz");
     remove("hostile_bad.npz");
     remove("hostile_x.npz");

@@ -344,6 +344,8 @@ int imp_source_get(imp_source *s, const char *name, int traj, double **data, siz
         double *d = NULL;
         size_t r = 0, c = 0;
         st = get_base(s, part, traj, &d, &r, &c);
+        /* 0 columns: nothing to read, however many rows are declared */
+        if (!st && c == 0) st = imp_fail(IMP_ERR_SHAPE, "%s: '%s' has no columns (%zu x 0)", s->path, part, r);
         if (!st && br) {
             size_t idx[256], n = 0;
             double *sd = NULL;

@@ -107,7 +107,7 @@ int imp_h5_has(imp_h5 *h, int g, const char *name)
 
 /* Storage HDF5 would read for the dataset: data in this file only (no
  * external or virtual sources), chunks within the input limit. */
-static int storage_check(hid_t ds, int nd, const char *what)
+static int storage_check(hid_t ds, int nd, size_t n, size_t esize, const char *what)
 {
     hid_t pl = H5Dget_create_plist(ds);
     if (pl < 0) return imp_fail(IMP_ERR_FORMAT, "%s: unreadable dataset properties", what);
@@ -125,6 +125,13 @@ static int storage_check(hid_t ds, int nd, const char *what)
         for (int i = 0; !st && i < cn; i++)
             if (ch[i] > SIZE_MAX || !imp_size_mul(n, (size_t)ch[i], &n)) n = SIZE_MAX;
         if (!st) st = imp_input_budget(n, ts, what);
+    } else if (lay == H5D_COMPACT) {
+        /* compact data live in the layout message, written whole at creation:
+         * fewer bytes than the shape needs made libhdf5 copy from NULL */
+        hsize_t have = H5Dget_storage_size(ds);
+        if (n > SIZE_MAX / esize || have != (hsize_t)(n * esize))
+            st = imp_fail(IMP_ERR_FORMAT, "%s: compact storage holds %llu bytes, the shape needs %zu x %zu", what,
+                          (unsigned long long)have, n, esize);
     } else if (lay < 0) {
         st = imp_fail(IMP_ERR_FORMAT, "%s: unreadable dataset layout", what);
     }
@@ -154,11 +161,15 @@ int imp_h5_read(imp_h5 *h, int g, const char *name, double **data, int *ndim, si
     char what[600];
     snprintf(what, sizeof what, "%s: %s%s%s", h->path, h->n_groups ? where : "", h->n_groups ? "/" : "", name);
     if (!st && H5Sget_simple_extent_dims(sp, dims, NULL) < 0) st = imp_fail(IMP_ERR_FORMAT, "%s: unreadable shape", what);
+    /* a stored number's size: libhdf5 sizes its conversion buffer by it */
+    size_t esize = st ? 0 : H5Tget_size(ty);
+    if (!st && (esize == 0 || esize > 16))
+        st = imp_fail(IMP_ERR_FORMAT, "%s: numbers of %zu bytes each (a number takes 1 to 16)", what, esize);
     /* the declared size, before anything is read or allocated */
     for (int i = 0; !st && i < nd; i++)
         if (dims[i] > SIZE_MAX || !imp_size_mul(n, (size_t)dims[i], &n)) n = SIZE_MAX;
     if (!st) st = imp_input_budget(n, sizeof(double), what);
-    if (!st) st = storage_check(ds, nd, what);
+    if (!st) st = storage_check(ds, nd, n, esize, what);
     double *d = NULL;
     if (!st && !(d = malloc((n ? n : 1) * sizeof *d))) st = imp_fail(IMP_ERR_NOMEM, "%s/%s: out of memory", where, name);
     if (!st && H5Dread(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, d) < 0)

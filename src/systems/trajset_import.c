@@ -85,7 +85,11 @@ int imp_trajset_import(const char *path, const imp_import_opts *o, imp_trajset *
                 if (cols % (size_t)K)
                     st = imp_fail(IMP_ERR_SHAPE, "%s: '%s' has %zu columns, not a multiple of %d bodies (--bodies, --dim)",
                                   path, qn, cols, K);
-                d = (int)(cols / (size_t)K);
+                else if (cols / (size_t)K > IMP_MAX_DIM) /* before it becomes an int */
+                    st = imp_fail(IMP_ERR_SHAPE, "%s: %zu coordinates per body, impulse handles 1 to %d (--bodies, "
+                                  "--dim, or select columns with %s[i:j])", path, cols / (size_t)K, IMP_MAX_DIM, qn);
+                else
+                    d = (int)(cols / (size_t)K);
             }
             if (!st && (size_t)K * (size_t)d != cols)
                 st = imp_fail(IMP_ERR_SHAPE, "%s: '%s' has %zu columns, --bodies %d x --dim %d needs %d (select "
@@ -188,12 +192,18 @@ int imp_trajset_import(const char *path, const imp_import_opts *o, imp_trajset *
         /* central differences inside, one-sided at the ends */
         size_t D = (size_t)K * d;
         notes->fd_velocities = 1;
-        for (int n = 0; n < n_traj; n++) {
+        for (int n = 0; n < n_traj && !st; n++) {
             const double *qq = out->q + (size_t)n * T * D;
             double *vv = out->qdot + (size_t)n * T * D;
-            for (int i = 0; i < T; i++) {
+            for (int i = 0; i < T && !st; i++) {
                 int a = i > 0 ? i - 1 : 0, b = i + 1 < T ? i + 1 : T - 1;
                 for (size_t j = 0; j < D; j++) vv[(size_t)i * D + j] = (qq[(size_t)b * D + j] - qq[(size_t)a * D + j]) / ((b - a) * dt);
+                /* finite positions can still differ by more than a double holds */
+                for (size_t j = 0; j < D && !st; j++)
+                    if (!isfinite(vv[(size_t)i * D + j]))
+                        st = imp_fail(IMP_ERR_NUMERIC, "%s: velocity by finite differences of '%s' overflows at "
+                                      "trajectory %d, sample %d, coordinate %zu (positions %g to %g in %g s)",
+                                      path, qn, n, i, j, qq[(size_t)a * D + j], qq[(size_t)b * D + j], (b - a) * dt);
             }
         }
     }

@@ -4,6 +4,7 @@
 #ifndef IMPULSE_FUZZ_UTIL_H
 #define IMPULSE_FUZZ_UTIL_H
 
+#include "impulse/contact_systems.h"
 #include "impulse/core.h"
 #include "impulse/io.h"
 
@@ -22,6 +23,35 @@ static inline const char *fuzz_scratch(const char *ext)
     const char *dir = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
     snprintf(path, sizeof path, "%s/impulse-fuzz-%ld%s", dir, (long)getpid(), ext);
     return path;
+}
+
+/* What `impulse import` does with a file: imp_trajset_import, the contact
+ * labels, and the trajectory file it writes, which must load again (an
+ * import that train cannot read back aborts). The file at `path` is removed. */
+static inline void fuzz_import_check(const char *path, const imp_import_opts *o, imp_label_mode lm)
+{
+    imp_trajset ts;
+    imp_import_notes notes;
+    int st = imp_trajset_import(path, o, &ts, &notes);
+    if (getenv("FUZZ_VERBOSE")) fprintf(stderr, "fuzz: import: %s\n", st ? imp_last_error() : "ok");
+    if (st == IMP_OK) {
+        imp_label_report rep;
+        if (imp_contact_labels_apply(&ts, lm, &rep) == IMP_OK) {
+            char out[160];
+            snprintf(out, sizeof out, "%s", fuzz_scratch("-out.npz"));
+            if (imp_trajset_save(&ts, out) == IMP_OK) {
+                imp_trajset back;
+                if (imp_trajset_load(&back, out) != IMP_OK) {
+                    fprintf(stderr, "fuzz: an imported set does not load again: %s\n", imp_last_error());
+                    abort();
+                }
+                imp_trajset_free(&back);
+            }
+            remove(out);
+        }
+        imp_trajset_free(&ts);
+    }
+    remove(path);
 }
 
 static inline int fuzz_write(const char *path, const void *data, size_t size)
