@@ -323,9 +323,9 @@ static void write_set(const char *path, const imp_ctraj *t, const imp_csystem *c
     imp_npz *z = imp_npz_new();
     size_t sh[5] = {(size_t)t->n_traj, (size_t)t->T, 2, (size_t)cs->n_points, (size_t)cs->d}, st[1] = {(size_t)t->T};
     CHECK_OK(imp_npz_add_f64(z, "z", 5, sh, t->z));
-    if (t_step > 0) {
-        double *tt = malloc((size_t)t->T * sizeof(double));
-        for (int k = 0; k < t->T; k++) tt[k] = k * t_step;
+    if (t_step != 0) { /* t_step < 0: steps of -t_step, the last one half again as long (uneven) */
+        double *tt = malloc((size_t)t->T * sizeof(double)), h = fabs(t_step);
+        for (int k = 0; k < t->T; k++) tt[k] = k * h + (t_step < 0 && k == t->T - 1 ? 0.5 * h : 0.0);
         CHECK_OK(imp_npz_add_f64(z, "t", 1, st, tt));
         free(tt);
     }
@@ -384,6 +384,9 @@ static void test_data_against_system(void)
     write_set(bad, &t, cs, "dp-test", DOUBLE_PENDULUM, 0.03, 0.06);
     CHECK_FAILS(imp_ctraj_load(bad, &u, cs2), IMP_ERR_FORMAT);
     CHECK_MSG(strstr(imp_last_error(), "t steps by 0.06 but meta \"dt\" is 0.03"), "%s", imp_last_error());
+    write_set(bad, &t, cs, "dp-test", DOUBLE_PENDULUM, 0.03, -0.03); /* its message read t after freeing it */
+    CHECK_FAILS(imp_ctraj_load(bad, &u, cs2), IMP_ERR_FORMAT);
+    CHECK_MSG(strstr(imp_last_error(), "steps unevenly") && strstr(imp_last_error(), "= 0.045"), "%s", imp_last_error());
     /* a meta system naming another system than the text */
     write_set(bad, &t, cs, "my-pendulum", DOUBLE_PENDULUM, 0.03, 0);
     CHECK_FAILS(imp_ctraj_load(bad, &u, cs2), IMP_ERR_FORMAT);

@@ -126,9 +126,10 @@ int imp_ctraj_load(const char *path, imp_ctraj *out, imp_csystem *sys)
          * as a step it is not */
         for (int k = 1; k + 1 < T; k++)
             if (fabs((t[k + 1] - t[k]) - dt) > 1e-6 * fabs(dt)) {
+                double step = t[k + 1] - t[k]; /* t lives in z */
                 imp_npz_free(z);
                 return imp_fail(IMP_ERR_FORMAT, "%s: t: steps unevenly (t[1] - t[0] = %g, t[%d] - t[%d] = %g): "
-                                "the samples need a fixed period", path, dt, k + 1, k, t[k + 1] - t[k]);
+                                "the samples need a fixed period", path, dt, k + 1, k, step);
             }
         if (isfinite(meta_dt) && fabs(meta_dt - dt) > 1e-6 * fabs(dt)) {
             imp_npz_free(z);
