@@ -326,6 +326,36 @@ static void test_hdf5_compact_size(void)
     remove(path);
 }
 
+/* A root symbol table whose B-tree sits at address 0 (found by fuzz_import,
+ * tests/fuzz/libhdf5/root_stab_btree_at_0: an options line, then the file):
+ * Debian's libhdf5 1.10 reads through NULL in H5Literate, which took
+ * `impulse import` down with SIGSEGV; the structure is now walked in a child
+ * process first and the file refused. */
+static void test_hdf5_libhdf5_crash(void)
+{
+    unsigned char *buf = NULL;
+    size_t len = 0;
+    CHECK_OK(imp_read_file(IMPULSE_SOURCE_DIR "/tests/fuzz/libhdf5/root_stab_btree_at_0", &buf, &len));
+    const unsigned char *nl = buf ? memchr(buf, '\n', len) : NULL;
+    CHECK(nl != NULL);
+    if (!nl) {
+        free(buf);
+        return;
+    }
+    const char *path = "hostile_stab.h5";
+    CHECK_OK(imp_write_file_atomic(path, nl + 1, len - (size_t)(nl + 1 - buf)));
+    free(buf);
+    imp_import_opts o;
+    imp_import_opts_default(&o);
+    o.finite_differences = 1, o.dt = 0.25, o.q = "qpos[0:2]";
+    imp_trajset ts;
+    imp_import_notes nt;
+    int st = imp_trajset_import(path, &o, &ts, &nt);
+    CHECK_MSG(st == IMP_ERR_FORMAT && strstr(imp_last_error(), "corrupt"), "%d %s", st, imp_last_error());
+    if (st == IMP_OK) imp_trajset_free(&ts);
+    remove(path);
+}
+
 /* Positions of +-1e308 (finite) whose central differences overflow (found
  * by fuzz_hdf5's check that an imported set loads again): --finite-differences
  * wrote velocities of -inf, a set that train and eval then refuse. The
@@ -357,6 +387,7 @@ int main(void)
     test_hdf5_element_size();
     test_import_empty_shapes();
     test_hdf5_compact_size();
+    test_hdf5_libhdf5_crash();
     test_import_fd_overflow();
     remove("hostile_ball.npz");
     remove("hostile_bad.npz");
