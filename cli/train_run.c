@@ -3,7 +3,7 @@
  * line every few seconds otherwise), Ctrl-C (or SIGTERM) stopping after the
  * current epoch, the training-state file for --resume, and saving the model at the
  * end with a rescue copy when the target cannot be written. */
-#define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE /* TIOCGWINSZ */
 #include "cli.h"
 #include "impulse/io.h"
 
@@ -12,7 +12,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
+
+/* Columns of the terminal on standard error (COLUMNS, else 80, when it
+ * does not say). */
+static int term_width(void)
+{
+    struct winsize ws;
+    if (ioctl(2, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
+    const char *c = getenv("COLUMNS");
+    int n = c ? atoi(c) : 0;
+    return n > 0 ? n : 80;
+}
 
 static void format_duration(double s, char *buf, size_t cap)
 {
@@ -119,8 +131,21 @@ int cli_run_on_epoch(const imp_epoch_info *info, void *user)
             o += (size_t)snprintf(parts + o, sizeof parts - o, "%s%s %.4g", i > 1 ? ", " : " (", info->parts[i].name,
                                   info->parts[i].value);
         if (info->n_parts > 1 && o < sizeof parts - 1) strcat(parts, ")");
-        fprintf(stderr, "%sepoch %d/%d  loss %.5g%s  %.3g epochs/s  elapsed %s  ETA %s%s", r->tty ? "\r\033[K" : "",
-                info->epoch, info->epochs, info->loss, parts, rate, el, eta, r->tty && !last ? "" : "\n");
+        /* On a terminal the line fits its width (a wrapped line is not
+         * rewritten in place): the loss's terms, then the elapsed time, then
+         * the rate give way, so that the epoch, loss and ETA always show. */
+        char line[512];
+        int width = r->tty ? term_width() : 0;
+        for (int detail = 3; detail >= 0; detail--) {
+            char rate_s[48] = "", el_s[48] = "";
+            if (detail >= 1) snprintf(rate_s, sizeof rate_s, "  %.3g epochs/s", rate);
+            if (detail >= 2) snprintf(el_s, sizeof el_s, "  elapsed %s", el);
+            snprintf(line, sizeof line, "epoch %d/%d  loss %.5g%s%s%s  ETA %s", info->epoch, info->epochs, info->loss,
+                     detail >= 3 ? parts : "", rate_s, el_s, eta);
+            if (!width || (int)strlen(line) < width) break;
+        }
+        if (width > 1 && (int)strlen(line) >= width) line[width - 1] = '\0';
+        fprintf(stderr, "%s%s%s", r->tty ? "\r\033[K" : "", line, r->tty && !last ? "" : "\n");
         r->printed_tty = r->tty && !last;
     }
     return cli_stop_requested();

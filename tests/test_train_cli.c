@@ -3,11 +3,12 @@
  * stops after the current epoch keeping the best model; a divergence exits
  * non-zero keeping the best model; a file-size limit loses nothing and
  * leaves no temporary file; the JSON-lines log has one line per epoch. */
-#define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE /* forkpty */
 #include "impulse/impulse.h"
 #include "test.h"
 
 #include <dirent.h>
+#include <pty.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -354,6 +355,43 @@ static void test_epochs_zero(void)
     }
 }
 
+/* issue 27 item 18: on an 80-column terminal the progress line fits (it
+ * was about 110 characters with the loss's terms and wrapped, so that it
+ * could not be rewritten in place and the ETA was cut). Runs the tool on a
+ * pseudo-terminal of 80 columns. */
+static void test_progress_width(void)
+{
+    struct winsize ws = {.ws_row = 24, .ws_col = 80};
+    int master = -1;
+    pid_t pid = forkpty(&master, NULL, NULL, &ws);
+    CHECK(pid >= 0);
+    if (pid < 0) return;
+    if (pid == 0) {
+        execl(IMPULSE_CLI_PATH, "impulse", "train", "cdl", "--data", DIR_ "/ball.npz", "--epochs", "30", "--hidden",
+              "16", "-o", DIR_ "/width.npz", (char *)NULL);
+        _exit(127);
+    }
+    static char buf[1 << 16];
+    size_t n = 0;
+    ssize_t k;
+    while (n < sizeof buf - 1 && (k = read(master, buf + n, sizeof buf - 1 - n)) > 0) n += (size_t)k;
+    buf[n] = '\0';
+    close(master);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %d: %s", status, buf);
+    int lines = 0, longest = 0;
+    for (char *seg = strtok(buf, "\r\n"); seg; seg = strtok(NULL, "\r\n")) {
+        if (!strncmp(seg, "\033[K", 3)) seg += 3;
+        if (strncmp(seg, "epoch ", 6)) continue;
+        lines++;
+        int len = (int)strlen(seg);
+        if (len > longest) longest = len;
+        CHECK_MSG(strstr(seg, "ETA ") != NULL, "no ETA in '%s'", seg);
+    }
+    CHECK_MSG(lines >= 1 && longest < 80, "%d progress lines, the longest %d characters", lines, longest);
+}
+
 int main(void)
 {
     imp_blas_init();
@@ -378,5 +416,6 @@ int main(void)
     test_kill_resume();
     test_rollout();
     test_epochs_zero();
+    test_progress_width();
     TEST_MAIN_END();
 }
