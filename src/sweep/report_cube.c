@@ -17,7 +17,7 @@
  * are named in a notice */
 static const char *const cube_models[] = {"impulse", "end-to-end", "rigid-identified", "mujoco", "ballistic"};
 #define N_CUBE_MODELS 5
-static const char *const cube_missing[] = {"impulse", "rigid-identified"};
+static const char *const cube_missing[] = {"impulse"};
 
 /* One finished cube result: its settings and its metrics rows. */
 typedef struct cube_res {
@@ -176,8 +176,8 @@ int sweep_report_cube(const char *dir, const sweep_result *res, int n, char **md
     st = sweep_appendf(md, md_len,
                        "\n## Cube tosses\n\nFull-toss rollouts from each test toss's first state (docs/cube.md): mean "
                        "over a test set's tosses, then mean ± standard error over the seeds (the splits). "
-                       "Not yet available: %s, %s.\n",
-                       cube_missing[0], cube_missing[1]);
+                       "Not yet available: %s.\n",
+                       cube_missing[0]);
     if (!st && m) st = test_section(dir, c, m, 0, "split", md, md_len);
     /* each test file once */
     for (int i = 0; i < m && !st; i++) {
