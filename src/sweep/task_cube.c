@@ -40,8 +40,9 @@ extern char **environ;
 
 typedef struct cube_settings {
     const char *model, *data, *test;
-    long tosses, seed, window, steps, hidden, layers, batch, eval_every, max_evals, substeps;
+    long tosses, seed, window, steps, hidden, layers, batch, eval_every, max_evals, substeps, points;
     double lr, noise;
+    int start_identified; /* impulse: start=identified (else nominal) */
 } cube_settings;
 
 static int cube_settings_read(const imp_sweep_task *t, cube_settings *s)
@@ -50,15 +51,22 @@ static int cube_settings_read(const imp_sweep_task *t, cube_settings *s)
     s->model = imp_sweep_task_get(t, "model");
     if (!s->model) return imp_fail(IMP_ERR_INVALID, "task '%s': needs model=", t->id);
     if (strcmp(s->model, "end-to-end") && strcmp(s->model, "mujoco") && strcmp(s->model, "ballistic") &&
-        strcmp(s->model, "rigid-identified"))
-        return imp_fail(IMP_ERR_INVALID, "task '%s': model=%s is not end-to-end, rigid-identified, mujoco or ballistic",
-                        t->id, s->model);
-    const int ident = !strcmp(s->model, "rigid-identified");
+        strcmp(s->model, "rigid-identified") && strcmp(s->model, "impulse"))
+        return imp_fail(IMP_ERR_INVALID,
+                        "task '%s': model=%s is not impulse, end-to-end, rigid-identified, mujoco or ballistic", t->id,
+                        s->model);
+    const int ident = !strcmp(s->model, "rigid-identified"), learn = !strcmp(s->model, "impulse");
     s->data = imp_sweep_task_get(t, "data");
     if (!s->data) return imp_fail(IMP_ERR_INVALID, "task '%s': needs data=", t->id);
     s->test = imp_sweep_task_get(t, "test");
     imp_rigid_e2e_opts d;
     imp_rigid_e2e_opts_default(&d);
+    if (learn) {
+        /* the learned cube's defaults for the keys it shares with the network */
+        imp_rigid_learn_opts lo;
+        imp_rigid_learn_defaults(&lo);
+        d.steps = lo.steps, d.window = lo.window, d.batch = lo.batch, d.eval_every = lo.eval_every, d.lr = lo.lr;
+    }
     int st = imp_sweep_task_int(t, "tosses", 0, 1, 1 << 23, &s->tosses);
     if (!st && !imp_sweep_task_get(t, "tosses")) st = imp_fail(IMP_ERR_INVALID, "task '%s': needs tosses=", t->id);
     if (!st) st = imp_sweep_task_int(t, "seed", 0, 0, 1 << 30, &s->seed);
@@ -72,6 +80,12 @@ static int cube_settings_read(const imp_sweep_task *t, cube_settings *s)
     if (!st) st = imp_sweep_task_double(t, "noise", d.noise, 0, 1e6, &s->noise);
     if (!st) st = imp_sweep_task_int(t, "max_evals", ident ? 100 : 200, ident ? 4 : 1, 1000000, &s->max_evals);
     if (!st) st = imp_sweep_task_int(t, "substeps", 4, 1, 4096, &s->substeps);
+    if (!st) st = imp_sweep_task_int(t, "points", 1, 0, 1, &s->points);
+    const char *start = imp_sweep_task_get(t, "start");
+    if (!st && start && strcmp(start, "nominal") && strcmp(start, "identified"))
+        st = imp_fail(IMP_ERR_INVALID, "task '%s': start=%s is not nominal or identified", t->id, start);
+    s->start_identified = start && !strcmp(start, "identified");
+    if (!st && learn && s->window < 2) st = imp_fail(IMP_ERR_INVALID, "task '%s': window=%ld is not >= 2", t->id, s->window);
     return st;
 }
 
@@ -270,13 +284,46 @@ int sweep_exec_cube(const imp_sweep_task *t, const char *task_dir, const imp_swe
             imp_json_kv_int(&j, "parameters", (long long)net.net.n_params);
             imp_rigid_e2e_free(&net);
         }
-    } else if (!st && !strcmp(s.model, "rigid-identified")) {
+    } else if (!st && (!strcmp(s.model, "rigid-identified") || !strcmp(s.model, "impulse"))) {
+        const int learn = !strcmp(s.model, "impulse");
         imp_rigid_ident_opts io;
         imp_rigid_ident_defaults(&io, &data);
         io.substeps = (int)s.substeps, io.max_evals = (int)s.max_evals;
         imp_rigid_model rm;
-        imp_rigid_ident_result ir;
-        st = imp_rigid_identify(&data, idx, nt, &io, &rm, &ir);
+        imp_rigid_ident_result ir = {0};
+        if (!learn || s.start_identified) st = imp_rigid_identify(&data, idx, nt, &io, &rm, &ir);
+        else imp_rigid_model_box(&rm, &data.body, io.e0, io.mu0, io.ground0, data.gravity);
+        if (!st && learn) {
+            imp_rigid_learn_opts lo;
+            imp_rigid_learn_defaults(&lo);
+            lo.substeps = (int)s.substeps, lo.window = (int)s.window, lo.batch = (int)s.batch;
+            lo.steps = (int)s.steps, lo.lr = s.lr, lo.eval_every = (int)s.eval_every, lo.learn_points = (int)s.points;
+            lo.seed = (unsigned long long)s.seed;
+            imp_rigid_learn_report lr;
+            st = imp_rigid_learn(&data, idx, nt, idx + n_draw, nv, &lo, &rm, &lr);
+            if (!st) {
+                imp_json_kv_string(&j, "start", s.start_identified ? "identified" : "nominal");
+                imp_json_kv_int(&j, "steps", s.steps);
+                imp_json_kv_int(&j, "window", s.window);
+                imp_json_kv_int(&j, "batch", s.batch);
+                imp_json_kv_number(&j, "lr", s.lr);
+                imp_json_kv_int(&j, "learn_points", s.points);
+                imp_json_kv_int(&j, "best_step", lr.best_step);
+                imp_json_kv_number(&j, "valid_score", lr.valid_score);
+                imp_json_kv_number(&j, "window_loss", lr.train_loss);
+                imp_json_kv_int(&j, "skipped_windows", lr.skipped_windows);
+                imp_json_kv_number(&j, "train_seconds", lr.seconds);
+                /* the learned corners, body frame, mm */
+                imp_json_key(&j, "points_mm");
+                char buf[1024];
+                size_t w = 0;
+                for (int k = 0; k < rm.n_points && w < sizeof buf; k++)
+                    w += (size_t)snprintf(buf + w, sizeof buf - w, "%s[%.4f,%.4f,%.4f]", k ? "," : "[",
+                                          1e3 * rm.points[k][0], 1e3 * rm.points[k][1], 1e3 * rm.points[k][2]);
+                if (w < sizeof buf) snprintf(buf + w, sizeof buf - w, "]");
+                imp_json_raw(&j, buf);
+            }
+        }
         imp_rigid_model_ctx rc = {&rm, data.dt, io.substeps};
         for (int k = 0; k < T && !st; k++)
             st = imp_rigid_eval_rollouts(k ? &test : &data, k ? NULL : idx + 2 * n_draw, k ? 0 : ne,
@@ -287,9 +334,11 @@ int sweep_exec_cube(const imp_sweep_task *t, const char *task_dir, const imp_swe
             imp_json_kv_number(&j, "mu", rm.mu);
             imp_json_kv_number(&j, "ground", rm.ground);
             imp_json_kv_int(&j, "substeps", s.substeps);
-            imp_json_kv_int(&j, "max_evals", s.max_evals);
-            imp_json_kv_int(&j, "evals", ir.evals);
-            imp_json_kv_number(&j, "train_loss", ir.loss);
+            if (!learn || s.start_identified) {
+                imp_json_kv_int(&j, "max_evals", s.max_evals);
+                imp_json_kv_int(&j, "evals", ir.evals);
+                imp_json_kv_number(&j, "train_loss", ir.loss);
+            }
         }
     } else if (!st) {
         char peer[4096], facts[2048] = "";
