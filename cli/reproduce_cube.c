@@ -26,10 +26,11 @@ static void usage(FILE *f)
             "  it has fewer) and split 50/25/25: N for training, the rest validation and test. Each model is\n"
             "  trained or fitted on the N training tosses and scored with full-toss rollouts from each test\n"
             "  toss's first state: position error (%% of the width), rotation error (deg), penetration\n"
-            "  (%% of the width). Models: end-to-end (a residual next-state network), rigid-identified\n"
+            "  (%% of the width). Models: impulse (the rigid cube with its corners, e, mu and the ground\n"
+            "  learned on rollout windows), end-to-end (a residual next-state network), rigid-identified\n"
             "  (impulse's rigid cube, nominal geometry, e, mu and the ground fitted), mujoco (MuJoCo with\n"
             "  friction, solref and the ground fitted; needs the peer program cube_mujoco), ballistic (no\n"
-            "  contact, the floor); impulse is not available yet.\n"
+            "  contact, the floor).\n"
             "  --data FILE      impulse import's rigid-body file or the ContactNets file itself\n"
             "  --test FILE      also score every model on all tosses of FILE (the same layout)\n"
             "  --tosses LIST    training tosses N (default 4,8,16,32,64,128,256; --quick: 8,16,64)\n"
@@ -136,7 +137,6 @@ int cli_reproduce_cube(int argc, char **argv)
     if (imp_sweep_cube_rows(out, &rows)) return cli_fail(verb);
     fputs(rows, stdout);
     free(rows);
-    notice_row(1, "impulse", "impulse's learned contact model of the cube is not built yet");
     if (!co.mujoco)
         notice_row(1, "mujoco", "the peer program cube_mujoco is not built (Debian: libmujoco-dev libnlopt-dev) or "
                                 "not found (IMPULSE_CUBE_MUJOCO): skipped");

@@ -5,7 +5,7 @@
  * scored with full-toss rollouts from each test toss's first state
  * (src/eval/rigid_eval.c) and, with test=FILE, on all tosses of FILE.
  * Settings:
- *   model=end-to-end|rigid-identified|mujoco|ballistic data=FILE tosses=N seed=K
+ *   model=impulse|end-to-end|rigid-identified|mujoco|ballistic data=FILE tosses=N seed=K
  *   test=FILE (optional)
  *   end-to-end: steps=4000 hidden=128 layers=2 batch=256 lr=0.001
  *     eval_every=250 window=1 noise=1 (include/impulse/rigid_models.h)
@@ -13,6 +13,10 @@
  *     subprocess: env IMPULSE_CUBE_MUJOCO, else beside the running program)
  *   rigid-identified: max_evals=100 substeps=4 (imp_rigid_identify on the
  *     training tosses' full-toss loss, include/impulse/rigid_model.h)
+ *   impulse: steps=600 window=12 batch=16 lr=0.02 eval_every=25 substeps=4
+ *     points=1 (learn the corners) start=nominal|identified (the nominal
+ *     cube with e 0.3, mu 0.3, or rigid-identified's fit, max_evals=100)
+ *     (imp_rigid_learn, include/impulse/rigid_model.h)
  * A task trains in seconds: a stopped one is rerun from its start.
  * result.npz: "metrics" (T x 3: position % width, rotation deg,
  * penetration % width; row 0 the split's test tosses, row 1 the test
@@ -419,16 +423,18 @@ int imp_sweep_plan_cube(imp_sweep_plan *plan, const imp_sweep_cube_opts *o)
     if (o->steps > 0) snprintf(steps, sizeof steps, " steps=%d", o->steps);
     if (o->max_evals > 0) snprintf(evals, sizeof evals, " max_evals=%d", o->max_evals);
     if (o->test) snprintf(test, sizeof test, " test=%s", o->test);
-    static const char *models[] = {"end-to-end", "mujoco", "ballistic", "rigid-identified"};
+    static const char *models[] = {"end-to-end", "mujoco", "ballistic", "rigid-identified", "impulse"};
     int st = IMP_OK;
     for (int k = 0; k < n_sizes && !st; k++)
         for (int s = 0; s < seeds && !st; s++)
-            for (int mi = 0; mi < 4 && !st; mi++) {
+            for (int mi = 0; mi < 5 && !st; mi++) {
                 if (mi == 1 && !o->mujoco) continue;
-                /* estimates: the network's steps; MuJoCo's and rigid-identified's rollouts of the training set */
+                /* estimates: the network's steps; MuJoCo's and rigid-identified's rollouts of the
+                   training set; the learned cube's windows and validation rollouts */
                 double cost = mi == 0 ? 2e-3 * (o->steps > 0 ? o->steps : 4000) + 0.05 * sizes[k]
                               : mi == 1 ? 0.25 * sizes[k] + 2
-                              : mi == 3 ? 5e-3 * (o->max_evals > 0 ? o->max_evals : 100) * sizes[k] + 0.1 : 0.1;
+                              : mi == 3 ? 5e-3 * (o->max_evals > 0 ? o->max_evals : 100) * sizes[k] + 0.1
+                              : mi == 4 ? 5 + 0.1 * sizes[k] : 0.1;
                 snprintf(words, sizeof words, "id=cube.%s.n%ld.s%d strand=cube model=%s data=%s%s tosses=%ld seed=%d%s cost=%.3g",
                          models[mi], sizes[k], s, models[mi], o->data, test, sizes[k], s,
                          mi == 0 ? steps : mi == 1 || mi == 3 ? evals : "", cost);
