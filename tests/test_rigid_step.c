@@ -291,11 +291,6 @@ static void test_learn(void)
         }
         c0 += sqrt(a) / 8, c1 += sqrt(b) / 8;
     }
-    if (getenv("LEARN_DEBUG"))
-        for (int k = 0; k < 8; k++)
-            printf("corner %d: %+.2f %+.2f %+.2f mm (truth %+.2f %+.2f %+.2f)\n", k, 1e3 * m.points[k][0],
-                   1e3 * m.points[k][1], 1e3 * m.points[k][2], 1e3 * truth.points[k][0], 1e3 * truth.points[k][1],
-                   1e3 * truth.points[k][2]);
     CHECK_MSG(rep.best_step > 0 && fabs(m.e - truth.e) < 0.5 * fabs(start.e - truth.e) &&
                   fabs(m.mu - truth.mu) < 0.5 * fabs(start.mu - truth.mu),
               "learned corners off by %.3g mm (start %.3g), e %g mu %g (true %g %g), best step %d, %g s", 1e3 * c1,
