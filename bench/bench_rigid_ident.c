@@ -2,7 +2,7 @@
  * on training tosses of a rigid-body trajectory file (random 50/25/25 split of
  * --draw tosses, seed), then scored on the test tosses with the full-toss
  * metrics; one JSON line. docs/cube.md.
- *   build/bench_rigid_ident FILE [--draw N] [--seed K] [--substeps S] [--max-evals E] [--window W] */
+ *   build/bench_rigid_ident FILE [--draw N] [--seed K] [--substeps S] [--max-evals E] [--window W] [--bobyqa] */
 #define _POSIX_C_SOURCE 200809L
 #include "impulse/core.h"
 #include "impulse/rigid_model.h"
@@ -15,12 +15,20 @@
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: bench_rigid_ident FILE [--draw N] [--seed K] [--substeps S] [--max-evals E] [--window W]\n");
+        fprintf(stderr, "usage: bench_rigid_ident FILE [--draw N] [--seed K] [--substeps S] [--max-evals E] [--window W] [--bobyqa]\n");
         return 2;
     }
-    int draw = 128, substeps = 4, max_evals = 100, window = 0;
+    int draw = 128, substeps = 4, max_evals = 100, window = 0, bobyqa = 0;
     unsigned long long seed = 0;
-    for (int i = 2; i + 1 < argc; i += 2) {
+    for (int i = 2; i < argc; i += 2) {
+        if (!strcmp(argv[i], "--bobyqa")) {
+            bobyqa = 1, i--;
+            continue;
+        }
+        if (i + 1 == argc) {
+            fprintf(stderr, "bench_rigid_ident: %s needs a value\n", argv[i]);
+            return 2;
+        }
         if (!strcmp(argv[i], "--draw")) draw = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--seed")) seed = strtoull(argv[i + 1], NULL, 10);
         else if (!strcmp(argv[i], "--substeps")) substeps = atoi(argv[i + 1]);
@@ -43,6 +51,7 @@ int main(int argc, char **argv)
     imp_rigid_ident_opts o;
     imp_rigid_ident_defaults(&o, &t);
     o.substeps = substeps, o.max_evals = max_evals, o.window = window;
+    if (bobyqa) o.algorithm = IMP_RIGID_IDENT_BOBYQA;
     imp_rigid_model m;
     imp_rigid_ident_result r;
     struct timespec a, b;

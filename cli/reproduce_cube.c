@@ -26,9 +26,11 @@ static void usage(FILE *f)
             "  it has fewer) and split 50/25/25: N for training, the rest validation and test. Each model is\n"
             "  trained or fitted on the N training tosses and scored with full-toss rollouts from each test\n"
             "  toss's first state: position error (%% of the width), rotation error (deg), penetration\n"
-            "  (%% of the width). Models: end-to-end (a residual next-state network), mujoco (MuJoCo with\n"
+            "  (%% of the width). Models: impulse (the rigid cube with its corners, e, mu and the ground\n"
+            "  learned on rollout windows), end-to-end (a residual next-state network), rigid-identified\n"
+            "  (impulse's rigid cube, nominal geometry, e, mu and the ground fitted), mujoco (MuJoCo with\n"
             "  friction, solref and the ground fitted; needs the peer program cube_mujoco), ballistic (no\n"
-            "  contact, the floor); impulse and rigid-identified are not available yet.\n"
+            "  contact, the floor).\n"
             "  --data FILE      impulse import's rigid-body file or the ContactNets file itself\n"
             "  --test FILE      also score every model on all tosses of FILE (the same layout)\n"
             "  --tosses LIST    training tosses N (default 4,8,16,32,64,128,256; --quick: 8,16,64)\n"
@@ -39,7 +41,8 @@ static void usage(FILE *f)
             "                   position_error_pct, rotation_error_deg, penetration_pct, seconds) instead\n"
             "                   of the report; models not available get a line with available: false\n"
             "  --steps S        the end-to-end network's Adam steps (default 4000)\n"
-            "  --max-evals E    MuJoCo's fit: training-set rollouts at most (default 200)\n"
+            "  --max-evals E    the fits of mujoco and rigid-identified: training-set rollouts at most\n"
+            "                   (default 200 and 100)\n"
             "  --jobs J         processes sharing the tasks (default 1)\n"
             "  --out DIR        results folder (default reproduce-cube); run the same command again to\n"
             "                   resume: a finished task is never rerun\n"
@@ -134,8 +137,6 @@ int cli_reproduce_cube(int argc, char **argv)
     if (imp_sweep_cube_rows(out, &rows)) return cli_fail(verb);
     fputs(rows, stdout);
     free(rows);
-    notice_row(1, "impulse", "impulse's learned contact model of the cube is not built yet");
-    notice_row(1, "rigid-identified", "the rigid cube with e and mu identified is not built yet");
     if (!co.mujoco)
         notice_row(1, "mujoco", "the peer program cube_mujoco is not built (Debian: libmujoco-dev libnlopt-dev) or "
                                 "not found (IMPULSE_CUBE_MUJOCO): skipped");

@@ -3,10 +3,10 @@
 # Idempotent: skips apt when everything is already there.
 set -euo pipefail
 PKGS=(build-essential cmake pkg-config clang libclang-rt-14-dev
-      libopenblas-dev liblapacke-dev zlib1g-dev libmatio-dev libhdf5-dev
+      libopenblas-dev liblapacke-dev zlib1g-dev libmatio-dev libhdf5-dev libnlopt-dev
       python3-numpy python3-matplotlib python3-pip python3-venv python3-setuptools python3-wheel-whl
       libopenmpi-dev openmpi-bin
-      libmujoco-dev libnlopt-dev)  # optional at build time: the cube's MuJoCo peer (peers/cube_mujoco.c)
+      libmujoco-dev)  # optional at build time: the cube's MuJoCo peer (peers/cube_mujoco.c)
 # Optional extras: python3-torch for bench/ (the PyTorch peers).
 if [[ "${IMPULSE_BENCH_DEPS:-0}" == 1 ]]; then PKGS+=(python3-torch python3-scipy); fi
 missing=()

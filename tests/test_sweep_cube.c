@@ -2,8 +2,8 @@
  * reproduce cube`): its plan (ids, sizes, seeds, the mujoco tasks only when
  * asked), errors naming the option, a tiny reproduction on made-up tosses
  * with --test and --json (every model's rows, the ballistic rows equal to
- * the metrics computed here on the same split, the notices of the models
- * not available), a killed sweep resumed with every task done once, and the
+ * the metrics computed here on the same split, rigid-identified and impulse
+ * exact on free flights, the notice of mujoco without its peer), a killed sweep resumed with every task done once, and the
  * MuJoCo peer as a subprocess when it is built. */
 #define _GNU_SOURCE
 #include "impulse/core.h"
@@ -28,8 +28,8 @@ static void test_plan(void)
     o.steps = 50;
     imp_sweep_plan p;
     CHECK_OK(imp_sweep_plan_cube(&p, &o));
-    CHECK(p.n_tasks == 8);
-    int e2e = 0, mujoco = 0;
+    CHECK(p.n_tasks == 16);
+    int e2e = 0, mujoco = 0, ident = 0, learned = 0;
     for (int i = 0; i < p.n_tasks; i++) {
         const imp_sweep_task *t = &p.tasks[i];
         const char *model = imp_sweep_task_get(t, "model");
@@ -43,21 +43,31 @@ static void test_plan(void)
         CHECK(imp_sweep_task_get(t, "test") == NULL);
         e2e += !strcmp(model, "end-to-end");
         mujoco += !strcmp(model, "mujoco");
+        ident += !strcmp(model, "rigid-identified");
+        learned += !strcmp(model, "impulse");
         if (!strcmp(model, "end-to-end")) CHECK(!strcmp(imp_sweep_task_get(t, "steps"), "50"));
+        if (!strcmp(model, "rigid-identified")) CHECK(imp_sweep_task_get(t, "max_evals") == NULL);
     }
-    CHECK(e2e == 4 && mujoco == 0);
+    CHECK(e2e == 4 && mujoco == 0 && ident == 4 && learned == 4);
     imp_sweep_plan_free(&p);
     o.mujoco = 1;
     o.test = "other.npz";
+    o.max_evals = 7;
     CHECK_OK(imp_sweep_plan_cube(&p, &o));
-    CHECK(p.n_tasks == 12 && !strcmp(imp_sweep_task_get(&p.tasks[0], "test"), "other.npz"));
+    CHECK(p.n_tasks == 20 && !strcmp(imp_sweep_task_get(&p.tasks[0], "test"), "other.npz"));
+    /* the fit budget goes to both fits */
+    for (int i = 0; i < p.n_tasks; i++) {
+        const char *model = imp_sweep_task_get(&p.tasks[i], "model");
+        if (!strcmp(model, "mujoco") || !strcmp(model, "rigid-identified"))
+            CHECK(!strcmp(imp_sweep_task_get(&p.tasks[i], "max_evals"), "7"));
+    }
     imp_sweep_plan_free(&p);
     /* quick: three sizes, one seed */
     imp_sweep_cube_opts_default(&o);
     o.data = "cube.npz";
     o.quick = 1;
     CHECK_OK(imp_sweep_plan_cube(&p, &o));
-    CHECK(p.n_tasks == 6);
+    CHECK(p.n_tasks == 12);
     imp_sweep_plan_free(&p);
     /* bad options name themselves */
     o.tosses = "4,x";
@@ -150,15 +160,27 @@ static void test_reproduce(void)
             CHECK_OK(imp_json_get_number(r ? r : "{}", "rotation_error_deg", &rot));
             CHECK_OK(imp_json_get_number(r ? r : "{}", "penetration_pct", &pen));
             CHECK(pos >= 0 && rot >= 0 && pen >= 0);
+            /* rigid-identified and impulse: the tosses are free flights, which their step follows exactly */
+            static const char *const rigid[2] = {"rigid-identified", "impulse"};
+            for (int q = 0; q < 2; q++) {
+                r = find_row(out, rigid[q], sizes[k], tests[s], line, sizeof line);
+                CHECK_MSG(r != NULL, "no %s row %d %s", rigid[q], sizes[k], tests[s]);
+                pos = rot = pen = NAN;
+                CHECK_OK(imp_json_get_number(r ? r : "{}", "position_error_pct", &pos));
+                CHECK_OK(imp_json_get_number(r ? r : "{}", "rotation_error_deg", &rot));
+                CHECK_OK(imp_json_get_number(r ? r : "{}", "penetration_pct", &pen));
+                CHECK_MSG(pos < 1e-3 && rot < 1e-3 && pen == 0, "%s %g %% %g deg %g %%", rigid[q], pos, rot, pen);
+            }
         }
     }
     /* the models not available say so; no mujoco rows without the peer */
-    CHECK(strstr(out, "{\"model\":\"impulse\",\"available\":false") != NULL);
-    CHECK(strstr(out, "{\"model\":\"rigid-identified\",\"available\":false") != NULL);
+    CHECK(strstr(out, "{\"model\":\"impulse\",\"available\":false") == NULL);
+    CHECK(strstr(out, "{\"model\":\"rigid-identified\",\"available\":false") == NULL);
     CHECK(strstr(out, "{\"model\":\"mujoco\",\"available\":false") != NULL);
     CHECK(strstr(out, "{\"model\":\"mujoco\",\"tosses\"") == NULL);
     char *md = slurp("cube_run/report.md");
     CHECK(md && strstr(md, "## Cube tosses") && strstr(md, "| end-to-end | 4 | 1 |") &&
+          strstr(md, "| rigid-identified | 4 | 1 |") && strstr(md, "| impulse | 4 | 1 |") &&
           strstr(md, "all tosses of cube_tiny_test.npz"));
     free(md);
     /* again: nothing reruns */
@@ -187,7 +209,7 @@ static void test_killed(void)
              cli);
     CHECK_MSG(run_and_kill(cmd, "cube_kill") == 1, "the sweep ended before it was killed");
     int done = count_lines("cube_kill/log.jsonl");
-    CHECK(done >= 1 && done < 8);
+    CHECK(done >= 1 && done < 16);
     snprintf(cmd, sizeof cmd,
              "IMPULSE_CUBE_MUJOCO= %s reproduce cube --data cube_tiny.npz --tosses 2,3,4,5 --seeds 1 --steps 500 "
              "--out cube_kill >/dev/null 2>&1",

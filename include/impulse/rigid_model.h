@@ -142,19 +142,22 @@ void imp_box_toss_initial(const imp_box_toss_opts *o, int k, double s[13]);
 
 /* ---- rigid-identified: e, mu and the ground fitted on training tosses (#28) ----
  * The body's nominal geometry (its box corners, mass, inertia) is kept; e in
- * [0, 1], mu in [0, 2] and the ground in [-1, 1] cm are fitted by a bounded
- * Nelder-Mead search (restarted from the best point with smaller steps)
+ * [0, 1], mu in [0, 2] and the ground in [-1, 1] cm are fitted by NLopt's
+ * bounded Nelder-Mead (or BOBYQA) search (restarted from the best point with
+ * smaller steps)
  * minimising the training tosses' mean position error (% of the width) plus
  * mean rotation error (deg), the MuJoCo peer's loss (docs/cube.md), over full
  * tosses from their first state (window 0) or over windows of `window`
  * samples starting every window/2 samples (a smoother loss: a tossed box is
  * sensitive to its parameters over a full toss). */
 #define IMP_RIGID_MAX_WINDOW 1024
+enum { IMP_RIGID_IDENT_NELDERMEAD = 0, IMP_RIGID_IDENT_BOBYQA = 1 };
 typedef struct imp_rigid_ident_opts {
     int substeps;        /* steps per sample of the model (default 4) */
     int max_evals;       /* rollouts of the training set (default 100) */
     int window;          /* 0: full tosses (default); else samples per window, 2..IMP_RIGID_MAX_WINDOW */
     double e0, mu0, ground0; /* start (default 0.3, 0.3, the data's ground) */
+    int algorithm;       /* IMP_RIGID_IDENT_NELDERMEAD (default) or IMP_RIGID_IDENT_BOBYQA (NLopt's) */
 } imp_rigid_ident_opts;
 typedef struct imp_rigid_ident_result {
     double loss;         /* training loss at the fit */
@@ -166,6 +169,42 @@ void imp_rigid_ident_defaults(imp_rigid_ident_opts *o, const imp_rigid_traj *t);
  * episodes of t; m receives the fitted model. */
 int imp_rigid_identify(const imp_rigid_traj *t, const int *episodes, int n_episodes, const imp_rigid_ident_opts *o,
                        imp_rigid_model *m, imp_rigid_ident_result *res);
+
+/* ---- impulse's learned cube (#28) ----
+ * The step above with its contact points (started from the caller's model,
+ * e.g. the nominal box's corners), e, mu and the ground learned by Adam on
+ * rollout windows: each step draws `batch` windows of `window` samples at
+ * random training tosses and start samples and follows the mean gradient of
+ * imp_rigid_window_loss (windows whose solve fails are skipped). Adam works
+ * on the parameters in units of point_scale (points), ground_scale (the
+ * ground) and 1 (e, mu), with the learning rate cosine-annealed from lr to
+ * lr / 10; after every step e, mu and the ground are clamped to [0, 1],
+ * [0, 2], [-1, 1] cm. Every eval_every steps the model rolls out the full
+ * validation tosses (the training tosses without any); the parameters with
+ * the lowest position error (% width) + rotation error (deg) there,
+ * starting with the caller's, are kept. */
+typedef struct imp_rigid_learn_opts {
+    int substeps;      /* steps per sample (4) */
+    int window;        /* samples per window, 2..IMP_RIGID_MAX_WINDOW (12) */
+    int batch;         /* windows per Adam step (16) */
+    int steps;         /* Adam steps (600) */
+    double lr;         /* 0.02 */
+    int eval_every;    /* validation every this many steps (25) */
+    int learn_points;  /* 1: learn the contact points; 0: only e, mu, the ground (imp_rigid_learn_defaults: 1) */
+    double point_scale, ground_scale; /* m per Adam unit (1e-3 both) */
+    unsigned long long seed; /* the windows drawn */
+} imp_rigid_learn_opts;
+void imp_rigid_learn_defaults(imp_rigid_learn_opts *o);
+typedef struct imp_rigid_learn_report {
+    int best_step;        /* 0: the start was best */
+    double valid_score;   /* its validation position % + rotation deg */
+    double train_loss;    /* the last step's mean window loss */
+    int skipped_windows;
+    double seconds;
+} imp_rigid_learn_report;
+/* m: the start (in) and the model kept (out). */
+int imp_rigid_learn(const imp_rigid_traj *t, const int *train, int n_train, const int *valid, int n_valid,
+                    const imp_rigid_learn_opts *o, imp_rigid_model *m, imp_rigid_learn_report *rep);
 
 #ifdef __cplusplus
 }

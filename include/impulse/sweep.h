@@ -214,7 +214,7 @@ typedef struct imp_sweep_cube_opts {
     int seeds;          /* 0: 5 (quick: 1) */
     int quick;
     int steps;          /* end-to-end Adam steps; 0: 4000 */
-    int max_evals;      /* MuJoCo's fit budget (training-set rollouts); 0: 200 */
+    int max_evals;      /* the fit budget of mujoco and rigid-identified (training-set rollouts); 0: 200 and 100 */
     int mujoco;         /* plan the mujoco tasks */
 } imp_sweep_cube_opts;
 void imp_sweep_cube_opts_default(imp_sweep_cube_opts *o);

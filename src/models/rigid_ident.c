@@ -1,10 +1,12 @@
 /* rigid-identified (#28): e, mu and the ground of the rigid-body step fitted
- * on training tosses by a bounded Nelder-Mead search on the full-toss loss
+ * on training tosses by NLopt's bounded Nelder-Mead (or BOBYQA) search on the
+ * full-toss loss
  * (include/impulse/rigid_model.h, docs/cube.md). */
 #include "impulse/core.h"
 #include "impulse/rigid_model.h"
 
 #include <math.h>
+#include <nlopt.h>
 #include <string.h>
 
 void imp_rigid_ident_defaults(imp_rigid_ident_opts *o, const imp_rigid_traj *t)
@@ -13,6 +15,7 @@ void imp_rigid_ident_defaults(imp_rigid_ident_opts *o, const imp_rigid_traj *t)
     o->window = 0;
     o->max_evals = 100;
     o->e0 = 0.3, o->mu0 = 0.3, o->ground0 = t->ground_height;
+    o->algorithm = IMP_RIGID_IDENT_NELDERMEAD;
 }
 
 typedef struct fit_ctx {
@@ -60,6 +63,12 @@ static double fit_loss(fit_ctx *c, const double x[3], imp_rigid_metrics *mt)
     return mt->position_error_pct + mt->rotation_error_deg;
 }
 
+static double nlopt_loss(unsigned n, const double *x, double *grad, void *data)
+{
+    (void)n, (void)grad; /* derivative-free */
+    return fit_loss(data, x, NULL);
+}
+
 int imp_rigid_identify(const imp_rigid_traj *t, const int *episodes, int n_episodes, const imp_rigid_ident_opts *o,
                        imp_rigid_model *m, imp_rigid_ident_result *res)
 {
@@ -74,59 +83,34 @@ int imp_rigid_identify(const imp_rigid_traj *t, const int *episodes, int n_episo
     imp_rigid_model_box(&c.m, &t->body, o->e0, o->mu0, o->ground0, t->gravity);
     int st = imp_rigid_model_check(&c.m);
     if (st) return st;
-    /* Nelder-Mead in (e, mu, ground), coordinates scaled by the initial steps */
-    const double step0[3] = {0.2, 0.2, 0.002};
-    double X[4][3], F[4], best_x[3] = {o->e0, o->mu0, o->ground0}, best_f = 1e300;
-    /* restarted from the best point with smaller steps while rollouts remain
+    /* NLopt's bounded derivative-free search in (e, mu, ground), restarted
+       from the best point with smaller initial steps while rollouts remain
        (a collapsed simplex can stall one coordinate) */
+    const double step0[3] = {0.2, 0.2, 0.002};
+    double best_x[3] = {o->e0, o->mu0, o->ground0}, best_f = 1e300;
+    for (int i = 0; i < 3; i++) best_x[i] = fmin(fmax(best_x[i], LO[i]), HI[i]);
+    const nlopt_algorithm alg = o->algorithm == IMP_RIGID_IDENT_BOBYQA ? NLOPT_LN_BOBYQA : NLOPT_LN_NELDERMEAD;
     for (int restart = 0; restart < 4 && c.evals + 4 < o->max_evals; restart++) {
-    double step[3];
-    for (int i = 0; i < 3; i++) step[i] = step0[i] / (1 << (2 * restart));
-    for (int k = 0; k < 4; k++) {
-        memcpy(X[k], best_x, sizeof best_x);
-        if (k > 0) X[k][k - 1] += (X[k][k - 1] + step[k - 1] > HI[k - 1] ? -1 : 1) * step[k - 1];
-        F[k] = k == 0 && best_f < 1e300 ? best_f : fit_loss(&c, X[k], NULL);
-    }
-    while (c.evals < o->max_evals) {
-        /* order */
-        for (int i = 1; i < 4; i++)
-            for (int j = i; j > 0 && F[j] < F[j - 1]; j--) {
-                double tf = F[j];
-                F[j] = F[j - 1], F[j - 1] = tf;
-                double tx[3];
-                memcpy(tx, X[j], sizeof tx), memcpy(X[j], X[j - 1], sizeof tx), memcpy(X[j - 1], tx, sizeof tx);
-            }
-        double size = 0;
-        for (int k = 1; k < 4; k++)
-            for (int i = 0; i < 3; i++) size = fmax(size, fabs(X[k][i] - X[0][i]) / step[i]);
-        if (size < 1e-3) break;
-        double cen[3] = {0, 0, 0}, xr[3], xe[3], xc[3];
-        for (int k = 0; k < 3; k++)
-            for (int i = 0; i < 3; i++) cen[i] += X[k][i] / 3;
-        for (int i = 0; i < 3; i++) xr[i] = fmin(fmax(cen[i] + (cen[i] - X[3][i]), LO[i]), HI[i]);
-        double fr = fit_loss(&c, xr, NULL);
-        if (fr < F[0]) {
-            for (int i = 0; i < 3; i++) xe[i] = fmin(fmax(cen[i] + 2 * (cen[i] - X[3][i]), LO[i]), HI[i]);
-            double fe = fit_loss(&c, xe, NULL);
-            if (fe < fr) memcpy(X[3], xe, sizeof xe), F[3] = fe;
-            else memcpy(X[3], xr, sizeof xr), F[3] = fr;
-        } else if (fr < F[2]) {
-            memcpy(X[3], xr, sizeof xr), F[3] = fr;
-        } else {
-            for (int i = 0; i < 3; i++) xc[i] = cen[i] + 0.5 * (X[3][i] - cen[i]);
-            double fc = fit_loss(&c, xc, NULL);
-            if (fc < F[3]) {
-                memcpy(X[3], xc, sizeof xc), F[3] = fc;
-            } else {
-                for (int k = 1; k < 4; k++) {
-                    for (int i = 0; i < 3; i++) X[k][i] = X[0][i] + 0.5 * (X[k][i] - X[0][i]);
-                    F[k] = fit_loss(&c, X[k], NULL);
-                }
-            }
+        nlopt_opt opt = nlopt_create(alg, 3);
+        if (!opt) return imp_fail(IMP_ERR_NOMEM, "rigid identify: NLopt: no optimiser");
+        double step[3], tol[3], x[3], f = 1e300;
+        for (int i = 0; i < 3; i++) {
+            step[i] = step0[i] / (1 << (2 * restart));
+            /* a step may not leave the box (BOBYQA needs the start's trust region inside it) */
+            if (step[i] > 0.5 * (HI[i] - LO[i])) step[i] = 0.5 * (HI[i] - LO[i]);
+            tol[i] = 1e-3 * step[i];
+            x[i] = best_x[i];
         }
-    }
-    for (int k = 0; k < 4; k++)
-        if (F[k] < best_f) best_f = F[k], memcpy(best_x, X[k], sizeof best_x);
+        nlopt_set_lower_bounds(opt, LO);
+        nlopt_set_upper_bounds(opt, HI);
+        nlopt_set_initial_step(opt, step);
+        nlopt_set_xtol_abs(opt, tol);
+        nlopt_set_maxeval(opt, o->max_evals - c.evals);
+        nlopt_set_min_objective(opt, nlopt_loss, &c);
+        nlopt_result r = nlopt_optimize(opt, x, &f);
+        nlopt_destroy(opt);
+        if (r < 0 && r != NLOPT_ROUNDOFF_LIMITED) break;
+        if (f < best_f) best_f = f, memcpy(best_x, x, sizeof x);
     }
     *m = c.m;
     m->e = best_x[0], m->mu = best_x[1], m->ground = best_x[2];

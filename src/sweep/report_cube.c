@@ -13,11 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* every model of the comparison, in the tables' order; those not built yet
- * are named in a notice */
+/* every model of the comparison, in the tables' order */
 static const char *const cube_models[] = {"impulse", "end-to-end", "rigid-identified", "mujoco", "ballistic"};
 #define N_CUBE_MODELS 5
-static const char *const cube_missing[] = {"impulse", "rigid-identified"};
 
 /* One finished cube result: its settings and its metrics rows. */
 typedef struct cube_res {
@@ -175,9 +173,7 @@ int sweep_report_cube(const char *dir, const sweep_result *res, int n, char **md
     }
     st = sweep_appendf(md, md_len,
                        "\n## Cube tosses\n\nFull-toss rollouts from each test toss's first state (docs/cube.md): mean "
-                       "over a test set's tosses, then mean ± standard error over the seeds (the splits). "
-                       "Not yet available: %s, %s.\n",
-                       cube_missing[0], cube_missing[1]);
+                       "over a test set's tosses, then mean ± standard error over the seeds (the splits).\n");
     if (!st && m) st = test_section(dir, c, m, 0, "split", md, md_len);
     /* each test file once */
     for (int i = 0; i < m && !st; i++) {

@@ -5,12 +5,18 @@
  * scored with full-toss rollouts from each test toss's first state
  * (src/eval/rigid_eval.c) and, with test=FILE, on all tosses of FILE.
  * Settings:
- *   model=end-to-end|mujoco|ballistic data=FILE tosses=N seed=K
+ *   model=impulse|end-to-end|rigid-identified|mujoco|ballistic data=FILE tosses=N seed=K
  *   test=FILE (optional)
  *   end-to-end: steps=4000 hidden=128 layers=2 batch=256 lr=0.001
  *     eval_every=250 window=1 noise=1 (include/impulse/rigid_models.h)
  *   mujoco: max_evals=200 (the peer program cube_mujoco, run as a
  *     subprocess: env IMPULSE_CUBE_MUJOCO, else beside the running program)
+ *   rigid-identified: max_evals=100 substeps=4 (imp_rigid_identify on the
+ *     training tosses' full-toss loss, include/impulse/rigid_model.h)
+ *   impulse: steps=600 window=12 batch=16 lr=0.02 eval_every=25 substeps=4
+ *     points=1 (learn the corners) start=nominal|identified (the nominal
+ *     cube with e 0.3, mu 0.3, or rigid-identified's fit, max_evals=100)
+ *     (imp_rigid_learn, include/impulse/rigid_model.h)
  * A task trains in seconds: a stopped one is rerun from its start.
  * result.npz: "metrics" (T x 3: position % width, rotation deg,
  * penetration % width; row 0 the split's test tosses, row 1 the test
@@ -21,6 +27,7 @@
 #include "sweep_internal.h"
 
 #include "impulse/core.h"
+#include "impulse/rigid_model.h"
 #include "impulse/rigid_models.h"
 #include "impulse/rigid_traj.h"
 
@@ -37,8 +44,9 @@ extern char **environ;
 
 typedef struct cube_settings {
     const char *model, *data, *test;
-    long tosses, seed, window, steps, hidden, layers, batch, eval_every, max_evals;
+    long tosses, seed, window, steps, hidden, layers, batch, eval_every, max_evals, substeps, points;
     double lr, noise;
+    int start_identified; /* impulse: start=identified (else nominal) */
 } cube_settings;
 
 static int cube_settings_read(const imp_sweep_task *t, cube_settings *s)
@@ -46,13 +54,23 @@ static int cube_settings_read(const imp_sweep_task *t, cube_settings *s)
     memset(s, 0, sizeof *s);
     s->model = imp_sweep_task_get(t, "model");
     if (!s->model) return imp_fail(IMP_ERR_INVALID, "task '%s': needs model=", t->id);
-    if (strcmp(s->model, "end-to-end") && strcmp(s->model, "mujoco") && strcmp(s->model, "ballistic"))
-        return imp_fail(IMP_ERR_INVALID, "task '%s': model=%s is not end-to-end, mujoco or ballistic", t->id, s->model);
+    if (strcmp(s->model, "end-to-end") && strcmp(s->model, "mujoco") && strcmp(s->model, "ballistic") &&
+        strcmp(s->model, "rigid-identified") && strcmp(s->model, "impulse"))
+        return imp_fail(IMP_ERR_INVALID,
+                        "task '%s': model=%s is not impulse, end-to-end, rigid-identified, mujoco or ballistic", t->id,
+                        s->model);
+    const int ident = !strcmp(s->model, "rigid-identified"), learn = !strcmp(s->model, "impulse");
     s->data = imp_sweep_task_get(t, "data");
     if (!s->data) return imp_fail(IMP_ERR_INVALID, "task '%s': needs data=", t->id);
     s->test = imp_sweep_task_get(t, "test");
     imp_rigid_e2e_opts d;
     imp_rigid_e2e_opts_default(&d);
+    if (learn) {
+        /* the learned cube's defaults for the keys it shares with the network */
+        imp_rigid_learn_opts lo;
+        imp_rigid_learn_defaults(&lo);
+        d.steps = lo.steps, d.window = lo.window, d.batch = lo.batch, d.eval_every = lo.eval_every, d.lr = lo.lr;
+    }
     int st = imp_sweep_task_int(t, "tosses", 0, 1, 1 << 23, &s->tosses);
     if (!st && !imp_sweep_task_get(t, "tosses")) st = imp_fail(IMP_ERR_INVALID, "task '%s': needs tosses=", t->id);
     if (!st) st = imp_sweep_task_int(t, "seed", 0, 0, 1 << 30, &s->seed);
@@ -64,7 +82,14 @@ static int cube_settings_read(const imp_sweep_task *t, cube_settings *s)
     if (!st) st = imp_sweep_task_int(t, "eval_every", d.eval_every, 1, 10000000, &s->eval_every);
     if (!st) st = imp_sweep_task_double(t, "lr", d.lr, 1e-12, 10, &s->lr);
     if (!st) st = imp_sweep_task_double(t, "noise", d.noise, 0, 1e6, &s->noise);
-    if (!st) st = imp_sweep_task_int(t, "max_evals", 200, 1, 1000000, &s->max_evals);
+    if (!st) st = imp_sweep_task_int(t, "max_evals", ident ? 100 : 200, ident ? 4 : 1, 1000000, &s->max_evals);
+    if (!st) st = imp_sweep_task_int(t, "substeps", 4, 1, 4096, &s->substeps);
+    if (!st) st = imp_sweep_task_int(t, "points", 1, 0, 1, &s->points);
+    const char *start = imp_sweep_task_get(t, "start");
+    if (!st && start && strcmp(start, "nominal") && strcmp(start, "identified"))
+        st = imp_fail(IMP_ERR_INVALID, "task '%s': start=%s is not nominal or identified", t->id, start);
+    s->start_identified = start && !strcmp(start, "identified");
+    if (!st && learn && s->window < 2) st = imp_fail(IMP_ERR_INVALID, "task '%s': window=%ld is not >= 2", t->id, s->window);
     return st;
 }
 
@@ -189,6 +214,20 @@ static int peer_row(const char *text, const char *test, double m[3], char *facts
 
 /* ---- the task ---- */
 
+/* One full toss predicted, timed: the mean over `reps` rollouts of the
+ * split's first test toss, ms (the tasks' rollout_ms). */
+static double rollout_ms(const imp_rigid_traj *t, int ep, int reps, imp_rigid_rollout_fn fn, void *ctx)
+{
+    size_t len = (size_t)t->lengths[ep];
+    double *buf = malloc(len * 13 * sizeof *buf);
+    if (!buf) return NAN;
+    double tt = imp_time_now();
+    for (int r = 0; r < reps; r++)
+        if (fn(t->states + imp_rigid_traj_offset(t, ep) * 13, len, ctx, buf)) imp_clear_error();
+    free(buf);
+    return reps > 0 ? 1e3 * (imp_time_now() - tt) / reps : NAN;
+}
+
 int sweep_exec_cube(const imp_sweep_task *t, const char *task_dir, const imp_sweep_run_opts *o, imp_npz *result)
 {
     (void)o;
@@ -237,16 +276,7 @@ int sweep_exec_cube(const imp_sweep_task *t, const char *task_dir, const imp_swe
             }
         }
         if (!st) {
-            /* one full toss, timed: the mean over the split's test tosses */
-            double *buf = malloc((size_t)data.lengths[idx[2 * n_draw]] * 13 * sizeof *buf);
-            double tt = imp_time_now();
-            int reps = 0;
-            for (; buf && reps < ne; reps++)
-                if (imp_rigid_e2e_rollout(data.states + imp_rigid_traj_offset(&data, idx[2 * n_draw]) * 13,
-                                          (size_t)data.lengths[idx[2 * n_draw]], &net, buf))
-                    imp_clear_error();
-            free(buf);
-            imp_json_kv_number(&j, "rollout_ms", reps ? 1e3 * (imp_time_now() - tt) / reps : NAN);
+            imp_json_kv_number(&j, "rollout_ms", rollout_ms(&data, idx[2 * n_draw], ne, imp_rigid_e2e_rollout, &net));
             imp_json_kv_int(&j, "steps", s.steps);
             imp_json_kv_int(&j, "best_step", rep.best_step);
             imp_json_kv_number(&j, "valid_score", rep.valid_score);
@@ -257,6 +287,62 @@ int sweep_exec_cube(const imp_sweep_task *t, const char *task_dir, const imp_swe
             imp_json_kv_int(&j, "layers", s.layers);
             imp_json_kv_int(&j, "parameters", (long long)net.net.n_params);
             imp_rigid_e2e_free(&net);
+        }
+    } else if (!st && (!strcmp(s.model, "rigid-identified") || !strcmp(s.model, "impulse"))) {
+        const int learn = !strcmp(s.model, "impulse");
+        imp_rigid_ident_opts io;
+        imp_rigid_ident_defaults(&io, &data);
+        io.substeps = (int)s.substeps, io.max_evals = (int)s.max_evals;
+        imp_rigid_model rm;
+        imp_rigid_ident_result ir = {0};
+        if (!learn || s.start_identified) st = imp_rigid_identify(&data, idx, nt, &io, &rm, &ir);
+        else imp_rigid_model_box(&rm, &data.body, io.e0, io.mu0, io.ground0, data.gravity);
+        if (!st && learn) {
+            imp_rigid_learn_opts lo;
+            imp_rigid_learn_defaults(&lo);
+            lo.substeps = (int)s.substeps, lo.window = (int)s.window, lo.batch = (int)s.batch;
+            lo.steps = (int)s.steps, lo.lr = s.lr, lo.eval_every = (int)s.eval_every, lo.learn_points = (int)s.points;
+            lo.seed = (unsigned long long)s.seed;
+            imp_rigid_learn_report lr;
+            st = imp_rigid_learn(&data, idx, nt, idx + n_draw, nv, &lo, &rm, &lr);
+            if (!st) {
+                imp_json_kv_string(&j, "start", s.start_identified ? "identified" : "nominal");
+                imp_json_kv_int(&j, "steps", s.steps);
+                imp_json_kv_int(&j, "window", s.window);
+                imp_json_kv_int(&j, "batch", s.batch);
+                imp_json_kv_number(&j, "lr", s.lr);
+                imp_json_kv_int(&j, "learn_points", s.points);
+                imp_json_kv_int(&j, "best_step", lr.best_step);
+                imp_json_kv_number(&j, "valid_score", lr.valid_score);
+                imp_json_kv_number(&j, "window_loss", lr.train_loss);
+                imp_json_kv_int(&j, "skipped_windows", lr.skipped_windows);
+                imp_json_kv_number(&j, "train_seconds", lr.seconds);
+                /* the learned corners, body frame, mm */
+                imp_json_key(&j, "points_mm");
+                char buf[1024];
+                size_t w = 0;
+                for (int k = 0; k < rm.n_points && w < sizeof buf; k++)
+                    w += (size_t)snprintf(buf + w, sizeof buf - w, "%s[%.4f,%.4f,%.4f]", k ? "," : "[",
+                                          1e3 * rm.points[k][0], 1e3 * rm.points[k][1], 1e3 * rm.points[k][2]);
+                if (w < sizeof buf) snprintf(buf + w, sizeof buf - w, "]");
+                imp_json_raw(&j, buf);
+            }
+        }
+        imp_rigid_model_ctx rc = {&rm, data.dt, io.substeps};
+        for (int k = 0; k < T && !st; k++)
+            st = imp_rigid_eval_rollouts(k ? &test : &data, k ? NULL : idx + 2 * n_draw, k ? 0 : ne,
+                                         imp_rigid_model_rollout_fn, &rc, rm.ground, &m[k]);
+        if (!st) {
+            imp_json_kv_number(&j, "rollout_ms", rollout_ms(&data, idx[2 * n_draw], ne, imp_rigid_model_rollout_fn, &rc));
+            imp_json_kv_number(&j, "e", rm.e);
+            imp_json_kv_number(&j, "mu", rm.mu);
+            imp_json_kv_number(&j, "ground", rm.ground);
+            imp_json_kv_int(&j, "substeps", s.substeps);
+            if (!learn || s.start_identified) {
+                imp_json_kv_int(&j, "max_evals", s.max_evals);
+                imp_json_kv_int(&j, "evals", ir.evals);
+                imp_json_kv_number(&j, "train_loss", ir.loss);
+            }
         }
     } else if (!st) {
         char peer[4096], facts[2048] = "";
@@ -337,18 +423,21 @@ int imp_sweep_plan_cube(imp_sweep_plan *plan, const imp_sweep_cube_opts *o)
     if (o->steps > 0) snprintf(steps, sizeof steps, " steps=%d", o->steps);
     if (o->max_evals > 0) snprintf(evals, sizeof evals, " max_evals=%d", o->max_evals);
     if (o->test) snprintf(test, sizeof test, " test=%s", o->test);
-    static const char *models[] = {"end-to-end", "mujoco", "ballistic"};
+    static const char *models[] = {"end-to-end", "mujoco", "ballistic", "rigid-identified", "impulse"};
     int st = IMP_OK;
     for (int k = 0; k < n_sizes && !st; k++)
         for (int s = 0; s < seeds && !st; s++)
-            for (int mi = 0; mi < 3 && !st; mi++) {
+            for (int mi = 0; mi < 5 && !st; mi++) {
                 if (mi == 1 && !o->mujoco) continue;
-                /* estimates: the network's steps; MuJoCo's rollouts of the training set */
+                /* estimates: the network's steps; MuJoCo's and rigid-identified's rollouts of the
+                   training set; the learned cube's windows and validation rollouts */
                 double cost = mi == 0 ? 2e-3 * (o->steps > 0 ? o->steps : 4000) + 0.05 * sizes[k]
-                              : mi == 1 ? 0.25 * sizes[k] + 2 : 0.1;
+                              : mi == 1 ? 0.25 * sizes[k] + 2
+                              : mi == 3 ? 5e-3 * (o->max_evals > 0 ? o->max_evals : 100) * sizes[k] + 0.1
+                              : mi == 4 ? 5 + 0.1 * sizes[k] : 0.1;
                 snprintf(words, sizeof words, "id=cube.%s.n%ld.s%d strand=cube model=%s data=%s%s tosses=%ld seed=%d%s cost=%.3g",
                          models[mi], sizes[k], s, models[mi], o->data, test, sizes[k], s,
-                         mi == 0 ? steps : mi == 1 ? evals : "", cost);
+                         mi == 0 ? steps : mi == 1 || mi == 3 ? evals : "", cost);
                 st = imp_sweep_plan_add(plan, words);
                 cube_settings cs;
                 if (!st && (st = cube_settings_read(&plan->tasks[plan->n_tasks - 1], &cs))) imp_fail_context(st, "cube plan");

@@ -1,0 +1,153 @@
+/* impulse's learned cube (#28): the rigid-body step with its contact
+ * geometry (the body-fixed contact points), e, mu and the ground learned by
+ * Adam on rollout windows of the training tosses through
+ * imp_rigid_window_loss; the parameters kept are those with the lowest
+ * full-toss error on the validation tosses (include/impulse/rigid_model.h,
+ * docs/cube.md). */
+#include "impulse/core.h"
+#include "impulse/nn.h"
+#include "impulse/rigid_model.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void imp_rigid_learn_defaults(imp_rigid_learn_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->substeps = 4;
+    o->window = 12;
+    o->batch = 16;
+    o->steps = 600;
+    o->lr = 0.02;
+    o->eval_every = 25;
+    o->point_scale = 1e-3;
+    o->ground_scale = 1e-3;
+    o->learn_points = 1;
+    o->seed = 0;
+}
+
+/* The learned parameters as one vector in Adam's units: physical value =
+ * scale * p (e and mu in 1, the ground and the points in the opts' scales),
+ * so that one learning rate moves each by a sensible amount. */
+enum { P_E = 0, P_MU = 1, P_GROUND = 2, P_POINTS = 3 };
+
+static void to_vec(const imp_rigid_model *m, const imp_rigid_learn_opts *o, double *p)
+{
+    p[P_E] = m->e, p[P_MU] = m->mu, p[P_GROUND] = m->ground / o->ground_scale;
+    for (int k = 0; k < m->n_points; k++)
+        for (int i = 0; i < 3; i++) p[P_POINTS + 3 * k + i] = m->points[k][i] / o->point_scale;
+}
+
+static void from_vec(imp_rigid_model *m, const imp_rigid_learn_opts *o, double *p)
+{
+    p[P_E] = fmin(fmax(p[P_E], 0.0), 1.0);
+    p[P_MU] = fmin(fmax(p[P_MU], 0.0), 2.0);
+    p[P_GROUND] = fmin(fmax(p[P_GROUND], -0.01 / o->ground_scale), 0.01 / o->ground_scale);
+    m->e = p[P_E], m->mu = p[P_MU], m->ground = p[P_GROUND] * o->ground_scale;
+    for (int k = 0; k < m->n_points; k++)
+        for (int i = 0; i < 3; i++) m->points[k][i] = p[P_POINTS + 3 * k + i] * o->point_scale;
+}
+
+static double valid_score(const imp_rigid_traj *t, const int *ep, int n, const imp_rigid_model *m, int substeps,
+                          imp_rigid_metrics *mt)
+{
+    imp_rigid_model_ctx rc = {m, t->dt, substeps};
+    if (imp_rigid_eval_rollouts(t, ep, n, imp_rigid_model_rollout_fn, &rc, m->ground, mt)) {
+        imp_clear_error();
+        return INFINITY;
+    }
+    double s = mt->position_error_pct + mt->rotation_error_deg;
+    return isfinite(s) ? s : INFINITY;
+}
+
+int imp_rigid_learn(const imp_rigid_traj *t, const int *train, int n_train, const int *valid, int n_valid,
+                    const imp_rigid_learn_opts *o, imp_rigid_model *m, imp_rigid_learn_report *rep)
+{
+    if (!t || !train || !o || !m) return imp_fail(IMP_ERR_INVALID, "rigid learn: NULL");
+    if (n_train < 1) return imp_fail(IMP_ERR_INVALID, "rigid learn: no training episodes");
+    if (n_valid < 0 || (n_valid > 0 && !valid)) return imp_fail(IMP_ERR_INVALID, "rigid learn: n_valid %d", n_valid);
+    if (o->substeps < 1) return imp_fail(IMP_ERR_INVALID, "rigid learn: substeps %d is not >= 1", o->substeps);
+    if (o->window < 2 || o->window > IMP_RIGID_MAX_WINDOW)
+        return imp_fail(IMP_ERR_INVALID, "rigid learn: window %d is not in 2..%d", o->window, IMP_RIGID_MAX_WINDOW);
+    if (o->batch < 1) return imp_fail(IMP_ERR_INVALID, "rigid learn: batch %d is not >= 1", o->batch);
+    if (o->steps < 0) return imp_fail(IMP_ERR_INVALID, "rigid learn: steps %d is not >= 0", o->steps);
+    if (o->eval_every < 1) return imp_fail(IMP_ERR_INVALID, "rigid learn: eval_every %d is not >= 1", o->eval_every);
+    if (!(o->lr > 0) || !(o->point_scale > 0) || !(o->ground_scale > 0))
+        return imp_fail(IMP_ERR_INVALID, "rigid learn: lr, point_scale and ground_scale must be > 0");
+    int st = imp_rigid_model_check(m);
+    if (st) return st;
+    for (int k = 0; k < n_train; k++)
+        if (train[k] < 0 || train[k] >= t->n_episodes || t->lengths[train[k]] < 2)
+            return imp_fail(IMP_ERR_INVALID, "rigid learn: training episode %d is not in the data or too short",
+                            train[k]);
+    /* validation on full tosses: the validation set, else the training set */
+    const int *vep = n_valid > 0 ? valid : train;
+    const int nv = n_valid > 0 ? n_valid : n_train;
+    const int np = P_POINTS + 3 * m->n_points;
+    double p[P_POINTS + 3 * IMP_RIGID_MAX_POINTS], gp[P_POINTS + 3 * IMP_RIGID_MAX_POINTS];
+    imp_adam opt;
+    if ((st = imp_adam_init(&opt, (size_t)np, o->lr, 0.9, 0.999, 1e-8, 0.0))) return st;
+    const double width = t->body.size[0];
+    const double t0 = imp_time_now();
+    imp_rng rng;
+    imp_rng_seed(&rng, o->seed);
+    imp_rigid_model cur = *m, best = *m;
+    to_vec(&cur, o, p);
+    imp_rigid_metrics mt;
+    double best_score = valid_score(t, vep, nv, &cur, o->substeps, &mt), last_loss = NAN;
+    int best_step = 0, skipped = 0;
+    for (int step = 1; step <= o->steps; step++) {
+        imp_rigid_model_grad g;
+        memset(&g, 0, sizeof g);
+        double L = 0;
+        int used = 0;
+        for (int b = 0; b < o->batch; b++) {
+            int ep = train[imp_rng_below(&rng, (size_t)n_train)];
+            size_t len = (size_t)t->lengths[ep], w = len < (size_t)o->window ? len : (size_t)o->window;
+            size_t a = imp_rng_below(&rng, len - w + 1);
+            const double *meas = t->states + 13 * (imp_rigid_traj_offset(t, ep) + a);
+            imp_rigid_model_grad gw;
+            memset(&gw, 0, sizeof gw);
+            double lw = 0;
+            if (imp_rigid_window_loss(&cur, t->dt, o->substeps, meas, w, width, &lw, &gw, NULL) || !isfinite(lw)) {
+                imp_clear_error();
+                skipped++;
+                continue;
+            }
+            L += lw, used++;
+            g.e += gw.e, g.mu += gw.mu, g.ground += gw.ground;
+            for (int k = 0; k < cur.n_points; k++)
+                for (int i = 0; i < 3; i++) g.points[k][i] += gw.points[k][i];
+        }
+        if (used) {
+            gp[P_E] = g.e / used, gp[P_MU] = g.mu / used, gp[P_GROUND] = g.ground * o->ground_scale / used;
+            for (int k = 0; k < cur.n_points; k++)
+                for (int i = 0; i < 3; i++) gp[P_POINTS + 3 * k + i] = g.points[k][i] * o->point_scale / used;
+            int finite = 1;
+            for (int i = 0; i < np; i++) finite &= isfinite(gp[i]);
+            if (finite) {
+                if (!o->learn_points)
+                    for (int i = P_POINTS; i < np; i++) gp[i] = 0;
+                imp_adam_step(&opt, p, gp, imp_cosine_lr(o->lr, o->lr / 10, step - 1, o->steps));
+                from_vec(&cur, o, p);
+                last_loss = L / used;
+            }
+        }
+        if (step % o->eval_every == 0 || step == o->steps) {
+            double s = valid_score(t, vep, nv, &cur, o->substeps, &mt);
+            if (s < best_score) best_score = s, best = cur, best_step = step;
+        }
+    }
+    imp_adam_free(&opt);
+    *m = best;
+    if (rep) {
+        rep->best_step = best_step;
+        rep->valid_score = best_score;
+        rep->train_loss = last_loss;
+        rep->skipped_windows = skipped;
+        rep->seconds = imp_time_now() - t0;
+    }
+    if (!isfinite(best_score)) return imp_fail(IMP_ERR_NUMERIC, "rigid learn: no parameters could roll out the tosses");
+    return IMP_OK;
+}
