@@ -48,7 +48,7 @@ from .impact import (IMPACT_LAWS, GaussianProcess, ImpactData, impact_data, impa
 from .sweeps import REPRODUCTIONS, cube_peer, cube_rows, reproduce, sweep_plan, sweep_report, sweep_run
 from .contacts import ContactModel, ContactSystem, contact_solve, contact_solve_backward
 from .rigid import (RigidBody, RigidE2E, RigidModel, RigidTrajectories, box_toss, box_toss_initial, rigid_ballistic,
-                    rigid_identify, rigid_lowest_corner, rigid_metrics, rigid_quat_angle, rigid_split)
+                    rigid_identify, rigid_learn, rigid_lowest_corner, rigid_metrics, rigid_quat_angle, rigid_split)
 from ._run import TRAIN_FAR_ABOVE_BEST
 from .training import load_model, train
 
@@ -59,7 +59,7 @@ __all__ = ["Error", "Notice", "Dataset", "Model", "ConstrainedModel", "simulate"
            "cube_peer", "cube_rows", "ContactModel", "ContactSystem", "contact_solve", "contact_solve_backward",
            "RigidBody", "RigidTrajectories", "RigidModel", "RigidE2E", "box_toss", "box_toss_initial",
            "rigid_metrics", "rigid_quat_angle", "rigid_lowest_corner", "rigid_ballistic", "rigid_split",
-           "rigid_identify"]
+           "rigid_identify", "rigid_learn"]
 version = __version__
 library_path: str = _lib.path
 

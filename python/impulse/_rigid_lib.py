@@ -108,7 +108,18 @@ class BoxTossOpts(Struct):
 
 class RigidIdentOpts(Struct):
     _fields_ = [("substeps", c_int), ("max_evals", c_int), ("window", c_int), ("e0", c_double), ("mu0", c_double),
-                ("ground0", c_double)]
+                ("ground0", c_double), ("algorithm", c_int)]
+
+
+class RigidLearnOpts(Struct):
+    _fields_ = [("substeps", c_int), ("window", c_int), ("batch", c_int), ("steps", c_int), ("lr", c_double),
+                ("eval_every", c_int), ("learn_points", c_int), ("point_scale", c_double), ("ground_scale", c_double),
+                ("seed", c_u64)]
+
+
+class RigidLearnReport(Struct):
+    _fields_ = [("best_step", c_int), ("valid_score", c_double), ("train_loss", c_double),
+                ("skipped_windows", c_int), ("seconds", c_double)]
 
 
 class RigidIdentResult(Struct):
@@ -158,7 +169,8 @@ MIRRORS = {"imp_contact_body": ContactBody, "imp_contact_candidate": ContactCand
            "imp_rigid_stats": RigidStats, "imp_rigid_metrics": RigidMetrics, "imp_rigid_model": RigidModel,
            "imp_rigid_model_grad": RigidModelGrad, "imp_rigid_step_trace": RigidStepTrace,
            "imp_box_toss_opts": BoxTossOpts, "imp_rigid_ident_opts": RigidIdentOpts,
-           "imp_rigid_ident_result": RigidIdentResult, "imp_rigid_model_ctx": RigidModelCtx,
+           "imp_rigid_ident_result": RigidIdentResult,
+           "imp_rigid_learn_opts": RigidLearnOpts, "imp_rigid_learn_report": RigidLearnReport, "imp_rigid_model_ctx": RigidModelCtx,
            "imp_sweep_cube_opts": SweepCubeOpts, "imp_mlp": Mlp, "imp_rigid_e2e_opts": RigidE2eOpts,
            "imp_rigid_e2e": RigidE2e, "imp_rigid_e2e_report": RigidE2eReport}
 
@@ -225,6 +237,9 @@ _SIGS = [
     ("imp_box_toss_initial", [P(BoxTossOpts), c_int, dptr], None),
     ("imp_rigid_ident_defaults", [P(RigidIdentOpts), P(RigidTraj)], None),
     ("imp_rigid_identify", [P(RigidTraj), ipt, c_int, P(RigidIdentOpts), P(RigidModel), P(RigidIdentResult)], c_int),
+    ("imp_rigid_learn_defaults", [P(RigidLearnOpts)], None),
+    ("imp_rigid_learn", [P(RigidTraj), ipt, c_int, ipt, c_int, P(RigidLearnOpts), P(RigidModel), P(RigidLearnReport)],
+     c_int),
     # rigid_models.h
     ("imp_rigid_e2e_opts_default", [P(RigidE2eOpts)], None),
     ("imp_rigid_e2e_init", [P(RigidE2e), P(RigidE2eOpts)], c_int), ("imp_rigid_e2e_free", [P(RigidE2e)], None),

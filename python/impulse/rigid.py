@@ -494,6 +494,33 @@ def rigid_identify(data: RigidTrajectories, episodes: Sequence[int] | None = Non
     return RigidModel._from_c(m), Result(loss=res.loss, train=Result(res.train.as_dict()), evals=res.evals)
 
 
+def rigid_learn(data: RigidTrajectories, start: RigidModel, train: Sequence[int], valid: Sequence[int] = (),
+                **options) -> tuple[RigidModel, Result]:
+    """impulse's learned cube (imp_rigid_learn): from the model `start` (e.g.
+    rigid_identify's), its contact points, e, mu and the ground learned by
+    Adam on rollout windows of the `train` episodes, the parameters scoring
+    best on full rollouts of the `valid` episodes kept. Options substeps,
+    window, batch, steps, lr, eval_every, learn_points, point_scale,
+    ground_scale, seed. Returns (model, {best_step, valid_score, train_loss,
+    skipped_windows, seconds})."""
+    if not isinstance(data, RigidTrajectories):
+        raise Error(f"data: expected an impulse.RigidTrajectories, got {type(data).__name__}")
+    if not isinstance(start, RigidModel):
+        raise Error(f"start: expected an impulse.RigidModel, got {type(start).__name__}")
+    tr, tr_p, n_tr = _int_array(list(train), "train")
+    va, va_p, n_va = _int_array(list(valid), "valid")
+    o = R.RigidLearnOpts()
+    lib.imp_rigid_learn_defaults(ctypes.byref(o))
+    _opts_from(o, options, "rigid_learn")
+    m = R.RigidModel.from_buffer_copy(start._c)  # start is left as it was
+    rep = R.RigidLearnReport()
+    check(lib.imp_rigid_learn(ctypes.byref(data._c), tr_p, n_tr, va_p if n_va else None, n_va, ctypes.byref(o),
+                              ctypes.byref(m), ctypes.byref(rep)))
+    return RigidModel._from_c(m), Result(best_step=rep.best_step, valid_score=rep.valid_score,
+                                         train_loss=rep.train_loss, skipped_windows=rep.skipped_windows,
+                                         seconds=rep.seconds)
+
+
 class RigidE2E:
     """The end-to-end baseline (include/impulse/rigid_models.h): a residual
     MLP predicting the next state, trained with RigidE2E.train."""

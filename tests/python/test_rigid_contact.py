@@ -200,7 +200,11 @@ check(abs(fd_e - wg["e"]) < 1e-5 * max(1, abs(fd_e)) and abs(fd_g - wg["ground"]
       f"window_loss gradients against differences: e {wg['e']:.6g} vs {fd_e:.6g}, ground {wg['ground']:.6g} vs {fd_g:.6g}")
 check(np.isclose(box.energy(s0), 0.37 * 9.81 * 0.0524), "energy of a resting cube: m g z")
 fit, res = impulse.rigid_identify(t, [0, 1], max_evals=12)
+res_e = fit.e
 check(0 <= fit.e <= 1 and 0 <= fit.mu <= 2 and res["evals"] >= 1, f"rigid_identify: {fit}, {res}")
+learned, lrep = impulse.rigid_learn(t, fit, [0, 1], [2], steps=10, eval_every=5, batch=4, seed=1)
+check(0 <= learned.e <= 1 and lrep["best_step"] >= 0 and lrep["best_step"] <= 10 and np.isfinite(lrep["valid_score"])
+      and fit.e == res_e, f"rigid_learn: {learned}, {lrep} (the start unchanged)")
 net, rep = impulse.RigidE2E.train(t, [0, 1], [2], steps=20, hidden=16, batch=16, eval_every=10, seed=1)
 roll = net.rollout(t.episode(2)[0], 40)
 check(roll.shape == (40, 13) and np.isfinite(roll).all() and rep["best_step"] >= 0, f"end-to-end net trained: {rep}")
