@@ -203,6 +203,21 @@ static void test_eval_non_finite(void)
     imp_trajset_free(&ts);
 }
 
+/* Imports path with velocities by finite differences at dt (q: a column
+ * selection or path, NULL for the default names; bodies 0: one) and
+ * returns the status, the imported set freed. */
+static int import_fd(const char *path, const char *q, double dt, int bodies)
+{
+    imp_import_opts o;
+    imp_import_opts_default(&o);
+    o.q = q, o.finite_differences = 1, o.dt = dt, o.bodies = bodies;
+    imp_trajset ts;
+    imp_import_notes nt;
+    int st = imp_trajset_import(path, &o, &ts, &nt);
+    if (st == IMP_OK) imp_trajset_free(&ts);
+    return st;
+}
+
 /* A 24 x 1 float32 qpos whose datatype message is patched to declare
  * 4294967287-byte numbers (found by fuzz_import): libhdf5 allocated a 4 GB
  * conversion buffer in H5Dread. The import must refuse the element size
@@ -232,15 +247,9 @@ static void test_hdf5_element_size(void)
     CHECK(patched == 1);
     CHECK_OK(imp_write_file_atomic(path, buf, len));
     free(buf);
-    imp_import_opts o;
-    imp_import_opts_default(&o);
-    o.finite_differences = 1, o.dt = 0.1;
-    imp_trajset ts;
-    imp_import_notes nt;
-    int st = imp_trajset_import(path, &o, &ts, &nt);
+    int st = import_fd(path, NULL, 0.1, 0);
     CHECK_MSG(st != IMP_OK && strstr(imp_last_error(), "qpos") && strstr(imp_last_error(), "4294967287"), "%d %s", st,
               imp_last_error());
-    if (st == IMP_OK) imp_trajset_free(&ts);
     remove(path);
 }
 
@@ -261,16 +270,10 @@ static void expect_npy_import_fails(const char *shape, int bodies, int code, con
 {
     const char *path = "hostile_empty.npy";
     write_empty_npy(path, shape);
-    imp_import_opts o;
-    imp_import_opts_default(&o);
-    o.q = path, o.finite_differences = 1, o.dt = 0.1, o.bodies = bodies;
-    imp_trajset ts;
-    imp_import_notes nt;
     double t0 = imp_time_now();
-    int st = imp_trajset_import(path, &o, &ts, &nt);
+    int st = import_fd(path, path, 0.1, bodies);
     CHECK_MSG(st == code && strstr(imp_last_error(), part), "shape %s: %d %s", shape, st, imp_last_error());
     CHECK(imp_time_now() - t0 < 2.0);
-    if (st == IMP_OK) imp_trajset_free(&ts);
     remove(path);
 }
 
@@ -314,15 +317,9 @@ static void test_hdf5_compact_size(void)
     CHECK(patched == 1);
     CHECK_OK(imp_write_file_atomic(path, buf, len));
     free(buf);
-    imp_import_opts o;
-    imp_import_opts_default(&o);
-    o.finite_differences = 1, o.dt = 0.1;
-    imp_trajset ts;
-    imp_import_notes nt;
-    int st = imp_trajset_import(path, &o, &ts, &nt);
+    int st = import_fd(path, NULL, 0.1, 0);
     CHECK_MSG(st == IMP_ERR_FORMAT && strstr(imp_last_error(), "qpos") && strstr(imp_last_error(), "compact"), "%d %s",
               st, imp_last_error());
-    if (st == IMP_OK) imp_trajset_free(&ts);
     remove(path);
 }
 
@@ -345,14 +342,8 @@ static void test_hdf5_libhdf5_crash(void)
     const char *path = "hostile_stab.h5";
     CHECK_OK(imp_write_file_atomic(path, nl + 1, len - (size_t)(nl + 1 - buf)));
     free(buf);
-    imp_import_opts o;
-    imp_import_opts_default(&o);
-    o.finite_differences = 1, o.dt = 0.25, o.q = "qpos[0:2]";
-    imp_trajset ts;
-    imp_import_notes nt;
-    int st = imp_trajset_import(path, &o, &ts, &nt);
+    int st = import_fd(path, "qpos[0:2]", 0.25, 0);
     CHECK_MSG(st == IMP_ERR_FORMAT && strstr(imp_last_error(), "corrupt"), "%d %s", st, imp_last_error());
-    if (st == IMP_OK) imp_trajset_free(&ts);
     remove(path);
 }
 
@@ -365,15 +356,9 @@ static void test_import_fd_overflow(void)
     const char *path = "hostile_fd.npy";
     double q[4] = {0.0, 1e308, -1e308, 0.0};
     CHECK_OK(imp_npy_save_f64(path, 2, (size_t[]){4, 1}, q));
-    imp_import_opts o;
-    imp_import_opts_default(&o);
-    o.q = path, o.finite_differences = 1, o.dt = 0.1;
-    imp_trajset ts;
-    imp_import_notes nt;
-    int st = imp_trajset_import(path, &o, &ts, &nt);
+    int st = import_fd(path, path, 0.1, 0);
     CHECK_MSG(st == IMP_ERR_NUMERIC && strstr(imp_last_error(), "finite differences") &&
                   strstr(imp_last_error(), "sample 0,"), "%d %s", st, imp_last_error());
-    if (st == IMP_OK) imp_trajset_free(&ts);
     remove(path);
 }
 
