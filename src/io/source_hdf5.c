@@ -87,8 +87,9 @@ static herr_t probe_link(hid_t loc, const char *name, const H5L_info_t *info, vo
  * failing (a root symbol table whose B-tree sits at the superblock's
  * address, found by fuzz_import; HDF5 issue #584), which would take the
  * calling program down. So the file's structure is first walked in a child
- * process: a child killed by a signal, or still walking after 10 s, means a
- * file libhdf5 cannot read safely, reported as an error. The child only
+ * process: a child killed by a signal (or ending otherwise than through the
+ * walk's _exit(0): a sanitizer's handler exits), or still walking after
+ * 10 s, means a file libhdf5 cannot read safely, reported as an error. The child only
  * calls libhdf5 and _exit. Where fork fails the walk is skipped. */
 static int probe_structure(const char *path)
 {
@@ -115,9 +116,14 @@ static int probe_structure(const char *path)
         }
         nanosleep(&tick, NULL);
     }
+    /* killed by a signal, or (under a sanitizer, whose handler exits) not
+     * exiting with the walk's own 0 */
     if (WIFSIGNALED(status))
         return imp_fail(IMP_ERR_FORMAT, "%s: the file's HDF5 structure is corrupt (libhdf5 crashed reading it, "
                         "signal %d)", path, WTERMSIG(status));
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        return imp_fail(IMP_ERR_FORMAT, "%s: the file's HDF5 structure is corrupt (libhdf5 failed reading it, "
+                        "status %d)", path, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
     return IMP_OK;
 }
 
