@@ -54,7 +54,8 @@ int cli_simulate(int argc, char **argv)
     if (imp_sim_defaults(system, &o))
         /* one line naming both strands' systems (the library's names one) */
         return cli_failf("simulate", "unknown system '%s': contact strand: pendulum, bouncing-ball, newtons-cradle, "
-                         "compliant-ball, compliant-cradle, bouncing-disk; constrained strand: %s, or --system-file FILE",
+                         "compliant-ball, compliant-cradle, bouncing-disk, ball-box, compliant-ball-box, bouncing-points:N; "
+                         "rigid bodies: box-toss; constrained strand: %s, or --system-file FILE",
                          system, imp_chnn_system_names());
     const char *out = NULL;
     int json = 0;
