@@ -5,14 +5,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import impulse  # before numpy: it sets OPENBLAS_CORETYPE / OPENBLAS_NUM_THREADS before OpenBLAS is loaded
 import numpy as np
 
-failed = passed = 0
-def check(cond, what):
-    global failed, passed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAILED:", what)
+from checks import check, done  # noqa: E402
 
 def raises(fn, needle, what):
     try:
@@ -256,5 +249,4 @@ with open(logr, "a") as f:  # epoch 4 logged, then killed before its state was w
     f.write(json.dumps({"epoch": 4, "loss": 1.0}) + "\n" + '{"epoch": 5, "lo')
 impulse.train("cdl", ball, epochs=6, seed=1, resume=os.path.join(d, "st2.npz"), log=logr)
 check([json.loads(l)["epoch"] for l in open(logr)] == [1, 2, 3, 4, 5, 6], "the resumed log has epochs 1..6 once each")
-print(f"{passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+done()

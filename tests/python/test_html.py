@@ -7,16 +7,7 @@ root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 sys.path.insert(0, os.path.join(root, "python"))
 import impulse_html  # noqa: E402
 
-failed = passed = 0
-
-
-def check(cond, what):
-    global failed, passed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAILED:", what)
+from checks import check, done  # noqa: E402
 
 
 def tiny_png():
@@ -56,5 +47,4 @@ try:
           "no image refers to a file beside the page")
 finally:
     shutil.rmtree(d)
-print(f"{passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+done()

@@ -10,16 +10,7 @@ import json, os, re, subprocess, sys, tempfile
 
 root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 cli = os.environ.get("IMPULSE_CLI") or os.path.join(root, "build", "impulse")
-failed = passed = 0
-
-
-def check(cond, what):
-    global failed, passed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAILED:", what)
+from checks import check, done  # noqa: E402
 
 
 # ---- the documented schema -------------------------------------------------
@@ -227,5 +218,4 @@ for args in (["simulate", "bouncing-ball", "-o", "-", "--json"],
     check(r.returncode != 0 and r.stdout == b"" and err.count("\n") == 1 and "standard output" in err,
           f"{' '.join(args[:2])} --json with '-': refused in one line ({err.strip()})")
 
-print(f"{passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+done()

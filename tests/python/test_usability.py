@@ -7,16 +7,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
 import impulse
 import numpy as np
 
-failed = passed = 0
-
-
-def check(cond, what):
-    global failed, passed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAILED:", what)
+from checks import check, done  # noqa: E402
 
 
 def message(fn):
@@ -313,5 +304,4 @@ if cli:
         check(r.returncode == 0 and "notice" in r.stderr and "float32" in r.stderr,
               f"impulse train {model} on float32 data: trains, with a notice ({r.stderr.strip()[-300:]})")
 
-print(f"{passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+done()
