@@ -151,6 +151,15 @@ int cli_parse_long(const char *opt, const char *text, long lo, long hi, long *ou
     return st;
 }
 
+int cli_parse_range(const char *opt, const char *text, int *a, int *b)
+{
+    char tail;
+    if (!text || sscanf(text, "%d:%d%c", a, b, &tail) != 2 || *a < 0 || *b <= *a)
+        return imp_fail(IMP_ERR_INVALID, "%s: '%s' is not A:B with 0 <= A < B (episodes A..B-1)", opt,
+                        text ? text : "(missing)");
+    return IMP_OK;
+}
+
 int cli_parse_precision(const char *opt, const char *text, int *single)
 {
     if (!text || (strcmp(text, "single") && strcmp(text, "double")))

@@ -199,10 +199,7 @@ int cli_import(int argc, char **argv)
         case 'l': st = cli_parse_double("--length", optarg, 1e-12, 1e6, &o.length); break;
         case 's': snprintf(o.system, sizeof o.system, "%s", optarg); break;
         case 'S': system_file = optarg; break;
-        case 'E':
-            if (sscanf(optarg, "%d:%d", &ep_a, &ep_b) != 2 || ep_a < 0 || ep_b <= ep_a)
-                return cli_failf("import", "--episodes: '%s' is not A:B with 0 <= A < B (trajectories A..B-1)", optarg);
-            break;
+        case 'E': st = cli_parse_range("--episodes", optarg, &ep_a, &ep_b); break;
         case 'N': st = cli_parse_double("--noise", optarg, 0, 1e6, &noise); break;
         case 'k': st = cli_parse_long("--seed", optarg, 0, 1L << 62, &seed); break;
         case 'C': labels = optarg; break;
