@@ -142,7 +142,7 @@ static const char *base_name(const char *path)
 /* ---- MuJoCo through its peer program ---- */
 
 /* Run the peer with its stdout and stderr in files of the task folder. */
-static int run_peer(const char *peer, const cube_settings *s, const char *task_dir, char **out)
+static int run_peer(const char *peer, const cube_settings *s, const char *task_dir, const char *rollouts, char **out)
 {
     char draw[32], train[32], seed[32], evals[32], out_path[4096], err_path[4096];
     snprintf(draw, sizeof draw, "%ld", 2 * s->tosses);
@@ -151,9 +151,9 @@ static int run_peer(const char *peer, const cube_settings *s, const char *task_d
     snprintf(evals, sizeof evals, "%ld", s->max_evals);
     snprintf(out_path, sizeof out_path, "%s/peer.jsonl", task_dir);
     snprintf(err_path, sizeof err_path, "%s/peer.log", task_dir);
-    char *argv[16] = {(char *)peer, "--data", (char *)s->data, "--draw", draw, "--train", train, "--seed", seed,
-                      "--max-evals", evals, "--json", NULL};
-    if (s->test) argv[12] = "--test", argv[13] = (char *)s->test, argv[14] = NULL;
+    char *argv[18] = {(char *)peer, "--data", (char *)s->data, "--draw", draw, "--train", train, "--seed", seed,
+                      "--max-evals", evals, "--json", "--rollouts", (char *)rollouts, NULL};
+    if (s->test) argv[14] = "--test", argv[15] = (char *)s->test, argv[16] = NULL;
     posix_spawn_file_actions_t fa;
     if (posix_spawn_file_actions_init(&fa)) return imp_fail(IMP_ERR_NOMEM, "mujoco: cannot start %s", peer);
     posix_spawn_file_actions_addopen(&fa, 1, out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -228,6 +228,45 @@ static double rollout_ms(const imp_rigid_traj *t, int ep, int reps, imp_rigid_ro
     return reps > 0 ? 1e3 * (imp_time_now() - tt) / reps : NAN;
 }
 
+/* The split's first test tosses rolled out for the report's figure of
+ * measured against predicted (imp_rigid_rollouts_to_npz). */
+#define CUBE_FIGURE_TOSSES 3
+static int save_rollouts(imp_npz *result, const imp_rigid_traj *t, const int *test, int ne, imp_rigid_rollout_fn fn,
+                         void *ctx)
+{
+    return imp_rigid_rollouts_to_npz(result, t, test, ne < CUBE_FIGURE_TOSSES ? ne : CUBE_FIGURE_TOSSES, fn, ctx);
+}
+
+/* The learned cube's contact points and the box's corners, body frame, m
+ * ("points", "corners": n x 3), for the report's geometry figure. */
+static int save_points(imp_npz *result, const imp_rigid_model *rm, const imp_rigid_body *body)
+{
+    double corners[8][3];
+    for (int k = 0; k < 8; k++)
+        for (int a = 0; a < 3; a++) corners[k][a] = (k >> a & 1 ? 0.5 : -0.5) * body->size[a];
+    size_t sp[2] = {(size_t)rm->n_points, 3}, sc[2] = {8, 3};
+    int st = rm->n_points > 0 ? imp_npz_add_f64(result, "points", 2, sp, &rm->points[0][0]) : IMP_OK;
+    return st ? st : imp_npz_add_f64(result, "corners", 2, sc, &corners[0][0]);
+}
+
+/* The peer's rollouts file (its --rollouts) into the task's result. */
+static int copy_peer_rollouts(imp_npz *result, const char *path)
+{
+    imp_npz *z = NULL;
+    int st = imp_npz_load(&z, path);
+    static const char *const names[5] = {"rollout_episodes", "rollout_ids", "rollout_pred", "rollout_meas",
+                                         "rollout_dt"};
+    for (int k = 0; k < 5 && !st; k++) {
+        const imp_npy_array *a = imp_npz_find(z, names[k]);
+        if (!a || a->dtype != (k < 2 ? IMP_I64 : IMP_F64))
+            st = imp_fail(IMP_ERR_FORMAT, "mujoco: %s: no %s", path, names[k]);
+        else st = k < 2 ? imp_npz_add_i64(result, names[k], a->ndim, a->shape, a->data)
+                        : imp_npz_add_f64(result, names[k], a->ndim, a->shape, a->data);
+    }
+    imp_npz_free(z);
+    return st;
+}
+
 int sweep_exec_cube(const imp_sweep_task *t, const char *task_dir, const imp_sweep_run_opts *o, imp_npz *result)
 {
     (void)o;
@@ -275,6 +314,7 @@ int sweep_exec_cube(const imp_sweep_task *t, const char *task_dir, const imp_swe
                 m[k].position_error_pct = m[k].rotation_error_deg = m[k].penetration_pct = INFINITY;
             }
         }
+        if (!st) st = save_rollouts(result, &data, idx + 2 * n_draw, ne, imp_rigid_e2e_rollout, &net);
         if (!st) {
             imp_json_kv_number(&j, "rollout_ms", rollout_ms(&data, idx[2 * n_draw], ne, imp_rigid_e2e_rollout, &net));
             imp_json_kv_int(&j, "steps", s.steps);
@@ -332,6 +372,8 @@ int sweep_exec_cube(const imp_sweep_task *t, const char *task_dir, const imp_swe
         for (int k = 0; k < T && !st; k++)
             st = imp_rigid_eval_rollouts(k ? &test : &data, k ? NULL : idx + 2 * n_draw, k ? 0 : ne,
                                          imp_rigid_model_rollout_fn, &rc, rm.ground, &m[k]);
+        if (!st) st = save_rollouts(result, &data, idx + 2 * n_draw, ne, imp_rigid_model_rollout_fn, &rc);
+        if (!st && learn) st = save_points(result, &rm, &data.body);
         if (!st) {
             imp_json_kv_number(&j, "rollout_ms", rollout_ms(&data, idx[2 * n_draw], ne, imp_rigid_model_rollout_fn, &rc));
             imp_json_kv_number(&j, "e", rm.e);
@@ -351,7 +393,10 @@ int sweep_exec_cube(const imp_sweep_task *t, const char *task_dir, const imp_swe
             st = imp_fail(IMP_ERR_UNSUPPORTED,
                           "mujoco: the peer program cube_mujoco is not built (libmujoco-dev, libnlopt-dev) or not "
                           "found (IMPULSE_CUBE_MUJOCO)");
-        if (!st) st = run_peer(peer, &s, task_dir, &text);
+        char rollouts[4200];
+        snprintf(rollouts, sizeof rollouts, "%s/peer_rollouts.npz", task_dir);
+        if (!st) st = run_peer(peer, &s, task_dir, rollouts, &text);
+        if (!st) st = copy_peer_rollouts(result, rollouts);
         double v[3];
         if (!st && !(st = peer_row(text, "split", v, facts, sizeof facts))) {
             m[0] = (imp_rigid_metrics){v[0], v[1], v[2]};
