@@ -329,7 +329,7 @@ static int geometry_section(const char *dir, const cube_res *c, int n, char **md
         }
     }
     if (st) return st;
-    imp_figure *fig = imp_figure_new(1, P == 8 ? 2 : 1, 11, 4.6);
+    imp_figure *fig = imp_figure_new(1, P == 8 ? 2 : 1, 12.5, 4.6);
     if (!fig) return IMP_ERR_NOMEM;
     /* the box's 12 edges, each pair of corners differing in one axis, NaN between */
     double e[3][36], cx[8], cy[8], cz[8], px[IMP_RIGID_MAX_POINTS], py[IMP_RIGID_MAX_POINTS], pz[IMP_RIGID_MAX_POINTS];
