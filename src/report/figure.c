@@ -233,6 +233,18 @@ static int add_xy(imp_figure *fig, const char *kind, int panel, const double *x,
     return elem_commit(fig, &j, st);
 }
 
+/* An element of x, y and a third array (role `role`), all checked. */
+static int add_xy_and(imp_figure *fig, const char *kind, int panel, const double *x, const double *y,
+                      const char *role, const double *v, size_t n, const char *label, const char *style)
+{
+    imp_json j;
+    elem_begin(&j, kind, panel, label, style);
+    int st = elem_array(fig, &j, "x", x, n);
+    if (!st) st = elem_array(fig, &j, "y", y, n);
+    if (!st) st = elem_array(fig, &j, role, v, n);
+    return elem_commit(fig, &j, st);
+}
+
 int imp_figure_line(imp_figure *fig, int panel, const double *x, const double *y, size_t n, const char *label,
                     const char *style)
 {
@@ -246,12 +258,7 @@ int imp_figure_line3d(imp_figure *fig, int panel, const double *x, const double 
     if (st) return st;
     if (!z) return imp_fail(IMP_ERR_INVALID, "line3d: NULL z");
     fig->panels[panel].three_d = 1;
-    imp_json j;
-    elem_begin(&j, "line3d", panel, label, style);
-    st = elem_array(fig, &j, "x", x, n);
-    if (!st) st = elem_array(fig, &j, "y", y, n);
-    if (!st) st = elem_array(fig, &j, "z", z, n);
-    return elem_commit(fig, &j, st);
+    return add_xy_and(fig, "line3d", panel, x, y, "z", z, n, label, style);
 }
 
 int imp_figure_scatter(imp_figure *fig, int panel, const double *x, const double *y, size_t n,
@@ -268,12 +275,7 @@ int imp_figure_errorbar(imp_figure *fig, int panel, const double *x, const doubl
     if (!yerr) return imp_fail(IMP_ERR_INVALID, "errorbar: NULL yerr");
     for (size_t i = 0; i < n; i++)
         if (yerr[i] < 0) return imp_fail(IMP_ERR_INVALID, "errorbar: yerr[%zu] = %g is negative", i, yerr[i]);
-    imp_json j;
-    elem_begin(&j, "errorbar", panel, label, style);
-    st = elem_array(fig, &j, "x", x, n);
-    if (!st) st = elem_array(fig, &j, "y", y, n);
-    if (!st) st = elem_array(fig, &j, "yerr", yerr, n);
-    return elem_commit(fig, &j, st);
+    return add_xy_and(fig, "errorbar", panel, x, y, "yerr", yerr, n, label, style);
 }
 
 int imp_figure_bars(imp_figure *fig, int panel, const char *const *categories, size_t n_cat,

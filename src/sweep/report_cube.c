@@ -222,29 +222,26 @@ static int time_section(const cube_res *c, int n, char **md, size_t *len)
     return st;
 }
 
-/* The results drawn in the figures of test tosses and of the geometry: the
- * largest number of training tosses at the lowest seed among those with
- * rollouts (impulse's learned points, if want_points). -1 if none. */
-static void figure_pick(const cube_res *c, int n, int want_points, long *tosses, long *seed)
+/* The result drawn in the figures of test tosses and of the geometry: of
+ * those with rollouts (impulse's learned points, if want_points), the first
+ * at the largest number of training tosses at the lowest seed; NULL if none. */
+static const cube_res *figure_pick(const cube_res *c, int n, int want_points)
 {
-    *tosses = *seed = -1;
+    const cube_res *r = NULL;
     for (int i = 0; i < n; i++) {
         if (want_points ? !c[i].points : !c[i].pred) continue;
-        if (*seed < 0 || c[i].seed < *seed || (c[i].seed == *seed && c[i].tosses > *tosses))
-            *seed = c[i].seed, *tosses = c[i].tosses;
+        if (!r || c[i].seed < r->seed || (c[i].seed == r->seed && c[i].tosses > r->tosses)) r = &c[i];
     }
+    return r;
 }
 
 /* A few test tosses, measured against every model's prediction: the height
  * over time and the 3-D path. */
 static int tosses_figure(const char *dir, const cube_res *c, int n, char **md, size_t *len)
 {
-    long tosses, seed;
-    figure_pick(c, n, 0, &tosses, &seed);
-    if (tosses < 0) return IMP_OK;
-    const cube_res *ref = NULL;
-    for (int i = 0; i < n && !ref; i++)
-        if (c[i].pred && c[i].tosses == tosses && c[i].seed == seed) ref = &c[i];
+    const cube_res *ref = figure_pick(c, n, 0);
+    if (!ref) return IMP_OK;
+    const long tosses = ref->tosses, seed = ref->seed;
     const size_t K = ref->pred->shape[0], L = ref->pred->shape[1];
     const double dt = ((const double *)ref->dt->data)[0];
     const int64_t *ids = ref->ids->data;
@@ -307,12 +304,9 @@ static int tosses_figure(const char *dir, const cube_res *c, int n, char **md, s
  * and, for eight points (the corners' order), each one's displacement. */
 static int geometry_section(const char *dir, const cube_res *c, int n, char **md, size_t *len)
 {
-    long tosses, seed;
-    figure_pick(c, n, 1, &tosses, &seed);
-    if (tosses < 0) return IMP_OK;
-    const cube_res *r = NULL;
-    for (int i = 0; i < n && !r; i++)
-        if (c[i].points && c[i].tosses == tosses && c[i].seed == seed) r = &c[i];
+    const cube_res *r = figure_pick(c, n, 1);
+    if (!r) return IMP_OK;
+    const long tosses = r->tosses, seed = r->seed;
     const size_t P = r->points->shape[0];
     const double *pts = r->points->data, *cor = r->corners->data;
     int st = sweep_appendf(md, len, "\n### impulse's learned contact geometry\n\nThe learned contact points (%ld "
