@@ -295,6 +295,20 @@ static void test_reproduce(void)
              cli);
     CHECK(run(cmd) == 0);
     check_once("cube_run", "rerun");
+    /* results without rollouts (ballistic alone) say why there is no figure */
+    imp_sweep_plan bp;
+    CHECK_OK(imp_sweep_plan_parse(&bp, "task id=b strand=cube model=ballistic data=cube_tiny.npz tosses=2 seed=0\n", "x"));
+    run("rm -rf cube_ball");
+    CHECK_OK(imp_sweep_prepare(&bp, "cube_ball"));
+    imp_sweep_run_opts ro;
+    imp_sweep_run_opts_default(&ro);
+    int ran = 0;
+    CHECK_OK(imp_sweep_run_task(&bp, 0, "cube_ball", &ro, &ran));
+    imp_sweep_plan_free(&bp);
+    char *bmd = NULL;
+    CHECK_OK(imp_sweep_report("cube_ball", &bmd));
+    CHECK(ran == 1 && bmd && strstr(bmd, "No figure of test tosses") && !strstr(bmd, "learned contact geometry"));
+    free(bmd);
     /* a file that is not there stops the command, naming the option */
     snprintf(cmd, sizeof cmd, "%s reproduce cube --data cube_tiny.npz --test nonexistent.npz --out cube_none", cli);
     CHECK(test_run_command(cmd, out, sizeof out) == 1 && strstr(out, "--test nonexistent.npz"));

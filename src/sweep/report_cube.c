@@ -240,7 +240,9 @@ static const cube_res *figure_pick(const cube_res *c, int n, int want_points)
 static int tosses_figure(const char *dir, const cube_res *c, int n, char **md, size_t *len)
 {
     const cube_res *ref = figure_pick(c, n, 0);
-    if (!ref) return IMP_OK;
+    if (!ref)
+        return sweep_appendf(md, len, "\n(No figure of test tosses: no result holds rollouts; ballistic keeps none, "
+                                      "nor do results written by an impulse older than the figure.)\n");
     const long tosses = ref->tosses, seed = ref->seed;
     const size_t K = ref->pred->shape[0], L = ref->pred->shape[1];
     const double dt = ((const double *)ref->dt->data)[0];
