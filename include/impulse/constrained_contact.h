@@ -16,12 +16,25 @@ extern "C" {
 #endif
 
 /* Frame of contact c at x: gap phi (> 0 apart), world contact point pc
- * (the material point of the body that touches the plane), normal first
+ * (the material point of the body that touches the plane; for a body-body
+ * contact, the point of body A's sphere that touches B's), normal first
  * then tangents (2-D t = (n_y, -n_x); 3-D (t1, t2, n) right-handed), and
  * the Jacobian rows J (d x N, overwritten): row k maps v to the velocity of
- * the material point at pc along direction k (eq 16). J may be NULL. */
+ * the material point at pc along direction k (eq 16); for a body-body
+ * contact, minus that of B's touching point (the relative velocity, eq 20),
+ * with the normal from B's centre to A's. J may be NULL. Coincident centres
+ * of a body-body contact (no normal) give the first axis as normal;
+ * imp_csys_check_contact_normals refuses such a state. */
 double imp_csys_contact_frame(const imp_csys *s, const double *x, int c, double *pc, double dirs[3][3],
                               double *J);
+/* Distance between a body-body contact's sphere centres at x (INFINITY for
+ * a plane contact). */
+double imp_csys_contact_centre_distance(const imp_csys *s, const double *x, int c);
+/* Fails (IMP_ERR_INVALID, naming the contact and its line) if a body-body
+ * contact's sphere centres coincide at x: its normal is undefined. */
+int imp_csys_check_contact_normals(const imp_csys *s, const double *x);
+/* A contact's name for messages and reports: "body-plane" or "bodyA-bodyB". */
+void imp_csys_contact_name(const imp_csys *s, int c, char *buf, size_t n);
 
 /* M^-1 callback of the contact module (imp_contact_minv_fn) applying the
  * constrained inverse mass P(x) of imp_csys_constrained_minv (eq 17). */
