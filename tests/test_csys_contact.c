@@ -649,6 +649,78 @@ static void test_two_body_simulate(void)
     remove(bad);
 }
 
+/* Energy lost at impacts, truth against a model (imp_csys_impact_energy):
+ * the truth against itself matches exactly; one-step predictions of a
+ * frictionless model with e' = 1.02 e lose (1 - e'^2)/(1 - e^2) of the
+ * truth's energy at each single impact; bad input is named. */
+static void test_impact_energy(void)
+{
+    imp_csys s, s2;
+    CHECK_OK(imp_chnn_system(&s, "colliding-pendulums"));
+    for (int c = 0; c < s.n_contacts; c++) s.contacts[c].e = 0.6, s.contacts[c].mu = 0;
+    s2 = s;
+    for (int c = 0; c < s.n_contacts; c++) s2.contacts[c].e = 0.612;
+    const int n = 4, T = 60, N = imp_csys_ndof(&s);
+    size_t row = 2 * (size_t)N, len = (size_t)n * T * row;
+    double *truth = malloc(len * sizeof(double)), *model = malloc(len * sizeof(double)), two[2 * 12];
+    imp_csys_work *w = imp_csys_work_new(&s);
+    imp_rng rng;
+    imp_rng_seed(&rng, 3);
+    for (int i = 0; i < n; i++) {
+        double xv[12];
+        CHECK_OK(imp_chnn_sample_state(&s, &rng, 0, xv, w));
+        CHECK_OK(imp_chnn_simulate(&s, xv, s.dt, T - 1, NULL, truth + (size_t)i * T * row, NULL));
+        /* one-step predictions of the model from every truth state */
+        memcpy(model + (size_t)i * T * row, xv, row * sizeof(double));
+        for (int k = 0; k + 1 < T; k++) {
+            CHECK_OK(imp_chnn_simulate(&s2, truth + ((size_t)i * T + k) * row, s.dt, 1, NULL, two, NULL));
+            memcpy(model + ((size_t)i * T + k + 1) * row, two + row, row * sizeof(double));
+        }
+    }
+    imp_impact_energy r;
+    CHECK_OK(imp_csys_impact_energy(&s, truth, truth, n, T, NULL, &r, NULL, NULL, 0));
+    CHECK_MSG(r.impacts >= n && r.truth_lost > 0 && r.rel_error == 0 && r.max_rel_error == 0 &&
+                  r.within_5pct == r.impacts,
+              "truth vs truth: %d impacts, lost %g, error %g", r.impacts, r.truth_lost, r.rel_error);
+    imp_impact_energy_opts o;
+    imp_impact_energy_opts_default(&o);
+    o.one_step = 1;
+    double lt[64], lm[64];
+    CHECK_OK(imp_csys_impact_energy(&s, truth, model, n, T, &o, &r, lt, lm, 64));
+    const double ratio = (1 - 0.612 * 0.612) / (1 - 0.6 * 0.6);
+    int single = 0;
+    for (int k = 0; k < r.impacts && k < 64; k++) single += fabs(lm[k] / lt[k] - ratio) < 1e-6;
+    CHECK_MSG(r.impacts > 0 && single >= r.impacts / 2 && fabs(r.rel_error - (1 - ratio)) < 0.01 &&
+                  r.within_5pct == r.impacts,
+              "one-step e' = 0.612: %d impacts (%d at the single-impact ratio %g), error %g, %d within 5 %%",
+              r.impacts, single, ratio, r.rel_error, r.within_5pct);
+    /* the model's true energy is what counts: a model that keeps the energy
+     * (no impact loss) is 100 % off */
+    for (int i = 0; i < n; i++)
+        for (int k = 1; k < T; k++) {
+            const double *a = truth + ((size_t)i * T + k - 1) * row;
+            memcpy(model + ((size_t)i * T + k) * row, a, row * sizeof(double));
+        }
+    CHECK_OK(imp_csys_impact_energy(&s, truth, model, n, T, &o, &r, NULL, NULL, 0));
+    CHECK_MSG(fabs(r.rel_error - 1) < 1e-12 && r.within_5pct == 0, "no-loss model: error %g", r.rel_error);
+    /* rollouts with a window */
+    o.one_step = 0;
+    o.window = 1;
+    CHECK_OK(imp_csys_impact_energy(&s, truth, truth, n, T, &o, &r, NULL, NULL, 0));
+    CHECK(r.impacts > 0 && r.rel_error == 0);
+    /* bad input */
+    CHECK_FAILS(imp_csys_impact_energy(&s, truth, model, n, 1, NULL, &r, NULL, NULL, 0), IMP_ERR_INVALID);
+    CHECK(strstr(imp_last_error(), "T 1") != NULL);
+    o.threshold = 0;
+    CHECK_FAILS(imp_csys_impact_energy(&s, truth, model, n, T, &o, &r, NULL, NULL, 0), IMP_ERR_INVALID);
+    CHECK(strstr(imp_last_error(), "threshold") != NULL);
+    model[5] = NAN;
+    CHECK_FAILS(imp_csys_impact_energy(&s, truth, model, n, T, NULL, &r, NULL, NULL, 0), IMP_ERR_NUMERIC);
+    CHECK(strstr(imp_last_error(), "model") != NULL);
+    free(truth), free(model);
+    imp_csys_work_free(w);
+}
+
 int main(void)
 {
     test_parse();
@@ -673,5 +745,6 @@ int main(void)
     test_two_body_impacts();
     test_parse_two_body();
     test_two_body_simulate();
+    test_impact_energy();
     TEST_MAIN_END();
 }
