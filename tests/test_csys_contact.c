@@ -721,6 +721,60 @@ static void test_impact_energy(void)
     imp_csys_work_free(w);
 }
 
+/* The reverse of a body-body contact's gap and rows (imp_csys_body_contact_vjp)
+ * against central differences: point masses in 2-D, extended bodies with
+ * off-centre spheres in 2-D and 3-D (any x: the map is defined off the
+ * rigid manifold too). */
+static double frame_objective(const imp_csys *s, const double *x, int c, double phib, const double *Jb)
+{
+    double J[3 * NMAX];
+    int N = imp_csys_ndof(s);
+    double f = phib * imp_csys_contact_frame(s, x, c, NULL, NULL, J);
+    for (int i = 0; i < s->d * N; i++) f += Jb[i] * J[i];
+    return f;
+}
+
+static void test_body_contact_vjp(void)
+{
+    for (int kind = 0; kind < 3; kind++) {
+        imp_csys s;
+        int d = kind == 2 ? 3 : 2;
+        if (kind == 0) {
+            CHECK_OK(imp_chnn_system(&s, "colliding-pendulums"));
+        } else {
+            CHECK_OK(imp_csys_init(&s, "two-bodies", d));
+            double I[3] = {0.1, 0.2, 0.15}, at_a[3] = {0.2, -0.1, 0.05}, at_b[3] = {-0.1, 0.3, 0.1};
+            CHECK_OK(imp_csys_add_body(&s, "a", 1.0, d, I, NULL));
+            CHECK_OK(imp_csys_add_body(&s, "b", 2.0, d, I, NULL));
+            CHECK_OK(imp_csys_add_body_contact(&s, 0, at_a, 0.2, 1, at_b, 0.3, 0.5, 0.2, 0));
+        }
+        int N = imp_csys_ndof(&s);
+        imp_rng rng;
+        imp_rng_seed(&rng, 40 + (uint64_t)kind);
+        double worst = 0;
+        for (int trial = 0; trial < 4; trial++) {
+            double x[NMAX], Jb[3 * NMAX], xb[NMAX] = {0};
+            for (int q = 0; q < N; q++) x[q] = imp_rng_normal(&rng);
+            for (int i = 0; i < d * N; i++) Jb[i] = imp_rng_normal(&rng);
+            double phib = imp_rng_normal(&rng);
+            int c = trial % s.n_contacts;
+            CHECK_OK(imp_csys_body_contact_vjp(&s, x, c, phib, Jb, xb));
+            for (int q = 0; q < N; q++) {
+                double xp[NMAX], xm[NMAX], h = 1e-6;
+                memcpy(xp, x, sizeof xp), memcpy(xm, x, sizeof xm);
+                xp[q] += h, xm[q] -= h;
+                double fd = (frame_objective(&s, xp, c, phib, Jb) - frame_objective(&s, xm, c, phib, Jb)) / (2 * h);
+                worst = fmax(worst, fabs(fd - xb[q]) / fmax(1, fabs(fd)));
+            }
+        }
+        CHECK_MSG(worst < 1e-7, "body contact vjp (kind %d) vs FD: %g", kind, worst);
+    }
+    imp_csys s;
+    CHECK_OK(imp_chnn_system(&s, "chain-ground:3"));
+    double x[6] = {0}, xb[6] = {0};
+    CHECK_FAILS(imp_csys_body_contact_vjp(&s, x, 0, 1, NULL, xb), IMP_ERR_INVALID);
+}
+
 int main(void)
 {
     test_parse();
@@ -746,5 +800,6 @@ int main(void)
     test_parse_two_body();
     test_two_body_simulate();
     test_impact_energy();
+    test_body_contact_vjp();
     TEST_MAIN_END();
 }

@@ -21,7 +21,7 @@ extern "C" {
  * then tangents (2-D t = (n_y, -n_x); 3-D (t1, t2, n) right-handed), and
  * the Jacobian rows J (d x N, overwritten): row k maps v to the velocity of
  * the material point at pc along direction k (eq 16); for a body-body
- * contact, minus that of B's touching point (the relative velocity, eq 20),
+ * contact, minus that of B's touching point (the relative velocity, eq 17a),
  * with the normal from B's centre to A's. J may be NULL. Coincident centres
  * of a body-body contact (no normal) give the first axis as normal;
  * imp_csys_check_contact_normals refuses such a state. */
@@ -33,6 +33,14 @@ double imp_csys_contact_centre_distance(const imp_csys *s, const double *x, int 
 /* Fails (IMP_ERR_INVALID, naming the contact and its line) if a body-body
  * contact's sphere centres coincide at x: its normal is undefined. */
 int imp_csys_check_contact_normals(const imp_csys *s, const double *x);
+/* Reverse of imp_csys_contact_frame for a body-body contact c (whose normal
+ * and rows depend on x): xbar += d(phi_bar phi + <J_bar, J>)/dx, J_bar d x N
+ * (may be NULL). For the learned models' reverse pass through the gap and
+ * the rows (a plane contact's rows depend on x only through an extended
+ * body's frame). Fails if c is not a body-body contact or its centres
+ * coincide. */
+int imp_csys_body_contact_vjp(const imp_csys *s, const double *x, int c, double phi_bar, const double *J_bar,
+                              double *xbar);
 /* A contact's name for messages and reports: "body-plane" or "bodyA-bodyB". */
 void imp_csys_contact_name(const imp_csys *s, int c, char *buf, size_t n);
 

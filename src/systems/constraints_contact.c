@@ -4,6 +4,7 @@
  * mass (docs/derivations/contact.md eqs 16-19), so that a post-impact
  * velocity satisfies the joints and the contact law together. */
 #include "impulse/constrained_contact.h"
+#include "contact/contact_internal.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -232,6 +233,21 @@ static void sphere_centre(const imp_csys *s, const imp_cbody *B, const double *w
         for (int k = 0; k < d; k++) C[k] += w[t] * x[(p0 + t) * d + k];
 }
 
+/* Material weights of body B at world point pc (as add_point_rows). */
+static void point_weights(const imp_csys *s, const imp_cbody *B, const double *x, const double *pc, double *wt)
+{
+    int d = s->d, p0 = B->first_point;
+    wt[0] = 1, wt[1] = wt[2] = wt[3] = 0;
+    double sum = 0;
+    for (int i = 1; i <= B->n_axes; i++) {
+        double ci = 0;
+        for (int k = 0; k < d; k++) ci += (pc[k] - x[p0 * d + k]) * (x[(p0 + i) * d + k] - x[p0 * d + k]);
+        wt[i] = ci;
+        sum += ci;
+    }
+    wt[0] = 1 - sum;
+}
+
 /* Add sign * (material weights of body B at world point pc) (x) dirs to the
  * Jacobian rows J (d x N): row r maps v to the velocity of that material
  * point along dirs[r]; the weights are its body coordinates along the axes,
@@ -240,17 +256,8 @@ static void add_point_rows(const imp_csys *s, const imp_cbody *B, const double *
                            double dl[3][3], double sign, double *J)
 {
     int d = s->d, N = imp_csys_ndof(s), p0 = B->first_point, k_ax = B->n_axes;
-    double wt[4] = {1, 0, 0, 0};
-    if (k_ax > 0) {
-        double sum = 0;
-        for (int i = 1; i <= k_ax; i++) {
-            double ci = 0;
-            for (int k = 0; k < d; k++) ci += (pc[k] - x[p0 * d + k]) * (x[(p0 + i) * d + k] - x[p0 * d + k]);
-            wt[i] = ci;
-            sum += ci;
-        }
-        wt[0] = 1 - sum;
-    }
+    double wt[4];
+    point_weights(s, B, x, pc, wt);
     for (int r = 0; r < d; r++)
         for (int t = 0; t <= k_ax; t++)
             for (int k = 0; k < d; k++) J[(size_t)r * N + (p0 + t) * d + k] += sign * wt[t] * dl[r][k];
@@ -276,7 +283,7 @@ double imp_csys_contact_frame(const imp_csys *s, const double *x, int c, double 
     double C[3], n[3] = {0, 0, 0}, off[3] = {0, 0, 0}, pcl[3], phi;
     sphere_centre(s, B, cc->w, x, C);
     if (cc->other >= 0) {
-        /* two spheres: n from B's centre to A's (eq 20); phi = |d| - rA - rB */
+        /* two spheres: n from B's centre to A's (eq 17a); phi = |d| - rA - rB */
         double CB[3], dist = 0;
         sphere_centre(s, &s->bodies[cc->other], cc->w2, x, CB);
         for (int k = 0; k < d; k++) {
@@ -334,6 +341,111 @@ double imp_csys_contact_frame(const imp_csys *s, const double *x, int c, double 
         }
     }
     return phi;
+}
+
+/* Reverse of the material weights of body B at world point pc (add_point_rows):
+ * wtb (the weights' adjoints) to pc_bar and xbar. */
+static void point_weights_vjp(const imp_csys *s, const imp_cbody *B, const double *x, const double *pc,
+                              const double *wtb, double *pc_bar, double *xbar)
+{
+    int d = s->d, p0 = B->first_point;
+    const double *x0 = x + p0 * d;
+    for (int i = 1; i <= B->n_axes; i++) {
+        double g = wtb[i] - wtb[0];
+        const double *xi = x + (p0 + i) * d;
+        for (int k = 0; k < d; k++) {
+            pc_bar[k] += g * (xi[k] - x0[k]);
+            xbar[(p0 + i) * d + k] += g * (pc[k] - x0[k]);
+            xbar[p0 * d + k] -= g * (xi[k] - x0[k]) + g * (pc[k] - x0[k]);
+        }
+    }
+}
+
+int imp_csys_body_contact_vjp(const imp_csys *s, const double *x, int c, double phi_bar, const double *J_bar,
+                              double *xbar)
+{
+    if (!s || !x || !xbar) return imp_fail(IMP_ERR_INVALID, "body contact vjp: NULL");
+    if (c < 0 || c >= s->n_contacts || s->contacts[c].other < 0)
+        return imp_fail(IMP_ERR_INVALID, "body contact vjp: contact %d is not a body-body contact", c);
+    const imp_ccontact *cc = &s->contacts[c];
+    const imp_cbody *A = &s->bodies[cc->body], *B = &s->bodies[cc->other];
+    int d = s->d, N = imp_csys_ndof(s);
+    double CA[3], CB[3], D[3], n[3] = {0, 0, 0}, dist = 0;
+    sphere_centre(s, A, cc->w, x, CA);
+    sphere_centre(s, B, cc->w2, x, CB);
+    for (int k = 0; k < d; k++) {
+        D[k] = CA[k] - CB[k];
+        dist += D[k] * D[k];
+    }
+    dist = sqrt(dist);
+    if (!(dist > 1e-300))
+        return imp_fail(IMP_ERR_NUMERIC, "body contact vjp: contact %d: the sphere centres coincide", c);
+    for (int k = 0; k < d; k++) n[k] = D[k] / dist;
+    double dl[3][3], nb[3] = {0, 0, 0}, CAb[3] = {0, 0, 0}, CBb[3] = {0, 0, 0};
+    contact_dirs(d, n, dl);
+    if (J_bar) {
+        /* J[r] = dl[r] (x) wtA(pA) - dl[r] (x) wtB(pB) */
+        double pA[3], pB[3], wA[4], wB[4], wAb[4] = {0, 0, 0, 0}, wBb[4] = {0, 0, 0, 0}, dlb[3][3];
+        memset(dlb, 0, sizeof dlb);
+        for (int k = 0; k < d; k++) pA[k] = CA[k] - cc->radius * n[k], pB[k] = CB[k] + cc->radius2 * n[k];
+        point_weights(s, A, x, pA, wA);
+        point_weights(s, B, x, pB, wB);
+        for (int r = 0; r < d; r++)
+            for (int k = 0; k < d; k++) {
+                for (int t = 0; t <= A->n_axes; t++) {
+                    double jb = J_bar[(size_t)r * N + (A->first_point + t) * d + k];
+                    dlb[r][k] += wA[t] * jb;
+                    wAb[t] += jb * dl[r][k];
+                }
+                for (int t = 0; t <= B->n_axes; t++) {
+                    double jb = J_bar[(size_t)r * N + (B->first_point + t) * d + k];
+                    dlb[r][k] -= wB[t] * jb;
+                    wBb[t] -= jb * dl[r][k];
+                }
+            }
+        double pAb[3] = {0, 0, 0}, pBb[3] = {0, 0, 0};
+        point_weights_vjp(s, A, x, pA, wAb, pAb, xbar);
+        point_weights_vjp(s, B, x, pB, wBb, pBb, xbar);
+        for (int k = 0; k < d; k++) {
+            CAb[k] += pAb[k], nb[k] -= cc->radius * pAb[k];
+            CBb[k] += pBb[k], nb[k] += cc->radius2 * pBb[k];
+        }
+        /* the directions from n (contact_dirs) */
+        for (int k = 0; k < d; k++) nb[k] += dlb[0][k];
+        if (d == 2) {
+            nb[1] += dlb[1][0], nb[0] -= dlb[1][1];
+        } else {
+            /* t2 = n x t1: n_bar += t1 x t2_bar, t1_bar += t2_bar x n */
+            double *t1 = dl[1], t1b[3], cr[3];
+            imp_cross3(t1, dlb[2], cr);
+            for (int k = 0; k < 3; k++) nb[k] += cr[k];
+            imp_cross3(dlb[2], n, cr);
+            for (int k = 0; k < 3; k++) t1b[k] = dlb[1][k] + cr[k];
+            /* t1 = t/|t|, t = e_m - n_m n */
+            int m = 0;
+            for (int k = 1; k < 3; k++) if (fabs(n[k]) < fabs(n[m])) m = k;
+            double t[3] = {0, 0, 0}, L = 0, dot = 0, tb[3];
+            t[m] = 1;
+            for (int k = 0; k < 3; k++) t[k] -= n[m] * n[k];
+            L = sqrt(imp_dot3(t, t));
+            dot = imp_dot3(t1, t1b);
+            for (int k = 0; k < 3; k++) tb[k] = (t1b[k] - t1[k] * dot) / L;
+            for (int k = 0; k < 3; k++) nb[k] -= n[m] * tb[k];
+            nb[m] -= imp_dot3(n, tb);
+        }
+    }
+    /* phi = |D| - rA - rB and n = D/|D| */
+    double Db[3], ndn = 0;
+    for (int k = 0; k < d; k++) ndn += n[k] * nb[k];
+    for (int k = 0; k < d; k++) {
+        Db[k] = phi_bar * n[k] + (nb[k] - n[k] * ndn) / dist;
+        CAb[k] += Db[k], CBb[k] -= Db[k];
+    }
+    for (int t = 0; t <= A->n_axes; t++)
+        for (int k = 0; k < d; k++) xbar[(A->first_point + t) * d + k] += cc->w[t] * CAb[k];
+    for (int t = 0; t <= B->n_axes; t++)
+        for (int k = 0; k < d; k++) xbar[(B->first_point + t) * d + k] += cc->w2[t] * CBb[k];
+    return IMP_OK;
 }
 
 int imp_csys_contact_minv(double *out, const double *in, int nv, int ncol, void *user_data)
