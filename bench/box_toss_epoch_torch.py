@@ -24,8 +24,9 @@ float64:
   gradient, Adam (lr 0.02) on e, mu, the ground and the corners in
   rigid_learn.c's units (ground and corners in mm), clamped as there.
 
-The solver's numerics (no gradient) run in NumPy, which is faster than
-torch on these 3..24-row problems; the differentiable parts are torch.
+The solver (bench/contact_solve_torch.py, shared with the CLNN peer) runs
+its numerics (no gradient) in NumPy, which is faster than torch on these
+3..24-row problems; the differentiable parts are torch.
 One thread unless asked for more.
 
 usage: box_toss_epoch_torch.py tosses.npz [repeats] [window] [substeps] [batch]
@@ -35,11 +36,16 @@ the check window's states, loss and gradient from the C code's.
 """
 import argparse
 import json
-import math
 import time
+
+import os
+import sys
 
 import numpy as np
 import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from contact_solve_torch import contact_impulse  # noqa: E402
 
 ap = argparse.ArgumentParser()
 ap.add_argument("data")
@@ -62,7 +68,7 @@ inertia = f["body_inertia"].astype(np.float64)
 mass, dt, gravity, ground0 = float(meta["mass"]), float(meta["dt"]), float(meta["gravity"]), float(meta["ground_height"])
 W, SUB, B, LR = args.window, args.substeps, args.batch, 0.02
 E0, MU0, SCALE = 0.5, 0.5, 1e-3
-REG, SWEEPS, TOL, E_THRESHOLD = 1e-4, 10, 1e-10, 0.1
+REG, SWEEPS, E_THRESHOLD = 1e-4, 10, 0.1
 width = float(size[0])
 I_t = torch.tensor(inertia, dtype=DT)
 MINV = np.concatenate([np.full(3, 1.0 / mass), 1.0 / inertia])
@@ -79,342 +85,6 @@ for L in lengths:
         starts.append(off + a)
         a += W - 1
     off += int(L)
-
-
-# ---- the contact solve (src/contact/solve.c), NumPy, no gradient ----
-class Solver:
-    def __init__(self, A, um, e, mu, eps):
-        self.A, self.um, self.e, self.mu = A, um, e, mu
-        self.R = A.shape[0]
-        self.n = self.R // 3
-        self.set_eps(eps)
-        self.beta = e * np.maximum(-um[0::3], 0.0)
-        self.vscale = max(self.beta.max(initial=0.0), np.abs(um).max(initial=0.0), 1e-300)
-        self.tr_R = np.trace(A) / self.R
-        self.lscale = self.vscale / self.tr_R
-        self.branch = [0] * self.n  # 0 separate, 1 stick, 2 slide
-        self.slide = np.zeros((self.n, 2))
-
-    def set_eps(self, eps):
-        self.eps = eps
-        self.Ar = self.A + eps * np.eye(self.R)
-
-    def post(self, lam):
-        return self.um + self.Ar @ lam
-
-    def pgs_sweep(self, lam):
-        Ar, change = self.Ar, 0.0
-        for i in range(self.n):
-            r0 = 3 * i
-            un = self.um[r0] + Ar[r0] @ lam
-            Ann, ln = Ar[r0, r0], lam[r0]
-            ln_new = max(0.0, ln - (un - self.beta[i]) / Ann)
-            change = max(change, abs(ln_new - ln) * Ann)
-            lam[r0] = ln_new
-            lt = np.empty(2)
-            for a in (1, 2):
-                r = r0 + a
-                ut = self.um[r] + Ar[r] @ lam
-                lt[a - 1] = lam[r] - ut / Ar[r, r]
-            nrm = math.hypot(lt[0], lt[1])
-            cap = self.mu[i] * ln_new
-            fac = (cap / nrm if nrm > 0 else 0.0) if nrm > cap else 1.0
-            for a in (1, 2):
-                r = r0 + a
-                v = fac * lt[a - 1]
-                change = max(change, abs(v - lam[r]) * Ar[r, r])
-                lam[r] = v
-        return change
-
-    def ac_function(self, lam, jac):
-        R, Ar = self.R, self.Ar
-        u = self.post(lam)
-        F = np.empty(R)
-        J = np.zeros((R, R)) if jac else None
-        for i in range(self.n):
-            r0 = 3 * i
-            rho, mu = 1.0 / Ar[r0, r0], self.mu[i]
-            yn = lam[r0] - rho * (u[r0] - self.beta[i])
-            if yn <= 0.0:
-                self.branch[i] = 0
-                F[r0:r0 + 3] = lam[r0:r0 + 3]
-                if jac:
-                    J[r0:r0 + 3, r0:r0 + 3] = np.eye(3)
-                continue
-            F[r0] = rho * (u[r0] - self.beta[i])
-            if jac:
-                J[r0] = rho * Ar[r0]
-            yt = lam[r0 + 1:r0 + 3] - rho * u[r0 + 1:r0 + 3]
-            ny, cap = math.hypot(yt[0], yt[1]), mu * yn
-            if ny <= cap:
-                self.branch[i] = 1
-                F[r0 + 1:r0 + 3] = rho * u[r0 + 1:r0 + 3]
-                if jac:
-                    J[r0 + 1:r0 + 3] = rho * Ar[r0 + 1:r0 + 3]
-            else:
-                self.branch[i] = 2
-                yh = yt / ny
-                self.slide[i] = -yh
-                F[r0 + 1:r0 + 3] = lam[r0 + 1:r0 + 3] - cap * yh
-                if jac:
-                    for a in (1, 2):
-                        r = r0 + a
-                        row = J[r]
-                        row[r] += 1.0
-                        cn = mu * yh[a - 1]
-                        row[r0] -= cn
-                        row += cn * rho * Ar[r0]
-                        for c in (1, 2):
-                            P = cap * ((a == c) - yh[a - 1] * yh[c - 1]) / ny
-                            if P == 0.0:
-                                continue
-                            row[r0 + c] -= P
-                            row += P * rho * Ar[r0 + c]
-        return 0.5 * F @ F, F, J
-
-    def ac_newton(self, lam, max_iter):
-        phi, F, J = self.ac_function(lam, True)
-        for _ in range(max_iter):
-            if math.sqrt(2.0 * phi) <= TOL * self.lscale:
-                return True
-            try:
-                dl = np.linalg.solve(J, -F)
-            except np.linalg.LinAlgError:
-                return False
-            alpha, ok = 1.0, False
-            for _ls in range(30):
-                trial = lam + alpha * dl
-                phi_new, _, _ = self.ac_function(trial, False)
-                if phi_new <= (1.0 - 1e-4 * alpha) * phi:
-                    ok = True
-                    break
-                alpha *= 0.5
-            if not ok:
-                return False
-            lam[:] = trial
-            phi, F, J = self.ac_function(lam, True)
-        return math.sqrt(2.0 * phi) <= TOL * self.lscale
-
-    def rescale(self, lam):
-        lm = np.abs(lam).max(initial=0.0)
-        if lm > self.lscale:
-            self.lscale = lm
-            self.vscale = max(self.vscale, lm * self.tr_R)
-
-    def identify(self, lam, u):
-        for i in range(self.n):
-            r0 = 3 * i
-            ln = lam[r0]
-            lt = math.hypot(lam[r0 + 1], lam[r0 + 2])
-            ut = math.hypot(u[r0 + 1], u[r0 + 2])
-            self.slide[i] = 0.0
-            if ln <= 1e-7 * self.lscale:
-                self.branch[i] = 0
-            elif self.mu[i] > 0.0 and lt < self.mu[i] * ln * (1.0 - 1e-7):
-                self.branch[i] = 1
-            else:
-                self.branch[i] = 2
-                if ut > 1e-9 * self.vscale:
-                    self.slide[i] = u[r0 + 1:r0 + 3] / ut
-                elif lt > 0:
-                    self.slide[i] = -lam[r0 + 1:r0 + 3] / lt
-
-    def branch_system(self, lam, jac):
-        """F(lambda) = 0 on the branches (eq 10) and dF/dlambda."""
-        R, Ar = self.R, self.Ar
-        u = self.post(lam)
-        F = np.empty(R)
-        J = np.zeros((R, R)) if jac else None
-        for i in range(self.n):
-            r0, b = 3 * i, self.branch[i]
-            if b == 0:
-                F[r0:r0 + 3] = lam[r0:r0 + 3]
-                if jac:
-                    J[r0:r0 + 3, r0:r0 + 3] = np.eye(3)
-                continue
-            F[r0] = u[r0] - self.beta[i]
-            if jac:
-                J[r0] = Ar[r0]
-            if b == 1:
-                F[r0 + 1:r0 + 3] = u[r0 + 1:r0 + 3]
-                if jac:
-                    J[r0 + 1:r0 + 3] = Ar[r0 + 1:r0 + 3]
-                continue
-            ln, mu = lam[r0], self.mu[i]
-            ut = u[r0 + 1:r0 + 3]
-            rho = math.hypot(ut[0], ut[1])
-            K = np.zeros((2, 2))
-            if rho > 0.0:
-                self.slide[i] = ut / rho
-                K = mu * ln * (np.eye(2) - np.outer(self.slide[i], self.slide[i])) / rho
-            F[r0 + 1:r0 + 3] = lam[r0 + 1:r0 + 3] + mu * ln * self.slide[i]
-            if jac:
-                for a in (1, 2):
-                    r = r0 + a
-                    J[r, r] += 1.0
-                    J[r, r0] += mu * self.slide[i][a - 1]
-                    for c in (0, 1):
-                        if K[a - 1, c] != 0.0:
-                            J[r] += K[a - 1, c] * Ar[r0 + 1 + c]
-        return F, J
-
-    def branch_solve(self, lam):
-        for it in range(30):
-            F, J = self.branch_system(lam, True)
-            r = 0.0
-            for i in range(self.n):
-                for a in range(3):
-                    sc = self.lscale if (self.branch[i] == 0 or (a > 0 and self.branch[i] == 2)) else self.vscale
-                    r = max(r, abs(F[3 * i + a]) / sc)
-            if r <= TOL * 1e-2 and it > 0:
-                return True
-            try:
-                lam += np.linalg.solve(J, -F)
-            except np.linalg.LinAlgError:
-                return False
-            if not np.isfinite(lam).all():
-                return False
-        F, _ = self.branch_system(lam, False)
-        return np.abs(F).max() / min(self.vscale, self.lscale) <= TOL
-
-    def verify_and_flip(self, lam, u, one_only):
-        nviol, worst, worst_v, worst_to, worst_dir = 0, -1, 0.0, 0, np.zeros(2)
-        for i in range(self.n):
-            r0, to, viol, d = 3 * i, -1, 0.0, np.zeros(2)
-            ln = lam[r0]
-            lt = math.hypot(lam[r0 + 1], lam[r0 + 2])
-            b = self.branch[i]
-            if b == 0:
-                if u[r0] - self.beta[i] < -TOL * self.vscale:
-                    viol, to = (self.beta[i] - u[r0]) / self.vscale, (1 if self.mu[i] > 0 else 2)
-            elif b == 1:
-                if ln < -TOL * self.lscale:
-                    viol, to = -ln / self.lscale, 0
-                elif lt > self.mu[i] * ln + TOL * self.lscale:
-                    viol, to = (lt - self.mu[i] * ln) / self.lscale, 2
-                    d = -lam[r0 + 1:r0 + 3] / lt
-            else:
-                if ln < -TOL * self.lscale:
-                    viol, to = -ln / self.lscale, 0
-                elif self.mu[i] > 0:
-                    along = self.slide[i] @ u[r0 + 1:r0 + 3]
-                    if along < -TOL * self.vscale or along <= 0.0:
-                        viol, to = -along / self.vscale, 1
-            if to < 0:
-                continue
-            nviol += 1
-            if not one_only:
-                self.branch[i] = to
-                if to == 2:
-                    self.slide[i] = d
-            elif worst < 0 or viol > worst_v:
-                worst, worst_v, worst_to, worst_dir = i, viol, to, d
-        if one_only and worst >= 0:
-            self.branch[worst] = worst_to
-            if worst_to == 2:
-                self.slide[worst] = worst_dir
-        return nviol
-
-
-def solve_forward(A, um, e, mu, reg):
-    """lambda, the solver (its branches and eps) or None (no verified solution)."""
-    R = A.shape[0]
-    tr_R = np.trace(A) / R
-    eps = reg * tr_R
-    s = Solver(A, um, e, mu, eps)
-    lam = np.zeros(R)
-    for _ in range(SWEEPS):
-        if s.pgs_sweep(lam) <= TOL * s.vscale:
-            break
-    lsave = lam.copy()
-    ac = s.ac_newton(lam, 100)
-    if not ac:
-        lam[:] = 0.0
-        ac = s.ac_newton(lam, 200)
-    if not ac:
-        lam[:] = 0.0
-        ek = max(1e-3 * tr_R, eps)
-        while True:
-            s.set_eps(ek)
-            ac = s.ac_newton(lam, 200)
-            s.rescale(lam)
-            if ek <= eps:
-                break
-            ek = ek * 1e-2 if ek * 1e-2 > max(eps, 1e-14 * tr_R) else eps
-    if ac:
-        s.rescale(lam)
-    else:
-        lam[:] = lsave
-        s.identify(lam, s.post(lam))
-    keep_branch, keep_slide, lac = list(s.branch), s.slide.copy(), lam.copy()
-    n = R // 3
-    max_piv, ok = 4 * n + 10, False
-    for p in range(max_piv + 1):
-        if not s.branch_solve(lam):
-            break
-        if s.verify_and_flip(lam, s.post(lam), p >= max_piv // 2) == 0:
-            ok = True
-            break
-    if not ok and ac:
-        lam[:] = lac
-        s.branch, s.slide = keep_branch, keep_slide
-        s.ac_function(lam, False)  # its branches
-        ok = True
-    if not ok:
-        lam[:] = 0.0
-        ch = 0.0
-        for _ in range(50 * 200):
-            ch = s.pgs_sweep(lam)
-            if ch <= TOL * s.vscale:
-                break
-        s.identify(lam, s.post(lam))
-        if not ch <= 1e3 * TOL * s.vscale:
-            return None, None
-    return lam, s
-
-
-def branch_F(s, lam, A, um, e, mu):
-    """The branch system F (eq 10) in torch, differentiable in A, u-, e, mu
-    (eps = reg tr(A)/rows too); lam is a constant."""
-    R = A.shape[0]
-    eps = s.reg * torch.trace(A) / R
-    u = um + A @ lam + eps * lam
-    parts = []
-    for i in range(s.n):
-        r0, b = 3 * i, s.branch[i]
-        if b == 0:
-            parts.append(lam[r0:r0 + 3])
-            continue
-        beta = e[i] * torch.clamp(-um[r0], min=0.0)
-        Fn = (u[r0] - beta).reshape(1)
-        if b == 1:
-            parts.append(torch.cat([Fn, u[r0 + 1:r0 + 3]]))
-            continue
-        ut = u[r0 + 1:r0 + 3]
-        sdir = ut / torch.linalg.norm(ut)
-        parts.append(torch.cat([Fn, lam[r0 + 1:r0 + 3] + mu * lam[r0] * sdir]))
-    return torch.cat(parts)
-
-
-def contact_impulse(A, um, e_list, mu):
-    """lambda with the implicit-differentiation graph (eqs 12-15)."""
-    A_np, um_np = A.detach().numpy(), um.detach().numpy()
-    e_np = np.array([float(x) for x in e_list])
-    mu_np = np.full(len(e_list), float(mu))
-    reg = REG
-    for tries in range(4):
-        lam_np, s = solve_forward(A_np, um_np, e_np, mu_np, reg)
-        if lam_np is not None:
-            break
-        reg *= 1e3
-    if lam_np is None:
-        raise RuntimeError("contact solve: no verified solution")
-    s.reg = reg
-    _, JF = s.branch_system(lam_np, True)
-    lam = torch.tensor(lam_np, dtype=DT)
-    e_t = torch.stack([x if torch.is_tensor(x) else torch.tensor(x, dtype=DT) for x in e_list])
-    F = branch_F(s, lam, A, um, e_t, mu)
-    return lam - torch.linalg.solve(torch.tensor(JF, dtype=DT), F)
 
 
 def quat_mul(a, b):
@@ -478,7 +148,7 @@ def step(s, h, e, mu, ground, points):
         Jm = torch.cat(rows)                   # (3n, 6)
         BT = Jm * MINV_t                       # rows M^-1 J_k^T
         A = Jm @ BT.T
-        lam = contact_impulse(A, torch.cat(ums), es, mu)
+        lam = contact_impulse(A, torch.cat(ums), es, [mu] * len(es), 3, REG, SWEEPS, retries=3)
         vp = vm + BT.T @ lam
         pos_out = pos + h * vp[0:3]
     r = quat_mul(qn, half_exp(h * vp[3:6]))

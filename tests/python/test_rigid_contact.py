@@ -240,7 +240,7 @@ check(summary["ran"] == 1 and rows and all(r["model"] == "ballistic" and r["toss
       and all(np.isfinite(r["position_error_pct"]) for r in rows), f"a cube task run from Python, its rows: {rows}")
 
 # ---- constrained systems with contacts: the new simulators
-for sysname in ("chain-ground:3", "chain-ground-elastic:3", "gyroscope-wall"):
+for sysname in ("chain-ground:3", "chain-ground-elastic:3", "gyroscope-wall", "colliding-pendulums"):
     ds = impulse.simulate(sysname, trajectories=1, steps=20, seed=0)
     check(np.isfinite(ds["z"]).all() and np.isfinite(ds["energy"]).all(), f"simulate {sysname}: {ds}")
 
@@ -262,5 +262,15 @@ for name, e in (("chain-ground:3", 0.0), ("chain-ground-elastic:3", 1.0)):
           f"{name}: contact 0 leaves at -e u (e {e}): {Jn @ v:.4f} -> {Jn @ vp:.4f}, energy "
           f"{cs.energy(x, v):.6f} -> {cs.energy(x, vp):.6f}")
 raises(lambda: impulse.ContactSystem("chain-ground:3").frame(np.zeros(6), 7), "c: 7", "a missing contact is named")
+
+# contacts between two constrained bodies: the built-in and its system file
+cp = impulse.ContactSystem("colliding-pendulums")
+cpf = impulse.ContactSystem(path=os.path.join(here, "..", "..", "systems", "colliding-pendulums.txt"))
+x, _ = cp.sample_state(3)
+fr = cp.frame(x, 0)
+gap = np.linalg.norm(x.reshape(3, 2)[2] - x.reshape(3, 2)[1]) - 0.22
+check(cp.n_contacts == 2 and cpf.n_contacts == 2 and np.isclose(fr["phi"], gap)
+      and np.isclose(cpf.frame(x, 0)["phi"], fr["phi"]) and np.allclose(fr["J"][0][2:4], -fr["J"][0][4:6]),
+      f"colliding-pendulums: two body-body contacts, gap |x3 - x2| - 0.22, rows relative: {fr}")
 
 checks.done()
