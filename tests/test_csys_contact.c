@@ -322,6 +322,12 @@ static void test_simulate_sys(const imp_csys *sys, int n_traj)
                   cs.max_penetration);
         CHECK_MSG(fabs(smooth) < 1e-7 * fmax(1, fabs(H0)), "%s #%d: energy off the impulses %g", name, i, smooth);
         CHECK_MSG(cs.impact_energy <= 1e-9, "%s #%d: impulses gained energy %g", name, i, cs.impact_energy);
+        /* DPhi v+ = 0 right after every impulse */
+        double vmax = 0;
+        for (int t = 0; t < T; t++)
+            for (int q = 0; q < N; q++) vmax = fmax(vmax, fabs(traj[(size_t)t * 2 * N + N + q]));
+        CHECK_MSG(cs.impacts == 0 || cs.max_joint_velocity < 1e-10 * fmax(1, vmax), "%s #%d: DPhi v+ %g after an impulse",
+                  name, i, cs.max_joint_velocity);
         if (s.contacts[0].e == 1 && s.contacts[0].mu == 0) {
             CHECK_MSG(fabs(H1 - H0) < 1e-6 * fmax(1, fabs(H0)) && cs.resting == 0 && cs.max_penetration < 1e-8,
                       "%s #%d: H %g -> %g, %d resting, penetration %g", name, i, H0, H1, cs.resting,

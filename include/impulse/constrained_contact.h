@@ -85,6 +85,7 @@ typedef struct imp_chnn_contact_stats {
                                the law dissipates) */
     double projection_energy; /* sum of the energy changes of the projections */
     imp_dopri5_stats ode;     /* DOPRI5 work over all integrations (locating included) */
+    double max_joint_velocity; /* largest |DPhi v+| right after any impulse (0 in exact arithmetic, eq 19) */
 } imp_chnn_contact_stats;
 /* imp_chnn_simulate(s, ..., stats) gives stats the ode field. */
 int imp_chnn_simulate_contact(const imp_csys *s, const double *xv0, double dt, int n_steps,

@@ -275,7 +275,8 @@ class ChnnSimOpts(Struct):
 
 class ChnnContactStats(Struct):
     _fields_ = [("impacts", c_int), ("resting", c_int), ("max_penetration", c_double),
-                ("impact_energy", c_double), ("projection_energy", c_double), ("ode", DopriStats)]
+                ("impact_energy", c_double), ("projection_energy", c_double), ("ode", DopriStats),
+                ("max_joint_velocity", c_double)]
 
 
 class CsysMinvCtx(Struct):

@@ -500,7 +500,7 @@ class ContactSystem:
                  ) -> tuple[np.ndarray, Result]:
         """Event-accurate ground truth: states (steps + 1, 2N) of (x, v) at
         t = k dt, and {impacts, resting, max_penetration, impact_energy,
-        projection_energy, ode}."""
+        projection_energy, ode, max_joint_velocity (largest |DPhi v+| after an impulse)}."""
         xv = np.concatenate([self._x(x0, "x0"), self._x(v0, "v0")])
         out = np.empty((int(steps) + 1, 2 * self.N))
         o = R.ChnnSimOpts(float(rtol), float(atol))

@@ -250,6 +250,9 @@ static int ct_impulse(ct_sim *S, double *xv, imp_chnn_contact_stats *cs)
     double e0 = imp_csys_energy(S->s, xv, xv + N);
     int st = imp_csys_contact_impulse(S->s, xv, xv + N, act, n, NULL, S->w);
     if (st) return st;
+    double phidot[IMP_CSYS_MAX_ROWS];
+    imp_csys_phidot(S->s, xv, xv + N, phidot);
+    for (int r = 0; r < S->s->n_rows; r++) cs->max_joint_velocity = fmax(cs->max_joint_velocity, fabs(phidot[r]));
     cs->impacts++;
     cs->impact_energy += imp_csys_energy(S->s, xv, xv + N) - e0;
     return IMP_OK;
