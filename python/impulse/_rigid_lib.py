@@ -279,12 +279,22 @@ class ChnnContactStats(Struct):
                 ("max_joint_velocity", c_double)]
 
 
+class ImpactEnergyOpts(Struct):
+    _fields_ = [("threshold", c_double), ("window", c_int), ("one_step", c_int)]
+
+
+class ImpactEnergy(Struct):
+    _fields_ = [("impacts", c_int), ("truth_lost", c_double), ("model_lost", c_double), ("rel_error", c_double),
+                ("mean_rel_error", c_double), ("max_rel_error", c_double), ("within_5pct", c_int)]
+
+
 class CsysMinvCtx(Struct):
     _fields_ = [("s", V), ("x", dptr), ("w", V)]
 
 
 MIRRORS.update({"imp_dopri5_stats": DopriStats, "imp_chnn_sim_opts": ChnnSimOpts,
-                "imp_chnn_contact_stats": ChnnContactStats, "imp_csys_minv_ctx": CsysMinvCtx})
+                "imp_chnn_contact_stats": ChnnContactStats, "imp_csys_minv_ctx": CsysMinvCtx,
+                "imp_impact_energy_opts": ImpactEnergyOpts, "imp_impact_energy": ImpactEnergy})
 from ._lib import Rng  # noqa: E402
 for _n, _a, _r in [
     ("imp_chnn_system", [V, c_char_p], c_int), ("imp_csys_load", [V, c_char_p], c_int),
@@ -296,6 +306,8 @@ for _n, _a, _r in [
     ("imp_csys_contact_impulse", [V, dptr, dptr, ipt, c_int, CS, V], c_int),
     ("imp_csys_contact_active", [V, dptr, dptr, c_double, c_double, ipt], c_int),
     ("imp_chnn_simulate_contact", [V, dptr, c_double, c_int, P(ChnnSimOpts), dptr, P(ChnnContactStats)], c_int),
+    ("imp_csys_impact_energy", [V, dptr, dptr, c_int, c_int, P(ImpactEnergyOpts), P(ImpactEnergy), dptr, dptr,
+                                c_int], c_int),
 ]:
     _f = getattr(lib, _n)
     _f.argtypes, _f.restype = _a, _r

@@ -274,4 +274,16 @@ check(cp.n_contacts == 2 and cpf.n_contacts == 2 and np.isclose(fr["phi"], gap)
       and np.isclose(cpf.frame(x, 0)["phi"], fr["phi"]) and np.allclose(fr["J"][0][2:4], -fr["J"][0][4:6]),
       f"colliding-pendulums: two body-body contacts, gap |x3 - x2| - 0.22, rows relative: {fr}")
 
+# energy lost at impacts: the truth against itself, and a model that keeps the energy
+ds_cp = impulse.simulate("colliding-pendulums", trajectories=2, seed=1)
+ie = cp.impact_energy(ds_cp["z"], ds_cp["z"])
+z_keep = ds_cp["z"].reshape(2, ds_cp["z"].shape[1], -1).copy()
+z_keep[:, 1:] = z_keep[:, :-1].copy()
+ie_keep = cp.impact_energy(ds_cp["z"], z_keep, one_step=True)
+check(ie["impacts"] > 0 and ie["rel_error"] == 0 and ie["within_5pct"] == ie["impacts"]
+      and len(ie["truth_loss"]) == ie["impacts"] and np.isclose(ie["truth_loss"].sum(), ie["truth_lost"])
+      and np.isclose(ie_keep["rel_error"], 1) and ie_keep["within_5pct"] == 0,
+      f"impact_energy: truth {ie}, a no-loss model {ie_keep}")
+raises(lambda: cp.impact_energy(ds_cp["z"], ds_cp["z"][:1]), "shape", "impact_energy: model and truth shapes differ")
+
 checks.done()
