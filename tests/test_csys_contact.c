@@ -781,6 +781,41 @@ static void test_body_contact_vjp(void)
     CHECK_FAILS(imp_csys_body_contact_vjp(&s, x, 0, 1, NULL, xb), IMP_ERR_INVALID);
 }
 
+/* Sustained contact between two bodies: two pendulums whose bobs cannot both
+ * hang straight down (anchors 0.2 apart, radii 0.15) swing together and come
+ * to rest pressed against each other (e 0): no penetration, joints kept,
+ * energy never gained, the spheres touching at the end. */
+static void test_two_body_resting(void)
+{
+    static const char *TEXT = "name resting-pair\ndim 2\nbody a mass 1 position -0.4 -0.9\nbody b mass 1 position 0.5 -0.9\n"
+                              "tether a length 1\ntether b length 1 anchor 0.2 0\ngravity 9.81 axis y\n"
+                              "contact a radius 0.15 body b radius 0.15 e 0 mu 0.3\n";
+    imp_csys s;
+    CHECK_OK(imp_csys_parse(&s, TEXT, "rest.txt"));
+    int N = imp_csys_ndof(&s), T = 401;
+    imp_csys_work *w = imp_csys_work_new(&s);
+    double xv[8];
+    imp_csys_nominal_state(&s, xv);
+    CHECK_OK(imp_csys_project(&s, xv, xv + N, NULL, w));
+    double *traj = malloc((size_t)T * 2 * N * sizeof(double));
+    imp_chnn_contact_stats cs;
+    CHECK_OK(imp_chnn_simulate_contact(&s, xv, 0.01, T - 1, NULL, traj, &cs));
+    double gmin = INFINITY, viol = 0, H0 = imp_csys_energy(&s, traj, traj + N), Hmax = H0;
+    for (int t = 0; t < T; t++) {
+        const double *z = traj + (size_t)t * 2 * N;
+        gmin = fmin(gmin, imp_csys_contact_frame(&s, z, 0, NULL, NULL, NULL));
+        viol = fmax(viol, imp_csys_violation(&s, z, z + N));
+        Hmax = fmax(Hmax, imp_csys_energy(&s, z, z + N));
+    }
+    const double *zT = traj + (size_t)(T - 1) * 2 * N;
+    double gT = imp_csys_contact_frame(&s, zT, 0, NULL, NULL, NULL);
+    CHECK_MSG(gmin > -1e-5 && viol < 1e-8 && Hmax <= H0 + 1e-9 && cs.resting > 0 && gT < 1e-6,
+              "resting pair: min gap %g, violation %g, H %g -> max %g, %d resting impulses, final gap %g", gmin, viol,
+              H0, Hmax, cs.resting, gT);
+    free(traj);
+    imp_csys_work_free(w);
+}
+
 int main(void)
 {
     test_parse();
@@ -807,5 +842,6 @@ int main(void)
     test_two_body_simulate();
     test_impact_energy();
     test_body_contact_vjp();
+    test_two_body_resting();
     TEST_MAIN_END();
 }
