@@ -1,7 +1,9 @@
 /* Contacts of constrained systems in Cartesian coordinates (issue #25):
- * planes and body contacts as declared in system files, their gaps and
- * Jacobian rows, and the impulse solved through the constrained inverse
- * mass (docs/derivations/contact.md eqs 16-19), so that a post-impact
+ * planes and body contacts as declared in system files (a body's sphere or
+ * disk rim against a plane, or two bodies' spheres against each other),
+ * their gaps and Jacobian rows (and the reverse of a body-body contact's),
+ * and the impulse solved through the constrained inverse mass
+ * (docs/derivations/contact.md eqs 16-19, 17a), so that a post-impact
  * velocity satisfies the joints and the contact law together. */
 #include "impulse/constrained_contact.h"
 #include "contact/contact_internal.h"
