@@ -28,7 +28,8 @@ C code does. float64 by default (impulse's CLNN trains in double).
 
 usage: chnn_contact_epoch_torch.py data.npz [epochs] [--threads N] [--float32] [--batch B]
        data: `impulse simulate chain-ground:3 --trajectories 800 --chunk 4 -o data.npz`
-       (its `chunks`, (n, 5, 2, points, 2)). Prints per-epoch CPU and wall
+       (its `chunks`, (n, 5, 2, points, 2)), or 5-state trajectories
+       (`--steps 4 --rollout-start 4`, as bench/chnn_contact_epoch.py makes). Prints per-epoch CPU and wall
        time (the first epoch includes torch's warm-up) and the contact solves.
 """
 import argparse
@@ -59,7 +60,10 @@ DT = torch.float32 if args.float32 else torch.float64
 f = np.load(args.data)
 meta = json.loads(str(f["meta"]))
 dt = float(meta["dt"])
-chunks = torch.tensor(f["chunks"], dtype=DT)          # (n, 5, 2, points, d)
+# the chunks: the file's `chunks` (simulate --chunk 4), else its 5-state
+# trajectories themselves (simulate --steps 4 --rollout-start 4: what
+# `impulse train clnn` takes as its one window per trajectory)
+chunks = torch.tensor(f["chunks"] if "chunks" in f.files else f["z"][:, :5], dtype=DT)  # (n, 5, 2, points, d)
 n_pts, d = chunks.shape[3], chunks.shape[4]
 N = n_pts * d
 L = chunks.shape[1] - 1
