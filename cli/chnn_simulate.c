@@ -22,9 +22,9 @@ static void usage(FILE *f)
             "Ground-truth trajectories of a constrained system (Finzi et al. 2020): the\n"
             "constrained Hamiltonian flow in Cartesian coordinates, integrated in double\n"
             "precision by adaptive Dormand-Prince 5(4). Systems with contacts (chain-ground:3,\n"
-            "chain-ground-elastic:3, gyroscope-wall, files with 'contact' lines) are simulated\n"
-            "event by event: each impact located and resolved by an impulse that keeps the\n"
-            "joints (docs/chnn-systems.md, \"Systems with contacts\").\n"
+            "chain-ground-elastic:3, gyroscope-wall, colliding-pendulums, files with 'contact'\n"
+            "lines) are simulated event by event: each impact located and resolved by an\n"
+            "impulse that keeps the joints (docs/chnn-systems.md, \"Systems with contacts\").\n"
             "\n"
             "SYSTEM: %s\n"
             "\n"
@@ -62,7 +62,8 @@ static int is_my_system(const char *name)
 {
     if (!name) return 0;
     const char *prefixes[] = {"pendulum-chain", "coupled-pendulums", "magnet-pendulum", "gyroscope",
-                              "rotor", "chain-ground", "chain-ground-elastic", "gyroscope-wall"};
+                              "rotor", "chain-ground", "chain-ground-elastic", "gyroscope-wall",
+                              "colliding-pendulums"};
     for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++) {
         size_t n = strlen(prefixes[i]);
         if (strncmp(name, prefixes[i], n) == 0 && (name[n] == '\0' || name[n] == ':')) return 1;

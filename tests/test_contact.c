@@ -906,9 +906,22 @@ static void test_solve_errors(void)
     CHECK_FAILS(imp_contact_solve_forward(&sol, A, u, &e, &mu, 1, 2, NULL, g_work, g_iwork), IMP_ERR_NUMERIC);
     CHECK(strstr(imp_last_error(), "u_minus") != NULL);
     u[1] = 0;
-    A[3] = 0;
+    A[0] = 0;
     CHECK_FAILS(imp_contact_solve_forward(&sol, A, u, &e, &mu, 1, 2, NULL, g_work, g_iwork), IMP_ERR_INVALID);
-    CHECK(strstr(imp_last_error(), "A[1][1]") != NULL);
+    CHECK(strstr(imp_last_error(), "A[0][0]") != NULL && strstr(imp_last_error(), "along its normal") != NULL);
+    A[0] = 1;
+    /* a tangent row that cannot move (a bob at the bottom of its swing hit
+     * head-on, issue #25): no friction impulse, the normal law exact up to
+     * eps; without regularization it is refused, naming the row */
+    A[3] = 0;
+    CHECK_OK(imp_contact_solve_forward(&sol, A, u, &e, &mu, 1, 2, NULL, g_work, g_iwork));
+    CHECK_MSG(fabs(sol.lambda[0] - 1.5) < 1e-8 && fabs(sol.lambda[1]) < 1e-12, "lambda (%g, %g)", sol.lambda[0],
+              sol.lambda[1]);
+    imp_contact_solve_opts o0;
+    imp_contact_solve_opts_default(&o0);
+    o0.regularization = 0;
+    CHECK_FAILS(imp_contact_solve_forward(&sol, A, u, &e, &mu, 1, 2, &o0, g_work, g_iwork), IMP_ERR_INVALID);
+    CHECK(strstr(imp_last_error(), "A[1][1]") != NULL && strstr(imp_last_error(), "tangent") != NULL);
     A[3] = 1;
     CHECK_OK(imp_contact_solve_forward(&sol, A, u, &e, &mu, 1, 2, NULL, g_work, g_iwork));
     CHECK_FAILS(imp_contact_solve_forward(&sol, A, u, &e, &mu, 1, 4, NULL, g_work, g_iwork), IMP_ERR_INVALID);

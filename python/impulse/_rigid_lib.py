@@ -275,7 +275,17 @@ class ChnnSimOpts(Struct):
 
 class ChnnContactStats(Struct):
     _fields_ = [("impacts", c_int), ("resting", c_int), ("max_penetration", c_double),
-                ("impact_energy", c_double), ("projection_energy", c_double), ("ode", DopriStats)]
+                ("impact_energy", c_double), ("projection_energy", c_double), ("ode", DopriStats),
+                ("max_joint_velocity", c_double)]
+
+
+class ImpactEnergyOpts(Struct):
+    _fields_ = [("threshold", c_double), ("window", c_int), ("one_step", c_int)]
+
+
+class ImpactEnergy(Struct):
+    _fields_ = [("impacts", c_int), ("truth_lost", c_double), ("model_lost", c_double), ("rel_error", c_double),
+                ("mean_rel_error", c_double), ("max_rel_error", c_double), ("within_5pct", c_int)]
 
 
 class CsysMinvCtx(Struct):
@@ -283,7 +293,8 @@ class CsysMinvCtx(Struct):
 
 
 MIRRORS.update({"imp_dopri5_stats": DopriStats, "imp_chnn_sim_opts": ChnnSimOpts,
-                "imp_chnn_contact_stats": ChnnContactStats, "imp_csys_minv_ctx": CsysMinvCtx})
+                "imp_chnn_contact_stats": ChnnContactStats, "imp_csys_minv_ctx": CsysMinvCtx,
+                "imp_impact_energy_opts": ImpactEnergyOpts, "imp_impact_energy": ImpactEnergy})
 from ._lib import Rng  # noqa: E402
 for _n, _a, _r in [
     ("imp_chnn_system", [V, c_char_p], c_int), ("imp_csys_load", [V, c_char_p], c_int),
@@ -295,6 +306,8 @@ for _n, _a, _r in [
     ("imp_csys_contact_impulse", [V, dptr, dptr, ipt, c_int, CS, V], c_int),
     ("imp_csys_contact_active", [V, dptr, dptr, c_double, c_double, ipt], c_int),
     ("imp_chnn_simulate_contact", [V, dptr, c_double, c_int, P(ChnnSimOpts), dptr, P(ChnnContactStats)], c_int),
+    ("imp_csys_impact_energy", [V, dptr, dptr, c_int, c_int, P(ImpactEnergyOpts), P(ImpactEnergy), dptr, dptr,
+                                c_int], c_int),
 ]:
     _f = getattr(lib, _n)
     _f.argtypes, _f.restype = _a, _r

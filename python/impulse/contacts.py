@@ -500,7 +500,7 @@ class ContactSystem:
                  ) -> tuple[np.ndarray, Result]:
         """Event-accurate ground truth: states (steps + 1, 2N) of (x, v) at
         t = k dt, and {impacts, resting, max_penetration, impact_energy,
-        projection_energy, ode}."""
+        projection_energy, ode, max_joint_velocity (largest |DPhi v+| after an impulse)}."""
         xv = np.concatenate([self._x(x0, "x0"), self._x(v0, "v0")])
         out = np.empty((int(steps) + 1, 2 * self.N))
         o = R.ChnnSimOpts(float(rtol), float(atol))
@@ -510,3 +510,36 @@ class ContactSystem:
         r = Result(st.as_dict())
         r["ode"] = Result(st.ode.as_dict())
         return out, r
+
+    def impact_energy(self, truth, model, *, one_step: bool = False, window: int = 0,
+                      threshold: float = 1e-4) -> Result:
+        """Energy lost at the truth's impacts, the truth's against a model's
+        (imp_csys_impact_energy; issue #25's "within 5 %"): truth and model
+        are trajectories (n, T, 2N) (or (T, 2N), or simulate's z (n, T, 2,
+        points, d)), both measured with this system's true energy. model is a
+        rollout (window: states each side of an impact) or, with one_step, row
+        k + 1 predicted from the truth's row k. Returns impacts, truth_lost,
+        model_lost, rel_error, mean_rel_error, max_rel_error, within_5pct and
+        per impact truth_loss, model_loss."""
+        def traj(a, name):
+            a = np.asarray(a, dtype=np.float64)
+            if a.ndim == 2:
+                a = a[None]
+            if a.ndim < 3:
+                raise Error(f"{name}: want trajectories (n, T, 2N), got shape {a.shape}")
+            a = np.ascontiguousarray(a.reshape(a.shape[0], a.shape[1], -1))
+            if a.shape[2] != 2 * self.N:
+                raise Error(f"{name}: states of {a.shape[2]} numbers, the system's are 2N = {2 * self.N}")
+            return a
+        t, m = traj(truth, "truth"), traj(model, "model")
+        if t.shape != m.shape:
+            raise Error(f"model: shape {m.shape} is not the truth's {t.shape}")
+        o = R.ImpactEnergyOpts(float(threshold), int(window), int(bool(one_step)))
+        r = R.ImpactEnergy()
+        cap = t.shape[0] * t.shape[1]
+        lt, lm = np.zeros(cap), np.zeros(cap)
+        check(lib.imp_csys_impact_energy(self._s, ptr(t), ptr(m), t.shape[0], t.shape[1], ctypes.byref(o),
+                                         ctypes.byref(r), ptr(lt), ptr(lm), cap))
+        out = Result(r.as_dict())
+        out["truth_loss"], out["model_loss"] = lt[:r.impacts].copy(), lm[:r.impacts].copy()
+        return out

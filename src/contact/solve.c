@@ -374,11 +374,19 @@ static int check_inputs(const double *A, const double *u_minus, const double *e,
     int st = imp_check_finite(u_minus, (size_t)R, "contact solve: u_minus");
     if (!st) st = imp_check_finite(A, (size_t)R * R, "contact solve: A");
     if (st) return st;
-    for (int k = 0; k < R; k++)
-        if (!(A[(size_t)k * R + k] > 0.0))
+    /* a normal row must move; a tangent row may not (a contact point the
+     * joints hold tangentially, e.g. a pendulum bob at the bottom of its
+     * swing hit head-on): its friction impulse is then fixed by the
+     * regularization (checked in imp_contact_solve_forward) */
+    double amax = 0.0;
+    for (int k = 0; k < R; k++) amax = fmax(amax, fabs(A[(size_t)k * R + k]));
+    for (int k = 0; k < R; k++) {
+        double a = A[(size_t)k * R + k];
+        if (k % dim == 0 ? !(a > 0.0) : !(a >= -1e-12 * amax))
             return imp_fail(IMP_ERR_INVALID,
-                            "contact solve: A[%d][%d]: compliance %g is not positive (contact %d cannot move)", k, k,
-                            A[(size_t)k * R + k], k / dim);
+                            "contact solve: A[%d][%d]: compliance %g is not positive (contact %d cannot move%s)", k, k,
+                            a, k / dim, k % dim == 0 ? " along its normal" : "");
+    }
     return IMP_OK;
 }
 
@@ -446,6 +454,12 @@ int imp_contact_solve_forward(imp_contact_solution *sol, const double *A, const 
     for (int k = 0; k < R; k++) tr_R += A[(size_t)k * R + k];
     tr_R /= R > 0 ? R : 1;
     double eps = o->regularization * tr_R;
+    for (int k = 0; k < R; k++)
+        if (!(A[(size_t)k * R + k] + eps > 0.0))
+            return imp_fail(IMP_ERR_INVALID,
+                            "contact solve: A[%d][%d]: compliance %g: contact %d cannot move along tangent %d and the "
+                            "regularization is 0",
+                            k, k, A[(size_t)k * R + k], k / dim, k % dim);
     solver s;
     solver_setup(&s, A, u_minus, e, mu, n, dim, eps, work, iwork);
     memset(sol, 0, sizeof *sol);
