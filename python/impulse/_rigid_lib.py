@@ -54,7 +54,7 @@ class ContactSolution(Struct):
     _fields_ = [("n", c_int), ("dim", c_int), ("lambda_", c_double * CONTACT_MAX_ROWS),
                 ("u_plus", c_double * CONTACT_MAX_ROWS), ("eps", c_double), ("regularization", c_double),
                 ("branch", c_int * MAX_CONTACTS), ("slide", (c_double * 2) * MAX_CONTACTS), ("sweeps", c_int),
-                ("pivots", c_int), ("residual", c_double), ("fallback", c_int)]
+                ("pivots", c_int), ("residual", c_double), ("fallback", c_int), ("law", c_int)]
 
 
 class RigidBody(Struct):
