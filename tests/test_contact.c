@@ -937,6 +937,7 @@ typedef struct law_case {
 
 static double law_beta(int law, double e, double un, double ur)
 {
+    if (law == IMP_CONTACT_LAW_NEWTON) return e * fmax(-ur, 0.0);
     return law == IMP_CONTACT_LAW_PAPER ? -e * ur : fmax(un - (1.0 + e) * ur, 0.0);
 }
 
@@ -993,8 +994,12 @@ static void check_law_case(law_case *c, unsigned seed)
         double ln = sol.lambda[r0], lt = 0, ut = 0, beta = law_beta(c->law, c->e[i], c->u[r0], c->ur[r0]);
         for (int a = 1; a < d; a++) lt += sol.lambda[r0 + a] * sol.lambda[r0 + a], ut += sol.u_plus[r0 + a] * sol.u_plus[r0 + a];
         lt = sqrt(lt), ut = sqrt(ut);
-        CHECK_MSG(fabs(sol.u_plus[r0] - beta) <= tol, "%s: contact %d: u+_n %.12g, law %.12g", c->name, i,
-                  sol.u_plus[r0], beta);
+        if (c->law == IMP_CONTACT_LAW_NEWTON) /* eq 8: 0 <= lambda_n _|_ u+_n - beta >= 0 */
+            CHECK_MSG(ln >= -tol && sol.u_plus[r0] >= beta - tol && (ln <= tol || fabs(sol.u_plus[r0] - beta) <= tol),
+                      "%s: contact %d: lambda_n %.12g, u+_n %.12g, beta %.12g", c->name, i, ln, sol.u_plus[r0], beta);
+        else
+            CHECK_MSG(fabs(sol.u_plus[r0] - beta) <= tol, "%s: contact %d: u+_n %.12g, law %.12g", c->name, i,
+                      sol.u_plus[r0], beta);
         if (c->branches[i] >= 0)
             CHECK_MSG(sol.branch[i] == c->branches[i], "%s: contact %d: branch %d, expected %d", c->name, i,
                       sol.branch[i], c->branches[i]);
@@ -1105,6 +1110,22 @@ static void test_solve_laws(void)
     c.u[0] = -1.0, c.u[1] = 0.05, c.u[2] = -0.02, c.ur[0] = -1.0, c.mu[0] = 2.0, c.reg = 1e-3;
     c.branches[0] = IMP_CONTACT_STICK;
     check_law_case(&c, 11);
+    /* frictionless rows of several contacts (the general path), and Newton's law with a reference velocity */
+    law_case_init(&c, "paper, frictionless, three contacts", P, 3, 1, 12);
+    c.u[0] = -1.0, c.u[1] = 0.3, c.u[2] = -0.4, c.ur[0] = -0.8, c.ur[1] = 0.5, c.ur[2] = -0.6;
+    check_law_case(&c, 12);
+    law_case_init(&c, "halfstep, frictionless, two contacts", H, 2, 1, 13);
+    c.u[0] = 0.3, c.u[1] = -2.0, c.ur[0] = -1.0, c.ur[1] = -1.0;
+    check_law_case(&c, 13);
+    law_case_init(&c, "newton with u_ref, frictionless, two contacts", IMP_CONTACT_LAW_NEWTON, 2, 1, 14);
+    c.u[0] = -1.2, c.u[1] = 0.8, c.ur[0] = -1.0, c.ur[1] = -0.3;
+    check_law_case(&c, 14);
+    law_case_init(&c, "newton with u_ref, 2-D, one contact", IMP_CONTACT_LAW_NEWTON, 1, 2, 15);
+    c.u[0] = -1.2, c.u[1] = 0.5, c.ur[0] = -1.0, c.mu[0] = 0.3;
+    check_law_case(&c, 15);
+    law_case_init(&c, "newton with u_ref, frictionless, one row", IMP_CONTACT_LAW_NEWTON, 1, 1, 16);
+    c.u[0] = -1.2, c.ur[0] = -1.0;
+    check_law_case(&c, 16);
     /* a law that is none */
     imp_contact_solution sol;
     CHECK_FAILS(imp_contact_solve_law_forward(&sol, c.A, c.u, NULL, c.e, c.mu, 1, 3, 7, NULL, g_work, g_iwork),
