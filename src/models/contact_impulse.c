@@ -1,7 +1,7 @@
 /* The impulses and closest-point projection of the CD-Lagrange network, and
- * their reverse passes. The impulses of a sample's active pairs are solved
- * together by the contact module's solver (src/contact/solve.c,
- * imp_contact_solve_law_forward), with the paper's law ([A] eq 49, sign
+ * their reverse passes. Each active pair's impulse comes from the contact
+ * module's solver (src/contact/solve.c, imp_contact_solve_law_forward), one
+ * pair at a time as in [A] eqs 48-50, with the paper's law ([A] eq 49, sign
  * fixed: the post-impact normal velocity is -e times the half-step one,
  * IMP_CONTACT_LAW_PAPER) or CD-Lagrange's Newton law
  * (IMP_CONTACT_LAW_HALFSTEP), and Coulomb friction for pairs with a tangent
