@@ -1133,6 +1133,29 @@ static void test_solve_laws(void)
     CHECK(strstr(imp_last_error(), "law") != NULL);
 }
 
+/* The per-body choice (imp_contact_choose): body 0 has one candidate out of
+ * reach, body 1 three (levels 0, 1, 1), body 2 two out of reach, one shared
+ * with body 1. */
+static void test_choose(void)
+{
+    int a[5] = {IMP_WALL, IMP_WALL, IMP_WALL, 1, IMP_WALL}, b[5] = {0, 1, 1, 2, 2};
+    unsigned char level[5] = {0, 0, 1, 0, 0}, chosen[5];
+    double phi[5] = {0.5, 0.01, 0.2, 0.3, 0.1};
+    int nearest[3];
+    /* levels: body 1 takes its level-1 candidate; ONLY gives body 0 its one; NEAREST gives body 2 its nearest */
+    CHECK(imp_contact_choose(3, 5, a, b, level, phi, NULL, 0, chosen, nearest) == 1 && chosen[2]);
+    CHECK(imp_contact_choose(3, 5, a, b, level, phi, NULL, IMP_CONTACT_CHOOSE_ONLY, chosen, NULL) == 2 && chosen[0] &&
+          chosen[2]);
+    CHECK(imp_contact_choose(3, 5, a, b, level, phi, NULL, IMP_CONTACT_CHOOSE_NEAREST, chosen, nearest) == 3 &&
+          chosen[0] && chosen[2] && chosen[4] && !chosen[1] && !chosen[3]);
+    CHECK(nearest[0] == 0 && nearest[1] == 1 && nearest[2] == 4);
+    /* two candidates at the highest level both; a body mask leaves the others alone */
+    level[3] = 1;
+    unsigned char only1[3] = {0, 1, 0};
+    CHECK(imp_contact_choose(3, 5, a, b, level, phi, only1, IMP_CONTACT_CHOOSE_NEAREST, chosen, NULL) == 2 &&
+          chosen[2] && chosen[3]);
+}
+
 int main(void)
 {
     test_model_errors();
@@ -1151,5 +1174,6 @@ int main(void)
     test_random_physics();
     test_solve_errors();
     test_solve_laws();
+    test_choose();
     TEST_MAIN_END();
 }

@@ -167,6 +167,20 @@ double imp_contact_gap_rate(const imp_contact_model *m, const double *q, const i
  * active (n_candidates) and returns their number. */
 int imp_contact_active_set(const imp_contact_model *m, const double *q, const imp_contact_frame *frames,
                            const double *v, const signed char *labels, int *active);
+/* The per-body choice of contacts, shared by imp_contact_attribute_labels
+ * and the CD-Lagrange step's pair activity: n candidates between bodies
+ * body_a[c] and body_b[c] (IMP_WALL: none), each with a level (0: out of
+ * reach; higher: more certainly hit) and a gap phi. For each body k
+ * (bodies[k] != 0, or every body with bodies NULL) with candidates:
+ *   IMP_CONTACT_CHOOSE_ONLY and k has one candidate: that one;
+ *   else its candidates at the highest level, if that is above 0;
+ *   else, with IMP_CONTACT_CHOOSE_NEAREST, its nearest (smallest phi).
+ * chosen[c] = 1 where either body chose c, 0 elsewhere; nearest (n_bodies,
+ * may be NULL) gets each body's nearest candidate (-1: none). Returns how
+ * many are chosen. */
+enum { IMP_CONTACT_CHOOSE_NEAREST = 1, IMP_CONTACT_CHOOSE_ONLY = 2 };
+int imp_contact_choose(int n_bodies, int n, const int *body_a, const int *body_b, const unsigned char *level,
+                       const double *phi, const unsigned char *bodies, int flags, unsigned char *chosen, int *nearest);
 /* Per-body touch labels (touch[k] != 0: body k touches something) to
  * per-contact labels: each touching body's penetrating candidates
  * (phi <= gap_tol), or, when it has none, its nearest one (smallest phi);

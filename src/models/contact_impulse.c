@@ -32,34 +32,22 @@ int imp_pair_activity(const imp_contact_geometry *g, double tol, int nearest_if_
                       const double *v, const double *vh, unsigned char *act)
 {
     /* reach[p]: 2 the pair is closing and penetrated at qt, 1 closing and
-     * within tol, 0 neither */
+     * within tol, 0 neither; the per-body choice is the contact module's
+     * (imp_contact_choose) */
     unsigned char reach[IMP_MAX_CONTACTS];
     double gap[IMP_MAX_CONTACTS];
+    int bi[IMP_MAX_CONTACTS], bj[IMP_MAX_CONTACTS];
     for (int p = 0; p < g->n_pairs; p++) {
         double um = imp_contact_normal_velocity(g, p, vh);
         /* n . (vh + h/2 a0) = 2 um - n . v: the current force pulls the pair closed */
         int closing = um < 0.0 || 2.0 * um - imp_contact_normal_velocity(g, p, v) < 0.0;
         gap[p] = imp_contact_gap(g, p, qt);
         reach[p] = !closing ? 0 : gap[p] <= 0.0 ? 2 : gap[p] <= tol ? 1 : 0;
-        act[p] = 0;
+        bi[p] = g->pairs[p].body_i, bj[p] = g->pairs[p].body_j;
     }
-    for (int k = 0; k < g->n_bodies; k++) {
-        int n = 0, best = 0, nearest = -1;
-        for (int p = 0; p < g->n_pairs; p++) {
-            const imp_contact_pair *c = &g->pairs[p];
-            if (c->body_j != k && c->body_i != k) continue;
-            n++;
-            if (reach[p] > best) best = reach[p];
-            if (nearest < 0 || gap[p] < gap[nearest]) nearest = p;
-        }
-        if (n == 1 || (n > 1 && !best && nearest_if_none)) act[nearest] = 1; /* the body's only pair, or its nearest */
-        else
-            for (int p = 0; p < g->n_pairs; p++)
-                if (reach[p] == best && best && (g->pairs[p].body_j == k || g->pairs[p].body_i == k)) act[p] = 1;
-    }
-    int n = 0;
-    for (int p = 0; p < g->n_pairs; p++) n += act[p];
-    return n;
+    return imp_contact_choose(g->n_bodies, g->n_pairs, bi, bj, reach, gap, NULL,
+                              IMP_CONTACT_CHOOSE_ONLY | (nearest_if_none ? IMP_CONTACT_CHOOSE_NEAREST : 0), act,
+                              NULL);
 }
 
 /* The gates of pair p's two bodies under its activity a (0 off, 1 the
