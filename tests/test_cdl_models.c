@@ -230,6 +230,16 @@ static void test_impulse_law(void)
     double gate0[2] = {0, 0}, dv0[2] = {0, 0};
     imp_impulse_forward(&g, w, (double[]){0.6}, NULL, IMP_CDL_IMPACT_PAPER, NULL, gate0, vh, vS, dv0);
     CHECK(dv0[0] == 0.0 && dv0[1] == 0.0);
+    /* a non-finite velocity (a diverging training) gives a NaN impulse and
+       NaN gradients, as the closed form did, and leaves no error set */
+    double vn[2] = {NAN, 0.45}, dvn[2] = {0, 0}, vb[2] = {1, 1}, vhb[2] = {0, 0}, eb = 0.0;
+    imp_clear_error();
+    imp_impulse_forward(&g, w, (double[]){0.6}, NULL, IMP_CDL_IMPACT_PAPER, NULL, gate, vh, vn, dvn);
+    CHECK(isnan(dvn[0]) && isnan(dvn[1]));
+    imp_impulse_backward(&g, w, (double[]){0.6}, NULL, IMP_CDL_IMPACT_PAPER, NULL, gate, vh, vn, vb, vhb, NULL, NULL,
+                         NULL, &eb, NULL);
+    CHECK(isnan(eb));
+    CHECK_MSG(imp_last_error()[0] == '\0', "error left set: %s", imp_last_error());
 }
 
 
