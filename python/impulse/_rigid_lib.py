@@ -54,7 +54,7 @@ class ContactSolution(Struct):
     _fields_ = [("n", c_int), ("dim", c_int), ("lambda_", c_double * CONTACT_MAX_ROWS),
                 ("u_plus", c_double * CONTACT_MAX_ROWS), ("eps", c_double), ("regularization", c_double),
                 ("branch", c_int * MAX_CONTACTS), ("slide", (c_double * 2) * MAX_CONTACTS), ("sweeps", c_int),
-                ("pivots", c_int), ("residual", c_double), ("fallback", c_int)]
+                ("pivots", c_int), ("residual", c_double), ("fallback", c_int), ("law", c_int)]
 
 
 class RigidBody(Struct):
@@ -200,6 +200,10 @@ _SIGS = [
     ("imp_contact_solve_work_ints", [c_int, c_int], c_size_t),
     ("imp_contact_solve_forward", [CS, dptr, dptr, dptr, dptr, c_int, c_int, P(ContactSolveOpts), dptr, ipt], c_int),
     ("imp_contact_solve_backward", [dptr, dptr, dptr, dptr, dptr, CS, dptr, dptr, dptr, dptr, dptr, ipt], c_int),
+    ("imp_contact_solve_law_forward",
+     [CS, dptr, dptr, dptr, dptr, dptr, c_int, c_int, c_int, P(ContactSolveOpts), dptr, ipt], c_int),
+    ("imp_contact_solve_law_backward",
+     [dptr, dptr, dptr, dptr, dptr, dptr, CS, dptr, dptr, dptr, dptr, dptr, dptr, ipt], c_int),
     ("imp_contact_impulse_work_doubles", [c_int, c_int, c_int], c_size_t),
     ("imp_contact_impulse_forward", [dptr, CS, dptr, dptr, c_int, c_int, c_int, MINV_FN, V, dptr, dptr,
                                      P(ContactSolveOpts), dptr, ipt], c_int),

@@ -155,7 +155,7 @@ static void step_backward(const imp_model *m, const double *params, imp_model_wo
             imp_impulse_backward(&m->geom, winv, e, fric, m->cfg.impact_law, w->pact + ((size_t)n * B + b) * (P > 0 ? P : 1),
                                  gate + (size_t)b * K, vh + (size_t)b * D,
                                  vS + (size_t)b * D, vnb, vh_bar + (size_t)b * D,
-                                 vS_bar + (size_t)b * D, gate_bar, wbar, ebar, fricbar);
+                                 vS_bar + (size_t)b * D, mode == GATE_SOFT ? gate_bar : NULL, wbar, ebar, fricbar);
             if (mode == GATE_SOFT)
                 for (int k = 0; k < K; k++) pbar[(size_t)b * K + k] += gate_bar[k];
         }

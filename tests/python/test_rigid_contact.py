@@ -109,6 +109,28 @@ fd_e = np.array([(f(A2, u2, e2 + h * E, mu2) - f(A2, u2, e2 - h * E, mu2)) / (2 
 fd_mu = np.array([(f(A2, u2, e2, mu2 + h * E) - f(A2, u2, e2, mu2 - h * E)) / (2 * h) for E in np.eye(2)])
 err = max(np.abs(fd_u - g["u_minus"]).max(), np.abs(fd_e - g["e"]).max(), np.abs(fd_mu - g["mu"]).max())
 check(err < 1e-6, f"contact_solve_backward against central differences (branches {r['branch']}): max error {err:.1e}")
+# CD-Lagrange's equality laws (law=, u_ref=): the law holds and the reverse pass matches central differences
+ur2 = np.array([[-0.9, 0.0], [-0.5, 0.0]])
+for law in ("paper", "halfstep"):
+    r = impulse.contact_solve(A2, u2, e2, mu2, law=law, u_ref=ur2, regularization=0.0)
+    beta = -e2 * ur2[:, 0] if law == "paper" else np.maximum(u2[:, 0] - (1 + e2) * ur2[:, 0], 0.0)
+    check(np.abs(r["u_plus"][:, 0] - beta).max() < 1e-9, f"contact_solve law={law}: u+_n = beta")
+    g = impulse.contact_solve_backward(r, lb)
+    f = lambda u_, ur_, e_: lb @ impulse.contact_solve(A2, u_, e2 if e_ is None else e_, mu2, law=law, u_ref=ur_,  # noqa
+                                                        regularization=0.0)["lambda_"].ravel()
+    E4 = np.eye(4).reshape(4, 2, 2)
+    fd_u = np.array([(f(u2 + h * E, ur2, None) - f(u2 - h * E, ur2, None)) / (2 * h) for E in E4]).reshape(2, 2)
+    fd_ur = np.array([(f(u2, ur2 + h * E, None) - f(u2, ur2 - h * E, None)) / (2 * h) for E in E4]).reshape(2, 2)
+    fd_e = np.array([(f(u2, ur2, e2 + h * E) - f(u2, ur2, e2 - h * E)) / (2 * h) for E in np.eye(2)])
+    err = max(np.abs(fd_u - g["u_minus"]).max(), np.abs(fd_ur - g["u_ref"]).max(), np.abs(fd_e - g["e"]).max())
+    check(err < 1e-6, f"contact_solve_backward law={law} against central differences (branches {r['branch']}): "
+          f"max error {err:.1e}")
+try:
+    impulse.contact_solve(A2, u2, e2, mu2, law="poisson")
+    check(False, "an unknown law is refused")
+except impulse.Error as ex:
+    check("law" in str(ex), f"an unknown law is refused: {ex}")
+
 vb = rng.normal(size=3)
 v2 = np.array([0.2, -1.0, 0.5])
 vp, sol = two.impulse(v2, Jall, e2, mu2, regularization=0.0)
