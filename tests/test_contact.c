@@ -924,6 +924,20 @@ static void test_solve_errors(void)
     CHECK(strstr(imp_last_error(), "A[1][1]") != NULL && strstr(imp_last_error(), "tangent") != NULL);
     A[3] = 1;
     CHECK_OK(imp_contact_solve_forward(&sol, A, u, &e, &mu, 1, 2, NULL, g_work, g_iwork));
+    /* a start (lambda0): the same verified solution from a poor start and from the solution */
+    imp_contact_solve_opts so;
+    imp_contact_solve_opts_default(&so);
+    double l0[2] = {5, -3};
+    imp_contact_solution sw;
+    so.lambda0 = l0;
+    CHECK_OK(imp_contact_solve_forward(&sw, A, u, &e, &mu, 1, 2, &so, g_work, g_iwork));
+    CHECK(fabs(sw.lambda[0] - sol.lambda[0]) < 1e-9 && fabs(sw.lambda[1] - sol.lambda[1]) < 1e-9);
+    so.lambda0 = sol.lambda, so.max_sweeps = 0;
+    CHECK_OK(imp_contact_solve_forward(&sw, A, u, &e, &mu, 1, 2, &so, g_work, g_iwork));
+    CHECK(fabs(sw.lambda[0] - sol.lambda[0]) < 1e-12 && fabs(sw.lambda[1] - sol.lambda[1]) < 1e-12);
+    l0[1] = NAN, so.lambda0 = l0;
+    CHECK_FAILS(imp_contact_solve_forward(&sw, A, u, &e, &mu, 1, 2, &so, g_work, g_iwork), IMP_ERR_NUMERIC);
+    CHECK(strstr(imp_last_error(), "lambda0") != NULL);
     CHECK_FAILS(imp_contact_solve_forward(&sol, A, u, &e, &mu, 1, 4, NULL, g_work, g_iwork), IMP_ERR_INVALID);
     /* no active contact: v+ = v- */
     imp_contact_model m;

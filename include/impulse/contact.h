@@ -217,6 +217,9 @@ typedef struct imp_contact_solve_opts {
                               the contact law off by eps lambda (relative ~1e-9 of the
                               velocities; default 1e-9). 0: the law exactly, for contacts
                               whose rows are independent (A non-singular) */
+    const double *lambda0; /* rows impulses to start the warm start's sweeps from (e.g. the
+                              previous time step's); NULL (default): zero. The solution is
+                              verified to tol either way */
 } imp_contact_solve_opts;
 void imp_contact_solve_opts_default(imp_contact_solve_opts *o);
 

@@ -47,7 +47,8 @@ class ContactGeomGrad(Struct):
 
 
 class ContactSolveOpts(Struct):
-    _fields_ = [("tol", c_double), ("max_sweeps", c_int), ("max_pivots", c_int), ("regularization", c_double)]
+    _fields_ = [("tol", c_double), ("max_sweeps", c_int), ("max_pivots", c_int), ("regularization", c_double),
+                ("lambda0", dptr)]
 
 
 class ContactSolution(Struct):
@@ -83,7 +84,8 @@ class RigidMetrics(Struct):
 class RigidModel(Struct):
     _fields_ = [("mass", c_double), ("inertia", c_double * 3), ("n_points", c_int),
                 ("points", (c_double * 3) * RIGID_MAX_POINTS), ("e", c_double), ("mu", c_double),
-                ("ground", c_double), ("gravity", c_double), ("e_threshold", c_double)]
+                ("ground", c_double), ("gravity", c_double), ("e_threshold", c_double),
+                ("warm_start", c_int), ("dv0", c_double * 3)]
 
 
 class RigidModelGrad(Struct):
@@ -114,12 +116,14 @@ class RigidIdentOpts(Struct):
 class RigidLearnOpts(Struct):
     _fields_ = [("substeps", c_int), ("window", c_int), ("batch", c_int), ("steps", c_int), ("lr", c_double),
                 ("eval_every", c_int), ("learn_points", c_int), ("point_scale", c_double), ("ground_scale", c_double),
-                ("seed", c_u64)]
+                ("seed", c_u64), ("fit_evals", c_int), ("learn_inertia", c_int),
+                ("learn_dv0", c_int)]
 
 
 class RigidLearnReport(Struct):
     _fields_ = [("best_step", c_int), ("valid_score", c_double), ("train_loss", c_double),
-                ("skipped_windows", c_int), ("seconds", c_double)]
+                ("skipped_windows", c_int), ("seconds", c_double),
+                ("fit_evals", c_int), ("fit_loss", c_double)]
 
 
 class RigidIdentResult(Struct):

@@ -20,6 +20,7 @@ void imp_contact_solve_opts_default(imp_contact_solve_opts *o)
     o->max_sweeps = 200;
     o->max_pivots = 0; /* 4 n + 10 */
     o->regularization = 1e-9;
+    o->lambda0 = NULL;
 }
 
 size_t imp_contact_solve_work_doubles(int n, int dim)
@@ -542,6 +543,10 @@ int imp_contact_solve_law_forward(imp_contact_solution *sol, const double *A, co
     memset(sol, 0, sizeof *sol);
     sol->n = n, sol->dim = dim, sol->law = law, sol->eps = s.eps, sol->regularization = o->regularization;
     double *lambda = sol->lambda;
+    if (o->lambda0) {
+        if ((st = imp_check_finite(o->lambda0, (size_t)R, "contact solve: opts: lambda0"))) return st;
+        memcpy(lambda, o->lambda0, (size_t)R * sizeof(double));
+    }
     /* warm start: a few projected Gauss-Seidel sweeps */
     int sweeps = 0;
     for (; sweeps < o->max_sweeps; sweeps++)
