@@ -263,7 +263,9 @@ int cli_handle_labels(const char *verb, imp_trajset *ts, const char *mode_name, 
             "impulse %s: %s: contact labels%s: %d in %d intervals, %d impacts (velocity reversals); %d impacts carry "
             "several labels (%d extra, %d while separating), %d labels show no velocity change, %d resting, "
             "%d on bodies without a contact pair (rest: |u| <= %.3g); handling %s (%s): %d labels kept%s",
-            verb, odd ? "notice" : "info", r.mode == IMP_LABELS_GEOMETRY ? " (derived from the motion and the geometry)" : "", r.labels, r.intervals, r.impacts, r.multi, r.extra, r.separating,
+            verb, odd ? "notice" : "info",
+            r.mode == IMP_LABELS_GEOMETRY ? " (derived from the motion and the geometry)" : "", r.labels, r.intervals,
+            r.impacts, r.multi, r.extra, r.separating,
             r.no_change, r.resting, r.no_pair, r.v_rest, imp_label_mode_name(r.mode), why, r.kept,
             r.mode != IMP_LABELS_AS_GIVEN && r.interior ? ", one per impact at its first sample" : "");
     if (r.mode != IMP_LABELS_AS_GIVEN && r.interior) {

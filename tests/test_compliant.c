@@ -207,7 +207,8 @@ static void test_labels_from_geometry(void)
     printf("labels from geometry: %d kept, %d impacts, %d resting; fast impacts found: floor %d/%d, left %d/%d, "
            "right %d/%d; %d labels more than 0.5 m from every surface\n",
            r.kept, r.impacts, r.resting, found[0], fast[0], found[1], fast[1], found[2], fast[2], far);
-    for (int p = 0; p < P; p++) CHECK_MSG(fast[p] > 0 && found[p] == fast[p], "pair %d: %d of %d", p, found[p], fast[p]);
+    for (int p = 0; p < P; p++)
+        CHECK_MSG(fast[p] > 0 && found[p] == fast[p], "pair %d: %d of %d", p, found[p], fast[p]);
     CHECK(far == 0);
     imp_label_mode m;
     CHECK_OK(imp_label_mode_from_name("geometry", &m));
