@@ -32,7 +32,7 @@ while [ $# -gt 0 ]; do
     --epochs) EPOCHS=$2; shift 2 ;;
     --jobs) JOBS=$2; shift 2 ;;
     --summary-only) SUMMARY_ONLY=1; shift ;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
     *) echo "ball_box_acceptance.sh: error: unknown option '$1'" >&2; exit 2 ;;
     esac
 done

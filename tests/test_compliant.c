@@ -80,17 +80,25 @@ static int count_labels(const imp_trajset *ts)
  * ball met the floor), marks the samples where the ball still touches as
  * interior, and afterwards every impact has exactly one label. The
  * event-driven simulators' labels pass the check untouched. */
+/* Simulates a one-body system and returns a copy of its labels (freed by the caller). */
+static double *simulate_labelled(const char *system, const imp_sim_opts *o, imp_trajset *ts)
+{
+    CHECK_OK(imp_simulate(system, o, ts));
+    size_t n = (size_t)ts->n_traj * ts->n_steps;
+    double *c = malloc(n * sizeof *c);
+    memcpy(c, ts->contact, n * sizeof *c);
+    return c;
+}
+
 static void test_labels(void)
 {
     imp_sim_opts o;
     CHECK_OK(imp_sim_defaults("compliant-ball", &o));
     o.restitution = 0.7, o.noise = 0.2, o.n_traj = 3, o.seed = 4;
     imp_trajset ts;
-    CHECK_OK(imp_simulate("compliant-ball", &o, &ts));
+    double *orig = simulate_labelled("compliant-ball", &o, &ts);
     int before = count_labels(&ts), T = ts.n_steps;
     size_t NT = (size_t)ts.n_traj * T;
-    double *orig = malloc(NT * sizeof *orig);
-    memcpy(orig, ts.contact, NT * sizeof *orig);
     imp_label_report r;
     CHECK_OK(imp_contact_labels_apply(&ts, IMP_LABELS_AS_GIVEN, &r));
     CHECK(count_labels(&ts) == before && r.kept == before && r.labels == before);
@@ -177,11 +185,9 @@ static void test_labels_from_geometry(void)
     CHECK_OK(imp_sim_defaults("compliant-ball-box", &o));
     o.n_traj = 8, o.noise = 0.05, o.randomize = 1, o.seed = 100;
     imp_trajset ts;
-    CHECK_OK(imp_simulate("compliant-ball-box", &o, &ts));
+    double *orig = simulate_labelled("compliant-ball-box", &o, &ts);
     const int T = ts.n_steps, D = 2, P = ts.geom.n_pairs;
     const size_t NT = (size_t)ts.n_traj * T;
-    double *orig = malloc(NT * sizeof *orig);
-    memcpy(orig, ts.contact, NT * sizeof *orig);
     memset(ts.contact, 0, NT * sizeof *ts.contact); /* a file without labels */
     ts.has_contact = 0;
     ts.contact[5] = 1.0; /* except one, in free fall: set aside */
