@@ -60,7 +60,9 @@ def train(model: str, data, *, output: str | os.PathLike | None = None, epochs: 
         ('auto', the default: 'paper' for impulse's event-driven simulators,
         'newton' for other data; as the CLI's --impact-law);
         contact_labels ('auto', 'as-given', 'onset': how touch labels are
-        turned into impulses, as the CLI's --contact-labels); lr_schedule
+        turned into impulses; 'geometry': labels derived from the motion near
+        the contact pairs, for data without them; as the CLI's
+        --contact-labels); lr_schedule
         ('auto', the default: 'constant' for impulse's event-driven
         simulators, 'cosine' for other data; 'constant' or 'cosine', the rate
         annealed to 0 over the epochs; as the CLI's --lr-schedule);
