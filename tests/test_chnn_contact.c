@@ -16,8 +16,6 @@
 
 #define NMAX (3 * IMP_CSYS_MAX_POINTS)
 
-static double logit(double p) { return log(p / (1 - p)); }
-static double softplus_inv(double y) { return log(expm1(y)); }
 
 /* A model of system `name` with contact, random network and masses, its
  * contacts' e and mu set. */
@@ -32,10 +30,7 @@ static void make_model(imp_cmodel *m, double **params, const char *name, imp_cmo
     imp_rng rng;
     imp_rng_seed(&rng, seed);
     imp_cmodel_init_params(m, *params, &rng);
-    for (int c = 0; c < cs.full.n_contacts; c++) {
-        (*params)[m->off_contact + 2 * c] = logit(e);
-        (*params)[m->off_contact + 2 * c + 1] = softplus_inv(mu);
-    }
+    for (int c = 0; c < cs.full.n_contacts; c++) CHECK_OK(imp_cmodel_set_contact(m, *params, c, e, mu));
 }
 
 /* A state y* on the joints whose lowest contact has the gap `gap`, closing
@@ -138,8 +133,7 @@ static void test_map(const char *name, imp_cmodel_kind kind)
         double ys[2 * NMAX], xk[NMAX];
         double depth = -(0.002 + (it % 2 ? 0.15 : 0.02) * imp_rng_uniform(&rng));
         if (draw_state(&m, &rng, depth, h, ys, xk)) continue;
-        for (int c = 0; c < m.sys.full.n_contacts; c++)
-            params[m.off_contact + 2 * c + 1] = softplus_inv(mus[it % 3]);
+        for (int c = 0; c < m.sys.full.n_contacts; c++) CHECK_OK(imp_cmodel_set_contact(&m, params, c, 0.5, mus[it % 3]));
         /* which branches does the solve take? */
         imp_csys s = m.sys.full;
         int act[IMP_CSYS_MAX_CONTACTS], n = 0;

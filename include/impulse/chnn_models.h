@@ -96,10 +96,13 @@ typedef struct imp_cmodel {
     size_t n_params;
     /* With contact (imp_cmodel_enable_contact; CHNN/CLNN on a system with
      * contacts): the last 2 n_contacts parameters, from off_contact, are per
-     * contact c the logit of e (e = sigmoid) and the softplus argument of mu
-     * (mu = log(1 + e^theta)); 0 without. */
+     * contact c a_c and b_c with e = sigmoid(s a_c), mu = softplus(s b_c)
+     * = log(1 + e^(s b_c)), s = contact_scale (IMP_CMODEL_CONTACT_SCALE; 1 in
+     * checkpoints written before it): Adam moves every parameter by about lr
+     * per step, and s makes that s lr in logit units for e and mu; 0 without. */
     int contact;
     size_t off_contact;
+    double contact_scale;
 } imp_cmodel;
 
 int imp_cmodel_init(imp_cmodel *m, imp_cmodel_kind kind, const imp_csystem *sys, int hidden,
@@ -122,8 +125,12 @@ void imp_cmodel_init_params(const imp_cmodel *m, double *params, imp_rng *rng);
  *   x+ = x* + (1 - alpha) h (v+ - v*),  alpha = phi(x_k) / (phi(x_k) - phi(x*))
  * (the earliest active contact's crossing fraction, 0 if it already
  * penetrated at x_k): the velocity jump from the crossing on. */
-/* Append the contact parameters (CHNN/CLNN on a system with contacts). */
+#define IMP_CMODEL_CONTACT_SCALE 10.0
+/* Append the contact parameters (CHNN/CLNN on a system with contacts),
+ * contact_scale IMP_CMODEL_CONTACT_SCALE. */
 int imp_cmodel_enable_contact(imp_cmodel *m);
+/* Set contact c's e (in (0, 1)) and mu (> 0) in params. */
+int imp_cmodel_set_contact(const imp_cmodel *m, double *params, int c, double e, double mu);
 /* Initial contact parameters: e = 0.5, mu = 0.25 for every contact. */
 void imp_cmodel_init_contact_params(const imp_cmodel *m, double *params);
 /* The learned e and mu of every contact (n_contacts each). */

@@ -27,6 +27,7 @@ int imp_cmodel_enable_contact(imp_cmodel *m)
     if (nc < 1) return imp_fail(IMP_ERR_INVALID, "contact: system '%s' declares no contacts", m->sys.name);
     if (m->contact) return IMP_OK;
     m->contact = 1;
+    m->contact_scale = IMP_CMODEL_CONTACT_SCALE;
     m->off_contact = m->n_params;
     m->n_params += 2 * (size_t)nc;
     return IMP_OK;
@@ -35,17 +36,26 @@ int imp_cmodel_enable_contact(imp_cmodel *m)
 void imp_cmodel_init_contact_params(const imp_cmodel *m, double *params)
 {
     if (!m->contact) return;
-    for (int c = 0; c < m->sys.full.n_contacts; c++) {
-        params[m->off_contact + 2 * c] = 0.0;                  /* e = 0.5 */
-        params[m->off_contact + 2 * c + 1] = log(expm1(0.25)); /* mu = 0.25 */
-    }
+    for (int c = 0; c < m->sys.full.n_contacts; c++) imp_cmodel_set_contact(m, params, c, 0.5, 0.25);
+}
+
+int imp_cmodel_set_contact(const imp_cmodel *m, double *params, int c, double e, double mu)
+{
+    if (!m || !params || !m->contact) return imp_fail(IMP_ERR_INVALID, "contact: no contact parameters");
+    if (c < 0 || c >= m->sys.full.n_contacts)
+        return imp_fail(IMP_ERR_INVALID, "contact: %d is not a contact (%d)", c, m->sys.full.n_contacts);
+    if (!(e > 0 && e < 1) || !(mu > 0) || !isfinite(mu))
+        return imp_fail(IMP_ERR_INVALID, "contact %d: e %g must be in (0, 1) and mu %g > 0", c, e, mu);
+    params[m->off_contact + 2 * c] = log(e / (1 - e)) / m->contact_scale;
+    params[m->off_contact + 2 * c + 1] = (mu > 30 ? mu : log(expm1(mu))) / m->contact_scale;
+    return IMP_OK;
 }
 
 void imp_cmodel_contact_values(const imp_cmodel *m, const double *params, double *e, double *mu)
 {
     for (int c = 0; m->contact && c < m->sys.full.n_contacts; c++) {
-        if (e) e[c] = sigmoid(params[m->off_contact + 2 * c]);
-        if (mu) mu[c] = softplus(params[m->off_contact + 2 * c + 1]);
+        if (e) e[c] = sigmoid(m->contact_scale * params[m->off_contact + 2 * c]);
+        if (mu) mu[c] = softplus(m->contact_scale * params[m->off_contact + 2 * c + 1]);
     }
 }
 
@@ -428,9 +438,9 @@ int imp_cmodel_contact_step_vjp(const imp_cmodel *m, const double *params, const
     if (theta_bar)
         for (int i = 0; i < cs.n; i++) {
             int c = cs.active[i];
-            double ev = cs.e[c], th = params[m->off_contact + 2 * c + 1];
-            theta_bar[m->off_contact + 2 * c] += eb[i] * ev * (1 - ev);
-            theta_bar[m->off_contact + 2 * c + 1] += mb[i] * sigmoid(th);
+            double sc = m->contact_scale, ev = cs.e[c], th = sc * params[m->off_contact + 2 * c + 1];
+            theta_bar[m->off_contact + 2 * c] += sc * eb[i] * ev * (1 - ev);
+            theta_bar[m->off_contact + 2 * c + 1] += sc * mb[i] * sigmoid(th);
         }
     cbuf_free(&b);
     return IMP_OK;

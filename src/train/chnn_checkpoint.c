@@ -8,6 +8,7 @@
 #include "impulse/io.h"
 #include "io/meta.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +51,7 @@ int imp_cmodel_save(const char *path, const imp_cmodel *m, const double *params,
     /* only with contact, so that other checkpoints keep their bytes */
     if (m->contact) {
         imp_json_kv_int(&j, "contact", 1);
+        imp_json_kv_number(&j, "contact_scale", m->contact_scale);
         double e[IMP_CSYS_MAX_CONTACTS], mu[IMP_CSYS_MAX_CONTACTS];
         imp_cmodel_contact_values(m, params, e, mu);
         imp_json_key(&j, "contact_e");
@@ -154,6 +156,15 @@ static int check_meta(const imp_npz *z, imp_cmodel *m, const double **p, char *s
         (st = imp_meta_int(meta, "contact", 0, 1, &contact)))
         return st;
     if (contact && (st = imp_cmodel_enable_contact(m))) return imp_fail_context(IMP_ERR_FORMAT, "meta");
+    /* written since the scale exists; 1 before */
+    if (contact) {
+        double sc = 1.0;
+        if (imp_json_get_token(meta, "contact_scale", tok, sizeof tok) != IMP_ERR_NOT_FOUND &&
+            (st = imp_meta_double(meta, "contact_scale", 1e-6, 1e6, &sc)))
+            return st;
+        if (!(sc > 0) || !isfinite(sc)) return imp_fail(IMP_ERR_FORMAT, "meta: contact_scale %g must be positive", sc);
+        m->contact_scale = sc;
+    }
     if ((uint64_t)n_params != m->n_params)
         return imp_fail(IMP_ERR_FORMAT, "meta: n_params %lld, but a %s of width %d and depth %d on %s has %zu",
                         (long long)n_params, kind, hidden, depth, sys, m->n_params);
