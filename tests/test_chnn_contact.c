@@ -5,6 +5,8 @@
  * loss through impacts match central finite differences, with sticking,
  * sliding and separating contacts all seen. */
 #include "test.h"
+#define CLI_TEST_TAG "chnn_contact"
+#include "cli_test.h"
 #include "impulse/chnn_models.h"
 #include "impulse/chnn_systems.h"
 #include "impulse/constrained_contact.h"
@@ -281,6 +283,48 @@ static void test_chunk_loss(const char *name, imp_cmodel_kind kind)
     free(params);
 }
 
+/* The gyroscope's rim at large mu jams the solver at its default
+ * regularization (docs/derivations/contact.md sec 9, "Jamming"); the map
+ * then solves the regularized law and still keeps the joints. */
+static void test_jam(void)
+{
+    imp_cmodel m0;
+    double *params;
+    make_model(&m0, &params, "gyroscope-wall", IMP_CMODEL_CLNN, 0.8, 0.5, 9);
+    imp_rng rng;
+    imp_rng_seed(&rng, 21);
+    int fails = 0, draws = 0;
+    const double mus[3] = {0.5, 1.0, 2.0};
+    for (int it = 0; it < 150; it++) {
+        imp_cmodel m = m0;
+        double ys[2 * NMAX], xk[NMAX], y[2 * NMAX];
+        if (draw_state(&m, &rng, -0.01, 0.02, ys, xk)) continue;
+        for (int c = 0; c < m.sys.full.n_contacts; c++) CHECK_OK(imp_cmodel_set_contact(&m, params, c, 0.8, mus[it % 3]));
+        memcpy(y, ys, (size_t)m.dim * sizeof(double));
+        int na = 0;
+        if (imp_cmodel_contact_step(&m, params, xk, y, 0.02, &na)) {
+            fails++;
+            continue;
+        }
+        draws += na > 0;
+        int N = m.dim / 2;
+        double D[IMP_CSYS_MAX_ROWS * NMAX], dv = 0, vs = 0;
+        imp_csys_jacobian(&m.sys.full, ys, D);
+        for (int r = 0; r < m.sys.full.n_rows; r++) {
+            double a = 0;
+            for (int q = 0; q < N; q++) a += D[(size_t)r * N + q] * y[N + q];
+            dv = fmax(dv, fabs(a));
+        }
+        for (int q = 0; q < N; q++) vs = fmax(vs, fabs(ys[N + q]) + fabs(y[N + q] - ys[N + q]));
+        /* jammed impulses are large (of order du / eps) in a direction P nearly
+         * annihilates: DPhi P J^T lambda is rounding times |lambda| */
+        CHECK_MSG(dv < 1e-6 * (1 + vs), "gyroscope-wall mu %g: DPhi v+ = %g (velocities and jumps up to %g)", mus[it % 3],
+                  dv, vs);
+    }
+    CHECK_MSG(fails == 0 && draws > 100, "gyroscope-wall at mu 0.5-2: %d of %d maps failed", fails, draws + fails);
+    free(params);
+}
+
 static void test_errors(void)
 {
     imp_csystem cs;
@@ -293,6 +337,47 @@ static void test_errors(void)
     CHECK_FAILS(imp_cmodel_enable_contact(&m), IMP_ERR_UNSUPPORTED);
 }
 
+static int stdout_has(const char *needle)
+{
+    FILE *f = fopen(CLI_TEST_TAG "_stdout.txt", "r");
+    char buf[16384];
+    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    buf[n] = '\0';
+    if (f) fclose(f);
+    return strstr(buf, needle) != NULL;
+}
+
+/* The CLI: contacts learned by default, --no-contact, e and mu in --json. */
+static void test_cli(void)
+{
+    char err[4096];
+    CHECK(run("simulate chain-ground:3 --trajectories 4 --seed 1 -o chnn_contact_cg.npz", err, sizeof err) == 0);
+    CHECK(run("simulate pendulum-chain:2 --trajectories 4 --seed 1 -o chnn_contact_pc.npz", err, sizeof err) == 0);
+    CHECK(run("train clnn --data chnn_contact_cg.npz -o chnn_contact_m.npz --epochs 1 --hidden 8 --chunks 4 --batch 4 "
+              "--threads 1 --json",
+              err, sizeof err) == 0);
+    CHECK_MSG(stdout_has("\"contacts\":[{\"contact\":0") && stdout_has("\"mu_declared\":0.5"),
+              "train --json: e and mu per contact");
+    CHECK(run("eval --model chnn_contact_m.npz --data chnn_contact_cg.npz --json", err, sizeof err) == 0);
+    CHECK_MSG(stdout_has("\"contact\":\"learned\"") && stdout_has("\"e_declared\":0"), "eval --json: contacts");
+    CHECK(run("rollout --model chnn_contact_m.npz --data chnn_contact_cg.npz --steps 20 -o chnn_contact_r.npz", err,
+              sizeof err) == 0);
+    CHECK(run("train clnn --data chnn_contact_cg.npz -o chnn_contact_n.npz --epochs 1 --hidden 8 --chunks 4 --batch 4 "
+              "--threads 1 --no-contact",
+              err, sizeof err) == 0);
+    CHECK(run("eval --model chnn_contact_n.npz --data chnn_contact_cg.npz --json", err, sizeof err) == 0);
+    CHECK_MSG(stdout_has("\"contact\":\"none\""), "--no-contact: the flow alone");
+    expect_error("train clnn --data chnn_contact_pc.npz -o chnn_contact_x.npz --epochs 1 --contact", "declares no contacts");
+    expect_error("train hnn --data chnn_contact_cg.npz -o chnn_contact_x.npz --epochs 1 --contact", "only chnn and clnn");
+    remove("chnn_contact_cg.npz");
+    remove("chnn_contact_pc.npz");
+    remove("chnn_contact_m.npz");
+    remove("chnn_contact_n.npz");
+    remove("chnn_contact_r.npz");
+    remove("chnn_contact_m.npz.log.jsonl");
+    remove("chnn_contact_n.npz.log.jsonl");
+}
+
 int main(void)
 {
     test_errors();
@@ -301,5 +386,7 @@ int main(void)
     test_chunk_loss("chain-ground:3", IMP_CMODEL_CLNN);
     test_chunk_loss("chain-ground:3", IMP_CMODEL_CHNN);
     test_chunk_loss("gyroscope-wall", IMP_CMODEL_CLNN);
+    test_jam();
+    test_cli();
     TEST_MAIN_END();
 }

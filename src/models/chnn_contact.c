@@ -13,6 +13,7 @@
 #include <string.h>
 
 #define NMAX (IMP_CSYS_MAX_POINTS * 3)
+#define CONTACT_JAM_REGULARIZATION 1e-3
 
 static double sigmoid(double z) { return z >= 0 ? 1.0 / (1.0 + exp(-z)) : exp(z) / (1.0 + exp(z)); }
 static double softplus(double z) { return z > 30 ? z : log1p(exp(z)); }
@@ -316,6 +317,15 @@ static int forward_core(const imp_cmodel *m, const double *params, const double 
     imp_contact_solve_opts_default(&o);
     st = imp_contact_impulse_forward(vp, &cs->sol, v, J, cs->n, d, N, imp_contact_minv_dense, p->P, e, mu, &o, work,
                                      iwork);
+    if (st == IMP_ERR_NUMERIC) {
+        /* a jam (no impulse satisfies the law at the default regularization,
+         * sec 9 "Jamming"): the law regularized by 1e-3 tr(A) / rows, the
+         * start of the solver's own continuation, whose impulses are bounded;
+         * the reverse pass differentiates that (sol.eps) */
+        o.regularization = CONTACT_JAM_REGULARIZATION;
+        st = imp_contact_impulse_forward(vp, &cs->sol, v, J, cs->n, d, N, imp_contact_minv_dense, p->P, e, mu, &o,
+                                         work, iwork);
+    }
     return st ? imp_fail_context(st, "contact map (%d active contacts)", cs->n) : IMP_OK;
 }
 
