@@ -122,14 +122,50 @@ static int pmat_build(const imp_cmodel *m, const double *params, const double *x
     return IMP_OK;
 }
 
+/* The common tail of the reverses through Z = D W and S = D W D^T (W the
+ * learned inverse mass, D = DPhi(x)): from Zb, Sb (C x N, C x C), Db
+ * (C x N, accumulated in place) and G (N x N, a direct W gradient; may be
+ * NULL): W_bar = G + D^T S_bar D + D^T Z_bar, D_bar += (S_bar + S_bar^T) Z
+ * + Z_bar W; then xbar += D_bar's adjoint, phibar += W_bar's. */
+static void zs_backward(const imp_cmodel *m, const pmat *p, const double *G, const double *Zb, const double *Sb,
+                        double *Db, double *Wb, double *xbar, double *phibar)
+{
+    const imp_csystem *cs = &m->sys;
+    int N = p->N, C = p->C;
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < N; j++) {
+            double s = G ? G[(size_t)i * N + j] : 0.0;
+            for (int a = 0; a < C; a++) {
+                double da = p->D[(size_t)a * N + i];
+                if (da == 0.0) continue;
+                s += da * Zb[(size_t)a * N + j];
+                for (int b = 0; b < C; b++) s += da * Sb[(size_t)a * C + b] * p->D[(size_t)b * N + j];
+            }
+            Wb[(size_t)i * N + j] = s;
+        }
+    for (int a = 0; a < C; a++)
+        for (int k = 0; k < N; k++) {
+            double s = 0;
+            for (int b = 0; b < C; b++) s += (Sb[(size_t)a * C + b] + Sb[(size_t)b * C + a]) * p->Z[(size_t)b * N + k];
+            for (int j = 0; j < N; j++) s += Zb[(size_t)a * N + j] * p->W[(size_t)j * N + k];
+            Db[(size_t)a * N + k] += s;
+        }
+    imp_csys_jacobian_vjp(&cs->full, Db, xbar);
+    double u[NMAX], yb[NMAX];
+    for (int j = 0; j < N; j++) {
+        memset(u, 0, (size_t)N * sizeof(double));
+        u[j] = 1;
+        for (int i = 0; i < N; i++) yb[i] = Wb[(size_t)i * N + j];
+        imp_chnn_apply_winv_phi_vjp_(cs, p->winv, u, yb, phibar);
+    }
+}
+
 /* Reverse of pmat_build from G = P_bar (N x N): xbar += dL/dx, phibar +=
- * dL/dphi (mass parameters). With Ys = S^-1 Z (sec 10, eq 24):
- * Z_bar = -Y (G + G^T), S_bar = Y G Y^T, W_bar = G + D^T S_bar D + D^T Z_bar,
- * D_bar = (S_bar + S_bar^T) Z + Z_bar W. */
+ * dL/dphi (mass parameters). With Y = S^-1 Z (sec 10, eq 24):
+ * Z_bar = -Y (G + G^T), S_bar = Y G Y^T, then zs_backward. */
 static void pmat_backward(const imp_cmodel *m, const pmat *p, const double *G, double *xbar, double *phibar,
                           double *scratch)
 {
-    const imp_csystem *cs = &m->sys;
     int N = p->N, C = p->C;
     double *Zb = scratch, *Sb = Zb + (size_t)C * N, *Wb = Sb + (size_t)C * C, *Db = Wb + (size_t)N * N;
     double *YG = Db + (size_t)C * N; /* C x N */
@@ -149,32 +185,54 @@ static void pmat_backward(const imp_cmodel *m, const pmat *p, const double *G, d
             for (int j = 0; j < N; j++) s += YG[(size_t)a * N + j] * p->Y[(size_t)b * N + j];
             Sb[(size_t)a * C + b] = s;
         }
-    for (int i = 0; i < N; i++)
-        for (int j = 0; j < N; j++) {
-            double s = G[(size_t)i * N + j];
-            for (int a = 0; a < C; a++) {
-                double da = p->D[(size_t)a * N + i];
-                if (da == 0.0) continue;
-                s += da * Zb[(size_t)a * N + j];
-                for (int b = 0; b < C; b++) s += da * Sb[(size_t)a * C + b] * p->D[(size_t)b * N + j];
-            }
-            Wb[(size_t)i * N + j] = s;
-        }
-    for (int a = 0; a < C; a++)
-        for (int k = 0; k < N; k++) {
-            double s = 0;
-            for (int b = 0; b < C; b++) s += (Sb[(size_t)a * C + b] + Sb[(size_t)b * C + a]) * p->Z[(size_t)b * N + k];
-            for (int j = 0; j < N; j++) s += Zb[(size_t)a * N + j] * p->W[(size_t)j * N + k];
-            Db[(size_t)a * N + k] = s;
-        }
-    imp_csys_jacobian_vjp(&cs->full, Db, xbar);
-    double u[NMAX], yb[NMAX];
-    for (int j = 0; j < N; j++) {
-        memset(u, 0, (size_t)N * sizeof(double));
-        u[j] = 1;
-        for (int i = 0; i < N; i++) yb[i] = Wb[(size_t)i * N + j];
-        imp_chnn_apply_winv_phi_vjp_(cs, p->winv, u, yb, phibar);
+    memset(Db, 0, (size_t)C * N * sizeof(double));
+    zs_backward(m, p, G, Zb, Sb, Db, Wb, xbar, phibar);
+}
+
+/* The velocity onto the joints' tangent space at x in the learned mass
+ * metric (sec 10, eq 25): v' = v - Z^T S^-1 D v, with p built at x. */
+static void vproj_forward(const pmat *p, const double *v, double *vout, double *yc)
+{
+    int N = p->N, C = p->C;
+    for (int c = 0; c < C; c++) {
+        double r = 0;
+        for (int k = 0; k < N; k++) r += p->D[(size_t)c * N + k] * v[k];
+        yc[c] = r;
     }
+    imp_lu_solve(C, p->S, p->piv, yc);
+    for (int k = 0; k < N; k++) {
+        double s = v[k];
+        for (int c = 0; c < C; c++) s -= p->Z[(size_t)c * N + k] * yc[c];
+        vout[k] = s;
+    }
+}
+
+/* Its reverse: vbar (in: dL/dv'; out: dL/dv), xbar += dL/dx, phibar +=. */
+static void vproj_backward(const imp_cmodel *m, const pmat *p, const double *v, const double *yc, double *vbar,
+                           double *xbar, double *phibar, double *scratch)
+{
+    int N = p->N, C = p->C;
+    double *Zb = scratch, *Sb = Zb + (size_t)C * N, *Wb = Sb + (size_t)C * C, *Db = Wb + (size_t)N * N;
+    double rb[IMP_CSYS_MAX_ROWS];
+    for (int c = 0; c < C; c++) {
+        double s = 0;
+        for (int k = 0; k < N; k++) {
+            Zb[(size_t)c * N + k] = -yc[c] * vbar[k];
+            s -= p->Z[(size_t)c * N + k] * vbar[k];
+        }
+        rb[c] = s;
+    }
+    imp_lu_solve_transpose(C, p->S, p->piv, rb);
+    for (int a = 0; a < C; a++)
+        for (int b = 0; b < C; b++) Sb[(size_t)a * C + b] = -rb[a] * yc[b];
+    for (int c = 0; c < C; c++)
+        for (int k = 0; k < N; k++) Db[(size_t)c * N + k] = rb[c] * v[k];
+    for (int k = 0; k < N; k++) {
+        double s = 0;
+        for (int c = 0; c < C; c++) s += p->D[(size_t)c * N + k] * rb[c];
+        vbar[k] += s;
+    }
+    zs_backward(m, p, NULL, Zb, Sb, Db, Wb, xbar, phibar);
 }
 
 static size_t pmat_back_doubles(int N, int C) { return 3 * (size_t)C * N + (size_t)C * C + (size_t)N * N; }
@@ -330,8 +388,8 @@ static int forward_core(const imp_cmodel *m, const double *params, const double 
 }
 
 typedef struct cbuf {
-    double *all, *J, *vp, *work, *pm, *pb, *Jb, *Pb;
-    int *iwork, *piv;
+    double *all, *J, *vp, *work, *pm, *pb, *Jb, *Pb, *pm2, *yc;
+    int *iwork, *piv, *piv2;
 } cbuf;
 
 static void cbuf_free(cbuf *b)
@@ -343,10 +401,11 @@ static void cbuf_free(cbuf *b)
 static int cbuf_new(cbuf *b, int n_c, int d, int N, int C)
 {
     size_t nJ = (size_t)n_c * d * N, nw = imp_contact_impulse_work_doubles(n_c, d, N);
-    size_t total = 2 * nJ + (size_t)N + nw + pmat_doubles(N, C) + pmat_back_doubles(N, C) + (size_t)N * N;
+    size_t total = 2 * nJ + (size_t)N + nw + 2 * pmat_doubles(N, C) + pmat_back_doubles(N, C) + (size_t)N * N +
+                   (size_t)C;
     memset(b, 0, sizeof *b);
     b->all = calloc(total, sizeof(double));
-    b->iwork = malloc((imp_contact_solve_work_ints(n_c, d) + (size_t)C + 1) * sizeof(int));
+    b->iwork = malloc((imp_contact_solve_work_ints(n_c, d) + 2 * (size_t)C + 1) * sizeof(int));
     if (!b->all || !b->iwork) {
         cbuf_free(b);
         return imp_fail(IMP_ERR_NOMEM, "contact map: out of memory");
@@ -358,7 +417,10 @@ static int cbuf_new(cbuf *b, int n_c, int d, int N, int C)
     b->pm = b->work + nw;
     b->pb = b->pm + pmat_doubles(N, C);
     b->Pb = b->pb + pmat_back_doubles(N, C);
+    b->pm2 = b->Pb + (size_t)N * N;
+    b->yc = b->pm2 + pmat_doubles(N, C);
     b->piv = b->iwork + imp_contact_solve_work_ints(n_c, d);
+    b->piv2 = b->piv + C;
     return IMP_OK;
 }
 
@@ -378,10 +440,12 @@ int imp_cmodel_contact_step(const imp_cmodel *m, const double *params, const dou
     st = forward_core(m, params, xk, y, &cs, &p, b.J, b.vp, b.work, b.iwork);
     if (!st && cs.n > 0) {
         double f = (1 - cs.alpha) * h;
-        for (int q = 0; q < N; q++) {
-            y[q] += f * (b.vp[q] - y[N + q]);
-            y[N + q] = b.vp[q];
-        }
+        for (int q = 0; q < N; q++) y[q] += f * (b.vp[q] - y[N + q]);
+        /* v+ onto the joints at x+ (eq 25) */
+        pmat p2;
+        pmat_layout(&p2, N, C, b.pm2, b.piv2);
+        st = pmat_build(m, params, y, &p2);
+        if (!st) vproj_forward(&p2, b.vp, y + N, b.yc);
     }
     if (!st && n_active) *n_active = cs.n;
     cbuf_free(&b);
@@ -408,8 +472,27 @@ int imp_cmodel_contact_step_vjp(const imp_cmodel *m, const double *params, const
     }
     const imp_csys *s = &m->sys.full;
     const double *x = ystar, *v = ystar + N;
-    double *xb = ybar, *vb = ybar + N; /* in: dL/dx+, dL/dv+; out: dL/dx*, dL/dv* */
+    double *xb = ybar, *vb = ybar + N; /* in: dL/dx+, dL/dv'; out: dL/dx*, dL/dv* */
     double vpb[NMAX], vmb[NMAX], abar = 0, f = (1 - cs.alpha) * h;
+    double *phibar = theta_bar ? theta_bar + m->off_mass : NULL;
+    double phisink[IMP_CSYS_MAX_POINTS];
+    if (!phibar) {
+        memset(phisink, 0, sizeof phisink);
+        phibar = phisink;
+    }
+    {
+        /* the projection at x+ (eq 25): vb <- dL/dv+, xb += its x+ part */
+        double xp[NMAX], vtmp[NMAX];
+        for (int q = 0; q < N; q++) xp[q] = x[q] + f * (b.vp[q] - v[q]);
+        pmat p2;
+        pmat_layout(&p2, N, C, b.pm2, b.piv2);
+        if ((st = pmat_build(m, params, xp, &p2))) {
+            cbuf_free(&b);
+            return st;
+        }
+        vproj_forward(&p2, b.vp, vtmp, b.yc);
+        vproj_backward(m, &p2, b.vp, b.yc, vb, xb, phibar, b.pb);
+    }
     for (int q = 0; q < N; q++) {
         vpb[q] = vb[q] + f * xb[q];
         vmb[q] = -f * xb[q];
@@ -438,12 +521,6 @@ int imp_cmodel_contact_step_vjp(const imp_cmodel *m, const double *params, const
     }
     for (int q = 0; q < N; q++) vb[q] = vmb[q];
     for (int i = 0; i < cs.n; i++) frame_vjp(s, x, cs.active[i], 0.0, b.Jb + (size_t)i * d * N, xb);
-    double *phibar = theta_bar ? theta_bar + m->off_mass : NULL;
-    double phisink[IMP_CSYS_MAX_POINTS];
-    if (!phibar) {
-        memset(phisink, 0, sizeof phisink);
-        phibar = phisink;
-    }
     pmat_backward(m, &p, b.Pb, xb, phibar, b.pb);
     if (theta_bar)
         for (int i = 0; i < cs.n; i++) {
