@@ -49,3 +49,27 @@ for s in $SYSTEMS; do
         done
     done
 done
+# Summary of every finished run: DIR/summary.md
+/usr/bin/python3 - "$OUT" <<'PY'
+import glob, json, os, sys
+out = sys.argv[1]
+rows = []
+for f in sorted(glob.glob(os.path.join(out, "*.eval.json"))):
+    r = json.load(open(f))
+    name = os.path.basename(f)[:-len(".eval.json")]
+    sysname, model, contact, seed = name.split("_")
+    touched = ""
+    if r.get("contacts"):
+        cs = [c for c in r["contacts"] if (c["e"], c["mu"]) != (0.5, 0.25)]
+        touched = "; ".join(f"{c['body']}: e {c['e']:.4f} ({c['e_declared']:g}), mu {c['mu']:.4f} ({c['mu_declared']:g})"
+                            for c in r["contacts"])
+    rows.append((r["system"], model, contact, seed[1:], r["sum_rel_err_5"], r["sum_rel_err"], r["mean_geo_rel_err"],
+                 r["mean_energy_err"], r["mean_violation"], touched))
+with open(os.path.join(out, "summary.md"), "w") as f:
+    f.write("| system | model | contact | seed | rel. err. summed, 5 steps | summed, rollout | geometric mean | "
+            "energy err. | constraint violation | learned e, mu per contact (declared) |\n")
+    f.write("|---|---|---|---|---|---|---|---|---|---|\n")
+    for r in rows:
+        f.write("| " + " | ".join([r[0], r[1], r[2], r[3]] + [f"{x:.4g}" for x in r[4:9]] + [r[9]]) + " |\n")
+print(open(os.path.join(out, "summary.md")).read())
+PY

@@ -127,6 +127,7 @@ static void test_map(const char *name, imp_cmodel_kind kind)
     imp_rng rng;
     imp_rng_seed(&rng, 11);
     int seen[3] = {0, 0, 0}, tried = 0, no_solution = 0, chain = strstr(name, "chain") != NULL;
+    double worst_phi = 0;
     double h = 0.01;
     const double mus[3] = {0.05, 0.3, 1.0};
     for (int it = 0; it < 60 && !(seen[0] && seen[1] && seen[2] && tried >= 12); it++) {
@@ -172,6 +173,14 @@ static void test_map(const char *name, imp_cmodel_kind kind)
         }
         for (int q = 0; q < N; q++) vs = fmax(vs, fabs(ys[N + q]));
         double dvmax = dv;
+        /* the positions on the joints after the Gauss-Newton step (eq 26):
+         * Phi(x*) of the draw (on the joints) against Phi(x') */
+        double ph0[IMP_CSYS_MAX_ROWS], ph1[IMP_CSYS_MAX_ROWS], p0 = 0, p1 = 0;
+        imp_csys_phi(&s, ys, ph0);
+        imp_csys_phi(&s, y1, ph1);
+        for (int r = 0; r < s.n_rows; r++) p0 = fmax(p0, fabs(ph0[r])), p1 = fmax(p1, fabs(ph1[r]));
+        CHECK_MSG(p1 < 1e-9 + 10 * p0, "%s: Phi(x') = %g after the map (Phi(x*) = %g)", name, p1, p0);
+        worst_phi = fmax(worst_phi, p1);
         /* branches, from a direct solve with the model's P (the map's own) */
         imp_contact_solution sol;
         {
@@ -225,8 +234,9 @@ static void test_map(const char *name, imp_cmodel_kind kind)
                   seen[0], seen[1], seen[2]);
     CHECK_MSG(tried >= 10 && no_solution * 3 <= tried, "%s: %d states checked, %d without a solution", name, tried,
               no_solution);
-    printf("%s %s: %d states FD-checked (separate %d, stick %d, slide %d contacts), %d without a solution\n", name,
-           imp_cmodel_kind_name(kind), tried, seen[0], seen[1], seen[2], no_solution);
+    printf("%s %s: %d states FD-checked (separate %d, stick %d, slide %d contacts), %d without a solution; "
+           "largest |Phi| after a map %.2g\n",
+           name, imp_cmodel_kind_name(kind), tried, seen[0], seen[1], seen[2], no_solution, worst_phi);
     free(params);
 }
 
@@ -385,6 +395,8 @@ static void test_cli(void)
     remove("chnn_contact_r.npz");
     remove("chnn_contact_m.npz.log.jsonl");
     remove("chnn_contact_n.npz.log.jsonl");
+    remove(CLI_TEST_TAG "_stdout.txt");
+    remove(CLI_TEST_TAG "_stderr.txt");
 }
 
 int main(void)

@@ -14,6 +14,7 @@
 
 #define NMAX (IMP_CSYS_MAX_POINTS * 3)
 #define CONTACT_JAM_REGULARIZATION 1e-3
+#define GN_STEPS 2 /* Gauss-Newton steps of the positions onto the joints (eq 26) */
 
 static double sigmoid(double z) { return z >= 0 ? 1.0 / (1.0 + exp(-z)) : exp(z) / (1.0 + exp(z)); }
 static double softplus(double z) { return z > 30 ? z : log1p(exp(z)); }
@@ -207,7 +208,24 @@ static void vproj_forward(const pmat *p, const double *v, double *vout, double *
     }
 }
 
-/* Its reverse: vbar (in: dL/dv'; out: dL/dv), xbar += dL/dx, phibar +=. */
+/* One Gauss-Newton step of the positions onto the joints in the same
+ * metric (eq 26): x' = x - Z^T S^-1 Phi(x), with p built at x. */
+static void gn_forward(const imp_cmodel *m, const pmat *p, const double *x, double *xout, double *yc)
+{
+    int N = p->N, C = p->C;
+    imp_csys_phi(&m->sys.full, x, yc);
+    imp_lu_solve(C, p->S, p->piv, yc);
+    for (int k = 0; k < N; k++) {
+        double s = x[k];
+        for (int c = 0; c < C; c++) s -= p->Z[(size_t)c * N + k] * yc[c];
+        xout[k] = s;
+    }
+}
+
+/* The reverse of vproj_forward (v given) or of gn_forward (v NULL: r =
+ * Phi(x), whose Jacobian is D): vbar (in: dL/dv' or dL/dx'; out: dL/dv or
+ * the x' part of dL/dx), xbar += dL/dx through D(x), Z and S (may alias
+ * vbar when v is NULL), phibar +=. */
 static void vproj_backward(const imp_cmodel *m, const pmat *p, const double *v, const double *yc, double *vbar,
                            double *xbar, double *phibar, double *scratch)
 {
@@ -226,7 +244,7 @@ static void vproj_backward(const imp_cmodel *m, const pmat *p, const double *v, 
     for (int a = 0; a < C; a++)
         for (int b = 0; b < C; b++) Sb[(size_t)a * C + b] = -rb[a] * yc[b];
     for (int c = 0; c < C; c++)
-        for (int k = 0; k < N; k++) Db[(size_t)c * N + k] = rb[c] * v[k];
+        for (int k = 0; k < N; k++) Db[(size_t)c * N + k] = v ? rb[c] * v[k] : 0.0;
     for (int k = 0; k < N; k++) {
         double s = 0;
         for (int c = 0; c < C; c++) s += p->D[(size_t)c * N + k] * rb[c];
@@ -388,8 +406,8 @@ static int forward_core(const imp_cmodel *m, const double *params, const double 
 }
 
 typedef struct cbuf {
-    double *all, *J, *vp, *work, *pm, *pb, *Jb, *Pb, *pm2, *yc;
-    int *iwork, *piv, *piv2;
+    double *all, *J, *vp, *work, *pm, *pb, *Jb, *Pb, *pm2[GN_STEPS], *pm3, *yc[GN_STEPS], *yc3, *xg;
+    int *iwork, *piv, *piv2[GN_STEPS], *piv3;
 } cbuf;
 
 static void cbuf_free(cbuf *b)
@@ -401,11 +419,11 @@ static void cbuf_free(cbuf *b)
 static int cbuf_new(cbuf *b, int n_c, int d, int N, int C)
 {
     size_t nJ = (size_t)n_c * d * N, nw = imp_contact_impulse_work_doubles(n_c, d, N);
-    size_t total = 2 * nJ + (size_t)N + nw + 2 * pmat_doubles(N, C) + pmat_back_doubles(N, C) + (size_t)N * N +
-                   (size_t)C;
+    size_t total = 2 * nJ + (size_t)N + nw + (2 + GN_STEPS) * pmat_doubles(N, C) + pmat_back_doubles(N, C) +
+                   (size_t)N * N + (1 + GN_STEPS) * (size_t)C + (GN_STEPS + 1) * (size_t)N;
     memset(b, 0, sizeof *b);
     b->all = calloc(total, sizeof(double));
-    b->iwork = malloc((imp_contact_solve_work_ints(n_c, d) + 2 * (size_t)C + 1) * sizeof(int));
+    b->iwork = malloc((imp_contact_solve_work_ints(n_c, d) + (2 + GN_STEPS) * (size_t)C + 1) * sizeof(int));
     if (!b->all || !b->iwork) {
         cbuf_free(b);
         return imp_fail(IMP_ERR_NOMEM, "contact map: out of memory");
@@ -417,11 +435,41 @@ static int cbuf_new(cbuf *b, int n_c, int d, int N, int C)
     b->pm = b->work + nw;
     b->pb = b->pm + pmat_doubles(N, C);
     b->Pb = b->pb + pmat_back_doubles(N, C);
-    b->pm2 = b->Pb + (size_t)N * N;
-    b->yc = b->pm2 + pmat_doubles(N, C);
+    double *q = b->Pb + (size_t)N * N;
     b->piv = b->iwork + imp_contact_solve_work_ints(n_c, d);
-    b->piv2 = b->piv + C;
+    int *iq = b->piv + C;
+    for (int g = 0; g < GN_STEPS; g++) {
+        b->pm2[g] = q;
+        q += pmat_doubles(N, C);
+        b->yc[g] = q;
+        q += C;
+        b->piv2[g] = iq;
+        iq += C;
+    }
+    b->pm3 = q;
+    b->yc3 = q + pmat_doubles(N, C);
+    b->xg = b->yc3 + C; /* (GN_STEPS + 1) N: the positions before each step and after the last */
+    b->piv3 = iq;
     return IMP_OK;
+}
+
+/* x+ = x* + f (v+ - v*) (eq 23, v+ in b->vp), GN_STEPS Gauss-Newton steps
+ * onto the joints (eq 26; the positions in b->xg, the last one the result)
+ * and the metric at the result for eq 25 (b->pm3). */
+static int project_forward(const imp_cmodel *m, const double *params, cbuf *b, const double *x, const double *v,
+                           double f, int N, int C)
+{
+    for (int q = 0; q < N; q++) b->xg[q] = x[q] + f * (b->vp[q] - v[q]);
+    int st = IMP_OK;
+    for (int g = 0; !st && g < GN_STEPS; g++) {
+        pmat p2;
+        pmat_layout(&p2, N, C, b->pm2[g], b->piv2[g]);
+        st = pmat_build(m, params, b->xg + (size_t)g * N, &p2);
+        if (!st) gn_forward(m, &p2, b->xg + (size_t)g * N, b->xg + (size_t)(g + 1) * N, b->yc[g]);
+    }
+    pmat p3;
+    pmat_layout(&p3, N, C, b->pm3, b->piv3);
+    return st ? st : pmat_build(m, params, b->xg + (size_t)GN_STEPS * N, &p3);
 }
 
 int imp_cmodel_contact_step(const imp_cmodel *m, const double *params, const double *xk, double *y, double h,
@@ -439,13 +487,13 @@ int imp_cmodel_contact_step(const imp_cmodel *m, const double *params, const dou
     pmat_layout(&p, N, C, b.pm, b.piv);
     st = forward_core(m, params, xk, y, &cs, &p, b.J, b.vp, b.work, b.iwork);
     if (!st && cs.n > 0) {
-        double f = (1 - cs.alpha) * h;
-        for (int q = 0; q < N; q++) y[q] += f * (b.vp[q] - y[N + q]);
-        /* v+ onto the joints at x+ (eq 25) */
-        pmat p2;
-        pmat_layout(&p2, N, C, b.pm2, b.piv2);
-        st = pmat_build(m, params, y, &p2);
-        if (!st) vproj_forward(&p2, b.vp, y + N, b.yc);
+        st = project_forward(m, params, &b, y, y + N, (1 - cs.alpha) * h, N, C);
+        if (!st) {
+            memcpy(y, b.xg + (size_t)GN_STEPS * N, (size_t)N * sizeof(double));
+            pmat p3;
+            pmat_layout(&p3, N, C, b.pm3, b.piv3);
+            vproj_forward(&p3, b.vp, y + N, b.yc3);
+        }
     }
     if (!st && n_active) *n_active = cs.n;
     cbuf_free(&b);
@@ -481,17 +529,23 @@ int imp_cmodel_contact_step_vjp(const imp_cmodel *m, const double *params, const
         phibar = phisink;
     }
     {
-        /* the projection at x+ (eq 25): vb <- dL/dv+, xb += its x+ part */
-        double xp[NMAX], vtmp[NMAX];
-        for (int q = 0; q < N; q++) xp[q] = x[q] + f * (b.vp[q] - v[q]);
-        pmat p2;
-        pmat_layout(&p2, N, C, b.pm2, b.piv2);
-        if ((st = pmat_build(m, params, xp, &p2))) {
+        /* the projections (eqs 25, 26) in reverse: vb <- dL/dv+, xb <- dL/dx+ */
+        if ((st = project_forward(m, params, &b, x, v, f, N, C))) {
             cbuf_free(&b);
             return st;
         }
-        vproj_forward(&p2, b.vp, vtmp, b.yc);
-        vproj_backward(m, &p2, b.vp, b.yc, vb, xb, phibar, b.pb);
+        double vtmp[NMAX];
+        pmat p3;
+        pmat_layout(&p3, N, C, b.pm3, b.piv3);
+        imp_chnn_load_winv_(m, params, p3.winv);
+        vproj_forward(&p3, b.vp, vtmp, b.yc3);
+        vproj_backward(m, &p3, b.vp, b.yc3, vb, xb, phibar, b.pb);
+        for (int g = GN_STEPS - 1; g >= 0; g--) {
+            pmat p2;
+            pmat_layout(&p2, N, C, b.pm2[g], b.piv2[g]);
+            imp_chnn_load_winv_(m, params, p2.winv);
+            vproj_backward(m, &p2, NULL, b.yc[g], xb, xb, phibar, b.pb);
+        }
     }
     for (int q = 0; q < N; q++) {
         vpb[q] = vb[q] + f * xb[q];
