@@ -12,13 +12,13 @@
 # Resumable: a finished run (its eval JSON exists) is not redone.
 #
 #   bash scripts/chnn_contact_runs.sh [--out DIR] [--seeds "0 1 2"] [--systems "cg cge gw"]
-#       [--models "clnn"] [--epochs E]
+#       [--models "clnn"] [--epochs E] [--variants "contact no-contact"]
 #
 # Defaults: --out results/chnn-contact, --seeds 0, --systems "cg gw cge",
 # --models clnn, --epochs 300. Each run is niced (19); runs go one at a time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-OUT=results/chnn-contact SEEDS=0 SYSTEMS="cg gw cge" MODELS=clnn EPOCHS=300
+OUT=results/chnn-contact SEEDS=0 SYSTEMS="cg gw cge" MODELS=clnn EPOCHS=300 VARIANTS="contact no-contact"
 while [ $# -gt 0 ]; do
     case "$1" in
     --out) OUT=$2; shift 2 ;;
@@ -26,6 +26,7 @@ while [ $# -gt 0 ]; do
     --systems) SYSTEMS=$2; shift 2 ;;
     --models) MODELS=$2; shift 2 ;;
     --epochs) EPOCHS=$2; shift 2 ;;
+    --variants) VARIANTS=$2; shift 2 ;;
     *) echo "chnn_contact_runs.sh: unknown option $1" >&2; exit 2 ;;
     esac
 done
@@ -37,7 +38,7 @@ for s in $SYSTEMS; do
     [ -f "$OUT/${s}_test.npz" ] || nice -n 19 "$B" simulate "$(name "$s")" --trajectories 100 --seed 2 -o "$OUT/${s}_test.npz"
     for mdl in $MODELS; do
         for k in $SEEDS; do
-            for c in contact no-contact; do
+            for c in $VARIANTS; do
                 r="$OUT/${s}_${mdl}_${c}_s$k"
                 [ -f "$r.eval.json" ] && continue
                 # --skip-factor 1e6: a minibatch whose rollout fails numerically is skipped, not fatal

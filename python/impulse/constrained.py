@@ -155,7 +155,8 @@ class ConstrainedModel:
     def rollout(self, x0, steps: int, dt: float, rtol: float | None = None) -> np.ndarray:
         """Roll out from Cartesian states x0 = (x, v), (2 N,) or a batch (n, 2 N),
         as `impulse rollout` and the evaluation do (DOPRI5, rtol 1e-7, atol
-        rtol / 100 by default): `steps` steps of dt, returned in Cartesian
+        rtol / 100 by default; a model with contacts takes one RK4 step per dt
+        with the contact map after each, and ignores rtol): `steps` steps of dt, returned in Cartesian
         coordinates, (steps + 1, 2 N) or (n, steps + 1, 2 N), row 0 = x0."""
         x = f64(x0, "x0")
         single = x.ndim == 1
