@@ -414,6 +414,8 @@ static void cbuf_free(cbuf *b)
 {
     free(b->all);
     free(b->iwork);
+    b->all = NULL;
+    b->iwork = NULL;
 }
 
 static int cbuf_new(cbuf *b, int n_c, int d, int N, int C)
@@ -453,6 +455,18 @@ static int cbuf_new(cbuf *b, int n_c, int d, int N, int C)
     return IMP_OK;
 }
 
+/* The sizes, the buffers and the impulse (forward_core) of one map at
+ * (x_k, y*); the caller frees b (cbuf_free) whatever the status. */
+static int map_begin(const imp_cmodel *m, const double *params, const double *xk, const double *ys, cbuf *b,
+                     cstep *cs, pmat *p, int *N, int *C, int *d)
+{
+    memset(b, 0, sizeof *b);
+    int st = contact_dims(m, N, C, d);
+    if (st || (st = cbuf_new(b, m->sys.full.n_contacts, *d, *N, *C))) return st;
+    pmat_layout(p, *N, *C, b->pm, b->piv);
+    return forward_core(m, params, xk, ys, cs, p, b->J, b->vp, b->work, b->iwork);
+}
+
 /* x+ = x* + f (v+ - v*) (eq 23, v+ in b->vp), GN_STEPS Gauss-Newton steps
  * onto the joints (eq 26; the positions in b->xg, the last one the result)
  * and the metric at the result for eq 25 (b->pm3). */
@@ -477,15 +491,11 @@ int imp_cmodel_contact_step(const imp_cmodel *m, const double *params, const dou
 {
     int N = 0, C = 0, d = 0;
     if (!m || !params || !xk || !y) return imp_fail(IMP_ERR_INVALID, "contact map: NULL argument");
-    int st = contact_dims(m, &N, &C, &d);
-    if (st) return st;
     if (n_active) *n_active = 0;
     cbuf b;
-    if ((st = cbuf_new(&b, m->sys.full.n_contacts, d, N, C))) return st;
     cstep cs;
     pmat p;
-    pmat_layout(&p, N, C, b.pm, b.piv);
-    st = forward_core(m, params, xk, y, &cs, &p, b.J, b.vp, b.work, b.iwork);
+    int st = map_begin(m, params, xk, y, &b, &cs, &p, &N, &C, &d);
     if (!st && cs.n > 0) {
         st = project_forward(m, params, &b, y, y + N, (1 - cs.alpha) * h, N, C);
         if (!st) {
@@ -506,14 +516,10 @@ int imp_cmodel_contact_step_vjp(const imp_cmodel *m, const double *params, const
     int N = 0, C = 0, d = 0;
     if (!m || !params || !xk || !ystar || !ybar || !xkbar)
         return imp_fail(IMP_ERR_INVALID, "contact map: NULL argument");
-    int st = contact_dims(m, &N, &C, &d);
-    if (st) return st;
     cbuf b;
-    if ((st = cbuf_new(&b, m->sys.full.n_contacts, d, N, C))) return st;
     cstep cs;
     pmat p;
-    pmat_layout(&p, N, C, b.pm, b.piv);
-    st = forward_core(m, params, xk, ystar, &cs, &p, b.J, b.vp, b.work, b.iwork);
+    int st = map_begin(m, params, xk, ystar, &b, &cs, &p, &N, &C, &d);
     if (st || cs.n == 0) {
         cbuf_free(&b);
         return st;
