@@ -264,7 +264,7 @@ int imp_contact_solve_backward(double *A_bar, double *u_minus_bar, double *e_bar
                                const double *u_minus, const double *e, const double *mu, double *work,
                                int *iwork);
 
-/* Impact laws of the normal rows (docs/derivations/contact.md sec 10), with
+/* Impact laws of the normal rows (docs/derivations/contact.md sec 11), with
  * ur_n a restitution reference velocity (u_ref; NULL: u-):
  *   IMP_CONTACT_LAW_NEWTON    0 <= lambda_n _|_ u+_n - e max(-ur_n, 0) >= 0 (eq 8; the
  *                             law of imp_contact_solve_forward);

@@ -97,7 +97,7 @@ def contact_solve(A, u_minus, e, mu, *, dim: int | None = None, law: str = "newt
     velocities (normal first), e and mu (n,) or scalars. law: "newton"
     (eq 8), "paper" (u+_n = -e u_ref_n) or "halfstep" (u+_n = max(u-_n -
     (1 + e) u_ref_n, 0)), the CD-Lagrange laws (docs/derivations/contact.md
-    sec 10); u_ref (n, dim): the restitution reference velocities (None:
+    sec 11); u_ref (n, dim): the restitution reference velocities (None:
     u_minus). Returns {lambda_ (n, dim), u_plus (n, dim), branch, slide, eps,
     sweeps, pivots, residual, fallback}."""
     u = f64(u_minus, "u_minus")

@@ -29,7 +29,7 @@ int imp_pair_activity(const imp_contact_geometry *g, double tol, int nearest_if_
 
 /* dv (D) += M^-1 I for every active contact pair ([A] eqs 48-50, pairwise
  * form), each pair's impulse lambda from the contact module's solver
- * (imp_contact_solve_law_forward, docs/derivations/contact.md sec 10) with
+ * (imp_contact_solve_law_forward, docs/derivations/contact.md sec 11) with
  * rows J = (n) or, with friction, (n, t) on the relative velocity, A =
  * (w_i + w_j) J J^T, u- = J (vS_j - vS_i), u_ref = J (vh_j - vh_i) and
  * law IMP_CONTACT_LAW_PAPER (u+_n = -e u_ref_n: frictionless,

@@ -5,7 +5,7 @@
  * fixed: the post-impact normal velocity is -e times the half-step one,
  * IMP_CONTACT_LAW_PAPER) or CD-Lagrange's Newton law
  * (IMP_CONTACT_LAW_HALFSTEP), and Coulomb friction for pairs with a tangent
- * and a friction coefficient (docs/derivations/contact.md sec 10).
+ * and a friction coefficient (docs/derivations/contact.md sec 11).
  *
  * Events are per contact pair: the gate (a body's label or contact network)
  * says when, the pair activity (imp_pair_activity) says which of the body's
@@ -64,7 +64,7 @@ static void pair_gates(const imp_contact_pair *c, const double *gate, int a, dou
  * impulse is added to, the restitution reference ur = J vh, and the
  * solution. The pairs of a step are solved one by one, each from the same
  * vh and vS (the pairwise form of [A] eqs 48-50): see
- * docs/derivations/contact.md sec 10 for why not together. */
+ * docs/derivations/contact.md sec 11 for why not together. */
 typedef struct pair_solve {
     int p, rows;
     double A[4], u[2], ur[2], e, mu;
