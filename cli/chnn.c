@@ -3,6 +3,7 @@
 #include "cli.h"
 #include "impulse/chnn_models.h"
 #include "impulse/constrained.h"
+#include "impulse/constrained_contact.h"
 #include "impulse/io.h"
 
 #include <math.h>
@@ -69,8 +70,12 @@ static void cli_chnn_contact_json(imp_json *j, const imp_cmodel *m, const double
     for (int c = 0; c < s->n_contacts; c++) {
         imp_json_begin_object(j);
         imp_json_kv_int(j, "contact", c);
+        char name[2 * 32 + 2]; /* two body (plane) names, imp_cbody.name */
+        imp_csys_contact_name(s, c, name, sizeof name);
+        imp_json_kv_string(j, "name", name);
         imp_json_kv_string(j, "body", s->bodies[s->contacts[c].body].name);
-        imp_json_kv_string(j, "plane", s->planes[s->contacts[c].plane].name);
+        if (s->contacts[c].other >= 0) imp_json_kv_string(j, "other", s->bodies[s->contacts[c].other].name);
+        else imp_json_kv_string(j, "plane", s->planes[s->contacts[c].plane].name);
         imp_json_kv_number(j, "e", e[c]);
         imp_json_kv_number(j, "mu", mu[c]);
         imp_json_kv_number(j, "e_declared", s->contacts[c].e);
@@ -85,10 +90,12 @@ static void cli_chnn_contact_print(FILE *f, const imp_cmodel *m, const double *p
     const imp_csys *s = &m->sys.full;
     double e[IMP_CSYS_MAX_CONTACTS], mu[IMP_CSYS_MAX_CONTACTS];
     imp_cmodel_contact_values(m, params, e, mu);
-    for (int c = 0; c < s->n_contacts; c++)
-        fprintf(f, "  contact %d (%s on %s): e %.4f, mu %.4f (declared e %g, mu %g)\n", c,
-                s->bodies[s->contacts[c].body].name, s->planes[s->contacts[c].plane].name, e[c], mu[c],
+    for (int c = 0; c < s->n_contacts; c++) {
+        char name[2 * 32 + 2]; /* two body (plane) names, imp_cbody.name */
+        imp_csys_contact_name(s, c, name, sizeof name);
+        fprintf(f, "  contact %d (%s): e %.4f, mu %.4f (declared e %g, mu %g)\n", c, name, e[c], mu[c],
                 s->contacts[c].e, s->contacts[c].mu);
+    }
 }
 
 typedef struct save_ctx {

@@ -261,6 +261,12 @@ static size_t pmat_back_doubles(int N, int C) { return 3 * (size_t)C * N + (size
 static void frame_vjp(const imp_csys *s, const double *x, int c, double phi_bar, const double *J_bar, double *xbar)
 {
     const imp_ccontact *cc = &s->contacts[c];
+    if (cc->other >= 0) {
+        /* a body-body contact: its normal turns with x. The forward pass has
+           already solved at this x, so the centres are apart and this cannot fail. */
+        (void)imp_csys_body_contact_vjp(s, x, c, phi_bar, J_bar, xbar);
+        return;
+    }
     const imp_cbody *B = &s->bodies[cc->body];
     const imp_cplane *Pl = &s->planes[cc->plane];
     int d = s->d, N = imp_csys_ndof(s), p0 = B->first_point, k_ax = B->n_axes;
