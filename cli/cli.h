@@ -38,6 +38,7 @@ int cli_reproduce_chnn(int argc, char **argv);
 int cli_reproduce_impact(int argc, char **argv);
 int cli_reproduce_your_data(int argc, char **argv);
 int cli_reproduce_cube(int argc, char **argv);
+int cli_reproduce_contact(int argc, char **argv);
 /* Gaussian-process impact models and the drop simulator (cli/impact_gp.c),
  * dispatched to by `impulse impact gp-...|learning-curve|drop`. */
 int cli_impact_gp(int argc, char **argv);
