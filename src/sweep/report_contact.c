@@ -437,6 +437,14 @@ static void kv_array(imp_json *j, const char *key, const double *x, int n)
     imp_json_end_array(j);
 }
 
+/* A task's numeric setting (NaN when absent or not a number). */
+static double task_number(const imp_sweep_task *t, const char *key)
+{
+    double x = NAN;
+    if (imp_sweep_task_double(t, key, NAN, -1e300, 1e300, &x)) imp_clear_error();
+    return x;
+}
+
 static int contact_row(const sweep_result *r, void *user, char **out, size_t *len)
 {
     (void)user;
@@ -463,14 +471,15 @@ static int contact_row(const sweep_result *r, void *user, char **out, size_t *le
         imp_json_kv_string(&j, "part", "constrained");
         imp_json_kv_string(&j, "system", imp_sweep_task_get(r->task, "system"));
         imp_json_kv_string(&j, "model", imp_sweep_task_get(r->task, "model"));
-        imp_json_kv_string(&j, "seed", imp_sweep_task_get(r->task, "seed"));
+        imp_json_kv_number(&j, "seed", task_number(r->task, "seed"));
+        imp_json_kv_number(&j, "n_test", task_number(r->task, "n_test"));
         imp_json_kv_number(&j, "rel_err_first5", a);
         imp_json_kv_number(&j, "rel_err_rollout", b);
     } else if (box_task(r)) {
         imp_json_kv_string(&j, "part", "box-toss");
         imp_json_kv_string(&j, "model", imp_sweep_task_get(r->task, "model"));
-        imp_json_kv_string(&j, "tosses", imp_sweep_task_get(r->task, "tosses"));
-        imp_json_kv_string(&j, "seed", imp_sweep_task_get(r->task, "seed"));
+        imp_json_kv_number(&j, "tosses", task_number(r->task, "tosses"));
+        imp_json_kv_number(&j, "seed", task_number(r->task, "seed"));
         static const char *const keys[] = {"e", "mu", "e_true", "mu_true", "position_error_pct", "penetration_pct"};
         for (size_t q = 0; q < sizeof keys / sizeof keys[0]; q++) {
             double x = NAN;
