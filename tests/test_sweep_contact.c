@@ -34,9 +34,10 @@ static void test_plan(void)
     imp_sim_opts so;
     int disks = imp_sim_defaults("bouncing-disks:5", &so) == IMP_OK;
     imp_clear_error();
-    /* quick: 2 seeds x 5 ball-box rows, 2 x 3 points rows (and disks), 1 x 3 systems x 3 networks, 1 box toss */
-    CHECK(count_strand(&p, "contact", "contact.ball-box.") == 10);
-    CHECK(count_strand(&p, "contact", "contact.points.") == 6);
+    /* quick: 2 seeds x 7 ball-box rows, 2 x 4 points rows (and 3 disks rows), 1 x 3 systems x 3 networks,
+     * 1 box toss */
+    CHECK(count_strand(&p, "contact", "contact.ball-box.") == 14);
+    CHECK(count_strand(&p, "contact", "contact.points.") == 8);
     CHECK(count_strand(&p, "contact", "contact.disks.") == (disks ? 6 : 0));
     CHECK(count_strand(&p, "chnn", "contact.constrained.") == 9);
     CHECK(count_strand(&p, "cube", "contact.box-toss.") == 1);
@@ -56,7 +57,7 @@ static void test_plan(void)
     o.seeds = 3;
     o.epochs = 7;
     CHECK_OK(imp_sweep_plan_contact(&p, &o));
-    CHECK(p.n_tasks == 9 && count_strand(&p, "contact", "contact.points.") == 9);
+    CHECK(p.n_tasks == 12 && count_strand(&p, "contact", "contact.points.") == 12);
     long epochs = 0, friction = 0;
     CHECK(!imp_sweep_task_int(&p.tasks[0], "epochs", 0, 0, 100, &epochs) && epochs == 7);
     CHECK(!imp_sweep_task_int(&p.tasks[0], "friction", 0, 0, 1, &friction) && friction == 1);
@@ -83,6 +84,8 @@ static void test_key_errors(void)
         {"strand=contact system=compliant-ball-box model=resnet labels=auto", "model=resnet takes no labels"},
         {"strand=contact system=compliant-ball-box model=resnet-contact labels=none", "resnet-contact is fed"},
         {"strand=contact system=compliant-ball-box model=cdl e_init=1.5", "e_init=1.5"},
+        {"strand=contact system=compliant-ball-box model=cdl impact_law=sideways", "impact_law=sideways"},
+        {"strand=contact system=compliant-ball-box model=resnet impact_law=paper", "impact_law= applies to model=cdl"},
         {"strand=contact system=compliant-ball-box model=cdl n_test=0", "n_test=0"},
         {"strand=cube model=rigid-identified tosses=2", "needs data= or simulate=box-toss"},
         {"strand=cube model=rigid-identified tosses=2 simulate=sphere", "simulate=sphere"},

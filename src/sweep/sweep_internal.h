@@ -117,7 +117,7 @@ int sweep_your_data_train_set(const sweep_yd_settings *s, imp_trajset *ts);
 typedef struct sweep_contact_settings {
     const char *system, *model, *config, *labels;
     imp_model_kind kind;
-    int geometry_gates;
+    int geometry_gates, impact_law; /* impact_law -1: the data's default */
     long seed, epochs, n_train, n_test, data_seed, test_seed, friction, projection, threads, state_every;
     double restitution, noise, e_init, state_seconds;
 } sweep_contact_settings;

@@ -13,14 +13,15 @@
  *   geometry alone, --geometry-gates, which needs labels=none)
  *   friction=0|1 projection=0|1 (cdl: Coulomb mu learned per pair; the
  *   closest-point projection at impacts)
+ *   impact_law=auto|paper|newton (cdl; auto: the data's default, as train's)
  *   e_init=X (cdl: the learned e's start; absent: the data's estimate)
  *   restitution=E (the simulator's; absent: its default) noise=S (0)
  *   n_train=N (20) n_test=M (4) data_seed=100 test_seed=200 (the training
  *   and test draws: the test draw holds M + 1 noise-free trajectories of
  *   which the first, which starts where the training set's first does, is
  *   left out) threads=1 state_seconds=60 state_every=0
- * The impact law and the learning-rate schedule are the data's defaults, as
- * `impulse train` picks them. Files: tasks/<id>/train_state.npz, model.npz
+ * The learning-rate schedule is the data's default, as `impulse train`
+ * picks it. Files: tasks/<id>/train_state.npz, model.npz
  * and result.npz: "metrics" (rmse, rmse_code, min_gap, seconds), per pair
  * "e", "mu" (learned; NaN where not learned), "e_true", "mu_true" (the
  * simulator's; NaN unknown), "impacts" (labelled impacts in the training
@@ -67,10 +68,16 @@ int sweep_contact_read(const imp_sweep_task *t, sweep_contact_settings *s)
     s->geometry_gates = gates && !strcmp(gates, "geometry");
     if (s->geometry_gates && strcmp(s->labels, "none"))
         return imp_fail(IMP_ERR_INVALID, "task '%s': gates=geometry needs labels=none (geometry alone)", t->id);
-    static const char *const cdl_only[] = {"gates", "friction", "projection", "e_init"};
+    static const char *const cdl_only[] = {"gates", "friction", "projection", "e_init", "impact_law"};
     for (size_t k = 0; k < sizeof cdl_only / sizeof cdl_only[0]; k++)
         if (!cdl && imp_sweep_task_get(t, cdl_only[k]))
             return imp_fail(IMP_ERR_INVALID, "task '%s': %s= applies to model=cdl only", t->id, cdl_only[k]);
+    const char *law = imp_sweep_task_get(t, "impact_law");
+    s->impact_law = -1;
+    if (law && !strcmp(law, "paper")) s->impact_law = IMP_CDL_IMPACT_PAPER;
+    else if (law && !strcmp(law, "newton")) s->impact_law = IMP_CDL_IMPACT_NEWTON;
+    else if (law && strcmp(law, "auto"))
+        return imp_fail(IMP_ERR_INVALID, "task '%s': impact_law=%s is not auto, paper or newton", t->id, law);
     imp_sim_opts so;
     int st = imp_sim_defaults(s->system, &so);
     if (st) return imp_fail_context(st, "task '%s': system=%s", t->id, s->system);
@@ -167,7 +174,7 @@ int sweep_exec_contact(const imp_sweep_task *t, const char *task_dir, const imp_
     cfg.friction = (int)s.friction;
     cfg.projection = (int)s.projection;
     cfg.gate_geometry = s.geometry_gates;
-    if (cdl) cfg.impact_law = imp_cdl_default_impact_law(&train);
+    if (cdl) cfg.impact_law = s.impact_law >= 0 ? s.impact_law : imp_cdl_default_impact_law(&train);
     imp_train_opts to;
     imp_train_opts_default(&to, 1);
     to.epochs = (int)s.epochs;
@@ -243,13 +250,15 @@ typedef struct contact_system {
     double noise;
     int n_train, n_test, epochs, seeds;
     const char *extra; /* settings of every task of the system */
-    contact_row rows[6];
+    contact_row rows[8];
 } contact_system;
 
 static const contact_system contact_systems[] = {
     /* issue 24's ball in a box (scripts/ball_box_acceptance.sh before this plan) */
     {"ball-box", "compliant-ball-box", 0.05, 24, 6, 200, 3, "",
      {{"cdl", "model=cdl labels=auto e_init=0.5"},
+      {"cdl-projection", "model=cdl labels=auto projection=1 e_init=0.5"},
+      {"cdl-paperlaw", "model=cdl labels=auto impact_law=paper e_init=0.5"},
       {"cdl-nolabels", "model=cdl labels=none e_init=0.5"},
       {"cdl-geometry", "model=cdl labels=none gates=geometry e_init=0.5"},
       {"resnet-contact", "model=resnet-contact labels=auto"},
@@ -258,6 +267,7 @@ static const contact_system contact_systems[] = {
     /* several bodies, heterogeneous e and mu per contact */
     {"points", "bouncing-points:5", 0.0, 20, 4, 150, 5, "",
      {{"cdl", "model=cdl labels=auto friction=1 e_init=0.5"},
+      {"cdl-onset", "model=cdl labels=onset friction=1 e_init=0.5"},
       {"resnet-contact", "model=resnet-contact labels=auto"},
       {"resnet", "model=resnet labels=none"},
       {NULL, NULL}}},
