@@ -95,14 +95,7 @@ int cli_reproduce_contact(int argc, char **argv)
         imp_sweep_plan_free(&plan);
         return rc;
     }
-    int rc = cli_reproduce_sweep_run(verb, &plan, out, threads, jobs);
+    int rc = cli_reproduce_sweep_json(verb, &plan, out, threads, jobs, imp_sweep_contact_rows);
     imp_sweep_plan_free(&plan);
-    if (rc) return rc;
-    char *rows = NULL;
-    if (imp_sweep_contact_rows(out, &rows)) return cli_fail(verb);
-    fputs(rows, stdout);
-    free(rows);
-    if (imp_sweep_report(out, NULL)) return cli_fail(verb);
-    fprintf(stderr, "wrote %s/report.md and %s/index.html\n", out, out);
-    return cli_stop_requested() ? 130 : 0;
+    return rc;
 }

@@ -135,6 +135,20 @@ int cli_reproduce_sweep(const char *verb_name, imp_sweep_plan *plan, const char 
     return cli_stop_requested() ? 130 : 0;
 }
 
+int cli_reproduce_sweep_json(const char *verb_name, imp_sweep_plan *plan, const char *dir, int threads, int jobs,
+                             int (*rows)(const char *dir, char **jsonl))
+{
+    int rc = cli_reproduce_sweep_run(verb_name, plan, dir, threads, jobs);
+    if (rc) return rc;
+    char *text = NULL;
+    if (rows(dir, &text)) return cli_fail(verb_name);
+    fputs(text, stdout);
+    free(text);
+    if (imp_sweep_report(dir, NULL)) return cli_fail(verb_name);
+    fprintf(stderr, "wrote %s/report.md and %s/index.html\n", dir, dir);
+    return cli_stop_requested() ? 130 : 0;
+}
+
 static int cmd_plan(int argc, char **argv)
 {
     const char *strand = NULL, *out = NULL;

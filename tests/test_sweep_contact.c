@@ -70,9 +70,7 @@ static void test_plan(void)
 /* A task with a bad key fails before any training or simulation, naming the key. */
 static void test_key_errors(void)
 {
-    static const struct {
-        const char *words, *needle;
-    } bad[] = {
+    static const bad_key bad[] = {
         {"strand=contact system=compliant-ball-box model=vin", "model=vin"},
         {"strand=contact system=compliant-ball-box", "needs model="},
         {"strand=contact model=cdl", "needs system="},
@@ -92,25 +90,7 @@ static void test_key_errors(void)
         {"strand=cube model=mujoco tosses=2 simulate=box-toss", "model=mujoco reads its data from a file"},
         {"strand=cube model=rigid-identified tosses=2 simulate=box-toss sim_e=2", "sim_e=2"},
     };
-    char text[8192] = "";
-    size_t n = 0, nb = sizeof bad / sizeof bad[0];
-    for (size_t k = 0; k < nb; k++)
-        n += (size_t)snprintf(text + n, sizeof text - n, "task id=bad%zu epochs=1 %s\n", k, bad[k].words);
-    imp_sweep_plan p;
-    CHECK_OK(imp_sweep_plan_parse(&p, text, "x"));
-    system("rm -rf ct_bad");
-    CHECK_OK(imp_sweep_prepare(&p, "ct_bad"));
-    imp_sweep_run_opts o;
-    imp_sweep_run_opts_default(&o);
-    for (size_t k = 0; k < nb; k++) {
-        int ran = 1;
-        CHECK(imp_sweep_run_task(&p, (int)k, "ct_bad", &o, &ran) != IMP_OK && ran == 0);
-        CHECK_MSG(strstr(imp_last_error(), bad[k].needle), "%s: %s", bad[k].words, imp_last_error());
-        char path[256];
-        snprintf(path, sizeof path, "ct_bad/tasks/bad%zu/model.npz", k);
-        CHECK_MSG(access(path, F_OK) != 0, "%s: trained before the keys were checked", bad[k].words);
-    }
-    imp_sweep_plan_free(&p);
+    check_bad_keys("ct_bad", "epochs=1", bad, sizeof bad / sizeof bad[0]);
 }
 
 static imp_npz *result(const char *id)
