@@ -56,7 +56,7 @@ static int contact_read(const sweep_result *r, contact_res *c)
     c->e_true = f64(r->z, "e_true", P), c->mu_true = f64(r->z, "mu_true", P);
     c->impacts = f64(r->z, "impacts", P), c->pairs = f64(r->z, "pairs", 2 * P);
     c->normals = f64(r->z, "normals", P * c->d);
-    c->ok = c->metrics && c->e && c->mu && c->e_true && c->mu_true && c->impacts && c->pairs && c->normals;
+    c->ok = c->P >= 1 && c->P <= IMP_MAX_CONTACTS && c->d >= 1 && c->metrics && c->e && c->mu && c->e_true && c->mu_true && c->impacts && c->pairs && c->normals;
     return 1;
 }
 
@@ -160,10 +160,17 @@ static int law_table(const contact_res *c, int n, const char *system, const char
             double dg[2] = {0, q ? hi : 1};
             st = imp_figure_axes(f, q, q ? "friction mu" : "restitution e", "true", "learned");
             if (!st) st = imp_figure_line(f, q, q ? dg : diag, q ? dg : diag, 2, "learned = true", "k--");
-            if (!st) st = imp_figure_errorbar(f, q, fig + 3 * q * P, fig + (3 * q + 1) * P, fig + (3 * q + 2) * P, (size_t)P, config, "o");
+            /* the contacts held to the bar, and the others (fewer training impacts) */
+            for (int few_ = 0; few_ < 2 && !st; few_++) {
+                double y[IMP_MAX_CONTACTS];
+                for (int p = 0; p < P; p++)
+                    y[p] = (c[first].impacts[p] >= MIN_IMPACTS) != few_ ? fig[(3 * q + 1) * P + p] : NAN;
+                st = imp_figure_errorbar(f, q, fig + 3 * q * P, y, fig + (3 * q + 2) * P, (size_t)P,
+                                         few_ ? "fewer than 5 impacts" : "at least 5 impacts", few_ ? "s" : "o");
+            }
         }
         char title[256];
-        snprintf(title, sizeof title, "%s on %s: learned against true, per contact", config, system);
+        snprintf(title, sizeof title, "%s on %s: learned against true per contact (mean ± s.e.)", config, system);
         if (!st) st = imp_figure_title(f, title);
         if (st) imp_figure_free(f);
         else st = sweep_save_figure(f, dir, stem, title, md, len);
@@ -254,7 +261,7 @@ static int system_section(const char *dir, const contact_res *c, int n, const ch
     if (f) {
         char title[256], stem[256];
         const char *groups[1] = {system};
-        snprintf(title, sizeof title, "%s: rollout RMSE per configuration (mean ± standard error over seeds)", system);
+        snprintf(title, sizeof title, "%s: rollout RMSE (mean ± s.e. over seeds)", system);
         st = imp_figure_axes(f, 0, NULL, NULL, "rollout RMSE");
         if (!st) st = imp_figure_bars(f, 0, configs, (size_t)nc, groups, 1, bars, errs);
         if (!st) st = imp_figure_title(f, title);
