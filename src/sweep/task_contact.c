@@ -340,12 +340,15 @@ int imp_sweep_plan_contact(imp_sweep_plan *plan, const imp_sweep_contact_opts *o
     char words[1024], thr[24] = "", sigma[IMP_NUM_FMT_CAP];
     if (o->threads > 1) snprintf(thr, sizeof thr, " threads=%d", o->threads);
     int st = IMP_OK;
+    char missing[256] = "";
     for (int i = 0; i < N_CONTACT_SYSTEMS && !st; i++) {
         const contact_system *cs = &contact_systems[i];
         imp_sim_opts so;
         if (!part_wanted(o->only, cs->part)) continue;
         if (imp_sim_defaults(cs->system, &so)) { /* not in this build yet */
             imp_clear_error();
+            size_t l = strlen(missing);
+            snprintf(missing + l, sizeof missing - l, "%s%s", l ? ", " : "", cs->system);
             continue;
         }
         int seeds = o->seeds ? o->seeds : o->quick ? 2 : cs->seeds;
@@ -402,7 +405,9 @@ int imp_sweep_plan_contact(imp_sweep_plan *plan, const imp_sweep_contact_opts *o
                 st = imp_sweep_plan_add(plan, words);
             }
     }
-    if (!st && plan->n_tasks == 0) st = imp_fail(IMP_ERR_INVALID, "contact plan: no tasks (only: %s)", o->only);
+    if (!st && plan->n_tasks == 0)
+        st = imp_fail(IMP_ERR_INVALID, "contact plan: no tasks (only: %s)%s%s", o->only ? o->only : "all",
+                      missing[0] ? "; not simulators of this build: " : "", missing);
     if (st) imp_sweep_plan_free(plan);
     return st;
 }
