@@ -210,11 +210,31 @@ static void test_run_report(void)
     imp_sweep_plan_free(&p);
 }
 
+/* A hand-written plan may leave settings out: its report lists the tasks
+ * as planned, without reading what is absent. */
+static void test_report_sparse_plan(void)
+{
+    static const char text[] = "task id=x strand=cube simulate=box-toss\n"
+                               "task id=y strand=chnn system=chain-ground:3\n"
+                               "task id=z strand=contact system=compliant-ball-box model=cdl\n";
+    imp_sweep_plan p;
+    CHECK_OK(imp_sweep_plan_parse(&p, text, "x"));
+    system("rm -rf ct_sparse");
+    CHECK_OK(imp_sweep_prepare(&p, "ct_sparse"));
+    char *md = NULL;
+    CHECK_OK(imp_sweep_report("ct_sparse", &md));
+    CHECK(md && strstr(md, "### Box tosses") && strstr(md, "| chain-ground:3 |  | 0 of 1 |") &&
+          strstr(md, "| cdl | 0 of 1 | n/a |"));
+    free(md);
+    imp_sweep_plan_free(&p);
+}
+
 int main(void)
 {
     setenv("IMPULSE_PYTHON", "/nonexistent/python3", 1);
     test_plan();
     test_key_errors();
     test_run_report();
+    test_report_sparse_plan();
     TEST_MAIN_END();
 }

@@ -79,6 +79,13 @@ static void pair_name(const contact_res *c, int p, char *buf, size_t cap)
 
 static int is_cdl(const contact_res *c) { return c->s.kind == IMP_MODEL_CDL; }
 
+/* A task's setting, "" when absent (a hand-written plan may leave one out). */
+static const char *key(const sweep_result *r, const char *k)
+{
+    const char *v = imp_sweep_task_get(r->task, k);
+    return v ? v : "";
+}
+
 /* The per-contact table of one CD-Lagrange configuration of a system. */
 static int law_table(const contact_res *c, int n, const char *system, const char *config, char **md, size_t *len,
                      const char *dir, const char *stem)
@@ -201,8 +208,7 @@ static int system_section(const char *dir, const contact_res *c, int n, const ch
                            "reached between a body and a wall or the floor (below 0: inside it).\n\n"
                            "| configuration | runs | rollout RMSE | per seed | lowest gap |\n|---|---|---|---|---|\n",
                            system, g->n_train, g->noise, g->n_test, g->epochs);
-    double v[64], bars[32], errs[32];
-    long seeds[64];
+    double v[64], bars[16], errs[16];
     for (int k = 0; k < nc && !st; k++) {
         int got = 0, planned = 0;
         double low = INFINITY;
@@ -211,7 +217,6 @@ static int system_section(const char *dir, const contact_res *c, int n, const ch
             if (!c[i].s.system || strcmp(c[i].s.system, system) || strcmp(c[i].s.config, configs[k])) continue;
             planned++;
             if (!c[i].ok || got == 64) continue;
-            seeds[got] = c[i].s.seed;
             v[got++] = c[i].metrics[0];
             low = fmin(low, c[i].metrics[2]);
             size_t l = strlen(per);
@@ -226,7 +231,6 @@ static int system_section(const char *dir, const contact_res *c, int n, const ch
         st = sweep_appendf(md, len, "| %s | %s | %s | %s | %.3g |\n", configs[k], runs, cell, per[0] ? per : "n/a",
                            got ? low : NAN);
     }
-    (void)seeds;
     /* CD-Lagrange first: in how many seeds with every configuration done a CD-Lagrange
      * configuration's RMSE is below every baseline's */
     for (int k = 0; k < nc && !st; k++) {
@@ -239,16 +243,13 @@ static int system_section(const char *dir, const contact_res *c, int n, const ch
             if (!c[i].ok || strcmp(c[i].s.system, system) || strcmp(c[i].s.config, configs[k])) continue;
             int all = 1, win = 1;
             for (int b = 0; b < nc; b++) {
-                int found = 0;
                 for (int q = 0; q < n; q++) {
                     if (!c[q].s.system || strcmp(c[q].s.system, system) || strcmp(c[q].s.config, configs[b]) ||
                         c[q].s.seed != c[i].s.seed || is_cdl(&c[q]))
                         continue;
-                    found = 1;
                     if (!c[q].ok) all = 0;
                     else if (!(c[i].metrics[0] < c[q].metrics[0])) win = 0;
                 }
-                (void)found;
             }
             complete += all;
             wins += all && win;
@@ -319,17 +320,15 @@ static int constrained_section(const sweep_result *res, int n, char **md, size_t
     if (!a) return imp_fail(IMP_ERR_NOMEM, "report: out of memory");
     for (int i = 0; i < n && !st; i++) {
         if (!constrained_task(&res[i])) continue;
-        const char *sys = imp_sweep_task_get(res[i].task, "system"), *model = imp_sweep_task_get(res[i].task, "model");
+        const char *sys = key(&res[i], "system"), *model = key(&res[i], "model");
         int seen = 0;
         for (int k = 0; k < i && !seen; k++)
-            seen = constrained_task(&res[k]) && !strcmp(imp_sweep_task_get(res[k].task, "system"), sys) &&
-                   !strcmp(imp_sweep_task_get(res[k].task, "model"), model);
+            seen = constrained_task(&res[k]) && !strcmp(key(&res[k], "system"), sys) && !strcmp(key(&res[k], "model"), model);
         if (seen) continue;
         int got = 0, planned = 0;
         long n_test = 0;
         for (int k = i; k < n; k++) {
-            if (!constrained_task(&res[k]) || strcmp(imp_sweep_task_get(res[k].task, "system"), sys) ||
-                strcmp(imp_sweep_task_get(res[k].task, "model"), model))
+            if (!constrained_task(&res[k]) || strcmp(key(&res[k], "system"), sys) || strcmp(key(&res[k], "model"), model))
                 continue;
             planned++;
             if (imp_sweep_task_int(res[k].task, "n_test", 100, 1, 100000, &n_test)) imp_clear_error();
@@ -374,17 +373,15 @@ static int box_section(const sweep_result *res, int n, char **md, size_t *len)
     static const char *const keys[4] = {"e", "mu", "position_error_pct", "penetration_pct"};
     for (int i = 0; i < n && !st; i++) {
         if (!box_task(&res[i])) continue;
-        const char *model = imp_sweep_task_get(res[i].task, "model"), *tosses = imp_sweep_task_get(res[i].task, "tosses");
+        const char *model = key(&res[i], "model"), *tosses = key(&res[i], "tosses");
         int seen = 0;
         for (int k = 0; k < i && !seen; k++)
-            seen = box_task(&res[k]) && !strcmp(imp_sweep_task_get(res[k].task, "model"), model) &&
-                   !strcmp(imp_sweep_task_get(res[k].task, "tosses"), tosses ? tosses : "");
+            seen = box_task(&res[k]) && !strcmp(key(&res[k], "model"), model) && !strcmp(key(&res[k], "tosses"), tosses);
         if (seen) continue;
         int got = 0, planned = 0;
         double e_true = NAN, mu_true = NAN;
         for (int k = i; k < n; k++) {
-            if (!box_task(&res[k]) || strcmp(imp_sweep_task_get(res[k].task, "model"), model) ||
-                strcmp(imp_sweep_task_get(res[k].task, "tosses"), tosses ? tosses : ""))
+            if (!box_task(&res[k]) || strcmp(key(&res[k], "model"), model) || strcmp(key(&res[k], "tosses"), tosses))
                 continue;
             planned++;
             if (!res[k].meta) continue;
@@ -476,15 +473,15 @@ static int contact_row(const sweep_result *r, void *user, char **out, size_t *le
         kv_array(&j, "impacts", c.impacts, c.P);
     } else if (constrained_task(r) && chnn_sums(r, &a, &b)) {
         imp_json_kv_string(&j, "part", "constrained");
-        imp_json_kv_string(&j, "system", imp_sweep_task_get(r->task, "system"));
-        imp_json_kv_string(&j, "model", imp_sweep_task_get(r->task, "model"));
+        imp_json_kv_string(&j, "system", key(r, "system"));
+        imp_json_kv_string(&j, "model", key(r, "model"));
         imp_json_kv_number(&j, "seed", task_number(r->task, "seed"));
         imp_json_kv_number(&j, "n_test", task_number(r->task, "n_test"));
         imp_json_kv_number(&j, "rel_err_first5", a);
         imp_json_kv_number(&j, "rel_err_rollout", b);
     } else if (box_task(r)) {
         imp_json_kv_string(&j, "part", "box-toss");
-        imp_json_kv_string(&j, "model", imp_sweep_task_get(r->task, "model"));
+        imp_json_kv_string(&j, "model", key(r, "model"));
         imp_json_kv_number(&j, "tosses", task_number(r->task, "tosses"));
         imp_json_kv_number(&j, "seed", task_number(r->task, "seed"));
         static const char *const keys[] = {"e", "mu", "e_true", "mu_true", "position_error_pct", "penetration_pct"};

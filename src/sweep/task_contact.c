@@ -196,6 +196,7 @@ int sweep_exec_contact(const imp_sweep_task *t, const char *task_dir, const imp_
     const size_t n_states = (size_t)test.n_traj * test.n_steps;
     double *states = malloc(n_states * 2 * (size_t)m->D * sizeof(double));
     imp_eval_result r;
+    memset(&r, 0, sizeof r);
     double low = NAN;
     if (!states) st = imp_fail(IMP_ERR_NOMEM, "task '%s': out of memory", t->id);
     else if (imp_model_evaluate(m, &test, 0, &r, states, NULL, NULL)) {
