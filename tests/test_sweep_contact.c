@@ -94,6 +94,7 @@ static void test_key_errors(void)
         {"strand=cube model=rigid-identified tosses=2 simulate=sphere", "simulate=sphere"},
         {"strand=cube model=mujoco tosses=2 simulate=box-toss", "model=mujoco reads its data from a file"},
         {"strand=cube model=rigid-identified tosses=2 simulate=box-toss sim_e=2", "sim_e=2"},
+        {"strand=cube model=rigid-identified tosses=2 data=x.npz sim_mu=0.5", "sim_mu= applies to simulate=box-toss only"},
     };
     check_bad_keys("ct_bad", "epochs=1", bad, sizeof bad / sizeof bad[0]);
 }

@@ -77,6 +77,10 @@ static int cube_settings_read(const imp_sweep_task *t, cube_settings *s)
     s->simulate = sim != NULL;
     if (!s->data && !sim) return imp_fail(IMP_ERR_INVALID, "task '%s': needs data= or simulate=box-toss", t->id);
     if (sim) s->data = "box-toss";
+    static const char *const sim_keys[] = {"sim_seed", "sim_tosses", "sim_substeps", "sim_e", "sim_mu"};
+    for (size_t k = 0; k < sizeof sim_keys / sizeof sim_keys[0] && !sim; k++)
+        if (imp_sweep_task_get(t, sim_keys[k]))
+            return imp_fail(IMP_ERR_INVALID, "task '%s': %s= applies to simulate=box-toss only", t->id, sim_keys[k]);
     s->test = imp_sweep_task_get(t, "test");
     imp_rigid_e2e_opts d;
     imp_rigid_e2e_opts_default(&d);
