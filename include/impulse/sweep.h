@@ -241,7 +241,7 @@ int imp_sweep_cube_rows(const char *dir, char **jsonl);
  * trajectories; 5 seeds, 500 epochs), "box-toss" (rigid-identified and the
  * learned box on simulated box tosses, strand=cube with simulate=box-toss;
  * 3 seeds). quick: 2 seeds (1 constrained and box-toss), 30 epochs (10
- * constrained), at most 8 training trajectories (20 constrained), only
+ * constrained), at most 8 training trajectories (constrained: 10, and 20 test ones), only
  * rigid-identified (minutes). Fields left 0 / NULL take those defaults. */
 typedef struct imp_sweep_contact_opts {
     int quick;
