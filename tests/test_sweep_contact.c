@@ -230,6 +230,49 @@ static void test_report_sparse_plan(void)
     imp_sweep_plan_free(&p);
 }
 
+/* A constrained model that learns a contact law (a chnn result with e and
+ * mu per contact, as CHNN and CLNN with contact will write): its table
+ * holds the learned values against the truth at issue 25's bar, 0.02. */
+static void test_constrained_law(void)
+{
+    static const char text[] = "task id=cg.s0 strand=chnn system=chain-ground:3 model=chnn-contact seed=0\n"
+                               "task id=cg.s1 strand=chnn system=chain-ground:3 model=chnn-contact seed=1\n";
+    imp_sweep_plan p;
+    CHECK_OK(imp_sweep_plan_parse(&p, text, "x"));
+    system("rm -rf ct_claw");
+    CHECK_OK(imp_sweep_prepare(&p, "ct_claw"));
+    const double e[2][2] = {{0.015, 0.99}, {0.01, 0.975}}, mu[2][2] = {{0.5, 0.45}, {0.51, 0.5}};
+    const double e_true[2] = {0, 1}, mu_true[2] = {0.5, 0.5}, rel[3] = {0, 0.1, 0.2};
+    for (int s = 0; s < 2; s++) {
+        char path[256];
+        snprintf(path, sizeof path, "mkdir -p ct_claw/tasks/cg.s%d", s);
+        CHECK(system(path) == 0);
+        imp_npz *z = imp_npz_new();
+        size_t two[1] = {2}, three[1] = {3};
+        CHECK_OK(imp_npz_set_meta(z, "{\"strand\":\"chnn\"}"));
+        CHECK_OK(imp_npz_add_f64(z, "mean_rel_err", 1, three, rel));
+        CHECK_OK(imp_npz_add_f64(z, "e", 1, two, e[s]));
+        CHECK_OK(imp_npz_add_f64(z, "mu", 1, two, mu[s]));
+        CHECK_OK(imp_npz_add_f64(z, "e_true", 1, two, e_true));
+        CHECK_OK(imp_npz_add_f64(z, "mu_true", 1, two, mu_true));
+        snprintf(path, sizeof path, "ct_claw/tasks/cg.s%d/result.npz", s);
+        CHECK_OK(imp_npz_save(z, path));
+        imp_npz_free(z);
+    }
+    char *md = NULL;
+    CHECK_OK(imp_sweep_report("ct_claw", &md));
+    CHECK_MSG(md && strstr(md, "chnn-contact on chain-ground:3: learned e and mu per contact") &&
+                  strstr(md, "(✓ within 0.02)") && strstr(md, "| 0 | contact 0 | n/a | 0.000 |") &&
+                  strstr(md, "| 0.015 ✓ | 0.500 |") && strstr(md, "| 0.050 |\n") &&
+                  strstr(md, "| 1 | contact 1 | n/a | 1.000 |") && strstr(md, "| 0.025 | 0.500 |") &&
+                  strstr(md, "| chain-ground:3 | chnn-contact | 2 | 100 | 0.3 ± 0 | 0.3 ± 0 |") &&
+                  strstr(md, "2 contacts; e within 0.02 in every run: 1 of them (0); mu within 0.02 in every run: 1 "
+                             "of them (0).\n"),
+              "%s", md ? md : "(no report)");
+    free(md);
+    imp_sweep_plan_free(&p);
+}
+
 int main(void)
 {
     setenv("IMPULSE_PYTHON", "/nonexistent/python3", 1);
@@ -237,5 +280,6 @@ int main(void)
     test_key_errors();
     test_run_report();
     test_report_sparse_plan();
+    test_constrained_law();
     TEST_MAIN_END();
 }
