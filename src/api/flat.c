@@ -93,7 +93,7 @@ size_t imp_abi_sizeof(const char *type_name)
     IMP_ABI(imp_impact_law) IMP_ABI(imp_ident_options) IMP_ABI(imp_gp_options)
     IMP_ABI(imp_train_hooks) IMP_ABI(imp_epoch_info) IMP_ABI(imp_train_report) IMP_ABI(imp_loss_part)
     IMP_ABI(imp_sweep_plan) IMP_ABI(imp_sweep_chnn_opts) IMP_ABI(imp_sweep_cdl_opts) IMP_ABI(imp_sweep_impact_opts)
-    IMP_ABI(imp_sweep_your_data_opts)
+    IMP_ABI(imp_sweep_your_data_opts) IMP_ABI(imp_sweep_contact_opts)
     IMP_ABI(imp_sweep_run_opts) IMP_ABI(imp_sweep_summary)
 #undef IMP_ABI
     return 0;
