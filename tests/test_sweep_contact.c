@@ -34,12 +34,12 @@ static void test_plan(void)
     imp_sim_opts so;
     int disks = imp_sim_defaults("bouncing-disks:5", &so) == IMP_OK;
     imp_clear_error();
-    /* quick: 2 seeds x 7 ball-box rows, 2 x 4 points rows (and 3 disks rows), 1 x 3 systems x 3 networks,
+    /* quick: 2 seeds x 7 ball-box rows, 2 x 4 points rows (and 3 disks rows), 1 x 3 systems x 5 networks,
      * 1 box toss */
     CHECK(count_strand(&p, "contact", "contact.ball-box.") == 14);
     CHECK(count_strand(&p, "contact", "contact.points.") == 8);
     CHECK(count_strand(&p, "contact", "contact.disks.") == (disks ? 6 : 0));
-    CHECK(count_strand(&p, "chnn", "contact.constrained.") == 9);
+    CHECK(count_strand(&p, "chnn", "contact.constrained.") == 15);
     CHECK(count_strand(&p, "cube", "contact.box-toss.") == 1);
     for (int i = 0; i < p.n_tasks; i++) {
         const imp_sweep_task *t = &p.tasks[i];
@@ -134,6 +134,8 @@ static void test_run_report(void)
         "epochs=2 n_train=2 n_test=1\n"
         "task id=chain.node.s0 strand=chnn system=chain-ground-elastic:3 model=node epochs=1 n_train=2 n_test=2 "
         "T=10\n"
+        "task id=chain.clnnc.s0 strand=chnn system=chain-ground:3 model=clnn-contact epochs=1 n_train=2 n_test=2 "
+        "T=10 hidden=8\n"
         "task id=box.ri.s0 strand=cube model=rigid-identified simulate=box-toss sim_seed=3 sim_tosses=4 "
         "sim_substeps=16 tosses=2 substeps=4 max_evals=20\n";
     imp_sweep_plan p;
@@ -144,7 +146,7 @@ static void test_run_report(void)
     imp_sweep_summary sum;
     CHECK_OK(imp_sweep_prepare(&p, "ct_run"));
     CHECK_OK(imp_sweep_run_plan(&p, "ct_run", &o, &sum));
-    CHECK_MSG(sum.ran == 5 && sum.failed == 0, "ran %d failed %d: %s", sum.ran, sum.failed, imp_last_error());
+    CHECK_MSG(sum.ran == 6 && sum.failed == 0, "ran %d failed %d: %s", sum.ran, sum.failed, imp_last_error());
     char *md = NULL, *rows = NULL;
     CHECK_OK(imp_sweep_report("ct_run", &md));
     CHECK_OK(imp_sweep_contact_rows("ct_run", &rows));
@@ -191,6 +193,15 @@ static void test_run_report(void)
         double x = NAN;
         CHECK(row && !imp_json_get_number(row, "rel_err_rollout", &x) && x == s);
     }
+    imp_npz_free(z);
+    /* a network with contact: its learned e and mu per contact beside the system's */
+    z = result("chain.clnnc.s0");
+    const double *ce = array(z, "e", 3), *cmu = array(z, "mu", 3), *cet = array(z, "e_true", 3),
+                 *cmut = array(z, "mu_true", 3);
+    CHECK(ce && cmu && cet && cmut);
+    if (ce && cmu && cet && cmut)
+        for (int c = 0; c < 3; c++)
+            CHECK(ce[c] > 0 && ce[c] < 1 && cmu[c] > 0 && cet[c] == 0.0 && cmut[c] == 0.5);
     imp_npz_free(z);
     /* the box tosses: the simulator's e and mu beside the fitted ones */
     z = result("box.ri.s0");

@@ -281,11 +281,12 @@ static const contact_system contact_systems[] = {
 #define N_CONTACT_SYSTEMS ((int)(sizeof contact_systems / sizeof contact_systems[0]))
 
 /* The constrained systems with contact (issue 25) and the constrained
- * models run on them (strand=chnn tasks): today the networks without
- * contact; CHNN and CLNN with contact join as models here. */
+ * models run on them (strand=chnn tasks): CHNN and CLNN with their contact
+ * law learned (chnn-contact, clnn-contact), the same networks without
+ * contact, and the Neural ODE. */
 static const char *const constrained_systems[] = {"chain-ground:3", "chain-ground-elastic:3", "gyroscope-wall"};
 #define N_CONSTRAINED ((int)(sizeof constrained_systems / sizeof constrained_systems[0]))
-static const char *const constrained_models[] = {"chnn", "clnn", "node"};
+static const char *const constrained_models[] = {"chnn-contact", "clnn-contact", "chnn", "clnn", "node"};
 #define N_CONSTRAINED_MODELS ((int)(sizeof constrained_models / sizeof constrained_models[0]))
 
 int sweep_contact_constrained_system(const char *system)
