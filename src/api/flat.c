@@ -1,5 +1,6 @@
 /* The flat binding layer (include/impulse/flat.h). */
 #include "impulse/flat.h"
+#include "impulse/constrained_contact.h"
 
 #include <string.h>
 
@@ -122,6 +123,20 @@ int imp_flat_cmodel_contact_values(const imp_cmodel *m, const double *params, do
         if (e_declared) e_declared[c] = m->sys.full.contacts[c].e;
         if (mu_declared) mu_declared[c] = m->sys.full.contacts[c].mu;
     }
+    return IMP_OK;
+}
+
+int imp_flat_cmodel_contact_names(const imp_cmodel *m, int c, char *name, char *body, char *plane, char *other,
+                                  size_t n)
+{
+    if (!m || !name || !body || !plane || !other || n == 0) return imp_fail(IMP_ERR_INVALID, "model: NULL");
+    const imp_csys *s = &m->sys.full;
+    if (c < 0 || c >= s->n_contacts) return imp_fail(IMP_ERR_INVALID, "contact %d: the system has %d", c, s->n_contacts);
+    const imp_ccontact *cc = &s->contacts[c];
+    imp_csys_contact_name(s, c, name, n);
+    snprintf(body, n, "%s", s->bodies[cc->body].name);
+    snprintf(plane, n, "%s", cc->other < 0 ? s->planes[cc->plane].name : "");
+    snprintf(other, n, "%s", cc->other >= 0 ? s->bodies[cc->other].name : "");
     return IMP_OK;
 }
 
