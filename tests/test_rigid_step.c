@@ -490,8 +490,8 @@ static void test_learn_inertia(void)
     m.warm_start = 1;
     imp_rigid_learn_opts lo;
     imp_rigid_learn_defaults(&lo);
-    lo.substeps = 2, lo.steps = 0, lo.fit_evals = 200, lo.learn_inertia = 1;
-    CHECK(lo.select_inertia == 1);
+    CHECK(lo.select_inertia == 0);
+    lo.substeps = 2, lo.steps = 0, lo.fit_evals = 200, lo.learn_inertia = 1, lo.select_inertia = 1;
     int ep[8] = {0, 1, 2, 3, 4, 5, 6, 7};
     imp_rigid_learn_report rep;
     CHECK_OK(imp_rigid_learn(&t, ep, 8, NULL, 0, &lo, &m, &rep));

@@ -212,11 +212,11 @@ typedef struct imp_rigid_learn_opts {
     int learn_inertia; /* 0: the start's inertia; 1: one scale on all three moments, in [0.25, 4];
                           3: each principal moment its own scale */
     int learn_dv0;     /* 1: the full-toss fit fits dv0[2] too (default 0) */
-    int select_inertia; /* 1 (default), with learn_inertia and fit_evals: the full-toss fit is run
+    int select_inertia; /* 1, with learn_inertia and fit_evals: the full-toss fit is run
                            twice, with the inertia learned and with the start's inertia (each at most
                            fit_evals rollouts); the one with the lower full-toss error on the
                            validation tosses (the training tosses without any) is kept, the start's
-                           inertia on a tie; 0: the fit with the inertia learned is kept */
+                           inertia on a tie; 0 (default): the fit with the inertia learned is kept */
 } imp_rigid_learn_opts;
 void imp_rigid_learn_defaults(imp_rigid_learn_opts *o);
 typedef struct imp_rigid_learn_report {

@@ -504,8 +504,8 @@ def rigid_learn(data: RigidTrajectories, start: RigidModel, train: Sequence[int]
     best on full rollouts of the `valid` episodes kept; before Adam, with
     fit_evals > 0, a derivative-free full-toss fit of e, mu, the ground, the
     first state's vertical velocity offset and (learn_inertia 1 or 3) the
-    inertia (select_inertia 1, the default: that fit and the one with the
-    start's inertia, the validation tosses choosing). Options substeps,
+    inertia (select_inertia 1: that fit and the one with the start's
+    inertia, the validation tosses choosing; default 0). Options substeps,
     window, batch, steps, lr, eval_every, learn_points, point_scale,
     ground_scale, seed, fit_evals, learn_inertia, learn_dv0, select_inertia.
     Returns (model, {best_step, valid_score, train_loss, skipped_windows,

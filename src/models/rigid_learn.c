@@ -29,7 +29,7 @@ void imp_rigid_learn_defaults(imp_rigid_learn_opts *o)
     o->fit_evals = 150;
     o->learn_inertia = 1;
     o->learn_dv0 = 0;
-    o->select_inertia = 1;
+    o->select_inertia = 0; /* measured on the cube curve: not better at 64-256 tosses (docs/cube.md) */
 }
 
 /* The learned parameters as one vector in Adam's units: physical value =

@@ -13,9 +13,9 @@
  *     subprocess: env IMPULSE_CUBE_MUJOCO, else beside the running program)
  *   rigid-identified: max_evals=100 substeps=4 (imp_rigid_identify on the
  *     training tosses' full-toss loss, include/impulse/rigid_model.h)
- *   impulse: fit_evals=150 inertia=1 select=1 (the full-toss fit of e, mu,
- *     the ground and the inertia, and the same fit with the nominal inertia,
- *     the validation tosses choosing) steps=300 window=12 batch=16 lr=0.02
+ *   impulse: fit_evals=150 inertia=1 (the full-toss fit of e, mu, the
+ *     ground and the inertia; select=1: also with the nominal inertia, the
+ *     validation tosses choosing; default 0) steps=300 window=12 batch=16 lr=0.02
  *     eval_every=25 substeps=2 points=1 (learn the corners)
  *     start=nominal|identified (the nominal cube with e 0.3, mu 0.3, or
  *     rigid-identified's fit, max_evals=100); warm-started impulse solves
