@@ -18,7 +18,8 @@
  *   rigid-identified: max_evals=100 substeps=4 (imp_rigid_identify on the
  *     training tosses' full-toss loss, include/impulse/rigid_model.h)
  *   impulse: fit_evals=150 inertia=1 (the full-toss fit of e, mu, the
- *     ground and the inertia) steps=300 window=12 batch=16 lr=0.02
+ *     ground and the inertia; select=1: also with the nominal inertia, the
+ *     validation tosses choosing; default 0) steps=300 window=12 batch=16 lr=0.02
  *     eval_every=25 substeps=2 points=1 (learn the corners)
  *     start=nominal|identified (the nominal cube with e 0.3, mu 0.3, or
  *     rigid-identified's fit, max_evals=100); warm-started impulse solves
@@ -52,7 +53,7 @@ extern char **environ;
 typedef struct cube_settings {
     const char *model, *data, *test;
     long tosses, seed, window, steps, hidden, layers, batch, eval_every, max_evals, substeps, points;
-    long fit_evals, inertia; /* impulse: the full-toss fit's rollouts, learn_inertia */
+    long fit_evals, inertia, select; /* impulse: the full-toss fit's rollouts, learn_inertia, select_inertia */
     double lr, noise;
     int start_identified; /* impulse: start=identified (else nominal) */
     int simulate;         /* simulate=box-toss: the data simulated */
@@ -110,6 +111,7 @@ static int cube_settings_read(const imp_sweep_task *t, cube_settings *s)
     if (!st) st = imp_sweep_task_int(t, "points", lo.learn_points, 0, 1, &s->points);
     if (!st) st = imp_sweep_task_int(t, "fit_evals", lo.fit_evals, 0, 1000000, &s->fit_evals);
     if (!st) st = imp_sweep_task_int(t, "inertia", lo.learn_inertia, 0, 3, &s->inertia);
+    if (!st) st = imp_sweep_task_int(t, "select", lo.select_inertia, 0, 1, &s->select);
     if (!st && s->inertia == 2) st = imp_fail(IMP_ERR_INVALID, "task '%s': inertia=2 is not 0, 1 or 3", t->id);
     imp_box_toss_opts bo;
     imp_box_toss_defaults(&bo);
@@ -414,6 +416,7 @@ int sweep_exec_cube(const imp_sweep_task *t, const char *task_dir, const imp_swe
             lo.steps = (int)s.steps, lo.lr = s.lr, lo.eval_every = (int)s.eval_every, lo.learn_points = (int)s.points;
             lo.seed = (unsigned long long)s.seed;
             lo.fit_evals = (int)s.fit_evals, lo.learn_inertia = (int)s.inertia;
+            lo.select_inertia = (int)s.select;
             rm.warm_start = 1; /* the same solutions, about half the solver's work */
             imp_rigid_learn_report lr;
             st = imp_rigid_learn(&data, idx, nt, idx + n_draw, nv, &lo, &rm, &lr);
@@ -432,6 +435,10 @@ int sweep_exec_cube(const imp_sweep_task *t, const char *task_dir, const imp_swe
                 imp_json_kv_int(&j, "fit_evals", lr.fit_evals);
                 imp_json_kv_number(&j, "fit_loss", lr.fit_loss);
                 imp_json_kv_int(&j, "learn_inertia", s.inertia);
+                imp_json_kv_int(&j, "select_inertia", s.select);
+                imp_json_kv_number(&j, "fit_valid_nominal", lr.fit_valid_nominal);
+                imp_json_kv_number(&j, "fit_valid_inertia", lr.fit_valid_inertia);
+                imp_json_kv_int(&j, "inertia_kept", lr.inertia_kept);
                 imp_json_key(&j, "inertia_scale"); /* the learned principal moments over the body's */
                 char ib[128];
                 snprintf(ib, sizeof ib, "[%.4f,%.4f,%.4f]", rm.inertia[0] / data.body.inertia[0],
