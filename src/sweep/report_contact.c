@@ -349,7 +349,8 @@ static int constrained_section(const char *dir, const sweep_result *res, int n, 
     if (!any) return IMP_OK;
     st = sweep_appendf(md, len,
                        "\n### Constrained systems with contact\n\nThe constrained networks trained on trajectories "
-                       "of the systems with contact (CHNN, CLNN and NODE know no contact); relative state error "
+                       "of the systems with contact (chnn-contact, clnn-contact: e and mu learned per contact; chnn, clnn "
+                       "and node know no contact); relative state error "
                        "|z_pred - z| / (|z_pred| + |z|) averaged over the test trajectories at each step, summed over "
                        "the first 5 steps and over the whole rollout; mean ± standard error over the seeds done.\n\n"
                        "| system | model | runs | test trajectories | error, first 5 steps | error, whole rollout |\n"
