@@ -461,6 +461,24 @@ static int cbuf_new(cbuf *b, int n_c, int d, int N, int C)
     return IMP_OK;
 }
 
+/* Whether any contact is active at y* (penetrating and closing, as
+ * forward_core decides): most maps of a rollout have none, and need neither
+ * buffers nor the metric. */
+static int any_active(const imp_cmodel *m, const double *ys)
+{
+    const imp_csys *s = &m->sys.full;
+    int N = m->sys.n_points * m->sys.d;
+    double Jc[3 * NMAX];
+    for (int c = 0; c < s->n_contacts; c++) {
+        double phi = imp_csys_contact_frame(s, ys, c, NULL, NULL, Jc);
+        if (!(phi < 0)) continue;
+        double un = 0;
+        for (int q = 0; q < N; q++) un += Jc[q] * ys[N + q];
+        if (un < 0) return 1;
+    }
+    return 0;
+}
+
 /* The sizes, the buffers and the impulse (forward_core) of one map at
  * (x_k, y*); the caller frees b (cbuf_free) whatever the status. */
 static int map_begin(const imp_cmodel *m, const double *params, const double *xk, const double *ys, cbuf *b,
@@ -498,6 +516,7 @@ int imp_cmodel_contact_step(const imp_cmodel *m, const double *params, const dou
     int N = 0, C = 0, d = 0;
     if (!m || !params || !xk || !y) return imp_fail(IMP_ERR_INVALID, "contact map: NULL argument");
     if (n_active) *n_active = 0;
+    if (m->contact && !any_active(m, y)) return IMP_OK;
     cbuf b;
     cstep cs;
     pmat p;
@@ -522,6 +541,7 @@ int imp_cmodel_contact_step_vjp(const imp_cmodel *m, const double *params, const
     int N = 0, C = 0, d = 0;
     if (!m || !params || !xk || !ystar || !ybar || !xkbar)
         return imp_fail(IMP_ERR_INVALID, "contact map: NULL argument");
+    if (m->contact && !any_active(m, ystar)) return IMP_OK;
     cbuf b;
     cstep cs;
     pmat p;
