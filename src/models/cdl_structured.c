@@ -48,6 +48,18 @@ static void guard_pairs(const imp_contact_geometry *g, const double *gate, const
     }
 }
 
+/* The geometry of one batch row at the step's start positions q: sphere
+ * pairs (disks) linearised there (imp_contact_geometry_at), their normals
+ * held fixed through the step; m->geom itself when it has none. The
+ * reverse pass takes the normals as constants (exact for windows that start
+ * from data: q is an input). */
+static const imp_contact_geometry *geom_at(const imp_model *m, const double *q, imp_contact_geometry *buf)
+{
+    if (!imp_contact_geometry_has_spheres(&m->geom)) return &m->geom;
+    imp_contact_geometry_at(&m->geom, q, buf);
+    return buf;
+}
+
 /* Forward of step n for the whole batch. labels_n: B x K (GATE_LABELS).
  * guard: rollouts (B = 1) apply the non-penetration guard (guard_pairs). */
 static void step_forward(const imp_model *m, const double *params, imp_model_work *w, int n, int B,
@@ -92,9 +104,11 @@ static void step_forward(const imp_model *m, const double *params, imp_model_wor
     if (m->has_contact_net)
         for (int b = 0; b < B; b++) {
             unsigned char *act = w->pact + ((size_t)n * B + b) * sP, proj[IMP_MAX_CONTACTS];
-            imp_pair_activity(&m->geom, tol, mode != GATE_SOFT && mode != GATE_GEOMETRY, qt + (size_t)b * D, v + (size_t)b * D,
+            imp_contact_geometry gbuf;
+            const imp_contact_geometry *gb = geom_at(m, q + (size_t)b * D, &gbuf);
+            imp_pair_activity(gb, tol, mode != GATE_SOFT && mode != GATE_GEOMETRY, qt + (size_t)b * D, v + (size_t)b * D,
                               vh + (size_t)b * D, act);
-            if (guard) guard_pairs(&m->geom, gate + (size_t)b * K, qt + (size_t)b * D, vh + (size_t)b * D, act);
+            if (guard) guard_pairs(gb, gate + (size_t)b * K, qt + (size_t)b * D, vh + (size_t)b * D, act);
             int any = 0;
             for (int p = 0; p < P; p++) any |= (proj[p] = m->cfg.projection || act[p] == 2 ? act[p] : 0) != 0;
             if (!any) {
@@ -103,7 +117,7 @@ static void step_forward(const imp_model *m, const double *params, imp_model_wor
             }
             double hard[IMP_MAX_BODIES];
             for (int k = 0; k < K; k++) hard[k] = gate[(size_t)b * K + k] >= 0.5;
-            imp_project_forward(&m->geom, winv, proj, hard, qn + (size_t)b * D, w->active + ((size_t)n * B + b) * sP);
+            imp_project_forward(gb, winv, proj, hard, qn + (size_t)b * D, w->active + ((size_t)n * B + b) * sP);
         }
     if (B == 1 && w->net_fixed)
         imp_mlp_fixed_grad_input(w->net_fixed, qn, gn);
@@ -117,9 +131,12 @@ static void step_forward(const imp_model *m, const double *params, imp_model_wor
             vn[bi] = vh[bi] + 0.5 * h * a1;
         }
     if (m->has_contact_net)
-        for (int b = 0; b < B; b++)
-            imp_impulse_forward(&m->geom, winv, e, fric, m->cfg.impact_law, w->pact + ((size_t)n * B + b) * sP,
-                                gate + (size_t)b * K, vh + (size_t)b * D, vS + (size_t)b * D, vn + (size_t)b * D);
+        for (int b = 0; b < B; b++) {
+            imp_contact_geometry gbuf;
+            imp_impulse_forward(geom_at(m, q + (size_t)b * D, &gbuf), winv, e, fric, m->cfg.impact_law,
+                                w->pact + ((size_t)n * B + b) * sP, gate + (size_t)b * K, vh + (size_t)b * D,
+                                vS + (size_t)b * D, vn + (size_t)b * D);
+        }
 }
 
 /* Reverse of step n. Consumes qbar/vbar/gbar of slot n+1 (gbar partial: the
@@ -152,7 +169,8 @@ static void step_backward(const imp_model *m, const double *params, imp_model_wo
         for (int i = 0; i < D; i++) vh_bar[(size_t)b * D + i] = vnb[i];
         if (m->has_contact_net) {
             memset(gate_bar, 0, sizeof gate_bar);
-            imp_impulse_backward(&m->geom, winv, e, fric, m->cfg.impact_law, w->pact + ((size_t)n * B + b) * (P > 0 ? P : 1),
+            imp_contact_geometry gbuf;
+            imp_impulse_backward(geom_at(m, SLOT(w->q, n, sBD) + (size_t)b * D, &gbuf), winv, e, fric, m->cfg.impact_law, w->pact + ((size_t)n * B + b) * (P > 0 ? P : 1),
                                  gate + (size_t)b * K, vh + (size_t)b * D,
                                  vS + (size_t)b * D, vnb, vh_bar + (size_t)b * D,
                                  vS_bar + (size_t)b * D, gate_bar, wbar, ebar, fricbar);
@@ -176,10 +194,12 @@ static void step_backward(const imp_model *m, const double *params, imp_model_wo
                            w->net[n + 1]);
     /* projection: qbar_n1 becomes d/d(qt) */
     if (m->cfg.projection && m->has_contact_net)
-        for (int b = 0; b < B; b++)
-            imp_project_backward(&m->geom, winv, qt + (size_t)b * D,
+        for (int b = 0; b < B; b++) {
+            imp_contact_geometry gbuf;
+            imp_project_backward(geom_at(m, SLOT(w->q, n, sBD) + (size_t)b * D, &gbuf), winv, qt + (size_t)b * D,
                                  w->active + ((size_t)n * B + b) * (P > 0 ? P : 1),
                                  qbar_n1 + (size_t)b * D, wbar);
+        }
     const double *din = stack ? w->din_stack + (size_t)n * B * 2 * D : w->din;
     if (m->has_contact_net && !stack) {
         memset(w->din, 0, (size_t)B * 2 * D * sizeof(double));

@@ -132,7 +132,7 @@ void imp_impulse_forward(const imp_contact_geometry *g, const double *w, const d
             for (int a = 0; a < g->dim; a++) {
                 double dir = P[0] * c->tangent[a] + P[1] * c->normal[a];
                 dv[c->body_j * g->dim + a] += gj * wj * dir;
-                if (!wall) dv[c->body_i * g->dim + a] -= gi * wi * dir;
+                if (!wall) dv[c->body_i * g->dim + a] += gi * wi * (P[0] * imp_contact_tangent_i(g, p, a) - P[1] * c->normal[a]);
             }
             continue;
         }
@@ -161,7 +161,7 @@ static void friction_impulse_backward(const imp_contact_geometry *g, int p, doub
         tj += c->tangent[a] * dv_bar[c->body_j * g->dim + a];
         nj += c->normal[a] * dv_bar[c->body_j * g->dim + a];
         if (!wall) {
-            ti += c->tangent[a] * dv_bar[c->body_i * g->dim + a];
+            ti -= imp_contact_tangent_i(g, p, a) * dv_bar[c->body_i * g->dim + a];
             ni += c->normal[a] * dv_bar[c->body_i * g->dim + a];
         }
     }
@@ -183,7 +183,11 @@ static void friction_impulse_backward(const imp_contact_geometry *g, int p, doub
     if (e_bar) *e_bar += bn_bar * dbn[2];
     scatter_rel(g, c, c->normal, bn_bar * dbn[0], vh_bar);
     scatter_rel(g, c, c->normal, bn_bar * dbn[1] + u_bar[1], vS_bar);
-    scatter_rel(g, c, c->tangent, u_bar[0], vS_bar);
+    if (vS_bar) /* slip = t . v_j + row_i . v_i (imp_contact_tangent_i) */
+        for (int a = 0; a < g->dim; a++) {
+            vS_bar[c->body_j * g->dim + a] += u_bar[0] * c->tangent[a];
+            if (!wall) vS_bar[c->body_i * g->dim + a] += u_bar[0] * imp_contact_tangent_i(g, p, a);
+        }
     if (w_bar) {
         /* W = (wi + wj) W1 with W1 the compliance of unit inverse mass */
         double W1[4];

@@ -62,8 +62,8 @@ static int rest_threshold(const imp_trajset *ts, int k, double *v_rest)
             if (ts->contact[i * K + k] != 0.0 || ts->contact[(i - 1) * K + k] != 0.0) continue;
             int p = nearest_pair(g, k, ts->q + i * D);
             if (p < 0) continue;
-            du[n++] = imp_contact_normal_velocity(g, p, ts->qdot + i * D) -
-                      imp_contact_normal_velocity(g, p, ts->qdot + (i - 1) * D);
+            du[n++] = imp_contact_normal_velocity_at(g, p, ts->q + i * D, ts->qdot + i * D) -
+                      imp_contact_normal_velocity_at(g, p, ts->q + (i - 1) * D, ts->qdot + (i - 1) * D);
         }
     double v = 0.0;
     if (n >= 8) {
@@ -109,7 +109,7 @@ int imp_contact_labels_apply(imp_trajset *ts, imp_label_mode mode, imp_label_rep
                     a = b;
                     continue;
                 }
-#define U(t) imp_contact_normal_velocity(g, p, qd + (size_t)(t) * D)
+#define U(t) imp_contact_normal_velocity_at(g, p, q + (size_t)(t) * D, qd + (size_t)(t) * D)
                 /* the normal velocity reverses within the interval or at the
                  * sample after it (a single label at an impact's first
                  * sample, as onset leaves it) */

@@ -103,11 +103,9 @@ static void accel(const pts *s, int k, const double *v, double a[2])
     a[0] = v[0] > 0.0 ? -mu * s->g : v[0] < 0.0 ? mu * s->g : 0.0;
 }
 
-/* First time in (0, tmax] at which phi(t) = c + b t + a t^2 reaches 0 while
- * decreasing (an impact); tmax + 1 if none. c <= tol and b < 0: now (0). */
-static double first_hit(double a, double b, double c, double tmax)
+double imp_sim_first_hit(double a, double b, double c, double tmax, double tol)
 {
-    if (c <= PTS_TOL && b < 0.0) return 0.0;
+    if (c <= tol && b < 0.0) return 0.0;
     double best = tmax + 1.0;
     if (a == 0.0) {
         if (b < 0.0) best = -c / b;
@@ -182,7 +180,7 @@ static int interval(pts *s, int n, double *q, double *v, double dt, int *hit)
                 const double *nn = wall_n[w];
                 double c = nn[0] * q[2 * k] + nn[1] * q[2 * k + 1] - wall_off[w];
                 double b = nn[0] * v[2 * k] + nn[1] * v[2 * k + 1], aa = 0.5 * (nn[0] * a[0] + nn[1] * a[1]);
-                double t = first_hit(aa, b, c, tau);
+                double t = imp_sim_first_hit(aa, b, c, tau, PTS_TOL);
                 if (t <= tau) tau = t, ev_k = k, ev_stop = 0;
             }
         }

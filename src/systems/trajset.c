@@ -279,7 +279,7 @@ int imp_system_energy_known(const char *system, int dim)
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (!strcmp(system, names[i])) return 1;
     if (!strncmp(system, "bouncing-points", 15)) return 1;
-    return !strcmp(system, "bouncing-disk") && dim == 3;
+    return (!strcmp(system, "bouncing-disk") || !strncmp(system, "bouncing-disks", 14)) && dim == 3;
 }
 
 int imp_system_energy(const char *system, const imp_contact_geometry *g, double gravity,
@@ -303,7 +303,7 @@ int imp_system_energy(const char *system, const imp_contact_geometry *g, double 
          * T = m l^2 qdot^2 / 2, U = m g l (1 - cos q). */
         T *= length * length;
         for (int k = 0; k < g->n_bodies; k++) U += g->mass[k] * gravity * length * (1.0 - cos(q[k]));
-    } else if (!strcmp(system, "bouncing-disk") && g->dim == 3) {
+    } else if ((!strcmp(system, "bouncing-disk") || !strncmp(system, "bouncing-disks", 14)) && g->dim == 3) {
         /* q = (x, y, k theta): T as above (M = I), U = m g y */
         for (int k = 0; k < g->n_bodies; k++) U += g->mass[k] * gravity * q[k * g->dim + 1];
     } else {
