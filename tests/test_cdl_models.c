@@ -702,6 +702,65 @@ static void test_box_gradients(void)
     imp_trajset_free(&ts);
 }
 
+/* Gradients through disk-disk events (sphere pairs: normal and gap from
+ * the centres, friction turning both disks): bouncing-disks:3 windows
+ * around disk-disk impacts, horizon 5, learned e and mu per pair, touch
+ * feedback and without, both impact laws; the normals' own gradient
+ * (sphere_normal_backward) included. */
+static void test_disks_gradients(void)
+{
+    imp_sim_opts o;
+    CHECK_OK(imp_sim_defaults("bouncing-disks:3", &o));
+    o.noise = 0.01;
+    o.n_traj = 6;
+    o.n_steps = 120;
+    imp_trajset ts;
+    CHECK_OK(imp_simulate("bouncing-disks:3", &o, &ts));
+    const imp_contact_geometry *g = &ts.geom;
+    const int K = 3, D = 9, H = 5;
+    /* windows whose second step holds a disk-disk impact (both labelled,
+       centres within reach) */
+    int starts[6], B = 0;
+    for (int tr = 0; tr < ts.n_traj && B < 6; tr++)
+        for (int t = 2; t < ts.n_steps - H - 1 && B < 6; t++) {
+            size_t i = (size_t)tr * ts.n_steps + t;
+            int found = 0;
+            for (int p = 0; p < g->n_pairs && !found; p++) {
+                const imp_contact_pair *c = &g->pairs[p];
+                if (c->kind != IMP_PAIR_SPHERE || ts.contact[i * K + c->body_i] < 0.5 || ts.contact[i * K + c->body_j] < 0.5)
+                    continue;
+                found = imp_contact_gap(g, p, ts.q_clean + (i - 1) * D) < 0.05 &&
+                        imp_contact_normal_velocity_at(g, p, ts.q_clean + (i - 1) * D, ts.qdot_clean + (i - 1) * D) < -0.2;
+            }
+            if (found) starts[B++] = (int)(i - 2), t += 20;
+        }
+    CHECK_MSG(B >= 3, "disk-disk impacts found: %d", B);
+    imp_trajset flat = ts;
+    flat.n_traj = 1;
+    flat.n_steps = ts.n_traj * ts.n_steps;
+    batch bt;
+    make_batch(&flat, B, H, starts, &bt);
+    for (int variant = 0; variant < 3; variant++) {
+        imp_cdl_config cfg;
+        imp_cdl_config_default(&cfg, IMP_MODEL_CDL);
+        cfg.impact_law = variant == 2 ? IMP_CDL_IMPACT_NEWTON : IMP_CDL_IMPACT_PAPER;
+        cfg.hidden = 7, cfg.hidden_layers = 2, cfg.contact_hidden = 6, cfg.act = IMP_ACT_TANH;
+        cfg.touch = variant != 1, cfg.learn_restitution = 1, cfg.friction = 1;
+        imp_model *m = NULL;
+        CHECK_OK(imp_model_create(&m, &cfg, g, ts.dt, 17));
+        if (!m) continue;
+        double e0[IMP_MAX_CONTACTS], mu0[IMP_MAX_CONTACTS];
+        for (int p = 0; p < g->n_pairs; p++) e0[p] = 0.6 + 0.01 * p, mu0[p] = 0.1 + 0.01 * p;
+        CHECK_OK(imp_model_set_contact_law(m, e0, mu0));
+        char what[96];
+        snprintf(what, sizeof what, "disks cdl friction touch=%d law=%s", cfg.touch, variant == 2 ? "newton" : "paper");
+        fd_check(m, &bt, 0.01, what);
+        imp_model_free(m);
+    }
+    free_batch(&bt);
+    imp_trajset_free(&ts);
+}
+
 int main(void)
 {
     imp_blas_init();
@@ -720,5 +779,6 @@ int main(void)
     test_soft_gate_in_flight();
     test_gate_geometry();
     test_box_gradients();
+    test_disks_gradients();
     TEST_MAIN_END();
 }

@@ -60,6 +60,47 @@ static const imp_contact_geometry *geom_at(const imp_model *m, const double *q, 
     return buf;
 }
 
+/* The reverse pass through the sphere pairs' normals n(q) (q the step's
+ * start positions, geom_at): each pair's impulse is equivariant under a
+ * rotation of the plane applied to its normal and to the bodies' velocities
+ * (the spin coordinates do not turn), dv_p(R n, vh, vS) = R dv_p(n, R^T vh,
+ * R^T vS), so its derivative along the normal's only direction of change,
+ * n_perp = (-n_y, n_x), is J dv_p - d(dv_p)/d(vh) J vh - d(dv_p)/d(vS) J vS
+ * with J the rotation generator (x, y) -> (-y, x) of each body; the angle of
+ * n moves by n_perp . d(x_j - x_i) / |x_j - x_i|. Adds to q_bar (D). */
+static void sphere_normal_backward(const imp_model *m, const imp_contact_geometry *gb, const double *winv,
+                                   const double *e, const double *fric, const unsigned char *act, const double *gate,
+                                   const double *q, const double *vh, const double *vS, const double *dv_bar,
+                                   double *q_bar)
+{
+    const int D = m->D, d = gb->dim;
+    for (int p = 0; p < gb->n_pairs; p++) {
+        const imp_contact_pair *c = &gb->pairs[p];
+        if (c->kind != IMP_PAIR_SPHERE || !act[p]) continue;
+        unsigned char only[IMP_MAX_CONTACTS] = {0};
+        only[p] = act[p];
+        double dv[IMP_MAX_BODIES * IMP_MAX_DIM] = {0}, vh_b[IMP_MAX_BODIES * IMP_MAX_DIM] = {0},
+               vS_b[IMP_MAX_BODIES * IMP_MAX_DIM] = {0};
+        imp_impulse_forward(gb, winv, e, fric, m->cfg.impact_law, only, gate, vh, vS, dv);
+        imp_impulse_backward(gb, winv, e, fric, m->cfg.impact_law, only, gate, vh, vS, dv_bar, vh_b, vS_b, NULL, NULL,
+                             NULL, NULL);
+        double s = 0.0;
+        for (int k = 0; k < D / d; k++) {
+            const int o = k * d;
+            s += dv_bar[o] * -dv[o + 1] + dv_bar[o + 1] * dv[o];
+            s -= vh_b[o] * -vh[o + 1] + vh_b[o + 1] * vh[o];
+            s -= vS_b[o] * -vS[o + 1] + vS_b[o + 1] * vS[o];
+        }
+        double dx = q[c->body_j * d] - q[c->body_i * d], dy = q[c->body_j * d + 1] - q[c->body_i * d + 1];
+        double r2 = dx * dx + dy * dy;
+        if (!(r2 > 0.0)) continue;
+        /* d angle = (dx dy' - dy dx') / r^2 */
+        double gx = -dy / r2 * s, gy = dx / r2 * s;
+        q_bar[c->body_j * d] += gx, q_bar[c->body_j * d + 1] += gy;
+        q_bar[c->body_i * d] -= gx, q_bar[c->body_i * d + 1] -= gy;
+    }
+}
+
 /* Forward of step n for the whole batch. labels_n: B x K (GATE_LABELS).
  * guard: rollouts (B = 1) apply the non-penetration guard (guard_pairs). */
 static void step_forward(const imp_model *m, const double *params, imp_model_work *w, int n, int B,
@@ -170,10 +211,15 @@ static void step_backward(const imp_model *m, const double *params, imp_model_wo
         if (m->has_contact_net) {
             memset(gate_bar, 0, sizeof gate_bar);
             imp_contact_geometry gbuf;
-            imp_impulse_backward(geom_at(m, SLOT(w->q, n, sBD) + (size_t)b * D, &gbuf), winv, e, fric, m->cfg.impact_law, w->pact + ((size_t)n * B + b) * (P > 0 ? P : 1),
-                                 gate + (size_t)b * K, vh + (size_t)b * D,
-                                 vS + (size_t)b * D, vnb, vh_bar + (size_t)b * D,
-                                 vS_bar + (size_t)b * D, gate_bar, wbar, ebar, fricbar);
+            const double *qb = SLOT(w->q, n, sBD) + (size_t)b * D;
+            const imp_contact_geometry *gb = geom_at(m, qb, &gbuf);
+            const unsigned char *act = w->pact + ((size_t)n * B + b) * (P > 0 ? P : 1);
+            imp_impulse_backward(gb, winv, e, fric, m->cfg.impact_law, act, gate + (size_t)b * K, vh + (size_t)b * D,
+                                 vS + (size_t)b * D, vnb, vh_bar + (size_t)b * D, vS_bar + (size_t)b * D, gate_bar, wbar,
+                                 ebar, fricbar);
+            if (gb != &m->geom)
+                sphere_normal_backward(m, gb, winv, e, fric, act, gate + (size_t)b * K, qb, vh + (size_t)b * D,
+                                       vS + (size_t)b * D, vnb, qbar + (size_t)b * D);
             if (mode == GATE_SOFT)
                 for (int k = 0; k < K; k++) pbar[(size_t)b * K + k] += gate_bar[k];
         }
