@@ -48,30 +48,74 @@ static void guard_pairs(const imp_contact_geometry *g, const double *gate, const
     }
 }
 
-/* The geometry of one batch row at the step's start positions q: sphere
- * pairs (disks) linearised there (imp_contact_geometry_at), their normals
- * held fixed through the step; m->geom itself when it has none. The
- * reverse pass takes the normals as constants (exact for windows that start
- * from data: q is an input). */
-static const imp_contact_geometry *geom_at(const imp_model *m, const double *q, imp_contact_geometry *buf)
+/* The contact time s* in [0, h] of sphere pair c moving from the centres'
+ * difference d = x_j - x_i with the half-step relative velocity w: the
+ * first root of |d + w s| = R (0 when the pair already overlaps, h when it
+ * does not meet within the step); c = d + w s* is its centres' difference
+ * then. */
+static double sphere_contact_time(const imp_contact_pair *cp, const imp_contact_geometry *g, const double *q,
+                                  const double *vh, double h, double c[2])
+{
+    const int d = g->dim;
+    double dx[2], w[2];
+    for (int a = 0; a < 2; a++) {
+        dx[a] = q[cp->body_j * d + a] - q[cp->body_i * d + a];
+        w[a] = vh[cp->body_j * d + a] - vh[cp->body_i * d + a];
+    }
+    double R = g->radius[cp->body_i] + g->radius[cp->body_j];
+    double A = w[0] * w[0] + w[1] * w[1], B = dx[0] * w[0] + dx[1] * w[1], C = dx[0] * dx[0] + dx[1] * dx[1] - R * R;
+    double s = h;
+    if (C <= 0.0) s = 0.0;
+    else if (B < 0.0 && A > 0.0 && B * B - A * C >= 0.0) {
+        double r = C / (-B + sqrt(B * B - A * C)); /* the smaller root of A s^2 + 2 B s + C */
+        if (r < h) s = r;
+    }
+    c[0] = dx[0] + w[0] * s, c[1] = dx[1] + w[1] * s;
+    return s;
+}
+
+/* The geometry of one batch row for the step from positions q with
+ * half-step velocities vh: sphere pairs (disks) linearised at their contact
+ * in the step (imp_contact_geometry_at, then the normal n = c / |c| at the
+ * contact time s* of sphere_contact_time), held through the step; m->geom
+ * itself when it has none. The linear gap n . (x_j - x_i) - r_i - r_j is
+ * zero at the contact, so at the drifted position it is (h - s*) times the
+ * closing velocity along n: negative exactly when the pair meets within
+ * the step. The reverse pass of the optional projection (--projection)
+ * holds these normals constant. */
+static const imp_contact_geometry *geom_at(const imp_model *m, const double *q, const double *vh,
+                                           imp_contact_geometry *buf)
 {
     if (!imp_contact_geometry_has_spheres(&m->geom)) return &m->geom;
     imp_contact_geometry_at(&m->geom, q, buf);
+    for (int p = 0; p < buf->n_pairs; p++) {
+        imp_contact_pair *cp = &buf->pairs[p];
+        if (cp->kind != IMP_PAIR_SPHERE) continue;
+        double c[2];
+        sphere_contact_time(cp, buf, q, vh, m->dt, c);
+        double r = hypot(c[0], c[1]);
+        if (!(r > 0.0)) continue;
+        double n0 = c[0] / r, n1 = c[1] / r;
+        cp->normal[0] = n0, cp->normal[1] = n1; /* offset r_i + r_j (imp_contact_geometry_at) */
+        if (cp->tangent[0] != 0.0 || cp->tangent[1] != 0.0) cp->tangent[0] = n1, cp->tangent[1] = -n0;
+    }
     return buf;
 }
 
-/* The reverse pass through the sphere pairs' normals n(q) (q the step's
- * start positions, geom_at): each pair's impulse is equivariant under a
- * rotation of the plane applied to its normal and to the bodies' velocities
- * (the spin coordinates do not turn), dv_p(R n, vh, vS) = R dv_p(n, R^T vh,
- * R^T vS), so its derivative along the normal's only direction of change,
- * n_perp = (-n_y, n_x), is J dv_p - d(dv_p)/d(vh) J vh - d(dv_p)/d(vS) J vS
- * with J the rotation generator (x, y) -> (-y, x) of each body; the angle of
- * n moves by n_perp . d(x_j - x_i) / |x_j - x_i|. Adds to q_bar (D). */
+/* The reverse pass through the sphere pairs' normals n = c / |c|, c = d +
+ * w s* (geom_at): each pair's impulse is equivariant under a rotation of
+ * the plane applied to its normal and to the bodies' velocities (the spin
+ * coordinates do not turn), dv_p(R n, vh, vS) = R dv_p(n, R^T vh, R^T vS),
+ * so its derivative along the normal's only direction of change (its angle
+ * phi) is J dv_p - d(dv_p)/d(vh) J vh - d(dv_p)/d(vS) J vS with J the
+ * rotation generator (x, y) -> (-y, x) of each body. phi moves by
+ * G . (dd + s* dw): G = g - (g . w) / (c . w) c, g = c_perp / |c|^2, when s*
+ * is a root of |c| = R (inside the step), G = g when it is 0 or h. Adds to
+ * q_bar (D) and vh_bar (D). */
 static void sphere_normal_backward(const imp_model *m, const imp_contact_geometry *gb, const double *winv,
                                    const double *e, const double *fric, const unsigned char *act, const double *gate,
                                    const double *q, const double *vh, const double *vS, const double *dv_bar,
-                                   double *q_bar)
+                                   double *q_bar, double *vh_bar)
 {
     const int D = m->D, d = gb->dim;
     for (int p = 0; p < gb->n_pairs; p++) {
@@ -84,20 +128,28 @@ static void sphere_normal_backward(const imp_model *m, const imp_contact_geometr
         imp_impulse_forward(gb, winv, e, fric, m->cfg.impact_law, only, gate, vh, vS, dv);
         imp_impulse_backward(gb, winv, e, fric, m->cfg.impact_law, only, gate, vh, vS, dv_bar, vh_b, vS_b, NULL, NULL,
                              NULL, NULL);
-        double s = 0.0;
+        double phi_bar = 0.0;
         for (int k = 0; k < D / d; k++) {
             const int o = k * d;
-            s += dv_bar[o] * -dv[o + 1] + dv_bar[o + 1] * dv[o];
-            s -= vh_b[o] * -vh[o + 1] + vh_b[o + 1] * vh[o];
-            s -= vS_b[o] * -vS[o + 1] + vS_b[o + 1] * vS[o];
+            phi_bar += dv_bar[o] * -dv[o + 1] + dv_bar[o + 1] * dv[o];
+            phi_bar -= vh_b[o] * -vh[o + 1] + vh_b[o + 1] * vh[o];
+            phi_bar -= vS_b[o] * -vS[o + 1] + vS_b[o + 1] * vS[o];
         }
-        double dx = q[c->body_j * d] - q[c->body_i * d], dy = q[c->body_j * d + 1] - q[c->body_i * d + 1];
-        double r2 = dx * dx + dy * dy;
+        double cc[2], s = sphere_contact_time(c, gb, q, vh, m->dt, cc), r2 = cc[0] * cc[0] + cc[1] * cc[1];
         if (!(r2 > 0.0)) continue;
-        /* d angle = (dx dy' - dy dx') / r^2 */
-        double gx = -dy / r2 * s, gy = dx / r2 * s;
-        q_bar[c->body_j * d] += gx, q_bar[c->body_j * d + 1] += gy;
-        q_bar[c->body_i * d] -= gx, q_bar[c->body_i * d + 1] -= gy;
+        double w[2] = {vh[c->body_j * d] - vh[c->body_i * d], vh[c->body_j * d + 1] - vh[c->body_i * d + 1]};
+        double G[2] = {-cc[1] / r2, cc[0] / r2};
+        double cw = cc[0] * w[0] + cc[1] * w[1];
+        if (s > 0.0 && s < m->dt && cw != 0.0) {
+            double gw = (G[0] * w[0] + G[1] * w[1]) / cw;
+            G[0] -= gw * cc[0], G[1] -= gw * cc[1];
+        }
+        for (int a = 0; a < 2; a++) {
+            q_bar[c->body_j * d + a] += phi_bar * G[a];
+            q_bar[c->body_i * d + a] -= phi_bar * G[a];
+            vh_bar[c->body_j * d + a] += phi_bar * s * G[a];
+            vh_bar[c->body_i * d + a] -= phi_bar * s * G[a];
+        }
     }
 }
 
@@ -146,7 +198,7 @@ static void step_forward(const imp_model *m, const double *params, imp_model_wor
         for (int b = 0; b < B; b++) {
             unsigned char *act = w->pact + ((size_t)n * B + b) * sP, proj[IMP_MAX_CONTACTS];
             imp_contact_geometry gbuf;
-            const imp_contact_geometry *gb = geom_at(m, q + (size_t)b * D, &gbuf);
+            const imp_contact_geometry *gb = geom_at(m, q + (size_t)b * D, vh + (size_t)b * D, &gbuf);
             imp_pair_activity(gb, tol, mode != GATE_SOFT && mode != GATE_GEOMETRY, qt + (size_t)b * D, v + (size_t)b * D,
                               vh + (size_t)b * D, act);
             if (guard) guard_pairs(gb, gate + (size_t)b * K, qt + (size_t)b * D, vh + (size_t)b * D, act);
@@ -174,7 +226,7 @@ static void step_forward(const imp_model *m, const double *params, imp_model_wor
     if (m->has_contact_net)
         for (int b = 0; b < B; b++) {
             imp_contact_geometry gbuf;
-            imp_impulse_forward(geom_at(m, q + (size_t)b * D, &gbuf), winv, e, fric, m->cfg.impact_law,
+            imp_impulse_forward(geom_at(m, q + (size_t)b * D, vh + (size_t)b * D, &gbuf), winv, e, fric, m->cfg.impact_law,
                                 w->pact + ((size_t)n * B + b) * sP, gate + (size_t)b * K, vh + (size_t)b * D,
                                 vS + (size_t)b * D, vn + (size_t)b * D);
         }
@@ -212,14 +264,14 @@ static void step_backward(const imp_model *m, const double *params, imp_model_wo
             memset(gate_bar, 0, sizeof gate_bar);
             imp_contact_geometry gbuf;
             const double *qb = SLOT(w->q, n, sBD) + (size_t)b * D;
-            const imp_contact_geometry *gb = geom_at(m, qb, &gbuf);
+            const imp_contact_geometry *gb = geom_at(m, qb, vh + (size_t)b * D, &gbuf);
             const unsigned char *act = w->pact + ((size_t)n * B + b) * (P > 0 ? P : 1);
             imp_impulse_backward(gb, winv, e, fric, m->cfg.impact_law, act, gate + (size_t)b * K, vh + (size_t)b * D,
                                  vS + (size_t)b * D, vnb, vh_bar + (size_t)b * D, vS_bar + (size_t)b * D, gate_bar, wbar,
                                  ebar, fricbar);
             if (gb != &m->geom)
                 sphere_normal_backward(m, gb, winv, e, fric, act, gate + (size_t)b * K, qb, vh + (size_t)b * D,
-                                       vS + (size_t)b * D, vnb, qbar + (size_t)b * D);
+                                       vS + (size_t)b * D, vnb, qbar + (size_t)b * D, vh_bar + (size_t)b * D);
             if (mode == GATE_SOFT)
                 for (int k = 0; k < K; k++) pbar[(size_t)b * K + k] += gate_bar[k];
         }
@@ -242,7 +294,7 @@ static void step_backward(const imp_model *m, const double *params, imp_model_wo
     if (m->cfg.projection && m->has_contact_net)
         for (int b = 0; b < B; b++) {
             imp_contact_geometry gbuf;
-            imp_project_backward(geom_at(m, SLOT(w->q, n, sBD) + (size_t)b * D, &gbuf), winv, qt + (size_t)b * D,
+            imp_project_backward(geom_at(m, SLOT(w->q, n, sBD) + (size_t)b * D, vh + (size_t)b * D, &gbuf), winv, qt + (size_t)b * D,
                                  w->active + ((size_t)n * B + b) * (P > 0 ? P : 1),
                                  qbar_n1 + (size_t)b * D, wbar);
         }
