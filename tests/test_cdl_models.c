@@ -702,6 +702,34 @@ static void test_box_gradients(void)
     imp_trajset_free(&ts);
 }
 
+/* Pair activity with disks: a disk with nothing in reach falls back on its
+ * nearest wall, never on a disk-disk pair, which would give the other disk
+ * (gated for its own wall impact) an impulse from a disk 0.2 m away. */
+static void test_disks_activity(void)
+{
+    imp_contact_geometry g;
+    memset(&g, 0, sizeof g);
+    g.n_bodies = 2, g.dim = 3, g.restitution = 0.8, g.has_radii = 1, g.n_pairs = 3;
+    g.mass[0] = g.mass[1] = 1.0, g.radius[0] = g.radius[1] = 0.1;
+    g.pairs[0] = (imp_contact_pair){.body_i = IMP_WALL, .body_j = 0, .normal = {0, 1, 0}, .offset = 0.1};
+    g.pairs[1] = (imp_contact_pair){.body_i = IMP_WALL, .body_j = 1, .normal = {0, 1, 0}, .offset = 0.1};
+    g.pairs[2] = (imp_contact_pair){.body_i = 0, .body_j = 1, .kind = IMP_PAIR_SPHERE};
+    CHECK_OK(imp_contact_geometry_check(&g));
+    /* disk 0 hits the floor; disk 1 flies 1 m up, 0.2 m from disk 0's rim, closing on it */
+    double q[6] = {0.0, 0.1, 0.0, 0.0, 0.5, 0.0}, v[6] = {0.0, -2.0, 0.0, 0.0, -2.5, 0.0};
+    imp_contact_geometry gl;
+    imp_contact_geometry_at(&g, q, &gl);
+    unsigned char act[3];
+    imp_pair_activity(&gl, 0.0, 1, q, v, v, act);
+    printf("disks activity: floor of disk 0 %d, floor of disk 1 %d, disk pair %d\n", act[0], act[1], act[2]);
+    CHECK(act[0] == 1 && act[2] == 0);
+    /* the impulse the labels (disk 0 gated, disk 1 not) give: disk 0 only */
+    double w[2] = {1.0, 1.0}, e[3] = {0.8, 0.8, 0.8}, gate[2] = {1.0, 0.0}, dv[6] = {0};
+    imp_impulse_forward(&gl, w, e, NULL, IMP_CDL_IMPACT_PAPER, act, gate, v, v, dv);
+    CHECK_CLOSE(dv[1], 1.8 * 2.0, 1e-12, 0);
+    CHECK(dv[0] == 0.0 && dv[3] == 0.0 && dv[4] == 0.0);
+}
+
 /* Gradients through disk-disk events (sphere pairs: normal and gap from
  * the centres, friction turning both disks): bouncing-disks:3 windows
  * around disk-disk impacts, horizon 5, learned e and mu per pair, touch
@@ -779,6 +807,7 @@ int main(void)
     test_soft_gate_in_flight();
     test_gate_geometry();
     test_box_gradients();
+    test_disks_activity();
     test_disks_gradients();
     TEST_MAIN_END();
 }
