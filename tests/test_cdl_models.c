@@ -728,6 +728,12 @@ static void test_disks_activity(void)
     imp_impulse_forward(&gl, w, e, NULL, IMP_CDL_IMPACT_PAPER, act, gate, v, v, dv);
     CHECK_CLOSE(dv[1], 1.8 * 2.0, 1e-12, 0);
     CHECK(dv[0] == 0.0 && dv[3] == 0.0 && dv[4] == 0.0);
+    /* both disks up in the air, 0.05 m apart, nothing in reach: each other's
+       nearest pair, which both then fall back on */
+    double q2[6] = {0.0, 1.0, 0.0, 0.25, 1.0, 0.0}, v2[6] = {0.5, 0.0, 0.0, -0.5, 0.0, 0.0};
+    imp_contact_geometry_at(&g, q2, &gl);
+    imp_pair_activity(&gl, 0.0, 1, q2, v2, v2, act);
+    CHECK(act[0] == 0 && act[1] == 0 && act[2] == 1);
 }
 
 /* Gradients through disk-disk events (sphere pairs: normal and gap from

@@ -88,23 +88,31 @@ int imp_pair_activity(const imp_contact_geometry *g, double tol, int nearest_if_
         reach[p] = !closing ? 0 : gap[p] <= 0.0 ? 2 : gap[p] <= tol ? 1 : 0;
         act[p] = 0;
     }
+    /* nearest[k]: body k's pair with the smallest gap */
+    int nearest[IMP_MAX_BODIES];
     for (int k = 0; k < g->n_bodies; k++) {
-        int n = 0, best = 0, nearest = -1, nearest_plane = -1;
+        nearest[k] = -1;
+        for (int p = 0; p < g->n_pairs; p++)
+            if ((g->pairs[p].body_j == k || g->pairs[p].body_i == k) && (nearest[k] < 0 || gap[p] < gap[nearest[k]]))
+                nearest[k] = p;
+    }
+    for (int k = 0; k < g->n_bodies; k++) {
+        int n = 0, best = 0, near = nearest[k];
         for (int p = 0; p < g->n_pairs; p++) {
             const imp_contact_pair *c = &g->pairs[p];
             if (c->body_j != k && c->body_i != k) continue;
             n++;
             if (reach[p] > best) best = reach[p];
-            if (nearest < 0 || gap[p] < gap[nearest]) nearest = p;
-            if (c->kind != IMP_PAIR_SPHERE && (nearest_plane < 0 || gap[p] < gap[nearest_plane])) nearest_plane = p;
         }
-        /* a body with nothing in reach falls back on its nearest pair, but
-           not on a disk-disk pair (sphere): that would push the other disk
-           whenever the other disk's gate is on, however far apart they are
-           (the body's nearest wall instead) */
-        if (n > 1 && !best && nearest_if_none && g->pairs[nearest].kind == IMP_PAIR_SPHERE) nearest = nearest_plane;
+        if (n > 1 && !best && nearest_if_none && near >= 0 && g->pairs[near].kind == IMP_PAIR_SPHERE) {
+            /* a disk-disk pair (sphere) as a fallback only when it is the
+               other disk's nearest pair too: otherwise it would push the
+               other disk whenever that one is gated, however far apart */
+            const imp_contact_pair *c = &g->pairs[near];
+            if (nearest[c->body_j == k ? c->body_i : c->body_j] != near) near = -1;
+        }
         if (n == 1 || (n > 1 && !best && nearest_if_none)) {
-            if (nearest >= 0) act[nearest] = 1; /* the body's only pair, or its nearest */
+            if (near >= 0) act[near] = 1; /* the body's only pair, or its nearest */
         } else
             for (int p = 0; p < g->n_pairs; p++)
                 if (reach[p] == best && best && (g->pairs[p].body_j == k || g->pairs[p].body_i == k)) act[p] = 1;
