@@ -404,19 +404,25 @@ static void test_learned_restitution_gradients(void)
     }
 }
 
+/* The system's default simulation with noise 0.01, n_traj x n_steps. */
+static void simulated(const char *system, int n_traj, int n_steps, imp_trajset *ts)
+{
+    imp_sim_opts o;
+    CHECK_OK(imp_sim_defaults(system, &o));
+    o.noise = 0.01;
+    o.n_traj = n_traj;
+    o.n_steps = n_steps;
+    CHECK_OK(imp_simulate(system, &o, ts));
+}
+
 /* Learned Coulomb friction (AP Newton inside the CD-Lagrange impulse) on
  * the bouncing disk: central differences of the window loss in every
  * parameter, e and mu included, on windows with sliding and sticking
  * impacts; touch and no-touch, learned masses. */
 static void test_friction_gradients(void)
 {
-    imp_sim_opts o;
-    CHECK_OK(imp_sim_defaults("bouncing-disk", &o));
-    o.noise = 0.01;
-    o.n_traj = 4;
-    o.n_steps = 150;
     imp_trajset ts;
-    CHECK_OK(imp_simulate("bouncing-disk", &o, &ts));
+    simulated("bouncing-disk", 4, 150, &ts);
     /* the first impact of each trajectory, and the second of the first */
     int starts[6], B = 0, seen = 0;
     for (int tr = 0; tr < ts.n_traj && B < 6; tr++)
@@ -743,13 +749,8 @@ static void test_disks_activity(void)
  * (sphere_normal_backward) included. */
 static void test_disks_gradients(void)
 {
-    imp_sim_opts o;
-    CHECK_OK(imp_sim_defaults("bouncing-disks:3", &o));
-    o.noise = 0.01;
-    o.n_traj = 6;
-    o.n_steps = 120;
     imp_trajset ts;
-    CHECK_OK(imp_simulate("bouncing-disks:3", &o, &ts));
+    simulated("bouncing-disks:3", 6, 120, &ts);
     const imp_contact_geometry *g = &ts.geom;
     const int K = 3, D = 9, H = 5;
     /* windows whose second step holds a disk-disk impact (both labelled,

@@ -47,17 +47,7 @@ static const double wall_off[DK_WALLS] = {0.0, 0.0, -DK_W, -DK_H};
 
 int imp_disks_system(const char *system) { return !strncmp(system, "bouncing-disks", 14); }
 
-static int parse_count(const char *system, int *n)
-{
-    *n = 5;
-    if (!strcmp(system, "bouncing-disks")) return IMP_OK;
-    char *end = NULL;
-    long v = system[14] == ':' ? strtol(system + 15, &end, 10) : 0;
-    if (system[14] != ':' || end == system + 15 || *end || v < 1 || v > DK_MAX)
-        return imp_fail(IMP_ERR_NOT_FOUND, "system: '%s': bouncing-disks:N takes N in [1, %d]", system, DK_MAX);
-    *n = (int)v;
-    return IMP_OK;
-}
+static int parse_count(const char *system, int *n) { return imp_box_sim_count(system, "bouncing-disks", DK_MAX, n); }
 
 /* The contact model: disk k's wall candidates are 4 k + (floor, left,
  * right, ceiling), then one per two disks (i < j, in order); radii in
@@ -66,12 +56,8 @@ static int parse_count(const char *system, int *n)
  * instead (tests). */
 static void build_model(int n, double e_all, double mu_all, imp_contact_model *m)
 {
-    memset(m, 0, sizeof *m);
-    m->dim = 2;
-    m->n_bodies = n;
-    m->gap_tol = DK_TOL;
     imp_rng rng;
-    imp_rng_seed(&rng, 2424);
+    imp_box_model_begin(m, n, DK_TOL, 2424, &rng);
     for (int k = 0; k < n; k++) {
         double r = imp_rng_uniform_range(&rng, 0.1, 0.2), mass = imp_rng_uniform_range(&rng, 0.5, 2.0);
         m->bodies[k].kind = IMP_BODY_PLANAR;
@@ -105,18 +91,7 @@ static void build_model(int n, double e_all, double mu_all, imp_contact_model *m
 
 int imp_disks_sim_defaults(const char *system, imp_sim_opts *o)
 {
-    int n;
-    int st = parse_count(system, &n);
-    if (st) return st;
-    memset(o, 0, sizeof *o);
-    o->n_traj = 1;
-    o->n_steps = 300;
-    o->dt = 0.01;
-    o->gravity = 9.81;
-    o->length = 1.0;
-    o->restitution = 1.0; /* not used: e per contact */
-    o->randomize = 1;
-    return IMP_OK;
+    return imp_box_sim_defaults(system, "bouncing-disks", DK_MAX, o);
 }
 
 typedef struct dks {
@@ -379,16 +354,12 @@ int imp_simulate_disks_law(const char *system, const imp_sim_opts *o, double e_a
     s->v_rest = o->gravity * o->dt / 100.0;
     imp_contact_geometry g;
     geometry(s, &g);
-    if ((st = imp_trajset_alloc(out, o->n_traj, o->n_steps, &g))) {
+    if ((st = imp_box_sim_begin(out, system, o, &g))) {
         free(s);
         return st;
     }
-    snprintf(out->system, sizeof out->system, "%s", system);
-    snprintf(out->labels, sizeof out->labels, "impact");
-    out->dt = o->dt, out->gravity = o->gravity, out->length = NAN, out->seed = o->seed;
     imp_rng rng;
     imp_rng_seed(&rng, o->seed);
-    int D = 3 * n;
     for (int tr = 0, draws = 0; tr < o->n_traj && !st; tr++) {
         double q[3 * DK_MAX], v[3 * DK_MAX];
         memset(s->rest, 0, sizeof s->rest);
@@ -396,10 +367,7 @@ int imp_simulate_disks_law(const char *system, const imp_sim_opts *o, double e_a
         for (int t = 0; t < o->n_steps && !st; t++) {
             int hit[DK_MAX] = {0};
             if (t > 0) st = interval(s, q, v, o->dt, hit);
-            size_t off = ((size_t)tr * o->n_steps + t);
-            memcpy(out->q_clean + off * D, q, D * sizeof(double));
-            memcpy(out->qdot_clean + off * D, v, D * sizeof(double));
-            for (int k = 0; k < n; k++) out->contact[off * n + k] = hit[k];
+            imp_box_sim_store(out, tr, t, q, v, hit);
         }
         /* a disk came to rest on others, which impulses alone cannot hold
            (events pile up): this trajectory is drawn again */
@@ -410,15 +378,7 @@ int imp_simulate_disks_law(const char *system, const imp_sim_opts *o, double e_a
             imp_fail_context(st, "bouncing-disks: trajectory %d", tr);
     }
     free(s);
-    if (st) {
-        imp_trajset_free(out);
-        return st;
-    }
-    size_t nq = (size_t)o->n_traj * o->n_steps * D;
-    memcpy(out->q, out->q_clean, nq * sizeof(double));
-    memcpy(out->qdot, out->qdot_clean, nq * sizeof(double));
-    if (o->noise > 0.0) imp_trajset_add_noise(out, o->noise, &rng);
-    return IMP_OK;
+    return imp_box_sim_end(out, st, o, &rng);
 }
 
 int imp_simulate_disks(const char *system, const imp_sim_opts *o, imp_trajset *out)
