@@ -41,8 +41,14 @@ while [ $# -gt 0 ]; do
     --epochs) EPOCHS=$2; shift 2 ;;
     --jobs) JOBS=$2; shift 2 ;;
     --summary-only) SUMMARY_ONLY=1; shift ;;
-    -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
     *) echo "points_acceptance.sh: error: unknown option '$1'" >&2; exit 2 ;;
+    esac
+done
+for c in $CONFIGS; do
+    case "$c" in
+    cdl|cdl-onset|resnet-contact|resnet) ;;
+    *) echo "points_acceptance.sh: error: --configs: unknown '$c' (cdl, cdl-onset, resnet-contact, resnet)" >&2; exit 2 ;;
     esac
 done
 case "$SYSTEM" in
@@ -85,7 +91,6 @@ for s in $(seq 0 $((SEEDS - 1))); do
         cdl-onset) tasks+=("cdl-onset.s$s cdl --seed $s --friction --restitution-init 0.5 --contact-labels onset") ;;
         resnet-contact) tasks+=("resnet-contact.s$s resnet-contact --seed $s") ;;
         resnet) tasks+=("resnet.s$s resnet --seed $s") ;;
-        *) echo "points_acceptance.sh: error: --configs: unknown '$c' (cdl, cdl-onset, resnet-contact, resnet)" >&2; exit 2 ;;
         esac
     done
 done
