@@ -141,7 +141,8 @@ void cli_contact_pairs(const imp_contact_geometry *g, const imp_model *m, double
         if (fr) fprintf(txt, ", mu %.4g", mu[p]);
         if (shared)
             fprintf(txt, ": an impulse when its bodies are gated and it is closing and penetrated in the step, or "
-                         "within %.4g if no pair of theirs is penetrated (their nearest if none is within)", tol);
+                         "within %.4g if no pair of theirs is penetrated (their nearest if none is within%s)", tol,
+                    c->kind == IMP_PAIR_SPHERE ? "; a disk pair only when it is both disks' nearest" : "");
         else
             fprintf(txt, ": an impulse whenever body %d is gated (its only pair)", c->body_j);
         if (min_gap) fprintf(txt, "; lowest gap in the rollouts %.4g", min_gap[p]);
