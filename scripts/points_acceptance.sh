@@ -182,7 +182,8 @@ first = {}
 for c in [c for c in configs if c.startswith("cdl")]:
     by = {(r["config"], r["seed"]): r["rmse"] for r in rows}
     first[c] = [s for s in complete if all(by[(c, s)] < by[(n, s)] for n in nets)]
-    lines.append("%s below %s in %d of %d seeds with every model finished." % (c, " and ".join(nets), len(first[c]), len(complete)))
+    if nets:
+        lines.append("%s below %s in %d of %d seeds with every model finished." % (c, " and ".join(nets), len(first[c]), len(complete)))
 lines.append("")
 contacts = {}
 for c in [c for c in configs if c.startswith("cdl")]:
