@@ -1,6 +1,8 @@
 #define _POSIX_C_SOURCE 200809L
 /* The rigid-body step (include/impulse/rigid_model.h): CPU time of a full
- * toss (110 samples at dt 1/148, one step per sample) on one core, and the
+ * toss (110 samples at dt 1/148, 1, 2, 4 steps per sample, cold and warm
+ * started impulse solves) on one core, with a trajectory file as the second
+ * argument also of its measured tosses (1-4 steps per sample), and the
  * box-toss simulator's convergence in the step (position and rotation of
  * rollouts with 1..128 steps per sample against 512). docs/cube.md. */
 #include "impulse/core.h"
@@ -8,6 +10,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 static double cpu_now(void)
@@ -26,18 +29,58 @@ int main(int argc, char **argv)
     imp_rigid_model_box(&m, &o.body, o.e, o.mu, o.ground, o.gravity);
     size_t n = 110;
     double *out = malloc(n * 13 * sizeof(double)), *ref = malloc(n * 13 * sizeof(double));
-    for (int sub = 1; sub <= 4; sub *= 2) {
-        double t0 = cpu_now();
-        for (int k = 0; k < n_toss; k++) {
-            double x0[13];
-            imp_box_toss_initial(&o, k, x0);
-            if (imp_rigid_model_rollout(&m, o.dt, sub, x0, n, out)) {
-                fprintf(stderr, "bench_rigid: %s\n", imp_last_error());
-                return 1;
+    for (int warm = 0; warm <= 1; warm++)
+        for (int sub = 1; sub <= 4; sub *= 2) {
+            m.warm_start = warm;
+            double t0 = cpu_now();
+            for (int k = 0; k < n_toss; k++) {
+                double x0[13];
+                imp_box_toss_initial(&o, k, x0);
+                if (imp_rigid_model_rollout(&m, o.dt, sub, x0, n, out)) {
+                    fprintf(stderr, "bench_rigid: %s\n", imp_last_error());
+                    return 1;
+                }
             }
+            printf("full toss, %zu samples, %d step(s) per sample%s: %.3f ms CPU per toss (%d tosses)\n", n, sub,
+                   warm ? ", warm starts" : "", 1e3 * (cpu_now() - t0) / n_toss, n_toss);
         }
-        printf("full toss, %zu samples, %d step(s) per sample: %.3f ms CPU per toss (%d tosses)\n", n, sub,
-               1e3 * (cpu_now() - t0) / n_toss, n_toss);
+    m.warm_start = 0;
+    if (argc > 2) {
+        /* measured tosses (a rigid-body trajectory file, e.g. the ContactNets cube): each rolled
+           out from its first state for as many samples as it has */
+        imp_rigid_traj t;
+        imp_rigid_traj_default(&t);
+        if (imp_rigid_traj_load_any(&t, argv[2], NULL)) {
+            fprintf(stderr, "bench_rigid: %s\n", imp_last_error());
+            return 1;
+        }
+        int ne = t.n_episodes < n_toss ? t.n_episodes : n_toss;
+        double *buf = NULL;
+        size_t samples = 0;
+        for (int k = 0; k < ne; k++) samples += (size_t)t.lengths[k];
+        for (int warm = 0; warm <= 1; warm++)
+            for (int sub = 1; sub <= 4; sub++) {
+                imp_rigid_model mt;
+                imp_rigid_model_box(&mt, &t.body, 0.15, 0.185, 0.0, t.gravity);
+                mt.warm_start = warm;
+                double t0 = cpu_now();
+                for (int k = 0; k < ne; k++) {
+                    size_t len = (size_t)t.lengths[k];
+                    double *nb = realloc(buf, len * 13 * sizeof(double));
+                    if (!nb) return 1;
+                    buf = nb;
+                    if (imp_rigid_model_rollout(&mt, t.dt, sub, t.states + 13 * imp_rigid_traj_offset(&t, k), len,
+                                                buf)) {
+                        fprintf(stderr, "bench_rigid: %s\n", imp_last_error());
+                        return 1;
+                    }
+                }
+                printf("measured tosses (%s, first %d, %.0f samples each on average), %d step(s) per sample%s: %.3f ms "
+                       "CPU per toss\n", argv[2], ne, (double)samples / ne, sub, warm ? ", warm starts" : "",
+                       1e3 * (cpu_now() - t0) / ne);
+            }
+        free(buf);
+        imp_rigid_traj_free(&t);
     }
     {
         /* forward with traces and the reverse pass of a loss on the last state, one step per sample */

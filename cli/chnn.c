@@ -2,6 +2,8 @@
  * evaluation of chnn, clnn, node . */
 #include "cli.h"
 #include "impulse/chnn_models.h"
+#include "impulse/constrained.h"
+#include "impulse/constrained_contact.h"
 #include "impulse/io.h"
 
 #include <math.h>
@@ -40,6 +42,10 @@ static void train_usage(FILE *f)
                "  --skip-factor X  spike filter (default off): from epoch 2 on, a minibatch whose\n"
                "                 loss exceeds X times the best epoch's mean, or whose rollout\n"
                "                 overflows, is skipped instead of stepped (X > 1)\n"
+               "  --contact      chnn, clnn: learn the system's contacts (e and mu per contact; the\n"
+               "                 impulse through the learned constrained mass after each step);\n"
+               "                 the default when the system declares contacts\n"
+               "  --no-contact   chnn, clnn: the flow alone, contacts ignored (the comparison)\n"
                "  --hidden H     MLP width (256; 3 hidden layers)\n"
                "  --seed K       initialisation and chunk sampling seed (0)\n"
                "  --threads N    threads per minibatch, 1..64 (default 2): each takes a contiguous\n"
@@ -51,6 +57,45 @@ static void train_usage(FILE *f)
                "                 measured to hold, docs/chnn.md) and double for the others\n"
                "  --quiet        no progress lines\n"
                CLI_RUN_USAGE);
+}
+
+/* e and mu per contact, learned and declared (the truth of a simulated system). */
+static void cli_chnn_contact_json(imp_json *j, const imp_cmodel *m, const double *params)
+{
+    const imp_csys *s = &m->sys.full;
+    double e[IMP_CSYS_MAX_CONTACTS], mu[IMP_CSYS_MAX_CONTACTS];
+    imp_cmodel_contact_values(m, params, e, mu);
+    imp_json_key(j, "contacts");
+    imp_json_begin_array(j);
+    for (int c = 0; c < s->n_contacts; c++) {
+        imp_json_begin_object(j);
+        imp_json_kv_int(j, "contact", c);
+        char name[2 * 32 + 2]; /* two body (plane) names, imp_cbody.name */
+        imp_csys_contact_name(s, c, name, sizeof name);
+        imp_json_kv_string(j, "name", name);
+        imp_json_kv_string(j, "body", s->bodies[s->contacts[c].body].name);
+        if (s->contacts[c].other >= 0) imp_json_kv_string(j, "other", s->bodies[s->contacts[c].other].name);
+        else imp_json_kv_string(j, "plane", s->planes[s->contacts[c].plane].name);
+        imp_json_kv_number(j, "e", e[c]);
+        imp_json_kv_number(j, "mu", mu[c]);
+        imp_json_kv_number(j, "e_declared", s->contacts[c].e);
+        imp_json_kv_number(j, "mu_declared", s->contacts[c].mu);
+        imp_json_end_object(j);
+    }
+    imp_json_end_array(j);
+}
+
+static void cli_chnn_contact_print(FILE *f, const imp_cmodel *m, const double *params)
+{
+    const imp_csys *s = &m->sys.full;
+    double e[IMP_CSYS_MAX_CONTACTS], mu[IMP_CSYS_MAX_CONTACTS];
+    imp_cmodel_contact_values(m, params, e, mu);
+    for (int c = 0; c < s->n_contacts; c++) {
+        char name[2 * 32 + 2]; /* two body (plane) names, imp_cbody.name */
+        imp_csys_contact_name(s, c, name, sizeof name);
+        fprintf(f, "  contact %d (%s): e %.4f, mu %.4f (declared e %g, mu %g)\n", c, name, e[c], mu[c],
+                s->contacts[c].e, s->contacts[c].mu);
+    }
 }
 
 typedef struct save_ctx {
@@ -76,7 +121,7 @@ int cli_train_chnn(int argc, char **argv, const char *model)
     o.threads = CLI_DEFAULT_THREADS;
     long hidden = 256;
     int lr_given = 0;
-    int quiet = 0, json = 0;
+    int quiet = 0, json = 0, contact = -1; /* -1: when the system declares contacts */
     cli_run_opts ro;
     cli_run_opts_default(&ro);
     for (int i = 1; i < argc; i++) {
@@ -95,6 +140,8 @@ int cli_train_chnn(int argc, char **argv, const char *model)
             return 0;
         } else if (!strcmp(a, "--quiet")) {
             quiet = 1;
+        } else if (!strcmp(a, "--contact") || !strcmp(a, "--no-contact")) {
+            contact = !strcmp(a, "--contact");
         } else if (!strcmp(a, "--json")) {
             json = 1;
         } else if (!strcmp(a, model) || !strcmp(a, "--model")) {
@@ -186,6 +233,12 @@ int cli_train_chnn(int argc, char **argv, const char *model)
     double *params = NULL;
     if (!lr_given) o.lr = imp_ctrain_reference_lr(cs.name);
     int st = imp_cmodel_init(&m, kind, &cs, (int)hidden, 3);
+    if (!st && contact == 1 && !m.cartesian)
+        st = imp_fail(IMP_ERR_INVALID, "--contact: only chnn and clnn learn contacts (not %s)", model);
+    if (!st && contact == 1 && cs.full.n_contacts == 0)
+        st = imp_fail(IMP_ERR_INVALID, "--contact: system '%s' declares no contacts (plane and contact lines)",
+                      cs.name);
+    if (!st && contact != 0 && m.cartesian && cs.full.n_contacts > 0) st = imp_cmodel_enable_contact(&m);
     if (!st && !m.cartesian) st = imp_ctraj_to_generalised(&cs, &cart, &gen);
     if (st) {
         imp_ctraj_free(&cart);
@@ -200,6 +253,7 @@ int cli_train_chnn(int argc, char **argv, const char *model)
     imp_rng rng;
     imp_rng_seed(&rng, o.seed ^ 0x5eedULL);
     imp_cmodel_init_params(&m, params, &rng);
+    imp_cmodel_init_contact_params(&m, params);
     cli_run run;
     if (cli_run_open(&run, verb, out_path, ro.log, ro.resume, quiet)) {
         imp_ctraj_free(&cart);
@@ -225,8 +279,10 @@ int cli_train_chnn(int argc, char **argv, const char *model)
     cli_run_close(&run);
     imp_ctraj_free(&cart);
     imp_ctraj_free(&gen);
-    free(params);
-    if (rc) return rc;
+    if (rc) {
+        free(params);
+        return rc;
+    }
     if (json) {
         imp_json j;
         cli_run_json(&j, &run, &rep, model, sysname);
@@ -236,8 +292,12 @@ int cli_train_chnn(int argc, char **argv, const char *model)
         imp_json_kv_int(&j, "substepped_windows", res.substepped_windows);
         imp_json_kv_int(&j, "max_substeps", res.max_substeps);
         imp_json_kv_int(&j, "skipped_batches", res.skipped_batches);
+        if (m.contact) cli_chnn_contact_json(&j, &m, params);
+        free(params);
         return cli_json_print(&j, verb);
     }
+    if (m.contact && run.out) cli_chnn_contact_print(strcmp(out_path, "-") ? stdout : stderr, &m, params);
+    free(params);
     if (!run.out) return 0; /* --epochs 0: said so */
     fprintf(strcmp(out_path, "-") ? stdout : stderr, "trained %s on %s: %d epochs, final loss %.6g, kept the %s model (epoch %d, loss %.6g), %.2f s (%.3f s/epoch, %d thread%s), %zu parameters -> %s\n",
            model, sysname, res.epochs, res.final_loss, cli_run_kept(&rep), rep.kept_epoch,
@@ -315,9 +375,11 @@ int cli_eval_chnn(int argc, char **argv, const char *model_kind)
     }
     imp_ceval_result r;
     int st = imp_ceval(&m, params, &test, &eo, &r);
-    free(params);
     imp_ctraj_free(&test);
-    if (st) return cli_fail(verb);
+    if (st) {
+        free(params);
+        return cli_fail(verb);
+    }
     if (json) {
         imp_json j;
         imp_json_init(&j);
@@ -338,6 +400,19 @@ int cli_eval_chnn(int argc, char **argv, const char *model_kind)
         imp_json_kv_number(&j, "mean_energy_err", r.mean_energy_err);
         imp_json_kv_number(&j, "mean_violation", r.mean_violation);
         imp_json_kv_number(&j, "seconds", r.seconds);
+        /* the relative state error summed over the first 5 steps and over the
+         * whole rollout, mean over trajectories (issue #25's measures) */
+        double s5 = 0, sall = 0;
+        for (int i = 0; i < r.n_test; i++)
+            for (int k = 1; k < r.T; k++) {
+                double v = r.rel_err[(size_t)i * r.T + k];
+                sall += v;
+                if (k <= 5) s5 += v;
+            }
+        imp_json_kv_number(&j, "sum_rel_err_5", s5 / r.n_test);
+        imp_json_kv_number(&j, "sum_rel_err", sall / r.n_test);
+        imp_json_kv_string(&j, "contact", m.contact ? "learned" : "none");
+        if (m.contact) cli_chnn_contact_json(&j, &m, params);
         imp_json_end_object(&j);
         const char *t = imp_json_text(&j);
         printf("%s\n", t ? t : "{}");
@@ -349,7 +424,9 @@ int cli_eval_chnn(int argc, char **argv, const char *model_kind)
                "steps, divided by %d dt as the reference notebooks)\n", r.mean_geo, r.median_geo, r.T - 1, r.T);
         printf("  mean energy error %.4g, mean constraint violation %.4g (%.2f s)\n", r.mean_energy_err,
                r.mean_violation, r.seconds);
+        if (m.contact) cli_chnn_contact_print(stdout, &m, params);
     }
+    free(params);
     imp_ceval_result_free(&r);
     return 0;
 }

@@ -88,6 +88,8 @@ void cli_contact_pairs(const struct imp_contact_geometry *g, const struct imp_mo
  * naming the option and return IMP_ERR_INVALID. */
 int cli_parse_long(const char *opt, const char *text, long lo, long hi, long *out);
 int cli_parse_double(const char *opt, const char *text, double lo, double hi, double *out);
+/* "A:B" with 0 <= A < B (episodes A..B-1, `--episodes`) */
+int cli_parse_range(const char *opt, const char *text, int *a, int *b);
 /* "single" (1) or "double" (0) */
 int cli_parse_precision(const char *opt, const char *text, int *single);
 /* Comma-separated lists ("1.5,0,-2"): at most max items, each checked. */

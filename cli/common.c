@@ -160,6 +160,15 @@ int cli_parse_long(const char *opt, const char *text, long lo, long hi, long *ou
     return st;
 }
 
+int cli_parse_range(const char *opt, const char *text, int *a, int *b)
+{
+    char tail;
+    if (!text || sscanf(text, "%d:%d%c", a, b, &tail) != 2 || *a < 0 || *b <= *a)
+        return imp_fail(IMP_ERR_INVALID, "%s: '%s' is not A:B with 0 <= A < B (episodes A..B-1)", opt,
+                        text ? text : "(missing)");
+    return IMP_OK;
+}
+
 int cli_parse_precision(const char *opt, const char *text, int *single)
 {
     if (!text || (strcmp(text, "single") && strcmp(text, "double")))
@@ -260,7 +269,7 @@ int cli_handle_labels(const char *verb, imp_trajset *ts, const char *mode_name, 
     note[0] = 0;
     imp_label_mode mode;
     if (imp_label_mode_from_name(mode_name ? mode_name : "auto", &mode)) return cli_fail(verb);
-    if (!ts->has_contact) return 0;
+    if (!ts->has_contact && mode != IMP_LABELS_GEOMETRY) return 0;
     imp_label_report r;
     if (imp_contact_labels_apply(ts, mode, &r)) return cli_fail(verb);
     int odd = r.multi || r.no_change || r.no_pair;
@@ -269,13 +278,15 @@ int cli_handle_labels(const char *verb, imp_trajset *ts, const char *mode_name, 
                       : r.mode == IMP_LABELS_AS_GIVEN ? "default for meta labels \"impact\", \"onset\" or \"as-given\""
                                                       : "default for data whose meta labels are not \"impact\", \"onset\" or \"as-given\"";
     snprintf(note, cap,
-            "impulse %s: %s: contact labels: %d in %d intervals, %d impacts (velocity reversals); %d impacts carry "
+            "impulse %s: %s: contact labels%s: %d in %d intervals, %d impacts (velocity reversals); %d impacts carry "
             "several labels (%d extra, %d while separating), %d labels show no velocity change, %d resting, "
             "%d on bodies without a contact pair (rest: |u| <= %.3g); handling %s (%s): %d labels kept%s",
-            verb, odd ? "notice" : "info", r.labels, r.intervals, r.impacts, r.multi, r.extra, r.separating,
+            verb, odd ? "notice" : "info",
+            r.mode == IMP_LABELS_GEOMETRY ? " (derived from the motion and the geometry)" : "", r.labels, r.intervals,
+            r.impacts, r.multi, r.extra, r.separating,
             r.no_change, r.resting, r.no_pair, r.v_rest, imp_label_mode_name(r.mode), why, r.kept,
-            r.mode == IMP_LABELS_ONSET && r.interior ? ", one per impact at its first sample" : "");
-    if (r.mode == IMP_LABELS_ONSET && r.interior) {
+            r.mode != IMP_LABELS_AS_GIVEN && r.interior ? ", one per impact at its first sample" : "");
+    if (r.mode != IMP_LABELS_AS_GIVEN && r.interior) {
         size_t n = strlen(note);
         snprintf(note + n, cap - n, "; %d samples inside impacts (the bodies still touch) left out of the loss",
                  r.interior);

@@ -44,7 +44,8 @@ static void usage(FILE *f)
             "                      columns, P the system's points (each body's centre, then its axis points);\n"
             "                      the rods' lengths are checked against the file. Writes the constrained\n"
             "                      dataset that train chnn|clnn|hnn|delan|node reads\n"
-            "  --contact-labels M  auto (default: onset) | as-given | onset, see impulse train --help\n"
+            "  --contact-labels M  auto (default: onset) | as-given | onset | geometry (labels derived\n"
+            "                      from the motion near the contact pairs), see impulse train --help\n"
             "  -o, --output FILE   trajectory file (written atomically; '-': standard output)\n"
             "  --json              one JSON object on stdout instead of the summary (docs/json.md)\n"
             "  --rigid             one rigid body with quaternion states: impulse import --rigid --help\n"
@@ -199,10 +200,7 @@ int cli_import(int argc, char **argv)
         case 'l': st = cli_parse_double("--length", optarg, 1e-12, 1e6, &o.length); break;
         case 's': snprintf(o.system, sizeof o.system, "%s", optarg); break;
         case 'S': system_file = optarg; break;
-        case 'E':
-            if (sscanf(optarg, "%d:%d", &ep_a, &ep_b) != 2 || ep_a < 0 || ep_b <= ep_a)
-                return cli_failf("import", "--episodes: '%s' is not A:B with 0 <= A < B (trajectories A..B-1)", optarg);
-            break;
+        case 'E': st = cli_parse_range("--episodes", optarg, &ep_a, &ep_b); break;
         case 'N': st = cli_parse_double("--noise", optarg, 0, 1e6, &noise); break;
         case 'k': st = cli_parse_long("--seed", optarg, 0, 1L << 62, &seed); break;
         case 'C': labels = optarg; break;
@@ -255,7 +253,7 @@ int cli_import(int argc, char **argv)
     if (ts.geom.n_pairs == 0)
         fprintf(stderr, "impulse import: notice: no contact geometry (--wall B:N:OFFSET, --pair I:J:N:OFFSET): models "
                 "will know of no contacts\n");
-    if (!ts.has_contact)
+    if (!ts.has_contact && lm != IMP_LABELS_GEOMETRY)
         fprintf(stderr, "impulse import: notice: no contact labels ('contact'; --contact NAME): cdl, vin and resnet train "
                 "without touch feedback (--no-touch), resnet-contact cannot train\n");
     double e_probe;
@@ -266,7 +264,7 @@ int cli_import(int argc, char **argv)
                 "coordinate (--system pendulum for angles, bouncing-disk for x, y, k theta)\n");
     imp_clear_error();
     char note[1024];
-    if (ts.has_contact && cli_handle_labels("import", &ts, labels, 0, note, sizeof note)) {
+    if ((ts.has_contact || lm == IMP_LABELS_GEOMETRY) && cli_handle_labels("import", &ts, labels, 0, note, sizeof note)) {
         imp_trajset_free(&ts);
         return 1;
     }

@@ -27,6 +27,8 @@ static void usage(FILE *f)
             "  --ground Z         height of the ground plane z = Z (default 0)\n"
             "  --gravity G        m/s^2 along -z (default 9.81)\n"
             "  --quat-tol T       largest accepted | |q| - 1 | (default 1e-6)\n"
+            "  --episodes A:B     keep episodes A..B-1 only (in the file's order; their ids are kept),\n"
+            "                     e.g. 400:500 as a held-out test file, 0:400 to train on\n"
             "  -o, --output FILE  rigid-body trajectory file (docs/data-format.md)\n"
             "  --json             one JSON object on stdout instead of the summary (docs/json.md)\n");
 }
@@ -42,6 +44,21 @@ static int parse_three(const char *opt, const char *text, double out[3])
         out[i] = v[n == 1 ? 0 : i];
         if (!(out[i] > 0) || !isfinite(out[i])) return imp_fail(IMP_ERR_INVALID, "%s: %g is not > 0", opt, out[i]);
     }
+    return IMP_OK;
+}
+
+/* Episodes a..b-1 of t moved to the front, the rest dropped (--episodes). */
+static int keep_episodes(imp_rigid_traj *t, const char *in, int a, int b)
+{
+    if (b > t->n_episodes)
+        return imp_fail(IMP_ERR_INVALID, "--episodes %d:%d: %s has %d episodes (0..%d)", a, b, in, t->n_episodes,
+                        t->n_episodes - 1);
+    const size_t r0 = imp_rigid_traj_offset(t, a), r1 = imp_rigid_traj_offset(t, b);
+    memmove(t->states, t->states + r0 * IMP_RIGID_STATE, (r1 - r0) * IMP_RIGID_STATE * sizeof *t->states);
+    memmove(t->lengths, t->lengths + a, (size_t)(b - a) * sizeof *t->lengths);
+    if (t->ids) memmove(t->ids, t->ids + a, (size_t)(b - a) * sizeof *t->ids);
+    t->n_rows = r1 - r0;
+    t->n_episodes = b - a;
     return IMP_OK;
 }
 
@@ -96,7 +113,7 @@ int cli_import_rigid(int argc, char **argv)
     imp_rigid_traj_default(&t);
     const char *in = NULL, *out = NULL, *sname = "states", *lname = "lengths", *iname = NULL;
     double quat_tol = IMP_RIGID_QUAT_TOL;
-    int json = 0, size_given = 0, mass_given = 0, inertia_given = 0;
+    int json = 0, size_given = 0, mass_given = 0, inertia_given = 0, ep_a = -1, ep_b = -1;
     static const struct option opts[] = {
         {"rigid", no_argument, 0, 'R'},          {"states", required_argument, 0, 'S'},
         {"lengths", required_argument, 0, 'L'},  {"ids", required_argument, 0, 'I'},
@@ -105,6 +122,7 @@ int cli_import_rigid(int argc, char **argv)
         {"ground", required_argument, 0, 'g'},   {"gravity", required_argument, 0, 'G'},
         {"quat-tol", required_argument, 0, 'q'}, {"output", required_argument, 0, 'o'},
         {"json", no_argument, 0, 'x'},           {"help", no_argument, 0, 'h'},
+        {"episodes", required_argument, 0, 'E'},
         {0, 0, 0, 0}};
     optind = 1;
     opterr = 0;
@@ -123,6 +141,7 @@ int cli_import_rigid(int argc, char **argv)
         case 'g': st = cli_parse_double("--ground", optarg, -1e6, 1e6, &t.ground_height); break;
         case 'G': st = cli_parse_double("--gravity", optarg, 0, 1e6, &t.gravity); break;
         case 'q': st = cli_parse_double("--quat-tol", optarg, 1e-15, 1, &quat_tol); break;
+        case 'E': st = cli_parse_range("--episodes", optarg, &ep_a, &ep_b); break;
         case 'o': out = optarg; break;
         case 'x': json = 1; break;
         case 'h': usage(stdout); return 0;
@@ -153,6 +172,7 @@ int cli_import_rigid(int argc, char **argv)
         imp_npz_free(z);
         if (!st) st = imp_rigid_traj_read_arrays(&t, in, sname, lname, iname, quat_tol);
     }
+    if (!st && ep_a >= 0 && (st = keep_episodes(&t, in, ep_a, ep_b))) imp_rigid_traj_free(&t);
     if (st) return cli_fail("import");
     imp_rigid_stats s;
     imp_rigid_metrics ball;

@@ -36,7 +36,11 @@ static void usage(FILE *f)
             "                       the impact's samples where the bodies still touch out of\n"
             "                       the loss, and keeps resting contact; auto is as-given for\n"
             "                       impulse's event-driven simulators (meta labels \"impact\") and\n"
-            "                       handled files (\"onset\", \"as-given\"), onset otherwise\n"
+            "                       handled files (\"onset\", \"as-given\"), onset otherwise;\n"
+            "                       geometry: no labels needed (any given are set aside): a body is\n"
+            "                       labelled where the motion shows an impact within 3 x noise of\n"
+            "                       one of its contact pairs (approaching, then the normal velocity\n"
+            "                       jumps) or a rest on it, then handled as onset (cdl, resnet-contact)\n"
             "  --projection         closest-point projection at impacts (cdl)\n"
             "  --damping            learn a diagonal damping (cdl, vin)\n"
             "  --learn-mass         learn the diagonal mass matrix (cdl, vin)\n"
@@ -258,6 +262,12 @@ int cli_train(int argc, char **argv)
         imp_trajset_free(&data);
         return cli_failf("train", "--restitution fixed: %s has no restitution in its meta (learn it)", data_path);
     }
+    if (lm == IMP_LABELS_GEOMETRY && !cfg.touch) {
+        imp_trajset_free(&data);
+        return cli_failf("train", "--contact-labels geometry: derives the labels to train with; not with --no-touch "
+                         "or --geometry-gates");
+    }
+    if (lm == IMP_LABELS_GEOMETRY) data.has_contact = 1; /* the labels are derived below (cli_handle_labels) */
     if (!data.has_contact && cfg.touch && (touch_given || cfg.kind == IMP_MODEL_RESNET_CONTACT)) {
         imp_trajset_free(&data);
         return cli_failf("train", "%s has no contact labels (array 'contact'): train cdl/vin/resnet with --no-touch, "

@@ -300,8 +300,21 @@ static int report_test_file(sim *s, const imp_rigid_traj *u, const char *name, i
     return st;
 }
 
+/* --rollouts FILE: the model's rollouts of the split's first test tosses
+ * (imp_rigid_rollouts_to_npz), for impulse reproduce cube's figure. */
+static int save_rollouts(sim *s, const imp_rigid_traj *t, const int *te, int ne, const params *p, const char *path)
+{
+    imp_npz *z = imp_npz_new();
+    if (!z) return imp_fail(IMP_ERR_NOMEM, "--rollouts %s", path);
+    sim_set(s, p);
+    int st = imp_rigid_rollouts_to_npz(z, t, te, ne < 3 ? ne : 3, sim_rollout, s);
+    if (!st) st = imp_npz_save(z, path);
+    imp_npz_free(z);
+    return st ? imp_fail_context(st, "--rollouts %s", path) : IMP_OK;
+}
+
 static int run(const char *path, int n_draw, int n_train, int seed, int substeps, int max_evals, int nominal_only,
-               int json, double mu0, const char *test_path)
+               int json, double mu0, const char *test_path, const char *rollouts_path)
 {
     imp_rigid_traj t, u;
     int st = load_data(&t, path), has_test = 0;
@@ -334,6 +347,7 @@ static int run(const char *path, int n_draw, int n_train, int seed, int substeps
     if (!st) report(json, "mujoco", "nominal", nt, seed, "split", ne, &m, &nominal, now() - t0, 0);
     if (!st && nominal_only && has_test)
         st = report_test_file(&s, &u, base_name(test_path), json, nt, seed, &nominal, NULL, 0, 0);
+    if (!st && nominal_only && rollouts_path) st = save_rollouts(&s, &t, te, ne, &nominal, rollouts_path);
     if (!st && !nominal_only) {
         params p = nominal;
         int evals = 0;
@@ -344,6 +358,7 @@ static int run(const char *path, int n_draw, int n_train, int seed, int substeps
         if (!st) report(json, "mujoco", "fitted", nt, seed, "split", ne, &m, &p, secs, evals);
         if (!st && has_test)
             st = report_test_file(&s, &u, base_name(test_path), json, nt, seed, &nominal, &p, secs, evals);
+        if (!st && rollouts_path) st = save_rollouts(&s, &t, te, ne, &p, rollouts_path);
         imp_rigid_metrics mt;
         if (!st && !json && !sim_eval(&s, &t, tr, nt, &p, &mt))
             printf("  (fitted on its training tosses: position %.2f %%, rotation %.2f deg)\n", mt.position_error_pct,
@@ -464,6 +479,8 @@ static void usage(FILE *f)
             "                    on the training tosses; position: the position error alone\n"
             "  --fit-solimp      fit solimp (dmin, dmax, width) too (default: MuJoCo's 0.9 0.95 0.001)\n"
             "  --nominal-only    skip the fit\n"
+            "  --rollouts FILE   write the (fitted, else nominal) model's rollouts of the split's first\n"
+            "                    three test tosses beside the measured poses (.npz, for figures)\n"
             "  --json            one JSON object per model on stdout\n");
 }
 
@@ -484,7 +501,7 @@ int main(int argc, char **argv)
     mju_user_warning = on_warning;
     mju_user_error = on_error;
     const char *data = NULL;
-    const char *test_path = NULL;
+    const char *test_path = NULL, *rollouts_path = NULL;
     int n_draw = 128, n_train = 0, seed = 0, substeps = 4, max_evals = 200, nominal_only = 0, json = 0;
     double mu0 = 0.15;
     for (int i = 1; i < argc; i++) {
@@ -503,6 +520,7 @@ int main(int argc, char **argv)
         else if (!v) bad = 1;
         else if (!strcmp(a, "--data")) data = argv[++i];
         else if (!strcmp(a, "--test")) test_path = argv[++i];
+        else if (!strcmp(a, "--rollouts")) rollouts_path = argv[++i];
         else if (!strcmp(a, "--train")) bad = parse_int(a, argv[++i], 1, 1 << 24, &n_train);
         else if (!strcmp(a, "--optimizer")) {
             const char *l = argv[++i];
@@ -533,7 +551,7 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    if (run(data, n_draw, n_train, seed, substeps, max_evals, nominal_only, json, mu0, test_path)) {
+    if (run(data, n_draw, n_train, seed, substeps, max_evals, nominal_only, json, mu0, test_path, rollouts_path)) {
         fprintf(stderr, "cube_mujoco: error: %s\n", imp_last_error());
         return 1;
     }

@@ -100,6 +100,14 @@ def draw_element(ax, el, data, np, styler):
             ax.plot(arr("x"), arr("y"), linestyle=ls, color=c, linewidth=1.5, alpha=0.9, zorder=3, label=label)
         else:
             ax.plot(arr("x"), arr("y"), fmt, color=color, linewidth=1.5, zorder=2, label=label)
+    elif kind == "line3d":
+        fmt, color = split_style(el.get("style"), "-")
+        color = map_color(color)
+        if not el.get("style"):
+            c, ls = styler(label)
+            ax.plot(arr("x"), arr("y"), arr("z"), linestyle=ls, color=c, linewidth=1.5, alpha=0.9, label=label)
+        else:
+            ax.plot(arr("x"), arr("y"), arr("z"), fmt, color=color, linewidth=1.5, label=label)
     elif kind == "scatter":
         marker, color = split_style(el.get("style"), "o")
         x = arr("x")
@@ -202,7 +210,8 @@ def render(spec, data, plt, np):
         r, c = divmod(i, cols)
         # an odd panel out takes the whole last row: no blank slot beside it
         last_alone = i == len(used) - 1 and c == 0 and cols > 1
-        axes.append(fig.add_subplot(grid[r, :] if last_alone else grid[r, c]))
+        three_d = {"projection": "3d"} if spec["panels"][used[i]].get("three_d") else {}
+        axes.append(fig.add_subplot(grid[r, :] if last_alone else grid[r, c], **three_d))
     axes_of = {p: axes[i] for i, p in enumerate(used)}
     has_legend = {p: False for p in used}
     styler = Styler()
@@ -245,6 +254,8 @@ def render(spec, data, plt, np):
             ax.set_xlabel(panel["xlabel"])
         if panel.get("ylabel"):
             ax.set_ylabel(panel["ylabel"])
+        if panel.get("zlabel"):
+            ax.set_zlabel(panel["zlabel"])
         if panel.get("x_log"):
             ax.set_xscale("log")
         if panel.get("y_log"):
@@ -261,7 +272,7 @@ def render(spec, data, plt, np):
             ax.set_ylim(lim[2], lim[3])
         if panel.get("yticks"):
             ax.set_yticks([v for v, _ in panel["yticks"]], [t for _, t in panel["yticks"]])
-        if panel.get("equal"):
+        if panel.get("equal") and not panel.get("three_d"):
             ax.set_aspect("equal", adjustable="datalim")
         if has_legend[p] and p in repeated and len(labels[p]) > 6:
             # a long legend shared by the panels: once, beside the last of
@@ -309,7 +320,7 @@ def move_hiding_legends(fig, axes, np):
     renderer = fig.canvas.get_renderer()
     for ax in axes:
         legend = ax.get_legend()
-        if legend is None or legend.get_bbox_to_anchor() != ax.bbox:
+        if legend is None or legend.get_bbox_to_anchor() != ax.bbox or ax.name == "3d":
             continue
         if legend_hides_data(ax, legend, renderer, np):
             n = len(legend.get_texts())

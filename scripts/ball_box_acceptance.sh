@@ -6,7 +6,12 @@
 # of 400 samples at dt 0.02. Trains CD-Lagrange (e learned per wall, from
 # 0.5, not from the data's meta), ResNetContact and ResNet per seed, and
 # CD-Lagrange again without the labels (--no-touch: the contact network
-# trained without touch feedback; --geometry-gates: geometry alone); evaluates each by its rollout RMSE on the
+# trained without touch feedback; --geometry-gates: geometry alone;
+# --contact-labels geometry on a copy of the training set without its
+# labels: labels derived from the motion and the geometry; -tol0: with
+# --contact-tol 0, a labelled step's impulse to the pairs its drifted
+# position penetrates, else the body's nearest pair; -projection: with
+# --projection); evaluates each by its rollout RMSE on the
 # test trajectories, each wall's learned e against the truth, and the lowest
 # height any rollout reaches. CD-Lagrange runs with the data's default
 # impact law (Newton's), with --projection, and with the paper's law. Resumable: a finished step (its output file
@@ -27,7 +32,7 @@ while [ $# -gt 0 ]; do
     --epochs) EPOCHS=$2; shift 2 ;;
     --jobs) JOBS=$2; shift 2 ;;
     --summary-only) SUMMARY_ONLY=1; shift ;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
     *) echo "ball_box_acceptance.sh: error: unknown option '$1'" >&2; exit 2 ;;
     esac
 done
@@ -42,6 +47,9 @@ mkdir -p "$OUT"
     -o "$OUT/train.npz"
 [ -f "$OUT/test.npz" ] || "$IMPULSE" simulate compliant-ball-box --trajectories 6 --seed 200 --q0 2.5 --v0 -2 \
     -o "$OUT/test.npz"
+# the training set without its labels (the array 'contact' left out)
+[ -f "$OUT/train-nolabels.npz" ] || "$PY" -c 'import sys, numpy as np; d = dict(np.load(sys.argv[1])); del d["contact"]; np.savez(sys.argv[2], **d)' \
+    "$OUT/train.npz" "$OUT/train-nolabels.npz"
 
 # one run: NAME MODEL TRAIN-OPTIONS...; trains, then evaluates
 run() {
@@ -69,6 +77,10 @@ for s in $(seq 0 $((SEEDS - 1))); do
     tasks+=("cdl-paperlaw.s$s cdl --seed $s --restitution-init 0.5 --impact-law paper")
     tasks+=("cdl-nolabels.s$s cdl --seed $s --restitution-init 0.5 --no-touch")
     tasks+=("cdl-geometry.s$s cdl --seed $s --restitution-init 0.5 --geometry-gates")
+    tasks+=("cdl-geomlabels.s$s cdl --seed $s --restitution-init 0.5 --data $OUT/train-nolabels.npz --contact-labels geometry")
+    tasks+=("cdl-geomlabels-tol0.s$s cdl --seed $s --restitution-init 0.5 --data $OUT/train-nolabels.npz --contact-labels geometry --contact-tol 0")
+    tasks+=("cdl-geomlabels-tol0-projection.s$s cdl --seed $s --restitution-init 0.5 --data $OUT/train-nolabels.npz --contact-labels geometry --contact-tol 0 --projection")
+    tasks+=("cdl-tol0.s$s cdl --seed $s --restitution-init 0.5 --contact-tol 0")
     tasks+=("resnet-contact.s$s resnet-contact --seed $s")
     tasks+=("resnet.s$s resnet --seed $s")
 done
@@ -97,7 +109,7 @@ for name in sorted(os.listdir(out)):
         row["e_error"] = [abs(e - truth_e) for e in ev["restitution"]]
     rows.append(row)
 json.dump(rows, open(os.path.join(out, "summary.json"), "w"), indent=1)
-configs = sorted({r["config"] for r in rows}, key=lambda c: ["cdl", "cdl-projection", "cdl-paperlaw", "cdl-nolabels", "cdl-geometry", "resnet-contact", "resnet"].index(c))
+configs = sorted({r["config"] for r in rows}, key=lambda c: ["cdl", "cdl-projection", "cdl-paperlaw", "cdl-nolabels", "cdl-geometry", "cdl-geomlabels", "cdl-geomlabels-tol0", "cdl-geomlabels-tol0-projection", "cdl-tol0", "resnet-contact", "resnet"].index(c))
 lines = ["| model | seeds | rollout RMSE (mean; per seed) | e floor, left, right (mean) | worst abs(e - 0.8) | lowest height | abs(x) max |",
          "|---|---|---|---|---|---|---|"]
 for c in configs:

@@ -230,6 +230,16 @@ static void test_impulse_law(void)
     double gate0[2] = {0, 0}, dv0[2] = {0, 0};
     imp_impulse_forward(&g, w, (double[]){0.6}, NULL, IMP_CDL_IMPACT_PAPER, NULL, gate0, vh, vS, dv0);
     CHECK(dv0[0] == 0.0 && dv0[1] == 0.0);
+    /* a non-finite velocity (a diverging training) gives a NaN impulse and
+       NaN gradients, as the closed form did, and leaves no error set */
+    double vn[2] = {NAN, 0.45}, dvn[2] = {0, 0}, vb[2] = {1, 1}, vhb[2] = {0, 0}, eb = 0.0;
+    imp_clear_error();
+    imp_impulse_forward(&g, w, (double[]){0.6}, NULL, IMP_CDL_IMPACT_PAPER, NULL, gate, vh, vn, dvn);
+    CHECK(isnan(dvn[0]) && isnan(dvn[1]));
+    imp_impulse_backward(&g, w, (double[]){0.6}, NULL, IMP_CDL_IMPACT_PAPER, NULL, gate, vh, vn, vb, vhb, NULL, NULL,
+                         NULL, &eb, NULL);
+    CHECK(isnan(eb));
+    CHECK_MSG(imp_last_error()[0] == '\0', "error left set: %s", imp_last_error());
 }
 
 
@@ -796,6 +806,67 @@ static void test_disks_gradients(void)
     imp_trajset_free(&ts);
 }
 
+/* Two pairs in one step: the ball in a box reaching the floor and the
+ * right wall in the same step, each pair's impulse from the contact
+ * module's solver with its equality law (IMP_CONTACT_LAW_PAPER or
+ * _HALFSTEP) and Coulomb friction sliding (mu 0.05) or sticking (mu 2),
+ * touch feedback and without: central differences of the window loss in
+ * every parameter. */
+static void test_corner_gradients(void)
+{
+    imp_sim_opts o;
+    CHECK_OK(imp_sim_defaults("ball-box", &o));
+    o.n_traj = 1, o.n_steps = 20;
+    imp_trajset ts;
+    CHECK_OK(imp_simulate("ball-box", &o, &ts));
+    imp_contact_geometry geom = ts.geom, *g = &geom;
+    int floor = -1, right = -1;
+    for (int p = 0; p < g->n_pairs; p++) { /* the walls' tangents, (n_y, -n_x): friction */
+        g->pairs[p].tangent[0] = g->pairs[p].normal[1], g->pairs[p].tangent[1] = -g->pairs[p].normal[0];
+        if (g->pairs[p].normal[1] > 0.99) floor = p;
+        if (g->pairs[p].normal[0] < -0.99) right = p;
+    }
+    CHECK(floor >= 0 && right >= 0);
+    if (floor < 0 || right < 0) return;
+    /* gaps 0.01 at the start, closing at 2-3 m/s: both reached in the first step */
+    double xw = -(g->pairs[right].offset + 0.01), yf = g->pairs[floor].offset + 0.01;
+    double x0[8] = {xw, yf, 2.0, -2.0, xw, yf, 0.7, -3.0}, target[2 * 3 * 4], labels[2 * 3] = {1, 1, 1, 1, 1, 1};
+    for (int b = 0; b < 2; b++)
+        for (int k = 0; k < 3; k++) {
+            double *t = target + (b * 3 + k) * 4;
+            t[0] = xw - 0.02 * (k + 1), t[1] = yf + 0.03 * (k + 1), t[2] = -1.2, t[3] = 1.5;
+        }
+    batch bt = {2, 3, 2, 1, x0, target, labels, NULL};
+    for (int variant = 0; variant < 8; variant++) {
+        int law = variant & 1 ? IMP_CDL_IMPACT_NEWTON : IMP_CDL_IMPACT_PAPER, stick = (variant >> 1) & 1,
+            touch = variant < 4;
+        imp_cdl_config cfg;
+        imp_cdl_config_default(&cfg, IMP_MODEL_CDL);
+        cfg.impact_law = law;
+        cfg.hidden = 7, cfg.hidden_layers = 2, cfg.contact_hidden = 6, cfg.act = IMP_ACT_TANH;
+        cfg.touch = touch, cfg.learn_mass = 1, cfg.learn_restitution = 1, cfg.friction = 1;
+        cfg.contact_tol = 0.05;
+        imp_model *m = NULL;
+        CHECK_OK(imp_model_create(&m, &cfg, g, ts.dt, 17));
+        if (!m) continue;
+        m->params[m->off_mass] = 0.1;
+        double e[IMP_MAX_CONTACTS], mu[IMP_MAX_CONTACTS];
+        for (int p = 0; p < g->n_pairs; p++) e[p] = 0.5 + 0.1 * p, mu[p] = stick ? 2.0 : 0.05;
+        CHECK_OK(imp_model_set_contact_law(m, e, mu));
+        /* the first step reverses both velocities: both pairs took their impulse */
+        double states[8], contact[2];
+        CHECK_OK(imp_model_rollout(m, x0, 2, labels, states, contact));
+        CHECK_MSG(states[4 + 2] < 0.0 && states[4 + 3] > 0.0, "corner: v after the step (%g, %g)", states[6],
+                  states[7]);
+        char what[96];
+        snprintf(what, sizeof what, "corner cdl touch=%d law=%s mu=%s", touch, law ? "newton" : "paper",
+                 stick ? "stick" : "slide");
+        fd_check(m, &bt, 0.01, what);
+        imp_model_free(m);
+    }
+    imp_trajset_free(&ts);
+}
+
 int main(void)
 {
     imp_blas_init();
@@ -807,6 +878,7 @@ int main(void)
     test_cradle_gradients();
     test_learned_restitution_gradients();
     test_friction_gradients();
+    test_corner_gradients();
     test_contact_law_estimate();
     test_event_per_pair();
     test_guard();

@@ -46,7 +46,8 @@ static void test_names_once(void)
     /* the list names every system simulate knows, the newer ones too */
     CHECK(run("simulate pendulum-chains:2 -o cli_x.npz", err, sizeof err) != 0);
     const char *known[] = {"bouncing-disk", "ball-box", "compliant-ball-box", "bouncing-points:N", "box-toss",
-                           "chain-ground:3", "chain-ground-elastic:3", "gyroscope-wall"};
+                           "chain-ground:3", "chain-ground-elastic:3", "gyroscope-wall",
+                           "colliding-pendulums"};
     for (size_t k = 0; k < sizeof known / sizeof known[0]; k++)
         CHECK_MSG(strstr(err, known[k]) != NULL, "'%s' not named: %s", known[k], err);
     remove("cli_mini.npz");

@@ -80,17 +80,25 @@ static int count_labels(const imp_trajset *ts)
  * ball met the floor), marks the samples where the ball still touches as
  * interior, and afterwards every impact has exactly one label. The
  * event-driven simulators' labels pass the check untouched. */
+/* Simulates a one-body system and returns a copy of its labels (freed by the caller). */
+static double *simulate_labelled(const char *system, const imp_sim_opts *o, imp_trajset *ts)
+{
+    CHECK_OK(imp_simulate(system, o, ts));
+    size_t n = (size_t)ts->n_traj * ts->n_steps;
+    double *c = malloc(n * sizeof *c);
+    memcpy(c, ts->contact, n * sizeof *c);
+    return c;
+}
+
 static void test_labels(void)
 {
     imp_sim_opts o;
     CHECK_OK(imp_sim_defaults("compliant-ball", &o));
     o.restitution = 0.7, o.noise = 0.2, o.n_traj = 3, o.seed = 4;
     imp_trajset ts;
-    CHECK_OK(imp_simulate("compliant-ball", &o, &ts));
+    double *orig = simulate_labelled("compliant-ball", &o, &ts);
     int before = count_labels(&ts), T = ts.n_steps;
     size_t NT = (size_t)ts.n_traj * T;
-    double *orig = malloc(NT * sizeof *orig);
-    memcpy(orig, ts.contact, NT * sizeof *orig);
     imp_label_report r;
     CHECK_OK(imp_contact_labels_apply(&ts, IMP_LABELS_AS_GIVEN, &r));
     CHECK(count_labels(&ts) == before && r.kept == before && r.labels == before);
@@ -164,6 +172,55 @@ static void test_labels(void)
     imp_label_mode m;
     CHECK_FAILS(imp_label_mode_from_name("first", &m), IMP_ERR_INVALID);
     CHECK(strstr(imp_last_error(), "--contact-labels") != NULL);
+}
+
+/* Labels derived from the motion and the geometry (--contact-labels
+ * geometry) for the ball in a box without its touch labels: every fast
+ * impact on the floor and on each wall is labelled at the sensor's first
+ * sample or the next, and nothing is labelled far from every surface; a
+ * given label is set aside. */
+static void test_labels_from_geometry(void)
+{
+    imp_sim_opts o;
+    CHECK_OK(imp_sim_defaults("compliant-ball-box", &o));
+    o.n_traj = 8, o.noise = 0.05, o.randomize = 1, o.seed = 100;
+    imp_trajset ts;
+    double *orig = simulate_labelled("compliant-ball-box", &o, &ts);
+    const int T = ts.n_steps, D = 2, P = ts.geom.n_pairs;
+    const size_t NT = (size_t)ts.n_traj * T;
+    memset(ts.contact, 0, NT * sizeof *ts.contact); /* a file without labels */
+    ts.has_contact = 0;
+    ts.contact[5] = 1.0; /* except one, in free fall: set aside */
+    imp_label_report r;
+    CHECK_OK(imp_contact_labels_apply(&ts, IMP_LABELS_GEOMETRY, &r));
+    CHECK(ts.has_contact && r.mode == IMP_LABELS_GEOMETRY && !strcmp(ts.labels, "onset") && ts.contact[5] == 0.0);
+    int fast[3] = {0}, found[3] = {0}, far = 0;
+    for (int n = 0; n < ts.n_traj; n++)
+        for (int t = 1; t + 1 < T; t++) {
+            size_t i = (size_t)n * T + t;
+            const double *qc = ts.q_clean + i * D;
+            double gmin = INFINITY;
+            for (int p = 0; p < P; p++) gmin = fmin(gmin, imp_contact_gap(&ts.geom, p, qc));
+            far += ts.contact[i] > 0 && gmin > 0.5;
+            if (!(orig[i] > 0 && orig[i - 1] == 0)) continue;
+            for (int p = 0; p < P; p++) /* the pair the sensor's interval starts on, approaching fast */
+                if (imp_contact_gap(&ts.geom, p, qc) < 0.05 &&
+                    imp_contact_normal_velocity(&ts.geom, p, ts.qdot_clean + (i - 1) * D) < -1.0) {
+                    fast[p]++;
+                    found[p] += ts.contact[i] > 0 || ts.contact[i + 1] > 0;
+                }
+        }
+    printf("labels from geometry: %d kept, %d impacts, %d resting; fast impacts found: floor %d/%d, left %d/%d, "
+           "right %d/%d; %d labels more than 0.5 m from every surface\n",
+           r.kept, r.impacts, r.resting, found[0], fast[0], found[1], fast[1], found[2], fast[2], far);
+    for (int p = 0; p < P; p++)
+        CHECK_MSG(fast[p] > 0 && found[p] == fast[p], "pair %d: %d of %d", p, found[p], fast[p]);
+    CHECK(far == 0);
+    imp_label_mode m;
+    CHECK_OK(imp_label_mode_from_name("geometry", &m));
+    CHECK(m == IMP_LABELS_GEOMETRY && !strcmp(imp_label_mode_name(m), "geometry"));
+    free(orig);
+    imp_trajset_free(&ts);
 }
 
 /* Save a trajectory file's arrays with some changed: float32 copies, or
@@ -392,6 +449,7 @@ int main(void)
     test_restitution(0.7);
     test_restitution(1.0);
     test_labels();
+    test_labels_from_geometry();
     test_estimate();
     test_train_interior();
     test_user_files();

@@ -906,11 +906,38 @@ static void test_solve_errors(void)
     CHECK_FAILS(imp_contact_solve_forward(&sol, A, u, &e, &mu, 1, 2, NULL, g_work, g_iwork), IMP_ERR_NUMERIC);
     CHECK(strstr(imp_last_error(), "u_minus") != NULL);
     u[1] = 0;
-    A[3] = 0;
+    A[0] = 0;
     CHECK_FAILS(imp_contact_solve_forward(&sol, A, u, &e, &mu, 1, 2, NULL, g_work, g_iwork), IMP_ERR_INVALID);
-    CHECK(strstr(imp_last_error(), "A[1][1]") != NULL);
+    CHECK(strstr(imp_last_error(), "A[0][0]") != NULL && strstr(imp_last_error(), "along its normal") != NULL);
+    A[0] = 1;
+    /* a tangent row that cannot move (a bob at the bottom of its swing hit
+     * head-on, issue #25): no friction impulse, the normal law exact up to
+     * eps; without regularization it is refused, naming the row */
+    A[3] = 0;
+    CHECK_OK(imp_contact_solve_forward(&sol, A, u, &e, &mu, 1, 2, NULL, g_work, g_iwork));
+    CHECK_MSG(fabs(sol.lambda[0] - 1.5) < 1e-8 && fabs(sol.lambda[1]) < 1e-12, "lambda (%g, %g)", sol.lambda[0],
+              sol.lambda[1]);
+    imp_contact_solve_opts o0;
+    imp_contact_solve_opts_default(&o0);
+    o0.regularization = 0;
+    CHECK_FAILS(imp_contact_solve_forward(&sol, A, u, &e, &mu, 1, 2, &o0, g_work, g_iwork), IMP_ERR_INVALID);
+    CHECK(strstr(imp_last_error(), "A[1][1]") != NULL && strstr(imp_last_error(), "tangent") != NULL);
     A[3] = 1;
     CHECK_OK(imp_contact_solve_forward(&sol, A, u, &e, &mu, 1, 2, NULL, g_work, g_iwork));
+    /* a start (lambda0): the same verified solution from a poor start and from the solution */
+    imp_contact_solve_opts so;
+    imp_contact_solve_opts_default(&so);
+    double l0[2] = {5, -3};
+    imp_contact_solution sw;
+    so.lambda0 = l0;
+    CHECK_OK(imp_contact_solve_forward(&sw, A, u, &e, &mu, 1, 2, &so, g_work, g_iwork));
+    CHECK(fabs(sw.lambda[0] - sol.lambda[0]) < 1e-9 && fabs(sw.lambda[1] - sol.lambda[1]) < 1e-9);
+    so.lambda0 = sol.lambda, so.max_sweeps = 0;
+    CHECK_OK(imp_contact_solve_forward(&sw, A, u, &e, &mu, 1, 2, &so, g_work, g_iwork));
+    CHECK(fabs(sw.lambda[0] - sol.lambda[0]) < 1e-12 && fabs(sw.lambda[1] - sol.lambda[1]) < 1e-12);
+    l0[1] = NAN, so.lambda0 = l0;
+    CHECK_FAILS(imp_contact_solve_forward(&sw, A, u, &e, &mu, 1, 2, &so, g_work, g_iwork), IMP_ERR_NUMERIC);
+    CHECK(strstr(imp_last_error(), "lambda0") != NULL);
     CHECK_FAILS(imp_contact_solve_forward(&sol, A, u, &e, &mu, 1, 4, NULL, g_work, g_iwork), IMP_ERR_INVALID);
     /* no active contact: v+ = v- */
     imp_contact_model m;
@@ -923,6 +950,237 @@ static void test_solve_errors(void)
     CHECK_OK(imp_contact_impulse_backward(vb, NULL, NULL, NULL, NULL, wv, NULL, &sol, v, J, 2, imp_contact_minv_bodies,
                                           &m, &e, &mu, g_work, g_iwork));
     CHECK(vb[0] == 1 && vb[1] == 1);
+}
+
+/* ---- the equality laws (IMP_CONTACT_LAW_PAPER, _HALFSTEP): CD-Lagrange's ---- */
+
+typedef struct law_case {
+    const char *name;
+    int law, n, dim;
+    double A[81], u[9], ur[9], e[3], mu[3];
+    double reg;
+    int branches[3]; /* expected; -1: any */
+} law_case;
+
+static double law_beta(int law, double e, double un, double ur)
+{
+    if (law == IMP_CONTACT_LAW_NEWTON) return e * fmax(-ur, 0.0);
+    return law == IMP_CONTACT_LAW_PAPER ? -e * ur : fmax(un - (1.0 + e) * ur, 0.0);
+}
+
+static double max_abs_test(const double *x, int n)
+{
+    double m = 0;
+    for (int i = 0; i < n; i++) m = fmax(m, fabs(x[i]));
+    return m;
+}
+
+/* L = wl . lambda */
+static double law_loss(law_case *c, const double *wl)
+{
+    imp_contact_solve_opts o;
+    imp_contact_solve_opts_default(&o);
+    o.regularization = c->reg;
+    imp_contact_solution sol;
+    if (imp_contact_solve_law_forward(&sol, c->A, c->u, c->ur, c->e, c->mu, c->n, c->dim, c->law, &o, g_work,
+                                      g_iwork))
+        return NAN;
+    double L = 0;
+    for (int k = 0; k < c->n * c->dim; k++) L += wl[k] * sol.lambda[k];
+    return L;
+}
+
+static void law_fd(law_case *c, double *x, double analytic, const double *wl, const char *what, int idx)
+{
+    double x0 = *x, h = 1e-6 * fmax(1.0, fabs(x0));
+    *x = x0 + h;
+    double lp = law_loss(c, wl);
+    *x = x0 - h;
+    double lm = law_loss(c, wl);
+    *x = x0;
+    double nd = (lp - lm) / (2 * h);
+    CHECK_MSG(fabs(analytic - nd) <= 2e-6 * (1 + fabs(nd)), "%s: d/d %s[%d]: analytic %.10g, numeric %.10g", c->name,
+              what, idx, analytic, nd);
+}
+
+/* The law at the solution (the normal rows exactly, Coulomb on the tangent
+ * rows where lambda_n > 0, none where lambda_n <= 0), the expected
+ * branches, and the reverse pass in A, u-, u_ref, e and mu against central
+ * differences. */
+static void check_law_case(law_case *c, unsigned seed)
+{
+    int n = c->n, d = c->dim, R = n * d;
+    imp_contact_solve_opts o;
+    imp_contact_solve_opts_default(&o);
+    o.regularization = c->reg;
+    imp_contact_solution sol;
+    CHECK_OK(imp_contact_solve_law_forward(&sol, c->A, c->u, c->ur, c->e, c->mu, n, d, c->law, &o, g_work, g_iwork));
+    double tol = 1e-8 * (1 + max_abs_test(c->u, R));
+    for (int i = 0; i < n; i++) {
+        int r0 = i * d;
+        double ln = sol.lambda[r0], lt = 0, ut = 0, beta = law_beta(c->law, c->e[i], c->u[r0], c->ur[r0]);
+        for (int a = 1; a < d; a++) lt += sol.lambda[r0 + a] * sol.lambda[r0 + a], ut += sol.u_plus[r0 + a] * sol.u_plus[r0 + a];
+        lt = sqrt(lt), ut = sqrt(ut);
+        if (c->law == IMP_CONTACT_LAW_NEWTON) /* eq 8: 0 <= lambda_n _|_ u+_n - beta >= 0 */
+            CHECK_MSG(ln >= -tol && sol.u_plus[r0] >= beta - tol && (ln <= tol || fabs(sol.u_plus[r0] - beta) <= tol),
+                      "%s: contact %d: lambda_n %.12g, u+_n %.12g, beta %.12g", c->name, i, ln, sol.u_plus[r0], beta);
+        else
+            CHECK_MSG(fabs(sol.u_plus[r0] - beta) <= tol, "%s: contact %d: u+_n %.12g, law %.12g", c->name, i,
+                      sol.u_plus[r0], beta);
+        if (c->branches[i] >= 0)
+            CHECK_MSG(sol.branch[i] == c->branches[i], "%s: contact %d: branch %d, expected %d", c->name, i,
+                      sol.branch[i], c->branches[i]);
+        if (d == 1) continue;
+        if (ln <= 0.0 || c->mu[i] == 0.0)
+            CHECK_MSG(lt <= tol, "%s: contact %d pulls (lambda_n %g) with friction %g", c->name, i, ln, lt);
+        else if (ut <= tol)
+            CHECK_MSG(lt <= c->mu[i] * ln + tol, "%s: contact %d sticks outside the cone", c->name, i);
+        else
+            CHECK_MSG(fabs(lt - c->mu[i] * ln) <= tol, "%s: contact %d slides inside the cone", c->name, i);
+    }
+    imp_rng rng;
+    imp_rng_seed(&rng, seed);
+    double wl[IMP_CONTACT_MAX_ROWS], Ab[81] = {0}, ub[9] = {0}, urb[9] = {0}, eb[3] = {0},
+                                                                      mb[3] = {0};
+    for (int k = 0; k < R; k++) wl[k] = imp_rng_uniform_range(&rng, -1, 1);
+    CHECK_OK(imp_contact_solve_law_backward(Ab, ub, urb, eb, mb, wl, &sol, c->A, c->u, c->ur, c->e, c->mu, g_work,
+                                            g_iwork));
+    for (int k = 0; k < R * R; k++) law_fd(c, &c->A[k], Ab[k], wl, "A", k);
+    for (int k = 0; k < R; k++) law_fd(c, &c->u[k], ub[k], wl, "u_minus", k);
+    for (int k = 0; k < R; k++) law_fd(c, &c->ur[k], urb[k], wl, "u_ref", k);
+    for (int i = 0; i < n; i++) law_fd(c, &c->e[i], eb[i], wl, "e", i);
+    for (int i = 0; i < n; i++)
+        if (d > 1 && c->mu[i] > 0) law_fd(c, &c->mu[i], mb[i], wl, "mu", i);
+    /* with u_ref NULL the reference is u-: its share goes to u_minus_bar */
+    double ub2[9] = {0};
+    CHECK_OK(imp_contact_solve_law_forward(&sol, c->A, c->u, NULL, c->e, c->mu, n, d, c->law, &o, g_work, g_iwork));
+    CHECK_OK(imp_contact_solve_law_backward(NULL, ub2, NULL, NULL, NULL, wl, &sol, c->A, c->u, NULL, c->e, c->mu,
+                                            g_work, g_iwork));
+    double ur0[9];
+    memcpy(ur0, c->ur, sizeof ur0);
+    memcpy(c->ur, c->u, sizeof ur0);
+    memset(ub, 0, sizeof ub), memset(urb, 0, sizeof urb);
+    CHECK_OK(imp_contact_solve_law_forward(&sol, c->A, c->u, c->ur, c->e, c->mu, n, d, c->law, &o, g_work, g_iwork));
+    CHECK_OK(imp_contact_solve_law_backward(NULL, ub, urb, NULL, NULL, wl, &sol, c->A, c->u, c->ur, c->e, c->mu,
+                                            g_work, g_iwork));
+    for (int k = 0; k < R; k++)
+        CHECK_MSG(fabs(ub2[k] - ub[k] - urb[k]) <= 1e-12 * (1 + fabs(ub2[k])), "%s: u_ref NULL: u_minus_bar[%d]",
+                  c->name, k);
+    memcpy(c->ur, ur0, sizeof ur0);
+}
+
+/* A (R x R) = B B^T + 0.3 I from a seeded B. */
+static void random_spd(double *A, int R, unsigned seed)
+{
+    imp_rng rng;
+    imp_rng_seed(&rng, seed);
+    double B[81];
+    for (int k = 0; k < R * R; k++) B[k] = imp_rng_uniform_range(&rng, -0.6, 0.6);
+    for (int i = 0; i < R; i++)
+        for (int j = 0; j < R; j++) {
+            double s = i == j ? 0.3 : 0.0;
+            for (int k = 0; k < R; k++) s += B[i * R + k] * B[j * R + k];
+            A[i * R + j] = s;
+        }
+}
+
+static void law_case_init(law_case *c, const char *name, int law, int n, int dim, unsigned seed)
+{
+    memset(c, 0, sizeof *c);
+    c->name = name, c->law = law, c->n = n, c->dim = dim;
+    random_spd(c->A, n * dim, seed);
+    for (int i = 0; i < 3; i++) c->e[i] = 0.3 + 0.2 * i, c->mu[i] = 0.4, c->branches[i] = -1;
+}
+
+static void test_solve_laws(void)
+{
+    law_case c;
+    const int P = IMP_CONTACT_LAW_PAPER, H = IMP_CONTACT_LAW_HALFSTEP;
+    /* frictionless rows (dim 1): pushing, pulling (the paper's law may pull), rest */
+    law_case_init(&c, "paper, frictionless, pushing", P, 1, 1, 1);
+    c.u[0] = -1.3, c.ur[0] = -1.0;
+    check_law_case(&c, 1);
+    law_case_init(&c, "paper, frictionless, pulling", P, 1, 1, 2);
+    c.u[0] = 0.4, c.ur[0] = 0.5;
+    check_law_case(&c, 2);
+    law_case_init(&c, "halfstep, frictionless, bounce", H, 1, 1, 3);
+    c.u[0] = 0.2, c.ur[0] = -1.0; /* u+ = u- - (1 + e) ur > 0 */
+    check_law_case(&c, 3);
+    law_case_init(&c, "halfstep, frictionless, rest", H, 1, 1, 4);
+    c.u[0] = -2.0, c.ur[0] = -1.0; /* u- - (1 + e) ur < 0: u+ = 0 */
+    check_law_case(&c, 4);
+    /* one contact with a tangent (coupled through A): stick, slide both ways, pulling */
+    law_case_init(&c, "paper, 2-D, stick", P, 1, 2, 5);
+    c.u[0] = -1.2, c.u[1] = 0.1, c.ur[0] = -1.0, c.mu[0] = 2.0, c.branches[0] = IMP_CONTACT_STICK;
+    check_law_case(&c, 5);
+    law_case_init(&c, "paper, 2-D, slide", P, 1, 2, 6);
+    c.u[0] = -1.2, c.u[1] = 2.0, c.ur[0] = -1.0, c.mu[0] = 0.2, c.branches[0] = IMP_CONTACT_SLIDE;
+    check_law_case(&c, 6);
+    law_case_init(&c, "halfstep, 2-D, slide back", H, 1, 2, 7);
+    c.u[0] = -1.2, c.u[1] = -2.0, c.ur[0] = -1.0, c.mu[0] = 0.2, c.branches[0] = IMP_CONTACT_SLIDE;
+    check_law_case(&c, 7);
+    law_case_init(&c, "paper, 2-D, pulling", P, 1, 2, 8);
+    c.u[0] = 0.6, c.u[1] = 1.0, c.ur[0] = 0.5, c.branches[0] = IMP_CONTACT_SEPARATE;
+    check_law_case(&c, 8);
+    /* several contacts at once */
+    law_case_init(&c, "paper, 2-D, three contacts", P, 3, 2, 9);
+    c.u[0] = -1.0, c.u[1] = 0.05, c.u[2] = -0.8, c.u[3] = 1.5, c.u[4] = 0.3, c.u[5] = 0.2;
+    c.ur[0] = -0.9, c.ur[2] = -0.7, c.ur[4] = 0.4;
+    c.mu[0] = 3.0, c.mu[1] = 0.1;
+    check_law_case(&c, 9);
+    law_case_init(&c, "halfstep, 3-D, two contacts", H, 2, 3, 10);
+    c.u[0] = 0.1, c.u[1] = 0.3, c.u[2] = -0.2, c.u[3] = -0.5, c.u[4] = 1.0, c.u[5] = 0.7;
+    c.ur[0] = -1.0, c.ur[3] = -0.9;
+    c.mu[0] = 0.3, c.mu[1] = 0.05;
+    check_law_case(&c, 10);
+    law_case_init(&c, "paper, 3-D, stick, regularized", P, 1, 3, 11);
+    c.u[0] = -1.0, c.u[1] = 0.05, c.u[2] = -0.02, c.ur[0] = -1.0, c.mu[0] = 2.0, c.reg = 1e-3;
+    c.branches[0] = IMP_CONTACT_STICK;
+    check_law_case(&c, 11);
+    /* frictionless rows of several contacts (the general path), and Newton's law with a reference velocity */
+    law_case_init(&c, "paper, frictionless, three contacts", P, 3, 1, 12);
+    c.u[0] = -1.0, c.u[1] = 0.3, c.u[2] = -0.4, c.ur[0] = -0.8, c.ur[1] = 0.5, c.ur[2] = -0.6;
+    check_law_case(&c, 12);
+    law_case_init(&c, "halfstep, frictionless, two contacts", H, 2, 1, 13);
+    c.u[0] = 0.3, c.u[1] = -2.0, c.ur[0] = -1.0, c.ur[1] = -1.0;
+    check_law_case(&c, 13);
+    law_case_init(&c, "newton with u_ref, frictionless, two contacts", IMP_CONTACT_LAW_NEWTON, 2, 1, 14);
+    c.u[0] = -1.2, c.u[1] = 0.8, c.ur[0] = -1.0, c.ur[1] = -0.3;
+    check_law_case(&c, 14);
+    law_case_init(&c, "newton with u_ref, 2-D, one contact", IMP_CONTACT_LAW_NEWTON, 1, 2, 15);
+    c.u[0] = -1.2, c.u[1] = 0.5, c.ur[0] = -1.0, c.mu[0] = 0.3;
+    check_law_case(&c, 15);
+    law_case_init(&c, "newton with u_ref, frictionless, one row", IMP_CONTACT_LAW_NEWTON, 1, 1, 16);
+    c.u[0] = -1.2, c.ur[0] = -1.0;
+    check_law_case(&c, 16);
+    /* a law that is none */
+    imp_contact_solution sol;
+    CHECK_FAILS(imp_contact_solve_law_forward(&sol, c.A, c.u, NULL, c.e, c.mu, 1, 3, 7, NULL, g_work, g_iwork),
+                IMP_ERR_INVALID);
+    CHECK(strstr(imp_last_error(), "law") != NULL);
+}
+
+/* The per-body choice (imp_contact_choose): body 0 has one candidate out of
+ * reach, body 1 three (levels 0, 1, 1), body 2 two out of reach, one shared
+ * with body 1. */
+static void test_choose(void)
+{
+    int a[5] = {IMP_WALL, IMP_WALL, IMP_WALL, 1, IMP_WALL}, b[5] = {0, 1, 1, 2, 2};
+    unsigned char level[5] = {0, 0, 1, 0, 0}, chosen[5];
+    double phi[5] = {0.5, 0.01, 0.2, 0.3, 0.1};
+    int nearest[3];
+    /* levels: body 1 takes its level-1 candidate; ONLY gives body 0 its one; NEAREST gives body 2 its nearest */
+    CHECK(imp_contact_choose(3, 5, a, b, level, phi, NULL, 0, chosen, nearest) == 1 && chosen[2]);
+    CHECK(imp_contact_choose(3, 5, a, b, level, phi, NULL, IMP_CONTACT_CHOOSE_ONLY, chosen, NULL) == 2 && chosen[0] &&
+          chosen[2]);
+    CHECK(imp_contact_choose(3, 5, a, b, level, phi, NULL, IMP_CONTACT_CHOOSE_NEAREST, chosen, nearest) == 3 &&
+          chosen[0] && chosen[2] && chosen[4] && !chosen[1] && !chosen[3]);
+    CHECK(nearest[0] == 0 && nearest[1] == 1 && nearest[2] == 4);
+    /* two candidates at the highest level both; a body mask leaves the others alone */
+    level[3] = 1;
+    unsigned char only1[3] = {0, 1, 0};
+    CHECK(imp_contact_choose(3, 5, a, b, level, phi, only1, IMP_CONTACT_CHOOSE_NEAREST, chosen, NULL) == 2 &&
+          chosen[2] && chosen[3]);
 }
 
 int main(void)
@@ -942,5 +1200,7 @@ int main(void)
     test_box_landing();
     test_random_physics();
     test_solve_errors();
+    test_solve_laws();
+    test_choose();
     TEST_MAIN_END();
 }

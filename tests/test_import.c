@@ -440,6 +440,15 @@ int main(void)
     CHECK(strstr(err, "notice") && strstr(err, "--no-touch"));
     expect_error("train cdl --data imp_npy.npz --touch --epochs 1 -o x.npz", "no contact labels");
     expect_error("train resnet-contact --data imp_npy.npz --epochs 1 -o x.npz", "no contact labels");
+    /* ... or with labels derived from the motion and the geometry, said */
+    CHECK(run("train cdl --data imp_npy.npz --contact-labels geometry --epochs 1 --hidden 8 -o imp_m3.npz", err,
+              sizeof err) == 0);
+    CHECK_MSG(strstr(err, "derived from the motion") && !strstr(err, "--no-touch"), "%s", err);
+    expect_error("train cdl --data imp_npy.npz --contact-labels geometry --no-touch --epochs 1 -o x.npz",
+                 "--contact-labels geometry");
+    CHECK(run("import imp_pos.npy --qdot imp_vel.npy --dt 0.02 --wall 0:1:0 --contact-labels geometry -o imp_geo.npz",
+              err, sizeof err) == 0);
+    check_imported("imp_geo.npz", 1, 1e-6, 1);
     /* energy without gravity / system: a notice, not a number */
     CHECK(run("eval --model imp_m.npz --data imp_h5.npz --json", err, sizeof err) == 0);
     CHECK(strstr(err, "notice: energy drift not computed") != NULL);

@@ -118,6 +118,45 @@ static void test_figure_save(void)
     imp_figure_free(f);
 }
 
+/* A 3-D panel beside a flat one: the panel is drawn in 3-D (its z label is
+ * in the SVG) and the spec says so; a path may end in NaN. */
+static void test_figure_3d(void)
+{
+    imp_figure *f = imp_figure_new(1, 2, 10, 4);
+    CHECK(f != NULL);
+    if (!f) return;
+    enum { N = 40 };
+    double t[N], x[N], y[N], z[N], z2[N];
+    for (int i = 0; i < N; i++) {
+        t[i] = 0.05 * i;
+        x[i] = cos(t[i]), y[i] = sin(t[i]), z[i] = t[i] * (2 - t[i]);
+        z2[i] = i < N - 5 ? 0.9 * z[i] : NAN;
+    }
+    CHECK_OK(imp_figure_axes(f, 0, "height", "t", "z"));
+    CHECK_OK(imp_figure_line(f, 0, t, z, N, "measured", "-|k"));
+    CHECK_OK(imp_figure_axes3d(f, 1, "path", "x", "y", "height zlabel"));
+    CHECK_OK(imp_figure_line3d(f, 1, x, y, z, N, "measured", "-|k"));
+    CHECK_OK(imp_figure_line3d(f, 1, x, y, z2, N, "model", NULL));
+    CHECK_FAILS(imp_figure_line3d(f, 1, x, y, NULL, N, NULL, NULL), IMP_ERR_INVALID);
+    CHECK_FAILS(imp_figure_line3d(f, 2, x, y, z, N, NULL, NULL), IMP_ERR_INVALID);
+    const char *stem = tpath("three_d");
+    int st = imp_figure_save(f, stem);
+    CHECK_MSG(st == IMP_OK, "imp_figure_save: %s", imp_last_error());
+    char p[600];
+    unsigned char *buf = NULL;
+    size_t len = 0;
+    snprintf(p, sizeof p, "%s.svg", stem);
+    CHECK_OK(imp_read_file(p, &buf, &len));
+    CHECK(buf && strstr((char *)buf, "height zlabel") != NULL);
+    free(buf);
+    snprintf(p, sizeof p, "%s.npz", stem);
+    imp_npz *zf = NULL;
+    CHECK_OK(imp_npz_load(&zf, p));
+    CHECK(zf && imp_npz_meta(zf) && strstr(imp_npz_meta(zf), "\"three_d\":true") && imp_npz_find(zf, "e2_z"));
+    imp_npz_free(zf);
+    imp_figure_free(f);
+}
+
 static void write_script(const char *dir, const char *body)
 {
     mkdir(dir, 0755);
@@ -291,6 +330,7 @@ int main(void)
     test_mean_se();
     test_figure_errors();
     test_figure_save();
+    test_figure_3d();
     test_plot_log();
     char cmd[600];
     /* IMPULSE_KEEP_TMP=1 keeps the figures for a look */

@@ -456,6 +456,23 @@ static void test_import_cli(void)
     rc = test_run_command(cmd, out, sizeof out);
     CHECK_MSG(rc == 1 && strstr(out, "toss: a 1-d array"), "%s", out);
     CHECK(access(tmp("cn_out2.npz"), F_OK) != 0);
+    /* --episodes A:B keeps episodes A..B-1 with their ids and states */
+    snprintf(cmd, sizeof cmd, "%s import %s --dt 0.01 --episodes 1:2 -o %s", IMPULSE_CLI_PATH, tmp("cn.npz"),
+             tmp("cn_ep.npz"));
+    rc = test_run_command(cmd, out, sizeof out);
+    CHECK_MSG(rc == 0 && strstr(out, "1 episodes, 9 samples (9 to 9 per episode)"), "%s", out);
+    CHECK_OK(imp_rigid_traj_load(&t, tmp("cn_ep.npz")));
+    CHECK(t.n_episodes == 1 && t.n_rows == 9 && t.lengths[0] == 9 && t.ids && t.ids[0] == 8);
+    CHECK(!memcmp(t.states, states + 6 * 13, 9 * 13 * sizeof *states));
+    imp_rigid_traj_free(&t);
+    const char *bad_ranges[3] = {"0:3", "1:1", "1:x"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(cmd, sizeof cmd, "%s import %s --episodes %s -o %s", IMPULSE_CLI_PATH, tmp("cn.npz"), bad_ranges[i],
+                 tmp("cn_out2.npz"));
+        rc = test_run_command(cmd, out, sizeof out);
+        CHECK_MSG(rc == 1 && strstr(out, "impulse import: error: --episodes"), "%s: %s", bad_ranges[i], out);
+    }
+    CHECK(access(tmp("cn_out2.npz"), F_OK) != 0);
     /* impulse inspect: the rigid file's facts, and the way to import the raw one */
     snprintf(cmd, sizeof cmd, "%s inspect %s", IMPULSE_CLI_PATH, tmp("cn_out.npz"));
     rc = test_run_command(cmd, out, sizeof out);

@@ -278,6 +278,7 @@ static void test_learn(void)
     imp_rigid_learn_opts lo;
     imp_rigid_learn_defaults(&lo);
     lo.substeps = 2, lo.window = 24, lo.batch = 8, lo.steps = 300, lo.eval_every = 10, lo.point_scale = 2e-3;
+    lo.fit_evals = 0; /* Adam alone (test_learn_inertia has the full-toss fit) */
     int ep[8] = {0, 1, 2, 3, 4, 5, 6, 7};
     imp_rigid_learn_report rep;
     CHECK_OK(imp_rigid_learn(&t, ep, 8, NULL, 0, &lo, &m, &rep));
@@ -334,8 +335,9 @@ static void test_cli(void)
 }
 
 /* The window loss's gradient against central differences, over 20 samples
- * of a toss through its first impacts (2 steps per sample). */
-static void test_window_grad(void)
+ * of a toss through its first impacts (2 steps per sample); with warm
+ * starts (warm = 1) the loss and gradient are the cold start's. */
+static void test_window_grad(int warm)
 {
     imp_box_toss_opts o;
     imp_box_toss_defaults(&o);
@@ -359,6 +361,22 @@ static void test_window_grad(void)
     memset(&g, 0, sizeof g);
     double L, x0b[13];
     CHECK_OK(imp_rigid_window_loss(&m, t.dt, 2, meas, 20, 0.1048, &L, &g, x0b));
+    if (warm) {
+        imp_rigid_model mw = m;
+        mw.warm_start = 1;
+        imp_rigid_model_grad gw;
+        memset(&gw, 0, sizeof gw);
+        double Lw, x0bw[13];
+        CHECK_OK(imp_rigid_window_loss(&mw, t.dt, 2, meas, 20, 0.1048, &Lw, &gw, x0bw));
+        CHECK_MSG(fabs(Lw - L) <= 1e-8 * L && fabs(gw.mu - g.mu) <= 1e-6 * fabs(g.mu) &&
+                      fabs(gw.e - g.e) <= 1e-6 * fabs(g.e) + 1e-12,
+                  "warm start: loss %.12g against %.12g, dL/dmu %g against %g", Lw, L, gw.mu, g.mu);
+        m = mw, g = gw, L = Lw;
+        /* the gradient with a first-state velocity offset too */
+        m.dv0[0] = 0.01, m.dv0[2] = -0.02;
+        memset(&g, 0, sizeof g);
+        CHECK_OK(imp_rigid_window_loss(&m, t.dt, 2, meas, 20, 0.1048, &L, &g, x0b));
+    }
     double an[27], nu[27], eps = 1e-7;
     an[0] = g.e, an[1] = g.mu, an[2] = g.ground;
     for (int k = 0; k < 8; k++)
@@ -382,6 +400,118 @@ static void test_window_grad(void)
     imp_rigid_traj_free(&t);
 }
 
+/* Rollouts with warm-started impulse solves follow the cold-started ones:
+ * 6 tosses of 1 s that bounce, slide and come to rest on a face (where
+ * the warm start acts), 4 steps per sample. */
+static void test_warm_rollout(void)
+{
+    imp_box_toss_opts o;
+    imp_box_toss_defaults(&o);
+    imp_rigid_model m, mw;
+    imp_rigid_model_box(&m, &o.body, 0.2, 0.3, 0.0, o.gravity);
+    mw = m;
+    mw.warm_start = 1;
+    const size_t n = 148;
+    double *a = malloc(2 * n * 13 * sizeof *a), *b = a + n * 13, worst = 0, worst_rot = 0;
+    int same = 0;
+    for (int k = 0; k < 6; k++) {
+        double x0[13], w0 = worst, r0 = worst_rot;
+        worst = worst_rot = 0;
+        imp_box_toss_initial(&o, k, x0);
+        CHECK_OK(imp_rigid_model_rollout(&m, o.dt, 4, x0, n, a));
+        CHECK_OK(imp_rigid_model_rollout(&mw, o.dt, 4, x0, n, b));
+        for (size_t r = 0; r < n; r++) {
+            for (int i = 4; i < 7; i++) worst = fmax(worst, fabs(a[13 * r + i] - b[13 * r + i]));
+            worst_rot = fmax(worst_rot, imp_rigid_quat_angle(a + 13 * r, b + 13 * r));
+        }
+        same += worst < 1e-9 && worst_rot < 1e-9;
+        worst = fmax(worst, w0), worst_rot = fmax(worst_rot, r0);
+    }
+    /* most tosses agree to rounding; where a nearly redundant solve (a box almost
+       flat) lands on another of its solutions within the tolerance, by little */
+    CHECK_MSG(same >= 4 && worst < 1e-3 && worst_rot < 1e-2,
+              "warm start: %d of 6 tosses agree; positions differ by %g m, orientations by %g rad", same, worst,
+              worst_rot);
+    mw.warm_start = 2;
+    CHECK_FAILS(imp_rigid_model_check(&mw), IMP_ERR_INVALID);
+    CHECK(strstr(imp_last_error(), "warm_start") != NULL);
+    /* dv0: the rollout from the state with the offset velocity, its first row the given state */
+    mw.warm_start = 0, mw.dv0[0] = 0.05, mw.dv0[2] = -0.03;
+    double x0[13], x1[13];
+    imp_box_toss_initial(&o, 0, x0);
+    memcpy(x1, x0, sizeof x1);
+    x1[10] += 0.05, x1[12] -= 0.03;
+    CHECK_OK(imp_rigid_model_rollout(&mw, o.dt, 2, x0, 30, a));
+    CHECK_OK(imp_rigid_model_rollout(&m, o.dt, 2, x1, 30, b));
+    CHECK(memcmp(a, x0, sizeof x0) == 0 && memcmp(a + 13, b + 13, 29 * 13 * sizeof(double)) == 0);
+    mw.dv0[1] = NAN;
+    CHECK_FAILS(imp_rigid_model_check(&mw), IMP_ERR_INVALID);
+    CHECK(strstr(imp_last_error(), "dv0[1]") != NULL);
+    free(a);
+}
+
+/* The full-toss fit with the inertia learned: on 8 tosses made with the
+ * moments 1.5 times the nominal ones, e 0.2 and mu 0.4, the fit from the
+ * nominal cube with e = mu = 0.3 (no Adam steps) finds the moments within
+ * 15 % and lowers the training loss below the start's. */
+static void test_learn_inertia(void)
+{
+    imp_box_toss_opts o;
+    imp_box_toss_defaults(&o);
+    o.n_tosses = 8, o.n_samples = 60, o.substeps = 2;
+    imp_rigid_model truth;
+    imp_rigid_model_box(&truth, &o.body, 0.2, 0.4, 0.0, o.gravity);
+    for (int i = 0; i < 3; i++) truth.inertia[i] *= 1.5;
+    int64_t lengths[8];
+    double *s = malloc((size_t)o.n_tosses * o.n_samples * 13 * sizeof *s);
+    for (int k = 0; k < o.n_tosses; k++) {
+        double x0[13];
+        imp_box_toss_initial(&o, k, x0);
+        x0[6] = 0.5 * o.body.size[0] + 0.05;
+        CHECK_OK(imp_rigid_model_rollout(&truth, o.dt, o.substeps, x0, (size_t)o.n_samples,
+                                         s + (size_t)k * o.n_samples * 13));
+        lengths[k] = o.n_samples;
+    }
+    imp_rigid_traj t;
+    imp_rigid_traj_default(&t);
+    CHECK_OK(imp_rigid_traj_set(&t, s, (size_t)o.n_tosses * o.n_samples, lengths, NULL, (size_t)o.n_tosses, 1e-9));
+    free(s);
+    imp_rigid_model m;
+    imp_rigid_model_box(&m, &t.body, 0.3, 0.3, 0.0, t.gravity);
+    m.warm_start = 1;
+    imp_rigid_learn_opts lo;
+    imp_rigid_learn_defaults(&lo);
+    lo.substeps = 2, lo.steps = 0, lo.fit_evals = 200, lo.learn_inertia = 1;
+    int ep[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    imp_rigid_learn_report rep;
+    CHECK_OK(imp_rigid_learn(&t, ep, 8, NULL, 0, &lo, &m, &rep));
+    imp_rigid_model start;
+    imp_rigid_model_box(&start, &t.body, 0.3, 0.3, 0.0, t.gravity);
+    imp_rigid_model_ctx rc = {&start, t.dt, 2};
+    imp_rigid_metrics ms;
+    CHECK_OK(imp_rigid_eval_rollouts(&t, ep, 8, imp_rigid_model_rollout_fn, &rc, 0.0, &ms));
+    double r = m.inertia[0] / t.body.inertia[0];
+    CHECK_MSG(fabs(r - 1.5) < 0.15 * 1.5 && m.inertia[1] == m.inertia[0] && m.inertia[2] == m.inertia[0] &&
+                  rep.fit_evals > 0 && rep.fit_evals <= 200 &&
+                  rep.fit_loss < ms.position_error_pct + ms.rotation_error_deg,
+              "inertia fit: moments %.3g x nominal (true 1.5), e %.3g mu %.3g, loss %g (start %g), %d rollouts", r,
+              m.e, m.mu, rep.fit_loss, ms.position_error_pct + ms.rotation_error_deg, rep.fit_evals);
+    lo.learn_inertia = 2;
+    CHECK_FAILS(imp_rigid_learn(&t, ep, 8, NULL, 0, &lo, &m, &rep), IMP_ERR_INVALID);
+    CHECK(strstr(imp_last_error(), "learn_inertia") != NULL);
+    lo.learn_inertia = 1, lo.learn_dv0 = 2;
+    CHECK_FAILS(imp_rigid_learn(&t, ep, 8, NULL, 0, &lo, &m, &rep), IMP_ERR_INVALID);
+    CHECK(strstr(imp_last_error(), "learn_dv0") != NULL);
+    /* the velocity offset too: the tosses have none, the fit finds little */
+    lo.learn_dv0 = 1, lo.fit_evals = 300;
+    imp_rigid_model_box(&m, &t.body, 0.3, 0.3, 0.0, t.gravity);
+    CHECK_OK(imp_rigid_learn(&t, ep, 8, NULL, 0, &lo, &m, &rep));
+    r = m.inertia[0] / t.body.inertia[0];
+    CHECK_MSG(fabs(m.dv0[2]) < 0.01 && m.dv0[0] == 0 && m.dv0[1] == 0 && fabs(r - 1.5) < 0.15 * 1.5,
+              "dv0 fit: %g m/s (none in the tosses), moments %.3g x nominal (true 1.5)", m.dv0[2], r);
+    imp_rigid_traj_free(&t);
+}
+
 int main(void)
 {
     test_gradients();
@@ -390,6 +520,9 @@ int main(void)
     test_identify();
     test_learn();
     test_cli();
-    test_window_grad();
+    test_window_grad(0);
+    test_window_grad(1);
+    test_warm_rollout();
+    test_learn_inertia();
     TEST_MAIN_END();
 }

@@ -118,6 +118,108 @@ static const char *find_row(const char *out, const char *model, int tosses, cons
     return line;
 }
 
+/* The report's parts beyond the tables: the training time per model (the
+ * sum of its tasks' seconds), the published numbers and the statement that
+ * fig. 5's values were not found, the figure of test tosses (its caption
+ * names the split drawn: the largest size, seed 0) and impulse's learned
+ * points against the corners of the data's box. */
+static void check_report_parts(const char *md, const imp_rigid_traj *data)
+{
+    if (!md) return;
+    CHECK(strstr(md, "### Training time of the whole curve"));
+    for (const char *const *m = (const char *const[]){"impulse", "end-to-end", "rigid-identified", "ballistic", NULL}; *m; m++) {
+        char key[64];
+        snprintf(key, sizeof key, "| %s | 2 | ", *m);
+        CHECK_MSG(strstr(md, key) != NULL, "no time row '%s'", key);
+    }
+    /* the sum is the tasks' own seconds */
+    double sum = 0;
+    for (int n = 2; n <= 4; n += 2) {
+        char path[256];
+        snprintf(path, sizeof path, "cube_run/tasks/cube.end-to-end.n%d.s0/result.npz", n);
+        imp_npz *z = NULL;
+        double secs = NAN;
+        CHECK_OK(imp_npz_load(&z, path));
+        CHECK_OK(imp_json_get_number(z && imp_npz_meta(z) ? imp_npz_meta(z) : "{}", "seconds", &secs));
+        sum += secs;
+        imp_npz_free(z);
+    }
+    char key[96];
+    snprintf(key, sizeof key, "| end-to-end | 2 | %.4g |", sum);
+    CHECK_MSG(strstr(md, key) != NULL, "no '%s' in the time table", key);
+    CHECK(strstr(md, "### Published numbers") && strstr(md, "No value of fig. 5 could be found") &&
+          strstr(md, "| MuJoCo, mu, solref and ground fitted | 64 | 22.5 | 18.4 |"));
+    CHECK(strstr(md, "### Test tosses, measured and predicted") && strstr(md, "(4 training tosses, seed 0;") &&
+          strstr(md, "impulse, end-to-end, rigid-identified"));
+    CHECK(strstr(md, "### impulse's learned contact geometry"));
+    /* the corners are the data's box: +-half its sides */
+    snprintf(key, sizeof key, "| 0 (-,-,-) | ");
+    const char *row = strstr(md, key);
+    CHECK_MSG(row != NULL, "no corner table");
+    if (row) {
+        double x, y, z, dx, dy, dz;
+        CHECK(sscanf(row + strlen(key), "%lf, %lf, %lf | %lf, %lf, %lf", &x, &y, &z, &dx, &dy, &dz) == 6);
+        CHECK_CLOSE(x - dx, -500 * data->body.size[0], 0, 0.02);
+        CHECK_CLOSE(z - dz, -500 * data->body.size[2], 0, 0.02);
+    }
+}
+
+/* The rollouts a task keeps for the figure: the split's first three test
+ * tosses, measured as in the data; rigid-identified follows these free
+ * flights, so its prediction is the measurement. */
+static void check_rollouts(const imp_rigid_traj *data)
+{
+    int idx[3 * 8], nt, nv, ne;
+    CHECK_OK(imp_rigid_split(data->n_episodes, 8, 0, 0.5, 0.25, idx, &nt, idx + 8, &nv, idx + 16, &ne));
+    imp_npz *z = NULL;
+    CHECK_OK(imp_npz_load(&z, "cube_run/tasks/cube.rigid-identified.n4.s0/result.npz"));
+    const imp_npy_array *p = z ? imp_npz_find(z, "rollout_pred") : NULL, *m = z ? imp_npz_find(z, "rollout_meas") : NULL;
+    const imp_npy_array *e = z ? imp_npz_find(z, "rollout_episodes") : NULL;
+    CHECK(p && m && e && p->ndim == 3 && p->shape[0] == 2 && p->shape[1] == 25 && p->shape[2] == 7 && e->shape[0] == 2);
+    if (p && m && e && p->shape[0] == 2 && p->shape[1] == 25) {
+        const int64_t *ep = e->data;
+        const double *pp = p->data, *mm = m->data;
+        double worst = 0;
+        for (int k = 0; k < 2; k++) {
+            CHECK(ep[k] == idx[16 + k]);
+            const double *s = data->states + imp_rigid_traj_offset(data, idx[16 + k]) * 13;
+            for (int i = 0; i < 25; i++)
+                for (int c = 0; c < 7; c++) {
+                    CHECK(mm[(k * 25 + i) * 7 + c] == s[i * 13 + c]);
+                    worst = fmax(worst, fabs(pp[(k * 25 + i) * 7 + c] - s[i * 13 + c]));
+                }
+        }
+        CHECK_MSG(worst < 1e-6, "rigid-identified off the free flight by %g", worst);
+    }
+    /* impulse keeps its points and the box's corners */
+    imp_npz_free(z);
+    z = NULL;
+    CHECK_OK(imp_npz_load(&z, "cube_run/tasks/cube.impulse.n4.s0/result.npz"));
+    const imp_npy_array *pts = z ? imp_npz_find(z, "points") : NULL, *cor = z ? imp_npz_find(z, "corners") : NULL;
+    CHECK(pts && cor && pts->shape[0] == 8 && cor->shape[0] == 8 && cor->shape[1] == 3);
+    if (cor) CHECK_CLOSE(((const double *)cor->data)[23], 0.5 * data->body.size[2], 1e-15, 0);
+    imp_npz_free(z);
+}
+
+/* With python the report draws the figures (the tests run without it). */
+static void check_figures(void)
+{
+    char *saved = getenv("IMPULSE_PYTHON") ? strdup(getenv("IMPULSE_PYTHON")) : NULL;
+    unsetenv("IMPULSE_PYTHON");
+    int st = imp_sweep_report("cube_run", NULL);
+    CHECK_MSG(st == IMP_OK, "%s", imp_last_error());
+    char *md = slurp("cube_run/report.md");
+    if (md && strstr(md, "not drawn")) {
+        printf("check_figures: no matplotlib: figures not checked\n");
+    } else {
+        CHECK(md && strstr(md, "(cube_tosses.png)") && strstr(md, "(cube_geometry.png)"));
+        CHECK(access("cube_run/cube_tosses.png", F_OK) == 0 && access("cube_run/cube_geometry.png", F_OK) == 0);
+    }
+    free(md);
+    if (saved) setenv("IMPULSE_PYTHON", saved, 1);
+    free(saved);
+}
+
 static void test_reproduce(void)
 {
     imp_rigid_traj data, test;
@@ -182,7 +284,10 @@ static void test_reproduce(void)
     CHECK(md && strstr(md, "## Cube tosses") && strstr(md, "| end-to-end | 4 | 1 |") &&
           strstr(md, "| rigid-identified | 4 | 1 |") && strstr(md, "| impulse | 4 | 1 |") &&
           strstr(md, "all tosses of cube_tiny_test.npz"));
+    check_report_parts(md, &data);
     free(md);
+    check_rollouts(&data);
+    check_figures();
     /* again: nothing reruns */
     snprintf(cmd, sizeof cmd,
              "IMPULSE_CUBE_MUJOCO= %s reproduce cube --data cube_tiny.npz --test cube_tiny_test.npz --tosses 2,4 "
@@ -190,6 +295,20 @@ static void test_reproduce(void)
              cli);
     CHECK(run(cmd) == 0);
     check_once("cube_run", "rerun");
+    /* results without rollouts (ballistic alone) say why there is no figure */
+    imp_sweep_plan bp;
+    CHECK_OK(imp_sweep_plan_parse(&bp, "task id=b strand=cube model=ballistic data=cube_tiny.npz tosses=2 seed=0\n", "x"));
+    run("rm -rf cube_ball");
+    CHECK_OK(imp_sweep_prepare(&bp, "cube_ball"));
+    imp_sweep_run_opts ro;
+    imp_sweep_run_opts_default(&ro);
+    int ran = 0;
+    CHECK_OK(imp_sweep_run_task(&bp, 0, "cube_ball", &ro, &ran));
+    imp_sweep_plan_free(&bp);
+    char *bmd = NULL;
+    CHECK_OK(imp_sweep_report("cube_ball", &bmd));
+    CHECK(ran == 1 && bmd && strstr(bmd, "No figure of test tosses") && !strstr(bmd, "learned contact geometry"));
+    free(bmd);
     /* a file that is not there stops the command, naming the option */
     snprintf(cmd, sizeof cmd, "%s reproduce cube --data cube_tiny.npz --test nonexistent.npz --out cube_none", cli);
     CHECK(test_run_command(cmd, out, sizeof out) == 1 && strstr(out, "--test nonexistent.npz"));
@@ -252,6 +371,12 @@ static void test_peer(void)
     CHECK_OK(imp_json_get_number(rows ? rows : "{}", "position_error_pct", &v));
     CHECK(v >= 0 && isfinite(v));
     free(rows);
+    /* the peer's rollouts of the split's first test tosses are in the result */
+    imp_npz *z = NULL;
+    CHECK_OK(imp_npz_load(&z, "cube_peer/tasks/m/result.npz"));
+    const imp_npy_array *a = z ? imp_npz_find(z, "rollout_pred") : NULL;
+    CHECK(a && a->ndim == 3 && a->shape[0] >= 1 && a->shape[2] == 7 && isfinite(((const double *)a->data)[4]));
+    imp_npz_free(z);
     imp_sweep_plan_free(&p);
     /* a peer that is not there: the task fails naming it */
     setenv("IMPULSE_CUBE_MUJOCO", "/nonexistent/cube_mujoco", 1);

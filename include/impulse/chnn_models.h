@@ -94,6 +94,15 @@ typedef struct imp_cmodel {
     imp_mlp mass_net;   /* HNN/DeLaN: embed(q) -> k x k entries of the Cholesky factor */
     size_t off_mass;    /* first mass parameter (CHNN/CLNN) or mass_net's (HNN/DeLaN) */
     size_t n_params;
+    /* With contact (imp_cmodel_enable_contact; CHNN/CLNN on a system with
+     * contacts): the last 2 n_contacts parameters, from off_contact, are per
+     * contact c a_c and b_c with e = sigmoid(s a_c), mu = softplus(s b_c)
+     * = log(1 + e^(s b_c)), s = contact_scale (IMP_CMODEL_CONTACT_SCALE; 1 in
+     * checkpoints written before it): Adam moves every parameter by about lr
+     * per step, and s makes that s lr in logit units for e and mu; 0 without. */
+    int contact;
+    size_t off_contact;
+    double contact_scale;
 } imp_cmodel;
 
 int imp_cmodel_init(imp_cmodel *m, imp_cmodel_kind kind, const imp_csystem *sys, int hidden,
@@ -103,6 +112,44 @@ int imp_cmodel_init(imp_cmodel *m, imp_cmodel_kind kind, const imp_csystem *sys,
  * (Δ) the HNN/DeLaN mass network's output layer, which starts at L = I
  * (zero weights, diagonal biases log(e - 1)), a constant identity mass. */
 void imp_cmodel_init_params(const imp_cmodel *m, double *params, imp_rng *rng);
+
+/* ---- contact (issue #25; docs/derivations/contact.md section 10) ----
+ * A CHNN or CLNN whose system declares contacts (planes and body contact
+ * shapes, imp_csys.contacts) can learn e and mu per contact: between
+ * impacts the model's own flow (RK4 in training, the same fixed steps in
+ * rollouts); after a step of size h from y_k to y* = (x*, v*) every contact
+ * whose gap phi(x*) < 0 while closing (J_n v* < 0) is active, and
+ *   v+ = v* + P J^T lambda,  lambda = the contact module's solve with
+ *        A = J P J^T, u- = J v*, the learned e and mu,
+ *   P = W - W D^T (D W D^T)^-1 D W (W the learned inverse mass, D = DPhi(x*)),
+ *   x+ = x* + (1 - alpha) h (v+ - v*),  alpha = phi(x_k) / (phi(x_k) - phi(x*))
+ * (the earliest active contact's crossing fraction, 0 if it already
+ * penetrated at x_k): the velocity jump from the crossing on. */
+#define IMP_CMODEL_CONTACT_SCALE 10.0
+/* Append the contact parameters (CHNN/CLNN on a system with contacts),
+ * contact_scale IMP_CMODEL_CONTACT_SCALE. */
+int imp_cmodel_enable_contact(imp_cmodel *m);
+/* Set contact c's e (in (0, 1)) and mu (> 0) in params. */
+int imp_cmodel_set_contact(const imp_cmodel *m, double *params, int c, double e, double mu);
+/* Initial contact parameters: e = 0.5, mu = 0.25 for every contact. */
+void imp_cmodel_init_contact_params(const imp_cmodel *m, double *params);
+/* The learned e and mu of every contact (n_contacts each). */
+void imp_cmodel_contact_values(const imp_cmodel *m, const double *params, double *e, double *mu);
+/* The contact map of one sample: x_k (the state's position at the step's
+ * start), y (in: y* = (x*, v*) after the step; out: y+), h the step size.
+ * *n_active (may be NULL) receives the number of active contacts. */
+int imp_cmodel_contact_step(const imp_cmodel *m, const double *params, const double *xk, double *y, double h,
+                            int *n_active);
+/* Its reverse: ybar (in: dL/dy+; out: dL/dy*), xkbar += dL/dx_k,
+ * theta_bar (may be NULL) += dL/dtheta (masses, e, mu). ystar is the state
+ * the forward map received. */
+int imp_cmodel_contact_step_vjp(const imp_cmodel *m, const double *params, const double *xk, const double *ystar,
+                                double h, double *ybar, double *xkbar, double *theta_bar);
+/* A rollout with contact: n_states states dt apart from x0 (Cartesian),
+ * each interval in `substeps` RK4 steps with the contact map after each
+ * (out: n_states x 2 n d). impacts (may be NULL) counts the maps that acted. */
+int imp_cmodel_contact_rollout(const imp_cmodel *m, const double *params, const double *x0, int n_states, double dt,
+                               int substeps, double *out, int *impacts);
 
 /* Run-time scratch for batches of up to max_batch samples. */
 typedef struct imp_cmodel_work imp_cmodel_work;

@@ -127,15 +127,18 @@ typedef enum imp_csys_kind {
     IMP_CSYS_GYROSCOPE,
     IMP_CSYS_ROTOR,
     IMP_CSYS_CHAIN_GROUND,    /* DiffCoSim's three-link chain above the ground (issue #25) */
-    IMP_CSYS_GYRO_WALL        /* DiffCoSim's gyroscope next to a wall */
+    IMP_CSYS_GYRO_WALL,       /* DiffCoSim's gyroscope next to a wall */
+    IMP_CSYS_COLLIDING_PENDULUMS /* a double pendulum and a pendulum whose bobs collide */
 } imp_csys_kind;
 
 /* Contacts (issue #25, docs/chnn-systems.md "Contacts"): fixed planes
  * n . x = offset (unit n towards the free side) and, per contact, a body's
  * sphere of radius r >= 0 about a body-fixed point (body-frame coordinates
  * along its axes, as a joint's `at`; the centre of mass by default) against
- * one plane, with its restitution e in [0, 1] and friction mu >= 0. The gap is
- * phi(x) = n . (X c~) - offset - r, linear in x. */
+ * one plane, or against another body's sphere, with its restitution e in
+ * [0, 1] and friction mu >= 0. Against a plane the gap is
+ * phi(x) = n . (X c~) - offset - r, linear in x; between two bodies'
+ * spheres phi(x) = |X_A c~_A - X_B c~_B| - r_A - r_B. */
 #define IMP_CSYS_MAX_PLANES 8
 #define IMP_CSYS_MAX_CONTACTS 16
 typedef struct imp_cplane {
@@ -154,6 +157,12 @@ typedef struct imp_ccontact {
     double w[4];      /* the centre's weights over the body's points (c~ = (1 - sum c, c)) */
     double radius, e, mu;
     int line;         /* in the system file, 0 if built in C */
+    /* Body-body contacts (plane = -1): `body`'s sphere (radius, at) against
+     * the sphere of radius `radius2` > 0 about body-frame `at2` of body
+     * `other`; gap |C_A - C_B| - radius - radius2, normal from B's centre to
+     * A's. For a plane contact other = -1. */
+    int other;
+    double at2[3], w2[4], radius2;
 } imp_ccontact;
 
 /* The largest `steps` a system file may ask for (a reference horizon). */
@@ -214,6 +223,12 @@ int imp_csys_plane_index(const imp_csys *s, const char *name);
  * mass; radius >= 0) against plane, with e in [0, 1] and mu >= 0. */
 int imp_csys_add_contact(imp_csys *s, int body, const double *at, double radius, int plane, double e,
                          double mu, int line);
+/* A contact between two bodies' spheres (issue #25): body's sphere of
+ * `radius` > 0 about `at` (NULL: centre of mass) against the sphere of
+ * `radius_other` > 0 about `at_other` of body `other` (other != body), with
+ * e in [0, 1] and mu >= 0. */
+int imp_csys_add_body_contact(imp_csys *s, int body, const double *at, double radius, int other,
+                              const double *at_other, double radius_other, double e, double mu, int line);
 /* The same for the rim of a disk of `radius` about `at` normal to the
  * body-frame `axis` (a 3-D body with 3 axes). */
 int imp_csys_add_disk_contact(imp_csys *s, int body, const double *at, const double *axis, double radius,

@@ -167,6 +167,20 @@ double imp_contact_gap_rate(const imp_contact_model *m, const double *q, const i
  * active (n_candidates) and returns their number. */
 int imp_contact_active_set(const imp_contact_model *m, const double *q, const imp_contact_frame *frames,
                            const double *v, const signed char *labels, int *active);
+/* The per-body choice of contacts, shared by imp_contact_attribute_labels
+ * and the CD-Lagrange step's pair activity: n candidates between bodies
+ * body_a[c] and body_b[c] (IMP_WALL: none), each with a level (0: out of
+ * reach; higher: more certainly hit) and a gap phi. For each body k
+ * (bodies[k] != 0, or every body with bodies NULL) with candidates:
+ *   IMP_CONTACT_CHOOSE_ONLY and k has one candidate: that one;
+ *   else its candidates at the highest level, if that is above 0;
+ *   else, with IMP_CONTACT_CHOOSE_NEAREST, its nearest (smallest phi).
+ * chosen[c] = 1 where either body chose c, 0 elsewhere; nearest (n_bodies,
+ * may be NULL) gets each body's nearest candidate (-1: none). Returns how
+ * many are chosen. */
+enum { IMP_CONTACT_CHOOSE_NEAREST = 1, IMP_CONTACT_CHOOSE_ONLY = 2 };
+int imp_contact_choose(int n_bodies, int n, const int *body_a, const int *body_b, const unsigned char *level,
+                       const double *phi, const unsigned char *bodies, int flags, unsigned char *chosen, int *nearest);
 /* Per-body touch labels (touch[k] != 0: body k touches something) to
  * per-contact labels: each touching body's penetrating candidates
  * (phi <= gap_tol), or, when it has none, its nearest one (smallest phi);
@@ -203,6 +217,9 @@ typedef struct imp_contact_solve_opts {
                               the contact law off by eps lambda (relative ~1e-9 of the
                               velocities; default 1e-9). 0: the law exactly, for contacts
                               whose rows are independent (A non-singular) */
+    const double *lambda0; /* rows impulses to start the warm start's sweeps from (e.g. the
+                              previous time step's); NULL (default): zero. The solution is
+                              verified to tol either way */
 } imp_contact_solve_opts;
 void imp_contact_solve_opts_default(imp_contact_solve_opts *o);
 
@@ -220,6 +237,7 @@ typedef struct imp_contact_solution {
     int fallback;                        /* 1: nothing converged, the projected Gauss-Seidel solution
                                             is kept (its residual below 1e3 tol); the reverse pass then
                                             differentiates the branches identified from it */
+    int law;                             /* IMP_CONTACT_LAW_* of the normal rows */
 } imp_contact_solution;
 
 /* Doubles and ints of work for n contacts in dim (rows = n dim). */
@@ -245,6 +263,32 @@ int imp_contact_solve_backward(double *A_bar, double *u_minus_bar, double *e_bar
                                const double *lambda_bar, const imp_contact_solution *sol, const double *A,
                                const double *u_minus, const double *e, const double *mu, double *work,
                                int *iwork);
+
+/* Impact laws of the normal rows (docs/derivations/contact.md sec 11), with
+ * ur_n a restitution reference velocity (u_ref; NULL: u-):
+ *   IMP_CONTACT_LAW_NEWTON    0 <= lambda_n _|_ u+_n - e max(-ur_n, 0) >= 0 (eq 8; the
+ *                             law of imp_contact_solve_forward);
+ *   IMP_CONTACT_LAW_PAPER     u+_n = -e ur_n, lambda_n of either sign: the CD-Lagrange
+ *                             paper's law ([A] eq 49; u- the velocity after the step's
+ *                             force, ur the half-step one, so the impulse also cancels the
+ *                             force over the step);
+ *   IMP_CONTACT_LAW_HALFSTEP  u+_n = max(u-_n - (1 + e) ur_n, 0): Newton's law on ur with
+ *                             the step's force kept, or rest (CD-Lagrange's Newton law).
+ * Under the two equality laws a contact's tangent rows follow Coulomb's law
+ * (stick or slide, eq 9) where lambda_n > 0 and carry no impulse where
+ * lambda_n <= 0 (branch IMP_CONTACT_SEPARATE). dim may be 1 here and in
+ * imp_contact_solve_forward: normal rows only (frictionless contacts). */
+enum { IMP_CONTACT_LAW_NEWTON = 0, IMP_CONTACT_LAW_PAPER = 1, IMP_CONTACT_LAW_HALFSTEP = 2 };
+int imp_contact_solve_law_forward(imp_contact_solution *sol, const double *A, const double *u_minus,
+                                  const double *u_ref, const double *e, const double *mu, int n, int dim, int law,
+                                  const imp_contact_solve_opts *o, double *work, int *iwork);
+/* Reverse of imp_contact_solve_law_forward: as imp_contact_solve_backward,
+ * and u_ref_bar (rows; with u_ref NULL the reference's share goes to
+ * u_minus_bar). */
+int imp_contact_solve_law_backward(double *A_bar, double *u_minus_bar, double *u_ref_bar, double *e_bar,
+                                   double *mu_bar, const double *lambda_bar, const imp_contact_solution *sol,
+                                   const double *A, const double *u_minus, const double *u_ref, const double *e,
+                                   const double *mu, double *work, int *iwork);
 
 /* The impulse step on generalized velocities: with J (rows x nv) the active
  * contacts' Jacobian rows and M^-1 through minv,

@@ -185,11 +185,26 @@ int imp_trajset_from_npz(imp_trajset *ts, struct imp_npz *z, const char *what);
  * but the last (the bodies still touch there: a contact spanning several
  * samples) as interior (imp_trajset.interior), so that training treats the
  * impact as one event from the sample before it to the first sample after
- * it (docs/your-data.md). */
+ * it (docs/your-data.md).
+ * The geometry handling (for data without labels, or to set given ones
+ * aside) labels body k at sample t where one of its pairs p met an impact
+ * in the step into t: approaching at t-1 (u(t-1) < 0), within reach of
+ * contact in one step (gap(q(t-1)) + dt u(t-1) <= tol) and its normal
+ * velocity rising by more than v_rest (u(t) - u(t-1) > v_rest; the next
+ * sample is labelled too while u keeps rising so, a contact spanning two
+ * samples), and where it rests on p (gap(q(t)) <= tol, |u| <= v_rest at t-1
+ * and t, and u(t+1) - u(t-1) > a, halfway between rest (0) and free flight
+ * over two samples (2a), a the median change of u per sample, which must
+ * press the body into p beyond the noise: gravity on a floor, while a side
+ * wall has no rest); tol = 3 x the data's noise (0 when
+ * unknown), v_rest as above from all samples. Impacts slower than v_rest
+ * count as rest. */
 typedef enum imp_label_mode {
     IMP_LABELS_AUTO = 0, /* as-given when meta "labels" is "impact", "onset" or "as-given", onset otherwise */
     IMP_LABELS_AS_GIVEN, /* every label gates an impulse */
-    IMP_LABELS_ONSET     /* one label per impact at its first sample, interior marked, plus resting contact */
+    IMP_LABELS_ONSET,    /* one label per impact at its first sample, interior marked, plus resting contact */
+    IMP_LABELS_GEOMETRY  /* labels derived from the motion and the geometry (any given ones are
+                            replaced; data without labels get them), then handled as onset */
 } imp_label_mode;
 
 typedef struct imp_label_report {

@@ -55,6 +55,13 @@ int imp_flat_model_contact_law(const imp_model *m, int *n_pairs, int *learned, i
 /* Sizes of a constrained model: 1 if its state is Cartesian (x, v), its ODE
  * state size, and its parameter count. */
 int imp_flat_cmodel_info(const imp_cmodel *m, int *cartesian, int *dim, size_t *n_params);
+/* Contacts (issue #25): a system's declared contacts; a model's learned
+ * contacts (0 without contact); its e and mu per contact and the system's
+ * declared ones (any output may be NULL). */
+int imp_flat_csystem_contacts(const imp_csystem *cs);
+int imp_flat_cmodel_contacts(const imp_cmodel *m);
+int imp_flat_cmodel_contact_values(const imp_cmodel *m, const double *params, double *e, double *mu,
+                                   double *e_declared, double *mu_declared);
 
 #ifdef __cplusplus
 }

@@ -34,6 +34,9 @@ void imp_figure_free(imp_figure *fig);
 int imp_figure_title(imp_figure *fig, const char *title);
 /* Panel decorations; any string may be NULL. */
 int imp_figure_axes(imp_figure *fig, int panel, const char *title, const char *xlabel, const char *ylabel);
+/* A 3-D panel (imp_figure_line3d makes one too) with its axis labels. */
+int imp_figure_axes3d(imp_figure *fig, int panel, const char *title, const char *xlabel, const char *ylabel,
+                      const char *zlabel);
 int imp_figure_logscale(imp_figure *fig, int panel, int x_log, int y_log);
 /* Axis limits; pass NAN for "automatic" on either end. */
 int imp_figure_limits(imp_figure *fig, int panel, double xmin, double xmax, double ymin, double ymax);
@@ -56,6 +59,9 @@ int imp_figure_yticks(imp_figure *fig, int panel, const double *values, const ch
  * Arrays are copied; NaN entries make gaps as in matplotlib. */
 int imp_figure_line(imp_figure *fig, int panel, const double *x, const double *y, size_t n, const char *label,
                     const char *style);
+/* A path through (x[i], y[i], z[i]) on a 3-D panel (its style as a line's). */
+int imp_figure_line3d(imp_figure *fig, int panel, const double *x, const double *y, const double *z, size_t n,
+                      const char *label, const char *style);
 int imp_figure_scatter(imp_figure *fig, int panel, const double *x, const double *y, size_t n,
                        const char *label, const char *style);
 /* Points with symmetric vertical error bars yerr[i] >= 0. */

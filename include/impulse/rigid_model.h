@@ -50,6 +50,14 @@ typedef struct imp_rigid_model {
     double gravity;    /* m/s^2 along -z, >= 0 */
     double e_threshold; /* restitution acts on contacts approaching faster than this, m/s (>= 0;
                            slower ones are plastic, so a resting box does not chatter; default 0.1) */
+    int warm_start;     /* 1: in rollouts and windows, each step's impulse solve starts from the
+                           previous step's impulses of the points active in both (a box resting or
+                           sliding on a face: about half the solver's work); the solution is verified
+                           to the same tolerance. 0 (imp_rigid_model_box): from zero */
+    double dv0[3];      /* added to the first state's linear velocity (world, m/s) by rollouts and
+                           windows (the first output row stays the given state): the offset between a
+                           measured velocity and the model's (measured velocities are finite differences
+                           of the poses); 0 in imp_rigid_model_box */
 } imp_rigid_model;
 
 /* A box of the body's size with its 8 corners as the contact points. */
@@ -193,6 +201,17 @@ typedef struct imp_rigid_learn_opts {
     int learn_points;  /* 1: learn the contact points; 0: only e, mu, the ground (imp_rigid_learn_defaults: 1) */
     double point_scale, ground_scale; /* m per Adam unit (1e-3 both) */
     unsigned long long seed; /* the windows drawn */
+    /* before Adam: a derivative-free full-toss fit (NLopt's bounded Nelder-Mead,
+       restarted from the best point with smaller steps) of e in [0, 1], mu in
+       [0, 2], the ground in [-1, 1] cm, (learn_dv0) the first state's vertical
+       velocity offset dv0[2] in [-0.2, 0.2] m/s and (learn_inertia) the inertia
+       on the training tosses' mean position error
+       (% width) + rotation error (deg), at most fit_evals rollouts of the
+       training set; 0: none (imp_rigid_learn_defaults: 0) */
+    int fit_evals;
+    int learn_inertia; /* 0: the start's inertia; 1: one scale on all three moments, in [0.25, 4];
+                          3: each principal moment its own scale */
+    int learn_dv0;     /* 1: the full-toss fit fits dv0[2] too (default 0) */
 } imp_rigid_learn_opts;
 void imp_rigid_learn_defaults(imp_rigid_learn_opts *o);
 typedef struct imp_rigid_learn_report {
@@ -201,6 +220,8 @@ typedef struct imp_rigid_learn_report {
     double train_loss;    /* the last step's mean window loss */
     int skipped_windows;
     double seconds;
+    int fit_evals;        /* rollouts of the training set by the full-toss fit */
+    double fit_loss;      /* its training loss (position % + rotation deg) */
 } imp_rigid_learn_report;
 /* m: the start (in) and the model kept (out). */
 int imp_rigid_learn(const imp_rigid_traj *t, const int *train, int n_train, const int *valid, int n_valid,

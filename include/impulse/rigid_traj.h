@@ -129,6 +129,19 @@ double imp_rigid_lowest_corner(const double state[13], const imp_rigid_body *bod
 typedef int (*imp_rigid_rollout_fn)(const double x0[13], size_t n, void *ctx, double *out);
 int imp_rigid_eval_rollouts(const imp_rigid_traj *t, const int *episodes, int n_episodes, imp_rigid_rollout_fn rollout,
                             void *ctx, double ground_height, imp_rigid_metrics *mean);
+/* Predicted beside measured poses, for figures (impulse reproduce cube's
+ * report): episodes[0..k) of t rolled out in full from their first states
+ * and added to z as "rollout_episodes" (k, the indices into t),
+ * "rollout_ids" (k, t->ids or the indices), "rollout_pred" and
+ * "rollout_meas" (k, L, 7: quaternion w x y z and position per sample, L
+ * the longest of the k; NaN after an episode's end) and "rollout_dt" (1,
+ * t->dt). A rollout that fails
+ * or leaves the finite numbers stays NaN from there (a diverged model is
+ * drawn as far as it went). */
+struct imp_npz;
+#define IMP_RIGID_POSE 7
+int imp_rigid_rollouts_to_npz(struct imp_npz *z, const imp_rigid_traj *t, const int *episodes, int k,
+                              imp_rigid_rollout_fn rollout, void *ctx);
 /* The measured poses' own penetration of the plane z = ground_height: mean
  * over all samples and the deepest, as % of the width. */
 int imp_rigid_traj_penetration(const imp_rigid_traj *t, double ground_height, double *mean_pct, double *max_pct);

@@ -47,14 +47,15 @@ class ContactGeomGrad(Struct):
 
 
 class ContactSolveOpts(Struct):
-    _fields_ = [("tol", c_double), ("max_sweeps", c_int), ("max_pivots", c_int), ("regularization", c_double)]
+    _fields_ = [("tol", c_double), ("max_sweeps", c_int), ("max_pivots", c_int), ("regularization", c_double),
+                ("lambda0", dptr)]
 
 
 class ContactSolution(Struct):
     _fields_ = [("n", c_int), ("dim", c_int), ("lambda_", c_double * CONTACT_MAX_ROWS),
                 ("u_plus", c_double * CONTACT_MAX_ROWS), ("eps", c_double), ("regularization", c_double),
                 ("branch", c_int * MAX_CONTACTS), ("slide", (c_double * 2) * MAX_CONTACTS), ("sweeps", c_int),
-                ("pivots", c_int), ("residual", c_double), ("fallback", c_int)]
+                ("pivots", c_int), ("residual", c_double), ("fallback", c_int), ("law", c_int)]
 
 
 class RigidBody(Struct):
@@ -83,7 +84,8 @@ class RigidMetrics(Struct):
 class RigidModel(Struct):
     _fields_ = [("mass", c_double), ("inertia", c_double * 3), ("n_points", c_int),
                 ("points", (c_double * 3) * RIGID_MAX_POINTS), ("e", c_double), ("mu", c_double),
-                ("ground", c_double), ("gravity", c_double), ("e_threshold", c_double)]
+                ("ground", c_double), ("gravity", c_double), ("e_threshold", c_double),
+                ("warm_start", c_int), ("dv0", c_double * 3)]
 
 
 class RigidModelGrad(Struct):
@@ -114,12 +116,14 @@ class RigidIdentOpts(Struct):
 class RigidLearnOpts(Struct):
     _fields_ = [("substeps", c_int), ("window", c_int), ("batch", c_int), ("steps", c_int), ("lr", c_double),
                 ("eval_every", c_int), ("learn_points", c_int), ("point_scale", c_double), ("ground_scale", c_double),
-                ("seed", c_u64)]
+                ("seed", c_u64), ("fit_evals", c_int), ("learn_inertia", c_int),
+                ("learn_dv0", c_int)]
 
 
 class RigidLearnReport(Struct):
     _fields_ = [("best_step", c_int), ("valid_score", c_double), ("train_loss", c_double),
-                ("skipped_windows", c_int), ("seconds", c_double)]
+                ("skipped_windows", c_int), ("seconds", c_double),
+                ("fit_evals", c_int), ("fit_loss", c_double)]
 
 
 class RigidIdentResult(Struct):
@@ -200,6 +204,10 @@ _SIGS = [
     ("imp_contact_solve_work_ints", [c_int, c_int], c_size_t),
     ("imp_contact_solve_forward", [CS, dptr, dptr, dptr, dptr, c_int, c_int, P(ContactSolveOpts), dptr, ipt], c_int),
     ("imp_contact_solve_backward", [dptr, dptr, dptr, dptr, dptr, CS, dptr, dptr, dptr, dptr, dptr, ipt], c_int),
+    ("imp_contact_solve_law_forward",
+     [CS, dptr, dptr, dptr, dptr, dptr, c_int, c_int, c_int, P(ContactSolveOpts), dptr, ipt], c_int),
+    ("imp_contact_solve_law_backward",
+     [dptr, dptr, dptr, dptr, dptr, dptr, CS, dptr, dptr, dptr, dptr, dptr, dptr, ipt], c_int),
     ("imp_contact_impulse_work_doubles", [c_int, c_int, c_int], c_size_t),
     ("imp_contact_impulse_forward", [dptr, CS, dptr, dptr, c_int, c_int, c_int, MINV_FN, V, dptr, dptr,
                                      P(ContactSolveOpts), dptr, ipt], c_int),
@@ -275,7 +283,17 @@ class ChnnSimOpts(Struct):
 
 class ChnnContactStats(Struct):
     _fields_ = [("impacts", c_int), ("resting", c_int), ("max_penetration", c_double),
-                ("impact_energy", c_double), ("projection_energy", c_double), ("ode", DopriStats)]
+                ("impact_energy", c_double), ("projection_energy", c_double), ("ode", DopriStats),
+                ("max_joint_velocity", c_double)]
+
+
+class ImpactEnergyOpts(Struct):
+    _fields_ = [("threshold", c_double), ("window", c_int), ("one_step", c_int)]
+
+
+class ImpactEnergy(Struct):
+    _fields_ = [("impacts", c_int), ("truth_lost", c_double), ("model_lost", c_double), ("rel_error", c_double),
+                ("mean_rel_error", c_double), ("max_rel_error", c_double), ("within_5pct", c_int)]
 
 
 class CsysMinvCtx(Struct):
@@ -283,7 +301,8 @@ class CsysMinvCtx(Struct):
 
 
 MIRRORS.update({"imp_dopri5_stats": DopriStats, "imp_chnn_sim_opts": ChnnSimOpts,
-                "imp_chnn_contact_stats": ChnnContactStats, "imp_csys_minv_ctx": CsysMinvCtx})
+                "imp_chnn_contact_stats": ChnnContactStats, "imp_csys_minv_ctx": CsysMinvCtx,
+                "imp_impact_energy_opts": ImpactEnergyOpts, "imp_impact_energy": ImpactEnergy})
 from ._lib import Rng  # noqa: E402
 for _n, _a, _r in [
     ("imp_chnn_system", [V, c_char_p], c_int), ("imp_csys_load", [V, c_char_p], c_int),
@@ -295,6 +314,8 @@ for _n, _a, _r in [
     ("imp_csys_contact_impulse", [V, dptr, dptr, ipt, c_int, CS, V], c_int),
     ("imp_csys_contact_active", [V, dptr, dptr, c_double, c_double, ipt], c_int),
     ("imp_chnn_simulate_contact", [V, dptr, c_double, c_int, P(ChnnSimOpts), dptr, P(ChnnContactStats)], c_int),
+    ("imp_csys_impact_energy", [V, dptr, dptr, c_int, c_int, P(ImpactEnergyOpts), P(ImpactEnergy), dptr, dptr,
+                                c_int], c_int),
 ]:
     _f = getattr(lib, _n)
     _f.argtypes, _f.restype = _a, _r

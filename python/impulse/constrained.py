@@ -25,7 +25,8 @@ def _ctraj_of(z: np.ndarray, dt: float) -> _lib.CTraj:
 
 
 def _train_constrained(model, data, output, epochs, seed, lr, callback, run, wd=None, batch=None, chunks=None,
-                       hidden=256, threads=2, precision="auto", max_substeps=None, skip_factor=None):
+                       hidden=256, threads=2, precision="auto", max_substeps=None, skip_factor=None,
+                       contact=None):
     d = _as_dataset(data)
     if d.kind != "constrained":
         raise Error(f"{model}: needs a constrained system's trajectories (z or x, v), got {d.kind} data")
@@ -43,6 +44,12 @@ def _train_constrained(model, data, output, epochs, seed, lr, callback, run, wd=
     m = ConstrainedModel(_new=True)
     ctypes.memmove(m._cs, d._csystem("data"), ctypes.sizeof(m._cs))
     check(lib.imp_cmodel_init(m._m, kind.value, m._cs, hidden, 3))
+    # contact: e and mu learned per contact (chnn, clnn; by default when the system declares contacts)
+    n_contacts = lib.imp_flat_csystem_contacts(m._cs)
+    if contact and (model not in ("chnn", "clnn") or n_contacts == 0):
+        raise Error(f"contact: {model} on this system cannot learn contacts (chnn, clnn on a system with contacts)")
+    if contact is not False and model in ("chnn", "clnn") and n_contacts > 0:
+        check(lib.imp_cmodel_enable_contact(m._m))
     m._info()
     z = d._z("data")
     cart = _lib.CTraj()
@@ -53,6 +60,7 @@ def _train_constrained(model, data, output, epochs, seed, lr, callback, run, wd=
     rng = _lib.Rng()
     lib.imp_rng_seed(ctypes.byref(rng), seed ^ 0x5eed)
     lib.imp_cmodel_init_params(m._m, ptr(m.params), ctypes.byref(rng))
+    lib.imp_cmodel_init_contact_params(m._m, ptr(m.params))
     try:
         with _Interrupt() as intr:
             hk = _Hooks(o.hooks, o.epochs, callback, intr, **run)
@@ -106,6 +114,18 @@ class ConstrainedModel:
                 f"{trained})")
 
     @property
+    def contacts(self) -> list[dict]:
+        """The learned e and mu per contact (empty without contact), with the
+        system's declared values (the truth of a simulated system)."""
+        n = lib.imp_flat_cmodel_contacts(self._m)
+        if n <= 0:
+            return []
+        e, mu, e0, mu0 = (np.zeros(n) for _ in range(4))
+        check(lib.imp_flat_cmodel_contact_values(self._m, ptr(self.params), ptr(e), ptr(mu), ptr(e0), ptr(mu0)))
+        return [{"contact": c, "e": float(e[c]), "mu": float(mu[c]), "e_declared": float(e0[c]),
+                 "mu_declared": float(mu0[c])} for c in range(n)]
+
+    @property
     def kind(self) -> str:
         return lib.imp_cmodel_kind_name(ctypes.c_int.from_buffer(self._m, 0).value).decode()
 
@@ -135,7 +155,8 @@ class ConstrainedModel:
     def rollout(self, x0, steps: int, dt: float, rtol: float | None = None) -> np.ndarray:
         """Roll out from Cartesian states x0 = (x, v), (2 N,) or a batch (n, 2 N),
         as `impulse rollout` and the evaluation do (DOPRI5, rtol 1e-7, atol
-        rtol / 100 by default): `steps` steps of dt, returned in Cartesian
+        rtol / 100 by default; a model with contacts takes one RK4 step per dt
+        with the contact map after each, and ignores rtol): `steps` steps of dt, returned in Cartesian
         coordinates, (steps + 1, 2 N) or (n, steps + 1, 2 N), row 0 = x0."""
         x = f64(x0, "x0")
         single = x.ndim == 1

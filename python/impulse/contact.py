@@ -32,10 +32,12 @@ def _train_contact(model, data, output, epochs, seed, lr, callback, run, setting
     kind = ctypes.c_int()
     check(lib.imp_model_kind_from_name(model.encode(), ctypes.byref(kind)))
     for name, v, known in (("activation", activation, (None, "tanh", "softplus", "relu")),
-                           ("contact_labels", contact_labels, ("auto", "as-given", "onset")),
+                           ("contact_labels", contact_labels, ("auto", "as-given", "onset", "geometry")),
                            ("lr_schedule", lr_schedule, ("auto", "constant", "cosine"))):
         if v not in known:
             raise Error(_lib.unknown(name, v, [k for k in known if k]))
+    if contact_labels == "geometry" and not touch:
+        raise Error("contact_labels='geometry' derives the labels to train with: not with touch=False")
     if settings not in ("code", "paper"):
         raise Error(f"settings: '{settings}' is not paper or code")
     code = int(settings == "code")
@@ -94,7 +96,7 @@ def _train_contact(model, data, output, epochs, seed, lr, callback, run, setting
     ts = _load_trajset(data)
     h = ctypes.c_void_p()
     try:
-        if not ts.has_contact and cfg.touch:
+        if not ts.has_contact and cfg.touch and contact_labels != "geometry":  # geometry: derived below
             if model == "resnet-contact":
                 raise Error("the data have no contact labels: resnet-contact needs them")
             cfg.touch = 0  # as the CLI: no labels, no touch feedback

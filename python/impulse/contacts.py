@@ -86,13 +86,20 @@ def _work(n: int, dim: int, nv: int | None = None) -> tuple[np.ndarray, np.ndarr
     return np.empty(max(int(nd), 1)), np.empty(max(int(lib.imp_contact_solve_work_ints(n, dim)), 1), dtype=np.intc)
 
 
-def contact_solve(A, u_minus, e, mu, *, dim: int | None = None, regularization: float | None = None,
-                  tol: float | None = None, max_sweeps: int | None = None, max_pivots: int | None = None) -> Result:
+LAWS = {"newton": 0, "paper": 1, "halfstep": 2}  # IMP_CONTACT_LAW_*
+
+
+def contact_solve(A, u_minus, e, mu, *, dim: int | None = None, law: str = "newton", u_ref=None,
+                  regularization: float | None = None, tol: float | None = None, max_sweeps: int | None = None,
+                  max_pivots: int | None = None) -> Result:
     """Impulses of n contacts solved together (eqs 7-10): A (rows, rows) the
     contact-space compliance, u_minus (n, dim) the pre-impact contact
-    velocities (normal first), e and mu (n,) or scalars. Returns
-    {lambda_ (n, dim), u_plus (n, dim), branch, slide, eps, sweeps, pivots,
-    residual, fallback}."""
+    velocities (normal first), e and mu (n,) or scalars. law: "newton"
+    (eq 8), "paper" (u+_n = -e u_ref_n) or "halfstep" (u+_n = max(u-_n -
+    (1 + e) u_ref_n, 0)), the CD-Lagrange laws (docs/derivations/contact.md
+    sec 11); u_ref (n, dim): the restitution reference velocities (None:
+    u_minus). Returns {lambda_ (n, dim), u_plus (n, dim), branch, slide, eps,
+    sweeps, pivots, residual, fallback}."""
     u = f64(u_minus, "u_minus")
     if u.ndim == 1 and dim is not None:
         u = u.reshape(-1, dim)
@@ -103,20 +110,24 @@ def contact_solve(A, u_minus, e, mu, *, dim: int | None = None, regularization: 
         raise Error(f"u_minus: {n} contacts, want 1..{MAX_CONTACTS}")
     A = f64(A, "A", (n * d, n * d))
     e, mu = _law(e, mu, n)
+    if law not in LAWS:
+        raise Error(f"law: {law!r} is not one of {', '.join(LAWS)}")
+    ur = None if u_ref is None else f64(u_ref, "u_ref", (n, d))
     sol = R.ContactSolution()
     o = _opts(regularization, tol, max_sweeps, max_pivots)
     w, iw = _work(n, d)
-    check(lib.imp_contact_solve_forward(ctypes.byref(sol), ptr(A), ptr(u), ptr(e), ptr(mu), n, d, ctypes.byref(o),
-                                        ptr(w), iw.ctypes.data_as(_ip)))
+    check(lib.imp_contact_solve_law_forward(ctypes.byref(sol), ptr(A), ptr(u), None if ur is None else ptr(ur),
+                                            ptr(e), ptr(mu), n, d, LAWS[law], ctypes.byref(o), ptr(w),
+                                            iw.ctypes.data_as(_ip)))
     r = _solution(sol)
-    r._c, r._inputs = sol, (A, u, e, mu)
+    r._c, r._inputs, r._u_ref = sol, (A, u, e, mu), ur
     return r
 
 
 def contact_solve_backward(solution: Result, lambda_bar) -> Result:
     """Reverse pass of contact_solve by implicit differentiation on its
-    branches (eqs 12-15): given dL/dlambda (n, dim), returns {A, u_minus, e, mu}
-    gradients."""
+    branches (eqs 12-15, 21): given dL/dlambda (n, dim), returns {A, u_minus,
+    e, mu} gradients, and u_ref where contact_solve was given one."""
     if len(getattr(solution, "_inputs", ())) != 4:
         raise Error("solution: expected the result of impulse.contact_solve")
     A, u, e, mu = solution._inputs
@@ -126,10 +137,17 @@ def contact_solve_backward(solution: Result, lambda_bar) -> Result:
     if lb.size != n * d:
         raise Error(f"lambda_bar: {lb.size} numbers, want {n * d} (contacts x dim)")
     A_bar, u_bar, e_bar, mu_bar = np.zeros_like(A), np.zeros_like(u), np.zeros(n), np.zeros(n)
+    ur = getattr(solution, "_u_ref", None)
+    ur_bar = None if ur is None else np.zeros_like(ur)
     w, iw = _work(n, d)
-    check(lib.imp_contact_solve_backward(ptr(A_bar), ptr(u_bar), ptr(e_bar), ptr(mu_bar), ptr(lb), ctypes.byref(sol),
-                                         ptr(A), ptr(u), ptr(e), ptr(mu), ptr(w), iw.ctypes.data_as(_ip)))
-    return Result(A=A_bar, u_minus=u_bar, e=e_bar, mu=mu_bar)
+    check(lib.imp_contact_solve_law_backward(ptr(A_bar), ptr(u_bar), None if ur is None else ptr(ur_bar), ptr(e_bar),
+                                             ptr(mu_bar), ptr(lb), ctypes.byref(sol), ptr(A), ptr(u),
+                                             None if ur is None else ptr(ur), ptr(e), ptr(mu), ptr(w),
+                                             iw.ctypes.data_as(_ip)))
+    r = Result(A=A_bar, u_minus=u_bar, e=e_bar, mu=mu_bar)
+    if ur is not None:
+        r["u_ref"] = ur_bar
+    return r
 
 
 class ContactModel:
@@ -500,7 +518,7 @@ class ContactSystem:
                  ) -> tuple[np.ndarray, Result]:
         """Event-accurate ground truth: states (steps + 1, 2N) of (x, v) at
         t = k dt, and {impacts, resting, max_penetration, impact_energy,
-        projection_energy, ode}."""
+        projection_energy, ode, max_joint_velocity (largest |DPhi v+| after an impulse)}."""
         xv = np.concatenate([self._x(x0, "x0"), self._x(v0, "v0")])
         out = np.empty((int(steps) + 1, 2 * self.N))
         o = R.ChnnSimOpts(float(rtol), float(atol))
@@ -510,3 +528,36 @@ class ContactSystem:
         r = Result(st.as_dict())
         r["ode"] = Result(st.ode.as_dict())
         return out, r
+
+    def impact_energy(self, truth, model, *, one_step: bool = False, window: int = 0,
+                      threshold: float = 1e-4) -> Result:
+        """Energy lost at the truth's impacts, the truth's against a model's
+        (imp_csys_impact_energy; issue #25's "within 5 %"): truth and model
+        are trajectories (n, T, 2N) (or (T, 2N), or simulate's z (n, T, 2,
+        points, d)), both measured with this system's true energy. model is a
+        rollout (window: states each side of an impact) or, with one_step, row
+        k + 1 predicted from the truth's row k. Returns impacts, truth_lost,
+        model_lost, rel_error, mean_rel_error, max_rel_error, within_5pct and
+        per impact truth_loss, model_loss."""
+        def traj(a, name):
+            a = np.asarray(a, dtype=np.float64)
+            if a.ndim == 2:
+                a = a[None]
+            if a.ndim < 3:
+                raise Error(f"{name}: want trajectories (n, T, 2N), got shape {a.shape}")
+            a = np.ascontiguousarray(a.reshape(a.shape[0], a.shape[1], -1))
+            if a.shape[2] != 2 * self.N:
+                raise Error(f"{name}: states of {a.shape[2]} numbers, the system's are 2N = {2 * self.N}")
+            return a
+        t, m = traj(truth, "truth"), traj(model, "model")
+        if t.shape != m.shape:
+            raise Error(f"model: shape {m.shape} is not the truth's {t.shape}")
+        o = R.ImpactEnergyOpts(float(threshold), int(window), int(bool(one_step)))
+        r = R.ImpactEnergy()
+        cap = t.shape[0] * t.shape[1]
+        lt, lm = np.zeros(cap), np.zeros(cap)
+        check(lib.imp_csys_impact_energy(self._s, ptr(t), ptr(m), t.shape[0], t.shape[1], ctypes.byref(o),
+                                         ctypes.byref(r), ptr(lt), ptr(lm), cap))
+        out = Result(r.as_dict())
+        out["truth_loss"], out["model_loss"] = lt[:r.impacts].copy(), lm[:r.impacts].copy()
+        return out

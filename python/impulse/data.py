@@ -18,7 +18,8 @@ from ._lib import VERSION as __version__
 
 
 CONSTRAINED_SYSTEMS = ("pendulum-chain:N", "coupled-pendulums:N", "magnet-pendulum", "gyroscope", "rotor",
-                       "chain-ground:3", "chain-ground-elastic:3", "gyroscope-wall")
+                       "chain-ground:3", "chain-ground-elastic:3", "gyroscope-wall",
+                       "colliding-pendulums")
 CONTACT_SYSTEMS = ("pendulum", "bouncing-ball", "newtons-cradle", "compliant-ball", "compliant-cradle",
                    "bouncing-disk", "ball-box", "compliant-ball-box")
 

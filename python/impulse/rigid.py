@@ -370,10 +370,12 @@ class RigidModel:
         return m
 
     def __getattr__(self, k):
-        if k in ("mass", "e", "mu", "ground", "gravity", "e_threshold", "n_points"):
+        if k in ("mass", "e", "mu", "ground", "gravity", "e_threshold", "n_points", "warm_start"):
             return getattr(self._c, k)
         if k == "inertia":
             return np.array(self._c.inertia[:])
+        if k == "dv0":
+            return np.array(self._c.dv0[:])
         if k == "points":
             return np.array([self._c.points[i][:] for i in range(self._c.n_points)])
         raise AttributeError(k)
@@ -499,10 +501,13 @@ def rigid_learn(data: RigidTrajectories, start: RigidModel, train: Sequence[int]
     """impulse's learned cube (imp_rigid_learn): from the model `start` (e.g.
     rigid_identify's), its contact points, e, mu and the ground learned by
     Adam on rollout windows of the `train` episodes, the parameters scoring
-    best on full rollouts of the `valid` episodes kept. Options substeps,
-    window, batch, steps, lr, eval_every, learn_points, point_scale,
-    ground_scale, seed. Returns (model, {best_step, valid_score, train_loss,
-    skipped_windows, seconds})."""
+    best on full rollouts of the `valid` episodes kept; before Adam, with
+    fit_evals > 0, a derivative-free full-toss fit of e, mu, the ground, the
+    first state's vertical velocity offset and (learn_inertia 1 or 3) the
+    inertia. Options substeps, window, batch, steps, lr, eval_every,
+    learn_points, point_scale, ground_scale, seed, fit_evals, learn_inertia.
+    Returns (model, {best_step, valid_score, train_loss, skipped_windows,
+    seconds, fit_evals, fit_loss})."""
     if not isinstance(data, RigidTrajectories):
         raise Error(f"data: expected an impulse.RigidTrajectories, got {type(data).__name__}")
     if not isinstance(start, RigidModel):
@@ -518,7 +523,7 @@ def rigid_learn(data: RigidTrajectories, start: RigidModel, train: Sequence[int]
                               ctypes.byref(m), ctypes.byref(rep)))
     return RigidModel._from_c(m), Result(best_step=rep.best_step, valid_score=rep.valid_score,
                                          train_loss=rep.train_loss, skipped_windows=rep.skipped_windows,
-                                         seconds=rep.seconds)
+                                         seconds=rep.seconds, fit_evals=rep.fit_evals, fit_loss=rep.fit_loss)
 
 
 class RigidE2E:

@@ -60,7 +60,9 @@ def train(model: str, data, *, output: str | os.PathLike | None = None, epochs: 
         ('auto', the default: 'paper' for impulse's event-driven simulators,
         'newton' for other data; as the CLI's --impact-law);
         contact_labels ('auto', 'as-given', 'onset': how touch labels are
-        turned into impulses, as the CLI's --contact-labels); lr_schedule
+        turned into impulses; 'geometry': labels derived from the motion near
+        the contact pairs, for data without them; as the CLI's
+        --contact-labels); lr_schedule
         ('auto', the default: 'constant' for impulse's event-driven
         simulators, 'cosine' for other data; 'constant' or 'cosine', the rate
         annealed to 0 over the epochs; as the CLI's --lr-schedule);
@@ -72,7 +74,10 @@ def train(model: str, data, *, output: str | os.PathLike | None = None, epochs: 
         precision ('auto', the default: 'single' for chnn, 'double' for the
         others; 'single' runs the network's hidden-to-hidden products in float),
         max_substeps (64; 1: no RK4 substeps for fast windows, as the CLI's
-        --max-substeps), skip_factor (0: off; as the CLI's --skip-factor).
+        --max-substeps), skip_factor (0: off; as the CLI's --skip-factor),
+        contact (chnn, clnn: learn e and mu per contact; None, the default:
+        when the system declares contacts; False: the flow alone, as the
+        CLI's --no-contact).
     Returns a Model or ConstrainedModel with .history (one dict per epoch),
     .loss_history (numpy array, epoch loss), .report (end: finished, stopped
     or diverged; epochs_done, best_epoch, best_loss, final_loss, seconds,

@@ -108,6 +108,23 @@ int imp_flat_cmodel_info(const imp_cmodel *m, int *cartesian, int *dim, size_t *
     return IMP_OK;
 }
 
+int imp_flat_csystem_contacts(const imp_csystem *cs) { return cs ? cs->full.n_contacts : 0; }
+
+int imp_flat_cmodel_contacts(const imp_cmodel *m) { return m && m->contact ? m->sys.full.n_contacts : 0; }
+
+int imp_flat_cmodel_contact_values(const imp_cmodel *m, const double *params, double *e, double *mu,
+                                   double *e_declared, double *mu_declared)
+{
+    if (!m || !params) return imp_fail(IMP_ERR_INVALID, "model: NULL");
+    if (!m->contact) return imp_fail(IMP_ERR_INVALID, "model: no contact parameters");
+    imp_cmodel_contact_values(m, params, e, mu);
+    for (int c = 0; c < m->sys.full.n_contacts; c++) {
+        if (e_declared) e_declared[c] = m->sys.full.contacts[c].e;
+        if (mu_declared) mu_declared[c] = m->sys.full.contacts[c].mu;
+    }
+    return IMP_OK;
+}
+
 int imp_flat_chnn_simulate(const char *system, const char *system_file, int n_traj, int steps, double dt,
                            unsigned long long seed, double spread, double noise, double rtol, double atol,
                            int rollout_L, double *traj, double *energy, double *q, int *offsets, int *n_points, int *d,

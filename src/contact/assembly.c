@@ -106,31 +106,56 @@ int imp_contact_active_set(const imp_contact_model *m, const double *q, const im
     return n;
 }
 
+int imp_contact_choose(int n_bodies, int n, const int *body_a, const int *body_b, const unsigned char *level,
+                       const double *phi, const unsigned char *bodies, int flags, unsigned char *chosen, int *nearest)
+{
+    for (int c = 0; c < n; c++) chosen[c] = 0;
+    for (int k = 0; k < n_bodies; k++) {
+        int count = 0, best = 0, near = -1;
+        for (int c = 0; c < n; c++) {
+            if (body_a[c] != k && body_b[c] != k) continue;
+            count++;
+            if (level[c] > best) best = level[c];
+            if (near < 0 || phi[c] < phi[near]) near = c;
+        }
+        if (nearest) nearest[k] = near;
+        if (!count || (bodies && !bodies[k])) continue;
+        if ((count == 1 && (flags & IMP_CONTACT_CHOOSE_ONLY)) || (!best && (flags & IMP_CONTACT_CHOOSE_NEAREST)))
+            chosen[near] = 1;
+        else if (best)
+            for (int c = 0; c < n; c++)
+                if (level[c] == best && (body_a[c] == k || body_b[c] == k)) chosen[c] = 1;
+    }
+    int total = 0;
+    for (int c = 0; c < n; c++) total += chosen[c];
+    return total;
+}
+
 int imp_contact_attribute_labels(const imp_contact_model *m, const imp_contact_frame *frames,
                                  const unsigned char *touch, double max_gap, signed char *labels)
 {
-    for (int c = 0; c < m->n_candidates; c++) labels[c] = 0;
+    int a[IMP_MAX_CONTACTS], b[IMP_MAX_CONTACTS], nearest[IMP_MAX_BODIES];
+    unsigned char level[IMP_MAX_CONTACTS], chosen[IMP_MAX_CONTACTS];
+    double phi[IMP_MAX_CONTACTS];
+    for (int c = 0; c < m->n_candidates; c++) {
+        a[c] = m->cand[c].body_a, b[c] = m->cand[c].body_b;
+        phi[c] = frames[c].phi;
+        level[c] = phi[c] <= m->gap_tol; /* penetrating */
+    }
+    imp_contact_choose(m->n_bodies, m->n_candidates, a, b, level, phi, touch, IMP_CONTACT_CHOOSE_NEAREST, chosen,
+                       nearest);
+    for (int c = 0; c < m->n_candidates; c++) labels[c] = (signed char)chosen[c];
     for (int k = 0; k < m->n_bodies; k++) {
         if (!touch[k]) continue;
-        int nearest = -1, pen = 0;
-        for (int c = 0; c < m->n_candidates; c++) {
-            const imp_contact_candidate *cd = &m->cand[c];
-            if (cd->body_a != k && cd->body_b != k) continue;
-            if (frames[c].phi <= m->gap_tol) {
-                labels[c] = 1;
-                pen = 1;
-            }
-            if (nearest < 0 || frames[c].phi < frames[nearest].phi) nearest = c;
-        }
-        if (nearest < 0)
+        int near = nearest[k];
+        if (near < 0)
             return imp_fail(IMP_ERR_INVALID,
                             "contact labels: body %d is labelled touching but has no contact candidate", k);
-        if (!pen && frames[nearest].phi > max_gap)
+        if (!level[near] && phi[near] > max_gap) /* none penetrating (the nearest would) */
             return imp_fail(IMP_ERR_INVALID,
                             "contact labels: body %d is labelled touching but its nearest contact (cand[%d]) is %g "
                             "away (more than %g): labels inconsistent with the geometry",
-                            k, nearest, frames[nearest].phi, max_gap);
-        if (!pen) labels[nearest] = 1;
+                            k, near, phi[near], max_gap);
     }
     return IMP_OK;
 }

@@ -20,6 +20,7 @@ void imp_contact_solve_opts_default(imp_contact_solve_opts *o)
     o->max_sweeps = 200;
     o->max_pivots = 0; /* 4 n + 10 */
     o->regularization = 1e-9;
+    o->lambda0 = NULL;
 }
 
 size_t imp_contact_solve_work_doubles(int n, int dim)
@@ -32,7 +33,8 @@ size_t imp_contact_solve_work_ints(int n, int dim) { return (size_t)n * dim + n 
 
 typedef struct solver {
     int n, dim, R;
-    const double *A, *um, *e, *mu;
+    int law, eq; /* IMP_CONTACT_LAW_*; eq: the normal row is an equality (PAPER, HALFSTEP) */
+    const double *A, *um, *ur, *e, *mu;
     double eps, *Ar; /* A + eps I */
     double *J;       /* the branch system's Jacobian (and its LU) */
     double *u, *F, *dl, *beta, *lsave;
@@ -63,7 +65,8 @@ static double pgs_sweep(const solver *s, double *lambda)
         double un = s->um[r0];
         for (int j = 0; j < R; j++) un += s->Ar[(size_t)r0 * R + j] * lambda[j];
         double Ann = s->Ar[(size_t)r0 * R + r0], ln = lambda[r0];
-        double ln_new = fmax(0.0, ln - (un - s->beta[i]) / Ann);
+        double ln_new = ln - (un - s->beta[i]) / Ann;
+        if (!s->eq) ln_new = fmax(0.0, ln_new);
         change = fmax(change, fabs(ln_new - ln) * Ann);
         lambda[r0] = ln_new;
         /* tangents: a Jacobi step within the block, then the projection on the disk */
@@ -76,7 +79,7 @@ static double pgs_sweep(const solver *s, double *lambda)
             nrm += lt[a - 1] * lt[a - 1];
         }
         nrm = sqrt(nrm);
-        double cap = s->mu[i] * ln_new, f = nrm > cap ? (nrm > 0 ? cap / nrm : 0.0) : 1.0;
+        double cap = s->mu[i] * fmax(ln_new, 0.0), f = nrm > cap ? (nrm > 0 ? cap / nrm : 0.0) : 1.0;
         for (int a = 1; a < d; a++) {
             int r = r0 + a;
             double v = f * lt[a - 1];
@@ -119,7 +122,7 @@ static void branch_system(solver *s, const double *lambda, imp_contact_solution 
     if (with_jacobian) memset(s->J, 0, (size_t)R * R * sizeof(double));
     for (int i = 0; i < s->n; i++) {
         int r0 = i * d, b = sol->branch[i];
-        if (b == IMP_CONTACT_SEPARATE) {
+        if (b == IMP_CONTACT_SEPARATE && !s->eq) {
             for (int a = 0; a < d; a++) {
                 s->F[r0 + a] = lambda[r0 + a];
                 if (with_jacobian) s->J[(size_t)(r0 + a) * R + r0 + a] = 1.0;
@@ -128,6 +131,14 @@ static void branch_system(solver *s, const double *lambda, imp_contact_solution 
         }
         s->F[r0] = s->u[r0] - s->beta[i];
         if (with_jacobian) memcpy(s->J + (size_t)r0 * R, s->Ar + (size_t)r0 * R, (size_t)R * sizeof(double));
+        if (b == IMP_CONTACT_SEPARATE) {
+            /* an equality law pulling (lambda_n <= 0): no friction */
+            for (int a = 1; a < d; a++) {
+                s->F[r0 + a] = lambda[r0 + a];
+                if (with_jacobian) s->J[(size_t)(r0 + a) * R + r0 + a] = 1.0;
+            }
+            continue;
+        }
         if (b == IMP_CONTACT_STICK) {
             for (int a = 1; a < d; a++) {
                 s->F[r0 + a] = s->u[r0 + a];
@@ -182,7 +193,7 @@ static int branch_solve(solver *s, double *lambda, imp_contact_solution *sol, do
         for (int i = 0; i < s->n; i++)
             for (int a = 0; a < s->dim; a++) {
                 int k = i * s->dim + a;
-                r = fmax(r, fabs(s->F[k]) / (sol->branch[i] == IMP_CONTACT_SEPARATE ||
+                r = fmax(r, fabs(s->F[k]) / ((sol->branch[i] == IMP_CONTACT_SEPARATE && (a > 0 || !s->eq)) ||
                                                      (a > 0 && sol->branch[i] == IMP_CONTACT_SLIDE)
                                                  ? s->lscale
                                                  : s->vscale));
@@ -216,7 +227,11 @@ static int verify_and_flip(const solver *s, const double *lambda, imp_contact_so
         lt = sqrt(lt);
         switch (sol->branch[i]) {
         case IMP_CONTACT_SEPARATE:
-            if (s->u[r0] - s->beta[i] < -tol * s->vscale) {
+            if (s->eq) {
+                /* the normal row holds; pushing (lambda_n > 0) takes friction */
+                if (s->mu[i] > 0.0 && d > 1 && ln > tol * s->lscale)
+                    viol = ln / s->lscale, to = IMP_CONTACT_STICK;
+            } else if (s->u[r0] - s->beta[i] < -tol * s->vscale) {
                 viol = (s->beta[i] - s->u[r0]) / s->vscale;
                 to = s->mu[i] > 0.0 ? IMP_CONTACT_STICK : IMP_CONTACT_SLIDE;
             }
@@ -279,6 +294,11 @@ static double ac_function(solver *s, const double *lambda, imp_contact_solution 
             for (int a = 0; a < d; a++) {
                 s->F[r0 + a] = lambda[r0 + a];
                 if (with_jacobian) s->J[(size_t)(r0 + a) * R + r0 + a] = 1.0;
+            }
+            if (s->eq) { /* the normal row is an equality on every branch */
+                s->F[r0] = rho * (s->u[r0] - s->beta[i]);
+                if (with_jacobian)
+                    for (int j = 0; j < R; j++) s->J[(size_t)r0 * R + j] = rho * s->Ar[(size_t)r0 * R + j];
             }
         } else {
             s->F[r0] = rho * (s->u[r0] - s->beta[i]);
@@ -359,9 +379,13 @@ static int ac_newton(solver *s, double *lambda, imp_contact_solution *sol, doubl
     return sqrt(2.0 * phi) <= tol * s->lscale ? 0 : -1;
 }
 
-static int check_inputs(const double *A, const double *u_minus, const double *e, const double *mu, int n, int dim)
+static int check_inputs(const double *A, const double *u_minus, const double *u_ref, const double *e,
+                        const double *mu, int n, int dim, int law)
 {
-    if (dim != 2 && dim != 3) return imp_fail(IMP_ERR_INVALID, "contact solve: dim: %d is not 2 or 3", dim);
+    if (dim < 1 || dim > 3)
+        return imp_fail(IMP_ERR_INVALID, "contact solve: dim: %d rows per contact is not 1, 2 or 3", dim);
+    if (law != IMP_CONTACT_LAW_NEWTON && law != IMP_CONTACT_LAW_PAPER && law != IMP_CONTACT_LAW_HALFSTEP)
+        return imp_fail(IMP_ERR_INVALID, "contact solve: law: %d is not an IMP_CONTACT_LAW_*", law);
     if (n < 0 || n > IMP_MAX_CONTACTS)
         return imp_fail(IMP_ERR_INVALID, "contact solve: n: %d contacts is not in [0, %d]", n, IMP_MAX_CONTACTS);
     int R = n * dim;
@@ -372,13 +396,22 @@ static int check_inputs(const double *A, const double *u_minus, const double *e,
             return imp_fail(IMP_ERR_INVALID, "contact solve: mu[%d]: %g is not >= 0", i, mu[i]);
     }
     int st = imp_check_finite(u_minus, (size_t)R, "contact solve: u_minus");
+    if (!st && u_ref) st = imp_check_finite(u_ref, (size_t)R, "contact solve: u_ref");
     if (!st) st = imp_check_finite(A, (size_t)R * R, "contact solve: A");
     if (st) return st;
-    for (int k = 0; k < R; k++)
-        if (!(A[(size_t)k * R + k] > 0.0))
+    /* a normal row must move; a tangent row may not (a contact point the
+     * joints hold tangentially, e.g. a pendulum bob at the bottom of its
+     * swing hit head-on): its friction impulse is then fixed by the
+     * regularization (checked in imp_contact_solve_forward) */
+    double amax = 0.0;
+    for (int k = 0; k < R; k++) amax = fmax(amax, fabs(A[(size_t)k * R + k]));
+    for (int k = 0; k < R; k++) {
+        double a = A[(size_t)k * R + k];
+        if (k % dim == 0 ? !(a > 0.0) : !(a >= -1e-12 * amax))
             return imp_fail(IMP_ERR_INVALID,
-                            "contact solve: A[%d][%d]: compliance %g is not positive (contact %d cannot move)", k, k,
-                            A[(size_t)k * R + k], k / dim);
+                            "contact solve: A[%d][%d]: compliance %g is not positive (contact %d cannot move%s)", k, k,
+                            a, k / dim, k % dim == 0 ? " along its normal" : "");
+    }
     return IMP_OK;
 }
 
@@ -400,12 +433,35 @@ static void rescale(solver *s, const double *lambda, double tr_over_R)
     }
 }
 
-static void solver_setup(solver *s, const double *A, const double *u_minus, const double *e, const double *mu,
-                         int n, int dim, double eps, double *work, int *iwork)
+/* The target beta of contact i's normal row (F_n = u+_n - beta) under law,
+ * from its pre-impact normal velocity un, the restitution reference ur and
+ * e; d: d beta / d(un, ur, e). */
+static double law_target(int law, double e, double un, double ur, double d[3])
+{
+    d[0] = d[1] = d[2] = 0.0;
+    switch (law) {
+    case IMP_CONTACT_LAW_PAPER: /* u+_n = -e ur */
+        d[1] = -e, d[2] = -ur;
+        return -e * ur;
+    case IMP_CONTACT_LAW_HALFSTEP: { /* u+_n = max(un - (1 + e) ur, 0) */
+        double x = un - (1.0 + e) * ur;
+        if (x <= 0.0) return 0.0;
+        d[0] = 1.0, d[1] = -(1.0 + e), d[2] = -ur;
+        return x;
+    }
+    default: /* Newton, eq 8: u+_n >= e max(-ur, 0) */
+        if (ur < 0.0) d[1] = -e, d[2] = -ur;
+        return e * fmax(-ur, 0.0);
+    }
+}
+
+static void solver_setup(solver *s, const double *A, const double *u_minus, const double *u_ref, const double *e,
+                         const double *mu, int n, int dim, int law, double eps, double *work, int *iwork)
 {
     int R = n * dim;
     s->n = n, s->dim = dim, s->R = R;
-    s->A = A, s->um = u_minus, s->e = e, s->mu = mu;
+    s->law = law, s->eq = law != IMP_CONTACT_LAW_NEWTON;
+    s->A = A, s->um = u_minus, s->ur = u_ref ? u_ref : u_minus, s->e = e, s->mu = mu;
     s->Ar = work;
     s->J = s->Ar + (size_t)R * R;
     s->u = s->J + (size_t)R * R;
@@ -419,23 +475,51 @@ static void solver_setup(solver *s, const double *A, const double *u_minus, cons
     set_eps(s, eps);
     s->vscale = 0.0;
     for (int i = 0; i < n; i++) {
-        s->beta[i] = e[i] * fmax(-u_minus[i * dim], 0.0); /* eq 8 */
-        s->vscale = fmax(s->vscale, s->beta[i]);
+        double d[3];
+        s->beta[i] = law_target(law, e[i], u_minus[i * dim], s->ur[i * dim], d); /* eq 8 */
+        s->vscale = fmax(s->vscale, fabs(s->beta[i]));
     }
     s->vscale = fmax(fmax(s->vscale, max_abs(u_minus, R)), 1e-300);
     s->lscale = R > 0 ? s->vscale / (tr / R) : 1.0;
+}
+
+/* One contact without friction (one row) in closed form: lambda = (beta -
+ * u-) / (A + eps), clamped at 0 under Newton's law; the branches as
+ * identify() would name them (SEPARATE at lambda <= 0, else SLIDE: a
+ * frictionless contact). */
+static int solve_one_row(imp_contact_solution *sol, double A, double um, double ur, double e, int law, double eps,
+                         double regularization)
+{
+    double d[3], beta = law_target(law, e, um, ur, d), Ar = A + eps, lambda = (beta - um) / Ar;
+    if (law == IMP_CONTACT_LAW_NEWTON) lambda = fmax(lambda, 0.0);
+    sol->n = 1, sol->dim = 1, sol->law = law, sol->eps = eps, sol->regularization = regularization;
+    sol->lambda[0] = lambda;
+    sol->u_plus[0] = um + Ar * lambda;
+    sol->branch[0] = lambda > 0.0 ? IMP_CONTACT_SLIDE : IMP_CONTACT_SEPARATE;
+    sol->slide[0][0] = sol->slide[0][1] = 0.0;
+    sol->sweeps = sol->pivots = sol->fallback = 0;
+    sol->residual = 0.0;
+    return IMP_OK;
 }
 
 int imp_contact_solve_forward(imp_contact_solution *sol, const double *A, const double *u_minus, const double *e,
                               const double *mu, int n, int dim, const imp_contact_solve_opts *o, double *work,
                               int *iwork)
 {
+    return imp_contact_solve_law_forward(sol, A, u_minus, NULL, e, mu, n, dim, IMP_CONTACT_LAW_NEWTON, o, work,
+                                         iwork);
+}
+
+int imp_contact_solve_law_forward(imp_contact_solution *sol, const double *A, const double *u_minus,
+                                  const double *u_ref, const double *e, const double *mu, int n, int dim, int law,
+                                  const imp_contact_solve_opts *o, double *work, int *iwork)
+{
     imp_contact_solve_opts def;
     if (!o) {
         imp_contact_solve_opts_default(&def);
         o = &def;
     }
-    int st = check_inputs(A, u_minus, e, mu, n, dim);
+    int st = check_inputs(A, u_minus, u_ref, e, mu, n, dim, law);
     if (st) return st;
     if (!(o->tol > 0.0) || !(o->regularization >= 0.0))
         return imp_fail(IMP_ERR_INVALID, "contact solve: opts: tol %g must be > 0, regularization %g >= 0", o->tol,
@@ -446,11 +530,23 @@ int imp_contact_solve_forward(imp_contact_solution *sol, const double *A, const 
     for (int k = 0; k < R; k++) tr_R += A[(size_t)k * R + k];
     tr_R /= R > 0 ? R : 1;
     double eps = o->regularization * tr_R;
+    for (int k = 0; k < R; k++)
+        if (!(A[(size_t)k * R + k] + eps > 0.0))
+            return imp_fail(IMP_ERR_INVALID,
+                            "contact solve: A[%d][%d]: compliance %g: contact %d cannot move along tangent %d and the "
+                            "regularization is 0",
+                            k, k, A[(size_t)k * R + k], k / dim, k % dim);
+    if (n == 1 && dim == 1) return solve_one_row(sol, A[0], u_minus[0], u_ref ? u_ref[0] : u_minus[0], e[0], law,
+                                                 eps, o->regularization);
     solver s;
-    solver_setup(&s, A, u_minus, e, mu, n, dim, eps, work, iwork);
+    solver_setup(&s, A, u_minus, u_ref, e, mu, n, dim, law, eps, work, iwork);
     memset(sol, 0, sizeof *sol);
-    sol->n = n, sol->dim = dim, sol->eps = s.eps, sol->regularization = o->regularization;
+    sol->n = n, sol->dim = dim, sol->law = law, sol->eps = s.eps, sol->regularization = o->regularization;
     double *lambda = sol->lambda;
+    if (o->lambda0) {
+        if ((st = imp_check_finite(o->lambda0, (size_t)R, "contact solve: opts: lambda0"))) return st;
+        memcpy(lambda, o->lambda0, (size_t)R * sizeof(double));
+    }
     /* warm start: a few projected Gauss-Seidel sweeps */
     int sweeps = 0;
     for (; sweeps < o->max_sweeps; sweeps++)
@@ -530,9 +626,18 @@ int imp_contact_solve_backward(double *A_bar, double *u_minus_bar, double *e_bar
                                const double *lambda_bar, const imp_contact_solution *sol, const double *A,
                                const double *u_minus, const double *e, const double *mu, double *work, int *iwork)
 {
+    return imp_contact_solve_law_backward(A_bar, u_minus_bar, NULL, e_bar, mu_bar, lambda_bar, sol, A, u_minus, NULL,
+                                          e, mu, work, iwork);
+}
+
+int imp_contact_solve_law_backward(double *A_bar, double *u_minus_bar, double *u_ref_bar, double *e_bar,
+                                   double *mu_bar, const double *lambda_bar, const imp_contact_solution *sol,
+                                   const double *A, const double *u_minus, const double *u_ref, const double *e,
+                                   const double *mu, double *work, int *iwork)
+{
     int n = sol->n, d = sol->dim;
     solver s;
-    solver_setup(&s, A, u_minus, e, mu, n, d, sol->eps, work, iwork);
+    solver_setup(&s, A, u_minus, u_ref, e, mu, n, d, sol->law, sol->eps, work, iwork);
     int R = s.R;
     if (R == 0) return IMP_OK;
     /* the branch system's Jacobian at the solution, with its sliding directions */
@@ -548,14 +653,19 @@ int imp_contact_solve_backward(double *A_bar, double *u_minus_bar, double *e_bar
     double Ar_trace_bar = 0.0;
     for (int i = 0; i < n; i++) {
         int r0 = i * d, b = br.branch[i];
-        if (b == IMP_CONTACT_SEPARATE) continue;
-        /* normal row: F_n = u-_n + (A_r lambda)_n - e max(-u-_n, 0)  (eq 14) */
-        double pn = psi[r0];
-        if (u_minus_bar) u_minus_bar[r0] -= pn * (1.0 + (u_minus[r0] < 0.0 ? e[i] : 0.0));
-        if (e_bar) e_bar[i] += pn * fmax(-u_minus[r0], 0.0);
+        if (b == IMP_CONTACT_SEPARATE && !s.eq) continue;
+        /* normal row: F_n = u-_n + (A_r lambda)_n - beta(u-_n, ur_n, e)  (eq 14; Newton:
+           beta = e max(-u-_n, 0)) */
+        double pn = psi[r0], db[3];
+        law_target(sol->law, e[i], u_minus[r0], s.ur[r0], db);
+        if (u_minus_bar) u_minus_bar[r0] -= pn * (1.0 - db[0]);
+        double *urb = u_ref ? u_ref_bar : u_minus_bar;
+        if (urb) urb[r0] += pn * db[1];
+        if (e_bar) e_bar[i] += pn * db[2];
         if (A_bar)
             for (int j = 0; j < R; j++) A_bar[(size_t)r0 * R + j] -= pn * lam[j];
         Ar_trace_bar -= pn * lam[r0];
+        if (b == IMP_CONTACT_SEPARATE) continue; /* equality law, no friction: F_t = lambda_t */
         for (int a = 1; a < d; a++) {
             int r = r0 + a;
             double g = 0.0;

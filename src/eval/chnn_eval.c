@@ -175,7 +175,21 @@ int imp_ceval(const imp_cmodel *m, const double *params, const imp_ctraj *test,
     tode.user = &timed;
     tode.rhs = timed_rhs;
     imp_dopri5_stats stats;
-    st = imp_dopri5_solve(&tode, &dop, 0.0, y0, n, t_out, T, yout, &stats);
+    if (m->contact) {
+        /* with contact: the fixed RK4 steps of training with the contact map
+         * after each (imp_cmodel_contact_rollout), trajectory by trajectory */
+        double *one = malloc((size_t)T * dim * sizeof(double));
+        if (!one) st = imp_fail(IMP_ERR_NOMEM, "eval: out of memory");
+        for (int i = 0; !st && i < n; i++) {
+            st = imp_cmodel_contact_rollout(m, params, y0 + (size_t)i * dim, T, test->dt, 1, one, NULL);
+            if (st) imp_fail_context(st, "eval: test trajectory %d", i + 1);
+            for (int k = 0; !st && k < T; k++)
+                memcpy(yout + ((size_t)k * n + i) * dim, one + (size_t)k * dim, (size_t)dim * sizeof(double));
+        }
+        free(one);
+        if (st) goto done;
+    } else
+        st = imp_dopri5_solve(&tode, &dop, 0.0, y0, n, t_out, T, yout, &stats);
     if (st) {
         st = name_failing_rollout(&tode, &dop, y0, n, dim, t_out, T, yout, m, per_sample);
         goto done;
@@ -253,7 +267,8 @@ int imp_cmodel_rollout(const imp_cmodel *m, const double *params, const double *
         imp_cmodel_ode(&ode, &bind);
         imp_dopri5_opts dop = {opts->rtol, opts->atol, 0.0, 0};
         imp_dopri5_stats stats;
-        st = imp_dopri5_solve(&ode, &dop, 0.0, y0, 1, t, n_states, y, &stats);
+        st = m->contact ? imp_cmodel_contact_rollout(m, params, y0, n_states, dt, 1, y, NULL)
+                        : imp_dopri5_solve(&ode, &dop, 0.0, y0, 1, t, n_states, y, &stats);
         if (st) imp_fail_context(st, "rollout of %s", imp_cmodel_kind_name(m->kind));
     }
     for (int k = 0; !st && k < n_states; k++) {

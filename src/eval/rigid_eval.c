@@ -6,6 +6,7 @@
 #include "contact/contact_internal.h"
 #include "core/stats.h"
 #include "impulse/core.h"
+#include "impulse/io.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -323,6 +324,53 @@ int imp_rigid_eval_rollouts(const imp_rigid_traj *t, const int *episodes, int n_
     mean->rotation_error_deg = sum.rotation_error_deg / n;
     mean->penetration_pct = sum.penetration_pct / n;
     return IMP_OK;
+}
+
+int imp_rigid_rollouts_to_npz(imp_npz *z, const imp_rigid_traj *t, const int *episodes, int k,
+                              imp_rigid_rollout_fn rollout, void *ctx)
+{
+    if (!z || !t || !episodes || !rollout || k < 1) return imp_fail(IMP_ERR_INVALID, "rigid rollouts: NULL or no episodes");
+    size_t L = 0;
+    for (int i = 0; i < k; i++) {
+        if (episodes[i] < 0 || episodes[i] >= t->n_episodes)
+            return imp_fail(IMP_ERR_INVALID, "rigid rollouts: episode %d of %d", episodes[i], t->n_episodes);
+        if ((size_t)t->lengths[episodes[i]] > L) L = (size_t)t->lengths[episodes[i]];
+    }
+    const size_t per = L * IMP_RIGID_POSE;
+    double *pred = malloc(2 * (size_t)k * per * sizeof *pred), *full = malloc(L * IMP_RIGID_STATE * sizeof *full);
+    int64_t *ids = malloc(2 * (size_t)k * sizeof *ids);
+    if (!pred || !full || !ids) {
+        free(pred), free(full), free(ids);
+        return imp_fail(IMP_ERR_NOMEM, "rigid rollouts: %d x %zu samples", k, L);
+    }
+    double *meas = pred + (size_t)k * per;
+    for (size_t i = 0; i < 2 * (size_t)k * per; i++) pred[i] = NAN;
+    for (int i = 0; i < k; i++) {
+        const int e = episodes[i];
+        const size_t len = (size_t)t->lengths[e];
+        const double *m = t->states + imp_rigid_traj_offset(t, e) * IMP_RIGID_STATE;
+        ids[i] = e;
+        ids[k + i] = t->ids ? t->ids[e] : e;
+        for (size_t r = 0; r < len * IMP_RIGID_STATE; r++) full[r] = NAN;
+        if (rollout(m, len, ctx, full)) imp_clear_error();
+        int ok = 1;
+        for (size_t r = 0; r < len; r++) {
+            for (int c = 0; c < IMP_RIGID_POSE; c++) {
+                meas[i * per + r * IMP_RIGID_POSE + c] = m[r * IMP_RIGID_STATE + c];
+                ok &= isfinite(full[r * IMP_RIGID_STATE + c]);
+            }
+            for (int c = 0; c < IMP_RIGID_POSE && ok; c++) pred[i * per + r * IMP_RIGID_POSE + c] = full[r * IMP_RIGID_STATE + c];
+        }
+    }
+    size_t s1[1] = {(size_t)k}, s3[3] = {(size_t)k, L, IMP_RIGID_POSE};
+    int st = imp_npz_add_i64(z, "rollout_episodes", 1, s1, ids);
+    if (!st) st = imp_npz_add_i64(z, "rollout_ids", 1, s1, ids + k);
+    if (!st) st = imp_npz_add_f64(z, "rollout_pred", 3, s3, pred);
+    if (!st) st = imp_npz_add_f64(z, "rollout_meas", 3, s3, meas);
+    size_t s0[1] = {1};
+    if (!st) st = imp_npz_add_f64(z, "rollout_dt", 1, s0, &t->dt);
+    free(pred), free(full), free(ids);
+    return st;
 }
 
 static int ballistic_rollout(const double x0[13], size_t n, void *ctx, double *out)

@@ -27,22 +27,30 @@
 int imp_pair_activity(const imp_contact_geometry *g, double tol, int nearest_if_none, const double *qt,
                       const double *v, const double *vh, unsigned char *act);
 
-/* dv (D) += M^-1 I for every active contact pair ([A] eqs 48-50, pairwise form):
- *   u- = n.(vh_j - vh_i), uS = n.(vS_j - vS_i), mu = 1/(w_i + w_j),
- *   P = mu (-e u- - uS), dv_j += gate_j P w_j n, dv_i -= gate_i P w_i n,
+/* dv (D) += M^-1 I for every active contact pair ([A] eqs 48-50, pairwise
+ * form), each pair's impulse lambda from the contact module's solver
+ * (imp_contact_solve_law_forward, docs/derivations/contact.md sec 11) with
+ * rows J = (n) or, with friction, (n, t) on the relative velocity, A =
+ * (w_i + w_j) J J^T, u- = J (vS_j - vS_i), u_ref = J (vh_j - vh_i) and
+ * law IMP_CONTACT_LAW_PAPER (u+_n = -e u_ref_n: frictionless,
+ * lambda = (-e u- - uS) / (w_i + w_j)) or IMP_CONTACT_LAW_HALFSTEP
+ * (impact_law IMP_CDL_IMPACT_NEWTON); then
+ *   dv_j += gate_j w_j J^T lambda, dv_i -= gate_i w_i J^T lambda,
  * act (n_pairs, NULL: all 1) the pairs' activity: 0 the pair takes no
  * impulse, 1 gated by its bodies' gates, 2 forced (gates 1: the
  * non-penetration guard),
  * with w the inverse masses (w_i = 0 for a wall), e (n_pairs) the
  * restitution of each pair and gate (K) in [0,1]. If fric (n_pairs) is
  * non-NULL, pairs with a tangent get Coulomb friction with coefficient
- * fric[p] through AP Newton (imp_ap_newton_forward), un+ = -e u- kept.
+ * fric[p] (stick or slide; none where the law pulls).
  * law: IMP_CDL_IMPACT_PAPER or _NEWTON (imp_cdl_config.impact_law). */
 void imp_impulse_forward(const imp_contact_geometry *g, const double *w, const double *e, const double *fric,
                          int law, const unsigned char *act, const double *gate, const double *vh, const double *vS,
                          double *dv);
-/* Reverse of imp_impulse_forward given dv_bar; accumulates into vh_bar,
- * vS_bar, gate_bar (K), w_bar (K), e_bar and fric_bar (n_pairs) (each may be NULL). */
+/* Reverse of imp_impulse_forward given dv_bar (the solver's reverse pass,
+ * imp_contact_solve_law_backward); accumulates into vh_bar, vS_bar,
+ * gate_bar (K), w_bar (K), e_bar and fric_bar (n_pairs) (each may be
+ * NULL; a pair with both gates 0 is skipped when gate_bar is NULL). */
 void imp_impulse_backward(const imp_contact_geometry *g, const double *w, const double *e, const double *fric,
                           int law, const unsigned char *act, const double *gate, const double *vh, const double *vS,
                           const double *dv_bar, double *vh_bar, double *vS_bar, double *gate_bar, double *w_bar,

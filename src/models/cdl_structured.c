@@ -267,8 +267,8 @@ static void step_backward(const imp_model *m, const double *params, imp_model_wo
             const imp_contact_geometry *gb = geom_at(m, qb, vh + (size_t)b * D, &gbuf);
             const unsigned char *act = w->pact + ((size_t)n * B + b) * (P > 0 ? P : 1);
             imp_impulse_backward(gb, winv, e, fric, m->cfg.impact_law, act, gate + (size_t)b * K, vh + (size_t)b * D,
-                                 vS + (size_t)b * D, vnb, vh_bar + (size_t)b * D, vS_bar + (size_t)b * D, gate_bar, wbar,
-                                 ebar, fricbar);
+                                 vS + (size_t)b * D, vnb, vh_bar + (size_t)b * D, vS_bar + (size_t)b * D,
+                                 mode == GATE_SOFT ? gate_bar : NULL, wbar, ebar, fricbar);
             if (gb != &m->geom)
                 sphere_normal_backward(m, gb, winv, e, fric, act, gate + (size_t)b * K, qb, vh + (size_t)b * D,
                                        vS + (size_t)b * D, vnb, qbar + (size_t)b * D, vh_bar + (size_t)b * D);

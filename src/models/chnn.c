@@ -55,7 +55,7 @@ static void proj_layout(const imp_cmodel *m, double *p, proj_buf *q)
 }
 
 /* y = W u, W = M(phi)^-1 per body and per coordinate ([F] eq 9). */
-static void apply_winv(const imp_csystem *cs, const double *winv, const double *u, double *y)
+void imp_chnn_apply_winv_(const imp_csystem *cs, const double *winv, const double *u, double *y)
 {
     int d = cs->d;
     for (int bd = 0; bd < cs->n_bodies; bd++) {
@@ -71,7 +71,7 @@ static void apply_winv(const imp_csystem *cs, const double *winv, const double *
 }
 
 /* phibar += d(ybar . W(phi) u)/dphi, with W entries e^-phi. */
-static void apply_winv_phi_vjp(const imp_csystem *cs, const double *winv, const double *u,
+void imp_chnn_apply_winv_phi_vjp_(const imp_csystem *cs, const double *winv, const double *u,
                                const double *ybar, double *phibar)
 {
     int d = cs->d;
@@ -155,7 +155,7 @@ static int proj_forward(const imp_cmodel *m, const double *x, const double *v, c
     int nd = cs->n_points * cs->d, C = cs->n_rows;
     int ham = m->kind == IMP_CMODEL_CHNN;
     build_jacobians(cs, x, v, q->D, q->A);
-    for (int c = 0; c < C; c++) apply_winv(cs, q->winv, q->D + (size_t)c * nd, q->WdT + (size_t)c * nd);
+    for (int c = 0; c < C; c++) imp_chnn_apply_winv_(cs, q->winv, q->D + (size_t)c * nd, q->WdT + (size_t)c * nd);
     for (int i = 0; i < C; i++)
         for (int j = 0; j < C; j++) {
             q->S[i * C + j] = dot(q->D + (size_t)i * nd, q->WdT + (size_t)j * nd, nd);
@@ -164,7 +164,7 @@ static int proj_forward(const imp_cmodel *m, const double *x, const double *v, c
     for (int i = 0; i < C; i++)
         for (int j = 0; j < C; j++) q->K[i * C + j] = q->Q[i * C + j] - q->Q[j * C + i];
     if (cholesky(q->S, C, q->L)) return -1;
-    apply_winv(cs, q->winv, g, q->f);
+    imp_chnn_apply_winv_(cs, q->winv, g, q->f);
     for (int i = 0; i < nd; i++) q->f[i] = -q->f[i];
     for (int c = 0; c < C; c++) {
         q->r1[c] = ham ? dot(q->D + (size_t)c * nd, v, nd) : 0.0;
@@ -177,7 +177,7 @@ static int proj_forward(const imp_cmodel *m, const double *x, const double *v, c
     memset(q->e, 0, (size_t)nd * sizeof(double));
     for (int c = 0; c < C; c++)
         for (int k = 0; k < nd; k++) q->e[k] += q->b[c] * q->A[(size_t)c * nd + k];
-    apply_winv(cs, q->winv, q->e, q->We);
+    imp_chnn_apply_winv_(cs, q->winv, q->e, q->We);
     for (int k = 0; k < nd; k++) {
         double sx = v[k], sv = q->f[k] + q->We[k];
         for (int c = 0; c < C; c++) {
@@ -218,8 +218,8 @@ static void proj_backward(const imp_cmodel *m, const double *x, const double *v,
         q->bbar[c] -= dot(Wr, xdbar, nd);
     }
     if (ham) {
-        apply_winv(cs, q->winv, vdbar, q->ebar);
-        apply_winv_phi_vjp(cs, q->winv, q->e, vdbar, phibar);
+        imp_chnn_apply_winv_(cs, q->winv, vdbar, q->ebar);
+        imp_chnn_apply_winv_phi_vjp_(cs, q->winv, q->e, vdbar, phibar);
         for (int c = 0; c < C; c++) {
             double *Ar = q->A + (size_t)c * nd, *Arb = q->Abar + (size_t)c * nd;
             for (int k = 0; k < nd; k++) Arb[k] += q->b[c] * q->ebar[k];
@@ -264,10 +264,10 @@ static void proj_backward(const imp_cmodel *m, const double *x, const double *v,
         }
     }
     /* f = -W g */
-    apply_winv(cs, q->winv, q->fbar, q->tmp);
+    imp_chnn_apply_winv_(cs, q->winv, q->fbar, q->tmp);
     for (int k = 0; k < nd; k++) gbar[k] -= q->tmp[k];
     for (int k = 0; k < nd; k++) q->tmp[k] = -q->fbar[k];
-    apply_winv_phi_vjp(cs, q->winv, g, q->tmp, phibar);
+    imp_chnn_apply_winv_phi_vjp_(cs, q->winv, g, q->tmp, phibar);
     /* K = Q - Q^T, Q = A Wd */
     if (ham) {
         for (int i = 0; i < C; i++)
@@ -295,17 +295,17 @@ static void proj_backward(const imp_cmodel *m, const double *x, const double *v,
         }
     /* WdT[c] = W D[c] */
     for (int c = 0; c < C; c++) {
-        apply_winv(cs, q->winv, q->WdTbar + (size_t)c * nd, q->tmp);
+        imp_chnn_apply_winv_(cs, q->winv, q->WdTbar + (size_t)c * nd, q->tmp);
         double *Drb = q->Dbar + (size_t)c * nd;
         for (int k = 0; k < nd; k++) Drb[k] += q->tmp[k];
-        apply_winv_phi_vjp(cs, q->winv, q->D + (size_t)c * nd, q->WdTbar + (size_t)c * nd, phibar);
+        imp_chnn_apply_winv_phi_vjp_(cs, q->winv, q->D + (size_t)c * nd, q->WdTbar + (size_t)c * nd, phibar);
     }
     /* D = L(x) + D0, A = L(v) */
     jacobian_adjoint(cs, q->Dbar, xbar);
     jacobian_adjoint(cs, q->Abar, vbar);
 }
 
-static void load_winv(const imp_cmodel *m, const double *params, double *winv)
+void imp_chnn_load_winv_(const imp_cmodel *m, const double *params, double *winv)
 {
     for (int p = 0; p < m->sys.n_points; p++) winv[p] = exp(-params[m->off_mass + p]);
 }
@@ -323,7 +323,7 @@ int imp_chnn_rhs_(const imp_cmodel *m, const double *params, const double *y, in
     int nd = m->sys.n_points * m->sys.d;
     proj_buf q;
     proj_layout(m, w->small, &q);
-    load_winv(m, params, q.winv);
+    imp_chnn_load_winv_(m, params, q.winv);
     gather_x(m, y, B, w->in);
     imp_mlp_grad_input(&m->net, params, w->in, B, g, NULL, w->mlp[slot]);
     for (int s = 0; s < B; s++) {
@@ -344,7 +344,7 @@ int imp_chnn_rhs_vjp_(const imp_cmodel *m, const double *params, const double *y
     double *g = w->out[slot];
     proj_buf q;
     proj_layout(m, w->small, &q);
-    load_winv(m, params, q.winv);
+    imp_chnn_load_winv_(m, params, q.winv);
     if (!cached) {
         gather_x(m, y, B, w->in);
         imp_mlp_grad_input(&m->net, params, w->in, B, g, NULL, w->mlp[slot]);

@@ -30,6 +30,12 @@ int imp_chnn_rhs_vjp_(const imp_cmodel *m, const double *params, const double *y
                       const double *fbar, double *ybar, double *theta_bar, imp_cmodel_work *w,
                       int slot, int cached);
 size_t imp_chnn_small_size_(const imp_cmodel *m);
+/* The learned inverse mass W = M(phi)^-1 ([F] eq 9): winv (n_points) from
+ * the parameters, y = W u, and phibar += d(ybar . W u)/dphi. */
+void imp_chnn_load_winv_(const imp_cmodel *m, const double *params, double *winv);
+void imp_chnn_apply_winv_(const imp_csystem *cs, const double *winv, const double *u, double *y);
+void imp_chnn_apply_winv_phi_vjp_(const imp_csystem *cs, const double *winv, const double *u, const double *ybar,
+                                  double *phibar);
 /* Neural ODE (src/models/node.c). */
 int imp_node_input_size_(const imp_csystem *sys);
 int imp_node_rhs_(const imp_cmodel *m, const double *params, const double *y, int B, double *ydot,

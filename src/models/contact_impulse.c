@@ -1,22 +1,21 @@
-/* Newton-restitution impulses and closest-point projection of the
- * CD-Lagrange network, in the pairwise form of [A] eqs 41 and 48-50 with the
- * sign of eq 49 fixed (the post-impact normal velocity is -e times the
- * pre-impact one), and their reverse passes. Pairs with a tangent and a
- * friction coefficient get Coulomb friction through the impact strand's AP
- * Newton law (imp_ap_newton_forward / _backward, [ISRR] sec 2.1), which keeps
- * un+ = -e un- and adds the maximal tangential impulse in the cone.
+/* The impulses and closest-point projection of the CD-Lagrange network, and
+ * their reverse passes. Each active pair's impulse comes from the contact
+ * module's solver (src/contact/solve.c, imp_contact_solve_law_forward), one
+ * pair at a time as in [A] eqs 48-50, with the paper's law ([A] eq 49, sign
+ * fixed: the post-impact normal velocity is -e times the half-step one,
+ * IMP_CONTACT_LAW_PAPER) or CD-Lagrange's Newton law
+ * (IMP_CONTACT_LAW_HALFSTEP), and Coulomb friction for pairs with a tangent
+ * and a friction coefficient (docs/derivations/contact.md sec 11).
  *
  * Events are per contact pair: the gate (a body's label or contact network)
  * says when, the pair activity (imp_pair_activity) says which of the body's
  * pairs; a pair's impulse and projection act only where its activity is
  * nonzero (2: forced by the non-penetration guard of rollouts, gate 1). */
 #include "cdl_internal.h"
-#include "impulse/impact_models.h"
+#include "impulse/contact.h"
 
-static double normal_dot(const imp_contact_geometry *g, const imp_contact_pair *c, const double *v)
-{
-    return imp_contact_normal_velocity(g, (int)(c - g->pairs), v);
-}
+#include <math.h>
+#include <string.h>
 
 /* Adds s * dir to the relative-velocity adjoint of pair c (body j +, body i -). */
 static void scatter_rel(const imp_contact_geometry *g, const imp_contact_pair *c, const double *dir, double s,
@@ -29,96 +28,46 @@ static void scatter_rel(const imp_contact_geometry *g, const imp_contact_pair *c
     }
 }
 
-/* The normal velocity bn the impulse removes from uS (un+ = uS - bn) and its
- * partial derivatives in (u-, uS, e):
- *   paper  ([A] eq 49): bn = uS + e u-, un+ = -e u- at the next half step
- *          (the impulse also cancels the force over the step);
- *   newton: bn = min((1 + e) u-, uS), un+ = max(uS - (1 + e) u-, 0): Newton's
- *          law on the half-step velocity with the force kept, or rest. */
-static double removed_normal(int law, double e, double um, double uS, double d[3])
-{
-    if (law == IMP_CDL_IMPACT_NEWTON && (1.0 + e) * um < uS) {
-        d[0] = 1.0 + e, d[1] = 0.0, d[2] = um;
-        return (1.0 + e) * um;
-    }
-    if (law == IMP_CDL_IMPACT_NEWTON) {
-        d[0] = 0.0, d[1] = 1.0, d[2] = 0.0;
-        return uS;
-    }
-    d[0] = e, d[1] = 1.0, d[2] = um;
-    return uS + e * um;
-}
-
-/* The frictional impulse of one pair: AP Newton (the impact strand's law,
- * imp_ap_newton_forward) with u = velocity before the impulse (vS) and bn
- * from removed_normal (paper: bn = uS_n + e u-_n, so that un+ = uS_n - bn =
- * -e u-_n). A separating pair (bn >= 0) or a configuration with no sliding
- * solution gets the frictionless impulse (-bn / Wnn normal only), as without
- * friction. Returns the branch (IMP_AP_*, or 2 for frictionless). */
-static int friction_impulse(const imp_contact_geometry *g, int p, double wsum, double e, double mu, int law,
-                            const double *vh, const double *vS, double W[4], double u[2], double *bn,
-                            double dbn[3], double P[2])
-{
-    imp_contact_pair_compliance(g, p, wsum, W);
-    u[0] = imp_contact_slip_velocity(g, p, vS);
-    u[1] = imp_contact_normal_velocity(g, p, vS);
-    *bn = removed_normal(law, e, imp_contact_normal_velocity(g, p, vh), u[1], dbn);
-    int branch = 2;
-    if (*bn < 0.0) {
-        if (imp_ap_newton_forward(P, &branch, W, u, mu, *bn) == IMP_OK) return branch;
-        imp_clear_error(); /* handled: the frictionless impulse below */
-    }
-    P[0] = 0.0;
-    P[1] = -*bn / W[3];
-    return 2;
-}
-
 int imp_pair_activity(const imp_contact_geometry *g, double tol, int nearest_if_none, const double *qt,
                       const double *v, const double *vh, unsigned char *act)
 {
     /* reach[p]: 2 the pair is closing and penetrated at qt, 1 closing and
-     * within tol, 0 neither */
+     * within tol, 0 neither; the per-body choice is the contact module's
+     * (imp_contact_choose) */
     unsigned char reach[IMP_MAX_CONTACTS];
     double gap[IMP_MAX_CONTACTS];
+    int bi[IMP_MAX_CONTACTS], bj[IMP_MAX_CONTACTS];
     for (int p = 0; p < g->n_pairs; p++) {
         double um = imp_contact_normal_velocity(g, p, vh);
         /* n . (vh + h/2 a0) = 2 um - n . v: the current force pulls the pair closed */
         int closing = um < 0.0 || 2.0 * um - imp_contact_normal_velocity(g, p, v) < 0.0;
         gap[p] = imp_contact_gap(g, p, qt);
         reach[p] = !closing ? 0 : gap[p] <= 0.0 ? 2 : gap[p] <= tol ? 1 : 0;
-        act[p] = 0;
+        bi[p] = g->pairs[p].body_i, bj[p] = g->pairs[p].body_j;
     }
-    /* nearest[k]: body k's pair with the smallest gap */
     int nearest[IMP_MAX_BODIES];
-    for (int k = 0; k < g->n_bodies; k++) {
-        nearest[k] = -1;
-        for (int p = 0; p < g->n_pairs; p++)
-            if ((g->pairs[p].body_j == k || g->pairs[p].body_i == k) && (nearest[k] < 0 || gap[p] < gap[nearest[k]]))
-                nearest[k] = p;
-    }
-    for (int k = 0; k < g->n_bodies; k++) {
-        int n = 0, best = 0, near = nearest[k];
-        for (int p = 0; p < g->n_pairs; p++) {
-            const imp_contact_pair *c = &g->pairs[p];
-            if (c->body_j != k && c->body_i != k) continue;
-            n++;
-            if (reach[p] > best) best = reach[p];
+    int n = imp_contact_choose(g->n_bodies, g->n_pairs, bi, bj, reach, gap, NULL,
+                               IMP_CONTACT_CHOOSE_ONLY | (nearest_if_none ? IMP_CONTACT_CHOOSE_NEAREST : 0), act,
+                               nearest);
+    if (!imp_contact_geometry_has_spheres(g)) return n;
+    /* a disk-disk pair (sphere) chosen only as a body's nearest stays only
+       when it is the other disk's nearest too: otherwise it would push the
+       other disk whenever that one is gated, however far apart */
+    int count[IMP_MAX_BODIES] = {0}, best[IMP_MAX_BODIES] = {0};
+    for (int p = 0; p < g->n_pairs; p++)
+        for (int side = 0; side < 2; side++) {
+            int k = side ? bi[p] : bj[p];
+            if (k == IMP_WALL) continue;
+            count[k]++;
+            if (reach[p] > best[k]) best[k] = reach[p];
         }
-        if (n > 1 && !best && nearest_if_none && near >= 0 && g->pairs[near].kind == IMP_PAIR_SPHERE) {
-            /* a disk-disk pair (sphere) as a fallback only when it is the
-               other disk's nearest pair too: otherwise it would push the
-               other disk whenever that one is gated, however far apart */
-            const imp_contact_pair *c = &g->pairs[near];
-            if (nearest[c->body_j == k ? c->body_i : c->body_j] != near) near = -1;
-        }
-        if (n == 1 || (n > 1 && !best && nearest_if_none)) {
-            if (near >= 0) act[near] = 1; /* the body's only pair, or its nearest */
-        } else
-            for (int p = 0; p < g->n_pairs; p++)
-                if (reach[p] == best && best && (g->pairs[p].body_j == k || g->pairs[p].body_i == k)) act[p] = 1;
+    for (int p = 0; p < g->n_pairs; p++) {
+        if (!act[p] || g->pairs[p].kind != IMP_PAIR_SPHERE) continue;
+        int a = bi[p], b = bj[p];
+        int by_reach = (best[a] && reach[p] == best[a]) || (best[b] && reach[p] == best[b]);
+        int only = count[a] == 1 || count[b] == 1, mutual = nearest[a] == p && nearest[b] == p;
+        if (!by_reach && !only && !mutual) act[p] = 0, n--;
     }
-    int n = 0;
-    for (int p = 0; p < g->n_pairs; p++) n += act[p];
     return n;
 }
 
@@ -130,86 +79,151 @@ static void pair_gates(const imp_contact_pair *c, const double *gate, int a, dou
     *gi = c->body_i == IMP_WALL ? 0.0 : a == 2 ? 1.0 : a ? gate[c->body_i] : 0.0;
 }
 
+/* One active pair's impulse from the contact module's solver: rows 1
+ * (normal) or 2 (normal, tangent: friction), its contact-space compliance
+ * A = J M^-1 J^T with M^-1 = diag(w), the velocities u- = J vS the
+ * impulse is added to, the restitution reference ur = J vh, and the
+ * solution. The pairs of a step are solved one by one, each from the same
+ * vh and vS (the pairwise form of [A] eqs 48-50): see
+ * docs/derivations/contact.md sec 11 for why not together. */
+typedef struct pair_solve {
+    int p, rows;
+    double A[4], u[2], ur[2], e, mu;
+    imp_contact_solution sol;
+} pair_solve;
+
+static double dot(const double *x, const double *y, int d)
+{
+    double s = 0.0;
+    for (int a = 0; a < d; a++) s += x[a] * y[a];
+    return s;
+}
+
+static const double *row_dir(const imp_contact_pair *c, int r) { return r ? c->tangent : c->normal; }
+
+/* Component a of the direction along which row r of pair p acts on body i
+ * with a minus sign (dv_i -= gate_i w_i sum_r lambda_r ri): row_dir, but
+ * for a sphere pair's (two disks') spin coordinates minus the tangent's, as
+ * the contact point on each rim turns each disk the same way
+ * (imp_contact_tangent_i). */
+static double ri(const imp_contact_geometry *g, int p, int r, int a)
+{
+    return r ? -imp_contact_tangent_i(g, p, a) : g->pairs[p].normal[a];
+}
+
+/* Adds s times row r of pair p to a velocity adjoint (body j: row_dir,
+ * body i: -ri). */
+static void scatter_row(const imp_contact_geometry *g, int p, int r, double s, double *v_bar)
+{
+    const imp_contact_pair *c = &g->pairs[p];
+    if (c->kind != IMP_PAIR_SPHERE) {
+        scatter_rel(g, c, row_dir(c, r), s, v_bar);
+        return;
+    }
+    if (!v_bar) return;
+    for (int a = 0; a < g->dim; a++) {
+        v_bar[c->body_j * g->dim + a] += s * row_dir(c, r)[a];
+        v_bar[c->body_i * g->dim + a] -= s * ri(g, p, r, a);
+    }
+}
+
+/* Row r's velocity of pair p: row . (v_j - v_i), for a sphere pair
+ * row . v_j - ri . v_i. */
+static double row_velocity(const imp_contact_geometry *g, int p, int r, const double *v, const double *rel)
+{
+    const imp_contact_pair *c = &g->pairs[p];
+    if (c->kind != IMP_PAIR_SPHERE) return dot(row_dir(c, r), rel, g->dim);
+    double s = 0.0;
+    for (int a = 0; a < g->dim; a++) s += row_dir(c, r)[a] * v[c->body_j * g->dim + a] - ri(g, p, r, a) * v[c->body_i * g->dim + a];
+    return s;
+}
+
+
+static void relative(const imp_contact_geometry *g, const imp_contact_pair *c, const double *v, double *rel)
+{
+    for (int a = 0; a < g->dim; a++)
+        rel[a] = v[c->body_j * g->dim + a] - (c->body_i == IMP_WALL ? 0.0 : v[c->body_i * g->dim + a]);
+}
+
+/* w_i + w_j of pair c: A = (w_i + w_j) (dir_r . dir_s) */
+static double pair_wsum(const imp_contact_pair *c, const double *w)
+{
+    return w[c->body_j] + (c->body_i == IMP_WALL ? 0.0 : w[c->body_i]);
+}
+
+/* Assemble and solve pair S->p (S->rows set). The law holds exactly (no
+ * regularization) unless A is singular, where the solver's default
+ * regularization makes the impulse unique. A failed solve with friction is
+ * repeated without it (the normal row alone, as where no impulse in the cone
+ * exists); one that fails again (non-finite velocities of a diverging
+ * training) gives a NaN impulse. */
+static void pair_impulse(const imp_contact_geometry *g, const double *w, const double *e, const double *fric, int law,
+                         const double *vh, const double *vS, pair_solve *S)
+{
+    const imp_contact_pair *c = &g->pairs[S->p];
+    double rs[IMP_MAX_DIM], rh[IMP_MAX_DIM], wsum = pair_wsum(c, w);
+    relative(g, c, vS, rs);
+    relative(g, c, vh, rh);
+    S->e = e[S->p];
+    S->mu = fric ? fric[S->p] : 0.0;
+    int law_c = law == IMP_CDL_IMPACT_NEWTON ? IMP_CONTACT_LAW_HALFSTEP : IMP_CONTACT_LAW_PAPER;
+    for (int attempt = 0;; attempt++) {
+        int R = S->rows;
+        for (int r = 0; r < R; r++) {
+            S->u[r] = row_velocity(g, S->p, r, vS, rs);
+            S->ur[r] = row_velocity(g, S->p, r, vh, rh);
+            for (int q = 0; q < R; q++) S->A[r * R + q] = wsum * dot(row_dir(c, r), row_dir(c, q), g->dim);
+        }
+        imp_contact_solve_opts o;
+        imp_contact_solve_opts_default(&o);
+        if (attempt % 2 == 0) o.regularization = 0.0;
+        double work[32];
+        int iwork[4];
+        if (imp_contact_solve_law_forward(&S->sol, S->A, S->u, S->ur, &S->e, &S->mu, 1, R, law_c, &o, work, iwork) ==
+            IMP_OK)
+            return;
+        imp_clear_error(); /* handled: regularized, without friction, else NaN */
+        if (attempt % 2 == 0) continue;
+        if (R == 1) {
+            S->sol.n = 1, S->sol.dim = 1, S->sol.lambda[0] = NAN;
+            return;
+        }
+        S->rows = 1;
+    }
+}
+
+/* Pair p's solve set up when it is active; rows 2 with friction (fric
+ * non-NULL and a tangent), else 1. */
+static int pair_setup(const imp_contact_geometry *g, const double *fric, const unsigned char *act, int p,
+                      pair_solve *S)
+{
+    if (act && !act[p]) return 0;
+    S->p = p;
+    S->rows = fric && imp_contact_pair_has_tangent(g, p) ? 2 : 1;
+    return 1;
+}
+
 void imp_impulse_forward(const imp_contact_geometry *g, const double *w, const double *e, const double *fric,
                          int law, const unsigned char *act, const double *gate, const double *vh, const double *vS,
                          double *dv)
 {
+    pair_solve S;
     for (int p = 0; p < g->n_pairs; p++) {
+        if (!pair_setup(g, fric, act, p, &S)) continue;
         const imp_contact_pair *c = &g->pairs[p];
-        int wall = c->body_i == IMP_WALL, ap = act ? act[p] : 1;
-        if (!ap) continue;
-        double gj, gi;
-        pair_gates(c, gate, ap, &gj, &gi);
-        double wi = wall ? 0.0 : w[c->body_i], wj = w[c->body_j];
-        if (fric && imp_contact_pair_has_tangent(g, p)) {
-            double W[4], u[2], bn, dbn[3], P[2];
-            friction_impulse(g, p, wi + wj, e[p], fric[p], law, vh, vS, W, u, &bn, dbn, P);
+        double gj, gi, dir[IMP_MAX_DIM] = {0, 0, 0}, dir_i[IMP_MAX_DIM] = {0, 0, 0};
+        pair_gates(c, gate, act ? act[p] : 1, &gj, &gi);
+        if (gj == 0.0 && gi == 0.0) continue; /* gated off: no impulse to apply */
+        pair_impulse(g, w, e, fric, law, vh, vS, &S);
+        for (int r = 0; r < S.rows; r++)
             for (int a = 0; a < g->dim; a++) {
-                double dir = P[0] * c->tangent[a] + P[1] * c->normal[a];
-                dv[c->body_j * g->dim + a] += gj * wj * dir;
-                if (!wall) dv[c->body_i * g->dim + a] += gi * wi * (P[0] * imp_contact_tangent_i(g, p, a) - P[1] * c->normal[a]);
+                dir[a] += S.sol.lambda[r] * row_dir(c, r)[a];
+                dir_i[a] += S.sol.lambda[r] * ri(g, p, r, a);
             }
-            continue;
-        }
-        double mu_red = 1.0 / (wi + wj); /* H_kk, the reduced mass ([A] eq 43) */
-        double d[3], um = normal_dot(g, c, vh), uS = normal_dot(g, c, vS);
-        double P = mu_red * (law == IMP_CDL_IMPACT_PAPER ? -e[p] * um - uS : -removed_normal(law, e[p], um, uS, d));
         for (int a = 0; a < g->dim; a++) {
-            dv[c->body_j * g->dim + a] += gj * P * wj * c->normal[a];
-            if (!wall) dv[c->body_i * g->dim + a] -= gi * P * wi * c->normal[a];
+            dv[c->body_j * g->dim + a] += gj * w[c->body_j] * dir[a];
+            if (c->body_i != IMP_WALL) dv[c->body_i * g->dim + a] -= gi * w[c->body_i] * dir_i[a];
         }
-    }
-}
-
-static void friction_impulse_backward(const imp_contact_geometry *g, int p, double wi, double wj, double e,
-                                      double mu, int law, double gj, double gi, const double *vh, const double *vS,
-                                      const double *dv_bar, double *vh_bar, double *vS_bar, double *gate_bar,
-                                      double *w_bar, double *e_bar, double *mu_bar)
-{
-    const imp_contact_pair *c = &g->pairs[p];
-    int wall = c->body_i == IMP_WALL;
-    double W[4], u[2], bn, dbn[3], P[2];
-    int branch = friction_impulse(g, p, wi + wj, e, mu, law, vh, vS, W, u, &bn, dbn, P);
-    /* dv_j += gate_j wj (Pt t + Pn n), dv_i -= gate_i wi (Pt t + Pn n) */
-    double tj = 0.0, nj = 0.0, ti = 0.0, ni = 0.0;
-    for (int a = 0; a < g->dim; a++) {
-        tj += c->tangent[a] * dv_bar[c->body_j * g->dim + a];
-        nj += c->normal[a] * dv_bar[c->body_j * g->dim + a];
-        if (!wall) {
-            ti -= imp_contact_tangent_i(g, p, a) * dv_bar[c->body_i * g->dim + a];
-            ni += c->normal[a] * dv_bar[c->body_i * g->dim + a];
-        }
-    }
-    double P_bar[2] = {gj * wj * tj - gi * wi * ti, gj * wj * nj - gi * wi * ni};
-    if (gate_bar) {
-        gate_bar[c->body_j] += wj * (P[0] * tj + P[1] * nj);
-        if (!wall) gate_bar[c->body_i] -= wi * (P[0] * ti + P[1] * ni);
-    }
-    double W_bar[4] = {0, 0, 0, 0}, u_bar[2] = {0, 0}, bn_bar = 0.0, m_bar = 0.0;
-    if (branch == 2) {
-        /* P = (0, -bn / Wnn) */
-        bn_bar = -P_bar[1] / W[3];
-        W_bar[3] = -P_bar[1] * P[1] / W[3];
-    } else {
-        imp_ap_newton_backward(W_bar, u_bar, &m_bar, &bn_bar, P_bar, P, branch, W, mu, bn);
-    }
-    if (mu_bar) *mu_bar += m_bar;
-    /* bn(u-_n, uS_n, e) */
-    if (e_bar) *e_bar += bn_bar * dbn[2];
-    scatter_rel(g, c, c->normal, bn_bar * dbn[0], vh_bar);
-    scatter_rel(g, c, c->normal, bn_bar * dbn[1] + u_bar[1], vS_bar);
-    if (vS_bar) /* slip = t . v_j + row_i . v_i (imp_contact_tangent_i) */
-        for (int a = 0; a < g->dim; a++) {
-            vS_bar[c->body_j * g->dim + a] += u_bar[0] * c->tangent[a];
-            if (!wall) vS_bar[c->body_i * g->dim + a] += u_bar[0] * imp_contact_tangent_i(g, p, a);
-        }
-    if (w_bar) {
-        /* W = (wi + wj) W1 with W1 the compliance of unit inverse mass */
-        double W1[4];
-        imp_contact_pair_compliance(g, p, 1.0, W1);
-        double ws_bar = W_bar[0] * W1[0] + W_bar[1] * W1[1] + W_bar[2] * W1[2] + W_bar[3] * W1[3];
-        w_bar[c->body_j] += gj * (P[0] * tj + P[1] * nj) + ws_bar;
-        if (!wall) w_bar[c->body_i] += -gi * (P[0] * ti + P[1] * ni) + ws_bar;
     }
 }
 
@@ -218,44 +232,55 @@ void imp_impulse_backward(const imp_contact_geometry *g, const double *w, const 
                           const double *dv_bar, double *vh_bar, double *vS_bar, double *gate_bar, double *w_bar,
                           double *e_bar, double *fric_bar)
 {
+    const int d = g->dim;
+    pair_solve S;
     for (int p = 0; p < g->n_pairs; p++) {
+        if (!pair_setup(g, fric, act, p, &S)) continue;
         const imp_contact_pair *c = &g->pairs[p];
-        int wall = c->body_i == IMP_WALL, ap = act ? act[p] : 1;
-        if (!ap) continue;
+        int ap = act ? act[p] : 1, wall = c->body_i == IMP_WALL;
         double gj, gi;
         pair_gates(c, gate, ap, &gj, &gi);
         double *gb = ap == 2 ? NULL : gate_bar; /* forced: the gates do not enter */
-        double wi = wall ? 0.0 : w[c->body_i], wj = w[c->body_j];
-        if (fric && imp_contact_pair_has_tangent(g, p)) {
-            friction_impulse_backward(g, p, wi, wj, e[p], fric[p], law, gj, gi, vh, vS, dv_bar, vh_bar, vS_bar, gb,
-                                      w_bar, e_bar ? e_bar + p : NULL, fric_bar ? fric_bar + p : NULL);
-            continue;
+        if (gj == 0.0 && gi == 0.0 && !gb) continue; /* nothing depends on the impulse */
+        pair_impulse(g, w, e, fric, law, vh, vS, &S);
+        const int R = S.rows;
+        /* dv_j += gate_j w_j sum_r lambda_r dir_r, dv_i -= gate_i w_i (...) */
+        double lb[2], dj = 0.0, di = 0.0;
+        for (int r = 0; r < R; r++) {
+            double pj = dot(row_dir(c, r), dv_bar + c->body_j * d, d);
+            double pi = 0.0;
+            for (int a = 0; !wall && a < d; a++) pi += ri(g, p, r, a) * dv_bar[c->body_i * d + a];
+            lb[r] = gj * w[c->body_j] * pj - (wall ? 0.0 : gi * w[c->body_i] * pi);
+            dj += S.sol.lambda[r] * pj, di += S.sol.lambda[r] * pi;
         }
-        double mu_red = 1.0 / (wi + wj);
-        double um = normal_dot(g, c, vh), uS = normal_dot(g, c, vS);
-        double d[3] = {e[p], 1.0, um}; /* d bn / d(u-, uS, e) */
-        double bracket = law == IMP_CDL_IMPACT_PAPER ? -e[p] * um - uS : -removed_normal(law, e[p], um, uS, d);
-        double P = mu_red * bracket;
-        /* projections of dv_bar on the normal, per body */
-        double nj = 0.0, ni = 0.0;
-        for (int a = 0; a < g->dim; a++) {
-            nj += c->normal[a] * dv_bar[c->body_j * g->dim + a];
-            if (!wall) ni += c->normal[a] * dv_bar[c->body_i * g->dim + a];
-        }
-        double P_bar = gj * wj * nj - gi * wi * ni;
         if (gb) {
-            gb[c->body_j] += P * wj * nj;
-            if (!wall) gb[c->body_i] -= P * wi * ni;
+            gb[c->body_j] += w[c->body_j] * dj;
+            if (!wall) gb[c->body_i] -= w[c->body_i] * di;
         }
-        double mu_bar_red = P_bar * bracket;
         if (w_bar) {
-            w_bar[c->body_j] += gj * P * nj - mu_red * mu_red * mu_bar_red;
-            if (!wall) w_bar[c->body_i] += -gi * P * ni - mu_red * mu_red * mu_bar_red;
+            w_bar[c->body_j] += gj * dj;
+            if (!wall) w_bar[c->body_i] -= gi * di;
         }
-        if (e_bar) e_bar[p] += -P_bar * mu_red * d[2];
-        double um_bar = -P_bar * mu_red * d[0], uS_bar = -P_bar * mu_red * d[1];
-        scatter_rel(g, c, c->normal, um_bar, vh_bar);
-        scatter_rel(g, c, c->normal, uS_bar, vS_bar);
+        double Ab[4] = {0, 0, 0, 0}, ub[2] = {0, 0}, urb[2] = {0, 0}, eb = 0.0, mb = 0.0, work[32];
+        int iwork[4];
+        if (!isfinite(S.sol.lambda[0]) || imp_contact_solve_law_backward(Ab, ub, urb, &eb, &mb, lb, &S.sol, S.A, S.u,
+                                                                         S.ur, &S.e, &S.mu, work, iwork) != IMP_OK) {
+            /* the forward gave NaN, or its branch system is singular: NaN gradients */
+            imp_clear_error();
+            eb = NAN;
+        }
+        if (e_bar) e_bar[p] += eb;
+        if (fric_bar && R > 1) fric_bar[p] += mb;
+        double ws_bar = 0.0; /* A = (w_i + w_j) (dir_r . dir_q) */
+        for (int r = 0; r < R; r++) {
+            scatter_row(g, p, r, ub[r], vS_bar);
+            scatter_row(g, p, r, urb[r], vh_bar);
+            for (int q = 0; q < R; q++) ws_bar += Ab[r * R + q] * dot(row_dir(c, r), row_dir(c, q), d);
+        }
+        if (w_bar) {
+            w_bar[c->body_j] += ws_bar;
+            if (!wall) w_bar[c->body_i] += ws_bar;
+        }
     }
 }
 

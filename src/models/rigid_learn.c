@@ -9,22 +9,26 @@
 #include "impulse/rigid_model.h"
 
 #include <math.h>
+#include <nlopt.h>
 #include <stdlib.h>
 #include <string.h>
 
 void imp_rigid_learn_defaults(imp_rigid_learn_opts *o)
 {
     memset(o, 0, sizeof *o);
-    o->substeps = 4;
+    o->substeps = 2;
     o->window = 12;
     o->batch = 16;
-    o->steps = 600;
+    o->steps = 300;
     o->lr = 0.02;
     o->eval_every = 25;
     o->point_scale = 1e-3;
     o->ground_scale = 1e-3;
     o->learn_points = 1;
     o->seed = 0;
+    o->fit_evals = 150;
+    o->learn_inertia = 1;
+    o->learn_dv0 = 0;
 }
 
 /* The learned parameters as one vector in Adam's units: physical value =
@@ -47,6 +51,91 @@ static void from_vec(imp_rigid_model *m, const imp_rigid_learn_opts *o, double *
     m->e = p[P_E], m->mu = p[P_MU], m->ground = p[P_GROUND] * o->ground_scale;
     for (int k = 0; k < m->n_points; k++)
         for (int i = 0; i < 3; i++) m->points[k][i] = p[P_POINTS + 3 * k + i] * o->point_scale;
+}
+
+/* ---- the full-toss fit: x = (e, mu, ground, log inertia scale(s) (0, 1 or 3), dv0_z (learn_dv0)) ---- */
+typedef struct full_fit {
+    const imp_rigid_traj *t;
+    const int *ep;
+    int n, substeps, n_inertia, dv0;
+    imp_rigid_model start;
+    int evals;
+} full_fit;
+
+#define LOG4 1.3862943611198906
+static const double FIT_LO[3] = {0.0, 0.0, -0.01}, FIT_HI[3] = {1.0, 2.0, 0.01};
+
+static void fit_bounds(const full_fit *c, unsigned dim, double *lo, double *hi, double *step)
+{
+    for (unsigned i = 0; i < dim; i++) {
+        int k = (int)i - 3;
+        lo[i] = i < 3 ? FIT_LO[i] : k < c->n_inertia ? -LOG4 : -0.2;
+        hi[i] = i < 3 ? FIT_HI[i] : k < c->n_inertia ? LOG4 : 0.2;
+        step[i] = i < 2 ? 0.2 : i == 2 ? 0.002 : k < c->n_inertia ? 0.3 : 0.03;
+    }
+}
+
+static void full_fit_model(const full_fit *c, const double *x, imp_rigid_model *m)
+{
+    *m = c->start;
+    m->e = fmin(fmax(x[0], FIT_LO[0]), FIT_HI[0]);
+    m->mu = fmin(fmax(x[1], FIT_LO[1]), FIT_HI[1]);
+    m->ground = fmin(fmax(x[2], FIT_LO[2]), FIT_HI[2]);
+    for (int i = 0; i < 3 && c->n_inertia; i++)
+        m->inertia[i] = c->start.inertia[i] * exp(fmin(fmax(x[3 + (c->n_inertia == 3 ? i : 0)], -LOG4), LOG4));
+    if (c->dv0) m->dv0[2] = fmin(fmax(x[3 + c->n_inertia], -0.2), 0.2);
+}
+
+static double full_fit_loss(unsigned n, const double *x, double *grad, void *data)
+{
+    (void)n, (void)grad; /* derivative-free */
+    full_fit *c = data;
+    c->evals++;
+    imp_rigid_model m;
+    full_fit_model(c, x, &m);
+    imp_rigid_model_ctx rc = {&m, c->t->dt, c->substeps};
+    imp_rigid_metrics mt;
+    if (imp_rigid_eval_rollouts(c->t, c->ep, c->n, imp_rigid_model_rollout_fn, &rc, m.ground, &mt)) {
+        imp_clear_error();
+        return 1e30;
+    }
+    double f = mt.position_error_pct + mt.rotation_error_deg;
+    return isfinite(f) ? f : 1e30;
+}
+
+/* m (in: the start, out: the fit); returns the training loss (1e30: none rolled out). */
+static double full_toss_fit(const imp_rigid_traj *t, const int *train, int n_train, const imp_rigid_learn_opts *o,
+                            imp_rigid_model *m, int *evals)
+{
+    full_fit c = {t, train, n_train, o->substeps, o->learn_inertia, o->learn_dv0, *m, 0};
+    const unsigned dim = 3 + (unsigned)o->learn_inertia + (unsigned)o->learn_dv0;
+    double lo[7], hi[7], step0[7], best_x[7] = {m->e, m->mu, m->ground, 0, 0, 0, 0}, best_f = 1e30;
+    fit_bounds(&c, dim, lo, hi, step0);
+    if (o->learn_dv0) best_x[dim - 1] = m->dv0[2];
+    for (unsigned i = 0; i < dim; i++) best_x[i] = fmin(fmax(best_x[i], lo[i]), hi[i]);
+    for (int restart = 0; restart < 4 && c.evals + (int)dim + 1 < o->fit_evals; restart++) {
+        nlopt_opt opt = nlopt_create(NLOPT_LN_NELDERMEAD, dim);
+        if (!opt) break;
+        double step[7], tol[7], x[7], f = 1e30;
+        for (unsigned i = 0; i < dim; i++) {
+            step[i] = fmin(step0[i] / (1 << (2 * restart)), 0.5 * (hi[i] - lo[i]));
+            tol[i] = 1e-3 * step[i];
+            x[i] = best_x[i];
+        }
+        nlopt_set_lower_bounds(opt, lo);
+        nlopt_set_upper_bounds(opt, hi);
+        nlopt_set_initial_step(opt, step);
+        nlopt_set_xtol_abs(opt, tol);
+        nlopt_set_maxeval(opt, o->fit_evals - c.evals);
+        nlopt_set_min_objective(opt, full_fit_loss, &c);
+        nlopt_result r = nlopt_optimize(opt, x, &f);
+        nlopt_destroy(opt);
+        if (r < 0 && r != NLOPT_ROUNDOFF_LIMITED) break;
+        if (f < best_f) best_f = f, memcpy(best_x, x, sizeof x);
+    }
+    if (best_f < 1e29) full_fit_model(&c, best_x, m);
+    *evals = c.evals;
+    return best_f;
 }
 
 static double valid_score(const imp_rigid_traj *t, const int *ep, int n, const imp_rigid_model *m, int substeps,
@@ -73,6 +162,11 @@ int imp_rigid_learn(const imp_rigid_traj *t, const int *train, int n_train, cons
     if (o->batch < 1) return imp_fail(IMP_ERR_INVALID, "rigid learn: batch %d is not >= 1", o->batch);
     if (o->steps < 0) return imp_fail(IMP_ERR_INVALID, "rigid learn: steps %d is not >= 0", o->steps);
     if (o->eval_every < 1) return imp_fail(IMP_ERR_INVALID, "rigid learn: eval_every %d is not >= 1", o->eval_every);
+    if (o->fit_evals < 0) return imp_fail(IMP_ERR_INVALID, "rigid learn: fit_evals %d is not >= 0", o->fit_evals);
+    if (o->learn_dv0 != 0 && o->learn_dv0 != 1)
+        return imp_fail(IMP_ERR_INVALID, "rigid learn: learn_dv0 %d is not 0 or 1", o->learn_dv0);
+    if (o->learn_inertia != 0 && o->learn_inertia != 1 && o->learn_inertia != 3)
+        return imp_fail(IMP_ERR_INVALID, "rigid learn: learn_inertia %d is not 0, 1 or 3", o->learn_inertia);
     if (!(o->lr > 0) || !(o->point_scale > 0) || !(o->ground_scale > 0))
         return imp_fail(IMP_ERR_INVALID, "rigid learn: lr, point_scale and ground_scale must be > 0");
     int st = imp_rigid_model_check(m);
@@ -92,6 +186,12 @@ int imp_rigid_learn(const imp_rigid_traj *t, const int *train, int n_train, cons
     const double t0 = imp_time_now();
     imp_rng rng;
     imp_rng_seed(&rng, o->seed);
+    double fit_loss = NAN;
+    int fit_evals = 0;
+    if (o->fit_evals > 0) {
+        fit_loss = full_toss_fit(t, train, n_train, o, m, &fit_evals);
+        if (!(fit_loss < 1e29)) fit_loss = NAN;
+    }
     imp_rigid_model cur = *m, best = *m;
     to_vec(&cur, o, p);
     imp_rigid_metrics mt;
@@ -147,6 +247,8 @@ int imp_rigid_learn(const imp_rigid_traj *t, const int *train, int n_train, cons
         rep->train_loss = last_loss;
         rep->skipped_windows = skipped;
         rep->seconds = imp_time_now() - t0;
+        rep->fit_evals = fit_evals;
+        rep->fit_loss = fit_loss;
     }
     if (!isfinite(best_score)) return imp_fail(IMP_ERR_NUMERIC, "rigid learn: no parameters could roll out the tosses");
     return IMP_OK;

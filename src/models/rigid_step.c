@@ -51,6 +51,10 @@ int imp_rigid_model_check(const imp_rigid_model *m)
     if (!(m->mu >= 0) || !isfinite(m->mu)) return imp_fail(IMP_ERR_INVALID, "rigid model: mu %g is not >= 0", m->mu);
     if (!(m->e_threshold >= 0) || !isfinite(m->e_threshold))
         return imp_fail(IMP_ERR_INVALID, "rigid model: e_threshold %g is not >= 0", m->e_threshold);
+    if (m->warm_start != 0 && m->warm_start != 1)
+        return imp_fail(IMP_ERR_INVALID, "rigid model: warm_start %d is not 0 or 1", m->warm_start);
+    for (int i = 0; i < 3; i++)
+        if (!isfinite(m->dv0[i])) return imp_fail(IMP_ERR_INVALID, "rigid model: dv0[%d] is not finite", i);
     if (!isfinite(m->ground)) return imp_fail(IMP_ERR_INVALID, "rigid model: ground is not finite");
     if (!(m->gravity >= 0) || !isfinite(m->gravity))
         return imp_fail(IMP_ERR_INVALID, "rigid model: gravity %g is not >= 0", m->gravity);
@@ -109,8 +113,23 @@ static void normalise_backward(double x_bar[4], const double y[4], double norm, 
     for (int i = 0; i < 4; i++) x_bar[i] += (y_bar[i] - y[i] * d) / norm;
 }
 
+/* The previous step's impulses per contact point (warm starts, m->warm_start). */
+typedef struct rigid_warm {
+    int valid;
+    double lambda[IMP_RIGID_MAX_POINTS][3];
+} rigid_warm;
+
+static int step_forward(const imp_rigid_model *m, double h, const double s[13], double s_out[13],
+                        imp_rigid_step_trace *tr, rigid_warm *warm);
+
 int imp_rigid_step_forward(const imp_rigid_model *m, double h, const double s[13], double s_out[13],
                            imp_rigid_step_trace *tr)
+{
+    return step_forward(m, h, s, s_out, tr, NULL);
+}
+
+static int step_forward(const imp_rigid_model *m, double h, const double s[13], double s_out[13],
+                        imp_rigid_step_trace *tr, rigid_warm *warm)
 {
     int st = imp_rigid_model_check(m);
     if (st) return st;
@@ -176,16 +195,30 @@ int imp_rigid_step_forward(const imp_rigid_model *m, double h, const double s[13
         imp_contact_solve_opts_default(&o);
         o.regularization = RIGID_REGULARIZATION;
         o.max_sweeps = RIGID_SWEEPS;
+        double lambda0[3 * IMP_RIGID_MAX_POINTS];
+        if (warm && warm->valid) {
+            for (int a = 0; a < n; a++)
+                for (int r = 0; r < 3; r++) lambda0[3 * a + r] = warm->lambda[tr->active[a]][r];
+            o.lambda0 = lambda0;
+            o.max_sweeps = 0; /* generalized Newton directly from the previous step's impulses */
+        }
         /* near-redundant contacts (a box almost flat) whose shifted targets disagree
            can defeat the solve at eps 1e-9: retry with a larger regularization */
         for (int tries = 0;; tries++) {
             st = imp_contact_solve_forward(&tr->sol, tr->A, tr->um, e, mu, n, 3, &o, work, iwork);
             if (st != IMP_ERR_NUMERIC || tries == 3) break;
             o.regularization *= 1e3;
+            o.lambda0 = NULL, o.max_sweeps = RIGID_SWEEPS;
         }
         if (st) return st;
         for (int i = 0; i < 6; i++)
             for (int k = 0; k < R; k++) tr->vp[i] += tr->BT[6 * k + i] * tr->sol.lambda[k]; /* eq 11 */
+    }
+    if (warm) {
+        memset(warm, 0, sizeof *warm);
+        warm->valid = 1;
+        for (int a = 0; a < n; a++)
+            for (int r = 0; r < 3; r++) warm->lambda[tr->active[a]][r] = tr->sol.lambda[3 * a + r];
     }
     /* 5. positions */
     double out[13];
@@ -307,9 +340,11 @@ int imp_rigid_model_rollout(const imp_rigid_model *m, double dt, int substeps, c
     memcpy(out, x0, 13 * sizeof(double));
     double h = dt / substeps, x[13];
     memcpy(x, x0, sizeof x);
+    for (int i = 0; i < 3; i++) x[10 + i] += m->dv0[i];
+    rigid_warm warm = {0}, *wp = m->warm_start ? &warm : NULL;
     for (size_t k = 1; k < n; k++) {
         for (int j = 0; j < substeps; j++) {
-            int st = imp_rigid_step_forward(m, h, x, x, NULL);
+            int st = step_forward(m, h, x, x, NULL, wp);
             if (st) return st;
         }
         memcpy(out + 13 * k, x, sizeof x);
@@ -347,9 +382,11 @@ int imp_rigid_window_loss(const imp_rigid_model *m, double dt, int substeps, con
     double x[13], h = dt / substeps, L = 0.0, wk = 1.0 / (double)(n - 1);
     memcpy(x, meas, sizeof x);
     memcpy(pred, meas, sizeof x);
+    for (int i = 0; i < 3; i++) x[10 + i] += m->dv0[i];
+    rigid_warm warm = {0}, *wp = m->warm_start ? &warm : NULL;
     for (size_t k = 1; k < n && !st; k++) {
         for (int j = 0; j < substeps && !st; j++)
-            st = imp_rigid_step_forward(m, h, x, x, &tr[(k - 1) * substeps + j]);
+            st = step_forward(m, h, x, x, &tr[(k - 1) * substeps + j], wp);
         memcpy(pred + 13 * k, x, sizeof x);
         const double *y = meas + 13 * k;
         double d2 = 0.0, dq = 0.0;

@@ -15,8 +15,8 @@
 #define FIGURE_FORMAT "impulse-figure-1"
 
 typedef struct fig_panel {
-    char *title, *xlabel, *ylabel;
-    int x_log, y_log, equal;
+    char *title, *xlabel, *ylabel, *zlabel;
+    int x_log, y_log, equal, three_d;
     double lim[4]; /* xmin, xmax, ymin, ymax; NaN = automatic */
     char *yticks;  /* JSON [[value, "label"], ...] or NULL */
 } fig_panel;
@@ -86,6 +86,7 @@ void imp_figure_free(imp_figure *fig)
             free(fig->panels[i].title);
             free(fig->panels[i].xlabel);
             free(fig->panels[i].ylabel);
+            free(fig->panels[i].zlabel);
             free(fig->panels[i].yticks);
         }
     free(fig->panels);
@@ -118,6 +119,15 @@ int imp_figure_axes(imp_figure *fig, int panel, const char *title, const char *x
     if ((st = set_text(&p->title, title, "panel title"))) return st;
     if ((st = set_text(&p->xlabel, xlabel, "xlabel"))) return st;
     return set_text(&p->ylabel, ylabel, "ylabel");
+}
+
+int imp_figure_axes3d(imp_figure *fig, int panel, const char *title, const char *xlabel, const char *ylabel,
+                      const char *zlabel)
+{
+    int st = imp_figure_axes(fig, panel, title, xlabel, ylabel);
+    if (st) return st;
+    fig->panels[panel].three_d = 1;
+    return set_text(&fig->panels[panel].zlabel, zlabel, "zlabel");
 }
 
 int imp_figure_logscale(imp_figure *fig, int panel, int x_log, int y_log)
@@ -223,10 +233,32 @@ static int add_xy(imp_figure *fig, const char *kind, int panel, const double *x,
     return elem_commit(fig, &j, st);
 }
 
+/* An element of x, y and a third array (role `role`), all checked. */
+static int add_xy_and(imp_figure *fig, const char *kind, int panel, const double *x, const double *y,
+                      const char *role, const double *v, size_t n, const char *label, const char *style)
+{
+    imp_json j;
+    elem_begin(&j, kind, panel, label, style);
+    int st = elem_array(fig, &j, "x", x, n);
+    if (!st) st = elem_array(fig, &j, "y", y, n);
+    if (!st) st = elem_array(fig, &j, role, v, n);
+    return elem_commit(fig, &j, st);
+}
+
 int imp_figure_line(imp_figure *fig, int panel, const double *x, const double *y, size_t n, const char *label,
                     const char *style)
 {
     return add_xy(fig, "line", panel, x, y, n, label, style);
+}
+
+int imp_figure_line3d(imp_figure *fig, int panel, const double *x, const double *y, const double *z, size_t n,
+                      const char *label, const char *style)
+{
+    int st = check_xy(fig, panel, x, y, n, "line3d");
+    if (st) return st;
+    if (!z) return imp_fail(IMP_ERR_INVALID, "line3d: NULL z");
+    fig->panels[panel].three_d = 1;
+    return add_xy_and(fig, "line3d", panel, x, y, "z", z, n, label, style);
 }
 
 int imp_figure_scatter(imp_figure *fig, int panel, const double *x, const double *y, size_t n,
@@ -243,12 +275,7 @@ int imp_figure_errorbar(imp_figure *fig, int panel, const double *x, const doubl
     if (!yerr) return imp_fail(IMP_ERR_INVALID, "errorbar: NULL yerr");
     for (size_t i = 0; i < n; i++)
         if (yerr[i] < 0) return imp_fail(IMP_ERR_INVALID, "errorbar: yerr[%zu] = %g is negative", i, yerr[i]);
-    imp_json j;
-    elem_begin(&j, "errorbar", panel, label, style);
-    st = elem_array(fig, &j, "x", x, n);
-    if (!st) st = elem_array(fig, &j, "y", y, n);
-    if (!st) st = elem_array(fig, &j, "yerr", yerr, n);
-    return elem_commit(fig, &j, st);
+    return add_xy_and(fig, "errorbar", panel, x, y, "yerr", yerr, n, label, style);
 }
 
 int imp_figure_bars(imp_figure *fig, int panel, const char *const *categories, size_t n_cat,
@@ -433,6 +460,11 @@ static char *figure_spec(const imp_figure *fig)
         imp_json_bool(&j, p->y_log);
         imp_json_key(&j, "equal");
         imp_json_bool(&j, p->equal);
+        if (p->three_d) {
+            imp_json_key(&j, "three_d");
+            imp_json_bool(&j, 1);
+            kv_opt_string(&j, "zlabel", p->zlabel);
+        }
         imp_json_key(&j, "limits"); /* NaN -> null = automatic */
         imp_json_begin_array(&j);
         for (int k = 0; k < 4; k++) imp_json_number(&j, p->lim[k]);

@@ -13,9 +13,11 @@
  *     subprocess: env IMPULSE_CUBE_MUJOCO, else beside the running program)
  *   rigid-identified: max_evals=100 substeps=4 (imp_rigid_identify on the
  *     training tosses' full-toss loss, include/impulse/rigid_model.h)
- *   impulse: steps=600 window=12 batch=16 lr=0.02 eval_every=25 substeps=4
- *     points=1 (learn the corners) start=nominal|identified (the nominal
- *     cube with e 0.3, mu 0.3, or rigid-identified's fit, max_evals=100)
+ *   impulse: fit_evals=150 inertia=1 (the full-toss fit of e, mu, the
+ *     ground and the inertia) steps=300 window=12 batch=16 lr=0.02
+ *     eval_every=25 substeps=2 points=1 (learn the corners)
+ *     start=nominal|identified (the nominal cube with e 0.3, mu 0.3, or
+ *     rigid-identified's fit, max_evals=100); warm-started impulse solves
  *     (imp_rigid_learn, include/impulse/rigid_model.h)
  * A task trains in seconds: a stopped one is rerun from its start.
  * result.npz: "metrics" (T x 3: position % width, rotation deg,
@@ -38,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -45,6 +48,7 @@ extern char **environ;
 typedef struct cube_settings {
     const char *model, *data, *test;
     long tosses, seed, window, steps, hidden, layers, batch, eval_every, max_evals, substeps, points;
+    long fit_evals, inertia; /* impulse: the full-toss fit's rollouts, learn_inertia */
     double lr, noise;
     int start_identified; /* impulse: start=identified (else nominal) */
 } cube_settings;
@@ -65,10 +69,10 @@ static int cube_settings_read(const imp_sweep_task *t, cube_settings *s)
     s->test = imp_sweep_task_get(t, "test");
     imp_rigid_e2e_opts d;
     imp_rigid_e2e_opts_default(&d);
+    imp_rigid_learn_opts lo;
+    imp_rigid_learn_defaults(&lo);
     if (learn) {
         /* the learned cube's defaults for the keys it shares with the network */
-        imp_rigid_learn_opts lo;
-        imp_rigid_learn_defaults(&lo);
         d.steps = lo.steps, d.window = lo.window, d.batch = lo.batch, d.eval_every = lo.eval_every, d.lr = lo.lr;
     }
     int st = imp_sweep_task_int(t, "tosses", 0, 1, 1 << 23, &s->tosses);
@@ -83,8 +87,11 @@ static int cube_settings_read(const imp_sweep_task *t, cube_settings *s)
     if (!st) st = imp_sweep_task_double(t, "lr", d.lr, 1e-12, 10, &s->lr);
     if (!st) st = imp_sweep_task_double(t, "noise", d.noise, 0, 1e6, &s->noise);
     if (!st) st = imp_sweep_task_int(t, "max_evals", ident ? 100 : 200, ident ? 4 : 1, 1000000, &s->max_evals);
-    if (!st) st = imp_sweep_task_int(t, "substeps", 4, 1, 4096, &s->substeps);
-    if (!st) st = imp_sweep_task_int(t, "points", 1, 0, 1, &s->points);
+    if (!st) st = imp_sweep_task_int(t, "substeps", learn ? lo.substeps : 4, 1, 4096, &s->substeps);
+    if (!st) st = imp_sweep_task_int(t, "points", lo.learn_points, 0, 1, &s->points);
+    if (!st) st = imp_sweep_task_int(t, "fit_evals", lo.fit_evals, 0, 1000000, &s->fit_evals);
+    if (!st) st = imp_sweep_task_int(t, "inertia", lo.learn_inertia, 0, 3, &s->inertia);
+    if (!st && s->inertia == 2) st = imp_fail(IMP_ERR_INVALID, "task '%s': inertia=2 is not 0, 1 or 3", t->id);
     const char *start = imp_sweep_task_get(t, "start");
     if (!st && start && strcmp(start, "nominal") && strcmp(start, "identified"))
         st = imp_fail(IMP_ERR_INVALID, "task '%s': start=%s is not nominal or identified", t->id, start);
@@ -142,7 +149,7 @@ static const char *base_name(const char *path)
 /* ---- MuJoCo through its peer program ---- */
 
 /* Run the peer with its stdout and stderr in files of the task folder. */
-static int run_peer(const char *peer, const cube_settings *s, const char *task_dir, char **out)
+static int run_peer(const char *peer, const cube_settings *s, const char *task_dir, const char *rollouts, char **out)
 {
     char draw[32], train[32], seed[32], evals[32], out_path[4096], err_path[4096];
     snprintf(draw, sizeof draw, "%ld", 2 * s->tosses);
@@ -151,9 +158,9 @@ static int run_peer(const char *peer, const cube_settings *s, const char *task_d
     snprintf(evals, sizeof evals, "%ld", s->max_evals);
     snprintf(out_path, sizeof out_path, "%s/peer.jsonl", task_dir);
     snprintf(err_path, sizeof err_path, "%s/peer.log", task_dir);
-    char *argv[16] = {(char *)peer, "--data", (char *)s->data, "--draw", draw, "--train", train, "--seed", seed,
-                      "--max-evals", evals, "--json", NULL};
-    if (s->test) argv[12] = "--test", argv[13] = (char *)s->test, argv[14] = NULL;
+    char *argv[18] = {(char *)peer, "--data", (char *)s->data, "--draw", draw, "--train", train, "--seed", seed,
+                      "--max-evals", evals, "--json", "--rollouts", (char *)rollouts, NULL};
+    if (s->test) argv[14] = "--test", argv[15] = (char *)s->test, argv[16] = NULL;
     posix_spawn_file_actions_t fa;
     if (posix_spawn_file_actions_init(&fa)) return imp_fail(IMP_ERR_NOMEM, "mujoco: cannot start %s", peer);
     posix_spawn_file_actions_addopen(&fa, 1, out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -228,6 +235,66 @@ static double rollout_ms(const imp_rigid_traj *t, int ep, int reps, imp_rigid_ro
     return reps > 0 ? 1e3 * (imp_time_now() - tt) / reps : NAN;
 }
 
+/* The split's first test tosses rolled out for the report's figure of
+ * measured against predicted (imp_rigid_rollouts_to_npz). */
+#define CUBE_FIGURE_TOSSES 3
+static int save_rollouts(imp_npz *result, const imp_rigid_traj *t, const int *test, int ne, imp_rigid_rollout_fn fn,
+                         void *ctx)
+{
+    return imp_rigid_rollouts_to_npz(result, t, test, ne < CUBE_FIGURE_TOSSES ? ne : CUBE_FIGURE_TOSSES, fn, ctx);
+}
+
+/* The learned cube's contact points and the box's corners, body frame, m
+ * ("points", "corners": n x 3), for the report's geometry figure. */
+static int save_points(imp_npz *result, const imp_rigid_model *rm, const imp_rigid_body *body)
+{
+    double corners[8][3];
+    for (int k = 0; k < 8; k++)
+        for (int a = 0; a < 3; a++) corners[k][a] = (k >> a & 1 ? 0.5 : -0.5) * body->size[a];
+    size_t sp[2] = {(size_t)rm->n_points, 3}, sc[2] = {8, 3};
+    int st = rm->n_points > 0 ? imp_npz_add_f64(result, "points", 2, sp, &rm->points[0][0]) : IMP_OK;
+    return st ? st : imp_npz_add_f64(result, "corners", 2, sc, &corners[0][0]);
+}
+
+/* The peer's rollouts file (its --rollouts) into the task's result. */
+static int copy_peer_rollouts(imp_npz *result, const char *path)
+{
+    imp_npz *z = NULL;
+    int st = imp_npz_load(&z, path);
+    static const char *const names[5] = {"rollout_episodes", "rollout_ids", "rollout_pred", "rollout_meas",
+                                         "rollout_dt"};
+    for (int k = 0; k < 5 && !st; k++) {
+        const imp_npy_array *a = imp_npz_find(z, names[k]);
+        if (!a || a->dtype != (k < 2 ? IMP_I64 : IMP_F64))
+            st = imp_fail(IMP_ERR_FORMAT, "mujoco: %s: no %s", path, names[k]);
+        else st = k < 2 ? imp_npz_add_i64(result, names[k], a->ndim, a->shape, a->data)
+                        : imp_npz_add_f64(result, names[k], a->ndim, a->shape, a->data);
+    }
+    imp_npz_free(z);
+    return st;
+}
+
+/* CPU time of the calling thread (one core, whatever else runs), ms per toss
+   over the episodes ep[0..n), each rolled out in full from its first state */
+static double rollout_cpu_ms(const imp_rigid_traj *t, const int *ep, int n, imp_rigid_rollout_fn fn, void *ctx)
+{
+    size_t len = 0;
+    for (int k = 0; k < n; k++) len = (size_t)t->lengths[ep[k]] > len ? (size_t)t->lengths[ep[k]] : len;
+    double *buf = malloc(len * 13 * sizeof *buf);
+    if (!buf || n < 1) {
+        free(buf);
+        return NAN;
+    }
+    struct timespec a, b;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
+    for (int k = 0; k < n; k++)
+        if (fn(t->states + imp_rigid_traj_offset(t, ep[k]) * 13, (size_t)t->lengths[ep[k]], ctx, buf))
+            imp_clear_error();
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
+    free(buf);
+    return 1e3 * ((double)(b.tv_sec - a.tv_sec) + 1e-9 * (double)(b.tv_nsec - a.tv_nsec)) / n;
+}
+
 int sweep_exec_cube(const imp_sweep_task *t, const char *task_dir, const imp_sweep_run_opts *o, imp_npz *result)
 {
     (void)o;
@@ -275,6 +342,7 @@ int sweep_exec_cube(const imp_sweep_task *t, const char *task_dir, const imp_swe
                 m[k].position_error_pct = m[k].rotation_error_deg = m[k].penetration_pct = INFINITY;
             }
         }
+        if (!st) st = save_rollouts(result, &data, idx + 2 * n_draw, ne, imp_rigid_e2e_rollout, &net);
         if (!st) {
             imp_json_kv_number(&j, "rollout_ms", rollout_ms(&data, idx[2 * n_draw], ne, imp_rigid_e2e_rollout, &net));
             imp_json_kv_int(&j, "steps", s.steps);
@@ -303,6 +371,8 @@ int sweep_exec_cube(const imp_sweep_task *t, const char *task_dir, const imp_swe
             lo.substeps = (int)s.substeps, lo.window = (int)s.window, lo.batch = (int)s.batch;
             lo.steps = (int)s.steps, lo.lr = s.lr, lo.eval_every = (int)s.eval_every, lo.learn_points = (int)s.points;
             lo.seed = (unsigned long long)s.seed;
+            lo.fit_evals = (int)s.fit_evals, lo.learn_inertia = (int)s.inertia;
+            rm.warm_start = 1; /* the same solutions, about half the solver's work */
             imp_rigid_learn_report lr;
             st = imp_rigid_learn(&data, idx, nt, idx + n_draw, nv, &lo, &rm, &lr);
             if (!st) {
@@ -317,6 +387,15 @@ int sweep_exec_cube(const imp_sweep_task *t, const char *task_dir, const imp_swe
                 imp_json_kv_number(&j, "window_loss", lr.train_loss);
                 imp_json_kv_int(&j, "skipped_windows", lr.skipped_windows);
                 imp_json_kv_number(&j, "train_seconds", lr.seconds);
+                imp_json_kv_int(&j, "fit_evals", lr.fit_evals);
+                imp_json_kv_number(&j, "fit_loss", lr.fit_loss);
+                imp_json_kv_int(&j, "learn_inertia", s.inertia);
+                imp_json_key(&j, "inertia_scale"); /* the learned principal moments over the body's */
+                char ib[128];
+                snprintf(ib, sizeof ib, "[%.4f,%.4f,%.4f]", rm.inertia[0] / data.body.inertia[0],
+                         rm.inertia[1] / data.body.inertia[1], rm.inertia[2] / data.body.inertia[2]);
+                imp_json_raw(&j, ib);
+                imp_json_kv_number(&j, "dv0_z", rm.dv0[2]);
                 /* the learned corners, body frame, mm */
                 imp_json_key(&j, "points_mm");
                 char buf[1024];
@@ -332,8 +411,13 @@ int sweep_exec_cube(const imp_sweep_task *t, const char *task_dir, const imp_swe
         for (int k = 0; k < T && !st; k++)
             st = imp_rigid_eval_rollouts(k ? &test : &data, k ? NULL : idx + 2 * n_draw, k ? 0 : ne,
                                          imp_rigid_model_rollout_fn, &rc, rm.ground, &m[k]);
+        if (!st) st = save_rollouts(result, &data, idx + 2 * n_draw, ne, imp_rigid_model_rollout_fn, &rc);
+        if (!st && learn) st = save_points(result, &rm, &data.body);
         if (!st) {
             imp_json_kv_number(&j, "rollout_ms", rollout_ms(&data, idx[2 * n_draw], ne, imp_rigid_model_rollout_fn, &rc));
+            if (learn)
+                imp_json_kv_number(&j, "rollout_cpu_ms",
+                                   rollout_cpu_ms(&data, idx + 2 * n_draw, ne, imp_rigid_model_rollout_fn, &rc));
             imp_json_kv_number(&j, "e", rm.e);
             imp_json_kv_number(&j, "mu", rm.mu);
             imp_json_kv_number(&j, "ground", rm.ground);
@@ -351,7 +435,10 @@ int sweep_exec_cube(const imp_sweep_task *t, const char *task_dir, const imp_swe
             st = imp_fail(IMP_ERR_UNSUPPORTED,
                           "mujoco: the peer program cube_mujoco is not built (libmujoco-dev, libnlopt-dev) or not "
                           "found (IMPULSE_CUBE_MUJOCO)");
-        if (!st) st = run_peer(peer, &s, task_dir, &text);
+        char rollouts[4200];
+        snprintf(rollouts, sizeof rollouts, "%s/peer_rollouts.npz", task_dir);
+        if (!st) st = run_peer(peer, &s, task_dir, rollouts, &text);
+        if (!st) st = copy_peer_rollouts(result, rollouts);
         double v[3];
         if (!st && !(st = peer_row(text, "split", v, facts, sizeof facts))) {
             m[0] = (imp_rigid_metrics){v[0], v[1], v[2]};

@@ -250,6 +250,9 @@ static int ct_impulse(ct_sim *S, double *xv, imp_chnn_contact_stats *cs)
     double e0 = imp_csys_energy(S->s, xv, xv + N);
     int st = imp_csys_contact_impulse(S->s, xv, xv + N, act, n, NULL, S->w);
     if (st) return st;
+    double phidot[IMP_CSYS_MAX_ROWS];
+    imp_csys_phidot(S->s, xv, xv + N, phidot);
+    for (int r = 0; r < S->s->n_rows; r++) cs->max_joint_velocity = fmax(cs->max_joint_velocity, fabs(phidot[r]));
     cs->impacts++;
     cs->impact_energy += imp_csys_energy(S->s, xv, xv + N) - e0;
     return IMP_OK;
@@ -263,8 +266,15 @@ int imp_chnn_simulate_contact(const imp_csys *s, const double *xv0, double dt, i
     if (n_steps < 0) return imp_fail(IMP_ERR_INVALID, "steps: %d must be >= 0", n_steps);
     int N = imp_csys_ndof(s), st;
     if ((st = imp_check_finite(xv0, 2 * (size_t)N, "initial state"))) return st;
-    double g0 = ct_min_gap(s, xv0);
-    if (g0 < -1e-9) return imp_fail(IMP_ERR_INVALID, "initial state: a contact is %.3g inside its plane", -g0);
+    if ((st = imp_csys_check_contact_normals(s, xv0))) return imp_fail_context(st, "initial state");
+    for (int c = 0; c < s->n_contacts; c++) {
+        double g0 = imp_csys_contact_frame(s, xv0, c, NULL, NULL, NULL);
+        if (g0 < -1e-9) {
+            char name[80];
+            imp_csys_contact_name(s, c, name, sizeof name);
+            return imp_fail(IMP_ERR_INVALID, "initial state: contact %s overlaps by %.3g", name, -g0);
+        }
+    }
     imp_chnn_contact_stats local, *cs = cst ? cst : &local;
     memset(cs, 0, sizeof *cs);
     ct_sim S;

@@ -39,12 +39,19 @@ static const double CG_MASS[3] = {0.2, 0.13, 0.15}, CG_LEN[3] = {0.35, 0.4, 0.35
 static const double GW_MASS = 0.1, GW_COM_Z = 0.5, GW_LAMBDA[3] = {0.24, 0.24, 0.04}, GW_RIM = 0.3,
                     GW_WALL = -0.33;
 
+/* colliding-pendulums (issue #25, a system with contacts between two
+ * constrained bodies): a double pendulum from the origin (bobs 1, 2) and a
+ * pendulum from (CP_ANCHOR, 0) (bob 3) in a vertical plane; bob 3's sphere
+ * hits bob 2's (e 0.8, mu 0.1) and bob 1's (e 0.6, mu 0.2). */
+static const double CP_MASS[3] = {0.3, 0.2, 0.25}, CP_LEN[3] = {0.5, 0.5, 0.8}, CP_RADIUS[3] = {0.1, 0.1, 0.12},
+                    CP_ANCHOR = 0.6, CP_E[2] = {0.8, 0.6}, CP_MU[2] = {0.1, 0.2};
+
 static double gyro_com_z(const imp_csys *s) { return s->kind == IMP_CSYS_GYRO_WALL ? GW_COM_Z : GYRO_COM_Z; }
 
 const char *imp_chnn_system_names(void)
 {
     return "pendulum-chain:N (N=1..8), coupled-pendulums:N (N=2..8), magnet-pendulum, gyroscope, rotor, "
-           "chain-ground:3, chain-ground-elastic:3, gyroscope-wall";
+           "chain-ground:3, chain-ground-elastic:3, gyroscope-wall, colliding-pendulums";
 }
 
 static int parse_count(const char *name, const char *prefix, int lo, int hi, int dflt, int *n)
@@ -192,6 +199,28 @@ static int build_gyro_wall(imp_csys *s)
     return IMP_OK;
 }
 
+static int build_colliding_pendulums(imp_csys *s)
+{
+    int st = imp_csys_init(s, "colliding-pendulums", 2);
+    if (st) return st;
+    s->kind = IMP_CSYS_COLLIDING_PENDULUMS;
+    const char *names[3] = {"bob1", "bob2", "bob3"};
+    for (int i = 0; i < 3; i++)
+        if ((st = imp_csys_add_body(s, names[i], CP_MASS[i], 0, NULL, NULL))) return st;
+    double anchor[2] = {CP_ANCHOR, 0};
+    if ((st = imp_csys_add_tether(s, 0, NULL, CP_LEN[0], 0)) || (st = imp_csys_add_link(s, 0, 1, CP_LEN[1], 0)) ||
+        (st = imp_csys_add_tether(s, 2, anchor, CP_LEN[2], 0)))
+        return st;
+    if ((st = imp_csys_add_body_contact(s, 2, NULL, CP_RADIUS[2], 1, NULL, CP_RADIUS[1], CP_E[0], CP_MU[0], 0)) ||
+        (st = imp_csys_add_body_contact(s, 2, NULL, CP_RADIUS[2], 0, NULL, CP_RADIUS[0], CP_E[1], CP_MU[1], 0)))
+        return st;
+    if ((st = imp_csys_add_gravity(s, G, 1))) return st;
+    s->dt = 0.02;
+    s->n_gen = 3;
+    for (int i = 0; i < 3; i++) s->gen_is_angle[i] = 1;
+    return IMP_OK;
+}
+
 int imp_chnn_system(imp_csys *s, const char *name)
 {
     if (!s || !name) return imp_fail(IMP_ERR_INVALID, "system: NULL");
@@ -210,6 +239,8 @@ int imp_chnn_system(imp_csys *s, const char *name)
         st = build_chain_ground(s, n, 0.0, 0.5, "chain-ground");
     } else if (strcmp(name, "gyroscope-wall") == 0) {
         st = build_gyro_wall(s);
+    } else if (strcmp(name, "colliding-pendulums") == 0) {
+        st = build_colliding_pendulums(s);
     } else if (strcmp(name, "magnet-pendulum") == 0) {
         st = build_magnet(s);
     } else if (strcmp(name, "gyroscope") == 0) {
@@ -354,6 +385,20 @@ static double tether_length(const imp_csys *s, int point, double *anchor)
 /* pendulum chain: row c is the tether (c = 0) or link c -> length l_c */
 static double chain_length(const imp_csys *s, int i) { return s->rows[i].length; }
 
+/* The point a chain's bob i hangs from: its tether's anchor (at rest), or
+ * the previous bob already placed in x, v (a link; the running base). */
+static void chain_base(const imp_csys *s, int i, const double *x, const double *v, double *px, double *py,
+                       double *vx, double *vy)
+{
+    const imp_crow *r = &s->rows[i];
+    if (r->j < 0) {
+        *px = r->anchor[0], *py = r->anchor[1], *vx = 0, *vy = 0;
+    } else {
+        int b = r->i == i ? r->j : r->i;
+        *px = x[2 * b], *py = x[2 * b + 1], *vx = v[2 * b], *vy = v[2 * b + 1];
+    }
+}
+
 int imp_chnn_from_generalized(const imp_csys *s, const double *qv, double *xv)
 {
     if (!s || !qv || !xv) return imp_fail(IMP_ERR_INVALID, "from_generalized: NULL");
@@ -363,10 +408,12 @@ int imp_chnn_from_generalized(const imp_csys *s, const double *qv, double *xv)
     memset(xv, 0, 2 * (size_t)N * sizeof(double));
     switch (s->kind) {
     case IMP_CSYS_PENDULUM_CHAIN:
-    case IMP_CSYS_CHAIN_GROUND: {
+    case IMP_CSYS_CHAIN_GROUND:
+    case IMP_CSYS_COLLIDING_PENDULUMS: {
         double px = 0, py = 0, vx = 0, vy = 0;
         for (int i = 0; i < s->n_points; i++) {
             double l = chain_length(s, i);
+            chain_base(s, i, x, v, &px, &py, &vx, &vy);
             px += l * sin(q[i]);
             py += -l * cos(q[i]);
             vx += l * cos(q[i]) * qd[i];
@@ -428,9 +475,11 @@ int imp_chnn_to_generalized(const imp_csys *s, const double *xv, double *qv)
     double *q = qv, *qd = qv + k;
     switch (s->kind) {
     case IMP_CSYS_PENDULUM_CHAIN:
-    case IMP_CSYS_CHAIN_GROUND: {
+    case IMP_CSYS_CHAIN_GROUND:
+    case IMP_CSYS_COLLIDING_PENDULUMS: {
         double px = 0, py = 0, vx = 0, vy = 0;
         for (int i = 0; i < s->n_points; i++) {
+            chain_base(s, i, x, v, &px, &py, &vx, &vy);
             double rx = x[2 * i] - px, ry = x[2 * i + 1] - py;
             double rvx = v[2 * i] - vx, rvy = v[2 * i + 1] - vy;
             q[i] = atan2(rx, -ry);
@@ -525,6 +574,16 @@ static void draw_reference(const imp_csys *s, imp_rng *rng, double *xv)
         for (int i = 0; i < n; i++) qv[n + i] = imp_rng_normal(rng);
         imp_chnn_from_generalized(s, qv, xv);
         break;
+    case IMP_CSYS_COLLIDING_PENDULUMS:
+        /* the double pendulum's absolute angles (from -y) ~ U(0, 2), towards
+         * the pendulum; the pendulum's ~ U(-2, 0), towards the double
+         * pendulum; rates ~ N(0, 1) */
+        qv[0] = imp_rng_uniform_range(rng, 0.0, 2.0);
+        qv[1] = imp_rng_uniform_range(rng, 0.0, 2.0);
+        qv[2] = imp_rng_uniform_range(rng, -2.0, 0.0);
+        for (int i = 0; i < 3; i++) qv[3 + i] = imp_rng_normal(rng);
+        imp_chnn_from_generalized(s, qv, xv);
+        break;
     case IMP_CSYS_GYROSCOPE:
     case IMP_CSYS_GYRO_WALL: {
         for (int i = 0; i < 3; i++) qv[i] = imp_rng_uniform_range(rng, -1.5, 1.5);
@@ -582,7 +641,7 @@ int imp_chnn_sample_state(const imp_csys *s, imp_rng *rng, double spread, double
         for (int c = 0; !st && c < s->n_contacts && !inside; c++)
             inside = imp_csys_contact_frame(s, xv, c, NULL, NULL, NULL) < 0;
         if (!st && !inside) return IMP_OK;
-        if (inside) st = imp_fail(IMP_ERR_NUMERIC, "every draw starts inside a contact's plane");
+        if (inside) st = imp_fail(IMP_ERR_NUMERIC, "every draw starts with a contact overlapping");
         /* the reference redraws samples its projection cannot handle */
     }
     return imp_fail_context(st, "system '%s': no usable initial state in %d draws", s->name, attempts);

@@ -3,6 +3,7 @@
  * is documented in docs/chnn-systems.md; every error names the file, the
  * line and the offending keyword or body. */
 #include "impulse/constrained.h"
+#include "impulse/constrained_contact.h"
 #include "core/num.h"
 
 #include <errno.h>
@@ -298,6 +299,23 @@ static int parse_line(parse_ctx *p)
         } else if (accept(p, "radius") && (st = next_number(p, "radius", &r))) {
             return st;
         }
+        if (accept(p, "body")) {
+            /* a body-body contact: the other body's sphere */
+            int b2, gb;
+            double cb[3] = {0}, r2 = 0;
+            if (disk) return perr(p, "%s", "a disk rim touches planes only (give the body a sphere: radius R)");
+            if ((st = next_body(p, &b2)) || (st = parse_at(p, b2, cb, &gb)) || (st = expect(p, "radius")) ||
+                (st = next_number(p, "radius", &r2)) || (st = expect(p, "e")) || (st = next_number(p, "e", &e)) ||
+                (st = expect(p, "mu")) || (st = next_number(p, "mu", &mu)) || (st = end_of_line(p)))
+                return st;
+            return pwrap(p, imp_csys_add_body_contact(s, b, ga ? ca : NULL, r, b2, gb ? cb : NULL, r2, e, mu,
+                                                      p->line));
+        }
+        if (p->pos < p->n && strcmp(p->tok[p->pos], "plane") != 0) {
+            char msg[160];
+            snprintf(msg, sizeof msg, "expected 'plane' or 'body', found '%.60s'", p->tok[p->pos]);
+            return perr(p, "%s", msg);
+        }
         if ((st = expect(p, "plane"))) return st;
         if (p->pos >= p->n) return perr(p, "%s", "missing plane name");
         const char *pname = p->tok[p->pos++];
@@ -354,6 +372,12 @@ int imp_csys_parse(imp_csys *s, const char *text, const char *filename)
     if (s->n_bodies == 0) return imp_fail(IMP_ERR_FORMAT, "%s: no bodies", file);
     int st = imp_csys_check_constraints(s);
     if (!st) st = imp_csys_validate(s);
+    if (!st && s->n_contacts > 0) {
+        /* a body-body contact needs a normal at the file's state */
+        double xv[2 * 3 * IMP_CSYS_MAX_POINTS];
+        imp_csys_nominal_state(s, xv);
+        st = imp_csys_check_contact_normals(s, xv);
+    }
     if (st) return imp_fail_context(IMP_ERR_FORMAT, "%s", file);
     size_t len = strlen(text);
     if (len >= sizeof s->source)

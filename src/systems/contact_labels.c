@@ -20,7 +20,8 @@ int imp_label_mode_from_name(const char *name, imp_label_mode *mode)
     if (!strcmp(name, "auto")) *mode = IMP_LABELS_AUTO;
     else if (!strcmp(name, "as-given")) *mode = IMP_LABELS_AS_GIVEN;
     else if (!strcmp(name, "onset")) *mode = IMP_LABELS_ONSET;
-    else return imp_fail(IMP_ERR_INVALID, "--contact-labels: '%s' is not auto, as-given or onset", name);
+    else if (!strcmp(name, "geometry")) *mode = IMP_LABELS_GEOMETRY;
+    else return imp_fail(IMP_ERR_INVALID, "--contact-labels: '%s' is not auto, as-given, onset or geometry", name);
     return IMP_OK;
 }
 
@@ -29,6 +30,7 @@ const char *imp_label_mode_name(imp_label_mode mode)
     switch (mode) {
     case IMP_LABELS_AS_GIVEN: return "as-given";
     case IMP_LABELS_ONSET: return "onset";
+    case IMP_LABELS_GEOMETRY: return "geometry";
     default: return "auto";
     }
 }
@@ -47,9 +49,11 @@ static int nearest_pair(const imp_contact_geometry *g, int k, const double *q)
     return best;
 }
 
-/* Rest threshold of body k: 3 sigma + 2 |a| from the normal velocity's
- * changes between unlabelled samples (robust: median and MAD). */
-static int rest_threshold(const imp_trajset *ts, int k, double *v_rest)
+/* The normal velocity's change between unlabelled samples of body k (along
+ * pair `pair`, or the nearest pair of the body when pair < 0): its median a
+ * (g dt for a falling ball) and sigma, a robust (median absolute deviation)
+ * estimate of its noise; both 0 with fewer than 8 samples. */
+static int normal_change(const imp_trajset *ts, int k, int pair, double *a, double *sigma)
 {
     const imp_contact_geometry *g = &ts->geom;
     int T = ts->n_steps, K = g->n_bodies, D = K * g->dim;
@@ -60,20 +64,85 @@ static int rest_threshold(const imp_trajset *ts, int k, double *v_rest)
         for (int t = 1; t < T; t++) {
             size_t i = (size_t)tr * T + t;
             if (ts->contact[i * K + k] != 0.0 || ts->contact[(i - 1) * K + k] != 0.0) continue;
-            int p = nearest_pair(g, k, ts->q + i * D);
+            int p = pair >= 0 ? pair : nearest_pair(g, k, ts->q + i * D);
             if (p < 0) continue;
             du[n++] = imp_contact_normal_velocity_at(g, p, ts->q + i * D, ts->qdot + i * D) -
                       imp_contact_normal_velocity_at(g, p, ts->q + (i - 1) * D, ts->qdot + (i - 1) * D);
         }
-    double v = 0.0;
+    *a = *sigma = 0.0;
     if (n >= 8) {
-        double a = imp_median_sort(du, n);
-        for (size_t i = 0; i < n; i++) du[i] = fabs(du[i] - a);
-        double sigma = 1.4826 * imp_median_sort(du, n) / sqrt(2.0);
-        v = 3.0 * sigma + 2.0 * fabs(a);
+        *a = imp_median_sort(du, n);
+        for (size_t i = 0; i < n; i++) du[i] = fabs(du[i] - *a);
+        *sigma = 1.4826 * imp_median_sort(du, n) / sqrt(2.0);
     }
     free(du);
-    *v_rest = v;
+    return IMP_OK;
+}
+
+/* Rest threshold of body k: 3 sigma + 2 |a| (normal_change, nearest pair). */
+static int rest_threshold(const imp_trajset *ts, int k, double *v_rest)
+{
+    double a, sigma;
+    int st = normal_change(ts, k, -1, &a, &sigma);
+    *v_rest = 3.0 * sigma + 2.0 * fabs(a);
+    return st;
+}
+
+static void label_pair(const imp_contact_pair *cp, double *c_t)
+{
+    c_t[cp->body_j] = 1.0;
+    if (cp->body_i != IMP_WALL) c_t[cp->body_i] = 1.0;
+}
+
+/* The geometry handling's labels (include/impulse/contact_systems.h): every
+ * given label is replaced by those of the impacts and rests that the motion
+ * shows near a contact pair. */
+static int labels_from_geometry(imp_trajset *ts)
+{
+    const imp_contact_geometry *g = &ts->geom;
+    const int T = ts->n_steps, K = g->n_bodies, D = K * g->dim;
+    const double tol = isfinite(ts->noise) && ts->noise > 0.0 ? 3.0 * ts->noise : 0.0, h = ts->dt;
+    double v_rest[IMP_MAX_BODIES];
+    memset(ts->contact, 0, (size_t)ts->n_traj * T * K * sizeof(double));
+    double free_du[IMP_MAX_CONTACTS];
+    for (int k = 0; k < K; k++) {
+        int st = rest_threshold(ts, k, &v_rest[k]);
+        if (st) return st;
+    }
+    for (int p = 0; p < g->n_pairs; p++) {
+        /* a body rests on a pair only where its free motion presses it in
+         * (gravity on a floor, not on a side wall): the median change of the
+         * normal velocity per sample (free_du) closing beyond its noise */
+        double sigma;
+        int st = normal_change(ts, g->pairs[p].body_j, p, &free_du[p], &sigma);
+        if (st) return st;
+        if (!(free_du[p] < -sigma)) free_du[p] = NAN;
+    }
+    for (int tr = 0; tr < ts->n_traj; tr++) {
+        double *c = ts->contact + (size_t)tr * T * K;
+        const double *q = ts->q + (size_t)tr * T * D, *qd = ts->qdot + (size_t)tr * T * D;
+        for (int p = 0; p < g->n_pairs; p++) {
+            const imp_contact_pair *cp = &g->pairs[p];
+            const int wall = cp->body_i == IMP_WALL;
+            const double v = wall || v_rest[cp->body_j] > v_rest[cp->body_i] ? v_rest[cp->body_j] : v_rest[cp->body_i];
+#define U(t) imp_contact_normal_velocity(g, p, qd + (size_t)(t) * D)
+            for (int t = 1; t < T; t++) {
+                double u0 = U(t - 1), u1 = U(t);
+                if (u0 < 0.0 && imp_contact_gap(g, p, q + (size_t)(t - 1) * D) + h * u0 <= tol && u1 - u0 > v) {
+                    label_pair(cp, c + (size_t)t * K);
+                    if (t + 1 < T && U(t + 1) - u1 > v) label_pair(cp, c + (size_t)(t + 1) * K);
+                }
+                /* at rest: near, slow, and not in free flight (the normal
+                 * velocity's change over two samples nearer 0 than 2 free_du;
+                 * a slow bounce's apex is not a rest) */
+                if (!isnan(free_du[p]) && t + 1 < T && imp_contact_gap(g, p, q + (size_t)t * D) <= tol &&
+                    fabs(u0) <= v && fabs(u1) <= v && U(t + 1) - u0 > free_du[p])
+                    label_pair(cp, c + (size_t)t * K);
+            }
+#undef U
+        }
+    }
+    ts->has_contact = 1;
     return IMP_OK;
 }
 
@@ -89,6 +158,10 @@ int imp_contact_labels_apply(imp_trajset *ts, imp_label_mode mode, imp_label_rep
     const imp_contact_geometry *g = &ts->geom;
     int T = ts->n_steps, K = g->n_bodies, D = K * g->dim;
     int st = IMP_OK;
+    if (mode == IMP_LABELS_GEOMETRY) {
+        if ((st = labels_from_geometry(ts))) return st;
+        mode = IMP_LABELS_ONSET;
+    }
     for (int k = 0; k < K && ts->has_contact && !st; k++) {
         double v = 0.0;
         if ((st = rest_threshold(ts, k, &v))) break;

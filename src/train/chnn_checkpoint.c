@@ -8,6 +8,7 @@
 #include "impulse/io.h"
 #include "io/meta.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +48,21 @@ int imp_cmodel_save(const char *path, const imp_cmodel *m, const double *params,
     imp_json_kv_int(&j, "hidden", m->hidden);
     imp_json_kv_int(&j, "depth", m->depth);
     imp_json_kv_int(&j, "n_params", (long long)m->n_params);
+    /* only with contact, so that other checkpoints keep their bytes */
+    if (m->contact) {
+        imp_json_kv_int(&j, "contact", 1);
+        imp_json_kv_number(&j, "contact_scale", m->contact_scale);
+        double e[IMP_CSYS_MAX_CONTACTS], mu[IMP_CSYS_MAX_CONTACTS];
+        imp_cmodel_contact_values(m, params, e, mu);
+        imp_json_key(&j, "contact_e");
+        imp_json_begin_array(&j);
+        for (int c = 0; c < m->sys.full.n_contacts; c++) imp_json_number(&j, e[c]);
+        imp_json_end_array(&j);
+        imp_json_key(&j, "contact_mu");
+        imp_json_begin_array(&j);
+        for (int c = 0; c < m->sys.full.n_contacts; c++) imp_json_number(&j, mu[c]);
+        imp_json_end_array(&j);
+    }
     imp_json_kv_string(&j, "checksum", hex);
     imp_json_kv_string(&j, "version", IMP_VERSION_STRING);
     /* provenance only (not read back): no wall times, so that the same run
@@ -134,6 +150,21 @@ static int check_meta(const imp_npz *z, imp_cmodel *m, const double **p, char *s
     if ((st = imp_meta_int(meta, "depth", 1, IMP_MLP_MAX_LAYERS - 1, &depth))) return st;
     if ((st = imp_meta_int64(meta, "n_params", 1, INT64_MAX, &n_params))) return st;
     if ((st = imp_cmodel_init(m, k, &cs, hidden, depth))) return imp_fail_context(IMP_ERR_FORMAT, "meta");
+    int contact = 0;
+    char tok[32];
+    if (imp_json_get_token(meta, "contact", tok, sizeof tok) != IMP_ERR_NOT_FOUND &&
+        (st = imp_meta_int(meta, "contact", 0, 1, &contact)))
+        return st;
+    if (contact && (st = imp_cmodel_enable_contact(m))) return imp_fail_context(IMP_ERR_FORMAT, "meta");
+    /* written since the scale exists; 1 before */
+    if (contact) {
+        double sc = 1.0;
+        if (imp_json_get_token(meta, "contact_scale", tok, sizeof tok) != IMP_ERR_NOT_FOUND &&
+            (st = imp_meta_double(meta, "contact_scale", 1e-6, 1e6, &sc)))
+            return st;
+        if (!(sc > 0) || !isfinite(sc)) return imp_fail(IMP_ERR_FORMAT, "meta: contact_scale %g must be positive", sc);
+        m->contact_scale = sc;
+    }
     if ((uint64_t)n_params != m->n_params)
         return imp_fail(IMP_ERR_FORMAT, "meta: n_params %lld, but a %s of width %d and depth %d on %s has %zu",
                         (long long)n_params, kind, hidden, depth, sys, m->n_params);

@@ -125,9 +125,11 @@ static const double rk38_a[4][4] = {
 static const double rk38_b[4] = {1.0 / 8.0, 3.0 / 8.0, 3.0 / 8.0, 1.0 / 8.0};
 
 /* Taped RK4 rollout: traj (S+1) x B x dim from traj[0]; stage states Y
- * (S x 4 x B x dim) kept, network passes in slots 1 + 4k + i. */
+ * (S x 4 x B x dim) kept, network passes in slots 1 + 4k + i. With contact
+ * (ystar not NULL: S x B x dim), each step's end state before the contact
+ * map is kept there. */
 static int taped_forward(const imp_cmodel *m, const double *params, int B, int S, double h,
-                         imp_cmodel_work *w, double *traj, double *Y, double *K)
+                         imp_cmodel_work *w, double *traj, double *Y, double *K, double *ystar)
 {
     size_t n = (size_t)B * m->dim;
     for (int k = 0; k < S; k++) {
@@ -151,6 +153,14 @@ static int taped_forward(const imp_cmodel *m, const double *params, int B, int S
             const double *ki = Kk + (size_t)i * n;
             for (size_t q = 0; q < n; q++) y1[q] += c * ki[q];
         }
+        if (ystar) {
+            /* the contact map after the step (the pre-contact state kept) */
+            memcpy(ystar + (size_t)k * n, y1, n * sizeof(double));
+            for (int b = 0; b < B; b++) {
+                int st = imp_cmodel_contact_step(m, params, y + (size_t)b * m->dim, y1 + (size_t)b * m->dim, h, NULL);
+                if (st) return st;
+            }
+        }
     }
     return IMP_OK;
 }
@@ -158,11 +168,22 @@ static int taped_forward(const imp_cmodel *m, const double *params, int B, int S
 /* Reverse sweep of taped_forward: the transpose of each linearised step. */
 static int taped_backward(const imp_cmodel *m, const double *params, int B, int S, double h,
                           imp_cmodel_work *w, const double *Y, const double *traj_bar, double *grad,
-                          double *a, double *kbar, double *Ybar)
+                          double *a, double *kbar, double *Ybar, const double *traj, const double *ystar,
+                          double *xkbar)
 {
     size_t n = (size_t)B * m->dim;
     memcpy(a, traj_bar + (size_t)S * n, n * sizeof(double));
     for (int k = S - 1; k >= 0; k--) {
+        if (ystar) {
+            /* a <- dL/dy* through the contact map; its dependence on x_k aside */
+            memset(xkbar, 0, n * sizeof(double));
+            for (int b = 0; b < B; b++) {
+                size_t o = (size_t)b * m->dim;
+                int st = imp_cmodel_contact_step_vjp(m, params, traj + (size_t)k * n + o, ystar + (size_t)k * n + o,
+                                                     h, a + o, xkbar + o, grad);
+                if (st) return st;
+            }
+        }
         for (int i = 0; i < 4; i++)
             for (size_t q = 0; q < n; q++) kbar[(size_t)i * n + q] = h * rk38_b[i] * a[q];
         /* a <- dL/dy_k: identity path plus every stage */
@@ -180,6 +201,7 @@ static int taped_backward(const imp_cmodel *m, const double *params, int B, int 
         }
         const double *tb = traj_bar + (size_t)k * n;
         for (size_t q = 0; q < n; q++) a[q] += tb[q];
+        if (ystar) for (size_t q = 0; q < n; q++) a[q] += xkbar[q];
     }
     return IMP_OK;
 }
@@ -200,13 +222,17 @@ static int group_loss(const imp_cmodel *m, const double *params, const double *c
     size_t n = (size_t)B * dim;
     int taped = imp_cmodel_work_slots(w) >= 4 * N + 1;
     if (!taped && R > 1) return imp_fail(IMP_ERR_INVALID, "train: substepped windows need a taped work");
+    if (!taped && m->contact) return imp_fail(IMP_ERR_INVALID, "train: a model with contact needs a taped work");
+    /* tape: Y, K (4 N n each), a, kbar (4 n), Ybar, then (contact) y* (N n) and x_k's gradient (n) */
+    double *ystar = m->contact ? tape + 8 * (size_t)N * n + 6 * n : NULL;
+    double *xkbar = m->contact ? ystar + (size_t)N * n : NULL;
     imp_cmodel_binding bind = {m, params, w};
     imp_ode ode;
     imp_cmodel_ode(&ode, &bind);
     /* y0 = first state of each chunk; traj is (N+1) x B x dim */
     for (int b = 0; b < B; b++)
         memcpy(traj + (size_t)b * dim, chunks + (size_t)b * (S + 1) * dim, (size_t)dim * sizeof(double));
-    int st = taped ? taped_forward(m, params, B, N, h, w, traj, tape, tape + 4 * (size_t)N * n)
+    int st = taped ? taped_forward(m, params, B, N, h, w, traj, tape, tape + 4 * (size_t)N * n, ystar)
                    : imp_integrate_fixed(&imp_stepper_rk4, &ode, 0.0, dt, S, traj, B, traj);
     if (st) return st;
     if (R > 1) memset(traj_bar, 0, (size_t)(N + 1) * n * sizeof(double));
@@ -227,7 +253,7 @@ static int group_loss(const imp_cmodel *m, const double *params, const double *c
     if (!grad) return IMP_OK;
     if (taped) {
         double *a = tape + 8 * (size_t)N * n;
-        return taped_backward(m, params, B, N, h, w, tape, traj_bar, grad, a, a + n, a + 5 * n);
+        return taped_backward(m, params, B, N, h, w, tape, traj_bar, grad, a, a + n, a + 5 * n, traj, ystar, xkbar);
     }
     double *y0bar = calloc(n, sizeof(double));
     if (!y0bar) return imp_fail(IMP_ERR_NOMEM, "train: out of memory");
@@ -238,8 +264,10 @@ static int group_loss(const imp_cmodel *m, const double *params, const double *c
 
 static size_t tape_size(int B, int S, int dim)
 {
-    /* Y and K (4 S n each), then a, kbar (4 n), Ybar for the reverse sweep */
-    return (8 * (size_t)S + 6) * (size_t)B * (size_t)dim;
+    /* Y and K (4 S n each), then a, kbar (4 n), Ybar for the reverse sweep,
+     * then for a model with contact the pre-contact states (S n) and x_k's
+     * gradient (n) */
+    return (9 * (size_t)S + 7) * (size_t)B * (size_t)dim;
 }
 
 int imp_ctrain_window_substeps(const double *window, int n_states, int dim, double dt)

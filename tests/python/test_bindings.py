@@ -109,6 +109,19 @@ y0 = pend.initial_states()[:2]
 roll = chnn.rollout(y0, 5, 0.03)
 check(roll.shape == (2, 6, 4) and np.array_equal(roll[:, 0], y0), "constrained batched rollout")
 raises(lambda: impulse.train("chnn", ball, epochs=1), "constrained", "chnn on contact data")
+# constrained systems with contacts (issue #25): e and mu learned per contact, by default
+cg = impulse.simulate("chain-ground:3", trajectories=4, seed=0)
+cgm = impulse.train("clnn", cg, epochs=1, hidden=16, chunks=4, batch=4, threads=1)
+cc = cgm.contacts
+check(len(cc) == 3 and all(0 < c["e"] < 1 and c["mu"] > 0 for c in cc) and cc[0]["mu_declared"] == 0.5,
+      f"clnn learns e and mu per contact ({cc})")
+cgm.save(os.path.join(d, "cg.npz"))
+check(impulse.load_model(os.path.join(d, "cg.npz")).contacts == cc, "contact checkpoint")
+check(impulse.train("clnn", cg, epochs=1, hidden=16, chunks=4, batch=4, threads=1, contact=False).contacts == [],
+      "contact=False: the flow alone")
+roll = cgm.rollout(cg.initial_states()[:1], 5, 0.01)
+check(roll.shape == (1, 6, 12) and np.all(np.isfinite(roll)), "rollout with contact")
+raises(lambda: impulse.train("clnn", pend, epochs=1, contact=True), "contact", "contact on a system without contacts")
 
 # --- planar impact
 W = np.array([[2.0, 0.3], [0.3, 1.5]])

@@ -109,6 +109,28 @@ fd_e = np.array([(f(A2, u2, e2 + h * E, mu2) - f(A2, u2, e2 - h * E, mu2)) / (2 
 fd_mu = np.array([(f(A2, u2, e2, mu2 + h * E) - f(A2, u2, e2, mu2 - h * E)) / (2 * h) for E in np.eye(2)])
 err = max(np.abs(fd_u - g["u_minus"]).max(), np.abs(fd_e - g["e"]).max(), np.abs(fd_mu - g["mu"]).max())
 check(err < 1e-6, f"contact_solve_backward against central differences (branches {r['branch']}): max error {err:.1e}")
+# CD-Lagrange's equality laws (law=, u_ref=): the law holds and the reverse pass matches central differences
+ur2 = np.array([[-0.9, 0.0], [-0.5, 0.0]])
+for law in ("paper", "halfstep"):
+    r = impulse.contact_solve(A2, u2, e2, mu2, law=law, u_ref=ur2, regularization=0.0)
+    beta = -e2 * ur2[:, 0] if law == "paper" else np.maximum(u2[:, 0] - (1 + e2) * ur2[:, 0], 0.0)
+    check(np.abs(r["u_plus"][:, 0] - beta).max() < 1e-9, f"contact_solve law={law}: u+_n = beta")
+    g = impulse.contact_solve_backward(r, lb)
+    f = lambda u_, ur_, e_: lb @ impulse.contact_solve(A2, u_, e2 if e_ is None else e_, mu2, law=law, u_ref=ur_,  # noqa
+                                                        regularization=0.0)["lambda_"].ravel()
+    E4 = np.eye(4).reshape(4, 2, 2)
+    fd_u = np.array([(f(u2 + h * E, ur2, None) - f(u2 - h * E, ur2, None)) / (2 * h) for E in E4]).reshape(2, 2)
+    fd_ur = np.array([(f(u2, ur2 + h * E, None) - f(u2, ur2 - h * E, None)) / (2 * h) for E in E4]).reshape(2, 2)
+    fd_e = np.array([(f(u2, ur2, e2 + h * E) - f(u2, ur2, e2 - h * E)) / (2 * h) for E in np.eye(2)])
+    err = max(np.abs(fd_u - g["u_minus"]).max(), np.abs(fd_ur - g["u_ref"]).max(), np.abs(fd_e - g["e"]).max())
+    check(err < 1e-6, f"contact_solve_backward law={law} against central differences (branches {r['branch']}): "
+          f"max error {err:.1e}")
+try:
+    impulse.contact_solve(A2, u2, e2, mu2, law="poisson")
+    check(False, "an unknown law is refused")
+except impulse.Error as ex:
+    check("law" in str(ex), f"an unknown law is refused: {ex}")
+
 vb = rng.normal(size=3)
 v2 = np.array([0.2, -1.0, 0.5])
 vp, sol = two.impulse(v2, Jall, e2, mu2, regularization=0.0)
@@ -240,7 +262,7 @@ check(summary["ran"] == 1 and rows and all(r["model"] == "ballistic" and r["toss
       and all(np.isfinite(r["position_error_pct"]) for r in rows), f"a cube task run from Python, its rows: {rows}")
 
 # ---- constrained systems with contacts: the new simulators
-for sysname in ("chain-ground:3", "chain-ground-elastic:3", "gyroscope-wall"):
+for sysname in ("chain-ground:3", "chain-ground-elastic:3", "gyroscope-wall", "colliding-pendulums"):
     ds = impulse.simulate(sysname, trajectories=1, steps=20, seed=0)
     check(np.isfinite(ds["z"]).all() and np.isfinite(ds["energy"]).all(), f"simulate {sysname}: {ds}")
 
@@ -249,7 +271,8 @@ x, v = cs.sample_state(0)
 ds_t = impulse.simulate("chain-ground:3", trajectories=1, steps=100, seed=0)
 dt = float(ds_t["t"][1] - ds_t["t"][0])
 tr, stats = cs.simulate(x, v, dt, 100)
-check(np.array_equal(tr, ds_t["z"][0].reshape(101, -1)) and stats["impacts"] > 0,
+check(np.array_equal(tr, ds_t["z"][0].reshape(101, -1)) and stats["impacts"] > 0
+      and 0 <= stats["max_joint_velocity"] < 1e-9,
       f"ContactSystem.simulate is impulse.simulate's trajectory: {stats}")
 for name, e in (("chain-ground:3", 0.0), ("chain-ground-elastic:3", 1.0)):
     cs = impulse.ContactSystem(name)
@@ -262,5 +285,27 @@ for name, e in (("chain-ground:3", 0.0), ("chain-ground-elastic:3", 1.0)):
           f"{name}: contact 0 leaves at -e u (e {e}): {Jn @ v:.4f} -> {Jn @ vp:.4f}, energy "
           f"{cs.energy(x, v):.6f} -> {cs.energy(x, vp):.6f}")
 raises(lambda: impulse.ContactSystem("chain-ground:3").frame(np.zeros(6), 7), "c: 7", "a missing contact is named")
+
+# contacts between two constrained bodies: the built-in and its system file
+cp = impulse.ContactSystem("colliding-pendulums")
+cpf = impulse.ContactSystem(path=os.path.join(here, "..", "..", "systems", "colliding-pendulums.txt"))
+x, _ = cp.sample_state(3)
+fr = cp.frame(x, 0)
+gap = np.linalg.norm(x.reshape(3, 2)[2] - x.reshape(3, 2)[1]) - 0.22
+check(cp.n_contacts == 2 and cpf.n_contacts == 2 and np.isclose(fr["phi"], gap)
+      and np.isclose(cpf.frame(x, 0)["phi"], fr["phi"]) and np.allclose(fr["J"][0][2:4], -fr["J"][0][4:6]),
+      f"colliding-pendulums: two body-body contacts, gap |x3 - x2| - 0.22, rows relative: {fr}")
+
+# energy lost at impacts: the truth against itself, and a model that keeps the energy
+ds_cp = impulse.simulate("colliding-pendulums", trajectories=2, seed=1)
+ie = cp.impact_energy(ds_cp["z"], ds_cp["z"])
+z_keep = ds_cp["z"].reshape(2, ds_cp["z"].shape[1], -1).copy()
+z_keep[:, 1:] = z_keep[:, :-1].copy()
+ie_keep = cp.impact_energy(ds_cp["z"], z_keep, one_step=True)
+check(ie["impacts"] > 0 and ie["rel_error"] == 0 and ie["within_5pct"] == ie["impacts"]
+      and len(ie["truth_loss"]) == ie["impacts"] and np.isclose(ie["truth_loss"].sum(), ie["truth_lost"])
+      and np.isclose(ie_keep["rel_error"], 1) and ie_keep["within_5pct"] == 0,
+      f"impact_energy: truth {ie}, a no-loss model {ie_keep}")
+raises(lambda: cp.impact_energy(ds_cp["z"], ds_cp["z"][:1]), "shape", "impact_energy: model and truth shapes differ")
 
 checks.done()

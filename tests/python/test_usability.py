@@ -128,6 +128,11 @@ clean(said(lambda: impulse.load_model({"a": 1})), ["path", "dict"], "a dict for 
 clean(said(lambda: impulse.Dataset.load(3)), ["path", "int"], "an int for Dataset.load's path")
 clean(said(lambda: impulse.train("cdl", ball, epochs=1, contact_labels="onst")), ["contact_labels", "onset"],
       "bad contact_labels")
+clean(said(lambda: impulse.train("cdl", ball, epochs=1, contact_labels="geometry", touch=False)),
+      ["contact_labels", "geometry", "touch=False"], "geometry labels without touch")
+unlabelled = impulse.Dataset({k: v for k, v in ball.arrays.items() if k != "contact"}, ball.meta)
+check(said(lambda: impulse.train("cdl", unlabelled, epochs=1, hidden=8, contact_labels="geometry")) == "(no error)",
+      "contact_labels='geometry' trains on data without labels")
 no_masses = impulse.Dataset({k: v for k, v in ball.arrays.items() if k != "masses"}, ball.meta)
 clean(said(lambda: impulse.train("cdl", no_masses, epochs=1)), ["data", "masses"], "missing masses")
 msg = said(lambda: impulse.simulate("bouncing-bal"))
