@@ -38,6 +38,7 @@ int cli_reproduce_chnn(int argc, char **argv);
 int cli_reproduce_impact(int argc, char **argv);
 int cli_reproduce_your_data(int argc, char **argv);
 int cli_reproduce_cube(int argc, char **argv);
+int cli_reproduce_contact(int argc, char **argv);
 /* Gaussian-process impact models and the drop simulator (cli/impact_gp.c),
  * dispatched to by `impulse impact gp-...|learning-curve|drop`. */
 int cli_impact_gp(int argc, char **argv);
@@ -187,6 +188,11 @@ int cli_reproduce_sweep(const char *verb, struct imp_sweep_plan *plan, const cha
 /* Its first half: run the plan's tasks in dir with `jobs` processes and say
  * how many are done (0, or the exit status of a failure). */
 int cli_reproduce_sweep_run(const char *verb, struct imp_sweep_plan *plan, const char *dir, int threads, int jobs);
+/* --json: run the plan as cli_reproduce_sweep_run, print the JSON lines
+ * rows(dir) gives, write the report (0, 130 when stopped, or the exit
+ * status of a failure). */
+int cli_reproduce_sweep_json(const char *verb, struct imp_sweep_plan *plan, const char *dir, int threads, int jobs,
+                             int (*rows)(const char *dir, char **jsonl));
 
 /* Check a trajectory set's contact labels against its motion and handle
  * them (--contact-labels auto | as-given | onset; NULL = auto). The line

@@ -18,6 +18,8 @@ void cli_eval_usage(FILE *f)
             "  --json              one JSON object on stdout (docs/json.md)\n"
             "CD-Lagrange strand (cdl, vin, resnet, resnet-contact models):\n"
             "  --touch-rollout     gate impulses with the observed contact signal\n"
+            "  --projection        project impacts onto the walls in the rollouts (cdl with a contact\n"
+            "                      network trained without --projection: no rollout ends a step inside)\n"
             "  --predictions FILE  write predicted states/contacts/energy to FILE (.npz; '-': standard\n"
             "                      output, the summary then goes to standard error)\n"
             "  rmse:      sqrt(mean over steps and state dimensions of the squared error)\n"
@@ -40,7 +42,7 @@ void cli_eval_usage(FILE *f)
 int cli_eval(int argc, char **argv)
 {
     const char *model_path = NULL, *data_path = NULL, *pred_path = NULL;
-    int json = 0, touch = 0;
+    int json = 0, touch = 0, projection = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             cli_eval_usage(stdout);
@@ -60,7 +62,8 @@ int cli_eval(int argc, char **argv)
     }
     static const struct option opts[] = {{"model", required_argument, 0, 'm'}, {"data", required_argument, 0, 'd'},
                                          {"json", no_argument, 0, 'j'},         {"touch-rollout", no_argument, 0, 't'},
-                                         {"predictions", required_argument, 0, 'p'}, {0, 0, 0, 0}};
+                                         {"predictions", required_argument, 0, 'p'}, {"projection", no_argument, 0, 'P'},
+                                         {0, 0, 0, 0}};
     optind = 1;
     opterr = 0;
     int c;
@@ -71,6 +74,7 @@ int cli_eval(int argc, char **argv)
         case 'j': json = 1; break;
         case 't': touch = 1; break;
         case 'p': pred_path = optarg; break;
+        case 'P': projection = 1; break;
         default: return cli_failf("eval", "unknown or incomplete option '%s' (see --help)", argv[optind - 1]);
         }
     }
@@ -82,6 +86,10 @@ int cli_eval(int argc, char **argv)
     imp_model *m = NULL;
     imp_trajset test;
     if (imp_model_load(&m, model_path)) return cli_fail("eval");
+    if (projection && imp_model_set_projection(m, 1)) {
+        imp_model_free(m);
+        return cli_fail("eval");
+    }
     if (imp_trajset_load(&test, data_path)) {
         imp_model_free(m);
         return cli_fail("eval");
@@ -139,6 +147,7 @@ int cli_eval(int argc, char **argv)
             imp_json_kv_int(&j, "trajectories", res.n_traj);
             imp_json_kv_int(&j, "steps", res.n_steps);
             imp_json_kv_int(&j, "touch_rollout", touch);
+            imp_json_kv_int(&j, "projection", m->cfg.projection);
             if (mk == IMP_MODEL_CDL) cli_json_contact_law(&j, m);
             cli_contact_pairs(&m->geom, mk == IMP_MODEL_CDL ? m : NULL, tol, min_gap, &j, NULL);
             st = cli_json_print(&j, "eval");

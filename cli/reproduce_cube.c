@@ -130,17 +130,10 @@ int cli_reproduce_cube(int argc, char **argv)
                                                  "libnlopt-dev) or not found (IMPULSE_CUBE_MUJOCO): skipped");
         return rc;
     }
-    int rc = cli_reproduce_sweep_run(verb, &plan, out, 1, jobs);
+    int rc = cli_reproduce_sweep_json(verb, &plan, out, 1, jobs, imp_sweep_cube_rows);
     imp_sweep_plan_free(&plan);
-    if (rc) return rc;
-    char *rows = NULL;
-    if (imp_sweep_cube_rows(out, &rows)) return cli_fail(verb);
-    fputs(rows, stdout);
-    free(rows);
-    if (!co.mujoco)
+    if ((rc == 0 || rc == 130) && !co.mujoco)
         notice_row(1, "mujoco", "the peer program cube_mujoco is not built (Debian: libmujoco-dev libnlopt-dev) or "
                                 "not found (IMPULSE_CUBE_MUJOCO): skipped");
-    if (imp_sweep_report(out, NULL)) return cli_fail(verb);
-    fprintf(stderr, "wrote %s/report.md and %s/index.html\n", out, out);
-    return cli_stop_requested() ? 130 : 0;
+    return rc;
 }

@@ -12,12 +12,13 @@ void cli_rollout_usage(FILE *f)
 {
     fprintf(f,
             "usage: impulse rollout --model model.npz [--data d.npz [--trajectory I] | --state x1,x2,...]\n"
-            "                       [--steps T] [--touch-rollout] [--dt H] [--rtol R] -o out.npz\n"
+            "                       [--steps T] [--touch-rollout] [--projection] [--dt H] [--rtol R] -o out.npz\n"
             "  Predicts from an initial state taken from --state or from the (noise-free) first sample\n"
             "  of trajectory I of --data (default 0).\n"
             "CD-Lagrange strand (cdl, vin, resnet, resnet-contact models): the state is q then qdot\n"
             "  (2D values); T samples (default: the data's length), the start included; --touch-rollout\n"
-            "  gates impulses with the data's contact signal. Writes states (T, 2D) and contact (T, K).\n"
+            "  gates impulses with the data's contact signal; --projection projects impacts onto the walls\n"
+            "  (cdl trained without it). Writes states (T, 2D) and contact (T, K).\n"
             "Constrained networks (chnn, clnn, hnn, delan, node models): the state is Cartesian, the\n"
             "  positions then the velocities of every point (2 x points x d values); DOPRI5 (--rtol R,\n"
             "  default 1e-7, atol R/100) for T steps (default: the data's, else the system's), --dt H\n"
@@ -47,12 +48,12 @@ int cli_rollout(int argc, char **argv)
     }
     const char *model_path = NULL, *data_path = NULL, *out = NULL, *state = NULL;
     long traj = 0, steps = -1;
-    int touch = 0;
+    int touch = 0, projection = 0;
     static const struct option opts[] = {
         {"model", required_argument, 0, 'm'}, {"data", required_argument, 0, 'd'},
         {"trajectory", required_argument, 0, 'i'}, {"state", required_argument, 0, 's'},
         {"steps", required_argument, 0, 'T'}, {"touch-rollout", no_argument, 0, 't'},
-        {"output", required_argument, 0, 'o'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+        {"projection", no_argument, 0, 'P'}, {"output", required_argument, 0, 'o'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     optind = 1;
     opterr = 0;
     int c;
@@ -65,6 +66,7 @@ int cli_rollout(int argc, char **argv)
         case 's': state = optarg; break;
         case 'T': st = cli_parse_long("--steps", optarg, 1, 100000000, &steps); break;
         case 't': touch = 1; break;
+        case 'P': projection = 1; break;
         case 'o': out = optarg; break;
         case 'h': cli_rollout_usage(stdout); return 0;
         default: return cli_failf("rollout", "unknown or incomplete option '%s' (see --help)", argv[optind - 1]);
@@ -75,6 +77,10 @@ int cli_rollout(int argc, char **argv)
     if (!data_path && !state) return cli_failf("rollout", "needs --data FILE or --state VALUES");
     imp_model *m = NULL;
     if (imp_model_load(&m, model_path)) return cli_fail("rollout");
+    if (projection && imp_model_set_projection(m, 1)) {
+        imp_model_free(m);
+        return cli_fail("rollout");
+    }
     int S = 2 * m->D, st = IMP_OK;
     double x0[2 * IMP_MAX_BODIES * IMP_MAX_DIM];
     double *gates = NULL;

@@ -29,7 +29,8 @@ static void usage(FILE *f)
             "       impulse sweep plan cdl [--quick] [--seeds N] [--epochs E] [--only ID,...] -o PLAN\n"
             "       impulse sweep plan impact --data FILE [--quick] -o PLAN            (-o -: stdout)\n"
             "       impulse sweep plan your-data [--quick] [--seeds N] [--epochs E] -o PLAN\n"
-            "       (impulse reproduce chnn|cdl|impact|your-data ... --plan PLAN writes the plan of any of its\n"
+            "       impulse sweep plan contact [--quick] [--seeds N] [--epochs E] [--only PART,...] -o PLAN\n"
+            "       (impulse reproduce chnn|cdl|impact|your-data|contact ... --plan PLAN writes the plan of any of its\n"
             "       options)\n"
             "       impulse sweep run PLAN --out DIR [--task K] [--threads N]\n"
             "       impulse sweep report DIR\n"
@@ -38,7 +39,8 @@ static void usage(FILE *f)
             "          epochs; all: every model on every system; quick: minutes; tiny: seconds; --precision\n"
             "          single: float hidden-to-hidden products, ids ending .f32); cdl (Hochlehnert et al.:\n"
             "          experiment x model x seed); impact (Fazeli et al.: a task per table);\n"
-            "          your-data (CD-Lagrange on compliant contact with a touch sensor: model x labels x seed)\n"
+            "          your-data (CD-Lagrange on compliant contact with a touch sensor: model x labels x seed);\n"
+            "          contact (ball in a box, several bodies, constrained systems, box tosses: docs/contact.md)\n"
             "  run:    run the tasks of PLAN not yet done in DIR, longest first; a killed run resumes\n"
             "          where it stopped, a finished task is never rerun. Several runs may share DIR.\n"
             "          --task K runs only the plan's K-th task (0-based), e.g. K=$SLURM_ARRAY_TASK_ID.\n"
@@ -133,6 +135,20 @@ int cli_reproduce_sweep(const char *verb_name, imp_sweep_plan *plan, const char 
     return cli_stop_requested() ? 130 : 0;
 }
 
+int cli_reproduce_sweep_json(const char *verb_name, imp_sweep_plan *plan, const char *dir, int threads, int jobs,
+                             int (*rows)(const char *dir, char **jsonl))
+{
+    int rc = cli_reproduce_sweep_run(verb_name, plan, dir, threads, jobs);
+    if (rc) return rc;
+    char *text = NULL;
+    if (rows(dir, &text)) return cli_fail(verb_name);
+    fputs(text, stdout);
+    free(text);
+    if (imp_sweep_report(dir, NULL)) return cli_fail(verb_name);
+    fprintf(stderr, "wrote %s/report.md and %s/index.html\n", dir, dir);
+    return cli_stop_requested() ? 130 : 0;
+}
+
 static int cmd_plan(int argc, char **argv)
 {
     const char *strand = NULL, *out = NULL;
@@ -144,6 +160,8 @@ static int cmd_plan(int argc, char **argv)
     imp_sweep_impact_opts_default(&io);
     imp_sweep_your_data_opts yo;
     imp_sweep_your_data_opts_default(&yo);
+    imp_sweep_contact_opts ko;
+    imp_sweep_contact_opts_default(&ko);
     int quick = 0;
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
@@ -152,13 +170,13 @@ static int cmd_plan(int argc, char **argv)
         else if (!strcmp(a, "--quick")) quick = 1;
         else if (!strcmp(a, "--seeds")) {
             if (cli_parse_long(a, val, 1, 1000, &lv)) return cli_fail(verb);
-            co.seeds = cd.seeds = yo.seeds = (int)lv;
+            co.seeds = cd.seeds = yo.seeds = ko.seeds = (int)lv;
             i++;
         } else if (!strcmp(a, "--epochs")) {
             if (cli_parse_long(a, val, 1, 1000000, &lv)) return cli_fail(verb);
-            co.epochs = cd.epochs = yo.epochs = (int)lv;
+            co.epochs = cd.epochs = yo.epochs = ko.epochs = (int)lv;
             i++;
-        } else if (!strcmp(a, "--only") && val) cd.only = argv[++i];
+        } else if (!strcmp(a, "--only") && val) cd.only = ko.only = argv[++i];
         else if (!strcmp(a, "--data") && val) io.data = argv[++i];
         else if (!strcmp(a, "--precision")) {
             if (cli_parse_precision(a, val, &co.single)) return cli_fail(verb);
@@ -169,7 +187,7 @@ static int cmd_plan(int argc, char **argv)
         else if (a[0] != '-' && !strand) strand = a;
         else return cli_failf(verb, "plan: unknown option '%s' (see --help)", a);
     }
-    if (!strand) return cli_failf(verb, "plan: name the reproduction (chnn, cdl, impact or your-data)");
+    if (!strand) return cli_failf(verb, "plan: name the reproduction (chnn, cdl, impact, your-data or contact)");
     if (!out) return cli_failf(verb, "plan: -o PLAN is required ('-' for stdout)");
     imp_sweep_plan plan;
     int st;
@@ -187,8 +205,11 @@ static int cmd_plan(int argc, char **argv)
     } else if (!strcmp(strand, "your-data")) {
         yo.quick = quick;
         st = imp_sweep_plan_your_data(&plan, &yo);
+    } else if (!strcmp(strand, "contact")) {
+        ko.quick = quick;
+        st = imp_sweep_plan_contact(&plan, &ko);
     } else {
-        return cli_failf(verb, "plan: '%s' has no plan (known: chnn, cdl, impact, your-data)", strand);
+        return cli_failf(verb, "plan: '%s' has no plan (known: chnn, cdl, impact, your-data, contact)", strand);
     }
     if (st) return cli_fail(verb);
     if (!strcmp(out, "-")) {

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# The same comparison runs as a part of a sweep plan: impulse reproduce contact
+# --only ball-box (docs/contact.md); this script made the numbers docs/cdl.md quotes.
 # Issue 24's acceptance experiment for the ball in a box (docs/cdl.md,
 # "Ball in a box"): spring-damper contact with an apparent restitution of
 # 0.80 (impulse simulate compliant-ball-box), a floor and two walls, per-body
@@ -32,7 +34,7 @@ while [ $# -gt 0 ]; do
     --epochs) EPOCHS=$2; shift 2 ;;
     --jobs) JOBS=$2; shift 2 ;;
     --summary-only) SUMMARY_ONLY=1; shift ;;
-    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
     *) echo "ball_box_acceptance.sh: error: unknown option '$1'" >&2; exit 2 ;;
     esac
 done

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# The same comparison runs as a part of a sweep plan: impulse reproduce contact
+# --only points (docs/contact.md); this script made the numbers docs/cdl.md quotes.
 # Issue 24's "Several bodies" acceptance measurement on bouncing-points:5
 # (docs/cdl.md, "Several point masses in a box") and bouncing-disks:5
 # ("Several disks in a box"): five bodies in a 2-D box, each contact
@@ -41,7 +43,7 @@ while [ $# -gt 0 ]; do
     --epochs) EPOCHS=$2; shift 2 ;;
     --jobs) JOBS=$2; shift 2 ;;
     --summary-only) SUMMARY_ONLY=1; shift ;;
-    -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,33p' "$0"; exit 0 ;;
     *) echo "points_acceptance.sh: error: unknown option '$1'" >&2; exit 2 ;;
     esac
 done

@@ -4,8 +4,10 @@
 #ifndef IMPULSE_SWEEP_TEST_H
 #define IMPULSE_SWEEP_TEST_H
 
+#include "impulse/core.h"
 #include "impulse/io.h"
 #include "impulse/sweep.h"
+#include "test.h"
 
 #include <dirent.h>
 #include <signal.h>
@@ -168,6 +170,42 @@ static inline void run_killed_in_training(const char *cli, const char *text, con
     CHECK(run(cmd) == 0);
     snprintf(path, sizeof path, "%s/tasks/long/train_state.npz", stem);
     CHECK(access(path, F_OK) != 0); /* removed once trained */
+}
+
+/* A setting and the words its error must contain. */
+typedef struct bad_key {
+    const char *words, *needle;
+} bad_key;
+
+/* Each of n tasks "task id=badK <common> <bad[k].words>", run in a fresh
+ * folder dir, fails before any training (no model.npz), its message naming
+ * bad[k].needle. */
+static inline void check_bad_keys(const char *dir, const char *common, const bad_key *bad, size_t n)
+{
+    size_t cap = 256 * (n + 1), len = 0;
+    char *text = malloc(cap);
+    if (!text) return;
+    text[0] = 0;
+    for (size_t k = 0; k < n; k++)
+        len += (size_t)snprintf(text + len, cap - len, "task id=bad%zu %s %s\n", k, common, bad[k].words);
+    imp_sweep_plan p;
+    CHECK_OK(imp_sweep_plan_parse(&p, text, "x"));
+    free(text);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    CHECK(system(cmd) == 0);
+    CHECK_OK(imp_sweep_prepare(&p, dir));
+    imp_sweep_run_opts o;
+    imp_sweep_run_opts_default(&o);
+    for (size_t k = 0; k < n; k++) {
+        int ran = 1;
+        CHECK(imp_sweep_run_task(&p, (int)k, dir, &o, &ran) != IMP_OK && ran == 0);
+        CHECK_MSG(strstr(imp_last_error(), bad[k].needle), "%s: %s", bad[k].words, imp_last_error());
+        char path[600];
+        snprintf(path, sizeof path, "%s/tasks/bad%zu/model.npz", dir, k);
+        CHECK_MSG(access(path, F_OK) != 0, "%s: trained before the keys were checked", bad[k].words);
+    }
+    imp_sweep_plan_free(&p);
 }
 
 #endif

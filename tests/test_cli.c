@@ -76,11 +76,57 @@ static void test_help(void)
     }
 }
 
+/* eval --projection: the ball-in-a-box acceptance's own model (CD-Lagrange,
+ * labels derived from the motion, --contact-tol 0; results/ball-box) dips
+ * below the floor for a step at impacts; with the projection at impacts in
+ * its rollouts no state is below the floor or outside the walls. A ResNet
+ * has no impacts to project: one error line. */
+static double lowest_gap(const char *pred, double *xmax)
+{
+    imp_npz *z = NULL;
+    double lo = INFINITY;
+    *xmax = 0;
+    if (imp_npz_load(&z, pred)) return NAN;
+    const imp_npy_array *a = imp_npz_find(z, "states");
+    if (a && a->dtype == IMP_F64 && a->ndim == 3 && a->shape[2] == 4)
+        for (size_t i = 0; i < a->count / 4; i++) {
+            const double *x = (const double *)a->data + 4 * i;
+            lo = fmin(lo, x[1]);
+            *xmax = fmax(*xmax, fabs(x[0]));
+        }
+    imp_npz_free(z);
+    return lo;
+}
+
+static void test_eval_projection(void)
+{
+    char err[4096], cmd[2048];
+    const char *dir = IMPULSE_SOURCE_DIR "/results/ball-box";
+    double xmax = 0;
+    snprintf(cmd, sizeof cmd, "eval --model %s/cdl-geomlabels-tol0.s0/model.npz --data %s/test.npz --predictions cli_proj0.npz",
+             dir, dir);
+    CHECK(run(cmd, err, sizeof err) == 0);
+    double lo0 = lowest_gap("cli_proj0.npz", &xmax);
+    CHECK_MSG(lo0 < -1e-3, "the model's rollouts dip to %g only: nothing to project", lo0);
+    snprintf(cmd, sizeof cmd,
+             "eval --model %s/cdl-geomlabels-tol0.s0/model.npz --data %s/test.npz --projection --predictions cli_proj1.npz",
+             dir, dir);
+    CHECK(run(cmd, err, sizeof err) == 0);
+    double lo1 = lowest_gap("cli_proj1.npz", &xmax);
+    CHECK_MSG(lo1 >= -1e-12 && xmax <= 1.5 + 1e-12, "with --projection: lowest %g, largest |x| %g", lo1, xmax);
+    snprintf(cmd, sizeof cmd, "rollout --model %s/cdl-geomlabels-tol0.s0/model.npz --data %s/test.npz --projection -o cli_proj2.npz",
+             dir, dir);
+    CHECK(run(cmd, err, sizeof err) == 0);
+    snprintf(cmd, sizeof cmd, "eval --model %s/resnet.s0/model.npz --data %s/test.npz --projection", dir, dir);
+    CHECK(run(cmd, err, sizeof err) != 0 && strstr(err, "projection: a resnet model has no impacts"));
+}
+
 int main(void)
 {
     char err[4096];
     test_names_once();
     test_help();
+    test_eval_projection();
     /* the happy path: simulate, train briefly, evaluate with --json */
     CHECK(run("simulate bouncing-ball --steps 120 --noise 0.1 --seed 3 -o cli_ball.npz", err, sizeof err) == 0);
     CHECK(run("train cdl --data cli_ball.npz --epochs 2 --hidden 16 --quiet -o cli_model.npz", err, sizeof err) == 0);

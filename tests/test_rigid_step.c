@@ -450,19 +450,17 @@ static void test_warm_rollout(void)
     free(a);
 }
 
-/* The full-toss fit with the inertia learned: on 8 tosses made with the
- * moments 1.5 times the nominal ones, e 0.2 and mu 0.4, the fit from the
- * nominal cube with e = mu = 0.3 (no Adam steps) finds the moments within
- * 15 % and lowers the training loss below the start's. */
-static void test_learn_inertia(void)
+/* n simulated tosses of the nominal box with its moments times inertia_scale,
+ * e 0.2 and mu 0.4, 60 samples each, into t */
+static void inertia_tosses(double inertia_scale, int n, imp_rigid_traj *t)
 {
     imp_box_toss_opts o;
     imp_box_toss_defaults(&o);
-    o.n_tosses = 8, o.n_samples = 60, o.substeps = 2;
+    o.n_tosses = n, o.n_samples = 60, o.substeps = 2;
     imp_rigid_model truth;
     imp_rigid_model_box(&truth, &o.body, 0.2, 0.4, 0.0, o.gravity);
-    for (int i = 0; i < 3; i++) truth.inertia[i] *= 1.5;
-    int64_t lengths[8];
+    for (int i = 0; i < 3; i++) truth.inertia[i] *= inertia_scale;
+    int64_t lengths[16];
     double *s = malloc((size_t)o.n_tosses * o.n_samples * 13 * sizeof *s);
     for (int k = 0; k < o.n_tosses; k++) {
         double x0[13];
@@ -472,16 +470,28 @@ static void test_learn_inertia(void)
                                          s + (size_t)k * o.n_samples * 13));
         lengths[k] = o.n_samples;
     }
-    imp_rigid_traj t;
-    imp_rigid_traj_default(&t);
-    CHECK_OK(imp_rigid_traj_set(&t, s, (size_t)o.n_tosses * o.n_samples, lengths, NULL, (size_t)o.n_tosses, 1e-9));
+    imp_rigid_traj_default(t);
+    CHECK_OK(imp_rigid_traj_set(t, s, (size_t)o.n_tosses * o.n_samples, lengths, NULL, (size_t)o.n_tosses, 1e-9));
     free(s);
+}
+
+/* The full-toss fit with the inertia learned: on 8 tosses made with the
+ * moments 1.5 times the nominal ones, e 0.2 and mu 0.4, the fit from the
+ * nominal cube with e = mu = 0.3 (no Adam steps) finds the moments within
+ * 15 % and lowers the training loss below the start's; the selection
+ * against the fit with the nominal moments (on the training tosses, there
+ * being no validation tosses) keeps the learned moments. */
+static void test_learn_inertia(void)
+{
+    imp_rigid_traj t;
+    inertia_tosses(1.5, 8, &t);
     imp_rigid_model m;
     imp_rigid_model_box(&m, &t.body, 0.3, 0.3, 0.0, t.gravity);
     m.warm_start = 1;
     imp_rigid_learn_opts lo;
     imp_rigid_learn_defaults(&lo);
-    lo.substeps = 2, lo.steps = 0, lo.fit_evals = 200, lo.learn_inertia = 1;
+    CHECK(lo.select_inertia == 0);
+    lo.substeps = 2, lo.steps = 0, lo.fit_evals = 200, lo.learn_inertia = 1, lo.select_inertia = 1;
     int ep[8] = {0, 1, 2, 3, 4, 5, 6, 7};
     imp_rigid_learn_report rep;
     CHECK_OK(imp_rigid_learn(&t, ep, 8, NULL, 0, &lo, &m, &rep));
@@ -492,14 +502,20 @@ static void test_learn_inertia(void)
     CHECK_OK(imp_rigid_eval_rollouts(&t, ep, 8, imp_rigid_model_rollout_fn, &rc, 0.0, &ms));
     double r = m.inertia[0] / t.body.inertia[0];
     CHECK_MSG(fabs(r - 1.5) < 0.15 * 1.5 && m.inertia[1] == m.inertia[0] && m.inertia[2] == m.inertia[0] &&
-                  rep.fit_evals > 0 && rep.fit_evals <= 200 &&
+                  rep.inertia_kept == 1 && rep.fit_valid_inertia < rep.fit_valid_nominal &&
+                  rep.fit_evals > 0 && rep.fit_evals <= 2 * 200 &&
                   rep.fit_loss < ms.position_error_pct + ms.rotation_error_deg,
-              "inertia fit: moments %.3g x nominal (true 1.5), e %.3g mu %.3g, loss %g (start %g), %d rollouts", r,
-              m.e, m.mu, rep.fit_loss, ms.position_error_pct + ms.rotation_error_deg, rep.fit_evals);
+              "inertia fit: moments %.3g x nominal (true 1.5), e %.3g mu %.3g, loss %g (start %g), %d rollouts, "
+              "kept %d (scores %g nominal, %g learned)", r, m.e, m.mu, rep.fit_loss,
+              ms.position_error_pct + ms.rotation_error_deg, rep.fit_evals, rep.inertia_kept, rep.fit_valid_nominal,
+              rep.fit_valid_inertia);
     lo.learn_inertia = 2;
     CHECK_FAILS(imp_rigid_learn(&t, ep, 8, NULL, 0, &lo, &m, &rep), IMP_ERR_INVALID);
     CHECK(strstr(imp_last_error(), "learn_inertia") != NULL);
-    lo.learn_inertia = 1, lo.learn_dv0 = 2;
+    lo.learn_inertia = 1, lo.select_inertia = 2;
+    CHECK_FAILS(imp_rigid_learn(&t, ep, 8, NULL, 0, &lo, &m, &rep), IMP_ERR_INVALID);
+    CHECK(strstr(imp_last_error(), "select_inertia") != NULL);
+    lo.select_inertia = 1, lo.learn_dv0 = 2;
     CHECK_FAILS(imp_rigid_learn(&t, ep, 8, NULL, 0, &lo, &m, &rep), IMP_ERR_INVALID);
     CHECK(strstr(imp_last_error(), "learn_dv0") != NULL);
     /* the velocity offset too: the tosses have none, the fit finds little */
@@ -509,6 +525,36 @@ static void test_learn_inertia(void)
     r = m.inertia[0] / t.body.inertia[0];
     CHECK_MSG(fabs(m.dv0[2]) < 0.01 && m.dv0[0] == 0 && m.dv0[1] == 0 && fabs(r - 1.5) < 0.15 * 1.5,
               "dv0 fit: %g m/s (none in the tosses), moments %.3g x nominal (true 1.5)", m.dv0[2], r);
+    imp_rigid_traj_free(&t);
+}
+
+/* The selection of the inertia by the validation tosses: on tosses made
+ * with the nominal moments, 2 for training and 6 for validation, the fit with
+ * the moments learned moves them off the nominal ones (select_inertia 0), and
+ * with select_inertia 1 the validation tosses choose the fit with the
+ * nominal moments, which rolls them out better. */
+static void test_select_inertia(void)
+{
+    imp_rigid_traj t;
+    inertia_tosses(1.0, 8, &t);
+    imp_rigid_learn_opts lo;
+    imp_rigid_learn_defaults(&lo);
+    lo.substeps = 2, lo.steps = 0, lo.fit_evals = 150, lo.learn_inertia = 1, lo.select_inertia = 0;
+    int train[2] = {0, 1}, valid[6] = {2, 3, 4, 5, 6, 7};
+    imp_rigid_learn_report rep;
+    imp_rigid_model free_fit, sel;
+    imp_rigid_model_box(&free_fit, &t.body, 0.3, 0.3, 0.0, t.gravity);
+    free_fit.warm_start = 1;
+    sel = free_fit;
+    CHECK_OK(imp_rigid_learn(&t, train, 2, valid, 6, &lo, &free_fit, &rep));
+    CHECK(rep.inertia_kept == 1 && isnan(rep.fit_valid_nominal) && isnan(rep.fit_valid_inertia));
+    const double r_free = free_fit.inertia[0] / t.body.inertia[0], score_free = rep.valid_score;
+    lo.select_inertia = 1;
+    CHECK_OK(imp_rigid_learn(&t, train, 2, valid, 6, &lo, &sel, &rep));
+    CHECK_MSG(fabs(r_free - 1) > 1e-3 && rep.inertia_kept == 0 && memcmp(sel.inertia, t.body.inertia, sizeof sel.inertia) == 0 &&
+                  rep.fit_valid_nominal <= rep.fit_valid_inertia && rep.valid_score < score_free,
+              "selection: free fit %.4g x nominal (validation %g); kept %d, scores %g nominal, %g learned, kept %g",
+              r_free, score_free, rep.inertia_kept, rep.fit_valid_nominal, rep.fit_valid_inertia, rep.valid_score);
     imp_rigid_traj_free(&t);
 }
 
@@ -524,5 +570,6 @@ int main(void)
     test_window_grad(1);
     test_warm_rollout();
     test_learn_inertia();
+    test_select_inertia();
     TEST_MAIN_END();
 }

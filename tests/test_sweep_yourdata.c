@@ -82,9 +82,7 @@ static void test_plan(void)
 /* A task with a bad key fails before any training, naming the key. */
 static void test_key_errors(void)
 {
-    static const struct {
-        const char *words, *needle;
-    } bad[] = {
+    static const bad_key bad[] = {
         {"model=cdl labels=bogus epochs=1", "labels=bogus"},
         {"model=vin epochs=1", "model=vin"},
         {"labels=auto epochs=1", "needs model="},
@@ -97,26 +95,7 @@ static void test_key_errors(void)
         {"model=cdl heldout=0 epochs=1", "heldout=0"},
         {"model=resnet epochs=0", "epochs=0"},
     };
-    char text[4096] = "";
-    size_t n = 0, nb = sizeof bad / sizeof bad[0];
-    for (size_t k = 0; k < nb; k++)
-        n += (size_t)snprintf(text + n, sizeof text - n, "task id=bad%zu strand=your-data %s\n", k,
-                              bad[k].words);
-    imp_sweep_plan p;
-    CHECK_OK(imp_sweep_plan_parse(&p, text, "x"));
-    system("rm -rf yd_bad");
-    CHECK_OK(imp_sweep_prepare(&p, "yd_bad"));
-    imp_sweep_run_opts o;
-    imp_sweep_run_opts_default(&o);
-    for (size_t k = 0; k < nb; k++) {
-        int ran = 1;
-        CHECK(imp_sweep_run_task(&p, (int)k, "yd_bad", &o, &ran) != IMP_OK && ran == 0);
-        CHECK_MSG(strstr(imp_last_error(), bad[k].needle), "%s: %s", bad[k].words, imp_last_error());
-        char path[256];
-        snprintf(path, sizeof path, "yd_bad/tasks/bad%zu/model.npz", k);
-        CHECK_MSG(access(path, F_OK) != 0, "%s: trained before the keys were checked", bad[k].words);
-    }
-    imp_sweep_plan_free(&p);
+    check_bad_keys("yd_bad", "strand=your-data", bad, sizeof bad / sizeof bad[0]);
 }
 
 static int read_metrics(const char *dir, const char *id, double *v)

@@ -135,6 +135,12 @@ void imp_model_get_contact_law(const imp_model *m, double *e, double *mu);
  * cfg.learn_restitution and e != NULL; mu (n_pairs, each > 0) if cfg.friction
  * and mu != NULL. Values are clamped to [1e-3, 1 - 1e-3] and [1e-4, 10]. */
 int imp_model_set_contact_law(imp_model *m, const double *e, const double *mu);
+/* Closest-point projection at impacts (cfg.projection) turned on or off for
+ * what the model does next: rollouts (imp_model_rollout, imp_model_evaluate)
+ * of a model trained without it then end no step inside a wall or the floor
+ * (`impulse eval|rollout --projection`). A CD-Lagrange model with a contact
+ * network only (an error names the model otherwise). */
+int imp_model_set_projection(imp_model *m, int on);
 /* Data estimates of the contact law around labelled contacts (rising edges
  * of a body's contact label at step m, n = m or, when the impact spans
  * several samples, the first sample after its interior ones, imp_trajset.

@@ -62,6 +62,11 @@ int imp_flat_csystem_contacts(const imp_csystem *cs);
 int imp_flat_cmodel_contacts(const imp_cmodel *m);
 int imp_flat_cmodel_contact_values(const imp_cmodel *m, const double *params, double *e, double *mu,
                                    double *e_declared, double *mu_declared);
+/* Contact c's names: name ("body-plane" or "bodyA-bodyB"), its body, its
+ * plane ("" for a contact between two bodies) and the other body ("" for a
+ * plane contact); each buffer n chars. */
+int imp_flat_cmodel_contact_names(const imp_cmodel *m, int c, char *name, char *body, char *plane, char *other,
+                                  size_t n);
 
 #ifdef __cplusplus
 }

@@ -212,6 +212,11 @@ typedef struct imp_rigid_learn_opts {
     int learn_inertia; /* 0: the start's inertia; 1: one scale on all three moments, in [0.25, 4];
                           3: each principal moment its own scale */
     int learn_dv0;     /* 1: the full-toss fit fits dv0[2] too (default 0) */
+    int select_inertia; /* 1, with learn_inertia and fit_evals: the full-toss fit is run
+                           twice, with the inertia learned and with the start's inertia (each at most
+                           fit_evals rollouts); the one with the lower full-toss error on the
+                           validation tosses (the training tosses without any) is kept, the start's
+                           inertia on a tie; 0 (default): the fit with the inertia learned is kept */
 } imp_rigid_learn_opts;
 void imp_rigid_learn_defaults(imp_rigid_learn_opts *o);
 typedef struct imp_rigid_learn_report {
@@ -222,6 +227,9 @@ typedef struct imp_rigid_learn_report {
     double seconds;
     int fit_evals;        /* rollouts of the training set by the full-toss fit */
     double fit_loss;      /* its training loss (position % + rotation deg) */
+    double fit_valid_nominal, fit_valid_inertia; /* select_inertia: the two fits' validation
+                                                    position % + rotation deg (else NaN) */
+    int inertia_kept;     /* the learn_inertia of the fit kept (0: the start's inertia) */
 } imp_rigid_learn_report;
 /* m: the start (in) and the model kept (out). */
 int imp_rigid_learn(const imp_rigid_traj *t, const int *train, int n_train, const int *valid, int n_valid,

@@ -229,6 +229,35 @@ int imp_sweep_cube_peer(char *path, size_t cap);
  * position_error_pct, rotation_error_deg, penetration_pct, seconds. */
 int imp_sweep_cube_rows(const char *dir, char **jsonl);
 
+/* The plan of the contact comparisons (issues 24 and 25, docs/contact.md):
+ * parts (only: a comma list; NULL all) "ball-box" (CD-Lagrange with its e
+ * learned per wall, with the per-body touch labels, without them and gated
+ * by geometry, against ResNetContact and ResNet on compliant-ball-box, noise
+ * 0.05, 24 training and 6 test trajectories; 3 seeds, 200 epochs), "points"
+ * (bouncing-points:5, e and mu per contact; 5 seeds, 150 epochs), "disks"
+ * (bouncing-disks:5 the same, when the build has that simulator),
+ * "constrained" (CHNN, CLNN and NODE without contact on chain-ground:3,
+ * chain-ground-elastic:3 and gyroscope-wall, strand=chnn, 100 test
+ * trajectories; 5 seeds, 500 epochs), "box-toss" (rigid-identified and the
+ * learned box on simulated box tosses, strand=cube with simulate=box-toss;
+ * 3 seeds). quick: 2 seeds (1 constrained and box-toss), 30 epochs (10
+ * constrained), at most 8 training trajectories (constrained: 10, and 20 test ones), only
+ * rigid-identified (minutes). Fields left 0 / NULL take those defaults. */
+typedef struct imp_sweep_contact_opts {
+    int quick;
+    int seeds;        /* 0: each part's */
+    int epochs;       /* 0: each part's */
+    const char *only; /* comma list of parts; NULL: all */
+    int threads;      /* training threads per task written into the plan (0: 1) */
+    int box_tosses;   /* training tosses of the box-toss tasks (16) */
+} imp_sweep_contact_opts;
+void imp_sweep_contact_opts_default(imp_sweep_contact_opts *o);
+int imp_sweep_plan_contact(imp_sweep_plan *plan, const imp_sweep_contact_opts *o);
+/* The contact results of a sweep folder as JSON lines (malloc'd; "" when
+ * none): one object per finished task of the contact plan (part, system,
+ * config or model, seed and its numbers: docs/contact.md). */
+int imp_sweep_contact_rows(const char *dir, char **jsonl);
+
 /* Report of an output folder: tables (markdown and CSV), results.json,
  * figures, and the list of tasks not done, written into `dir`. The markdown
  * text is also returned (malloc'd) if `markdown` is not NULL. */

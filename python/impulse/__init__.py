@@ -45,7 +45,7 @@ from .contact import CONTACT_MODELS, Model
 from .data import CONTACT_SYSTEMS, Dataset, simulate
 from .impact import (IMPACT_LAWS, GaussianProcess, ImpactData, impact_data, impact_identify, impact_irb,
                      impact_predict, impact_table1)
-from .sweeps import REPRODUCTIONS, cube_peer, cube_rows, reproduce, sweep_plan, sweep_report, sweep_run
+from .sweeps import REPRODUCTIONS, contact_rows, cube_peer, cube_rows, reproduce, sweep_plan, sweep_report, sweep_run
 from .contacts import ContactModel, ContactSystem, contact_solve, contact_solve_backward
 from .rigid import (RigidBody, RigidE2E, RigidModel, RigidTrajectories, box_toss, box_toss_initial, rigid_ballistic,
                     rigid_identify, rigid_learn, rigid_lowest_corner, rigid_metrics, rigid_quat_angle, rigid_split)
@@ -56,7 +56,7 @@ __all__ = ["Error", "Notice", "Dataset", "Model", "ConstrainedModel", "simulate"
            "blas_core", "CONTACT_SYSTEMS", "CONTACT_MODELS", "CONSTRAINED_MODELS", "IMPACT_LAWS",
            "impact_data", "ImpactData", "impact_predict", "impact_irb", "impact_identify", "impact_table1", "GaussianProcess", "version",
            "REPRODUCTIONS", "sweep_plan", "sweep_run", "sweep_report", "reproduce", "TRAIN_FAR_ABOVE_BEST",
-           "cube_peer", "cube_rows", "ContactModel", "ContactSystem", "contact_solve", "contact_solve_backward",
+           "contact_rows", "cube_peer", "cube_rows", "ContactModel", "ContactSystem", "contact_solve", "contact_solve_backward",
            "RigidBody", "RigidTrajectories", "RigidModel", "RigidE2E", "box_toss", "box_toss_initial",
            "rigid_metrics", "rigid_quat_angle", "rigid_lowest_corner", "rigid_ballistic", "rigid_split",
            "rigid_identify", "rigid_learn"]

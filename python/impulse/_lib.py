@@ -273,6 +273,11 @@ class SweepYourDataOpts(Struct):
                 ("threads", c_int)]
 
 
+class SweepContactOpts(Struct):
+    _fields_ = [("quick", c_int), ("seeds", c_int), ("epochs", c_int), ("only", c_char_p), ("threads", c_int),
+                ("box_tosses", c_int)]
+
+
 SWEEP_PROGRESS_FN = ctypes.CFUNCTYPE(None, c_void_p, c_char_p)
 SWEEP_STOP_FN = ctypes.CFUNCTYPE(c_int, c_void_p)
 
@@ -298,7 +303,8 @@ for _name, _cls in (("imp_cdl_config", CdlConfig), ("imp_loss_parts", LossParts)
                     ("imp_epoch_info", EpochInfo), ("imp_train_report", TrainReport), ("imp_loss_part", LossPart),
                     ("imp_sweep_plan", SweepPlan), ("imp_sweep_chnn_opts", SweepChnnOpts),
                     ("imp_sweep_cdl_opts", SweepCdlOpts), ("imp_sweep_impact_opts", SweepImpactOpts),
-                    ("imp_sweep_your_data_opts", SweepYourDataOpts), ("imp_sweep_run_opts", SweepRunOpts), ("imp_sweep_summary", SweepSummary)):
+                    ("imp_sweep_your_data_opts", SweepYourDataOpts), ("imp_sweep_contact_opts", SweepContactOpts),
+                    ("imp_sweep_run_opts", SweepRunOpts), ("imp_sweep_summary", SweepSummary)):
     if lib.imp_abi_sizeof(_name.encode()) != ctypes.sizeof(_cls):
         raise ImportError(f"impulse: the Python mirror of {_name} ({ctypes.sizeof(_cls)} bytes) does not match "
                           f"the library's ({lib.imp_abi_sizeof(_name.encode())} bytes): rebuild and reinstall")
@@ -342,6 +348,7 @@ for _n, _a, _r in [
     ("imp_train_default_lr_schedule", [P(Trajset)], c_int),
     ("imp_model_init_contact_law", [V, P(Trajset), c_int, c_double, c_int, c_double, c_void_p], c_int),
     ("imp_model_get_contact_law", [V, dptr, dptr], None),
+    ("imp_model_set_projection", [V, c_int], c_int),
     ("imp_model_sizes", [V, P(c_int), P(c_int)], c_int),
     ("imp_model_rollout", [V, dptr, c_int, dptr, dptr, dptr], c_int),
     ("imp_model_rollout_single", [V, dptr, c_int, dptr, c_int, dptr, dptr], c_int),
@@ -372,6 +379,7 @@ for _n, _a, _r in [
     ("imp_cmodel_enable_contact", [V], c_int), ("imp_cmodel_init_contact_params", [V, dptr], None),
     ("imp_flat_csystem_contacts", [V], c_int), ("imp_flat_cmodel_contacts", [V], c_int),
     ("imp_flat_cmodel_contact_values", [V, dptr, dptr, dptr, dptr, dptr], c_int),
+    ("imp_flat_cmodel_contact_names", [V, c_int, c_char_p, c_char_p, c_char_p, c_char_p, ctypes.c_size_t], c_int),
     ("imp_cmodel_rhs", [V, dptr, dptr, c_int, dptr, V], c_int),
     ("imp_cmodel_work_new", [V, c_int], V), ("imp_cmodel_work_free", [V], None),
     ("imp_impact_model_parse", [c_char_p, P(c_int), c_char_p], c_int),
@@ -413,6 +421,9 @@ for _n, _a, _r in [
     ("imp_sweep_plan_impact", [P(SweepPlan), P(SweepImpactOpts)], c_int),
     ("imp_sweep_your_data_opts_default", [P(SweepYourDataOpts)], None),
     ("imp_sweep_plan_your_data", [P(SweepPlan), P(SweepYourDataOpts)], c_int),
+    ("imp_sweep_contact_opts_default", [P(SweepContactOpts)], None),
+    ("imp_sweep_plan_contact", [P(SweepPlan), P(SweepContactOpts)], c_int),
+    ("imp_sweep_contact_rows", [c_char_p, P(c_void_p)], c_int),
     ("imp_sweep_plan_parse", [P(SweepPlan), c_char_p, c_char_p], c_int),
     ("imp_sweep_plan_load", [P(SweepPlan), c_char_p], c_int),
     ("imp_sweep_plan_text", [P(SweepPlan), P(c_void_p)], c_int),

@@ -122,8 +122,16 @@ class ConstrainedModel:
             return []
         e, mu, e0, mu0 = (np.zeros(n) for _ in range(4))
         check(lib.imp_flat_cmodel_contact_values(self._m, ptr(self.params), ptr(e), ptr(mu), ptr(e0), ptr(mu0)))
-        return [{"contact": c, "e": float(e[c]), "mu": float(mu[c]), "e_declared": float(e0[c]),
-                 "mu_declared": float(mu0[c])} for c in range(n)]
+        out = []
+        for c in range(n):
+            bufs = [ctypes.create_string_buffer(80) for _ in range(4)]
+            check(lib.imp_flat_cmodel_contact_names(self._m, c, *bufs, 80))
+            name, body, plane, other = (b.value.decode() for b in bufs)
+            row = {"contact": c, "name": name, "body": body}
+            row.update({"other": other} if other else {"plane": plane})
+            row.update({"e": float(e[c]), "mu": float(mu[c]), "e_declared": float(e0[c]), "mu_declared": float(mu0[c])})
+            out.append(row)
+        return out
 
     @property
     def kind(self) -> str:
@@ -190,12 +198,26 @@ class ConstrainedModel:
         try:
             n, T = r.n_test, r.T
             arr = lambda p, *shape: np.ctypeslib.as_array(p, shape=shape).copy()  # noqa: E731
-            return _lib.Result({"verb": "eval", "model": self.kind, "system": d.system, "trajectories": n,
+            out = _lib.Result({"verb": "eval", "model": self.kind, "system": d.system, "trajectories": n,
                                 "steps": T, "samples": T, "intervals": T - 1,
                                 "geo_rel_err_time": "trapezoid over the intervals, divided by samples x dt",
                     "mean_geo_rel_err": r.mean_geo, "median_geo_rel_err": r.median_geo,
                     "mean_energy_err": r.mean_energy_err, "mean_violation": r.mean_violation,
                     "seconds": r.seconds, "geo_rel_err": arr(r.geo, n), "rel_err": arr(r.rel_err, n, T),
                     "energy_err": arr(r.energy_err, n, T), "violation": arr(r.violation, n, T)})
+            # the relative state error summed over the first 5 steps and over the whole rollout (as the CLI)
+            # (summed in the CLI's order, so the two agree to the last digit)
+            s5 = sall = 0.0
+            for v in out["rel_err"].tolist():
+                for k in range(1, T):
+                    sall += v[k]
+                    if k <= 5:
+                        s5 += v[k]
+            out["sum_rel_err_5"], out["sum_rel_err"] = s5 / n, sall / n
+            contacts = self.contacts
+            out["contact"] = "learned" if contacts else "none"
+            if contacts:
+                out["contacts"] = contacts
+            return out
         finally:
             lib.imp_ceval_result_free(ctypes.byref(r))

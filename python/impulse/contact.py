@@ -204,6 +204,10 @@ class Model:
                                                ptr(states[i]), ptr(contact[i])))
         return (states[0], contact[0]) if single else (states, contact)
 
+    def _projection_on(self) -> bool:
+        """cfg.projection of the model (imp_model's first field is its config)."""
+        return bool(_lib.CdlConfig.from_address(self._h.value).projection)
+
     def contact_law(self) -> dict:
         """The contact law of a cdl model per contact pair: {'restitution': [...],
         'restitution_source': 'learned' | 'fixed', 'friction': [...] (if learned)};
@@ -226,10 +230,16 @@ class Model:
         check(lib.imp_model_potential_grad(self._h, ptr(q), q.shape[0], ptr(out)))
         return out
 
-    def evaluate(self, data, touch_rollout: bool = False, predictions: bool = False) -> dict:
+    def evaluate(self, data, touch_rollout: bool = False, predictions: bool = False,
+                 projection: bool = False) -> dict:
         """Roll out from each trajectory's noise-free first state and compare
         with the truth: the metrics of `impulse eval --json` (same keys). With
-        predictions=True also 'states', 'contact', 'energy' arrays."""
+        predictions=True also 'states', 'contact', 'energy' arrays.
+        projection=True: impacts projected onto the walls in the rollouts, as
+        `impulse eval --projection` (cdl with a contact network); the model
+        keeps it for later rollouts."""
+        if projection:
+            check(lib.imp_model_set_projection(self._h, 1))
         ts = _load_trajset(data)
         try:
             N = ts.n_traj * ts.n_steps
@@ -246,7 +256,8 @@ class Model:
                    "energy_error": e_err.value,
                    "contact_timing_s": r.contact_timing, "contacts_true": r.contacts_true,
                    "contacts_predicted": r.contacts_pred, "contacts_missed": r.contacts_missed,
-                   "trajectories": r.n_traj, "steps": r.n_steps, "touch_rollout": int(touch_rollout)})
+                   "trajectories": r.n_traj, "steps": r.n_steps, "touch_rollout": int(touch_rollout),
+                   "projection": int(self._projection_on())})
             law = self.contact_law() if self.kind == "cdl" else None
             if law is not None:
                 out.update(law)

@@ -504,10 +504,13 @@ def rigid_learn(data: RigidTrajectories, start: RigidModel, train: Sequence[int]
     best on full rollouts of the `valid` episodes kept; before Adam, with
     fit_evals > 0, a derivative-free full-toss fit of e, mu, the ground, the
     first state's vertical velocity offset and (learn_inertia 1 or 3) the
-    inertia. Options substeps, window, batch, steps, lr, eval_every,
-    learn_points, point_scale, ground_scale, seed, fit_evals, learn_inertia.
+    inertia (select_inertia 1: that fit and the one with the start's
+    inertia, the validation tosses choosing; default 0). Options substeps,
+    window, batch, steps, lr, eval_every, learn_points, point_scale,
+    ground_scale, seed, fit_evals, learn_inertia, learn_dv0, select_inertia.
     Returns (model, {best_step, valid_score, train_loss, skipped_windows,
-    seconds, fit_evals, fit_loss})."""
+    seconds, fit_evals, fit_loss, fit_valid_nominal, fit_valid_inertia,
+    inertia_kept})."""
     if not isinstance(data, RigidTrajectories):
         raise Error(f"data: expected an impulse.RigidTrajectories, got {type(data).__name__}")
     if not isinstance(start, RigidModel):
@@ -523,7 +526,9 @@ def rigid_learn(data: RigidTrajectories, start: RigidModel, train: Sequence[int]
                               ctypes.byref(m), ctypes.byref(rep)))
     return RigidModel._from_c(m), Result(best_step=rep.best_step, valid_score=rep.valid_score,
                                          train_loss=rep.train_loss, skipped_windows=rep.skipped_windows,
-                                         seconds=rep.seconds, fit_evals=rep.fit_evals, fit_loss=rep.fit_loss)
+                                         seconds=rep.seconds, fit_evals=rep.fit_evals, fit_loss=rep.fit_loss,
+                                         fit_valid_nominal=rep.fit_valid_nominal,
+                                         fit_valid_inertia=rep.fit_valid_inertia, inertia_kept=rep.inertia_kept)
 
 
 class RigidE2E:

@@ -13,7 +13,7 @@ from ._lib import Error, check, lib, libc_free
 from ._run import _Interrupt
 
 
-REPRODUCTIONS = ("cdl", "chnn", "impact", "your-data", "cube")
+REPRODUCTIONS = ("cdl", "chnn", "impact", "your-data", "cube", "contact")
 
 
 def _c_str(v):
@@ -42,6 +42,10 @@ def sweep_plan(name: str, path: str | os.PathLike | None = None, *, quick: bool 
     required), test (a file of test tosses), tosses (list of N), seeds, steps,
     max_evals, mujoco (bool; default: whether the peer program cube_mujoco
     is found, as `impulse reproduce cube` decides).
+    name "contact" (docs/contact.md: the ball in a box, several bodies, the
+    constrained systems that hit things, simulated box tosses): seeds,
+    epochs, only ("ball-box,points,disks,constrained,box-toss"), threads,
+    box_tosses.
     quick=True: the reproduction's --quick settings.
     """
     plan = _lib.SweepPlan()
@@ -100,6 +104,12 @@ def sweep_plan(name: str, path: str | os.PathLike | None = None, *, quick: bool 
         fill(o, {"data", "test", "tosses", "seeds", "steps", "max_evals", "mujoco"})
         o.quick = int(quick)
         check(lib.imp_sweep_plan_cube(ctypes.byref(plan), ctypes.byref(o)))
+    elif name == "contact":
+        o = _lib.SweepContactOpts()
+        lib.imp_sweep_contact_opts_default(ctypes.byref(o))
+        fill(o, {"seeds", "epochs", "only", "threads", "box_tosses"})
+        o.quick = int(quick)
+        check(lib.imp_sweep_plan_contact(ctypes.byref(plan), ctypes.byref(o)))
     else:
         raise Error(f"sweep_plan: '{name}' unknown (known: {', '.join(REPRODUCTIONS)})")
     try:
@@ -205,15 +215,29 @@ def cube_peer() -> str | None:
     return None
 
 
+def _rows(fn, out) -> list[dict]:
+    import json
+    buf = ctypes.c_void_p()
+    check(fn(os.fsencode(out), ctypes.byref(buf)))
+    text = ctypes.string_at(buf).decode() if buf.value else ""
+    if buf.value:
+        libc_free(buf)
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
 def cube_rows(out: str | os.PathLike) -> list[dict]:
     """The cube results of a sweep folder, as `impulse reproduce cube --json`
     prints them: one dict per finished task and test set (model, tosses,
     seed, test, test_tosses, position_error_pct, rotation_error_deg,
     penetration_pct, seconds)."""
-    import json
-    buf = ctypes.c_void_p()
-    check(lib.imp_sweep_cube_rows(os.fsencode(out), ctypes.byref(buf)))
-    text = ctypes.string_at(buf).decode() if buf.value else ""
-    if buf.value:
-        libc_free(buf)
-    return [json.loads(line) for line in text.splitlines() if line.strip()]
+    return _rows(lib.imp_sweep_cube_rows, out)
+
+
+def contact_rows(out: str | os.PathLike) -> list[dict]:
+    """The contact results of a sweep folder, as `impulse reproduce contact
+    --json` prints them: one dict per finished task, "part" "model" (system,
+    config, model, seed, rmse, min_gap, seconds, and per contact pair e, mu,
+    e_true, mu_true, impacts), "constrained" (system, model, seed, n_test,
+    rel_err_first5, rel_err_rollout) or "box-toss" (model, tosses, seed, e,
+    mu, e_true, mu_true, position_error_pct, penetration_pct)."""
+    return _rows(lib.imp_sweep_contact_rows, out)

@@ -1,5 +1,6 @@
 /* The flat binding layer (include/impulse/flat.h). */
 #include "impulse/flat.h"
+#include "impulse/constrained_contact.h"
 
 #include <string.h>
 
@@ -93,7 +94,7 @@ size_t imp_abi_sizeof(const char *type_name)
     IMP_ABI(imp_impact_law) IMP_ABI(imp_ident_options) IMP_ABI(imp_gp_options)
     IMP_ABI(imp_train_hooks) IMP_ABI(imp_epoch_info) IMP_ABI(imp_train_report) IMP_ABI(imp_loss_part)
     IMP_ABI(imp_sweep_plan) IMP_ABI(imp_sweep_chnn_opts) IMP_ABI(imp_sweep_cdl_opts) IMP_ABI(imp_sweep_impact_opts)
-    IMP_ABI(imp_sweep_your_data_opts)
+    IMP_ABI(imp_sweep_your_data_opts) IMP_ABI(imp_sweep_contact_opts)
     IMP_ABI(imp_sweep_run_opts) IMP_ABI(imp_sweep_summary)
 #undef IMP_ABI
     return 0;
@@ -122,6 +123,20 @@ int imp_flat_cmodel_contact_values(const imp_cmodel *m, const double *params, do
         if (e_declared) e_declared[c] = m->sys.full.contacts[c].e;
         if (mu_declared) mu_declared[c] = m->sys.full.contacts[c].mu;
     }
+    return IMP_OK;
+}
+
+int imp_flat_cmodel_contact_names(const imp_cmodel *m, int c, char *name, char *body, char *plane, char *other,
+                                  size_t n)
+{
+    if (!m || !name || !body || !plane || !other || n == 0) return imp_fail(IMP_ERR_INVALID, "model: NULL");
+    const imp_csys *s = &m->sys.full;
+    if (c < 0 || c >= s->n_contacts) return imp_fail(IMP_ERR_INVALID, "contact %d: the system has %d", c, s->n_contacts);
+    const imp_ccontact *cc = &s->contacts[c];
+    imp_csys_contact_name(s, c, name, n);
+    snprintf(body, n, "%s", s->bodies[cc->body].name);
+    snprintf(plane, n, "%s", cc->other < 0 ? s->planes[cc->plane].name : "");
+    snprintf(other, n, "%s", cc->other >= 0 ? s->bodies[cc->other].name : "");
     return IMP_OK;
 }
 

@@ -64,6 +64,16 @@ void imp_model_get_contact_law(const imp_model *m, double *e, double *mu)
         for (int p = 0; p < m->geom.n_pairs; p++) mu[p] = 0.0;
 }
 
+int imp_model_set_projection(imp_model *m, int on)
+{
+    if (!m) return imp_fail(IMP_ERR_INVALID, "projection: NULL model");
+    if (on && (m->cfg.kind != IMP_MODEL_CDL || !m->has_contact_net))
+        return imp_fail(IMP_ERR_INVALID, "projection: a %s model has no impacts to project (cdl with a contact network only)",
+                        imp_model_kind_name(m->cfg.kind));
+    m->cfg.projection = on != 0;
+    return IMP_OK;
+}
+
 int imp_model_set_contact_law(imp_model *m, const double *e, const double *mu)
 {
     for (int p = 0; p < m->geom.n_pairs; p++) {

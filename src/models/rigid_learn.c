@@ -29,6 +29,7 @@ void imp_rigid_learn_defaults(imp_rigid_learn_opts *o)
     o->fit_evals = 150;
     o->learn_inertia = 1;
     o->learn_dv0 = 0;
+    o->select_inertia = 0; /* measured on the cube curve: not better at 64-256 tosses (docs/cube.md) */
 }
 
 /* The learned parameters as one vector in Adam's units: physical value =
@@ -105,10 +106,10 @@ static double full_fit_loss(unsigned n, const double *x, double *grad, void *dat
 
 /* m (in: the start, out: the fit); returns the training loss (1e30: none rolled out). */
 static double full_toss_fit(const imp_rigid_traj *t, const int *train, int n_train, const imp_rigid_learn_opts *o,
-                            imp_rigid_model *m, int *evals)
+                            int n_inertia, imp_rigid_model *m, int *evals)
 {
-    full_fit c = {t, train, n_train, o->substeps, o->learn_inertia, o->learn_dv0, *m, 0};
-    const unsigned dim = 3 + (unsigned)o->learn_inertia + (unsigned)o->learn_dv0;
+    full_fit c = {t, train, n_train, o->substeps, n_inertia, o->learn_dv0, *m, 0};
+    const unsigned dim = 3 + (unsigned)n_inertia + (unsigned)o->learn_dv0;
     double lo[7], hi[7], step0[7], best_x[7] = {m->e, m->mu, m->ground, 0, 0, 0, 0}, best_f = 1e30;
     fit_bounds(&c, dim, lo, hi, step0);
     if (o->learn_dv0) best_x[dim - 1] = m->dv0[2];
@@ -167,6 +168,8 @@ int imp_rigid_learn(const imp_rigid_traj *t, const int *train, int n_train, cons
         return imp_fail(IMP_ERR_INVALID, "rigid learn: learn_dv0 %d is not 0 or 1", o->learn_dv0);
     if (o->learn_inertia != 0 && o->learn_inertia != 1 && o->learn_inertia != 3)
         return imp_fail(IMP_ERR_INVALID, "rigid learn: learn_inertia %d is not 0, 1 or 3", o->learn_inertia);
+    if (o->select_inertia != 0 && o->select_inertia != 1)
+        return imp_fail(IMP_ERR_INVALID, "rigid learn: select_inertia %d is not 0 or 1", o->select_inertia);
     if (!(o->lr > 0) || !(o->point_scale > 0) || !(o->ground_scale > 0))
         return imp_fail(IMP_ERR_INVALID, "rigid learn: lr, point_scale and ground_scale must be > 0");
     int st = imp_rigid_model_check(m);
@@ -186,15 +189,27 @@ int imp_rigid_learn(const imp_rigid_traj *t, const int *train, int n_train, cons
     const double t0 = imp_time_now();
     imp_rng rng;
     imp_rng_seed(&rng, o->seed);
-    double fit_loss = NAN;
-    int fit_evals = 0;
+    double fit_loss = NAN, fit_valid[2] = {NAN, NAN};
+    int fit_evals = 0, inertia_kept = o->learn_inertia;
+    imp_rigid_metrics mt;
     if (o->fit_evals > 0) {
-        fit_loss = full_toss_fit(t, train, n_train, o, m, &fit_evals);
+        const imp_rigid_model start = *m;
+        fit_loss = full_toss_fit(t, train, n_train, o, o->learn_inertia, m, &fit_evals);
+        if (o->learn_inertia && o->select_inertia) {
+            /* the same fit with the start's inertia; the validation tosses'
+               full-toss error chooses (a tie keeps the start's inertia) */
+            imp_rigid_model nom = start;
+            int ev = 0;
+            double nl = full_toss_fit(t, train, n_train, o, 0, &nom, &ev);
+            fit_evals += ev;
+            fit_valid[0] = valid_score(t, vep, nv, &nom, o->substeps, &mt);
+            fit_valid[1] = valid_score(t, vep, nv, m, o->substeps, &mt);
+            if (!(fit_valid[1] < fit_valid[0]) && nl < 1e29) *m = nom, fit_loss = nl, inertia_kept = 0;
+        }
         if (!(fit_loss < 1e29)) fit_loss = NAN;
     }
     imp_rigid_model cur = *m, best = *m;
     to_vec(&cur, o, p);
-    imp_rigid_metrics mt;
     double best_score = valid_score(t, vep, nv, &cur, o->substeps, &mt), last_loss = NAN;
     int best_step = 0, skipped = 0;
     for (int step = 1; step <= o->steps; step++) {
@@ -249,6 +264,9 @@ int imp_rigid_learn(const imp_rigid_traj *t, const int *train, int n_train, cons
         rep->seconds = imp_time_now() - t0;
         rep->fit_evals = fit_evals;
         rep->fit_loss = fit_loss;
+        rep->fit_valid_nominal = fit_valid[0];
+        rep->fit_valid_inertia = fit_valid[1];
+        rep->inertia_kept = inertia_kept;
     }
     if (!isfinite(best_score)) return imp_fail(IMP_ERR_NUMERIC, "rigid learn: no parameters could roll out the tosses");
     return IMP_OK;

@@ -30,6 +30,63 @@ int sweep_appendf(char **buf, size_t *len, const char *fmt, ...)
     return IMP_OK;
 }
 
+void sweep_mean_se(const double *x, int n, double *mean, double *se)
+{
+    double s = 0, s2 = 0;
+    for (int i = 0; i < n; i++) s += x[i];
+    *mean = s / n;
+    *se = 0;
+    if (!isfinite(*mean) || n < 2) return;
+    for (int i = 0; i < n; i++) s2 += (x[i] - *mean) * (x[i] - *mean);
+    *se = sqrt(s2 / (n - 1) / n);
+}
+
+void sweep_fmt_mean_se(char *buf, size_t cap, double mean, double se, int n)
+{
+    if (!isfinite(mean)) snprintf(buf, cap, "diverged");
+    else if (n < 2) snprintf(buf, cap, "%.4g", mean);
+    else imp_format_mean_se(buf, cap, mean, se);
+}
+
+int sweep_row_append(imp_json *j, char **out, size_t *len)
+{
+    int st = imp_json_text(j) ? sweep_appendf(out, len, "%s\n", imp_json_text(j))
+                              : imp_fail(IMP_ERR_NOMEM, "out of memory");
+    imp_json_free(j);
+    return st;
+}
+
+int sweep_rows(const char *dir, const char *what, sweep_row_fn row, void *user, char **jsonl)
+{
+    if (!dir || !jsonl) return imp_fail(IMP_ERR_INVALID, "%s rows: NULL", what);
+    *jsonl = NULL;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/plan.txt", dir);
+    imp_sweep_plan plan;
+    int st = imp_sweep_plan_load(&plan, path);
+    if (st) return imp_fail_context(st, "%s is not a sweep folder", dir);
+    char *out = NULL;
+    size_t len = 0;
+    st = sweep_appendf(&out, &len, "%s", "");
+    for (int i = 0; i < plan.n_tasks && !st; i++) {
+        sweep_result r = {&plan.tasks[i], NULL, NULL};
+        if (imp_sweep_task_state(dir, r.task) != IMP_SWEEP_DONE) continue;
+        snprintf(path, sizeof path, "%s/tasks/%s/result.npz", dir, r.task->id);
+        if (imp_npz_load(&r.z, path) || !(r.meta = imp_npz_meta(r.z)))
+            st = imp_fail_context(IMP_ERR_FORMAT, "task '%s': result", r.task->id);
+        else
+            st = row(&r, user, &out, &len);
+        imp_npz_free(r.z);
+    }
+    imp_sweep_plan_free(&plan);
+    if (st) {
+        free(out);
+        return st;
+    }
+    *jsonl = out;
+    return IMP_OK;
+}
+
 int sweep_save_figure(imp_figure *fig, const char *dir, const char *stem, const char *caption, char **md, size_t *len)
 {
     char path[4096];
@@ -241,6 +298,7 @@ int imp_sweep_report(const char *dir, char **markdown)
     if (!st) st = sweep_report_impact(dir, res, plan.n_tasks, &md, &len);
     if (!st) st = sweep_report_your_data(dir, res, plan.n_tasks, &md, &len);
     if (!st) st = sweep_report_cube(dir, res, plan.n_tasks, &md, &len);
+    if (!st) st = sweep_report_contact(dir, res, plan.n_tasks, &md, &len);
     if (!st) st = timing_section(dir, &plan, res, &md, &len);
     if (!st) {
         snprintf(path, sizeof path, "%s/report.md", dir);

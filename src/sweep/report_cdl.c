@@ -60,15 +60,6 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static void mean_se(const double *x, int n, double *mean, double *se)
-{
-    double s = 0, s2 = 0;
-    for (int i = 0; i < n; i++) s += x[i];
-    *mean = s / n;
-    for (int i = 0; i < n; i++) s2 += (x[i] - *mean) * (x[i] - *mean);
-    *se = n > 1 ? sqrt(s2 / (n - 1) / n) : 0.0;
-}
-
 /* A model's name in the tables and the figure legends: CDL without its
  * contact input says so. */
 static const char *model_label(const sweep_cdl_experiment *e, const char *model)
@@ -118,7 +109,7 @@ static int table_for(const sweep_result *res, int n, int ei, const long *seeds, 
                 diverged += isinf(x) != 0;
             }
             if (finite) {
-                mean_se(tmp, finite, &mean, &se);
+                sweep_mean_se(tmp, finite, &mean, &se);
                 if (c == N_METRICS - 1) snprintf(buf, sizeof buf, "%.1f", mean);
                 else imp_format_mean_se(buf, sizeof buf, mean, se);
             }

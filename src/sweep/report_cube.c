@@ -79,27 +79,6 @@ static int cube_read(const sweep_result *r, cube_res *c)
     return 1;
 }
 
-/* mean and standard error of n values (se 0 for one; inf if any is) */
-static void mean_se(const double *v, int n, double *mean, double *se)
-{
-    double s = 0, s2 = 0;
-    for (int i = 0; i < n; i++) s += v[i];
-    *mean = s / n;
-    if (!isfinite(*mean) || n < 2) {
-        *se = 0;
-        return;
-    }
-    for (int i = 0; i < n; i++) s2 += (v[i] - *mean) * (v[i] - *mean);
-    *se = sqrt(s2 / (n - 1) / n);
-}
-
-static void fmt_mean_se(char *buf, size_t cap, double mean, double se, int n)
-{
-    if (!isfinite(mean)) snprintf(buf, cap, "diverged");
-    else if (n < 2) snprintf(buf, cap, "%.4g", mean);
-    else imp_format_mean_se(buf, cap, mean, se);
-}
-
 static int cmp_long(const void *a, const void *b)
 {
     long x = *(const long *)a, y = *(const long *)b;
@@ -146,8 +125,8 @@ static int test_section(const char *dir, const cube_res *c, int n, int row, cons
             cv[0] = (double)sizes[k];
             char cell[3][64];
             for (int q = 0; q < 3; q++) {
-                mean_se(v + (size_t)q * n, m, &cv[1 + 2 * q], &cv[2 + 2 * q]);
-                fmt_mean_se(cell[q], sizeof cell[q], cv[1 + 2 * q], cv[2 + 2 * q], m);
+                sweep_mean_se(v + (size_t)q * n, m, &cv[1 + 2 * q], &cv[2 + 2 * q]);
+                sweep_fmt_mean_se(cell[q], sizeof cell[q], cv[1 + 2 * q], cv[2 + 2 * q], m);
             }
             st = sweep_appendf(md, len, "| %s | %ld | %d | %s | %s | %s |\n", cube_models[mi], sizes[k], m, cell[0],
                                cell[1], cell[2]);
@@ -417,60 +396,37 @@ int sweep_report_cube(const char *dir, const sweep_result *res, int n, char **md
     return st;
 }
 
+/* The JSON lines of one finished task (sweep_rows). */
+static int cube_row(const sweep_result *r, void *user, char **out, size_t *len)
+{
+    (void)user;
+    cube_res c;
+    if (!cube_read(r, &c)) return IMP_OK;
+    double secs = NAN, tt = NAN, tf = NAN;
+    if (imp_json_get_number(r->meta, "seconds", &secs)) imp_clear_error();
+    if (imp_json_get_number(r->meta, "test_tosses", &tt)) imp_clear_error();
+    if (imp_json_get_number(r->meta, "test_file_tosses", &tf)) imp_clear_error();
+    int st = IMP_OK;
+    for (int k = 0; k < c.n_rows && !st; k++) {
+        imp_json j;
+        imp_json_init(&j);
+        imp_json_begin_object(&j);
+        imp_json_kv_string(&j, "model", c.model);
+        imp_json_kv_int(&j, "tosses", c.tosses);
+        imp_json_kv_int(&j, "seed", c.seed);
+        imp_json_kv_string(&j, "test", k ? c.test_name : "split");
+        imp_json_kv_number(&j, "test_tosses", k ? tf : tt);
+        imp_json_kv_number(&j, "position_error_pct", c.metrics[3 * k]);
+        imp_json_kv_number(&j, "rotation_error_deg", c.metrics[3 * k + 1]);
+        imp_json_kv_number(&j, "penetration_pct", c.metrics[3 * k + 2]);
+        imp_json_kv_number(&j, "seconds", secs);
+        imp_json_end_object(&j);
+        st = sweep_row_append(&j, out, len);
+    }
+    return st;
+}
+
 int imp_sweep_cube_rows(const char *dir, char **jsonl)
 {
-    if (!dir || !jsonl) return imp_fail(IMP_ERR_INVALID, "cube rows: NULL");
-    *jsonl = NULL;
-    char path[4096];
-    snprintf(path, sizeof path, "%s/plan.txt", dir);
-    imp_sweep_plan plan;
-    int st = imp_sweep_plan_load(&plan, path);
-    if (st) return imp_fail_context(st, "%s is not a sweep folder", dir);
-    char *out = NULL;
-    size_t len = 0;
-    st = sweep_appendf(&out, &len, "%s", "");
-    for (int i = 0; i < plan.n_tasks && !st; i++) {
-        sweep_result r = {&plan.tasks[i], NULL, NULL};
-        const char *strand = imp_sweep_task_get(r.task, "strand");
-        if (!strand || strcmp(strand, "cube") || imp_sweep_task_state(dir, r.task) != IMP_SWEEP_DONE) continue;
-        snprintf(path, sizeof path, "%s/tasks/%s/result.npz", dir, r.task->id);
-        if (imp_npz_load(&r.z, path) || !(r.meta = imp_npz_meta(r.z))) {
-            st = imp_fail_context(IMP_ERR_FORMAT, "task '%s': result", r.task->id);
-            imp_npz_free(r.z);
-            break;
-        }
-        cube_res c;
-        if (cube_read(&r, &c)) {
-            double secs = NAN, tt = NAN, tf = NAN;
-            if (imp_json_get_number(r.meta, "seconds", &secs)) imp_clear_error();
-            if (imp_json_get_number(r.meta, "test_tosses", &tt)) imp_clear_error();
-            if (imp_json_get_number(r.meta, "test_file_tosses", &tf)) imp_clear_error();
-            for (int k = 0; k < c.n_rows && !st; k++) {
-                imp_json j;
-                imp_json_init(&j);
-                imp_json_begin_object(&j);
-                imp_json_kv_string(&j, "model", c.model);
-                imp_json_kv_int(&j, "tosses", c.tosses);
-                imp_json_kv_int(&j, "seed", c.seed);
-                imp_json_kv_string(&j, "test", k ? c.test_name : "split");
-                imp_json_kv_number(&j, "test_tosses", k ? tf : tt);
-                imp_json_kv_number(&j, "position_error_pct", c.metrics[3 * k]);
-                imp_json_kv_number(&j, "rotation_error_deg", c.metrics[3 * k + 1]);
-                imp_json_kv_number(&j, "penetration_pct", c.metrics[3 * k + 2]);
-                imp_json_kv_number(&j, "seconds", secs);
-                imp_json_end_object(&j);
-                st = imp_json_text(&j) ? sweep_appendf(&out, &len, "%s\n", imp_json_text(&j))
-                                       : imp_fail(IMP_ERR_NOMEM, "out of memory");
-                imp_json_free(&j);
-            }
-        }
-        imp_npz_free(r.z);
-    }
-    imp_sweep_plan_free(&plan);
-    if (st) {
-        free(out);
-        return st;
-    }
-    *jsonl = out;
-    return IMP_OK;
+    return sweep_rows(dir, "cube", cube_row, NULL, jsonl);
 }

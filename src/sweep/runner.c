@@ -24,6 +24,7 @@ static const struct {
     {"impact", sweep_exec_impact},
     {"your-data", sweep_exec_your_data},
     {"cube", sweep_exec_cube},
+    {"contact", sweep_exec_contact},
 };
 
 int sweep_train_epoch(const imp_epoch_info *info, void *user)
@@ -307,7 +308,7 @@ int imp_sweep_run_task(const imp_sweep_plan *plan, int k, const char *dir, const
     sweep_exec_fn exec = NULL;
     for (size_t i = 0; i < sizeof executors / sizeof executors[0]; i++)
         if (!strcmp(executors[i].strand, strand)) exec = executors[i].exec;
-    if (!exec) return imp_fail(IMP_ERR_NOT_FOUND, "task '%s': strand '%s' unknown (known: chnn, cdl, impact, your-data, cube)", t->id, strand);
+    if (!exec) return imp_fail(IMP_ERR_NOT_FOUND, "task '%s': strand '%s' unknown (known: chnn, cdl, impact, your-data, cube, contact)", t->id, strand);
     if (imp_sweep_task_state(dir, t) == IMP_SWEEP_DONE) return IMP_OK;
     char tdir[4096], claim[4096], result[4096], errpath[4096];
     int st = task_path(tdir, sizeof tdir, dir, t, NULL);

@@ -24,6 +24,7 @@ int sweep_exec_impact(const imp_sweep_task *t, const char *task_dir, const imp_s
 int sweep_exec_your_data(const imp_sweep_task *t, const char *task_dir, const imp_sweep_run_opts *o,
                          imp_npz *result);
 int sweep_exec_cube(const imp_sweep_task *t, const char *task_dir, const imp_sweep_run_opts *o, imp_npz *result);
+int sweep_exec_contact(const imp_sweep_task *t, const char *task_dir, const imp_sweep_run_opts *o, imp_npz *result);
 
 /* The training callback of a task: a progress line every `every` epochs,
  * and a stop request of the runner ends the training cleanly (the task's
@@ -55,14 +56,15 @@ imp_trajset sweep_trajectory_view(const imp_trajset *ts, int first, int count);
  * otherwise trained on `train` with `to` (the progress hook and the
  * resumable training state task_dir/train_state.npz added to to->hooks;
  * state_seconds and state_every are the caller's) from a model created with
- * cfg and to->seed, its contact law first initialised from the data when
- * init_law is set, and saved as the checkpoint. *rep is the training's
+ * cfg and to->seed, its contact law first initialised when init_law is
+ * set (e from e_value, or from the data's estimate when e_value is NaN; mu
+ * from the data's estimate), and saved as the checkpoint. *rep is the training's
  * report (zero for a checkpoint), *train_seconds the training time (the
  * checkpoint's). SWEEP_STOPPED: asked to stop, the state is on disk. On
  * any status but IMP_OK, *m is NULL. */
 int sweep_train_model(const imp_sweep_task *t, const char *task_dir, const imp_sweep_run_opts *o,
                       const imp_cdl_config *cfg, imp_train_opts *to, const imp_trajset *train, int init_law,
-                      imp_model **m, imp_train_report *rep, double *train_seconds);
+                      double e_value, imp_model **m, imp_train_report *rep, double *train_seconds);
 /* A task's estimated cost in about seconds (for ordering only). */
 double sweep_model_cost(const char *model, long epochs, int steps);
 
@@ -109,6 +111,22 @@ int sweep_your_data_train_set(const sweep_yd_settings *s, imp_trajset *ts);
 /* Its result's "metrics" array: rmse_code, rmse, force_over_g, e, seconds. */
 #define SWEEP_YD_NMETRICS 5
 
+/* The settings of a contact task (task_contact.c), every key checked: a
+ * bad name or value is an error naming the task and the key. e_init NaN:
+ * the data's estimate. */
+typedef struct sweep_contact_settings {
+    const char *system, *model, *config, *labels;
+    imp_model_kind kind;
+    int geometry_gates, impact_law; /* impact_law -1: the data's default */
+    long seed, epochs, n_train, n_test, data_seed, test_seed, friction, projection, threads, state_every;
+    double restitution, noise, e_init, state_seconds;
+} sweep_contact_settings;
+int sweep_contact_read(const imp_sweep_task *t, sweep_contact_settings *s);
+/* Its result's "metrics" array: rmse, rmse_code, min_gap, seconds. */
+#define SWEEP_CONTACT_NMETRICS 4
+/* 1 if system is one of the contact plan's constrained systems. */
+int sweep_contact_constrained_system(const char *system);
+
 /* The strand's report section: appended to md (markdown) and to the JSON
  * array of results; figures written into dir. */
 typedef struct sweep_result {
@@ -122,6 +140,22 @@ int sweep_report_cdl(const char *dir, const sweep_result *res, int n, char **md,
 int sweep_report_impact(const char *dir, const sweep_result *res, int n, char **md, size_t *md_len);
 int sweep_report_your_data(const char *dir, const sweep_result *res, int n, char **md, size_t *md_len);
 int sweep_report_cube(const char *dir, const sweep_result *res, int n, char **md, size_t *md_len);
+int sweep_report_contact(const char *dir, const sweep_result *res, int n, char **md, size_t *md_len);
+
+/* Mean and standard error (sample standard deviation / sqrt n; 0 for n < 2
+ * or a mean that is not finite) of x[0..n-1], n >= 1. */
+void sweep_mean_se(const double *x, int n, double *mean, double *se);
+/* "mean ± se" (imp_format_mean_se), the mean alone for n < 2, "diverged"
+ * for a mean that is not finite. */
+void sweep_fmt_mean_se(char *buf, size_t cap, double mean, double se, int n);
+
+/* JSON lines of a sweep folder's finished tasks: row() is called with each
+ * (its result loaded) and appends its lines, if any, to *out; *jsonl is ""
+ * when no task gives one. what names the caller in errors. */
+typedef int (*sweep_row_fn)(const sweep_result *r, void *user, char **out, size_t *len);
+int sweep_rows(const char *dir, const char *what, sweep_row_fn row, void *user, char **jsonl);
+/* Append j's text and a newline to *out; frees j. */
+int sweep_row_append(imp_json *j, char **out, size_t *len);
 
 /* Save a figure as dir/stem.{png,svg,npz} and append its Markdown (or,
  * when it cannot be drawn, e.g. no matplotlib, a note: the tables stand

@@ -169,7 +169,7 @@ int sweep_exec_cdl(const imp_sweep_task *t, const char *task_dir, const imp_swee
     imp_model *m = NULL;
     imp_train_report rep;
     double train_seconds;
-    st = sweep_train_model(t, task_dir, o, &cfg, &to, &train, 0, &m, &rep, &train_seconds);
+    st = sweep_train_model(t, task_dir, o, &cfg, &to, &train, 0, NAN, &m, &rep, &train_seconds);
     if (st) {
         imp_trajset_free(&data);
         return st;

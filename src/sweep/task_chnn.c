@@ -2,7 +2,10 @@
  * 5-7): one model trained on one system with one seed and evaluated on the
  * reference's test set, or the system's "GT + 1e-4 pert" noise floor
  * (model=gt-pert). Settings ([chnn] section 3 of the reference notes):
- *   system=NAME model=chnn|clnn|hnn|delan|node|gt-pert seed=K epochs=2000
+ *   system=NAME model=chnn|clnn|hnn|delan|node|gt-pert|chnn-contact|clnn-contact seed=K epochs=2000
+ *   (chnn-contact, clnn-contact: the network with e and mu learned per
+ *   contact of a system that declares contacts, imp_cmodel_enable_contact;
+ *   their results add the arrays e, mu, e_true, mu_true)
  *   n_train=800 n_test=100 T=100 hidden=256 lr=3e-3 (1e-3 for rotor and
  *   magnet-pendulum; plans give the rotor's CHNN/CLNN 3e-3) data_seed=0 test_seed=2 state_seconds=60 (how often the
  *   training state is saved; state_every=E: every E epochs too) precision=double (single: the network's
@@ -155,7 +158,18 @@ int sweep_exec_chnn(const imp_sweep_task *t, const char *task_dir, const imp_swe
     if ((st = imp_csystem_from_name(&sys, s.system))) return imp_fail_context(st, "task '%s'", t->id);
     int is_floor = !strcmp(s.model, "gt-pert");
     imp_cmodel_kind kind = IMP_CMODEL_CHNN;
-    if (!is_floor && (st = imp_cmodel_kind_from_name(s.model, &kind))) return imp_fail_context(st, "task '%s'", t->id);
+    /* model=chnn-contact | clnn-contact: the network with its contact law learned */
+    char base[16];
+    size_t ml = strlen(s.model);
+    const int with_contact = ml > 8 && ml < sizeof base + 8 && !strcmp(s.model + ml - 8, "-contact");
+    snprintf(base, sizeof base, "%.*s", with_contact ? (int)(ml - 8) : (int)(ml < sizeof base ? ml : 0), s.model);
+    if (!is_floor && (st = imp_cmodel_kind_from_name(with_contact || ml < sizeof base ? base : s.model, &kind)))
+        return imp_fail_context(st, "task '%s'", t->id);
+    if (with_contact && kind != IMP_CMODEL_CHNN && kind != IMP_CMODEL_CLNN)
+        return imp_fail(IMP_ERR_INVALID, "task '%s': model=%s: only chnn and clnn learn contacts", t->id, s.model);
+    if (with_contact && sys.full.n_contacts == 0)
+        return imp_fail(IMP_ERR_INVALID, "task '%s': model=%s: system '%s' declares no contacts", t->id, s.model,
+                        s.system);
     imp_ctraj test, train, gen;
     memset(&train, 0, sizeof train);
     memset(&gen, 0, sizeof gen);
@@ -183,12 +197,13 @@ int sweep_exec_chnn(const imp_sweep_task *t, const char *task_dir, const imp_swe
     if (access(ckpt, F_OK) == 0) {
         /* trained before the task was stopped during evaluation */
         st = imp_cmodel_load(ckpt, &m, &params);
-        if (!st && (m.kind != kind || strcmp(m.sys.name, sys.name)))
+        if (!st && (m.kind != kind || strcmp(m.sys.name, sys.name) || (m.contact != 0) != with_contact))
             st = imp_fail(IMP_ERR_INVALID, "task '%s': %s is not a %s on %s", t->id, ckpt, s.model, s.system);
         /* what the training said, kept beside the model for the result */
         if (!st) training_read(trpath, ckpt, &res, &rep, &train_seconds);
     } else {
         st = imp_cmodel_init(&m, kind, &sys, (int)s.hidden, 3);
+        if (!st && with_contact) st = imp_cmodel_enable_contact(&m);
         if (!st) {
             params = malloc(m.n_params * sizeof(double));
             if (!params) st = imp_fail(IMP_ERR_NOMEM, "task '%s': out of memory", t->id);
@@ -198,6 +213,7 @@ int sweep_exec_chnn(const imp_sweep_task *t, const char *task_dir, const imp_swe
             /* the seeding of `impulse reproduce chnn` */
             imp_rng_seed(&rng, (uint64_t)s.seed * 7919 + 17);
             imp_cmodel_init_params(&m, params, &rng);
+            imp_cmodel_init_contact_params(&m, params);
             st = imp_cexp_train_data(&sys, (int)s.n_train, (int)s.T, (uint64_t)s.data_seed, &train);
         }
         if (!st && !m.cartesian) st = imp_ctraj_to_generalised(&sys, &train, &gen);
@@ -262,6 +278,13 @@ int sweep_exec_chnn(const imp_sweep_task *t, const char *task_dir, const imp_swe
         imp_ceval_opts_default(&eo);
         st = imp_ceval(&m, params, &test, &eo, &r);
     }
+    /* the learned contact law against the system's (the truth of the simulation) */
+    double law[4][IMP_CSYS_MAX_CONTACTS];
+    const int n_law = !st && with_contact ? sys.full.n_contacts : 0;
+    if (n_law) {
+        imp_cmodel_contact_values(&m, params, law[0], law[1]);
+        for (int c = 0; c < n_law; c++) law[2][c] = sys.full.contacts[c].e, law[3][c] = sys.full.contacts[c].mu;
+    }
     free(params);
     imp_ctraj_free(&test);
     if (st) return imp_fail_context(st, "task '%s'", t->id);
@@ -320,6 +343,8 @@ int sweep_exec_chnn(const imp_sweep_task *t, const char *task_dir, const imp_swe
     if (!st) st = add_curve(result, "mean_rel_err", curves, r.T);
     if (!st) st = add_curve(result, "mean_energy_err", curves + r.T, r.T);
     if (!st) st = add_curve(result, "mean_violation", curves + 2 * r.T, r.T);
+    static const char *const law_names[4] = {"e", "mu", "e_true", "mu_true"};
+    for (int a = 0; a < 4 && n_law && !st; a++) st = add_curve(result, law_names[a], law[a], n_law);
     free(curves);
     imp_ceval_result_free(&r);
     return st;

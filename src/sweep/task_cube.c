@@ -7,6 +7,10 @@
  * Settings:
  *   model=impulse|end-to-end|rigid-identified|mujoco|ballistic data=FILE tosses=N seed=K
  *   test=FILE (optional)
+ *   simulate=box-toss instead of data=: the tosses simulated by
+ *     imp_box_toss_simulate (impulse simulate box-toss) with sim_seed=0
+ *     sim_tosses=2N sim_e=0.3 sim_mu=0.25 sim_substeps=64 (not with mujoco,
+ *     whose peer reads a file); the meta then holds e_true and mu_true
  *   end-to-end: steps=4000 hidden=128 layers=2 batch=256 lr=0.001
  *     eval_every=250 window=1 noise=1 (include/impulse/rigid_models.h)
  *   mujoco: max_evals=200 (the peer program cube_mujoco, run as a
@@ -14,7 +18,8 @@
  *   rigid-identified: max_evals=100 substeps=4 (imp_rigid_identify on the
  *     training tosses' full-toss loss, include/impulse/rigid_model.h)
  *   impulse: fit_evals=150 inertia=1 (the full-toss fit of e, mu, the
- *     ground and the inertia) steps=300 window=12 batch=16 lr=0.02
+ *     ground and the inertia; select=1: also with the nominal inertia, the
+ *     validation tosses choosing; default 0) steps=300 window=12 batch=16 lr=0.02
  *     eval_every=25 substeps=2 points=1 (learn the corners)
  *     start=nominal|identified (the nominal cube with e 0.3, mu 0.3, or
  *     rigid-identified's fit, max_evals=100); warm-started impulse solves
@@ -48,9 +53,12 @@ extern char **environ;
 typedef struct cube_settings {
     const char *model, *data, *test;
     long tosses, seed, window, steps, hidden, layers, batch, eval_every, max_evals, substeps, points;
-    long fit_evals, inertia; /* impulse: the full-toss fit's rollouts, learn_inertia */
+    long fit_evals, inertia, select; /* impulse: the full-toss fit's rollouts, learn_inertia, select_inertia */
     double lr, noise;
     int start_identified; /* impulse: start=identified (else nominal) */
+    int simulate;         /* simulate=box-toss: the data simulated */
+    long sim_seed, sim_tosses, sim_substeps;
+    double sim_e, sim_mu;
 } cube_settings;
 
 static int cube_settings_read(const imp_sweep_task *t, cube_settings *s)
@@ -65,7 +73,19 @@ static int cube_settings_read(const imp_sweep_task *t, cube_settings *s)
                         s->model);
     const int ident = !strcmp(s->model, "rigid-identified"), learn = !strcmp(s->model, "impulse");
     s->data = imp_sweep_task_get(t, "data");
-    if (!s->data) return imp_fail(IMP_ERR_INVALID, "task '%s': needs data=", t->id);
+    const char *sim = imp_sweep_task_get(t, "simulate");
+    if (sim && strcmp(sim, "box-toss"))
+        return imp_fail(IMP_ERR_INVALID, "task '%s': simulate=%s is not box-toss", t->id, sim);
+    if (sim && s->data) return imp_fail(IMP_ERR_INVALID, "task '%s': data= and simulate= both given", t->id);
+    if (sim && !strcmp(s->model, "mujoco"))
+        return imp_fail(IMP_ERR_INVALID, "task '%s': simulate=box-toss: model=mujoco reads its data from a file", t->id);
+    s->simulate = sim != NULL;
+    if (!s->data && !sim) return imp_fail(IMP_ERR_INVALID, "task '%s': needs data= or simulate=box-toss", t->id);
+    if (sim) s->data = "box-toss";
+    static const char *const sim_keys[] = {"sim_seed", "sim_tosses", "sim_substeps", "sim_e", "sim_mu"};
+    for (size_t k = 0; k < sizeof sim_keys / sizeof sim_keys[0] && !sim; k++)
+        if (imp_sweep_task_get(t, sim_keys[k]))
+            return imp_fail(IMP_ERR_INVALID, "task '%s': %s= applies to simulate=box-toss only", t->id, sim_keys[k]);
     s->test = imp_sweep_task_get(t, "test");
     imp_rigid_e2e_opts d;
     imp_rigid_e2e_opts_default(&d);
@@ -91,7 +111,15 @@ static int cube_settings_read(const imp_sweep_task *t, cube_settings *s)
     if (!st) st = imp_sweep_task_int(t, "points", lo.learn_points, 0, 1, &s->points);
     if (!st) st = imp_sweep_task_int(t, "fit_evals", lo.fit_evals, 0, 1000000, &s->fit_evals);
     if (!st) st = imp_sweep_task_int(t, "inertia", lo.learn_inertia, 0, 3, &s->inertia);
+    if (!st) st = imp_sweep_task_int(t, "select", lo.select_inertia, 0, 1, &s->select);
     if (!st && s->inertia == 2) st = imp_fail(IMP_ERR_INVALID, "task '%s': inertia=2 is not 0, 1 or 3", t->id);
+    imp_box_toss_opts bo;
+    imp_box_toss_defaults(&bo);
+    if (!st) st = imp_sweep_task_int(t, "sim_seed", 0, 0, 2147483647L, &s->sim_seed);
+    if (!st) st = imp_sweep_task_int(t, "sim_tosses", 2 * s->tosses, 2, 1000000, &s->sim_tosses);
+    if (!st) st = imp_sweep_task_int(t, "sim_substeps", bo.substeps, 1, 100000, &s->sim_substeps);
+    if (!st) st = imp_sweep_task_double(t, "sim_e", bo.e, 0, 1, &s->sim_e);
+    if (!st) st = imp_sweep_task_double(t, "sim_mu", bo.mu, 0, 10, &s->sim_mu);
     const char *start = imp_sweep_task_get(t, "start");
     if (!st && start && strcmp(start, "nominal") && strcmp(start, "identified"))
         st = imp_fail(IMP_ERR_INVALID, "task '%s': start=%s is not nominal or identified", t->id, start);
@@ -303,7 +331,19 @@ int sweep_exec_cube(const imp_sweep_task *t, const char *task_dir, const imp_swe
     if (st) return st;
     imp_rigid_traj data, test;
     memset(&test, 0, sizeof test);
-    if ((st = imp_rigid_traj_load_any(&data, s.data, NULL))) return imp_fail_context(st, "task '%s': data", t->id);
+    if (s.simulate) {
+        imp_box_toss_opts bo;
+        imp_box_toss_defaults(&bo);
+        bo.n_tosses = (int)s.sim_tosses, bo.substeps = (int)s.sim_substeps, bo.e = s.sim_e, bo.mu = s.sim_mu;
+        bo.seed = (uint64_t)s.sim_seed;
+        imp_rigid_traj_default(&data);
+        if ((st = imp_box_toss_simulate(&bo, &data))) {
+            imp_rigid_traj_free(&data);
+            return imp_fail_context(st, "task '%s': simulate=box-toss", t->id);
+        }
+    } else if ((st = imp_rigid_traj_load_any(&data, s.data, NULL))) {
+        return imp_fail_context(st, "task '%s': data", t->id);
+    }
     int has_test = 0;
     if (s.test) {
         if ((st = imp_rigid_traj_load_any(&test, s.test, NULL))) {
@@ -322,6 +362,10 @@ int sweep_exec_cube(const imp_sweep_task *t, const char *task_dir, const imp_swe
     imp_json_kv_string(&j, "model", s.model);
     imp_json_kv_int(&j, "tosses", s.tosses);
     imp_json_kv_int(&j, "seed", s.seed);
+    if (s.simulate) {
+        imp_json_kv_number(&j, "e_true", s.sim_e);
+        imp_json_kv_number(&j, "mu_true", s.sim_mu);
+    }
     imp_rigid_metrics m[2];
     if (!st && !strcmp(s.model, "ballistic")) {
         st = imp_rigid_eval_ballistic(&data, idx + 2 * n_draw, ne, &m[0]);
@@ -372,6 +416,7 @@ int sweep_exec_cube(const imp_sweep_task *t, const char *task_dir, const imp_swe
             lo.steps = (int)s.steps, lo.lr = s.lr, lo.eval_every = (int)s.eval_every, lo.learn_points = (int)s.points;
             lo.seed = (unsigned long long)s.seed;
             lo.fit_evals = (int)s.fit_evals, lo.learn_inertia = (int)s.inertia;
+            lo.select_inertia = (int)s.select;
             rm.warm_start = 1; /* the same solutions, about half the solver's work */
             imp_rigid_learn_report lr;
             st = imp_rigid_learn(&data, idx, nt, idx + n_draw, nv, &lo, &rm, &lr);
@@ -390,6 +435,10 @@ int sweep_exec_cube(const imp_sweep_task *t, const char *task_dir, const imp_swe
                 imp_json_kv_int(&j, "fit_evals", lr.fit_evals);
                 imp_json_kv_number(&j, "fit_loss", lr.fit_loss);
                 imp_json_kv_int(&j, "learn_inertia", s.inertia);
+                imp_json_kv_int(&j, "select_inertia", s.select);
+                imp_json_kv_number(&j, "fit_valid_nominal", lr.fit_valid_nominal);
+                imp_json_kv_number(&j, "fit_valid_inertia", lr.fit_valid_inertia);
+                imp_json_kv_int(&j, "inertia_kept", lr.inertia_kept);
                 imp_json_key(&j, "inertia_scale"); /* the learned principal moments over the body's */
                 char ib[128];
                 snprintf(ib, sizeof ib, "[%.4f,%.4f,%.4f]", rm.inertia[0] / data.body.inertia[0],

@@ -57,7 +57,7 @@ static double checkpoint_seconds(const char *ckpt)
 
 int sweep_train_model(const imp_sweep_task *t, const char *task_dir, const imp_sweep_run_opts *o,
                       const imp_cdl_config *cfg, imp_train_opts *to, const imp_trajset *train, int init_law,
-                      imp_model **out, imp_train_report *rep, double *train_seconds)
+                      double e_value, imp_model **out, imp_train_report *rep, double *train_seconds)
 {
     char ckpt[4096], state[4096];
     snprintf(ckpt, sizeof ckpt, "%s/model.npz", task_dir);
@@ -84,9 +84,10 @@ int sweep_train_model(const imp_sweep_task *t, const char *task_dir, const imp_s
         to->hooks.state_path = state;
         if (access(state, F_OK) == 0) to->hooks.resume_path = state;
         st = imp_model_create(&m, cfg, &train->geom, train->dt, to->seed);
-        /* CD-Lagrange's e from the data's estimate around the labelled contacts */
+        /* CD-Lagrange's e given, or from the data's estimate around the labelled contacts */
         if (!st && init_law)
-            st = imp_model_init_contact_law(m, train, IMP_LAW_INIT_DATA, 0, IMP_LAW_INIT_DEFAULT, 0, NULL);
+            st = imp_model_init_contact_law(m, train, isnan(e_value) ? IMP_LAW_INIT_DATA : IMP_LAW_INIT_VALUE,
+                                            isnan(e_value) ? 0 : e_value, IMP_LAW_INIT_DATA, 0, NULL);
         imp_loss_parts lp;
         double t0 = imp_time_now();
         if (!st) st = imp_model_train(m, train, to, &lp);

@@ -126,7 +126,7 @@ int sweep_exec_your_data(const imp_sweep_task *t, const char *task_dir, const im
     imp_model *m = NULL;
     imp_train_report rep;
     double seconds = NAN;
-    if (!st) st = sweep_train_model(t, task_dir, o, &cfg, &to, &train, 1, &m, &rep, &seconds);
+    if (!st) st = sweep_train_model(t, task_dir, o, &cfg, &to, &train, 1, NAN, &m, &rep, &seconds);
     if (st) {
         imp_trajset_free(&train);
         imp_trajset_free(&draw);

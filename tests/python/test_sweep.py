@@ -37,7 +37,13 @@ run("reproduce", "your-data", "--quick", "--epochs", "3", "--restitution", "0.65
 check(open(p("yd_cli.txt")).read() == impulse.sweep_plan("your-data", quick=True, epochs=3, restitution=0.65,
                                                          impact_law="newton"),
       "your-data plan as `reproduce your-data --plan`")
+run("reproduce", "contact", "--quick", "--only", "points,box-toss", "--epochs", "4", "--box-tosses", "6",
+    "--plan", p("contact_cli.txt"))
+check(open(p("contact_cli.txt")).read() == impulse.sweep_plan("contact", quick=True, only="points,box-toss", epochs=4,
+                                                              box_tosses=6),
+      "contact plan as `reproduce contact --plan`")
 for bad, want in ((lambda: impulse.sweep_plan("cdl", only="moon"), "'moon'"),
+                  (lambda: impulse.sweep_plan("contact", only="moon"), "'moon'"),
                   (lambda: impulse.sweep_plan("your-data", impact_law="sideways"), "impact_law=sideways"),
                   (lambda: impulse.sweep_plan("cdl", speed=3), "unknown option 'speed'"),
                   (lambda: impulse.sweep_plan("nope"), "'nope' unknown"),
@@ -65,4 +71,12 @@ check("3 of 3 tasks done" in md and "| vin " in md, "reproduce('cdl')")
 md = impulse.reproduce("your-data", p("repro_yd"), seeds=1, epochs=2, heldout=1)
 check("5 of 5 tasks done" in md and "| cdl            | as-given | 1 |" in md and "| resnet         | none     | 1 |" in md,
       "reproduce('your-data')")
+# the contact comparisons' rows, as `reproduce contact --json` prints them
+with open(p("ct.plan"), "w") as f:
+    f.write("# impulse sweep plan 1\ntask id=pts strand=contact system=bouncing-points:2 model=cdl friction=1 "
+            "epochs=2 n_train=2 n_test=1\n")
+run("sweep", "run", p("ct.plan"), "--out", p("ct_run"))
+rows = impulse.contact_rows(p("ct_run"))
+check(len(rows) == 1 and rows[0]["part"] == "model" and len(rows[0]["e"]) == 8 and len(rows[0]["mu_true"]) == 8
+      and rows[0]["rmse"] > 0, f"contact_rows: {rows}")
 checks.done()
