@@ -114,8 +114,11 @@ void cli_contact_pairs(const imp_contact_geometry *g, const imp_model *m, double
             if (c->body_i == IMP_WALL) imp_json_null(j);
             else imp_json_int(j, c->body_i);
             imp_json_kv_int(j, "body_j", c->body_j);
-            cli_json_kv_array(j, "normal", c->normal, g->dim);
-            imp_json_kv_number(j, "offset", c->offset);
+            imp_json_kv_string(j, "kind", c->kind == IMP_PAIR_SPHERE ? "sphere" : "plane");
+            if (c->kind == IMP_PAIR_SPHERE)
+                imp_json_kv_number(j, "radii_sum", g->radius[c->body_i] + g->radius[c->body_j]);
+            else
+                cli_json_kv_array(j, "normal", c->normal, g->dim), imp_json_kv_number(j, "offset", c->offset);
             if (m) imp_json_kv_number(j, "restitution", e[p]);
             if (fr) imp_json_kv_number(j, "friction", mu[p]);
             imp_json_kv_string(j, "impulse_when", shared ? "gated and in reach" : "gated");
@@ -126,14 +129,20 @@ void cli_contact_pairs(const imp_contact_geometry *g, const imp_model *m, double
         char who[32];
         if (c->body_i == IMP_WALL) snprintf(who, sizeof who, "wall");
         else snprintf(who, sizeof who, "body %d", c->body_i);
-        fprintf(txt, "    pair %d: %s -> body %d, normal (", p, who, c->body_j);
-        for (int a = 0; a < g->dim; a++) fprintf(txt, "%s%g", a ? ", " : "", c->normal[a]);
-        fprintf(txt, "), offset %g", c->offset);
+        fprintf(txt, "    pair %d: %s -> body %d", p, who, c->body_j);
+        if (c->kind == IMP_PAIR_SPHERE) {
+            fprintf(txt, ", disks: gap = distance - %g", g->radius[c->body_i] + g->radius[c->body_j]);
+        } else {
+            fprintf(txt, ", normal (");
+            for (int a = 0; a < g->dim; a++) fprintf(txt, "%s%g", a ? ", " : "", c->normal[a]);
+            fprintf(txt, "), offset %g", c->offset);
+        }
         if (m) fprintf(txt, ", e %.4g (%s)", e[p], m->cfg.learn_restitution ? "learned" : "fixed");
         if (fr) fprintf(txt, ", mu %.4g", mu[p]);
         if (shared)
             fprintf(txt, ": an impulse when its bodies are gated and it is closing and penetrated in the step, or "
-                         "within %.4g if no pair of theirs is penetrated (their nearest if none is within)", tol);
+                         "within %.4g if no pair of theirs is penetrated (their nearest if none is within%s)", tol,
+                    c->kind == IMP_PAIR_SPHERE ? "; a disk pair only when it is both disks' nearest" : "");
         else
             fprintf(txt, ": an impulse whenever body %d is gated (its only pair)", c->body_j);
         if (min_gap) fprintf(txt, "; lowest gap in the rollouts %.4g", min_gap[p]);

@@ -16,6 +16,8 @@ static void usage(FILE *f)
             "          bouncing-disk (a spinning disk bouncing on a floor with friction:\n"
             "          sliding impacts by AP Newton; q = (x, y, k theta), k = R/sqrt(2)),\n"
             "          bouncing-points:N (N <= 8 point masses in a 2-D box, e and mu per contact),\n"
+            "          bouncing-disks:N (N <= 5 spinning disks in a 2-D box, disk-wall and disk-disk\n"
+            "          contacts, e and mu per contact; q = (x, y, k theta) per disk, k = r/sqrt(2)),\n"
             "          box-toss (a rigid box tossed onto the ground in 3-D; impulse simulate box-toss --help),\n"
             "          ball-box | compliant-ball-box (a ball in a 2-D box: floor and two side\n"
             "          walls at x = +-1.5 m; rigid impacts or spring-damper contact; e default 0.8),\n"
@@ -55,7 +57,7 @@ int cli_simulate(int argc, char **argv)
     if (imp_sim_defaults(system, &o))
         /* one line naming both strands' systems (the library's names one) */
         return cli_failf("simulate", "unknown system '%s': contact strand: pendulum, bouncing-ball, newtons-cradle, "
-                         "compliant-ball, compliant-cradle, bouncing-disk, ball-box, compliant-ball-box, bouncing-points:N; "
+                         "compliant-ball, compliant-cradle, bouncing-disk, ball-box, compliant-ball-box, bouncing-points:N, bouncing-disks:N; "
                          "rigid bodies: box-toss; constrained strand: %s, or --system-file FILE",
                          system, imp_chnn_system_names());
     const char *out = NULL;
@@ -121,7 +123,8 @@ int cli_simulate(int argc, char **argv)
     }
     char fr[48] = "";
     if (!strcmp(system, "bouncing-disk")) snprintf(fr, sizeof fr, "e %g, mu %g", o.restitution, o.friction);
-    else if (!strncmp(system, "bouncing-points", 15)) snprintf(fr, sizeof fr, "e and mu per contact");
+    else if (!strncmp(system, "bouncing-points", 15) || !strncmp(system, "bouncing-disks", 14))
+        snprintf(fr, sizeof fr, "e and mu per contact");
     else snprintf(fr, sizeof fr, "e %g", o.restitution);
     fprintf(stderr, "impulse simulate: %s, %d trajectories x %d steps (dt %g, noise %g, %s), %d contact samples -> %s\n",
             system, o.n_traj, o.n_steps, o.dt, o.noise, fr, impacts, out);

@@ -414,19 +414,25 @@ static void test_learned_restitution_gradients(void)
     }
 }
 
+/* The system's default simulation with noise 0.01, n_traj x n_steps. */
+static void simulated(const char *system, int n_traj, int n_steps, imp_trajset *ts)
+{
+    imp_sim_opts o;
+    CHECK_OK(imp_sim_defaults(system, &o));
+    o.noise = 0.01;
+    o.n_traj = n_traj;
+    o.n_steps = n_steps;
+    CHECK_OK(imp_simulate(system, &o, ts));
+}
+
 /* Learned Coulomb friction (AP Newton inside the CD-Lagrange impulse) on
  * the bouncing disk: central differences of the window loss in every
  * parameter, e and mu included, on windows with sliding and sticking
  * impacts; touch and no-touch, learned masses. */
 static void test_friction_gradients(void)
 {
-    imp_sim_opts o;
-    CHECK_OK(imp_sim_defaults("bouncing-disk", &o));
-    o.noise = 0.01;
-    o.n_traj = 4;
-    o.n_steps = 150;
     imp_trajset ts;
-    CHECK_OK(imp_simulate("bouncing-disk", &o, &ts));
+    simulated("bouncing-disk", 4, 150, &ts);
     /* the first impact of each trajectory, and the second of the first */
     int starts[6], B = 0, seen = 0;
     for (int tr = 0; tr < ts.n_traj && B < 6; tr++)
@@ -712,6 +718,94 @@ static void test_box_gradients(void)
     imp_trajset_free(&ts);
 }
 
+/* Pair activity with disks: a disk with nothing in reach falls back on its
+ * nearest wall, never on a disk-disk pair, which would give the other disk
+ * (gated for its own wall impact) an impulse from a disk 0.2 m away. */
+static void test_disks_activity(void)
+{
+    imp_contact_geometry g;
+    memset(&g, 0, sizeof g);
+    g.n_bodies = 2, g.dim = 3, g.restitution = 0.8, g.has_radii = 1, g.n_pairs = 3;
+    g.mass[0] = g.mass[1] = 1.0, g.radius[0] = g.radius[1] = 0.1;
+    g.pairs[0] = (imp_contact_pair){.body_i = IMP_WALL, .body_j = 0, .normal = {0, 1, 0}, .offset = 0.1};
+    g.pairs[1] = (imp_contact_pair){.body_i = IMP_WALL, .body_j = 1, .normal = {0, 1, 0}, .offset = 0.1};
+    g.pairs[2] = (imp_contact_pair){.body_i = 0, .body_j = 1, .kind = IMP_PAIR_SPHERE};
+    CHECK_OK(imp_contact_geometry_check(&g));
+    /* disk 0 hits the floor; disk 1 flies 1 m up, 0.2 m from disk 0's rim, closing on it */
+    double q[6] = {0.0, 0.1, 0.0, 0.0, 0.5, 0.0}, v[6] = {0.0, -2.0, 0.0, 0.0, -2.5, 0.0};
+    imp_contact_geometry gl;
+    imp_contact_geometry_at(&g, q, &gl);
+    unsigned char act[3];
+    imp_pair_activity(&gl, 0.0, 1, q, v, v, act);
+    printf("disks activity: floor of disk 0 %d, floor of disk 1 %d, disk pair %d\n", act[0], act[1], act[2]);
+    CHECK(act[0] == 1 && act[2] == 0);
+    /* the impulse the labels (disk 0 gated, disk 1 not) give: disk 0 only */
+    double w[2] = {1.0, 1.0}, e[3] = {0.8, 0.8, 0.8}, gate[2] = {1.0, 0.0}, dv[6] = {0};
+    imp_impulse_forward(&gl, w, e, NULL, IMP_CDL_IMPACT_PAPER, act, gate, v, v, dv);
+    CHECK_CLOSE(dv[1], 1.8 * 2.0, 1e-12, 0);
+    CHECK(dv[0] == 0.0 && dv[3] == 0.0 && dv[4] == 0.0);
+    /* both disks up in the air, 0.05 m apart, nothing in reach: each other's
+       nearest pair, which both then fall back on */
+    double q2[6] = {0.0, 1.0, 0.0, 0.25, 1.0, 0.0}, v2[6] = {0.5, 0.0, 0.0, -0.5, 0.0, 0.0};
+    imp_contact_geometry_at(&g, q2, &gl);
+    imp_pair_activity(&gl, 0.0, 1, q2, v2, v2, act);
+    CHECK(act[0] == 0 && act[1] == 0 && act[2] == 1);
+}
+
+/* Gradients through disk-disk events (sphere pairs: normal and gap from
+ * the centres, friction turning both disks): bouncing-disks:3 windows
+ * around disk-disk impacts, horizon 5, learned e and mu per pair, touch
+ * feedback and without, both impact laws; the normals' own gradient
+ * (sphere_normal_backward) included. */
+static void test_disks_gradients(void)
+{
+    imp_trajset ts;
+    simulated("bouncing-disks:3", 6, 120, &ts);
+    const imp_contact_geometry *g = &ts.geom;
+    const int K = 3, D = 9, H = 5;
+    /* windows whose second step holds a disk-disk impact (both labelled,
+       centres within reach) */
+    int starts[6], B = 0;
+    for (int tr = 0; tr < ts.n_traj && B < 6; tr++)
+        for (int t = 2; t < ts.n_steps - H - 1 && B < 6; t++) {
+            size_t i = (size_t)tr * ts.n_steps + t;
+            int found = 0;
+            for (int p = 0; p < g->n_pairs && !found; p++) {
+                const imp_contact_pair *c = &g->pairs[p];
+                if (c->kind != IMP_PAIR_SPHERE || ts.contact[i * K + c->body_i] < 0.5 || ts.contact[i * K + c->body_j] < 0.5)
+                    continue;
+                found = imp_contact_gap(g, p, ts.q_clean + (i - 1) * D) < 0.05 &&
+                        imp_contact_normal_velocity_at(g, p, ts.q_clean + (i - 1) * D, ts.qdot_clean + (i - 1) * D) < -0.2;
+            }
+            if (found) starts[B++] = (int)(i - 2), t += 20;
+        }
+    CHECK_MSG(B >= 3, "disk-disk impacts found: %d", B);
+    imp_trajset flat = ts;
+    flat.n_traj = 1;
+    flat.n_steps = ts.n_traj * ts.n_steps;
+    batch bt;
+    make_batch(&flat, B, H, starts, &bt);
+    for (int variant = 0; variant < 3; variant++) {
+        imp_cdl_config cfg;
+        imp_cdl_config_default(&cfg, IMP_MODEL_CDL);
+        cfg.impact_law = variant == 2 ? IMP_CDL_IMPACT_NEWTON : IMP_CDL_IMPACT_PAPER;
+        cfg.hidden = 7, cfg.hidden_layers = 2, cfg.contact_hidden = 6, cfg.act = IMP_ACT_TANH;
+        cfg.touch = variant != 1, cfg.learn_restitution = 1, cfg.friction = 1;
+        imp_model *m = NULL;
+        CHECK_OK(imp_model_create(&m, &cfg, g, ts.dt, 17));
+        if (!m) continue;
+        double e0[IMP_MAX_CONTACTS], mu0[IMP_MAX_CONTACTS];
+        for (int p = 0; p < g->n_pairs; p++) e0[p] = 0.6 + 0.01 * p, mu0[p] = 0.1 + 0.01 * p;
+        CHECK_OK(imp_model_set_contact_law(m, e0, mu0));
+        char what[96];
+        snprintf(what, sizeof what, "disks cdl friction touch=%d law=%s", cfg.touch, variant == 2 ? "newton" : "paper");
+        fd_check(m, &bt, 0.01, what);
+        imp_model_free(m);
+    }
+    free_batch(&bt);
+    imp_trajset_free(&ts);
+}
+
 /* Two pairs in one step: the ball in a box reaching the floor and the
  * right wall in the same step, each pair's impulse from the contact
  * module's solver with its equality law (IMP_CONTACT_LAW_PAPER or
@@ -792,5 +886,7 @@ int main(void)
     test_soft_gate_in_flight();
     test_gate_geometry();
     test_box_gradients();
+    test_disks_activity();
+    test_disks_gradients();
     TEST_MAIN_END();
 }

@@ -28,6 +28,20 @@ extern "C" {
 #define IMP_MAX_CONTACTS 32
 #define IMP_WALL (-1)
 
+/* Pair kinds (npz contact_kinds). A plane pair has a fixed normal. A sphere
+ * pair is two disks (body-body only, planar: each body's first two
+ * coordinates are its centre, a third one its scaled angle k theta):
+ * gap = |x_j - x_i| - r_i - r_j with the radii of the geometry, normal
+ * n = (x_j - x_i) / |x_j - x_i|; its stored normal is zero and its offset 0,
+ * and its stored tangent holds only the spin part: a nonzero tangent row
+ * means the pair can slide, its components past the first two are the
+ * spin coefficients (slip = t . (v_j - v_i) on the centres, t = (n_y, -n_x),
+ * plus c (s_j + s_i) for the scaled angles s = k theta: c = r / k, sqrt 2
+ * for uniform disks). imp_contact_geometry_at turns each sphere pair into
+ * its plane linearisation at a state, which the normal and slip velocity
+ * functions below need. */
+enum { IMP_PAIR_PLANE = 0, IMP_PAIR_SPHERE = 1 };
+
 typedef struct imp_contact_pair {
     int body_i;                 /* IMP_WALL for a fixed wall */
     int body_j;
@@ -36,6 +50,7 @@ typedef struct imp_contact_pair {
     double tangent[IMP_MAX_DIM]; /* slip velocity t . (v_j - v_i) (not necessarily
                                     unit: generalised coordinates); zero: the pair
                                     cannot slide (no friction) */
+    int kind;                   /* IMP_PAIR_PLANE (0) or IMP_PAIR_SPHERE */
 } imp_contact_pair;
 
 typedef struct imp_contact_geometry {
@@ -49,6 +64,11 @@ typedef struct imp_contact_geometry {
      * contact_friction, docs/data-format.md); 0: only the global restitution */
     int has_pair_law;
     double pair_e[IMP_MAX_CONTACTS], pair_mu[IMP_MAX_CONTACTS];
+    /* 1: radius holds each body's radius (npz radii; needed by sphere pairs) */
+    int has_radii;
+    double radius[IMP_MAX_BODIES];
+    /* 1: made by imp_contact_geometry_at (sphere pairs linearised at a state) */
+    int linearized;
 } imp_contact_geometry;
 
 /* Checks counts, masses > 0, finite unit normals, bodies in range, 0 <= e <= 1
@@ -60,17 +80,32 @@ int imp_contact_pair_has_tangent(const imp_contact_geometry *g, int p);
  * row-major [Wtt Wtn; Wnt Wnn], for wsum = w_i + w_j the sum of the two
  * bodies' inverse masses (w_i = 0 for a wall). */
 void imp_contact_pair_compliance(const imp_contact_geometry *g, int p, double wsum, double W[4]);
-/* gap of pair p at positions q (K d). */
+/* 1 if some pair is a sphere pair. */
+int imp_contact_geometry_has_spheres(const imp_contact_geometry *g);
+/* out = g with every sphere pair replaced by its linearisation at
+ * positions q: normal n(q) (zero spin components), offset r_i + r_j (so
+ * that the linear gap equals the true one at q), tangent (n_y, -n_x, spin
+ * part), out->linearized = 1. Coincident centres take the normal (0, 1). */
+void imp_contact_geometry_at(const imp_contact_geometry *g, const double *q, imp_contact_geometry *out);
+/* Component a of body i's row in pair p's slip velocity
+ * (slip = sum_a t[a] v_j[a] + row_i[a] v_i[a]): -t[a], but +t[a] for the
+ * spin coordinates of a sphere pair (a contact point on each disk's rim). */
+double imp_contact_tangent_i(const imp_contact_geometry *g, int p, int a);
+/* gap of pair p at positions q (K d); a sphere pair of a geometry not
+ * linearised: the true gap |x_j - x_i| - r_i - r_j. */
 double imp_contact_gap(const imp_contact_geometry *g, int p, const double *q);
 /* normal velocity n . (v_j - v_i) of pair p. */
 double imp_contact_normal_velocity(const imp_contact_geometry *g, int p, const double *v);
+/* normal velocity of pair p in state (q, v): a sphere pair's normal at q. */
+double imp_contact_normal_velocity_at(const imp_contact_geometry *g, int p, const double *q, const double *v);
 /* slip velocity t . (v_j - v_i) of pair p (0 for a pair without tangent). */
 double imp_contact_slip_velocity(const imp_contact_geometry *g, int p, const double *v);
 
 /* Geometry as .npz arrays masses (K), contact_pairs (P x 2, -1 = wall),
  * contact_normals (P x d), contact_offsets (P), and contact_tangents (P x d,
- * only when some pair has one); dim and restitution (optional: NaN when
- * absent) are read from the meta JSON. */
+ * only when some pair has one), contact_kinds (P, only when some pair is a
+ * sphere pair) and radii (K, only when known); dim and restitution
+ * (optional: NaN when absent) are read from the meta JSON. */
 struct imp_npz;
 int imp_contact_geometry_to_npz(const imp_contact_geometry *g, struct imp_npz *z);
 int imp_contact_geometry_from_npz(const struct imp_npz *z, const char *meta, imp_contact_geometry *g);

@@ -170,13 +170,14 @@ class SimOpts(Struct):
 
 class ContactPair(Struct):
     _fields_ = [("body_i", c_int), ("body_j", c_int), ("normal", c_double * MAX_DIM), ("offset", c_double),
-                ("tangent", c_double * MAX_DIM)]
+                ("tangent", c_double * MAX_DIM), ("kind", c_int)]
 
 
 class Geometry(Struct):
     _fields_ = [("n_bodies", c_int), ("dim", c_int), ("mass", c_double * MAX_BODIES), ("restitution", c_double),
                 ("n_pairs", c_int), ("pairs", ContactPair * MAX_CONTACTS), ("has_pair_law", c_int),
-                ("pair_e", c_double * MAX_CONTACTS), ("pair_mu", c_double * MAX_CONTACTS)]
+                ("pair_e", c_double * MAX_CONTACTS), ("pair_mu", c_double * MAX_CONTACTS), ("has_radii", c_int),
+                ("radius", c_double * MAX_BODIES), ("linearized", c_int)]
 
 
 class Trajset(Struct):

@@ -48,6 +48,111 @@ static void guard_pairs(const imp_contact_geometry *g, const double *gate, const
     }
 }
 
+/* The contact time s* in [0, h] of sphere pair c moving from the centres'
+ * difference d = x_j - x_i with the half-step relative velocity w: the
+ * first root of |d + w s| = R (0 when the pair already overlaps, h when it
+ * does not meet within the step); c = d + w s* is its centres' difference
+ * then. */
+static double sphere_contact_time(const imp_contact_pair *cp, const imp_contact_geometry *g, const double *q,
+                                  const double *vh, double h, double c[2])
+{
+    const int d = g->dim;
+    double dx[2], w[2];
+    for (int a = 0; a < 2; a++) {
+        dx[a] = q[cp->body_j * d + a] - q[cp->body_i * d + a];
+        w[a] = vh[cp->body_j * d + a] - vh[cp->body_i * d + a];
+    }
+    double R = g->radius[cp->body_i] + g->radius[cp->body_j];
+    double A = w[0] * w[0] + w[1] * w[1], B = dx[0] * w[0] + dx[1] * w[1], C = dx[0] * dx[0] + dx[1] * dx[1] - R * R;
+    double s = h;
+    if (C <= 0.0) s = 0.0;
+    else if (B < 0.0 && A > 0.0 && B * B - A * C >= 0.0) {
+        double r = C / (-B + sqrt(B * B - A * C)); /* the smaller root of A s^2 + 2 B s + C */
+        if (r < h) s = r;
+    }
+    c[0] = dx[0] + w[0] * s, c[1] = dx[1] + w[1] * s;
+    return s;
+}
+
+/* The geometry of one batch row for the step from positions q with
+ * half-step velocities vh: sphere pairs (disks) linearised at their contact
+ * in the step (imp_contact_geometry_at, then the normal n = c / |c| at the
+ * contact time s* of sphere_contact_time), held through the step; m->geom
+ * itself when it has none. The linear gap n . (x_j - x_i) - r_i - r_j is
+ * zero at the contact, so at the drifted position it is (h - s*) times the
+ * closing velocity along n: negative exactly when the pair meets within
+ * the step. The reverse pass of the optional projection (--projection)
+ * holds these normals constant. */
+static const imp_contact_geometry *geom_at(const imp_model *m, const double *q, const double *vh,
+                                           imp_contact_geometry *buf)
+{
+    if (!imp_contact_geometry_has_spheres(&m->geom)) return &m->geom;
+    imp_contact_geometry_at(&m->geom, q, buf);
+    for (int p = 0; p < buf->n_pairs; p++) {
+        imp_contact_pair *cp = &buf->pairs[p];
+        if (cp->kind != IMP_PAIR_SPHERE) continue;
+        double c[2];
+        sphere_contact_time(cp, buf, q, vh, m->dt, c);
+        double r = hypot(c[0], c[1]);
+        if (!(r > 0.0)) continue;
+        double n0 = c[0] / r, n1 = c[1] / r;
+        cp->normal[0] = n0, cp->normal[1] = n1; /* offset r_i + r_j (imp_contact_geometry_at) */
+        if (cp->tangent[0] != 0.0 || cp->tangent[1] != 0.0) cp->tangent[0] = n1, cp->tangent[1] = -n0;
+    }
+    return buf;
+}
+
+/* The reverse pass through the sphere pairs' normals n = c / |c|, c = d +
+ * w s* (geom_at): each pair's impulse is equivariant under a rotation of
+ * the plane applied to its normal and to the bodies' velocities (the spin
+ * coordinates do not turn), dv_p(R n, vh, vS) = R dv_p(n, R^T vh, R^T vS),
+ * so its derivative along the normal's only direction of change (its angle
+ * phi) is J dv_p - d(dv_p)/d(vh) J vh - d(dv_p)/d(vS) J vS with J the
+ * rotation generator (x, y) -> (-y, x) of each body. phi moves by
+ * G . (dd + s* dw): G = g - (g . w) / (c . w) c, g = c_perp / |c|^2, when s*
+ * is a root of |c| = R (inside the step), G = g when it is 0 or h. Adds to
+ * q_bar (D) and vh_bar (D). */
+static void sphere_normal_backward(const imp_model *m, const imp_contact_geometry *gb, const double *winv,
+                                   const double *e, const double *fric, const unsigned char *act, const double *gate,
+                                   const double *q, const double *vh, const double *vS, const double *dv_bar,
+                                   double *q_bar, double *vh_bar)
+{
+    const int D = m->D, d = gb->dim;
+    for (int p = 0; p < gb->n_pairs; p++) {
+        const imp_contact_pair *c = &gb->pairs[p];
+        if (c->kind != IMP_PAIR_SPHERE || !act[p]) continue;
+        unsigned char only[IMP_MAX_CONTACTS] = {0};
+        only[p] = act[p];
+        double dv[IMP_MAX_BODIES * IMP_MAX_DIM] = {0}, vh_b[IMP_MAX_BODIES * IMP_MAX_DIM] = {0},
+               vS_b[IMP_MAX_BODIES * IMP_MAX_DIM] = {0};
+        imp_impulse_forward(gb, winv, e, fric, m->cfg.impact_law, only, gate, vh, vS, dv);
+        imp_impulse_backward(gb, winv, e, fric, m->cfg.impact_law, only, gate, vh, vS, dv_bar, vh_b, vS_b, NULL, NULL,
+                             NULL, NULL);
+        double phi_bar = 0.0;
+        for (int k = 0; k < D / d; k++) {
+            const int o = k * d;
+            phi_bar += dv_bar[o] * -dv[o + 1] + dv_bar[o + 1] * dv[o];
+            phi_bar -= vh_b[o] * -vh[o + 1] + vh_b[o + 1] * vh[o];
+            phi_bar -= vS_b[o] * -vS[o + 1] + vS_b[o + 1] * vS[o];
+        }
+        double cc[2], s = sphere_contact_time(c, gb, q, vh, m->dt, cc), r2 = cc[0] * cc[0] + cc[1] * cc[1];
+        if (!(r2 > 0.0)) continue;
+        double w[2] = {vh[c->body_j * d] - vh[c->body_i * d], vh[c->body_j * d + 1] - vh[c->body_i * d + 1]};
+        double G[2] = {-cc[1] / r2, cc[0] / r2};
+        double cw = cc[0] * w[0] + cc[1] * w[1];
+        if (s > 0.0 && s < m->dt && cw != 0.0) {
+            double gw = (G[0] * w[0] + G[1] * w[1]) / cw;
+            G[0] -= gw * cc[0], G[1] -= gw * cc[1];
+        }
+        for (int a = 0; a < 2; a++) {
+            q_bar[c->body_j * d + a] += phi_bar * G[a];
+            q_bar[c->body_i * d + a] -= phi_bar * G[a];
+            vh_bar[c->body_j * d + a] += phi_bar * s * G[a];
+            vh_bar[c->body_i * d + a] -= phi_bar * s * G[a];
+        }
+    }
+}
+
 /* Forward of step n for the whole batch. labels_n: B x K (GATE_LABELS).
  * guard: rollouts (B = 1) apply the non-penetration guard (guard_pairs). */
 static void step_forward(const imp_model *m, const double *params, imp_model_work *w, int n, int B,
@@ -92,9 +197,11 @@ static void step_forward(const imp_model *m, const double *params, imp_model_wor
     if (m->has_contact_net)
         for (int b = 0; b < B; b++) {
             unsigned char *act = w->pact + ((size_t)n * B + b) * sP, proj[IMP_MAX_CONTACTS];
-            imp_pair_activity(&m->geom, tol, mode != GATE_SOFT && mode != GATE_GEOMETRY, qt + (size_t)b * D, v + (size_t)b * D,
+            imp_contact_geometry gbuf;
+            const imp_contact_geometry *gb = geom_at(m, q + (size_t)b * D, vh + (size_t)b * D, &gbuf);
+            imp_pair_activity(gb, tol, mode != GATE_SOFT && mode != GATE_GEOMETRY, qt + (size_t)b * D, v + (size_t)b * D,
                               vh + (size_t)b * D, act);
-            if (guard) guard_pairs(&m->geom, gate + (size_t)b * K, qt + (size_t)b * D, vh + (size_t)b * D, act);
+            if (guard) guard_pairs(gb, gate + (size_t)b * K, qt + (size_t)b * D, vh + (size_t)b * D, act);
             int any = 0;
             for (int p = 0; p < P; p++) any |= (proj[p] = m->cfg.projection || act[p] == 2 ? act[p] : 0) != 0;
             if (!any) {
@@ -103,7 +210,7 @@ static void step_forward(const imp_model *m, const double *params, imp_model_wor
             }
             double hard[IMP_MAX_BODIES];
             for (int k = 0; k < K; k++) hard[k] = gate[(size_t)b * K + k] >= 0.5;
-            imp_project_forward(&m->geom, winv, proj, hard, qn + (size_t)b * D, w->active + ((size_t)n * B + b) * sP);
+            imp_project_forward(gb, winv, proj, hard, qn + (size_t)b * D, w->active + ((size_t)n * B + b) * sP);
         }
     if (B == 1 && w->net_fixed)
         imp_mlp_fixed_grad_input(w->net_fixed, qn, gn);
@@ -117,9 +224,12 @@ static void step_forward(const imp_model *m, const double *params, imp_model_wor
             vn[bi] = vh[bi] + 0.5 * h * a1;
         }
     if (m->has_contact_net)
-        for (int b = 0; b < B; b++)
-            imp_impulse_forward(&m->geom, winv, e, fric, m->cfg.impact_law, w->pact + ((size_t)n * B + b) * sP,
-                                gate + (size_t)b * K, vh + (size_t)b * D, vS + (size_t)b * D, vn + (size_t)b * D);
+        for (int b = 0; b < B; b++) {
+            imp_contact_geometry gbuf;
+            imp_impulse_forward(geom_at(m, q + (size_t)b * D, vh + (size_t)b * D, &gbuf), winv, e, fric, m->cfg.impact_law,
+                                w->pact + ((size_t)n * B + b) * sP, gate + (size_t)b * K, vh + (size_t)b * D,
+                                vS + (size_t)b * D, vn + (size_t)b * D);
+        }
 }
 
 /* Reverse of step n. Consumes qbar/vbar/gbar of slot n+1 (gbar partial: the
@@ -152,10 +262,16 @@ static void step_backward(const imp_model *m, const double *params, imp_model_wo
         for (int i = 0; i < D; i++) vh_bar[(size_t)b * D + i] = vnb[i];
         if (m->has_contact_net) {
             memset(gate_bar, 0, sizeof gate_bar);
-            imp_impulse_backward(&m->geom, winv, e, fric, m->cfg.impact_law, w->pact + ((size_t)n * B + b) * (P > 0 ? P : 1),
-                                 gate + (size_t)b * K, vh + (size_t)b * D,
-                                 vS + (size_t)b * D, vnb, vh_bar + (size_t)b * D,
-                                 vS_bar + (size_t)b * D, mode == GATE_SOFT ? gate_bar : NULL, wbar, ebar, fricbar);
+            imp_contact_geometry gbuf;
+            const double *qb = SLOT(w->q, n, sBD) + (size_t)b * D;
+            const imp_contact_geometry *gb = geom_at(m, qb, vh + (size_t)b * D, &gbuf);
+            const unsigned char *act = w->pact + ((size_t)n * B + b) * (P > 0 ? P : 1);
+            imp_impulse_backward(gb, winv, e, fric, m->cfg.impact_law, act, gate + (size_t)b * K, vh + (size_t)b * D,
+                                 vS + (size_t)b * D, vnb, vh_bar + (size_t)b * D, vS_bar + (size_t)b * D,
+                                 mode == GATE_SOFT ? gate_bar : NULL, wbar, ebar, fricbar);
+            if (gb != &m->geom)
+                sphere_normal_backward(m, gb, winv, e, fric, act, gate + (size_t)b * K, qb, vh + (size_t)b * D,
+                                       vS + (size_t)b * D, vnb, qbar + (size_t)b * D, vh_bar + (size_t)b * D);
             if (mode == GATE_SOFT)
                 for (int k = 0; k < K; k++) pbar[(size_t)b * K + k] += gate_bar[k];
         }
@@ -176,10 +292,12 @@ static void step_backward(const imp_model *m, const double *params, imp_model_wo
                            w->net[n + 1]);
     /* projection: qbar_n1 becomes d/d(qt) */
     if (m->cfg.projection && m->has_contact_net)
-        for (int b = 0; b < B; b++)
-            imp_project_backward(&m->geom, winv, qt + (size_t)b * D,
+        for (int b = 0; b < B; b++) {
+            imp_contact_geometry gbuf;
+            imp_project_backward(geom_at(m, SLOT(w->q, n, sBD) + (size_t)b * D, vh + (size_t)b * D, &gbuf), winv, qt + (size_t)b * D,
                                  w->active + ((size_t)n * B + b) * (P > 0 ? P : 1),
                                  qbar_n1 + (size_t)b * D, wbar);
+        }
     const double *din = stack ? w->din_stack + (size_t)n * B * 2 * D : w->din;
     if (m->has_contact_net && !stack) {
         memset(w->din, 0, (size_t)B * 2 * D * sizeof(double));

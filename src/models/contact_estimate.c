@@ -34,6 +34,7 @@ int imp_cdl_estimate_contact_law(const imp_trajset *d, double *e, double *mu, in
         free(re), free(rm);
         return imp_fail(IMP_ERR_NOMEM, "estimate: out of memory");
     }
+    const int spheres = imp_contact_geometry_has_spheres(g);
     for (int p = 0; p < P; p++) {
         const imp_contact_pair *c = &g->pairs[p];
         int wall = c->body_i == IMP_WALL, ne = 0, nm = 0;
@@ -48,6 +49,10 @@ int imp_cdl_estimate_contact_law(const imp_trajset *d, double *e, double *mu, in
                 size_t t1 = t;
                 while (d->interior && d->interior[t1] != 0.0 && (int)(t1 % d->n_steps) + 1 < d->n_steps) t1++;
                 const double *v0 = d->qdot + (t - 1) * D, *v1 = d->qdot + t1 * D, *q0 = d->q + (t - 1) * D;
+                /* sphere pairs (disks): linearised before the impact */
+                imp_contact_geometry gl;
+                const imp_contact_geometry *g = &d->geom;
+                if (spheres) imp_contact_geometry_at(g, q0, &gl), g = &gl;
                 double u0 = imp_contact_normal_velocity(g, p, v0), u1 = imp_contact_normal_velocity(g, p, v1);
                 /* this pair, not another one of the body: approaching and
                  * within reach of contact in one step */

@@ -45,9 +45,30 @@ int imp_pair_activity(const imp_contact_geometry *g, double tol, int nearest_if_
         reach[p] = !closing ? 0 : gap[p] <= 0.0 ? 2 : gap[p] <= tol ? 1 : 0;
         bi[p] = g->pairs[p].body_i, bj[p] = g->pairs[p].body_j;
     }
-    return imp_contact_choose(g->n_bodies, g->n_pairs, bi, bj, reach, gap, NULL,
-                              IMP_CONTACT_CHOOSE_ONLY | (nearest_if_none ? IMP_CONTACT_CHOOSE_NEAREST : 0), act,
-                              NULL);
+    int nearest[IMP_MAX_BODIES];
+    int n = imp_contact_choose(g->n_bodies, g->n_pairs, bi, bj, reach, gap, NULL,
+                               IMP_CONTACT_CHOOSE_ONLY | (nearest_if_none ? IMP_CONTACT_CHOOSE_NEAREST : 0), act,
+                               nearest);
+    if (!imp_contact_geometry_has_spheres(g)) return n;
+    /* a disk-disk pair (sphere) chosen only as a body's nearest stays only
+       when it is the other disk's nearest too: otherwise it would push the
+       other disk whenever that one is gated, however far apart */
+    int count[IMP_MAX_BODIES] = {0}, best[IMP_MAX_BODIES] = {0};
+    for (int p = 0; p < g->n_pairs; p++)
+        for (int side = 0; side < 2; side++) {
+            int k = side ? bi[p] : bj[p];
+            if (k == IMP_WALL) continue;
+            count[k]++;
+            if (reach[p] > best[k]) best[k] = reach[p];
+        }
+    for (int p = 0; p < g->n_pairs; p++) {
+        if (!act[p] || g->pairs[p].kind != IMP_PAIR_SPHERE) continue;
+        int a = bi[p], b = bj[p];
+        int by_reach = (best[a] && reach[p] == best[a]) || (best[b] && reach[p] == best[b]);
+        int only = count[a] == 1 || count[b] == 1, mutual = nearest[a] == p && nearest[b] == p;
+        if (!by_reach && !only && !mutual) act[p] = 0, n--;
+    }
+    return n;
 }
 
 /* The gates of pair p's two bodies under its activity a (0 off, 1 the
@@ -71,14 +92,52 @@ typedef struct pair_solve {
     imp_contact_solution sol;
 } pair_solve;
 
-static const double *row_dir(const imp_contact_pair *c, int r) { return r ? c->tangent : c->normal; }
-
 static double dot(const double *x, const double *y, int d)
 {
     double s = 0.0;
     for (int a = 0; a < d; a++) s += x[a] * y[a];
     return s;
 }
+
+static const double *row_dir(const imp_contact_pair *c, int r) { return r ? c->tangent : c->normal; }
+
+/* Component a of the direction along which row r of pair p acts on body i
+ * with a minus sign (dv_i -= gate_i w_i sum_r lambda_r ri): row_dir, but
+ * for a sphere pair's (two disks') spin coordinates minus the tangent's, as
+ * the contact point on each rim turns each disk the same way
+ * (imp_contact_tangent_i). */
+static double ri(const imp_contact_geometry *g, int p, int r, int a)
+{
+    return r ? -imp_contact_tangent_i(g, p, a) : g->pairs[p].normal[a];
+}
+
+/* Adds s times row r of pair p to a velocity adjoint (body j: row_dir,
+ * body i: -ri). */
+static void scatter_row(const imp_contact_geometry *g, int p, int r, double s, double *v_bar)
+{
+    const imp_contact_pair *c = &g->pairs[p];
+    if (c->kind != IMP_PAIR_SPHERE) {
+        scatter_rel(g, c, row_dir(c, r), s, v_bar);
+        return;
+    }
+    if (!v_bar) return;
+    for (int a = 0; a < g->dim; a++) {
+        v_bar[c->body_j * g->dim + a] += s * row_dir(c, r)[a];
+        v_bar[c->body_i * g->dim + a] -= s * ri(g, p, r, a);
+    }
+}
+
+/* Row r's velocity of pair p: row . (v_j - v_i), for a sphere pair
+ * row . v_j - ri . v_i. */
+static double row_velocity(const imp_contact_geometry *g, int p, int r, const double *v, const double *rel)
+{
+    const imp_contact_pair *c = &g->pairs[p];
+    if (c->kind != IMP_PAIR_SPHERE) return dot(row_dir(c, r), rel, g->dim);
+    double s = 0.0;
+    for (int a = 0; a < g->dim; a++) s += row_dir(c, r)[a] * v[c->body_j * g->dim + a] - ri(g, p, r, a) * v[c->body_i * g->dim + a];
+    return s;
+}
+
 
 static void relative(const imp_contact_geometry *g, const imp_contact_pair *c, const double *v, double *rel)
 {
@@ -111,8 +170,8 @@ static void pair_impulse(const imp_contact_geometry *g, const double *w, const d
     for (int attempt = 0;; attempt++) {
         int R = S->rows;
         for (int r = 0; r < R; r++) {
-            S->u[r] = dot(row_dir(c, r), rs, g->dim);
-            S->ur[r] = dot(row_dir(c, r), rh, g->dim);
+            S->u[r] = row_velocity(g, S->p, r, vS, rs);
+            S->ur[r] = row_velocity(g, S->p, r, vh, rh);
             for (int q = 0; q < R; q++) S->A[r * R + q] = wsum * dot(row_dir(c, r), row_dir(c, q), g->dim);
         }
         imp_contact_solve_opts o;
@@ -152,15 +211,18 @@ void imp_impulse_forward(const imp_contact_geometry *g, const double *w, const d
     for (int p = 0; p < g->n_pairs; p++) {
         if (!pair_setup(g, fric, act, p, &S)) continue;
         const imp_contact_pair *c = &g->pairs[p];
-        double gj, gi, dir[IMP_MAX_DIM] = {0, 0, 0};
+        double gj, gi, dir[IMP_MAX_DIM] = {0, 0, 0}, dir_i[IMP_MAX_DIM] = {0, 0, 0};
         pair_gates(c, gate, act ? act[p] : 1, &gj, &gi);
         if (gj == 0.0 && gi == 0.0) continue; /* gated off: no impulse to apply */
         pair_impulse(g, w, e, fric, law, vh, vS, &S);
         for (int r = 0; r < S.rows; r++)
-            for (int a = 0; a < g->dim; a++) dir[a] += S.sol.lambda[r] * row_dir(c, r)[a];
+            for (int a = 0; a < g->dim; a++) {
+                dir[a] += S.sol.lambda[r] * row_dir(c, r)[a];
+                dir_i[a] += S.sol.lambda[r] * ri(g, p, r, a);
+            }
         for (int a = 0; a < g->dim; a++) {
             dv[c->body_j * g->dim + a] += gj * w[c->body_j] * dir[a];
-            if (c->body_i != IMP_WALL) dv[c->body_i * g->dim + a] -= gi * w[c->body_i] * dir[a];
+            if (c->body_i != IMP_WALL) dv[c->body_i * g->dim + a] -= gi * w[c->body_i] * dir_i[a];
         }
     }
 }
@@ -186,7 +248,8 @@ void imp_impulse_backward(const imp_contact_geometry *g, const double *w, const 
         double lb[2], dj = 0.0, di = 0.0;
         for (int r = 0; r < R; r++) {
             double pj = dot(row_dir(c, r), dv_bar + c->body_j * d, d);
-            double pi = wall ? 0.0 : dot(row_dir(c, r), dv_bar + c->body_i * d, d);
+            double pi = 0.0;
+            for (int a = 0; !wall && a < d; a++) pi += ri(g, p, r, a) * dv_bar[c->body_i * d + a];
             lb[r] = gj * w[c->body_j] * pj - (wall ? 0.0 : gi * w[c->body_i] * pi);
             dj += S.sol.lambda[r] * pj, di += S.sol.lambda[r] * pi;
         }
@@ -210,8 +273,8 @@ void imp_impulse_backward(const imp_contact_geometry *g, const double *w, const 
         if (fric_bar && R > 1) fric_bar[p] += mb;
         double ws_bar = 0.0; /* A = (w_i + w_j) (dir_r . dir_q) */
         for (int r = 0; r < R; r++) {
-            scatter_rel(g, c, row_dir(c, r), ub[r], vS_bar);
-            scatter_rel(g, c, row_dir(c, r), urb[r], vh_bar);
+            scatter_row(g, p, r, ub[r], vS_bar);
+            scatter_row(g, p, r, urb[r], vh_bar);
             for (int q = 0; q < R; q++) ws_bar += Ab[r * R + q] * dot(row_dir(c, r), row_dir(c, q), d);
         }
         if (w_bar) {

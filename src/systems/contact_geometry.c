@@ -21,15 +21,32 @@ int imp_contact_geometry_check(const imp_contact_geometry *g)
         return imp_fail(IMP_ERR_INVALID, "restitution: %g is outside [0, 1]", g->restitution);
     if (g->n_pairs < 0 || g->n_pairs > IMP_MAX_CONTACTS)
         return imp_fail(IMP_ERR_INVALID, "contact_pairs: %d pairs, at most %d", g->n_pairs, IMP_MAX_CONTACTS);
+    for (int k = 0; g->has_radii && k < g->n_bodies; k++)
+        if (!(g->radius[k] > 0.0) || !isfinite(g->radius[k]))
+            return imp_fail(IMP_ERR_INVALID, "radii[%d]: %g must be positive and finite", k, g->radius[k]);
     for (int p = 0; p < g->n_pairs; p++) {
         const imp_contact_pair *c = &g->pairs[p];
         if (c->body_j < 0 || c->body_j >= g->n_bodies)
             return imp_fail(IMP_ERR_INVALID, "contact_pairs[%d]: body %d does not exist", p, c->body_j);
         if (c->body_i != IMP_WALL && (c->body_i < 0 || c->body_i >= g->n_bodies || c->body_i == c->body_j))
             return imp_fail(IMP_ERR_INVALID, "contact_pairs[%d]: body %d is not a valid partner", p, c->body_i);
+        if (c->kind != IMP_PAIR_PLANE && c->kind != IMP_PAIR_SPHERE)
+            return imp_fail(IMP_ERR_INVALID, "contact_kinds[%d]: %d is neither 0 (plane) nor 1 (sphere)", p, c->kind);
         double nn = 0.0;
         for (int a = 0; a < g->dim; a++) nn += c->normal[a] * c->normal[a];
-        if (!(fabs(nn - 1.0) < 1e-9))
+        if (c->kind == IMP_PAIR_SPHERE && !g->linearized) {
+            if (c->body_i == IMP_WALL)
+                return imp_fail(IMP_ERR_INVALID, "contact_kinds[%d]: a sphere pair joins two bodies, not a body and a wall", p);
+            if (!g->has_radii)
+                return imp_fail(IMP_ERR_INVALID, "contact_kinds[%d]: a sphere pair needs the bodies' radii (npz radii)", p);
+            if (g->dim < 2)
+                return imp_fail(IMP_ERR_INVALID, "contact_kinds[%d]: a sphere pair needs 2 or 3 coordinates per body, not %d", p, g->dim);
+            if (nn != 0.0 || c->offset != 0.0)
+                return imp_fail(IMP_ERR_INVALID, "contact_normals[%d]: a sphere pair's normal follows the centres: give a zero normal and offset", p);
+            for (int a = 0; a < 2; a++)
+                if (c->tangent[a] != 0.0 && g->dim > 2)
+                    return imp_fail(IMP_ERR_INVALID, "contact_tangents[%d]: a sphere pair's tangent holds only its spin part (the first two components are 0)", p);
+        } else if (!(fabs(nn - 1.0) < 1e-9))
             return imp_fail(IMP_ERR_INVALID, "contact_normals[%d]: not a unit vector (|n|^2 = %g)", p, nn);
         if (!isfinite(c->offset))
             return imp_fail(IMP_ERR_INVALID, "contact_offsets[%d]: not finite", p);
@@ -64,9 +81,50 @@ void imp_contact_pair_compliance(const imp_contact_geometry *g, int p, double ws
     W[3] = wsum; /* |n| = 1 */
 }
 
+int imp_contact_geometry_has_spheres(const imp_contact_geometry *g)
+{
+    for (int p = 0; p < g->n_pairs; p++)
+        if (g->pairs[p].kind == IMP_PAIR_SPHERE) return 1;
+    return 0;
+}
+
+/* Centre difference x_j - x_i of a sphere pair and its length. */
+static double centre_gap(const imp_contact_geometry *g, const imp_contact_pair *c, const double *q, double dx[2])
+{
+    for (int a = 0; a < 2; a++) dx[a] = q[c->body_j * g->dim + a] - q[c->body_i * g->dim + a];
+    return hypot(dx[0], dx[1]);
+}
+
+void imp_contact_geometry_at(const imp_contact_geometry *g, const double *q, imp_contact_geometry *out)
+{
+    if (out != g) *out = *g;
+    out->linearized = 1;
+    for (int p = 0; p < g->n_pairs; p++) {
+        imp_contact_pair *c = &out->pairs[p];
+        if (c->kind != IMP_PAIR_SPHERE) continue;
+        double dx[2], r = centre_gap(g, c, q, dx);
+        double n0 = r > 0.0 ? dx[0] / r : 0.0, n1 = r > 0.0 ? dx[1] / r : 1.0;
+        int slides = imp_contact_pair_has_tangent(g, p);
+        c->normal[0] = n0, c->normal[1] = n1;
+        c->offset = g->radius[c->body_i] + g->radius[c->body_j];
+        /* the stored tangent's spin part stays; the linear part follows n */
+        c->tangent[0] = slides ? n1 : 0.0, c->tangent[1] = slides ? -n0 : 0.0;
+    }
+}
+
+double imp_contact_tangent_i(const imp_contact_geometry *g, int p, int a)
+{
+    const imp_contact_pair *c = &g->pairs[p];
+    return c->kind == IMP_PAIR_SPHERE && a >= 2 ? c->tangent[a] : -c->tangent[a];
+}
+
 double imp_contact_gap(const imp_contact_geometry *g, int p, const double *q)
 {
     const imp_contact_pair *c = &g->pairs[p];
+    if (c->kind == IMP_PAIR_SPHERE && !g->linearized) {
+        double dx[2];
+        return centre_gap(g, c, q, dx) - g->radius[c->body_i] - g->radius[c->body_j];
+    }
     double s = -c->offset;
     for (int a = 0; a < g->dim; a++) {
         double rel = q[c->body_j * g->dim + a] - (c->body_i == IMP_WALL ? 0.0 : q[c->body_i * g->dim + a]);
@@ -90,9 +148,23 @@ double imp_contact_normal_velocity(const imp_contact_geometry *g, int p, const d
     return rel_dot(g, &g->pairs[p], g->pairs[p].normal, v);
 }
 
+double imp_contact_normal_velocity_at(const imp_contact_geometry *g, int p, const double *q, const double *v)
+{
+    const imp_contact_pair *c = &g->pairs[p];
+    if (c->kind != IMP_PAIR_SPHERE || g->linearized) return imp_contact_normal_velocity(g, p, v);
+    double dx[2], r = centre_gap(g, c, q, dx), dv[2];
+    for (int a = 0; a < 2; a++) dv[a] = v[c->body_j * g->dim + a] - v[c->body_i * g->dim + a];
+    return r > 0.0 ? (dx[0] * dv[0] + dx[1] * dv[1]) / r : dv[1];
+}
+
 double imp_contact_slip_velocity(const imp_contact_geometry *g, int p, const double *v)
 {
-    return rel_dot(g, &g->pairs[p], g->pairs[p].tangent, v);
+    const imp_contact_pair *c = &g->pairs[p];
+    if (c->kind != IMP_PAIR_SPHERE) return rel_dot(g, c, c->tangent, v);
+    double s = 0.0;
+    for (int a = 0; a < g->dim; a++)
+        s += c->tangent[a] * v[c->body_j * g->dim + a] + imp_contact_tangent_i(g, p, a) * v[c->body_i * g->dim + a];
+    return s;
 }
 
 int imp_contact_geometry_to_npz(const imp_contact_geometry *g, imp_npz *z)
@@ -120,6 +192,12 @@ int imp_contact_geometry_to_npz(const imp_contact_geometry *g, imp_npz *z)
             any_tangent |= g->pairs[p].tangent[a] != 0.0;
         }
     if (!st && any_tangent) st = imp_npz_add_f64(z, "contact_tangents", 2, shn, tangents);
+    if (!st && imp_contact_geometry_has_spheres(g)) {
+        int64_t kinds[IMP_MAX_CONTACTS];
+        for (int p = 0; p < P; p++) kinds[p] = g->pairs[p].kind;
+        st = imp_npz_add_i64(z, "contact_kinds", 1, sho, kinds);
+    }
+    if (!st && g->has_radii) st = imp_npz_add_f64(z, "radii", 1, shm, g->radius);
     if (!st && g->has_pair_law) st = imp_npz_add_f64(z, "contact_restitution", 1, sho, g->pair_e);
     if (!st && g->has_pair_law) st = imp_npz_add_f64(z, "contact_friction", 1, sho, g->pair_mu);
     return st;
@@ -158,6 +236,25 @@ int imp_contact_geometry_from_npz(const imp_npz *z, const char *meta, imp_contac
     g->n_pairs = (int)shp[0];
     const double *normals = NULL, *offsets = NULL, *tangents = NULL;
     size_t P = shp[0];
+    /* optional: radii (K) and pair kinds (P) */
+    if (imp_npz_find(z, "radii")) {
+        const double *radii = NULL;
+        st = imp_npz_get_f64(z, "radii", 1, (size_t[]){shm[0]}, &radii, NULL);
+        if (!st) g->has_radii = 1, memcpy(g->radius, radii, shm[0] * sizeof(double));
+    }
+    int64_t *kinds = NULL;
+    if (!st && imp_npz_find(z, "contact_kinds")) st = imp_npz_get_i64_copy(z, "contact_kinds", 1, (size_t[]){P}, &kinds, NULL);
+    for (size_t p = 0; !st && kinds && p < P; p++) {
+        if (kinds[p] != IMP_PAIR_PLANE && kinds[p] != IMP_PAIR_SPHERE)
+            st = imp_fail(IMP_ERR_INVALID, "contact_kinds[%zu]: %lld is neither 0 (plane) nor 1 (sphere)", p, (long long)kinds[p]);
+        else
+            g->pairs[p].kind = (int)kinds[p];
+    }
+    free(kinds);
+    if (st) {
+        free(pairs);
+        return st;
+    }
     if (P > 0) {
         st = imp_npz_get_f64(z, "contact_normals", 2, (size_t[]){P, (size_t)g->dim}, &normals, NULL);
         if (!st) st = imp_npz_get_f64(z, "contact_offsets", 1, (size_t[]){P}, &offsets, NULL);

@@ -66,8 +66,8 @@ static int normal_change(const imp_trajset *ts, int k, int pair, double *a, doub
             if (ts->contact[i * K + k] != 0.0 || ts->contact[(i - 1) * K + k] != 0.0) continue;
             int p = pair >= 0 ? pair : nearest_pair(g, k, ts->q + i * D);
             if (p < 0) continue;
-            du[n++] = imp_contact_normal_velocity(g, p, ts->qdot + i * D) -
-                      imp_contact_normal_velocity(g, p, ts->qdot + (i - 1) * D);
+            du[n++] = imp_contact_normal_velocity_at(g, p, ts->q + i * D, ts->qdot + i * D) -
+                      imp_contact_normal_velocity_at(g, p, ts->q + (i - 1) * D, ts->qdot + (i - 1) * D);
         }
     *a = *sigma = 0.0;
     if (n >= 8) {
@@ -182,7 +182,7 @@ int imp_contact_labels_apply(imp_trajset *ts, imp_label_mode mode, imp_label_rep
                     a = b;
                     continue;
                 }
-#define U(t) imp_contact_normal_velocity(g, p, qd + (size_t)(t) * D)
+#define U(t) imp_contact_normal_velocity_at(g, p, q + (size_t)(t) * D, qd + (size_t)(t) * D)
                 /* the normal velocity reverses within the interval or at the
                  * sample after it (a single label at an impact's first
                  * sample, as onset leaves it) */

@@ -263,6 +263,7 @@ static int setup(const char *system, const imp_sim_opts *o, sim *s)
 int imp_sim_defaults(const char *system, imp_sim_opts *o)
 {
     if (imp_points_system(system)) return imp_points_sim_defaults(system, o);
+    if (imp_disks_system(system)) return imp_disks_sim_defaults(system, o);
     if (!strcmp(system, "compliant-ball") || !strcmp(system, "compliant-cradle") ||
         !strcmp(system, "compliant-ball-box")) {
         int st = imp_sim_defaults(!strcmp(system, "compliant-ball-box") ? "ball-box"
@@ -356,6 +357,7 @@ int imp_simulate(const char *system, const imp_sim_opts *o, imp_trajset *out)
 {
     if (!strncmp(system, "compliant-", 10)) return imp_simulate_compliant(system, o, out);
     if (imp_points_system(system)) return imp_simulate_points(system, o, out);
+    if (imp_disks_system(system)) return imp_simulate_disks(system, o, out);
     sim s;
     int st = setup(system, o, &s);
     if (!st) st = imp_sim_opts_check(o);

@@ -29,29 +29,37 @@ static const double wall_off[PTS_WALLS] = {0.0, 0.0, -PTS_W, -PTS_H};
 
 int imp_points_system(const char *system) { return !strncmp(system, "bouncing-points", 15); }
 
-static int parse_count(const char *system, int *n)
+int imp_box_sim_count(const char *system, const char *base, int max, int *n)
 {
+    size_t len = strlen(base);
     *n = 5;
-    if (!strcmp(system, "bouncing-points")) return IMP_OK;
+    if (!strcmp(system, base)) return IMP_OK;
     char *end = NULL;
-    long v = system[15] == ':' ? strtol(system + 16, &end, 10) : 0;
-    if (system[15] != ':' || end == system + 16 || *end || v < 1 || v > PTS_MAX)
-        return imp_fail(IMP_ERR_NOT_FOUND, "system: '%s': bouncing-points:N takes N in [1, %d]", system, PTS_MAX);
+    long v = system[len] == ':' ? strtol(system + len + 1, &end, 10) : 0;
+    if (system[len] != ':' || end == system + len + 1 || *end || v < 1 || v > max)
+        return imp_fail(IMP_ERR_NOT_FOUND, "system: '%s': %s:N takes N in [1, %d]", system, base, max);
     *n = (int)v;
     return IMP_OK;
 }
 
+static int parse_count(const char *system, int *n) { return imp_box_sim_count(system, "bouncing-points", PTS_MAX, n); }
+
 /* The contact model: point k's candidates are 4 k + (floor, left, right,
  * ceiling); e in [0.5, 0.95] and mu in [0.05, 0.5] drawn once from a fixed
  * seed. */
-static void build_model(int n, imp_contact_model *m)
+void imp_box_model_begin(imp_contact_model *m, int n, double gap_tol, unsigned long long seed, imp_rng *rng)
 {
     memset(m, 0, sizeof *m);
     m->dim = 2;
     m->n_bodies = n;
-    m->gap_tol = PTS_TOL;
+    m->gap_tol = gap_tol;
+    imp_rng_seed(rng, seed);
+}
+
+static void build_model(int n, imp_contact_model *m)
+{
     imp_rng rng;
-    imp_rng_seed(&rng, 24);
+    imp_box_model_begin(m, n, PTS_TOL, 24, &rng);
     for (int k = 0; k < n; k++) {
         m->bodies[k].kind = IMP_BODY_POINT;
         m->bodies[k].mass = 1.0;
@@ -68,10 +76,10 @@ static void build_model(int n, imp_contact_model *m)
     }
 }
 
-int imp_points_sim_defaults(const char *system, imp_sim_opts *o)
+int imp_box_sim_defaults(const char *system, const char *base, int max, imp_sim_opts *o)
 {
     int n;
-    int st = parse_count(system, &n);
+    int st = imp_box_sim_count(system, base, max, &n);
     if (st) return st;
     memset(o, 0, sizeof *o);
     o->n_traj = 1;
@@ -81,6 +89,43 @@ int imp_points_sim_defaults(const char *system, imp_sim_opts *o)
     o->length = 1.0;
     o->restitution = 1.0; /* not used: e per contact */
     o->randomize = 1;
+    return IMP_OK;
+}
+
+int imp_points_sim_defaults(const char *system, imp_sim_opts *o)
+{
+    return imp_box_sim_defaults(system, "bouncing-points", PTS_MAX, o);
+}
+
+int imp_box_sim_begin(imp_trajset *out, const char *system, const imp_sim_opts *o, const imp_contact_geometry *g)
+{
+    int st = imp_trajset_alloc(out, o->n_traj, o->n_steps, g);
+    if (st) return st;
+    snprintf(out->system, sizeof out->system, "%s", system);
+    snprintf(out->labels, sizeof out->labels, "impact");
+    out->dt = o->dt, out->gravity = o->gravity, out->length = NAN, out->seed = o->seed;
+    return IMP_OK;
+}
+
+void imp_box_sim_store(imp_trajset *out, int tr, int t, const double *q, const double *v, const int *hit)
+{
+    int K = out->geom.n_bodies, D = K * out->geom.dim;
+    size_t off = (size_t)tr * out->n_steps + t;
+    memcpy(out->q_clean + off * D, q, D * sizeof(double));
+    memcpy(out->qdot_clean + off * D, v, D * sizeof(double));
+    for (int k = 0; k < K; k++) out->contact[off * K + k] = hit[k];
+}
+
+int imp_box_sim_end(imp_trajset *out, int st, const imp_sim_opts *o, imp_rng *rng)
+{
+    if (st) {
+        imp_trajset_free(out);
+        return st;
+    }
+    size_t nq = (size_t)out->n_traj * out->n_steps * out->geom.n_bodies * out->geom.dim;
+    memcpy(out->q, out->q_clean, nq * sizeof(double));
+    memcpy(out->qdot, out->qdot_clean, nq * sizeof(double));
+    if (o->noise > 0.0) imp_trajset_add_noise(out, o->noise, rng);
     return IMP_OK;
 }
 
@@ -103,11 +148,9 @@ static void accel(const pts *s, int k, const double *v, double a[2])
     a[0] = v[0] > 0.0 ? -mu * s->g : v[0] < 0.0 ? mu * s->g : 0.0;
 }
 
-/* First time in (0, tmax] at which phi(t) = c + b t + a t^2 reaches 0 while
- * decreasing (an impact); tmax + 1 if none. c <= tol and b < 0: now (0). */
-static double first_hit(double a, double b, double c, double tmax)
+double imp_sim_first_hit(double a, double b, double c, double tmax, double tol)
 {
-    if (c <= PTS_TOL && b < 0.0) return 0.0;
+    if (c <= tol && b < 0.0) return 0.0;
     double best = tmax + 1.0;
     if (a == 0.0) {
         if (b < 0.0) best = -c / b;
@@ -182,7 +225,7 @@ static int interval(pts *s, int n, double *q, double *v, double dt, int *hit)
                 const double *nn = wall_n[w];
                 double c = nn[0] * q[2 * k] + nn[1] * q[2 * k + 1] - wall_off[w];
                 double b = nn[0] * v[2 * k] + nn[1] * v[2 * k + 1], aa = 0.5 * (nn[0] * a[0] + nn[1] * a[1]);
-                double t = first_hit(aa, b, c, tau);
+                double t = imp_sim_first_hit(aa, b, c, tau, PTS_TOL);
                 if (t <= tau) tau = t, ev_k = k, ev_stop = 0;
             }
         }
@@ -240,16 +283,12 @@ int imp_simulate_points(const char *system, const imp_sim_opts *o, imp_trajset *
                                         .offset = c->offset, .tangent = {c->normal[1], -c->normal[0]}};
         g.pair_e[p] = c->e, g.pair_mu[p] = c->mu;
     }
-    if ((st = imp_trajset_alloc(out, o->n_traj, o->n_steps, &g))) {
+    if ((st = imp_box_sim_begin(out, system, o, &g))) {
         free(s);
         return st;
     }
-    snprintf(out->system, sizeof out->system, "%s", system);
-    snprintf(out->labels, sizeof out->labels, "impact");
-    out->dt = o->dt, out->gravity = o->gravity, out->length = NAN, out->seed = o->seed;
     imp_rng rng;
     imp_rng_seed(&rng, o->seed);
-    int D = 2 * n;
     for (int tr = 0; tr < o->n_traj && !st; tr++) {
         double q[2 * PTS_MAX], v[2 * PTS_MAX];
         memset(s->rest, 0, sizeof s->rest);
@@ -262,20 +301,9 @@ int imp_simulate_points(const char *system, const imp_sim_opts *o, imp_trajset *
         for (int t = 0; t < o->n_steps && !st; t++) {
             int hit[PTS_MAX] = {0};
             if (t > 0) st = interval(s, n, q, v, o->dt, hit);
-            size_t off = ((size_t)tr * o->n_steps + t);
-            memcpy(out->q_clean + off * D, q, D * sizeof(double));
-            memcpy(out->qdot_clean + off * D, v, D * sizeof(double));
-            for (int k = 0; k < n; k++) out->contact[off * n + k] = hit[k];
+            imp_box_sim_store(out, tr, t, q, v, hit);
         }
     }
     free(s);
-    if (st) {
-        imp_trajset_free(out);
-        return st;
-    }
-    size_t nq = (size_t)o->n_traj * o->n_steps * D;
-    memcpy(out->q, out->q_clean, nq * sizeof(double));
-    memcpy(out->qdot, out->qdot_clean, nq * sizeof(double));
-    if (o->noise > 0.0) imp_trajset_add_noise(out, o->noise, &rng);
-    return IMP_OK;
+    return imp_box_sim_end(out, st, o, &rng);
 }

@@ -6,7 +6,7 @@
 
 #define IMP_CONTACT_SYSTEM_NAMES                                                                                    \
     "system: unknown '%s' (pendulum, bouncing-ball, newtons-cradle, ball-box, compliant-ball, compliant-cradle, " \
-    "compliant-ball-box, bouncing-disk, bouncing-points:N)"
+    "compliant-ball-box, bouncing-disk, bouncing-points:N, bouncing-disks:N)"
 
 /* The ball in a box's geometry (three wall pairs: floor, left, right). */
 void imp_ball_box_geometry(imp_contact_geometry *g);

@@ -153,6 +153,48 @@ static int get_flags(const imp_npz *z, const char *name, int ndim, const size_t 
     return IMP_OK;
 }
 
+/* Labels against the geometry (files with radii, the disks' format): a
+ * body labelled in contact at a sample must be within one sample's travel
+ * of one of its contacts there (gap <= dt (|v_j| + |v_i|) + g dt^2 / 2 +
+ * 8 noise + 1e-9): a label at a body far from everything it can touch is
+ * refused, naming the first. */
+static int labels_check(const imp_trajset *ts)
+{
+    const imp_contact_geometry *g = &ts->geom;
+    const int K = g->n_bodies, d = g->dim, D = K * d;
+    const double dt = ts->dt, grav = isfinite(ts->gravity) ? ts->gravity : 0.0;
+    const double slack = 0.5 * grav * dt * dt + 8.0 * (ts->noise > 0.0 ? ts->noise : 0.0) + 1e-9;
+    for (int tr = 0; tr < ts->n_traj; tr++)
+        for (int t = 0; t < ts->n_steps; t++) {
+            size_t i = (size_t)tr * ts->n_steps + t;
+            const double *q = ts->q + i * D, *v = ts->qdot + i * D;
+            for (int k = 0; k < K; k++) {
+                if (ts->contact[i * K + k] == 0.0) continue;
+                double best = INFINITY, best_reach = 0.0;
+                int ok = 0, bp = -1;
+                for (int p = 0; p < g->n_pairs && !ok; p++) {
+                    const imp_contact_pair *c = &g->pairs[p];
+                    if (c->body_j != k && c->body_i != k) continue;
+                    double sj = 0.0, si = 0.0;
+                    for (int a = 0; a < d; a++) {
+                        sj += v[c->body_j * d + a] * v[c->body_j * d + a];
+                        if (c->body_i != IMP_WALL) si += v[c->body_i * d + a] * v[c->body_i * d + a];
+                    }
+                    double gap = imp_contact_gap(g, p, q), reach = dt * (sqrt(sj) + sqrt(si)) + slack;
+                    ok = gap <= reach;
+                    if (gap < best) best = gap, best_reach = reach, bp = p;
+                }
+                if (!ok && bp >= 0)
+                    return imp_fail(IMP_ERR_INVALID,
+                                    "contact[%d, %d, %d]: body %d is labelled in contact but %.3g m from its nearest "
+                                    "contact (pair %d), more than one sample's travel (%.3g m): labels inconsistent "
+                                    "with the geometry",
+                                    tr, t, k, k, best, bp, best_reach);
+            }
+        }
+    return IMP_OK;
+}
+
 int imp_trajset_from_npz(imp_trajset *ts, imp_npz *z, const char *what)
 {
     memset(ts, 0, sizeof *ts);
@@ -257,6 +299,10 @@ int imp_trajset_from_npz(imp_trajset *ts, imp_npz *z, const char *what)
          !strcmp(ts->system, "ball-box")))
         snprintf(ts->labels, sizeof ts->labels, "impact");
     imp_clear_error();
+    if (ts->has_contact && ts->geom.has_radii && (st = labels_check(ts))) {
+        imp_trajset_free(ts);
+        return st;
+    }
     return IMP_OK;
 }
 
@@ -279,7 +325,7 @@ int imp_system_energy_known(const char *system, int dim)
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (!strcmp(system, names[i])) return 1;
     if (!strncmp(system, "bouncing-points", 15)) return 1;
-    return !strcmp(system, "bouncing-disk") && dim == 3;
+    return (!strcmp(system, "bouncing-disk") || !strncmp(system, "bouncing-disks", 14)) && dim == 3;
 }
 
 int imp_system_energy(const char *system, const imp_contact_geometry *g, double gravity,
@@ -303,7 +349,7 @@ int imp_system_energy(const char *system, const imp_contact_geometry *g, double 
          * T = m l^2 qdot^2 / 2, U = m g l (1 - cos q). */
         T *= length * length;
         for (int k = 0; k < g->n_bodies; k++) U += g->mass[k] * gravity * length * (1.0 - cos(q[k]));
-    } else if (!strcmp(system, "bouncing-disk") && g->dim == 3) {
+    } else if ((!strcmp(system, "bouncing-disk") || !strncmp(system, "bouncing-disks", 14)) && g->dim == 3) {
         /* q = (x, y, k theta): T as above (M = I), U = m g y */
         for (int k = 0; k < g->n_bodies; k++) U += g->mass[k] * gravity * q[k * g->dim + 1];
     } else {

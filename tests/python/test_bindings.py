@@ -262,4 +262,12 @@ with open(logr, "a") as f:  # epoch 4 logged, then killed before its state was w
     f.write(json.dumps({"epoch": 4, "loss": 1.0}) + "\n" + '{"epoch": 5, "lo')
 impulse.train("cdl", ball, epochs=6, seed=1, resume=os.path.join(d, "st2.npz"), log=logr)
 check([json.loads(l)["epoch"] for l in open(logr)] == [1, 2, 3, 4, 5, 6], "the resumed log has epochs 1..6 once each")
+# disks (sphere pairs): simulate, the format's kinds and radii, train with friction, e and mu per contact
+disks = impulse.simulate("bouncing-disks:3", trajectories=2, steps=60, seed=2)
+kinds, radii = disks.arrays["contact_kinds"], disks.arrays["radii"]
+check(list(kinds) == [0] * 12 + [1] * 3 and radii.shape == (3,) and np.all(radii > 0), "bouncing-disks:3 arrays")
+dm = impulse.train("cdl", disks, epochs=1, seed=1, friction=True)
+dev = dm.evaluate(disks)
+check(len(dev["restitution"]) == 15 and len(dev["friction"]) == 15 and np.isfinite(dev["rmse"]),
+      "bouncing-disks: e and mu per contact")
 done()
