@@ -271,6 +271,9 @@ class Model:
             lib.imp_trajset_free(ctypes.byref(ts))
 
 
+_PAIR_SPHERE = 1  # imp_contact_pair.kind: IMP_PAIR_SPHERE (contact_systems.h)
+
+
 def _pair_report(g, law: dict | None, q: np.ndarray) -> list:
     """`impulse eval --json`'s "pairs": per contact pair its bodies, normal,
     offset, e (and mu) of a CD-Lagrange model (law; None for the ResNets),
@@ -284,13 +287,19 @@ def _pair_report(g, law: dict | None, q: np.ndarray) -> list:
     rows = []
     for p in range(g.n_pairs):
         c, d = g.pairs[p], g.dim
-        n = np.array(c.normal[:d])
-        gap = q[:, c.body_j * d:(c.body_j + 1) * d] @ n - c.offset
-        if c.body_i >= 0:
-            gap -= q[:, c.body_i * d:(c.body_i + 1) * d] @ n
+        qj = q[:, c.body_j * d:(c.body_j + 1) * d]
+        row = {"pair": p, "body_i": None if c.body_i < 0 else c.body_i, "body_j": c.body_j}
+        if c.kind == _PAIR_SPHERE:  # two disks: gap = distance - r_i - r_j
+            rsum = g.radius[c.body_i] + g.radius[c.body_j]
+            gap = np.linalg.norm(qj - q[:, c.body_i * d:(c.body_i + 1) * d], axis=1) - rsum
+            row.update({"kind": "sphere", "radii_sum": rsum})
+        else:
+            n = np.array(c.normal[:d])
+            gap = qj @ n - c.offset
+            if c.body_i >= 0:
+                gap -= q[:, c.body_i * d:(c.body_i + 1) * d] @ n
+            row.update({"kind": "plane", "normal": [float(v) for v in n], "offset": c.offset})
         shared = count[c.body_j] > 1 or (c.body_i >= 0 and count[c.body_i] > 1)
-        row = {"pair": p, "body_i": None if c.body_i < 0 else c.body_i, "body_j": c.body_j,
-               "normal": [float(v) for v in n], "offset": c.offset}
         if law is not None:
             row["restitution"] = law["restitution"][p]
         if law is not None and "friction" in law and any(c.tangent[:d]):
