@@ -240,6 +240,43 @@ static void test_map(const char *name, imp_cmodel_kind kind)
     free(params);
 }
 
+/* The chunk loss's gradient in the masses, e, mu and six network weights
+ * against central differences; returns sum |d/d(e, mu)| (whether the
+ * chunks' impacts reached the contact law). */
+static double check_chunk_grad(imp_cmodel *m, double *params, const double *chunks, int B, int S, double h,
+                               const char *what)
+{
+    int dim = m->dim;
+    imp_cmodel_work *w = imp_cmodel_work_new_slots(m, B, 4 * S + 1);
+    double *traj = malloc((size_t)(S + 1) * B * dim * sizeof(double));
+    double *tb = malloc((size_t)(S + 1) * B * dim * sizeof(double));
+    double *grad = calloc(m->n_params, sizeof(double)), loss;
+    CHECK_OK(imp_ctrain_chunk_loss(m, params, chunks, B, S, h, w, traj, tb, grad, &loss));
+    size_t idx[64];
+    int ni = 0;
+    for (size_t p = m->off_mass; p < m->n_params; p++) idx[ni++] = p;
+    for (int k = 0; k < 6; k++) idx[ni++] = (size_t)(k * 37) % m->off_mass;
+    double eps = 1e-6, ge = 0;
+    for (int i = 0; i < ni; i++) {
+        size_t p = idx[i];
+        double p0 = params[p], Lp, Lm;
+        params[p] = p0 + eps;
+        CHECK_OK(imp_ctrain_chunk_loss(m, params, chunks, B, S, h, w, traj, tb, NULL, &Lp));
+        params[p] = p0 - eps;
+        CHECK_OK(imp_ctrain_chunk_loss(m, params, chunks, B, S, h, w, traj, tb, NULL, &Lm));
+        params[p] = p0;
+        double fd = (Lp - Lm) / (2 * eps);
+        double err = fabs(fd - grad[p]) / (fabs(fd) + fabs(grad[p]) + 1e-6);
+        CHECK_MSG(err < 1e-4, "%s chunk loss: d/dtheta[%zu] analytic %.10g fd %.10g", what, p, grad[p], fd);
+    }
+    for (size_t p = m->off_contact; p < m->n_params; p++) ge += fabs(grad[p]);
+    imp_cmodel_work_free(w);
+    free(traj);
+    free(tb);
+    free(grad);
+    return ge;
+}
+
 /* The training chunk loss through impacts: its gradient in e, mu, the masses
  * and some network weights against central differences. */
 static void test_chunk_loss(const char *name, imp_cmodel_kind kind)
@@ -262,42 +299,15 @@ static void test_chunk_loss(const char *name, imp_cmodel_kind kind)
                 double *z = chunks + ((size_t)b * (S + 1) + k) * dim + q;
                 *z = chunks[q] + (k > 0 || (b > 0 && q >= dim / 2) ? 0.05 * imp_rng_normal(&rng) : 0.0);
             }
-    imp_cmodel_work *w = imp_cmodel_work_new_slots(&m, B, 4 * S + 1);
-    double *traj = malloc((size_t)(S + 1) * B * dim * sizeof(double));
-    double *tb = malloc((size_t)(S + 1) * B * dim * sizeof(double));
-    double *grad = calloc(m.n_params, sizeof(double)), loss;
-    CHECK_OK(imp_ctrain_chunk_loss(&m, params, chunks, B, S, h, w, traj, tb, grad, &loss));
     int hits = 0;
     for (int b = 0; b < B; b++) {
         double out[4 * 2 * NMAX];
         CHECK_OK(imp_cmodel_contact_rollout(&m, params, chunks + (size_t)b * (S + 1) * dim, S + 1, h, 1, out, &hits));
     }
-    size_t idx[64];
-    int ni = 0;
-    for (size_t p = m.off_mass; p < m.n_params; p++) idx[ni++] = p;
-    for (int k = 0; k < 6; k++) idx[ni++] = (size_t)(k * 37) % m.off_mass;
-    double eps = 1e-6;
-    for (int i = 0; i < ni; i++) {
-        size_t p = idx[i];
-        double p0 = params[p], Lp, Lm;
-        params[p] = p0 + eps;
-        CHECK_OK(imp_ctrain_chunk_loss(&m, params, chunks, B, S, h, w, traj, tb, NULL, &Lp));
-        params[p] = p0 - eps;
-        CHECK_OK(imp_ctrain_chunk_loss(&m, params, chunks, B, S, h, w, traj, tb, NULL, &Lm));
-        params[p] = p0;
-        double fd = (Lp - Lm) / (2 * eps);
-        double err = fabs(fd - grad[p]) / (fabs(fd) + fabs(grad[p]) + 1e-6);
-        CHECK_MSG(err < 1e-4, "%s %s chunk loss: d/dtheta[%zu] analytic %.10g fd %.10g", name,
-                  imp_cmodel_kind_name(kind), p, grad[p], fd);
-    }
+    char what[64];
+    snprintf(what, sizeof what, "%s %s", name, imp_cmodel_kind_name(kind));
     /* e and mu get a gradient: the chunks do hit */
-    double ge = 0;
-    for (size_t p = m.off_contact; p < m.n_params; p++) ge += fabs(grad[p]);
-    CHECK_MSG(ge > 0, "%s: no gradient reaches e and mu", name);
-    imp_cmodel_work_free(w);
-    free(traj);
-    free(tb);
-    free(grad);
+    CHECK_MSG(check_chunk_grad(&m, params, chunks, B, S, h, what) > 0, "%s: no gradient reaches e and mu", name);
     free(chunks);
     free(params);
 }
@@ -345,40 +355,12 @@ static void test_body_contact_chunk(imp_cmodel_kind kind)
         free(params);
         return;
     }
-    int B = 1;
     double *chunks = traj + (size_t)found * dim;
-    imp_cmodel_work *w = imp_cmodel_work_new_slots(&m, B, 4 * S + 1);
-    double *tr = malloc((size_t)(S + 1) * B * dim * sizeof(double));
-    double *tb = malloc((size_t)(S + 1) * B * dim * sizeof(double));
-    double *grad = calloc(m.n_params, sizeof(double)), loss;
-    CHECK_OK(imp_ctrain_chunk_loss(&m, params, chunks, B, S, h, w, tr, tb, grad, &loss));
-    size_t idx[64];
-    int ni = 0;
-    for (size_t p = m.off_mass; p < m.n_params; p++) idx[ni++] = p;
-    for (int k = 0; k < 6; k++) idx[ni++] = (size_t)(k * 37) % m.off_mass;
-    double eps = 1e-6, ge = 0;
-    for (int i = 0; i < ni; i++) {
-        size_t p = idx[i];
-        double p0 = params[p], Lp, Lm;
-        params[p] = p0 + eps;
-        CHECK_OK(imp_ctrain_chunk_loss(&m, params, chunks, B, S, h, w, tr, tb, NULL, &Lp));
-        params[p] = p0 - eps;
-        CHECK_OK(imp_ctrain_chunk_loss(&m, params, chunks, B, S, h, w, tr, tb, NULL, &Lm));
-        params[p] = p0;
-        double fd = (Lp - Lm) / (2 * eps);
-        double err = fabs(fd - grad[p]) / (fabs(fd) + fabs(grad[p]) + 1e-6);
-        CHECK_MSG(err < 1e-4, "colliding-pendulums %s chunk loss: d/dtheta[%zu] analytic %.10g fd %.10g",
-                  imp_cmodel_kind_name(kind), p, grad[p], fd);
-    }
-    for (size_t p = m.off_contact; p < m.n_params; p++) ge += fabs(grad[p]);
-    CHECK_MSG(ge > 0, "colliding-pendulums %s: no gradient reaches e and mu (the chunk's impact missed)",
-              imp_cmodel_kind_name(kind));
-    printf("colliding-pendulums %s: chunk loss through a bob-bob impact (sample %d) FD-checked, %d parameters\n",
-           imp_cmodel_kind_name(kind), found, ni);
-    imp_cmodel_work_free(w);
-    free(tr);
-    free(tb);
-    free(grad);
+    char what[64];
+    snprintf(what, sizeof what, "colliding-pendulums %s", imp_cmodel_kind_name(kind));
+    CHECK_MSG(check_chunk_grad(&m, params, chunks, 1, S, h, what) > 0,
+              "%s: no gradient reaches e and mu (the chunk's impact missed)", what);
+    printf("%s: chunk loss through a bob-bob impact (sample %d) FD-checked\n", what, found);
     free(traj);
     free(params);
 }

@@ -4,6 +4,7 @@
  * (include/impulse/rigid_model.h, docs/cube.md). */
 #include "impulse/core.h"
 #include "impulse/rigid_model.h"
+#include "core/nlopt_restarts.h"
 
 #include <math.h>
 #include <nlopt.h>
@@ -84,34 +85,13 @@ int imp_rigid_identify(const imp_rigid_traj *t, const int *episodes, int n_episo
     int st = imp_rigid_model_check(&c.m);
     if (st) return st;
     /* NLopt's bounded derivative-free search in (e, mu, ground), restarted
-       from the best point with smaller initial steps while rollouts remain
-       (a collapsed simplex can stall one coordinate) */
+       from the best point with smaller initial steps (src/core/nlopt_restarts.h) */
     const double step0[3] = {0.2, 0.2, 0.002};
-    double best_x[3] = {o->e0, o->mu0, o->ground0}, best_f = 1e300;
-    for (int i = 0; i < 3; i++) best_x[i] = fmin(fmax(best_x[i], LO[i]), HI[i]);
+    double best_x[3] = {o->e0, o->mu0, o->ground0};
     const nlopt_algorithm alg = o->algorithm == IMP_RIGID_IDENT_BOBYQA ? NLOPT_LN_BOBYQA : NLOPT_LN_NELDERMEAD;
-    for (int restart = 0; restart < 4 && c.evals + 4 < o->max_evals; restart++) {
-        nlopt_opt opt = nlopt_create(alg, 3);
-        if (!opt) return imp_fail(IMP_ERR_NOMEM, "rigid identify: NLopt: no optimiser");
-        double step[3], tol[3], x[3], f = 1e300;
-        for (int i = 0; i < 3; i++) {
-            step[i] = step0[i] / (1 << (2 * restart));
-            /* a step may not leave the box (BOBYQA needs the start's trust region inside it) */
-            if (step[i] > 0.5 * (HI[i] - LO[i])) step[i] = 0.5 * (HI[i] - LO[i]);
-            tol[i] = 1e-3 * step[i];
-            x[i] = best_x[i];
-        }
-        nlopt_set_lower_bounds(opt, LO);
-        nlopt_set_upper_bounds(opt, HI);
-        nlopt_set_initial_step(opt, step);
-        nlopt_set_xtol_abs(opt, tol);
-        nlopt_set_maxeval(opt, o->max_evals - c.evals);
-        nlopt_set_min_objective(opt, nlopt_loss, &c);
-        nlopt_result r = nlopt_optimize(opt, x, &f);
-        nlopt_destroy(opt);
-        if (r < 0 && r != NLOPT_ROUNDOFF_LIMITED) break;
-        if (f < best_f) best_f = f, memcpy(best_x, x, sizeof x);
-    }
+    int failed = 0;
+    double best_f = imp_nlopt_restarts(alg, 3, LO, HI, step0, nlopt_loss, &c, &c.evals, o->max_evals, best_x, &failed);
+    if (failed) return imp_fail(IMP_ERR_NOMEM, "rigid identify: NLopt: no optimiser");
     *m = c.m;
     m->e = best_x[0], m->mu = best_x[1], m->ground = best_x[2];
     if (res) {

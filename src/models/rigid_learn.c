@@ -7,6 +7,7 @@
 #include "impulse/core.h"
 #include "impulse/nn.h"
 #include "impulse/rigid_model.h"
+#include "core/nlopt_restarts.h"
 
 #include <math.h>
 #include <nlopt.h>
@@ -113,27 +114,9 @@ static double full_toss_fit(const imp_rigid_traj *t, const int *train, int n_tra
     double lo[7], hi[7], step0[7], best_x[7] = {m->e, m->mu, m->ground, 0, 0, 0, 0}, best_f = 1e30;
     fit_bounds(&c, dim, lo, hi, step0);
     if (o->learn_dv0) best_x[dim - 1] = m->dv0[2];
-    for (unsigned i = 0; i < dim; i++) best_x[i] = fmin(fmax(best_x[i], lo[i]), hi[i]);
-    for (int restart = 0; restart < 4 && c.evals + (int)dim + 1 < o->fit_evals; restart++) {
-        nlopt_opt opt = nlopt_create(NLOPT_LN_NELDERMEAD, dim);
-        if (!opt) break;
-        double step[7], tol[7], x[7], f = 1e30;
-        for (unsigned i = 0; i < dim; i++) {
-            step[i] = fmin(step0[i] / (1 << (2 * restart)), 0.5 * (hi[i] - lo[i]));
-            tol[i] = 1e-3 * step[i];
-            x[i] = best_x[i];
-        }
-        nlopt_set_lower_bounds(opt, lo);
-        nlopt_set_upper_bounds(opt, hi);
-        nlopt_set_initial_step(opt, step);
-        nlopt_set_xtol_abs(opt, tol);
-        nlopt_set_maxeval(opt, o->fit_evals - c.evals);
-        nlopt_set_min_objective(opt, full_fit_loss, &c);
-        nlopt_result r = nlopt_optimize(opt, x, &f);
-        nlopt_destroy(opt);
-        if (r < 0 && r != NLOPT_ROUNDOFF_LIMITED) break;
-        if (f < best_f) best_f = f, memcpy(best_x, x, sizeof x);
-    }
+    int failed = 0;
+    best_f = imp_nlopt_restarts(NLOPT_LN_NELDERMEAD, dim, lo, hi, step0, full_fit_loss, &c, &c.evals, o->fit_evals, best_x,
+                                &failed);
     if (best_f < 1e29) full_fit_model(&c, best_x, m);
     *evals = c.evals;
     return best_f;
