@@ -179,10 +179,13 @@ class ConstrainedModel:
                                          ptr(out[i])))
         return out[0] if single else out
 
-    def evaluate(self, data, n_test: int = 0, steps: int | None = None, rtol: float | None = None) -> dict:
+    def evaluate(self, data, n_test: int = 0, steps: int | None = None, rtol: float | None = None,
+                 contact_rk4: bool = False) -> dict:
         """DOPRI5 rollouts from each test trajectory's first state, compared in
         Cartesian space: the metrics of `impulse eval --json` (same keys) plus
-        per-trajectory arrays geo_rel_err, rel_err, energy_err, violation."""
+        per-trajectory arrays geo_rel_err, rel_err, energy_err, violation.
+        With contact: contact_rk4 rolls out with training's one RK4 step per
+        sample (the CLI's --contact-rk4); impact_energy, mean_violation_away."""
         d = _as_dataset(data)
         eo = _lib.CEvalOpts()
         lib.imp_ceval_opts_default(ctypes.byref(eo))
@@ -191,6 +194,7 @@ class ConstrainedModel:
             eo.steps = steps
         if rtol is not None:
             eo.rtol, eo.atol = rtol, rtol * 1e-2
+        eo.contact_rk4 = int(bool(contact_rk4))
         z = d._z("data")
         test = _ctraj_of(z, d._dt())
         r = _lib.CEvalResult()
@@ -218,6 +222,15 @@ class ConstrainedModel:
             out["contact"] = "learned" if contacts else "none"
             if contacts:
                 out["contacts"] = contacts
+            if r.has_contact:
+                out["contact_integrator"] = "rk4" if contact_rk4 else "dopri5"
+                out["mean_violation_away"] = r.mean_violation_away
+                out["violation_away_states"] = r.violation_away_states
+                ie = {"window": 2}  # IMP_CEVAL_IMPACT_WINDOW
+                for key, e in (("one_step", r.impact_one_step), ("rollout", r.impact_rollout)):
+                    ie[key] = {f: getattr(e, f) for f in ("impacts", "truth_lost", "model_lost", "rel_error",
+                                                          "mean_rel_error", "max_rel_error", "within_5pct")}
+                out["impact_energy"] = ie
             return out
         finally:
             lib.imp_ceval_result_free(ctypes.byref(r))

@@ -98,6 +98,15 @@ test = impulse.simulate("pendulum-chain:2", trajectories=4, seed=2, rollout_star
 test.save(p("test_py.npz"))
 same_eval(["--model", p("chnn_cli.npz"), "--data", p("test_py.npz")],
           impulse.load_model(p("chnn_py.npz")).evaluate(test), "chnn")
+# with contact: the impact_energy block and the violation away from impacts, DOPRI5 and --contact-rk4
+cg = impulse.simulate("chain-ground:3", trajectories=3, seed=1)
+cg.save(p("cg_py.npz"))
+run("train", "clnn", "--data", p("cg_py.npz"), "--epochs", "1", "--hidden", "16", "--seed", "1", "--quiet",
+    "-o", p("clnn_cg.npz"))
+same_eval(["--model", p("clnn_cg.npz"), "--data", p("cg_py.npz")],
+          impulse.load_model(p("clnn_cg.npz")).evaluate(cg), "clnn with contact")
+same_eval(["--model", p("clnn_cg.npz"), "--data", p("cg_py.npz"), "--contact-rk4"],
+          impulse.load_model(p("clnn_cg.npz")).evaluate(cg, contact_rk4=True), "clnn with contact, RK4")
 
 # rollout: the package's equals `impulse rollout` (contact family; constrained: DOPRI5 as eval)
 x0 = ball.initial_states()[0]
