@@ -439,6 +439,13 @@ int cli_eval_chnn(int argc, char **argv, const char *model_kind)
             imp_json_kv_int(&j, "window", IMP_CEVAL_IMPACT_WINDOW);
             cli_impact_energy_json(&j, "one_step", &r.impact_one_step);
             cli_impact_energy_json(&j, "rollout", &r.impact_rollout);
+            imp_json_key(&j, "at_model_impacts");
+            imp_json_begin_object(&j);
+            imp_json_kv_int(&j, "steps", r.map_steps);
+            imp_json_kv_number(&j, "truth_lost", r.map_truth_lost);
+            imp_json_kv_number(&j, "model_lost", r.map_model_lost);
+            imp_json_kv_number(&j, "kinetic", r.map_kinetic);
+            imp_json_end_object(&j);
             imp_json_end_object(&j);
         }
         imp_json_end_object(&j);
@@ -463,6 +470,8 @@ int cli_eval_chnn(int argc, char **argv, const char *model_kind)
                        "mean %.3g, max %.3g, %d within 5 %%)\n", ie[q]->impacts, q ? "rollouts" : "one-step",
                        ie[q]->truth_lost, ie[q]->model_lost, ie[q]->rel_error, ie[q]->mean_rel_error,
                        ie[q]->max_rel_error, ie[q]->within_5pct);
+            printf("  one-step predictions in which the contact map acted: %ld; energy lost: truth %.4g, model %.4g, "
+                   "of a kinetic energy %.4g\n", r.map_steps, r.map_truth_lost, r.map_model_lost, r.map_kinetic);
         }
     }
     free(params);

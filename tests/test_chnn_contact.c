@@ -552,6 +552,11 @@ static void test_eval_impact_energy(void)
     CHECK_MSG(rb.impact_one_step.mean_rel_error > 4 * rg.impact_one_step.mean_rel_error, "e 0.9 %g, exact %g",
               rb.impact_one_step.mean_rel_error, rg.impact_one_step.mean_rel_error);
     CHECK(rg.violation_away_states > 0);
+    /* the steps in which the map acted: the truth's loss, and the exact model's near it */
+    CHECK_MSG(rg.map_steps > 0 && rg.map_truth_lost > 0 && rg.map_kinetic >= rg.map_truth_lost,
+              "%ld map steps, truth lost %g of %g", rg.map_steps, rg.map_truth_lost, rg.map_kinetic);
+    CHECK_MSG(fabs(rg.map_model_lost - rg.map_truth_lost) < 0.05 * rg.map_truth_lost, "map steps: model %g, truth %g",
+              rg.map_model_lost, rg.map_truth_lost);
     CHECK_MSG(rg.mean_violation_away < 1e-6 && rg.mean_violation_away < 0.01 * rk.mean_violation_away,
               "violation away from impacts: DOPRI5 %g, RK4 %g", rg.mean_violation_away, rk.mean_violation_away);
     imp_ceval_result_free(&rg);

@@ -430,6 +430,13 @@ typedef struct imp_ceval_result {
      * contact map acted (violation_away_states of them) */
     int has_contact;
     imp_impact_energy impact_one_step, impact_rollout;
+    /* the one-step predictions in which the model's contact map acted
+     * (found by the model, so also elastic impacts, where the truth loses
+     * nothing): their count, the truth's and the model's energy lost
+     * (H(truth_k) - H(truth_k+1), H(truth_k) - H(model_k+1)) and the truth's
+     * kinetic energy before them, each summed */
+    long map_steps;
+    double map_truth_lost, map_model_lost, map_kinetic;
     double mean_violation_away;
     long violation_away_states;
 } imp_ceval_result;

@@ -231,7 +231,8 @@ class CEvalResult(Struct):
                 ("geo", dptr), ("rel_err", dptr), ("energy_err", dptr), ("violation", dptr),
                 ("mean_energy_err", c_double), ("mean_violation", c_double), ("seconds", c_double),
                 ("has_contact", c_int), ("impact_one_step", ImpactEnergy), ("impact_rollout", ImpactEnergy),
-                ("mean_violation_away", c_double), ("violation_away_states", ctypes.c_long)]
+                ("map_steps", ctypes.c_long), ("map_truth_lost", c_double), ("map_model_lost", c_double),
+                ("map_kinetic", c_double), ("mean_violation_away", c_double), ("violation_away_states", ctypes.c_long)]
 
 
 class Contact(Struct):

@@ -230,6 +230,8 @@ class ConstrainedModel:
                 for key, e in (("one_step", r.impact_one_step), ("rollout", r.impact_rollout)):
                     ie[key] = {f: getattr(e, f) for f in ("impacts", "truth_lost", "model_lost", "rel_error",
                                                           "mean_rel_error", "max_rel_error", "within_5pct")}
+                ie["at_model_impacts"] = {"steps": r.map_steps, "truth_lost": r.map_truth_lost,
+                                          "model_lost": r.map_model_lost, "kinetic": r.map_kinetic}
                 out["impact_energy"] = ie
             return out
         finally:

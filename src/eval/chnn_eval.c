@@ -158,9 +158,21 @@ static int contact_impact_energy(const imp_cmodel *m, const double *params, cons
             memcpy(roll + ((size_t)i * T + k) * cdim, yout + ((size_t)k * n + i) * dim, (size_t)cdim * sizeof(double));
         for (int k = 0; !st && k + 1 < T; k++) {
             const double *zk = truth + ((size_t)i * T + k) * cdim;
-            st = imp_cmodel_contact_rollout_dopri5(m, params, zk, 2, test->dt, dop, two, NULL);
-            if (st) imp_fail_context(st, "eval: one-step prediction, test trajectory %d, state %d", i + 1, k);
-            else memcpy(one + ((size_t)i * T + k + 1) * cdim, two + cdim, (size_t)cdim * sizeof(double));
+            int acted[2];
+            st = imp_cmodel_contact_rollout_dopri5(m, params, zk, 2, test->dt, dop, two, acted);
+            if (st) {
+                imp_fail_context(st, "eval: one-step prediction, test trajectory %d, state %d", i + 1, k);
+                break;
+            }
+            memcpy(one + ((size_t)i * T + k + 1) * cdim, two + cdim, (size_t)cdim * sizeof(double));
+            if (acted[1]) {
+                int N = cdim / 2;
+                double H0 = imp_csys_energy(s, zk, zk + N);
+                res->map_steps++;
+                res->map_truth_lost += H0 - imp_csys_energy(s, zk + cdim, zk + cdim + N);
+                res->map_model_lost += H0 - imp_csys_energy(s, two + cdim, two + cdim + N);
+                res->map_kinetic += H0 - imp_csys_potential(s, zk);
+            }
         }
     }
     imp_impact_energy_opts io;
