@@ -1,12 +1,24 @@
-# the copied checkpoint with its touched contact's e and mu set to the truth's (e 0 -> 1e-4), evaluated
-import sys, math, os
-sys.path.insert(0, "/work/wt-impenergy/python")
-import impulse, numpy as np
+"""Issue 25: how much of a learned model's impact-energy error comes from
+its e and mu. Loads a CHNN/CLNN-with-contact checkpoint, sets e and mu of
+every contact it learned (the ones not at their initial 0.5, 0.25) to the
+given values, and prints eval's impact_energy block on the test data.
+
+  IMPULSE_LIBRARY=build/libimpulse.so /usr/bin/python3 scripts/chnn_contact_truth_e.py MODEL.npz TEST.npz E MU
+"""
+import math
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+import impulse  # noqa: E402
+
 model, data, e, mu = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
 m = impulse.load_model(model)
 cs = m.contacts
 nc = len(cs)
 touched = [i for i, c in enumerate(cs) if (c["e"], c["mu"]) != (0.5, 0.25)]
+# the last 2 n_contacts parameters: a_c, b_c with e = sigmoid(s a_c), mu = softplus(s b_c); s is 10, or 1 in
+# checkpoints written before the contact scale: take the one that gives back e and mu
 for s in (10.0, 1.0):
     p = m.params.copy()
     for i in touched:
@@ -15,7 +27,8 @@ for s in (10.0, 1.0):
     m.params[:] = p
     if all(abs(m.contacts[i]["e"] - e) < 1e-9 and abs(m.contacts[i]["mu"] - mu) < 1e-9 for i in touched):
         break
-print([(c["e"], c["mu"]) for c in m.contacts])
-r = m.evaluate(impulse.load_data(data) if hasattr(impulse, "load_data") else data)
-ie = r["impact_energy"]
-print(os.path.basename(model), "e", e, "mu", mu, "one_step", ie["one_step"], "rollout", ie["rollout"], "map", ie["at_model_impacts"])
+else:
+    sys.exit("chnn_contact_truth_e.py: could not set e and mu")
+ie = m.evaluate(data)["impact_energy"]
+print(os.path.basename(model), "e", e, "mu", mu, "one_step", ie["one_step"], "rollout", ie["rollout"],
+      "at_model_impacts", ie["at_model_impacts"])
