@@ -160,12 +160,14 @@ class ConstrainedModel:
             lib.imp_cmodel_work_free(w)
         return out[0] if single else out
 
-    def rollout(self, x0, steps: int, dt: float, rtol: float | None = None) -> np.ndarray:
+    def rollout(self, x0, steps: int, dt: float, rtol: float | None = None,
+                contact_rk4: bool = False) -> np.ndarray:
         """Roll out from Cartesian states x0 = (x, v), (2 N,) or a batch (n, 2 N),
         as `impulse rollout` and the evaluation do (DOPRI5, rtol 1e-7, atol
-        rtol / 100 by default; a model with contacts takes one RK4 step per dt
-        with the contact map after each, and ignores rtol): `steps` steps of dt, returned in Cartesian
-        coordinates, (steps + 1, 2 N) or (n, steps + 1, 2 N), row 0 = x0."""
+        rtol / 100 by default; a model with contacts integrates each step of dt
+        so and applies the contact map after it, or with contact_rk4 takes one
+        RK4 step per dt, training's integrator): `steps` steps of dt, returned
+        in Cartesian coordinates, (steps + 1, 2 N) or (n, steps + 1, 2 N), row 0 = x0."""
         x = f64(x0, "x0")
         single = x.ndim == 1
         x = np.ascontiguousarray(np.atleast_2d(x))
@@ -173,6 +175,7 @@ class ConstrainedModel:
         lib.imp_ceval_opts_default(ctypes.byref(eo))
         if rtol is not None:
             eo.rtol, eo.atol = rtol, rtol * 1e-2
+        eo.contact_rk4 = int(bool(contact_rk4))
         out = np.empty((x.shape[0], steps + 1, x.shape[1]))
         for i in range(x.shape[0]):
             check(lib.imp_cmodel_rollout(self._m, ptr(self.params), ptr(x[i]), steps + 1, dt, ctypes.byref(eo),

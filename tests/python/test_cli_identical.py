@@ -107,6 +107,17 @@ same_eval(["--model", p("clnn_cg.npz"), "--data", p("cg_py.npz")],
           impulse.load_model(p("clnn_cg.npz")).evaluate(cg), "clnn with contact")
 same_eval(["--model", p("clnn_cg.npz"), "--data", p("cg_py.npz"), "--contact-rk4"],
           impulse.load_model(p("clnn_cg.npz")).evaluate(cg, contact_rk4=True), "clnn with contact, RK4")
+for extra in ([], ["--contact-rk4"]):
+    c0 = cg.initial_states()[0]
+    run("rollout", "--model", p("clnn_cg.npz"), "--state", ",".join(repr(v) for v in c0), "--steps", "30",
+        *extra, "-o", p("cgroll_cli.npz"))
+    cy = impulse.load_model(p("clnn_cg.npz")).rollout(c0, 30, cg._dt(), contact_rk4=bool(extra))
+    cz = np.load(p("cgroll_cli.npz"))["z"]
+    if not np.array_equal(cz.reshape(cz.shape[0], -1), cy):
+        failed += 1
+        print("FAILED: clnn-with-contact rollout differs from impulse rollout", extra)
+    else:
+        print("ok: clnn-with-contact rollout equals impulse rollout", extra)
 
 # rollout: the package's equals `impulse rollout` (contact family; constrained: DOPRI5 as eval)
 x0 = ball.initial_states()[0]
