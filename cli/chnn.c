@@ -306,6 +306,21 @@ int cli_train_chnn(int argc, char **argv, const char *model)
     return 0;
 }
 
+/* One impact_energy entry of eval --json (imp_csys_impact_energy's result). */
+static void cli_impact_energy_json(imp_json *j, const char *key, const imp_impact_energy *e)
+{
+    imp_json_key(j, key);
+    imp_json_begin_object(j);
+    imp_json_kv_int(j, "impacts", e->impacts);
+    imp_json_kv_number(j, "truth_lost", e->truth_lost);
+    imp_json_kv_number(j, "model_lost", e->model_lost);
+    imp_json_kv_number(j, "rel_error", e->rel_error);
+    imp_json_kv_number(j, "mean_rel_error", e->mean_rel_error);
+    imp_json_kv_number(j, "max_rel_error", e->max_rel_error);
+    imp_json_kv_int(j, "within_5pct", e->within_5pct);
+    imp_json_end_object(j);
+}
+
 int cli_eval_chnn(int argc, char **argv, const char *model_kind)
 {
     if (model_kind && !is_mine(model_kind)) return CLI_NOT_MINE;
@@ -351,6 +366,8 @@ int cli_eval_chnn(int argc, char **argv, const char *model_kind)
             eo.rtol = dv;
             eo.atol = dv * 1e-2;
             i++;
+        } else if (!strcmp(a, "--contact-rk4")) {
+            eo.contact_rk4 = 1;
         } else {
             return cli_failf(verb, "unknown option '%s'", a);
         }
@@ -412,7 +429,25 @@ int cli_eval_chnn(int argc, char **argv, const char *model_kind)
         imp_json_kv_number(&j, "sum_rel_err_5", s5 / r.n_test);
         imp_json_kv_number(&j, "sum_rel_err", sall / r.n_test);
         imp_json_kv_string(&j, "contact", m.contact ? "learned" : "none");
-        if (m.contact) cli_chnn_contact_json(&j, &m, params);
+        if (m.contact) {
+            cli_chnn_contact_json(&j, &m, params);
+            imp_json_kv_string(&j, "contact_integrator", eo.contact_rk4 ? "rk4" : "dopri5");
+            imp_json_kv_number(&j, "mean_violation_away", r.mean_violation_away);
+            imp_json_kv_int(&j, "violation_away_states", r.violation_away_states);
+            imp_json_key(&j, "impact_energy");
+            imp_json_begin_object(&j);
+            imp_json_kv_int(&j, "window", IMP_CEVAL_IMPACT_WINDOW);
+            cli_impact_energy_json(&j, "one_step", &r.impact_one_step);
+            cli_impact_energy_json(&j, "rollout", &r.impact_rollout);
+            imp_json_key(&j, "at_model_impacts");
+            imp_json_begin_object(&j);
+            imp_json_kv_int(&j, "steps", r.map_steps);
+            imp_json_kv_number(&j, "truth_lost", r.map_truth_lost);
+            imp_json_kv_number(&j, "model_lost", r.map_model_lost);
+            imp_json_kv_number(&j, "kinetic", r.map_kinetic);
+            imp_json_end_object(&j);
+            imp_json_end_object(&j);
+        }
         imp_json_end_object(&j);
         const char *t = imp_json_text(&j);
         printf("%s\n", t ? t : "{}");
@@ -424,7 +459,20 @@ int cli_eval_chnn(int argc, char **argv, const char *model_kind)
                "steps, divided by %d dt as the reference notebooks)\n", r.mean_geo, r.median_geo, r.T - 1, r.T);
         printf("  mean energy error %.4g, mean constraint violation %.4g (%.2f s)\n", r.mean_energy_err,
                r.mean_violation, r.seconds);
-        if (m.contact) cli_chnn_contact_print(stdout, &m, params);
+        if (m.contact) {
+            cli_chnn_contact_print(stdout, &m, params);
+            printf("  mean constraint violation %.4g away from impacts (%ld states, %d or more from an interval in "
+                   "which the contact map acted; %s rollouts)\n", r.mean_violation_away, r.violation_away_states,
+                   IMP_CEVAL_IMPACT_WINDOW, eo.contact_rk4 ? "RK4" : "DOPRI5");
+            const imp_impact_energy *ie[2] = {&r.impact_one_step, &r.impact_rollout};
+            for (int q = 0; q < 2; q++)
+                printf("  energy lost at %d impacts (%s): truth %.4g, model %.4g, relative error %.3g (per impact "
+                       "mean %.3g, max %.3g, %d within 5 %%)\n", ie[q]->impacts, q ? "rollouts" : "one-step",
+                       ie[q]->truth_lost, ie[q]->model_lost, ie[q]->rel_error, ie[q]->mean_rel_error,
+                       ie[q]->max_rel_error, ie[q]->within_5pct);
+            printf("  one-step predictions in which the contact map acted: %ld; energy lost: truth %.4g, model %.4g, "
+                   "of a kinetic energy %.4g\n", r.map_steps, r.map_truth_lost, r.map_model_lost, r.map_kinetic);
+        }
     }
     free(params);
     imp_ceval_result_free(&r);

@@ -35,6 +35,10 @@ int cli_rollout_chnn(int argc, char **argv, const char *model_kind)
             return 0;
         }
         if (!strcmp(a, "--model")) { i++; continue; }
+        if (!strcmp(a, "--contact-rk4")) {
+            eo.contact_rk4 = 1;
+            continue;
+        }
         if (!strcmp(a, "--data")) data_path = val;
         else if (!strcmp(a, "--state")) state = val;
         else if (!strcmp(a, "-o") || !strcmp(a, "--output")) out = val;

@@ -31,6 +31,8 @@ void cli_eval_usage(FILE *f)
             "  --n-test N          evaluate the first N trajectories (default all)\n"
             "  --steps T           roll out T steps, i.e. T+1 states with the start (default: the data's)\n"
             "  --rtol X            DOPRI5 tolerance (atol X/100)\n"
+            "  --contact-rk4       chnn/clnn with contact: one RK4 step per sample interval (training's\n"
+            "                      integrator) instead of DOPRI5 between the contact maps\n"
             "  --max-steps-per-sample N, --max-seconds S  budget of each rollout: N DOPRI5 steps per sample\n"
             "                      interval (default %d) and S seconds (default %g); a model that needs more\n"
             "                      (stiff or diverging) stops with an error naming it and the trajectory\n"

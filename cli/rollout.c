@@ -12,7 +12,8 @@ void cli_rollout_usage(FILE *f)
 {
     fprintf(f,
             "usage: impulse rollout --model model.npz [--data d.npz [--trajectory I] | --state x1,x2,...]\n"
-            "                       [--steps T] [--touch-rollout] [--projection] [--dt H] [--rtol R] -o out.npz\n"
+            "                       [--steps T] [--touch-rollout] [--projection] [--dt H] [--rtol R]\n"
+            "                       [--contact-rk4] -o out.npz\n"
             "  Predicts from an initial state taken from --state or from the (noise-free) first sample\n"
             "  of trajectory I of --data (default 0).\n"
             "CD-Lagrange strand (cdl, vin, resnet, resnet-contact models): the state is q then qdot\n"
@@ -23,7 +24,9 @@ void cli_rollout_usage(FILE *f)
             "  positions then the velocities of every point (2 x points x d values); DOPRI5 (--rtol R,\n"
             "  default 1e-7, atol R/100) for T steps (default: the data's, else the system's), --dt H\n"
             "  (default: the data's step, else the system's). Writes t (T+1) and z (T+1, 2, points, d):\n"
-            "  the predicted (x, v) at the T+1 states, the start included, and meta JSON.\n");
+            "  the predicted (x, v) at the T+1 states, the start included, and meta JSON. chnn/clnn\n"
+            "  with contact: DOPRI5 over each step, the contact map after it; --contact-rk4: one RK4\n"
+            "  step instead (training's integrator).\n");
 }
 
 int cli_rollout(int argc, char **argv)

@@ -24,6 +24,7 @@
 #include "impulse/nn.h"
 #include "impulse/train.h"
 #include "impulse/constrained.h"
+#include "impulse/constrained_contact.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -150,6 +151,14 @@ int imp_cmodel_contact_step_vjp(const imp_cmodel *m, const double *params, const
  * (out: n_states x 2 n d). impacts (may be NULL) counts the maps that acted. */
 int imp_cmodel_contact_rollout(const imp_cmodel *m, const double *params, const double *x0, int n_states, double dt,
                                int substeps, double *out, int *impacts);
+/* The same with each interval integrated by DOPRI5 (dop's rtol, atol,
+ * max_steps per interval; dop NULL: one RK4 step, as above with substeps
+ * 1) and the contact map after it (h = dt): the rollouts of imp_ceval and
+ * imp_cmodel_rollout, whose joints then hold to the tolerance of the
+ * rollouts without contact away from impacts. acted (may be NULL; n_states)
+ * receives 1 at each state whose interval's contact map acted, else 0. */
+int imp_cmodel_contact_rollout_dopri5(const imp_cmodel *m, const double *params, const double *x0, int n_states,
+                                      double dt, const imp_dopri5_opts *dop, double *out, int *acted);
 
 /* Run-time scratch for batches of up to max_batch samples. */
 typedef struct imp_cmodel_work imp_cmodel_work;
@@ -396,6 +405,9 @@ typedef struct imp_ceval_opts {
      * time (default 600 s). */
     int max_steps_per_sample;
     double max_seconds;
+    /* models with contact: 1 rolls out with one fixed RK4 step per sample
+     * (training's integrator) instead of DOPRI5 (default 0) */
+    int contact_rk4;
 } imp_ceval_opts;
 void imp_ceval_opts_default(imp_ceval_opts *o);
 
@@ -410,7 +422,25 @@ typedef struct imp_ceval_result {
     double mean_energy_err;
     double mean_violation;
     double seconds;
+    /* models with contact (has_contact 1): the energy lost at the truth's
+     * impacts (imp_csys_impact_energy), for one-step predictions from the
+     * truth's states and for the rollouts (window IMP_CEVAL_IMPACT_WINDOW);
+     * the mean violation over the rollout states at least
+     * IMP_CEVAL_IMPACT_WINDOW states from any interval in which the model's
+     * contact map acted (violation_away_states of them) */
+    int has_contact;
+    imp_impact_energy impact_one_step, impact_rollout;
+    /* the one-step predictions in which the model's contact map acted
+     * (found by the model, so also elastic impacts, where the truth loses
+     * nothing): their count, the truth's and the model's energy lost
+     * (H(truth_k) - H(truth_k+1), H(truth_k) - H(model_k+1)) and the truth's
+     * kinetic energy before them, each summed */
+    long map_steps;
+    double map_truth_lost, map_model_lost, map_kinetic;
+    double mean_violation_away;
+    long violation_away_states;
 } imp_ceval_result;
+#define IMP_CEVAL_IMPACT_WINDOW 2
 void imp_ceval_result_free(imp_ceval_result *r);
 
 /* Relative error ||a - b|| / (||a|| + ||b||) of two vectors. */

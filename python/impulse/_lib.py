@@ -219,13 +219,21 @@ class CTrainResult(Struct):
 
 class CEvalOpts(Struct):
     _fields_ = [("n_test", c_int), ("steps", c_int), ("rtol", c_double), ("atol", c_double),
-                ("max_steps_per_sample", c_int), ("max_seconds", c_double)]
+                ("max_steps_per_sample", c_int), ("max_seconds", c_double), ("contact_rk4", c_int)]
+
+
+class ImpactEnergy(Struct):
+    _fields_ = [("impacts", c_int), ("truth_lost", c_double), ("model_lost", c_double), ("rel_error", c_double),
+                ("mean_rel_error", c_double), ("max_rel_error", c_double), ("within_5pct", c_int)]
 
 
 class CEvalResult(Struct):
     _fields_ = [("n_test", c_int), ("T", c_int), ("mean_geo", c_double), ("median_geo", c_double),
                 ("geo", dptr), ("rel_err", dptr), ("energy_err", dptr), ("violation", dptr),
-                ("mean_energy_err", c_double), ("mean_violation", c_double), ("seconds", c_double)]
+                ("mean_energy_err", c_double), ("mean_violation", c_double), ("seconds", c_double),
+                ("has_contact", c_int), ("impact_one_step", ImpactEnergy), ("impact_rollout", ImpactEnergy),
+                ("map_steps", ctypes.c_long), ("map_truth_lost", c_double), ("map_model_lost", c_double),
+                ("map_kinetic", c_double), ("mean_violation_away", c_double), ("violation_away_states", ctypes.c_long)]
 
 
 class Contact(Struct):

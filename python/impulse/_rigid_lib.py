@@ -292,9 +292,7 @@ class ImpactEnergyOpts(Struct):
     _fields_ = [("threshold", c_double), ("window", c_int), ("one_step", c_int)]
 
 
-class ImpactEnergy(Struct):
-    _fields_ = [("impacts", c_int), ("truth_lost", c_double), ("model_lost", c_double), ("rel_error", c_double),
-                ("mean_rel_error", c_double), ("max_rel_error", c_double), ("within_5pct", c_int)]
+from ._lib import ImpactEnergy  # noqa: E402,F401  (imp_ceval_result holds two)
 
 
 class CsysMinvCtx(Struct):

@@ -160,12 +160,14 @@ class ConstrainedModel:
             lib.imp_cmodel_work_free(w)
         return out[0] if single else out
 
-    def rollout(self, x0, steps: int, dt: float, rtol: float | None = None) -> np.ndarray:
+    def rollout(self, x0, steps: int, dt: float, rtol: float | None = None,
+                contact_rk4: bool = False) -> np.ndarray:
         """Roll out from Cartesian states x0 = (x, v), (2 N,) or a batch (n, 2 N),
         as `impulse rollout` and the evaluation do (DOPRI5, rtol 1e-7, atol
-        rtol / 100 by default; a model with contacts takes one RK4 step per dt
-        with the contact map after each, and ignores rtol): `steps` steps of dt, returned in Cartesian
-        coordinates, (steps + 1, 2 N) or (n, steps + 1, 2 N), row 0 = x0."""
+        rtol / 100 by default; a model with contacts integrates each step of dt
+        so and applies the contact map after it, or with contact_rk4 takes one
+        RK4 step per dt, training's integrator): `steps` steps of dt, returned
+        in Cartesian coordinates, (steps + 1, 2 N) or (n, steps + 1, 2 N), row 0 = x0."""
         x = f64(x0, "x0")
         single = x.ndim == 1
         x = np.ascontiguousarray(np.atleast_2d(x))
@@ -173,16 +175,20 @@ class ConstrainedModel:
         lib.imp_ceval_opts_default(ctypes.byref(eo))
         if rtol is not None:
             eo.rtol, eo.atol = rtol, rtol * 1e-2
+        eo.contact_rk4 = int(bool(contact_rk4))
         out = np.empty((x.shape[0], steps + 1, x.shape[1]))
         for i in range(x.shape[0]):
             check(lib.imp_cmodel_rollout(self._m, ptr(self.params), ptr(x[i]), steps + 1, dt, ctypes.byref(eo),
                                          ptr(out[i])))
         return out[0] if single else out
 
-    def evaluate(self, data, n_test: int = 0, steps: int | None = None, rtol: float | None = None) -> dict:
+    def evaluate(self, data, n_test: int = 0, steps: int | None = None, rtol: float | None = None,
+                 contact_rk4: bool = False) -> dict:
         """DOPRI5 rollouts from each test trajectory's first state, compared in
         Cartesian space: the metrics of `impulse eval --json` (same keys) plus
-        per-trajectory arrays geo_rel_err, rel_err, energy_err, violation."""
+        per-trajectory arrays geo_rel_err, rel_err, energy_err, violation.
+        With contact: contact_rk4 rolls out with training's one RK4 step per
+        sample (the CLI's --contact-rk4); impact_energy, mean_violation_away."""
         d = _as_dataset(data)
         eo = _lib.CEvalOpts()
         lib.imp_ceval_opts_default(ctypes.byref(eo))
@@ -191,6 +197,7 @@ class ConstrainedModel:
             eo.steps = steps
         if rtol is not None:
             eo.rtol, eo.atol = rtol, rtol * 1e-2
+        eo.contact_rk4 = int(bool(contact_rk4))
         z = d._z("data")
         test = _ctraj_of(z, d._dt())
         r = _lib.CEvalResult()
@@ -218,6 +225,17 @@ class ConstrainedModel:
             out["contact"] = "learned" if contacts else "none"
             if contacts:
                 out["contacts"] = contacts
+            if r.has_contact:
+                out["contact_integrator"] = "rk4" if contact_rk4 else "dopri5"
+                out["mean_violation_away"] = r.mean_violation_away
+                out["violation_away_states"] = r.violation_away_states
+                ie = {"window": 2}  # IMP_CEVAL_IMPACT_WINDOW
+                for key, e in (("one_step", r.impact_one_step), ("rollout", r.impact_rollout)):
+                    ie[key] = {f: getattr(e, f) for f in ("impacts", "truth_lost", "model_lost", "rel_error",
+                                                          "mean_rel_error", "max_rel_error", "within_5pct")}
+                ie["at_model_impacts"] = {"steps": r.map_steps, "truth_lost": r.map_truth_lost,
+                                          "model_lost": r.map_model_lost, "kinetic": r.map_kinetic}
+                out["impact_energy"] = ie
             return out
         finally:
             lib.imp_ceval_result_free(ctypes.byref(r))

@@ -19,6 +19,7 @@ void imp_ceval_opts_default(imp_ceval_opts *o)
     o->atol = 1e-9;
     o->max_steps_per_sample = IMP_CEVAL_STEPS_PER_SAMPLE;
     o->max_seconds = IMP_CEVAL_MAX_SECONDS;
+    o->contact_rk4 = 0;
 }
 
 void imp_ceval_result_free(imp_ceval_result *r)
@@ -123,6 +124,71 @@ static int name_non_finite(const imp_ceval_result *r, const imp_cmodel *m)
     return imp_fail(IMP_ERR_NUMERIC, "eval: the %s model's mean errors are not finite (overflow)", kind);
 }
 
+/* State k of a rollout is within IMP_CEVAL_IMPACT_WINDOW states of an
+ * interval (ending at state j, acted[j]) in which the contact map acted. */
+static int near_impact(const int *acted, int T, int k)
+{
+    for (int j = k - IMP_CEVAL_IMPACT_WINDOW; j <= k + IMP_CEVAL_IMPACT_WINDOW + 1; j++)
+        if (j >= 1 && j < T && acted[j]) return 1;
+    return 0;
+}
+
+/* The energy lost at the truth's impacts (imp_csys_impact_energy), for
+ * one-step predictions from each of the truth's states and for the
+ * rollouts yout ((k n + i) dim), each integrated as the rollouts (dop). */
+static int contact_impact_energy(const imp_cmodel *m, const double *params, const imp_ctraj *test, int n, int T,
+                                 const double *yout, const imp_dopri5_opts *dop,
+                                 imp_ceval_result *res)
+{
+    const imp_csys *s = &m->sys.full;
+    int dim = m->dim, cdim = test->dim;
+    if (!m->cartesian || dim != cdim || 2 * imp_csys_ndof(s) != cdim)
+        return imp_fail(IMP_ERR_SHAPE, "eval: impact energy: state size %d, model %d, system %d", cdim, dim,
+                        2 * imp_csys_ndof(s));
+    size_t len = (size_t)n * T * cdim;
+    double *truth = malloc(len * sizeof(double)), *one = malloc(len * sizeof(double)),
+           *roll = malloc(len * sizeof(double)), two[2 * 2 * IMP_CSYS_MAX_POINTS * 3];
+    int st = truth && one && roll ? IMP_OK : imp_fail(IMP_ERR_NOMEM, "eval: out of memory");
+    if ((size_t)2 * cdim > sizeof two / sizeof two[0] && !st)
+        st = imp_fail(IMP_ERR_SHAPE, "eval: impact energy: state size %d too large", cdim);
+    for (int i = 0; !st && i < n; i++) {
+        memcpy(truth + (size_t)i * T * cdim, test->z + (size_t)i * test->T * cdim, (size_t)T * cdim * sizeof(double));
+        memcpy(one + (size_t)i * T * cdim, truth + (size_t)i * T * cdim, (size_t)cdim * sizeof(double));
+        for (int k = 0; k < T; k++)
+            memcpy(roll + ((size_t)i * T + k) * cdim, yout + ((size_t)k * n + i) * dim, (size_t)cdim * sizeof(double));
+        for (int k = 0; !st && k + 1 < T; k++) {
+            const double *zk = truth + ((size_t)i * T + k) * cdim;
+            int acted[2];
+            st = imp_cmodel_contact_rollout_dopri5(m, params, zk, 2, test->dt, dop, two, acted);
+            if (st) {
+                imp_fail_context(st, "eval: one-step prediction, test trajectory %d, state %d", i + 1, k);
+                break;
+            }
+            memcpy(one + ((size_t)i * T + k + 1) * cdim, two + cdim, (size_t)cdim * sizeof(double));
+            if (acted[1]) {
+                int N = cdim / 2;
+                double H0 = imp_csys_energy(s, zk, zk + N);
+                res->map_steps++;
+                res->map_truth_lost += H0 - imp_csys_energy(s, zk + cdim, zk + cdim + N);
+                res->map_model_lost += H0 - imp_csys_energy(s, two + cdim, two + cdim + N);
+                res->map_kinetic += H0 - imp_csys_potential(s, zk);
+            }
+        }
+    }
+    imp_impact_energy_opts io;
+    imp_impact_energy_opts_default(&io);
+    io.one_step = 1;
+    if (!st) st = imp_csys_impact_energy(s, truth, one, n, T, &io, &res->impact_one_step, NULL, NULL, 0);
+    io.one_step = 0;
+    io.window = IMP_CEVAL_IMPACT_WINDOW;
+    if (!st) st = imp_csys_impact_energy(s, truth, roll, n, T, &io, &res->impact_rollout, NULL, NULL, 0);
+    if (!st) res->has_contact = 1;
+    free(truth);
+    free(one);
+    free(roll);
+    return st;
+}
+
 int imp_ceval(const imp_cmodel *m, const double *params, const imp_ctraj *test,
               const imp_ceval_opts *o, imp_ceval_result *res)
 {
@@ -146,7 +212,7 @@ int imp_ceval(const imp_cmodel *m, const double *params, const imp_ctraj *test,
     res->rel_err = malloc((size_t)n * T * sizeof(double));
     res->energy_err = malloc((size_t)n * T * sizeof(double));
     res->violation = malloc((size_t)n * T * sizeof(double));
-    int st = IMP_OK;
+    int st = IMP_OK, *acted = NULL;
     if (!y0 || !yout || !t_out || !cart || !w || !res->geo || !res->rel_err || !res->energy_err ||
         !res->violation) {
         st = imp_fail(IMP_ERR_NOMEM, "eval: out of memory");
@@ -176,17 +242,21 @@ int imp_ceval(const imp_cmodel *m, const double *params, const imp_ctraj *test,
     tode.rhs = timed_rhs;
     imp_dopri5_stats stats;
     if (m->contact) {
-        /* with contact: the fixed RK4 steps of training with the contact map
-         * after each (imp_cmodel_contact_rollout), trajectory by trajectory */
+        /* with contact: DOPRI5 over each sample interval (or training's one
+         * RK4 step) and the contact map after it, trajectory by trajectory */
         double *one = malloc((size_t)T * dim * sizeof(double));
-        if (!one) st = imp_fail(IMP_ERR_NOMEM, "eval: out of memory");
+        acted = malloc((size_t)n * T * sizeof(int));
+        imp_dopri5_opts cdop = {o->rtol, o->atol, 0.0, per_sample};
+        if (!one || !acted) st = imp_fail(IMP_ERR_NOMEM, "eval: out of memory");
         for (int i = 0; !st && i < n; i++) {
-            st = imp_cmodel_contact_rollout(m, params, y0 + (size_t)i * dim, T, test->dt, 1, one, NULL);
+            st = imp_cmodel_contact_rollout_dopri5(m, params, y0 + (size_t)i * dim, T, test->dt,
+                                                   o->contact_rk4 ? NULL : &cdop, one, acted + (size_t)i * T);
             if (st) imp_fail_context(st, "eval: test trajectory %d", i + 1);
             for (int k = 0; !st && k < T; k++)
                 memcpy(yout + ((size_t)k * n + i) * dim, one + (size_t)k * dim, (size_t)dim * sizeof(double));
         }
         free(one);
+        if (!st) st = contact_impact_energy(m, params, test, n, T, yout, o->contact_rk4 ? NULL : &cdop, res);
         if (st) goto done;
     } else
         st = imp_dopri5_solve(&tode, &dop, 0.0, y0, n, t_out, T, yout, &stats);
@@ -194,7 +264,7 @@ int imp_ceval(const imp_cmodel *m, const double *params, const imp_ctraj *test,
         st = name_failing_rollout(&tode, &dop, y0, n, dim, t_out, T, yout, m, per_sample);
         goto done;
     }
-    double sum_geo = 0, sum_e = 0, sum_v = 0;
+    double sum_geo = 0, sum_e = 0, sum_v = 0, sum_away = 0;
     double phi[IMP_CSYS_MAX_ROWS], phid[IMP_CSYS_MAX_ROWS];
     for (int i = 0; i < n; i++) {
         for (int k = 0; k < T; k++) {
@@ -213,6 +283,10 @@ int imp_ceval(const imp_cmodel *m, const double *params, const imp_ctraj *test,
             res->violation[r] = sqrt(vv);
             sum_e += res->energy_err[r];
             sum_v += res->violation[r];
+            if (acted && !near_impact(acted + (size_t)i * T, T, k)) {
+                sum_away += res->violation[r];
+                res->violation_away_states++;
+            }
         }
         res->geo[i] = imp_ceval_geo_mean(res->rel_err + (size_t)i * T, T);
         sum_geo += res->geo[i];
@@ -220,6 +294,7 @@ int imp_ceval(const imp_cmodel *m, const double *params, const imp_ctraj *test,
     res->mean_geo = sum_geo / n;
     res->mean_energy_err = sum_e / ((double)n * T);
     res->mean_violation = sum_v / ((double)n * T);
+    if (m->contact) res->mean_violation_away = res->violation_away_states ? sum_away / res->violation_away_states : NAN;
     if (!isfinite(res->mean_geo) || !isfinite(res->mean_energy_err) || !isfinite(res->mean_violation)) {
         st = name_non_finite(res, m);
         goto done;
@@ -229,6 +304,7 @@ int imp_ceval(const imp_cmodel *m, const double *params, const imp_ctraj *test,
     res->median_geo = n % 2 ? y0[n / 2] : 0.5 * (y0[n / 2 - 1] + y0[n / 2]);
     res->seconds = imp_time_now() - t_start;
 done:
+    free(acted);
     free(y0);
     free(yout);
     free(t_out);
@@ -267,7 +343,8 @@ int imp_cmodel_rollout(const imp_cmodel *m, const double *params, const double *
         imp_cmodel_ode(&ode, &bind);
         imp_dopri5_opts dop = {opts->rtol, opts->atol, 0.0, 0};
         imp_dopri5_stats stats;
-        st = m->contact ? imp_cmodel_contact_rollout(m, params, y0, n_states, dt, 1, y, NULL)
+        st = m->contact ? imp_cmodel_contact_rollout_dopri5(m, params, y0, n_states, dt,
+                                                            opts->contact_rk4 ? NULL : &dop, y, NULL)
                         : imp_dopri5_solve(&ode, &dop, 0.0, y0, 1, t, n_states, y, &stats);
         if (st) imp_fail_context(st, "rollout of %s", imp_cmodel_kind_name(m->kind));
     }

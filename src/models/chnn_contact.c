@@ -619,8 +619,11 @@ int imp_cmodel_contact_step_vjp(const imp_cmodel *m, const double *params, const
     return IMP_OK;
 }
 
-int imp_cmodel_contact_rollout(const imp_cmodel *m, const double *params, const double *x0, int n_states, double dt,
-                               int substeps, double *out, int *impacts)
+/* The rollouts with contact: each of `substeps` steps per interval by RK4
+ * (dop NULL, as training) or by DOPRI5 with dop's tolerances, then the
+ * contact map with the step's start x_k. */
+static int contact_rollout(const imp_cmodel *m, const double *params, const double *x0, int n_states, double dt,
+                           int substeps, const imp_dopri5_opts *dop, double *out, int *impacts, int *acted)
 {
     if (!m || !params || !x0 || !out) return imp_fail(IMP_ERR_INVALID, "rollout: NULL argument");
     if (!m->contact) return imp_fail(IMP_ERR_INVALID, "rollout: the model has no contact parameters");
@@ -637,15 +640,22 @@ int imp_cmodel_contact_rollout(const imp_cmodel *m, const double *params, const 
     imp_cmodel_ode(&ode, &bind);
     if (!st) memcpy(out, x0, (size_t)dim * sizeof(double));
     if (!st) memcpy(cur, x0, (size_t)dim * sizeof(double));
+    if (acted) memset(acted, 0, (size_t)n_states * sizeof(int));
     for (int k = 1; !st && k < n_states; k++) {
         for (int r = 0; !st && r < substeps; r++) {
             memcpy(xk, cur, (size_t)N * sizeof(double));
-            st = imp_integrate_fixed(&imp_stepper_rk4, &ode, 0.0, h, 1, cur, 1, tr);
+            if (dop) {
+                double t2[2] = {0.0, h};
+                imp_dopri5_stats ds;
+                st = imp_dopri5_solve(&ode, dop, 0.0, cur, 1, t2, 2, tr, &ds);
+            } else
+                st = imp_integrate_fixed(&imp_stepper_rk4, &ode, 0.0, h, 1, cur, 1, tr);
             if (st) break;
             memcpy(cur, tr + dim, (size_t)dim * sizeof(double));
             int na = 0;
             st = imp_cmodel_contact_step(m, params, xk, cur, h, &na);
             hits += na > 0;
+            if (acted && na > 0) acted[k] = 1;
         }
         if (!st) memcpy(out + (size_t)k * dim, cur, (size_t)dim * sizeof(double));
     }
@@ -654,4 +664,16 @@ int imp_cmodel_contact_rollout(const imp_cmodel *m, const double *params, const 
     free(tr);
     imp_cmodel_work_free(w);
     return st;
+}
+
+int imp_cmodel_contact_rollout(const imp_cmodel *m, const double *params, const double *x0, int n_states, double dt,
+                               int substeps, double *out, int *impacts)
+{
+    return contact_rollout(m, params, x0, n_states, dt, substeps, NULL, out, impacts, NULL);
+}
+
+int imp_cmodel_contact_rollout_dopri5(const imp_cmodel *m, const double *params, const double *x0, int n_states,
+                                      double dt, const imp_dopri5_opts *dop, double *out, int *acted)
+{
+    return contact_rollout(m, params, x0, n_states, dt, 1, dop, out, NULL, acted);
 }

@@ -98,6 +98,26 @@ test = impulse.simulate("pendulum-chain:2", trajectories=4, seed=2, rollout_star
 test.save(p("test_py.npz"))
 same_eval(["--model", p("chnn_cli.npz"), "--data", p("test_py.npz")],
           impulse.load_model(p("chnn_py.npz")).evaluate(test), "chnn")
+# with contact: the impact_energy block and the violation away from impacts, DOPRI5 and --contact-rk4
+cg = impulse.simulate("chain-ground:3", trajectories=3, seed=1)
+cg.save(p("cg_py.npz"))
+run("train", "clnn", "--data", p("cg_py.npz"), "--epochs", "1", "--hidden", "16", "--seed", "1", "--quiet",
+    "-o", p("clnn_cg.npz"))
+same_eval(["--model", p("clnn_cg.npz"), "--data", p("cg_py.npz")],
+          impulse.load_model(p("clnn_cg.npz")).evaluate(cg), "clnn with contact")
+same_eval(["--model", p("clnn_cg.npz"), "--data", p("cg_py.npz"), "--contact-rk4"],
+          impulse.load_model(p("clnn_cg.npz")).evaluate(cg, contact_rk4=True), "clnn with contact, RK4")
+for extra in ([], ["--contact-rk4"]):
+    c0 = cg.initial_states()[0]
+    run("rollout", "--model", p("clnn_cg.npz"), "--state", ",".join(repr(v) for v in c0), "--steps", "30",
+        *extra, "-o", p("cgroll_cli.npz"))
+    cy = impulse.load_model(p("clnn_cg.npz")).rollout(c0, 30, cg._dt(), contact_rk4=bool(extra))
+    cz = np.load(p("cgroll_cli.npz"))["z"]
+    if not np.array_equal(cz.reshape(cz.shape[0], -1), cy):
+        failed += 1
+        print("FAILED: clnn-with-contact rollout differs from impulse rollout", extra)
+    else:
+        print("ok: clnn-with-contact rollout equals impulse rollout", extra)
 
 # rollout: the package's equals `impulse rollout` (contact family; constrained: DOPRI5 as eval)
 x0 = ball.initial_states()[0]
