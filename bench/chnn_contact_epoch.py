@@ -6,7 +6,7 @@ five-state trajectories (`impulse simulate chain-ground:3 --trajectories 800
 --steps 4 --rollout-start 4`: each is one chunk), batch 200, in double.
 
 impulse: `impulse train clnn --threads 1` (contact is on by default where
-the system declares contacts, once the model has it) run for 1 and for
+the system declares contacts) run for 1 and for
 1 + EPOCHS epochs; its epoch is the difference of the two runs' CPU times
 over EPOCHS (set-up and the first epoch cancel). The peer: the CPU time of
 its epochs after the first. Run the whole under `nice -n 19` on a shared
