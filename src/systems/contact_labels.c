@@ -113,7 +113,7 @@ static int labels_from_geometry(imp_trajset *ts)
         /* a body rests on a pair only where its free motion presses it in
          * (gravity on a floor, not on a side wall): the median change of the
          * normal velocity per sample (free_du) closing beyond its noise */
-        double sigma;
+        double sigma = NAN;
         int st = normal_change(ts, g->pairs[p].body_j, p, &free_du[p], &sigma);
         if (st) return st;
         if (!(free_du[p] < -sigma)) free_du[p] = NAN;
