@@ -95,6 +95,9 @@ static void test_key_errors(void)
         {"strand=cube model=mujoco tosses=2 simulate=box-toss", "model=mujoco reads its data from a file"},
         {"strand=cube model=rigid-identified tosses=2 simulate=box-toss sim_e=2", "sim_e=2"},
         {"strand=cube model=rigid-identified tosses=2 data=x.npz sim_mu=0.5", "sim_mu= applies to simulate=box-toss only"},
+        {"strand=chnn system=chain-ground:3 model=node-contact", "only chnn and clnn learn contacts"},
+        {"strand=chnn system=pendulum-chain:2 model=clnn-contact", "declares no contacts"},
+        {"strand=chnn system=chain-ground:3 model=averyveryverylongname-contact", "is not known"},
     };
     check_bad_keys("ct_bad", "epochs=1", bad, sizeof bad / sizeof bad[0]);
 }

@@ -159,12 +159,16 @@ int sweep_exec_chnn(const imp_sweep_task *t, const char *task_dir, const imp_swe
     int is_floor = !strcmp(s.model, "gt-pert");
     imp_cmodel_kind kind = IMP_CMODEL_CHNN;
     /* model=chnn-contact | clnn-contact: the network with its contact law learned */
+    const size_t ml = strlen(s.model), sl = strlen("-contact");
+    const int with_contact = ml > sl && !strcmp(s.model + ml - sl, "-contact");
     char base[16];
-    size_t ml = strlen(s.model);
-    const int with_contact = ml > 8 && ml < sizeof base + 8 && !strcmp(s.model + ml - 8, "-contact");
-    snprintf(base, sizeof base, "%.*s", with_contact ? (int)(ml - 8) : (int)(ml < sizeof base ? ml : 0), s.model);
-    if (!is_floor && (st = imp_cmodel_kind_from_name(with_contact || ml < sizeof base ? base : s.model, &kind)))
-        return imp_fail_context(st, "task '%s'", t->id);
+    const char *kind_name = s.model;
+    if (with_contact) {
+        if (ml - sl >= sizeof base) return imp_fail(IMP_ERR_INVALID, "task '%s': model=%s is not known", t->id, s.model);
+        snprintf(base, sizeof base, "%.*s", (int)(ml - sl), s.model);
+        kind_name = base;
+    }
+    if (!is_floor && (st = imp_cmodel_kind_from_name(kind_name, &kind))) return imp_fail_context(st, "task '%s'", t->id);
     if (with_contact && kind != IMP_CMODEL_CHNN && kind != IMP_CMODEL_CLNN)
         return imp_fail(IMP_ERR_INVALID, "task '%s': model=%s: only chnn and clnn learn contacts", t->id, s.model);
     if (with_contact && sys.full.n_contacts == 0)
