@@ -66,24 +66,9 @@ mkdir -p "$OUT"
 [ -f "$OUT/train.npz" ] || "$IMPULSE" simulate "$SYSTEM" --trajectories 20 --seed 100 -o "$OUT/train.npz"
 [ -f "$OUT/test.npz" ] || "$IMPULSE" simulate "$SYSTEM" --trajectories 4 --seed 200 -o "$OUT/test.npz"
 
-# one run: NAME MODEL TRAIN-OPTIONS...; trains, then evaluates
-run() {
-    local name=$1 model=$2
-    shift 2
-    local dir="$OUT/$name"
-    mkdir -p "$dir"
-    if [ ! -f "$dir/model.npz" ]; then
-        local resume=()
-        [ -f "$dir/model.npz.state.npz" ] && resume=(--resume "$dir/model.npz.state.npz")
-        "$IMPULSE" train "$model" --data "$OUT/train.npz" --epochs "$EPOCHS" --quiet "$@" "${resume[@]}" \
-            -o "$dir/model.npz" > "$dir/train.out" 2>&1 || { echo "points_acceptance.sh: $name: training failed" >&2; cat "$dir/train.out" >&2; return 1; }
-    fi
-    [ -f "$dir/eval.json" ] || { "$IMPULSE" eval --model "$dir/model.npz" --data "$OUT/test.npz" --json \
-        --predictions "$dir/predictions.npz" > "$dir/eval.json.tmp" && mv "$dir/eval.json.tmp" "$dir/eval.json"; }
-    echo "points_acceptance.sh: $name done" >&2
-}
-export -f run
-export OUT EPOCHS IMPULSE
+# run NAME MODEL TRAIN-OPTIONS...: trains, then evaluates (scripts/acceptance_run.sh)
+ACCEPT_NAME=points_acceptance.sh
+source scripts/acceptance_run.sh
 
 tasks=()
 for s in $(seq 0 $((SEEDS - 1))); do
