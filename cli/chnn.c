@@ -417,17 +417,8 @@ int cli_eval_chnn(int argc, char **argv, const char *model_kind)
         imp_json_kv_number(&j, "mean_energy_err", r.mean_energy_err);
         imp_json_kv_number(&j, "mean_violation", r.mean_violation);
         imp_json_kv_number(&j, "seconds", r.seconds);
-        /* the relative state error summed over the first 5 steps and over the
-         * whole rollout, mean over trajectories (issue #25's measures) */
-        double s5 = 0, sall = 0;
-        for (int i = 0; i < r.n_test; i++)
-            for (int k = 1; k < r.T; k++) {
-                double v = r.rel_err[(size_t)i * r.T + k];
-                sall += v;
-                if (k <= 5) s5 += v;
-            }
-        imp_json_kv_number(&j, "sum_rel_err_5", s5 / r.n_test);
-        imp_json_kv_number(&j, "sum_rel_err", sall / r.n_test);
+        imp_json_kv_number(&j, "sum_rel_err_5", r.sum_rel_err_5);
+        imp_json_kv_number(&j, "sum_rel_err", r.sum_rel_err);
         imp_json_kv_string(&j, "contact", m.contact ? "learned" : "none");
         if (m.contact) {
             cli_chnn_contact_json(&j, &m, params);

@@ -439,6 +439,10 @@ typedef struct imp_ceval_result {
     double map_truth_lost, map_model_lost, map_kinetic;
     double mean_violation_away;
     long violation_away_states;
+    /* the relative state error summed over the first 5 steps and over the
+     * whole rollout (the start excluded), mean over the test trajectories
+     * (issue #25's measures) */
+    double sum_rel_err_5, sum_rel_err;
 } imp_ceval_result;
 #define IMP_CEVAL_IMPACT_WINDOW 2
 void imp_ceval_result_free(imp_ceval_result *r);

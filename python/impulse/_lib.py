@@ -233,7 +233,8 @@ class CEvalResult(Struct):
                 ("mean_energy_err", c_double), ("mean_violation", c_double), ("seconds", c_double),
                 ("has_contact", c_int), ("impact_one_step", ImpactEnergy), ("impact_rollout", ImpactEnergy),
                 ("map_steps", ctypes.c_long), ("map_truth_lost", c_double), ("map_model_lost", c_double),
-                ("map_kinetic", c_double), ("mean_violation_away", c_double), ("violation_away_states", ctypes.c_long)]
+                ("map_kinetic", c_double), ("mean_violation_away", c_double), ("violation_away_states", ctypes.c_long),
+                ("sum_rel_err_5", c_double), ("sum_rel_err", c_double)]
 
 
 class Contact(Struct):

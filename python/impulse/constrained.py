@@ -212,15 +212,7 @@ class ConstrainedModel:
                     "mean_energy_err": r.mean_energy_err, "mean_violation": r.mean_violation,
                     "seconds": r.seconds, "geo_rel_err": arr(r.geo, n), "rel_err": arr(r.rel_err, n, T),
                     "energy_err": arr(r.energy_err, n, T), "violation": arr(r.violation, n, T)})
-            # the relative state error summed over the first 5 steps and over the whole rollout (as the CLI)
-            # (summed in the CLI's order, so the two agree to the last digit)
-            s5 = sall = 0.0
-            for v in out["rel_err"].tolist():
-                for k in range(1, T):
-                    sall += v[k]
-                    if k <= 5:
-                        s5 += v[k]
-            out["sum_rel_err_5"], out["sum_rel_err"] = s5 / n, sall / n
+            out["sum_rel_err_5"], out["sum_rel_err"] = r.sum_rel_err_5, r.sum_rel_err
             contacts = self.contacts
             out["contact"] = "learned" if contacts else "none"
             if contacts:

@@ -264,7 +264,7 @@ int imp_ceval(const imp_cmodel *m, const double *params, const imp_ctraj *test,
         st = name_failing_rollout(&tode, &dop, y0, n, dim, t_out, T, yout, m, per_sample);
         goto done;
     }
-    double sum_geo = 0, sum_e = 0, sum_v = 0, sum_away = 0;
+    double sum_geo = 0, sum_e = 0, sum_v = 0, sum_away = 0, sum_rel = 0, sum_rel_5 = 0;
     double phi[IMP_CSYS_MAX_ROWS], phid[IMP_CSYS_MAX_ROWS];
     for (int i = 0; i < n; i++) {
         for (int k = 0; k < T; k++) {
@@ -274,6 +274,7 @@ int imp_ceval(const imp_cmodel *m, const double *params, const imp_ctraj *test,
             else if ((st = imp_csystem_from_generalised(cs, pred, cart))) goto done;
             size_t r = (size_t)i * T + k;
             res->rel_err[r] = imp_ceval_rel_err(cart, truth, cdim);
+            if (k > 0) sum_rel += res->rel_err[r], sum_rel_5 += k <= 5 ? res->rel_err[r] : 0.0;
             double Hp = imp_csystem_energy(cs, cart), Ht = imp_csystem_energy(cs, truth);
             double den = fabs(Hp) + fabs(Ht);
             res->energy_err[r] = den > 0 ? fabs(Hp - Ht) / den : 0.0;
@@ -294,6 +295,7 @@ int imp_ceval(const imp_cmodel *m, const double *params, const imp_ctraj *test,
     res->mean_geo = sum_geo / n;
     res->mean_energy_err = sum_e / ((double)n * T);
     res->mean_violation = sum_v / ((double)n * T);
+    res->sum_rel_err_5 = sum_rel_5 / n, res->sum_rel_err = sum_rel / n;
     if (m->contact) res->mean_violation_away = res->violation_away_states ? sum_away / res->violation_away_states : NAN;
     if (!isfinite(res->mean_geo) || !isfinite(res->mean_energy_err) || !isfinite(res->mean_violation)) {
         st = name_non_finite(res, m);
