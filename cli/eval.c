@@ -126,10 +126,7 @@ int cli_eval(int argc, char **argv)
         imp_npz_free(z);
     }
     double min_gap[IMP_MAX_CONTACTS];
-    for (int p = 0; !st && p < m->geom.n_pairs; p++) {
-        min_gap[p] = INFINITY;
-        for (size_t i = 0; i < N; i++) min_gap[p] = fmin(min_gap[p], imp_contact_gap(&m->geom, p, states + i * 2 * m->D));
-    }
+    if (!st) imp_contact_min_gaps(&m->geom, states, N, 2 * (size_t)m->D, min_gap);
     const double tol = m->cfg.contact_tol == IMP_CONTACT_TOL_AUTO ? 0.0 : m->cfg.contact_tol;
     if (!st) {
         if (json) {

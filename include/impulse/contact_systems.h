@@ -94,6 +94,11 @@ double imp_contact_tangent_i(const imp_contact_geometry *g, int p, int a);
 /* gap of pair p at positions q (K d); a sphere pair of a geometry not
  * linearised: the true gap |x_j - x_i| - r_i - r_j. */
 double imp_contact_gap(const imp_contact_geometry *g, int p, const double *q);
+/* min_gap[p] (n_pairs): the lowest imp_contact_gap of pair p over n states
+ * whose positions start every `stride` doubles of states (a NaN gap gives
+ * NaN: never hidden). The rollouts' "lowest gap" of eval and the sweeps. */
+void imp_contact_min_gaps(const imp_contact_geometry *g, const double *states, size_t n, size_t stride,
+                          double *min_gap);
 /* normal velocity n . (v_j - v_i) of pair p. */
 double imp_contact_normal_velocity(const imp_contact_geometry *g, int p, const double *v);
 /* normal velocity of pair p in state (q, v): a sphere pair's normal at q. */

@@ -341,6 +341,7 @@ for _n, _a, _r in [
     ("imp_trajset_save", [P(Trajset), c_char_p], c_int),
     ("imp_train_state_epoch", [c_char_p, P(c_int)], c_int), ("imp_train_log_truncate", [c_char_p, c_int], c_int),
     ("imp_contact_geometry_check", [P(Geometry)], c_int),
+    ("imp_contact_min_gaps", [P(Geometry), dptr, c_size_t, c_size_t, dptr], None),
     ("imp_model_kind_from_name", [c_char_p, P(c_int)], c_int),
     ("imp_model_kind_name", [c_int], c_char_p),
     ("imp_activation_from_name", [c_char_p, P(c_int)], c_int),

@@ -261,7 +261,7 @@ class Model:
             law = self.contact_law() if self.kind == "cdl" else None
             if law is not None:
                 out.update(law)
-            out["pairs"] = _pair_report(ts.geom, law, states[:, :self.D])
+            out["pairs"] = _pair_report(ts.geom, law, states)
             if predictions:
                 out["states"] = states.reshape(ts.n_traj, ts.n_steps, -1)
                 out["contact"] = contact.reshape(ts.n_traj, ts.n_steps, -1)
@@ -274,37 +274,33 @@ class Model:
 _PAIR_SPHERE = 1  # imp_contact_pair.kind: IMP_PAIR_SPHERE (contact_systems.h)
 
 
-def _pair_report(g, law: dict | None, q: np.ndarray) -> list:
-    """`impulse eval --json`'s "pairs": per contact pair its bodies, normal,
-    offset, e (and mu) of a CD-Lagrange model (law; None for the ResNets),
-    when CD-Lagrange gives it an impulse, and the lowest gap the rollouts
-    (positions q, rows) reached."""
+def _pair_report(g, law: dict | None, states: np.ndarray) -> list:
+    """`impulse eval --json`'s "pairs": per contact pair its bodies, its kind
+    and geometry, e (and mu) of a CD-Lagrange model (law; None for the
+    ResNets), when CD-Lagrange gives it an impulse, and the lowest gap the
+    rollouts (states (n, 2D), positions first) reached (imp_contact_min_gaps)."""
     count = [0] * g.n_bodies
     for p in range(g.n_pairs):
         count[g.pairs[p].body_j] += 1
         if g.pairs[p].body_i >= 0:
             count[g.pairs[p].body_i] += 1
+    states = np.ascontiguousarray(states, dtype=np.float64)
+    min_gap = np.empty(max(g.n_pairs, 1))
+    lib.imp_contact_min_gaps(ctypes.byref(g), ptr(states), states.shape[0], states.shape[1], ptr(min_gap))
     rows = []
     for p in range(g.n_pairs):
         c, d = g.pairs[p], g.dim
-        qj = q[:, c.body_j * d:(c.body_j + 1) * d]
         row = {"pair": p, "body_i": None if c.body_i < 0 else c.body_i, "body_j": c.body_j}
-        if c.kind == _PAIR_SPHERE:  # two disks: gap = distance - r_i - r_j
-            rsum = g.radius[c.body_i] + g.radius[c.body_j]
-            gap = np.linalg.norm(qj - q[:, c.body_i * d:(c.body_i + 1) * d], axis=1) - rsum
-            row.update({"kind": "sphere", "radii_sum": rsum})
+        if c.kind == _PAIR_SPHERE:
+            row.update({"kind": "sphere", "radii_sum": g.radius[c.body_i] + g.radius[c.body_j]})
         else:
-            n = np.array(c.normal[:d])
-            gap = qj @ n - c.offset
-            if c.body_i >= 0:
-                gap -= q[:, c.body_i * d:(c.body_i + 1) * d] @ n
-            row.update({"kind": "plane", "normal": [float(v) for v in n], "offset": c.offset})
+            row.update({"kind": "plane", "normal": [float(v) for v in c.normal[:d]], "offset": c.offset})
         shared = count[c.body_j] > 1 or (c.body_i >= 0 and count[c.body_i] > 1)
         if law is not None:
             row["restitution"] = law["restitution"][p]
         if law is not None and "friction" in law and any(c.tangent[:d]):
             row["friction"] = law["friction"][p]
         row["impulse_when"] = "gated and in reach" if shared else "gated"
-        row["min_gap"] = float(gap.min())
+        row["min_gap"] = float(min_gap[p])
         rows.append(row)
     return rows

@@ -101,12 +101,10 @@ int sweep_contact_read(const imp_sweep_task *t, sweep_contact_settings *s)
 /* The lowest gap of any contact pair over every predicted state. */
 static double lowest_gap(const imp_contact_geometry *g, const double *states, size_t n_states, int D)
 {
-    double low = INFINITY;
-    for (size_t i = 0; i < n_states; i++)
-        for (int p = 0; p < g->n_pairs; p++) {
-            double gap = imp_contact_gap(g, p, states + i * 2 * (size_t)D);
-            if (gap < low || isnan(gap)) low = gap;
-        }
+    double gaps[IMP_MAX_CONTACTS], low = INFINITY;
+    imp_contact_min_gaps(g, states, n_states, 2 * (size_t)D, gaps);
+    for (int p = 0; p < g->n_pairs && !isnan(low); p++)
+        if (gaps[p] < low || isnan(gaps[p])) low = gaps[p];
     return low;
 }
 

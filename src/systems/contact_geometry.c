@@ -133,6 +133,19 @@ double imp_contact_gap(const imp_contact_geometry *g, int p, const double *q)
     return s;
 }
 
+void imp_contact_min_gaps(const imp_contact_geometry *g, const double *states, size_t n, size_t stride,
+                          double *min_gap)
+{
+    for (int p = 0; p < g->n_pairs; p++) {
+        double low = INFINITY;
+        for (size_t i = 0; i < n; i++) {
+            double gap = imp_contact_gap(g, p, states + i * stride);
+            if (gap < low || isnan(gap)) low = gap;
+        }
+        min_gap[p] = low;
+    }
+}
+
 static double rel_dot(const imp_contact_geometry *g, const imp_contact_pair *c, const double *dir, const double *v)
 {
     double s = 0.0;
