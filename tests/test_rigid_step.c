@@ -337,7 +337,7 @@ static void test_cli(void)
 /* The window loss's gradient against central differences, over 20 samples
  * of a toss through its first impacts (2 steps per sample); with warm
  * starts (warm = 1) the loss and gradient are the cold start's. */
-static void test_window_grad(int warm)
+static void test_window_grad(int warm, double rw)
 {
     imp_box_toss_opts o;
     imp_box_toss_defaults(&o);
@@ -360,14 +360,14 @@ static void test_window_grad(int warm)
     imp_rigid_model_grad g;
     memset(&g, 0, sizeof g);
     double L, x0b[13];
-    CHECK_OK(imp_rigid_window_loss(&m, t.dt, 2, meas, 20, 0.1048, &L, &g, x0b));
+    CHECK_OK(imp_rigid_window_loss_w(&m, t.dt, 2, meas, 20, 0.1048, rw, &L, &g, x0b));
     if (warm) {
         imp_rigid_model mw = m;
         mw.warm_start = 1;
         imp_rigid_model_grad gw;
         memset(&gw, 0, sizeof gw);
         double Lw, x0bw[13];
-        CHECK_OK(imp_rigid_window_loss(&mw, t.dt, 2, meas, 20, 0.1048, &Lw, &gw, x0bw));
+        CHECK_OK(imp_rigid_window_loss_w(&mw, t.dt, 2, meas, 20, 0.1048, rw, &Lw, &gw, x0bw));
         CHECK_MSG(fabs(Lw - L) <= 1e-8 * L && fabs(gw.mu - g.mu) <= 1e-6 * fabs(g.mu) &&
                       fabs(gw.e - g.e) <= 1e-6 * fabs(g.e) + 1e-12,
                   "warm start: loss %.12g against %.12g, dL/dmu %g against %g", Lw, L, gw.mu, g.mu);
@@ -375,7 +375,7 @@ static void test_window_grad(int warm)
         /* the gradient with a first-state velocity offset too */
         m.dv0[0] = 0.01, m.dv0[2] = -0.02;
         memset(&g, 0, sizeof g);
-        CHECK_OK(imp_rigid_window_loss(&m, t.dt, 2, meas, 20, 0.1048, &L, &g, x0b));
+        CHECK_OK(imp_rigid_window_loss_w(&m, t.dt, 2, meas, 20, 0.1048, rw, &L, &g, x0b));
     }
     double an[27], nu[27], eps = 1e-7;
     an[0] = g.e, an[1] = g.mu, an[2] = g.ground;
@@ -387,8 +387,8 @@ static void test_window_grad(int warm)
         double *xm = p == 0 ? &mm.e : p == 1 ? &mm.mu : p == 2 ? &mm.ground : &mm.points[(p - 3) / 3][(p - 3) % 3];
         *xp += eps, *xm -= eps;
         double Lp, Lm;
-        CHECK_OK(imp_rigid_window_loss(&mp, t.dt, 2, meas, 20, 0.1048, &Lp, NULL, NULL));
-        CHECK_OK(imp_rigid_window_loss(&mm, t.dt, 2, meas, 20, 0.1048, &Lm, NULL, NULL));
+        CHECK_OK(imp_rigid_window_loss_w(&mp, t.dt, 2, meas, 20, 0.1048, rw, &Lp, NULL, NULL));
+        CHECK_OK(imp_rigid_window_loss_w(&mm, t.dt, 2, meas, 20, 0.1048, rw, &Lm, NULL, NULL));
         nu[p] = (Lp - Lm) / (2 * eps);
     }
     double err = test_grad_rel_err(an, nu, 27, 1e-6);
@@ -397,6 +397,16 @@ static void test_window_grad(int warm)
     CHECK(L > 0);
     /* the window holds a bounce (e acts) and friction acts */
     CHECK_MSG(fabs(g.e) > 1e-6 && fabs(g.mu) > 1e-6, "window without a bounce: dL/de %g, dL/dmu %g", g.e, g.mu);
+    /* the rotation weight: L(rw) = L(0) + rw (L(1) - L(0)); rw 1 is imp_rigid_window_loss */
+    double L0, L1, L1u;
+    CHECK_OK(imp_rigid_window_loss_w(&m, t.dt, 2, meas, 20, 0.1048, 0.0, &L0, NULL, NULL));
+    CHECK_OK(imp_rigid_window_loss_w(&m, t.dt, 2, meas, 20, 0.1048, 1.0, &L1, NULL, NULL));
+    CHECK_OK(imp_rigid_window_loss(&m, t.dt, 2, meas, 20, 0.1048, &L1u, NULL, NULL));
+    CHECK_MSG(L1 == L1u && L0 > 0 && L1 > L0 && fabs(L - (L0 + rw * (L1 - L0))) <= 1e-12 * L,
+              "rot_weight %g: loss %.15g, weight 0 %.15g, weight 1 %.15g", rw, L, L0, L1);
+    CHECK_FAILS(imp_rigid_window_loss_w(&m, t.dt, 2, meas, 20, 0.1048, -1.0, &L0, NULL, NULL), IMP_ERR_INVALID);
+    CHECK(strstr(imp_last_error(), "rot_weight") != NULL);
+    CHECK_FAILS(imp_rigid_window_loss_w(&m, t.dt, 2, meas, 20, 0.1048, NAN, &L0, NULL, NULL), IMP_ERR_INVALID);
     imp_rigid_traj_free(&t);
 }
 
@@ -558,6 +568,51 @@ static void test_select_inertia(void)
     imp_rigid_traj_free(&t);
 }
 
+/* The MAP full-toss fit: on 8 tosses made with the moments 1.5 times the
+ * nominal ones, the fit without priors moves the moments and the ground
+ * (started 2 mm above the tosses' ground) towards the truth; with a narrow
+ * prior on the log inertia and on the ground the fit keeps both near the
+ * start. The report's fit_loss stays the plain training loss of the fit and
+ * the validation errors add up to the validation score. */
+static void test_fit_prior(void)
+{
+    imp_rigid_traj t;
+    inertia_tosses(1.5, 8, &t);
+    imp_rigid_learn_opts lo;
+    imp_rigid_learn_defaults(&lo);
+    CHECK(lo.prior_ground_sd == 0 && lo.prior_inertia_sd == 0);
+    lo.substeps = 2, lo.steps = 0, lo.fit_evals = 150, lo.learn_inertia = 1;
+    int train[6] = {0, 1, 2, 3, 4, 5}, valid[2] = {6, 7};
+    imp_rigid_learn_report rep;
+    imp_rigid_model ml, mp;
+    imp_rigid_model_box(&ml, &t.body, 0.3, 0.3, 0.002, t.gravity);
+    ml.warm_start = 1;
+    mp = ml;
+    CHECK_OK(imp_rigid_learn(&t, train, 6, valid, 2, &lo, &ml, &rep));
+    const double r_ml = ml.inertia[0] / t.body.inertia[0];
+    CHECK_MSG(fabs(rep.valid_position_pct + rep.valid_rotation_deg - rep.valid_score) <= 1e-12 * rep.valid_score,
+              "validation errors %g + %g, score %g", rep.valid_position_pct, rep.valid_rotation_deg, rep.valid_score);
+    lo.prior_inertia_sd = 0.01, lo.prior_ground_sd = 1e-5;
+    CHECK_OK(imp_rigid_learn(&t, train, 6, valid, 2, &lo, &mp, &rep));
+    const double r_map = mp.inertia[0] / t.body.inertia[0];
+    CHECK_MSG(fabs(r_ml - 1.5) < 0.25 && fabs(ml.ground) < 0.001 && fabs(r_map - 1) < 0.03 &&
+                  fabs(mp.ground - 0.002) < 1e-4,
+              "prior: moments %.4g x nominal without, %.4g with a narrow prior; ground %.3g mm without, %.3g mm with",
+              r_ml, r_map, 1e3 * ml.ground, 1e3 * mp.ground);
+    imp_rigid_model_ctx rc = {&mp, t.dt, 2};
+    imp_rigid_metrics mt;
+    CHECK_OK(imp_rigid_eval_rollouts(&t, train, 6, imp_rigid_model_rollout_fn, &rc, mp.ground, &mt));
+    CHECK_MSG(fabs(rep.fit_loss - (mt.position_error_pct + mt.rotation_error_deg)) <= 1e-9 * rep.fit_loss,
+              "MAP fit: fit_loss %g, its training loss %g", rep.fit_loss, mt.position_error_pct + mt.rotation_error_deg);
+    lo.prior_ground_sd = -1;
+    CHECK_FAILS(imp_rigid_learn(&t, train, 6, valid, 2, &lo, &mp, &rep), IMP_ERR_INVALID);
+    CHECK(strstr(imp_last_error(), "prior_ground_sd") != NULL);
+    lo.prior_ground_sd = 0, lo.rot_weight = NAN;
+    CHECK_FAILS(imp_rigid_learn(&t, train, 6, valid, 2, &lo, &mp, &rep), IMP_ERR_INVALID);
+    CHECK(strstr(imp_last_error(), "rot_weight") != NULL);
+    imp_rigid_traj_free(&t);
+}
+
 int main(void)
 {
     test_gradients();
@@ -566,10 +621,12 @@ int main(void)
     test_identify();
     test_learn();
     test_cli();
-    test_window_grad(0);
-    test_window_grad(1);
+    test_window_grad(0, 1.0);
+    test_window_grad(1, 1.0);
+    test_window_grad(1, IMP_RIGID_ROT_WEIGHT_DEG_PCT);
     test_warm_rollout();
     test_learn_inertia();
     test_select_inertia();
+    test_fit_prior();
     TEST_MAIN_END();
 }

@@ -123,6 +123,10 @@ double imp_rigid_model_energy(const imp_rigid_model *m, const double s[13]);
  * writes dL/d(meas row 0) to x0_bar (may be NULL). */
 int imp_rigid_window_loss(const imp_rigid_model *m, double dt, int substeps, const double *meas, size_t n,
                           double width, double *loss, imp_rigid_model_grad *g, double x0_bar[13]);
+/* The same with the rotation term weighted by rot_weight (>= 0; 1: the above). */
+int imp_rigid_window_loss_w(const imp_rigid_model *m, double dt, int substeps, const double *meas, size_t n,
+                            double width, double rot_weight, double *loss, imp_rigid_model_grad *g,
+                            double x0_bar[13]);
 
 /* ---- box-toss: the ground-truth simulator (#24) ----
  * Random tosses of a box (the body) onto the ground: each starts with a
@@ -217,7 +221,20 @@ typedef struct imp_rigid_learn_opts {
                            fit_evals rollouts); the one with the lower full-toss error on the
                            validation tosses (the training tosses without any) is kept, the start's
                            inertia on a tie; 0 (default): the fit with the inertia learned is kept */
+    double rot_weight; /* Adam's window loss: the weight on the rotation term (imp_rigid_window_loss_w;
+                          default 1; IMP_RIGID_ROT_WEIGHT_DEG_PCT weighs 1 degree as 1 % of the width,
+                          the evaluation's own balance) */
+    /* MAP full-toss fit: Gaussian priors on the ground (sd prior_ground_sd, m, about the start's
+       ground) and on the log inertia scale(s) (sd prior_inertia_sd, about the start's inertia);
+       with either > 0 the fit minimises log(L) + R / (2 n_train), L the training tosses' mean
+       position % + rotation deg and R the sum of the squared prior z-scores (the posterior of an
+       exponential likelihood of the per-toss errors, its scale profiled out: the prior's pull
+       falls as 1/n_train). 0 (default): no prior on it; both 0: the fit minimises L */
+    double prior_ground_sd, prior_inertia_sd;
 } imp_rigid_learn_opts;
+/* rot_weight under which 1 degree of rotation weighs as 1 % of the width in the window loss:
+   4 (180/pi / 100)^2 (1 - (q^.q)^2 is about theta^2 / 4) */
+#define IMP_RIGID_ROT_WEIGHT_DEG_PCT 1.3131225400046975
 void imp_rigid_learn_defaults(imp_rigid_learn_opts *o);
 typedef struct imp_rigid_learn_report {
     int best_step;        /* 0: the start was best */
@@ -230,6 +247,7 @@ typedef struct imp_rigid_learn_report {
     double fit_valid_nominal, fit_valid_inertia; /* select_inertia: the two fits' validation
                                                     position % + rotation deg (else NaN) */
     int inertia_kept;     /* the learn_inertia of the fit kept (0: the start's inertia) */
+    double valid_position_pct, valid_rotation_deg; /* the kept model's two validation errors */
 } imp_rigid_learn_report;
 /* m: the start (in) and the model kept (out). */
 int imp_rigid_learn(const imp_rigid_traj *t, const int *train, int n_train, const int *valid, int n_valid,

@@ -117,14 +117,16 @@ class RigidLearnOpts(Struct):
     _fields_ = [("substeps", c_int), ("window", c_int), ("batch", c_int), ("steps", c_int), ("lr", c_double),
                 ("eval_every", c_int), ("learn_points", c_int), ("point_scale", c_double), ("ground_scale", c_double),
                 ("seed", c_u64), ("fit_evals", c_int), ("learn_inertia", c_int),
-                ("learn_dv0", c_int), ("select_inertia", c_int)]
+                ("learn_dv0", c_int), ("select_inertia", c_int), ("rot_weight", c_double),
+                ("prior_ground_sd", c_double), ("prior_inertia_sd", c_double)]
 
 
 class RigidLearnReport(Struct):
     _fields_ = [("best_step", c_int), ("valid_score", c_double), ("train_loss", c_double),
                 ("skipped_windows", c_int), ("seconds", c_double),
                 ("fit_evals", c_int), ("fit_loss", c_double), ("fit_valid_nominal", c_double),
-                ("fit_valid_inertia", c_double), ("inertia_kept", c_int)]
+                ("fit_valid_inertia", c_double), ("inertia_kept", c_int),
+                ("valid_position_pct", c_double), ("valid_rotation_deg", c_double)]
 
 
 class RigidIdentResult(Struct):

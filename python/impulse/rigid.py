@@ -507,10 +507,12 @@ def rigid_learn(data: RigidTrajectories, start: RigidModel, train: Sequence[int]
     inertia (select_inertia 1: that fit and the one with the start's
     inertia, the validation tosses choosing; default 0). Options substeps,
     window, batch, steps, lr, eval_every, learn_points, point_scale,
-    ground_scale, seed, fit_evals, learn_inertia, learn_dv0, select_inertia.
+    ground_scale, seed, fit_evals, learn_inertia, learn_dv0, select_inertia,
+    rot_weight (the window loss's rotation weight), prior_ground_sd,
+    prior_inertia_sd (the full-toss fit's MAP priors; 0: none).
     Returns (model, {best_step, valid_score, train_loss, skipped_windows,
     seconds, fit_evals, fit_loss, fit_valid_nominal, fit_valid_inertia,
-    inertia_kept})."""
+    inertia_kept, valid_position_pct, valid_rotation_deg})."""
     if not isinstance(data, RigidTrajectories):
         raise Error(f"data: expected an impulse.RigidTrajectories, got {type(data).__name__}")
     if not isinstance(start, RigidModel):
@@ -528,7 +530,9 @@ def rigid_learn(data: RigidTrajectories, start: RigidModel, train: Sequence[int]
                                          train_loss=rep.train_loss, skipped_windows=rep.skipped_windows,
                                          seconds=rep.seconds, fit_evals=rep.fit_evals, fit_loss=rep.fit_loss,
                                          fit_valid_nominal=rep.fit_valid_nominal,
-                                         fit_valid_inertia=rep.fit_valid_inertia, inertia_kept=rep.inertia_kept)
+                                         fit_valid_inertia=rep.fit_valid_inertia, inertia_kept=rep.inertia_kept,
+                                         valid_position_pct=rep.valid_position_pct,
+                                         valid_rotation_deg=rep.valid_rotation_deg)
 
 
 class RigidE2E:

@@ -31,6 +31,8 @@ void imp_rigid_learn_defaults(imp_rigid_learn_opts *o)
     o->learn_inertia = 1;
     o->learn_dv0 = 0;
     o->select_inertia = 0; /* measured on the cube curve: not better at 64-256 tosses (docs/cube.md) */
+    o->rot_weight = 1.0;
+    o->prior_ground_sd = 0.0, o->prior_inertia_sd = 0.0;
 }
 
 /* The learned parameters as one vector in Adam's units: physical value =
@@ -62,6 +64,7 @@ typedef struct full_fit {
     int n, substeps, n_inertia, dv0;
     imp_rigid_model start;
     int evals;
+    double prior_ground_sd, prior_inertia_sd; /* > 0: the MAP objective (imp_rigid_learn_opts) */
 } full_fit;
 
 #define LOG4 1.3862943611198906
@@ -102,14 +105,28 @@ static double full_fit_loss(unsigned n, const double *x, double *grad, void *dat
         return 1e30;
     }
     double f = mt.position_error_pct + mt.rotation_error_deg;
-    return isfinite(f) ? f : 1e30;
+    if (!isfinite(f)) return 1e30;
+    if (!(c->prior_ground_sd > 0) && !(c->prior_inertia_sd > 0)) return f;
+    /* MAP: the per-toss errors exponential with their scale profiled out
+       (n log L), plus Gaussian priors (R / 2), divided by n */
+    double R = 0;
+    if (c->prior_ground_sd > 0) {
+        double z = (m.ground - c->start.ground) / c->prior_ground_sd;
+        R += z * z;
+    }
+    for (int i = 0; i < 3 && c->prior_inertia_sd > 0 && c->n_inertia; i++) {
+        double z = log(m.inertia[i] / c->start.inertia[i]) / c->prior_inertia_sd;
+        R += z * z;
+    }
+    return log(fmax(f, 1e-300)) + R / (2.0 * c->n);
 }
 
 /* m (in: the start, out: the fit); returns the training loss (1e30: none rolled out). */
 static double full_toss_fit(const imp_rigid_traj *t, const int *train, int n_train, const imp_rigid_learn_opts *o,
                             int n_inertia, imp_rigid_model *m, int *evals)
 {
-    full_fit c = {t, train, n_train, o->substeps, n_inertia, o->learn_dv0, *m, 0};
+    full_fit c = {t, train, n_train, o->substeps, n_inertia, o->learn_dv0, *m, 0, o->prior_ground_sd,
+                  o->prior_inertia_sd};
     const unsigned dim = 3 + (unsigned)n_inertia + (unsigned)o->learn_dv0;
     double lo[7], hi[7], step0[7], best_x[7] = {m->e, m->mu, m->ground, 0, 0, 0, 0}, best_f = 1e30;
     fit_bounds(&c, dim, lo, hi, step0);
@@ -117,7 +134,18 @@ static double full_toss_fit(const imp_rigid_traj *t, const int *train, int n_tra
     int failed = 0;
     best_f = imp_nlopt_restarts(NLOPT_LN_NELDERMEAD, dim, lo, hi, step0, full_fit_loss, &c, &c.evals, o->fit_evals, best_x,
                                 &failed);
-    if (best_f < 1e29) full_fit_model(&c, best_x, m);
+    if (best_f < 1e29) {
+        full_fit_model(&c, best_x, m);
+        if (c.prior_ground_sd > 0 || c.prior_inertia_sd > 0) {
+            /* the fit's plain training loss (position % + rotation deg) */
+            imp_rigid_model_ctx rc = {m, t->dt, o->substeps};
+            imp_rigid_metrics mt;
+            if (imp_rigid_eval_rollouts(t, train, n_train, imp_rigid_model_rollout_fn, &rc, m->ground, &mt)) {
+                imp_clear_error();
+                best_f = 1e30;
+            } else best_f = mt.position_error_pct + mt.rotation_error_deg;
+        }
+    }
     *evals = c.evals;
     return best_f;
 }
@@ -153,6 +181,12 @@ int imp_rigid_learn(const imp_rigid_traj *t, const int *train, int n_train, cons
         return imp_fail(IMP_ERR_INVALID, "rigid learn: learn_inertia %d is not 0, 1 or 3", o->learn_inertia);
     if (o->select_inertia != 0 && o->select_inertia != 1)
         return imp_fail(IMP_ERR_INVALID, "rigid learn: select_inertia %d is not 0 or 1", o->select_inertia);
+    if (!(o->rot_weight >= 0) || !isfinite(o->rot_weight))
+        return imp_fail(IMP_ERR_INVALID, "rigid learn: rot_weight %g is not >= 0", o->rot_weight);
+    if (!(o->prior_ground_sd >= 0) || !isfinite(o->prior_ground_sd) || !(o->prior_inertia_sd >= 0) ||
+        !isfinite(o->prior_inertia_sd))
+        return imp_fail(IMP_ERR_INVALID, "rigid learn: prior_ground_sd %g and prior_inertia_sd %g must be >= 0",
+                        o->prior_ground_sd, o->prior_inertia_sd);
     if (!(o->lr > 0) || !(o->point_scale > 0) || !(o->ground_scale > 0))
         return imp_fail(IMP_ERR_INVALID, "rigid learn: lr, point_scale and ground_scale must be > 0");
     int st = imp_rigid_model_check(m);
@@ -174,7 +208,7 @@ int imp_rigid_learn(const imp_rigid_traj *t, const int *train, int n_train, cons
     imp_rng_seed(&rng, o->seed);
     double fit_loss = NAN, fit_valid[2] = {NAN, NAN};
     int fit_evals = 0, inertia_kept = o->learn_inertia;
-    imp_rigid_metrics mt;
+    imp_rigid_metrics mt = {NAN, NAN, NAN};
     if (o->fit_evals > 0) {
         const imp_rigid_model start = *m;
         fit_loss = full_toss_fit(t, train, n_train, o, o->learn_inertia, m, &fit_evals);
@@ -194,6 +228,7 @@ int imp_rigid_learn(const imp_rigid_traj *t, const int *train, int n_train, cons
     imp_rigid_model cur = *m, best = *m;
     to_vec(&cur, o, p);
     double best_score = valid_score(t, vep, nv, &cur, o->substeps, &mt), last_loss = NAN;
+    imp_rigid_metrics best_mt = mt;
     int best_step = 0, skipped = 0;
     for (int step = 1; step <= o->steps; step++) {
         imp_rigid_model_grad g;
@@ -208,7 +243,8 @@ int imp_rigid_learn(const imp_rigid_traj *t, const int *train, int n_train, cons
             imp_rigid_model_grad gw;
             memset(&gw, 0, sizeof gw);
             double lw = 0;
-            if (imp_rigid_window_loss(&cur, t->dt, o->substeps, meas, w, width, &lw, &gw, NULL) || !isfinite(lw)) {
+            if (imp_rigid_window_loss_w(&cur, t->dt, o->substeps, meas, w, width, o->rot_weight, &lw, &gw, NULL) ||
+                !isfinite(lw)) {
                 imp_clear_error();
                 skipped++;
                 continue;
@@ -234,7 +270,7 @@ int imp_rigid_learn(const imp_rigid_traj *t, const int *train, int n_train, cons
         }
         if (step % o->eval_every == 0 || step == o->steps) {
             double s = valid_score(t, vep, nv, &cur, o->substeps, &mt);
-            if (s < best_score) best_score = s, best = cur, best_step = step;
+            if (s < best_score) best_score = s, best = cur, best_step = step, best_mt = mt;
         }
     }
     imp_adam_free(&opt);
@@ -250,6 +286,8 @@ int imp_rigid_learn(const imp_rigid_traj *t, const int *train, int n_train, cons
         rep->fit_valid_nominal = fit_valid[0];
         rep->fit_valid_inertia = fit_valid[1];
         rep->inertia_kept = inertia_kept;
+        rep->valid_position_pct = best_mt.position_error_pct;
+        rep->valid_rotation_deg = best_mt.rotation_error_deg;
     }
     if (!isfinite(best_score)) return imp_fail(IMP_ERR_NUMERIC, "rigid learn: no parameters could roll out the tosses");
     return IMP_OK;

@@ -368,6 +368,15 @@ double imp_rigid_model_energy(const imp_rigid_model *m, const double s[13])
 int imp_rigid_window_loss(const imp_rigid_model *m, double dt, int substeps, const double *meas, size_t n,
                           double width, double *loss, imp_rigid_model_grad *g, double x0_bar[13])
 {
+    return imp_rigid_window_loss_w(m, dt, substeps, meas, n, width, 1.0, loss, g, x0_bar);
+}
+
+int imp_rigid_window_loss_w(const imp_rigid_model *m, double dt, int substeps, const double *meas, size_t n,
+                            double width, double rot_weight, double *loss, imp_rigid_model_grad *g,
+                            double x0_bar[13])
+{
+    if (!(rot_weight >= 0) || !isfinite(rot_weight))
+        return imp_fail(IMP_ERR_INVALID, "rigid window: rot_weight %g is not >= 0", rot_weight);
     if (substeps < 1) return imp_fail(IMP_ERR_INVALID, "rigid window: substeps %d is not >= 1", substeps);
     if (n < 2) return imp_fail(IMP_ERR_INVALID, "rigid window: n %zu is not >= 2", n);
     if (!(width > 0)) return imp_fail(IMP_ERR_INVALID, "rigid window: width %g is not > 0", width);
@@ -392,7 +401,7 @@ int imp_rigid_window_loss(const imp_rigid_model *m, double dt, int substeps, con
         double d2 = 0.0, dq = 0.0;
         for (int i = 0; i < 3; i++) d2 += (x[4 + i] - y[4 + i]) * (x[4 + i] - y[4 + i]);
         for (int i = 0; i < 4; i++) dq += x[i] * y[i];
-        L += wk * (d2 / (width * width) + 1.0 - dq * dq);
+        L += wk * (d2 / (width * width) + rot_weight * (1.0 - dq * dq));
     }
     if (!st) {
         double bar[13] = {0}, sb[13];
@@ -400,7 +409,7 @@ int imp_rigid_window_loss(const imp_rigid_model *m, double dt, int substeps, con
             const double *xp = pred + 13 * k, *y = meas + 13 * k;
             double dq = 0.0;
             for (int i = 0; i < 4; i++) dq += xp[i] * y[i];
-            for (int i = 0; i < 4; i++) bar[i] += -2.0 * wk * dq * y[i];
+            for (int i = 0; i < 4; i++) bar[i] += -2.0 * wk * rot_weight * dq * y[i];
             for (int i = 0; i < 3; i++) bar[4 + i] += 2.0 * wk * (xp[4 + i] - y[4 + i]) / (width * width);
             for (int j = substeps - 1; j >= 0 && !st; j--) {
                 memset(sb, 0, sizeof sb);

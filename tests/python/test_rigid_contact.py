@@ -224,6 +224,11 @@ check(0 <= fit.e <= 1 and 0 <= fit.mu <= 2 and res["evals"] >= 1, f"rigid_identi
 learned, lrep = impulse.rigid_learn(t, fit, [0, 1], [2], steps=10, eval_every=5, batch=4, seed=1)
 check(0 <= learned.e <= 1 and lrep["best_step"] >= 0 and lrep["best_step"] <= 10 and np.isfinite(lrep["valid_score"])
       and fit.e == res_e, f"rigid_learn: {learned}, {lrep} (the start unchanged)")
+check(np.isclose(lrep["valid_position_pct"] + lrep["valid_rotation_deg"], lrep["valid_score"], rtol=1e-12),
+      f"rigid_learn: the validation errors add up to the score: {lrep}")
+_, lrep_w = impulse.rigid_learn(t, fit, [0, 1], [2], steps=10, eval_every=5, batch=4, seed=1, rot_weight=0.0)
+check(0 < lrep_w["train_loss"] < lrep["train_loss"],
+      f"rigid_learn: rot_weight 0 leaves the rotation out of the window loss ({lrep_w} vs {lrep})")
 net, rep = impulse.RigidE2E.train(t, [0, 1], [2], steps=20, hidden=16, batch=16, eval_every=10, seed=1)
 roll = net.rollout(t.episode(2)[0], 40)
 check(roll.shape == (40, 13) and np.isfinite(roll).all() and rep["best_step"] >= 0, f"end-to-end net trained: {rep}")
