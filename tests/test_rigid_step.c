@@ -296,6 +296,22 @@ static void test_learn(void)
                   fabs(m.mu - truth.mu) < 0.5 * fabs(start.mu - truth.mu),
               "learned corners off by %.3g mm (start %.3g), e %g mu %g (true %g %g), best step %d, %g s", 1e3 * c1,
               1e3 * c0, m.e, m.mu, truth.e, truth.mu, rep.best_step, rep.seconds);
+    /* a narrow prior on the corners (sd 1 um) keeps them at the start's, where without it they moved */
+    imp_rigid_model mp = start;
+    lo.prior_point_sd = 1e-6, lo.steps = 100;
+    CHECK_OK(imp_rigid_learn(&t, ep, 8, NULL, 0, &lo, &mp, &rep));
+    double dev_ml = 0, dev_map = 0;
+    for (int k = 0; k < 8; k++)
+        for (int i = 0; i < 3; i++) {
+            dev_ml = fmax(dev_ml, fabs(m.points[k][i] - start.points[k][i]));
+            dev_map = fmax(dev_map, fabs(mp.points[k][i] - start.points[k][i]));
+        }
+    CHECK_MSG(dev_ml > 5e-4 && dev_map < 1e-4, "corners moved by %.3g mm without a prior, %.3g mm with sd 1 um",
+              1e3 * dev_ml, 1e3 * dev_map);
+    lo.prior_point_sd = -1;
+    CHECK_FAILS(imp_rigid_learn(&t, ep, 8, NULL, 0, &lo, &mp, &rep), IMP_ERR_INVALID);
+    CHECK(strstr(imp_last_error(), "prior_point_sd") != NULL);
+    lo.prior_point_sd = 0, lo.steps = 300;
     /* bad options name themselves */
     lo.window = 1;
     CHECK_FAILS(imp_rigid_learn(&t, ep, 8, NULL, 0, &lo, &m, &rep), IMP_ERR_INVALID);

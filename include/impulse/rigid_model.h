@@ -231,6 +231,10 @@ typedef struct imp_rigid_learn_opts {
        exponential likelihood of the per-toss errors, its scale profiled out: the prior's pull
        falls as 1/n_train). 0 (default): no prior on it; both 0: the fit minimises L */
     double prior_ground_sd, prior_inertia_sd;
+    /* MAP Adam: a Gaussian prior (sd prior_point_sd, m, per coordinate) on the contact points about
+       the start's, in the same form (log of the window loss + R / (2 n_train)): Adam follows the
+       window loss's gradient plus L / n_train (p - p_start) / sd^2. 0 (default): none */
+    double prior_point_sd;
 } imp_rigid_learn_opts;
 /* rot_weight under which 1 degree of rotation weighs as 1 % of the width in the window loss:
    4 (180/pi / 100)^2 (1 - (q^.q)^2 is about theta^2 / 4) */

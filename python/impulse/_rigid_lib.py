@@ -118,7 +118,7 @@ class RigidLearnOpts(Struct):
                 ("eval_every", c_int), ("learn_points", c_int), ("point_scale", c_double), ("ground_scale", c_double),
                 ("seed", c_u64), ("fit_evals", c_int), ("learn_inertia", c_int),
                 ("learn_dv0", c_int), ("select_inertia", c_int), ("rot_weight", c_double),
-                ("prior_ground_sd", c_double), ("prior_inertia_sd", c_double)]
+                ("prior_ground_sd", c_double), ("prior_inertia_sd", c_double), ("prior_point_sd", c_double)]
 
 
 class RigidLearnReport(Struct):

@@ -509,7 +509,8 @@ def rigid_learn(data: RigidTrajectories, start: RigidModel, train: Sequence[int]
     window, batch, steps, lr, eval_every, learn_points, point_scale,
     ground_scale, seed, fit_evals, learn_inertia, learn_dv0, select_inertia,
     rot_weight (the window loss's rotation weight), prior_ground_sd,
-    prior_inertia_sd (the full-toss fit's MAP priors; 0: none).
+    prior_inertia_sd (the full-toss fit's MAP priors), prior_point_sd
+    (Adam's prior on the contact points; 0: none).
     Returns (model, {best_step, valid_score, train_loss, skipped_windows,
     seconds, fit_evals, fit_loss, fit_valid_nominal, fit_valid_inertia,
     inertia_kept, valid_position_pct, valid_rotation_deg})."""

@@ -32,7 +32,7 @@ void imp_rigid_learn_defaults(imp_rigid_learn_opts *o)
     o->learn_dv0 = 0;
     o->select_inertia = 0; /* measured on the cube curve: not better at 64-256 tosses (docs/cube.md) */
     o->rot_weight = 1.0;
-    o->prior_ground_sd = 0.0, o->prior_inertia_sd = 0.0;
+    o->prior_ground_sd = 0.0, o->prior_inertia_sd = 0.0, o->prior_point_sd = 0.0;
 }
 
 /* The learned parameters as one vector in Adam's units: physical value =
@@ -187,6 +187,8 @@ int imp_rigid_learn(const imp_rigid_traj *t, const int *train, int n_train, cons
         !isfinite(o->prior_inertia_sd))
         return imp_fail(IMP_ERR_INVALID, "rigid learn: prior_ground_sd %g and prior_inertia_sd %g must be >= 0",
                         o->prior_ground_sd, o->prior_inertia_sd);
+    if (!(o->prior_point_sd >= 0) || !isfinite(o->prior_point_sd))
+        return imp_fail(IMP_ERR_INVALID, "rigid learn: prior_point_sd %g is not >= 0", o->prior_point_sd);
     if (!(o->lr > 0) || !(o->point_scale > 0) || !(o->ground_scale > 0))
         return imp_fail(IMP_ERR_INVALID, "rigid learn: lr, point_scale and ground_scale must be > 0");
     int st = imp_rigid_model_check(m);
@@ -226,6 +228,8 @@ int imp_rigid_learn(const imp_rigid_traj *t, const int *train, int n_train, cons
         if (!(fit_loss < 1e29)) fit_loss = NAN;
     }
     imp_rigid_model cur = *m, best = *m;
+    double start_points[IMP_RIGID_MAX_POINTS][3];
+    memcpy(start_points, m->points, sizeof start_points);
     to_vec(&cur, o, p);
     double best_score = valid_score(t, vep, nv, &cur, o->substeps, &mt), last_loss = NAN;
     imp_rigid_metrics best_mt = mt;
@@ -258,6 +262,14 @@ int imp_rigid_learn(const imp_rigid_traj *t, const int *train, int n_train, cons
             gp[P_E] = g.e / used, gp[P_MU] = g.mu / used, gp[P_GROUND] = g.ground * o->ground_scale / used;
             for (int k = 0; k < cur.n_points; k++)
                 for (int i = 0; i < 3; i++) gp[P_POINTS + 3 * k + i] = g.points[k][i] * o->point_scale / used;
+            if (o->prior_point_sd > 0) {
+                /* MAP: d/dp of log(L) + R / (2 n_train) (the fit's form), times L: the window
+                   loss's gradient plus L / n_train (p - p_start) / sd^2 */
+                const double c = L / used / n_train / (o->prior_point_sd * o->prior_point_sd);
+                for (int k = 0; k < cur.n_points; k++)
+                    for (int i = 0; i < 3; i++)
+                        gp[P_POINTS + 3 * k + i] += c * (cur.points[k][i] - start_points[k][i]) * o->point_scale;
+            }
             int finite = 1;
             for (int i = 0; i < np; i++) finite &= isfinite(gp[i]);
             if (finite) {

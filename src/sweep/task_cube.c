@@ -23,7 +23,8 @@
  *     eval_every=25 substeps=2 points=1 (learn the corners) rot_weight=1
  *     (the window loss's rotation weight) prior_ground_mm=0 prior_inertia=0
  *     (the full-toss fit's MAP priors: sd of the ground, mm, and of the log
- *     inertia scale; 0: none)
+ *     inertia scale; 0: none) prior_point_mm=0 (Adam's prior on the corners,
+ *     sd in mm; 0: none)
  *     start=nominal|identified (the nominal cube with e 0.3, mu 0.3, or
  *     rigid-identified's fit, max_evals=100); warm-started impulse solves
  *     (imp_rigid_learn, include/impulse/rigid_model.h)
@@ -58,7 +59,7 @@ typedef struct cube_settings {
     long tosses, seed, window, steps, hidden, layers, batch, eval_every, max_evals, substeps, points;
     long fit_evals, inertia, select; /* impulse: the full-toss fit's rollouts, learn_inertia, select_inertia */
     double lr, noise;
-    double rot_weight, prior_ground_mm, prior_inertia; /* impulse: imp_rigid_learn_opts' rot_weight and priors */
+    double rot_weight, prior_ground_mm, prior_inertia, prior_point_mm; /* impulse: imp_rigid_learn_opts' rot_weight and priors */
     int start_identified; /* impulse: start=identified (else nominal) */
     int simulate;         /* simulate=box-toss: the data simulated */
     long sim_seed, sim_tosses, sim_substeps;
@@ -119,6 +120,7 @@ static int cube_settings_read(const imp_sweep_task *t, cube_settings *s)
     if (!st) st = imp_sweep_task_double(t, "rot_weight", lo.rot_weight, 0, 1e6, &s->rot_weight);
     if (!st) st = imp_sweep_task_double(t, "prior_ground_mm", 1e3 * lo.prior_ground_sd, 0, 1e3, &s->prior_ground_mm);
     if (!st) st = imp_sweep_task_double(t, "prior_inertia", lo.prior_inertia_sd, 0, 1e3, &s->prior_inertia);
+    if (!st) st = imp_sweep_task_double(t, "prior_point_mm", 1e3 * lo.prior_point_sd, 0, 1e3, &s->prior_point_mm);
     if (!st && s->inertia == 2) st = imp_fail(IMP_ERR_INVALID, "task '%s': inertia=2 is not 0, 1 or 3", t->id);
     imp_box_toss_opts bo;
     imp_box_toss_defaults(&bo);
@@ -425,7 +427,7 @@ int sweep_exec_cube(const imp_sweep_task *t, const char *task_dir, const imp_swe
             lo.fit_evals = (int)s.fit_evals, lo.learn_inertia = (int)s.inertia;
             lo.select_inertia = (int)s.select;
             lo.rot_weight = s.rot_weight, lo.prior_ground_sd = 1e-3 * s.prior_ground_mm;
-            lo.prior_inertia_sd = s.prior_inertia;
+            lo.prior_inertia_sd = s.prior_inertia, lo.prior_point_sd = 1e-3 * s.prior_point_mm;
             rm.warm_start = 1; /* the same solutions, about half the solver's work */
             imp_rigid_learn_report lr;
             st = imp_rigid_learn(&data, idx, nt, idx + n_draw, nv, &lo, &rm, &lr);
@@ -443,6 +445,7 @@ int sweep_exec_cube(const imp_sweep_task *t, const char *task_dir, const imp_swe
                 imp_json_kv_number(&j, "rot_weight", s.rot_weight);
                 imp_json_kv_number(&j, "prior_ground_mm", s.prior_ground_mm);
                 imp_json_kv_number(&j, "prior_inertia", s.prior_inertia);
+                imp_json_kv_number(&j, "prior_point_mm", s.prior_point_mm);
                 imp_json_kv_number(&j, "window_loss", lr.train_loss);
                 imp_json_kv_int(&j, "skipped_windows", lr.skipped_windows);
                 imp_json_kv_number(&j, "train_seconds", lr.seconds);
