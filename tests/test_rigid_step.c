@@ -596,8 +596,9 @@ static void test_fit_prior(void)
     inertia_tosses(1.5, 8, &t);
     imp_rigid_learn_opts lo;
     imp_rigid_learn_defaults(&lo);
-    CHECK(lo.prior_ground_sd == 0 && lo.prior_inertia_sd == 0);
+    CHECK(lo.prior_ground_sd == 0.002 && fabs(lo.prior_inertia_sd - log(4.0)) < 1e-15 && lo.prior_point_sd == 0);
     lo.substeps = 2, lo.steps = 0, lo.fit_evals = 150, lo.learn_inertia = 1;
+    lo.prior_ground_sd = 0, lo.prior_inertia_sd = 0; /* the plain fit */
     int train[6] = {0, 1, 2, 3, 4, 5}, valid[2] = {6, 7};
     imp_rigid_learn_report rep;
     imp_rigid_model ml, mp;

@@ -229,7 +229,8 @@ typedef struct imp_rigid_learn_opts {
        with either > 0 the fit minimises log(L) + R / (2 n_train), L the training tosses' mean
        position % + rotation deg and R the sum of the squared prior z-scores (the posterior of an
        exponential likelihood of the per-toss errors, its scale profiled out: the prior's pull
-       falls as 1/n_train). 0 (default): no prior on it; both 0: the fit minimises L */
+       falls as 1/n_train). imp_rigid_learn_defaults: 2 mm and log 4; 0: no prior on it; both 0:
+       the fit minimises L */
     double prior_ground_sd, prior_inertia_sd;
     /* MAP Adam: a Gaussian prior (sd prior_point_sd, m, per coordinate) on the contact points about
        the start's, in the same form (log of the window loss + R / (2 n_train)): Adam follows the
