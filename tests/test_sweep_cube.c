@@ -317,6 +317,72 @@ static void test_reproduce(void)
     imp_rigid_traj_free(&test);
 }
 
+/* impulse's MAP and loss keys reach imp_rigid_learn and its meta: the
+ * defaults (ground sd 2 mm, log inertia sd log 4, no corner prior, rotation
+ * weight 1), the keys given, the kept model's validation errors adding up to
+ * its score; a negative prior names its key. */
+static void impulse_meta(const char *line, const char *dir, double want[4])
+{
+    imp_sweep_plan p;
+    CHECK_OK(imp_sweep_plan_parse(&p, line, "x"));
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    run(cmd);
+    CHECK_OK(imp_sweep_prepare(&p, dir));
+    imp_sweep_run_opts ro;
+    imp_sweep_run_opts_default(&ro);
+    int ran = 0;
+    CHECK_OK(imp_sweep_run_task(&p, 0, dir, &ro, &ran));
+    imp_sweep_plan_free(&p);
+    char path[256];
+    snprintf(path, sizeof path, "%s/tasks/m/result.npz", dir);
+    imp_npz *z = NULL;
+    CHECK_OK(imp_npz_load(&z, path));
+    const char *meta = z && imp_npz_meta(z) ? imp_npz_meta(z) : "{}";
+    static const char *const keys[4] = {"prior_ground_mm", "prior_inertia", "prior_point_mm", "rot_weight"};
+    for (int k = 0; k < 4; k++) {
+        double v = NAN;
+        CHECK_OK(imp_json_get_number(meta, keys[k], &v));
+        CHECK_MSG(fabs(v - want[k]) <= 1e-12 * fabs(want[k]), "%s: %s %g, expected %g", line, keys[k], v, want[k]);
+    }
+    double vp = NAN, vr = NAN, vs = NAN;
+    CHECK_OK(imp_json_get_number(meta, "valid_position_pct", &vp));
+    CHECK_OK(imp_json_get_number(meta, "valid_rotation_deg", &vr));
+    CHECK_OK(imp_json_get_number(meta, "valid_score", &vs));
+    CHECK_MSG(ran == 1 && fabs(vp + vr - vs) <= 1e-12 * (vs + 1e-300) && vp >= 0 && vr >= 0,
+              "validation %g %% + %g deg against score %g", vp, vr, vs);
+    imp_npz_free(z);
+}
+
+static void test_impulse_keys(void)
+{
+    double def[4] = {2.0, log(4.0), 0.0, 1.0}, given[4] = {0.5, 0.25, 1.5, 2.0};
+    impulse_meta("task id=m strand=cube model=impulse data=cube_tiny.npz tosses=4 seed=0 steps=4 eval_every=2 "
+                 "fit_evals=10\n",
+                 "cube_keys", def);
+    impulse_meta("task id=m strand=cube model=impulse data=cube_tiny.npz tosses=4 seed=0 steps=4 eval_every=2 "
+                 "fit_evals=10 prior_ground_mm=0.5 prior_inertia=0.25 prior_point_mm=1.5 rot_weight=2\n",
+                 "cube_keys", given);
+    imp_sweep_plan p;
+    CHECK_OK(imp_sweep_plan_parse(&p, "task id=m strand=cube model=impulse data=cube_tiny.npz tosses=4 seed=0 "
+                                      "prior_inertia=-1\n",
+                                  "x"));
+    run("rm -rf cube_keys");
+    CHECK_OK(imp_sweep_prepare(&p, "cube_keys"));
+    imp_sweep_run_opts ro;
+    imp_sweep_run_opts_default(&ro);
+    int ran = 0;
+    int st = imp_sweep_run_task(&p, 0, "cube_keys", &ro, &ran);
+    char *log = slurp("cube_keys/log.jsonl");
+    CHECK_MSG(st != IMP_OK || (log && strstr(log, "prior_inertia")), "a negative prior ran: status %d, log %s", st,
+              log ? log : "(none)");
+    if (st) CHECK(strstr(imp_last_error(), "prior_inertia") != NULL);
+    imp_clear_error();
+    free(log);
+    imp_sweep_plan_free(&p);
+    run("rm -rf cube_keys");
+}
+
 /* A sweep killed after its first finished task resumes: every task done once. */
 static void test_killed(void)
 {
@@ -389,6 +455,7 @@ int main(void)
     setenv("IMPULSE_PYTHON", "/nonexistent/python3", 1);
     test_plan();
     test_reproduce();
+    test_impulse_keys();
     test_killed();
     test_peer();
     TEST_MAIN_END();

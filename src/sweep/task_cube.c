@@ -442,10 +442,11 @@ int sweep_exec_cube(const imp_sweep_task *t, const char *task_dir, const imp_swe
                 imp_json_kv_number(&j, "valid_score", lr.valid_score);
                 imp_json_kv_number(&j, "valid_position_pct", lr.valid_position_pct);
                 imp_json_kv_number(&j, "valid_rotation_deg", lr.valid_rotation_deg);
-                imp_json_kv_number(&j, "rot_weight", s.rot_weight);
-                imp_json_kv_number(&j, "prior_ground_mm", s.prior_ground_mm);
-                imp_json_kv_number(&j, "prior_inertia", s.prior_inertia);
-                imp_json_kv_number(&j, "prior_point_mm", s.prior_point_mm);
+                /* the options imp_rigid_learn ran with */
+                imp_json_kv_number(&j, "rot_weight", lo.rot_weight);
+                imp_json_kv_number(&j, "prior_ground_mm", 1e3 * lo.prior_ground_sd);
+                imp_json_kv_number(&j, "prior_inertia", lo.prior_inertia_sd);
+                imp_json_kv_number(&j, "prior_point_mm", 1e3 * lo.prior_point_sd);
                 imp_json_kv_number(&j, "window_loss", lr.train_loss);
                 imp_json_kv_int(&j, "skipped_windows", lr.skipped_windows);
                 imp_json_kv_number(&j, "train_seconds", lr.seconds);
