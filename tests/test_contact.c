@@ -1160,6 +1160,35 @@ static void test_solve_laws(void)
     CHECK(strstr(imp_last_error(), "law") != NULL);
 }
 
+/* A point in a 2-D corner (floor: normal y, tangent x; wall: normal x,
+ * tangent y) with friction 2 under every law: the floor's stick (u+_x = 0)
+ * contradicts the wall's law (u+_x = beta_wall), A is singular, and without
+ * regularization there is no bounded solution. The solver used to return
+ * impulses of 4.75e10 with status OK and u+ missing the law by 0.475
+ * (derivation sec 11); it must say the contacts jam. With the default
+ * regularization the compliant limit holds the law for A + eps I. */
+static void test_corner_jam(void)
+{
+    double A[16] = {1, 0, 0, 1, 0, 1, 1, 0, 0, 1, 1, 0, 1, 0, 0, 1};
+    double u[4] = {-1, -0.5, -0.5, -1}, e[2] = {0.95, 0.95}, mu[2] = {2, 2};
+    const int laws[3] = {IMP_CONTACT_LAW_NEWTON, IMP_CONTACT_LAW_PAPER, IMP_CONTACT_LAW_HALFSTEP};
+    for (int l = 0; l < 3; l++) {
+        imp_contact_solve_opts o;
+        imp_contact_solve_opts_default(&o);
+        imp_contact_solution sol;
+        o.regularization = 0.0;
+        int st = imp_contact_solve_law_forward(&sol, A, u, u, e, mu, 2, 2, laws[l], &o, g_work, g_iwork);
+        CHECK_MSG(st == IMP_ERR_NUMERIC, "law %d: corner at regularization 0: status %d, lambda %g, u+_n %g", laws[l],
+                  st, sol.lambda[0], sol.u_plus[0]);
+        CHECK(strstr(imp_last_error(), "jam") != NULL && strstr(imp_last_error(), "contact 0") != NULL);
+        imp_clear_error();
+        imp_contact_solve_opts_default(&o);
+        CHECK_OK(imp_contact_solve_law_forward(&sol, A, u, u, e, mu, 2, 2, laws[l], &o, g_work, g_iwork));
+        CHECK_CLOSE(sol.u_plus[0], 0.95, 0, 1e-6);
+        CHECK_CLOSE(sol.u_plus[2], 0.475, 0, 1e-6);
+    }
+}
+
 /* The per-body choice (imp_contact_choose): body 0 has one candidate out of
  * reach, body 1 three (levels 0, 1, 1), body 2 two out of reach, one shared
  * with body 1. */
@@ -1201,6 +1230,7 @@ int main(void)
     test_random_physics();
     test_solve_errors();
     test_solve_laws();
+    test_corner_jam();
     test_choose();
     TEST_MAIN_END();
 }

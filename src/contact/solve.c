@@ -11,6 +11,7 @@
 #include "contact/contact_internal.h"
 #include "core/dense.h"
 
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -502,6 +503,40 @@ static int solve_one_row(imp_contact_solution *sol, double A, double um, double 
     return IMP_OK;
 }
 
+/* The last check, on the velocity scale of the inputs: the law of every
+ * normal row (eq 8, or the equality laws of sec 11) and no slip where a
+ * contact sticks, at u+ = u- + (A + eps I) lambda. rescale() widens the
+ * solver's tolerances with the impulses, so near a jam (A singular, the
+ * law unsatisfiable without regularization) the iteration can "converge"
+ * to impulses of 1e10 whose u+ misses the law by half the velocities; that
+ * is an error, not a solution. Rounding in A lambda is allowed for. */
+static int law_holds(const solver *s, const imp_contact_solution *sol, double vscale0, double tol)
+{
+    int n = s->n, d = s->dim, R = s->R;
+    double amax = 0.0, lmax = max_abs(sol->lambda, R);
+    for (int k = 0; k < R * R; k++) amax = fmax(amax, fabs(s->Ar[k]));
+    double tv = fmax(1e4 * tol * vscale0, 1e3 * DBL_EPSILON * amax * lmax * R);
+    for (int i = 0; i < n; i++) {
+        int r0 = i * d;
+        double un = sol->u_plus[r0];
+        double miss = s->eq || sol->branch[i] != IMP_CONTACT_SEPARATE ? fabs(un - s->beta[i])
+                                                                       : fmax(s->beta[i] - un, 0.0);
+        const char *what = "normal velocity";
+        if (miss <= tv && sol->branch[i] == IMP_CONTACT_STICK) {
+            double ut = 0.0;
+            for (int a = 1; a < d; a++) ut += sol->u_plus[r0 + a] * sol->u_plus[r0 + a];
+            miss = sqrt(ut), what = "slip of a sticking contact";
+        }
+        if (!(miss <= tv))
+            return imp_fail(IMP_ERR_NUMERIC,
+                            "contact solve: contact %d: %s misses the law by %g (velocity scale %g) with impulses "
+                            "up to %g: the contacts jam (A is singular and the law has no bounded solution; a "
+                            "regularization > 0 gives the compliant limit)",
+                            i, what, miss, vscale0, lmax);
+    }
+    return IMP_OK;
+}
+
 int imp_contact_solve_forward(imp_contact_solution *sol, const double *A, const double *u_minus, const double *e,
                               const double *mu, int n, int dim, const imp_contact_solve_opts *o, double *work,
                               int *iwork)
@@ -540,6 +575,7 @@ int imp_contact_solve_law_forward(imp_contact_solution *sol, const double *A, co
                                                  eps, o->regularization);
     solver s;
     solver_setup(&s, A, u_minus, u_ref, e, mu, n, dim, law, eps, work, iwork);
+    double vscale0 = s.vscale; /* before rescale() lets large impulses widen the tolerances */
     memset(sol, 0, sizeof *sol);
     sol->n = n, sol->dim = dim, sol->law = law, sol->eps = s.eps, sol->regularization = o->regularization;
     double *lambda = sol->lambda;
@@ -619,7 +655,7 @@ int imp_contact_solve_law_forward(imp_contact_solution *sol, const double *A, co
     }
     sol->sweeps = sweeps;
     post_velocity(&s, lambda, sol->u_plus);
-    return IMP_OK;
+    return law_holds(&s, sol, vscale0, o->tol);
 }
 
 int imp_contact_solve_backward(double *A_bar, double *u_minus_bar, double *e_bar, double *mu_bar,

@@ -2,7 +2,8 @@
  * trajectories (imp_trajset_load), constrained trajectories
  * (imp_ctraj_load_cartesian), impact sets (imp_impact_load_npz) and drop
  * files (imp_drop_load_impact_set), rigid-body trajectory files and the raw
- * ContactNets cube file (imp_rigid_traj_load, imp_rigid_traj_load_any).
+ * ContactNets cube file (imp_rigid_traj_load, imp_rigid_traj_load_any), and
+ * contact trajectories with disk geometry (contact_kinds, radii: disks.npz).
  * Structured inputs as in
  * fuzz_checkpoint.c. Seeds: tests/fuzz/corpus/trajectory. See scripts/fuzz.sh. */
 #include "fuzz_util.h"
@@ -12,8 +13,9 @@
 #include "impulse/impact.h"
 #include "impulse/rigid_traj.h"
 
-static const char *const templates[] = {"ball.npz",  "chain.npz", "impact_set.npz", "drops.npz",
-                                        "rigid.npz", "cube_raw.npz"};
+/* Appended only: a seed's first byte picks its template (tests/fuzz/corpus/trajectory). */
+static const char *const templates[] = {"ball.npz",  "chain.npz",    "impact_set.npz", "drops.npz",
+                                        "rigid.npz", "cube_raw.npz", "disks.npz"};
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
