@@ -147,7 +147,7 @@ static int build(imp_model *m, size_t expect)
         return imp_fail(IMP_ERR_INVALID, "impact_timing: event applies to cdl only");
     if (c->impact_timing == IMP_CDL_TIMING_EVENT && c->projection)
         return imp_fail(IMP_ERR_INVALID,
-                        "impact_timing: event with projection has no reverse pass (project in rollouts only: imp_model_set_projection)");
+                        "impact_timing: event has no reverse pass through the projection (train without it; eval --projection projects the rollouts)");
     if (c->kind == IMP_MODEL_CDL && !c->learn_restitution && m->geom.n_pairs > 0 && isnan(m->geom.restitution))
         return imp_fail(IMP_ERR_INVALID, "restitution: unknown (the data's meta has none): learn it instead of keeping it fixed");
     if (c->friction) {
