@@ -10,7 +10,10 @@
  *   q_{n+1} = projection(qt) at impacts        (closest point, optional)
  *   a1 = M^-1(-grad U(q_{n+1}) - C vh)         vS = vh + h a1        (39)
  *   v_{n+1} = vh + h/2 a1 + M^-1 I(vh, vS, gate)                     (48-50)
- * grad U(q_{n+1}) is computed once and reused by the next step's a0. */
+ * grad U(q_{n+1}) is computed once and reused by the next step's a0.
+ * With impact_timing event the gated pairs' impulses act at their contact
+ * times tau instead (imp_event_forward, before a1): q_{n+1} = qt + (h - tau)
+ * dv, v_{n+1} = vh + h/2 a1 + dv (docs/derivations/contact.md sec 12). */
 #include "cdl_internal.h"
 
 #include <math.h>
