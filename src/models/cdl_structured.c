@@ -146,11 +146,21 @@ static double turn(const double *x_bar, const double *x, int D, int d)
  * so its derivative along the normal's only direction of change (its angle
  * phi) is J dv_p - d(dv_p)/d(vh) J vh - d(dv_p)/d(vS) J vS with J the
  * rotation generator (x, y) -> (-y, x) of each body; phi's own derivative
- * is normal_angle_backward's. Adds to q_bar (D) and vh_bar (D). */
+ * is normal_angle_backward's. With event timing (ev non-NULL: the step's
+ * v, a0 and dq_bar; imp_event_forward) pair p's velocity jump dv and
+ * position shift dq turn with the plane, and so do its inputs q, v and a0
+ * (its gap n . (x_j - x_i) - R does not change), so phi's adjoint is
+ * dv_bar . J dv + dq_bar . J dq - (q_b . J q + v_b . J v + a0_b . J a0)
+ * with the inputs' adjoints of the pair alone at fixed normal. Adds to
+ * q_bar (D) and vh_bar (D). */
+typedef struct event_inputs {
+    const double *v, *a0, *dq_bar;
+} event_inputs;
+
 static void sphere_normal_backward(const imp_model *m, const imp_contact_geometry *gb, const double *winv,
                                    const double *e, const double *fric, const unsigned char *act, const double *gate,
-                                   const double *q, const double *vh, const double *vS, const double *dv_bar,
-                                   double *q_bar, double *vh_bar)
+                                   const double *q, const double *vh, const double *vS, const event_inputs *ev,
+                                   const double *dv_bar, double *q_bar, double *vh_bar)
 {
     const int D = m->D, d = gb->dim;
     for (int p = 0; p < gb->n_pairs; p++) {
@@ -160,45 +170,26 @@ static void sphere_normal_backward(const imp_model *m, const imp_contact_geometr
         only[p] = act[p];
         double dv[IMP_MAX_BODIES * IMP_MAX_DIM] = {0}, vh_b[IMP_MAX_BODIES * IMP_MAX_DIM] = {0},
                vS_b[IMP_MAX_BODIES * IMP_MAX_DIM] = {0};
-        imp_impulse_forward(gb, winv, e, fric, m->cfg.impact_law, only, gate, vh, vS, dv);
-        imp_impulse_backward(gb, winv, e, fric, m->cfg.impact_law, only, gate, vh, vS, dv_bar, vh_b, vS_b, NULL, NULL,
-                             NULL, NULL);
         double phi_bar = 0.0;
-        for (int k = 0; k < D / d; k++) {
-            const int o = k * d;
-            phi_bar += dv_bar[o] * -dv[o + 1] + dv_bar[o + 1] * dv[o];
-            phi_bar -= vh_b[o] * -vh[o + 1] + vh_b[o + 1] * vh[o];
-            phi_bar -= vS_b[o] * -vS[o + 1] + vS_b[o + 1] * vS[o];
+        if (ev) {
+            double dq[IMP_MAX_BODIES * IMP_MAX_DIM] = {0}, q_b[IMP_MAX_BODIES * IMP_MAX_DIM] = {0};
+            /* vh_b, vS_b: the adjoints of v and a0 */
+            imp_event_forward(gb, winv, e, fric, only, gate, m->dt, q, ev->v, ev->a0, dv, dq);
+            imp_event_backward(gb, winv, e, fric, only, gate, m->dt, q, ev->v, ev->a0, dv_bar, ev->dq_bar, q_b, vh_b,
+                               vS_b, NULL, NULL, NULL, NULL);
+            phi_bar = turn(dv_bar, dv, D, d) + turn(ev->dq_bar, dq, D, d) - turn(q_b, q, D, d) -
+                      turn(vh_b, ev->v, D, d) - turn(vS_b, ev->a0, D, d);
+        } else {
+            imp_impulse_forward(gb, winv, e, fric, m->cfg.impact_law, only, gate, vh, vS, dv);
+            imp_impulse_backward(gb, winv, e, fric, m->cfg.impact_law, only, gate, vh, vS, dv_bar, vh_b, vS_b, NULL,
+                                 NULL, NULL, NULL);
+            for (int k = 0; k < D / d; k++) {
+                const int o = k * d;
+                phi_bar += dv_bar[o] * -dv[o + 1] + dv_bar[o + 1] * dv[o];
+                phi_bar -= vh_b[o] * -vh[o + 1] + vh_b[o + 1] * vh[o];
+                phi_bar -= vS_b[o] * -vS[o + 1] + vS_b[o + 1] * vS[o];
+            }
         }
-        normal_angle_backward(m, gb, c, q, vh, phi_bar, q_bar, vh_bar);
-    }
-}
-
-/* The same for event timing (imp_event_forward): pair p's velocity jump dv
- * and position shift dq turn with the plane, and so do its inputs q, v and
- * a0 (its gap n . (x_j - x_i) - R does not change), so phi's adjoint is
- * dv_bar . J dv + dq_bar . J dq - (q_b . J q + v_b . J v + a0_b . J a0)
- * with the inputs' adjoints of the pair alone at fixed normal. */
-static void sphere_normal_event_backward(const imp_model *m, const imp_contact_geometry *gb, const double *winv,
-                                         const double *e, const double *fric, const unsigned char *act,
-                                         const double *gate, const double *q, const double *v, const double *a0,
-                                         const double *vh, const double *dv_bar, const double *dq_bar, double *q_bar,
-                                         double *vh_bar)
-{
-    const int D = m->D, d = gb->dim;
-    for (int p = 0; p < gb->n_pairs; p++) {
-        const imp_contact_pair *c = &gb->pairs[p];
-        if (c->kind != IMP_PAIR_SPHERE || !act[p]) continue;
-        unsigned char only[IMP_MAX_CONTACTS] = {0};
-        only[p] = act[p];
-        double dv[IMP_MAX_BODIES * IMP_MAX_DIM] = {0}, dq[IMP_MAX_BODIES * IMP_MAX_DIM] = {0},
-               q_b[IMP_MAX_BODIES * IMP_MAX_DIM] = {0}, v_b[IMP_MAX_BODIES * IMP_MAX_DIM] = {0},
-               a_b[IMP_MAX_BODIES * IMP_MAX_DIM] = {0};
-        imp_event_forward(gb, winv, e, fric, only, gate, m->dt, q, v, a0, dv, dq);
-        imp_event_backward(gb, winv, e, fric, only, gate, m->dt, q, v, a0, dv_bar, dq_bar, q_b, v_b, a_b, NULL, NULL,
-                           NULL, NULL);
-        double phi_bar = turn(dv_bar, dv, D, d) + turn(dq_bar, dq, D, d) - turn(q_b, q, D, d) - turn(v_b, v, D, d) -
-                         turn(a_b, a0, D, d);
         normal_angle_backward(m, gb, c, q, vh, phi_bar, q_bar, vh_bar);
     }
 }
@@ -333,7 +324,7 @@ static void step_backward(const imp_model *m, const double *params, imp_model_wo
                                  mode == GATE_SOFT ? gate_bar : NULL, wbar, ebar, fricbar);
             if (gb != &m->geom)
                 sphere_normal_backward(m, gb, winv, e, fric, act, gate + (size_t)b * K, qb, vh + (size_t)b * D,
-                                       vS + (size_t)b * D, vnb, qbar + (size_t)b * D, vh_bar + (size_t)b * D);
+                                       vS + (size_t)b * D, NULL, vnb, qbar + (size_t)b * D, vh_bar + (size_t)b * D);
             if (mode == GATE_SOFT)
                 for (int k = 0; k < K; k++) pbar[(size_t)b * K + k] += gate_bar[k];
         }
@@ -376,9 +367,11 @@ static void step_backward(const imp_model *m, const double *params, imp_model_wo
             const unsigned char *act = w->pact + ((size_t)n * B + b) * (P > 0 ? P : 1);
             imp_event_backward(gb, winv, e, fric, act, gate + (size_t)b * K, h, qb, v + o, a0, vbar_n1 + o, qbar_n1 + o,
                                qbar + o, vbar + o, a0e_bar + o, mode == GATE_SOFT ? gate_bar : NULL, wbar, ebar, fricbar);
-            if (gb != &m->geom)
-                sphere_normal_event_backward(m, gb, winv, e, fric, act, gate + (size_t)b * K, qb, v + o, a0, vh + o,
-                                             vbar_n1 + o, qbar_n1 + o, qbar + o, vh_bar + o);
+            if (gb != &m->geom) {
+                event_inputs ev = {v + o, a0, qbar_n1 + o};
+                sphere_normal_backward(m, gb, winv, e, fric, act, gate + (size_t)b * K, qb, vh + o, NULL, &ev,
+                                       vbar_n1 + o, qbar + o, vh_bar + o);
+            }
             if (mode == GATE_SOFT)
                 for (int k = 0; k < K; k++) pbar[(size_t)b * K + k] += gate_bar[k];
         }

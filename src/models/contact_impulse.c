@@ -375,9 +375,16 @@ static double event_pair(const imp_contact_geometry *g, const double *w, const d
     return tau;
 }
 
-void imp_event_forward(const imp_contact_geometry *g, const double *w, const double *e, const double *fric,
+/* The adjoints of imp_event_backward (NULL in imp_event_forward). */
+typedef struct event_adjoint {
+    const double *dv_bar, *dq_bar;
+    double *q_bar, *v_bar, *a0_bar, *gate_bar, *w_bar, *e_bar, *fric_bar;
+} event_adjoint;
+
+/* Every active pair's event, forward (adj NULL: dv, dq accumulate) or reverse. */
+static void event_pass(const imp_contact_geometry *g, const double *w, const double *e, const double *fric,
                        const unsigned char *act, const double *gate, double h, const double *q, const double *v,
-                       const double *a0, double *dv, double *dq)
+                       const double *a0, double *dv, double *dq, const event_adjoint *adj)
 {
     const int D = g->n_bodies * g->dim;
     for (int p = 0; p < g->n_pairs; p++) {
@@ -386,8 +393,34 @@ void imp_event_forward(const imp_contact_geometry *g, const double *w, const dou
         only[p] = act[p];
         double vev[IMP_MAX_BODIES * IMP_MAX_DIM], jump[IMP_MAX_BODIES * IMP_MAX_DIM], dtau[3];
         double tau = event_pair(g, w, e, fric, p, only, gate, h, q, v, a0, D, dtau, vev, jump);
-        for (int i = 0; i < D; i++) dv[i] += jump[i], dq[i] += (h - tau) * jump[i];
+        if (!adj) {
+            for (int i = 0; i < D; i++) dv[i] += jump[i], dq[i] += (h - tau) * jump[i];
+            continue;
+        }
+        /* dv += jump, dq += (h - tau) jump */
+        double jb[IMP_MAX_BODIES * IMP_MAX_DIM], vevb[IMP_MAX_BODIES * IMP_MAX_DIM] = {0}, tau_bar = 0.0;
+        for (int i = 0; i < D; i++) jb[i] = adj->dv_bar[i] + (h - tau) * adj->dq_bar[i], tau_bar -= jump[i] * adj->dq_bar[i];
+        imp_impulse_backward(g, w, e, fric, IMP_CDL_IMPACT_EVENT, only, gate, vev, vev, jb, vevb, vevb, adj->gate_bar,
+                             adj->w_bar, adj->e_bar, adj->fric_bar);
+        /* vev = v + tau a0 */
+        for (int i = 0; i < D; i++) {
+            adj->v_bar[i] += vevb[i];
+            adj->a0_bar[i] += tau * vevb[i];
+            tau_bar += a0[i] * vevb[i];
+        }
+        /* tau(c, b, a): c the gap at q, b the normal velocity of v, a half that of a0 */
+        const imp_contact_pair *c = &g->pairs[p];
+        scatter_rel(g, c, c->normal, tau_bar * dtau[0], adj->q_bar);
+        scatter_rel(g, c, c->normal, tau_bar * dtau[1], adj->v_bar);
+        scatter_rel(g, c, c->normal, 0.5 * tau_bar * dtau[2], adj->a0_bar);
     }
+}
+
+void imp_event_forward(const imp_contact_geometry *g, const double *w, const double *e, const double *fric,
+                       const unsigned char *act, const double *gate, double h, const double *q, const double *v,
+                       const double *a0, double *dv, double *dq)
+{
+    event_pass(g, w, e, fric, act, gate, h, q, v, a0, dv, dq, NULL);
 }
 
 void imp_event_backward(const imp_contact_geometry *g, const double *w, const double *e, const double *fric,
@@ -395,28 +428,6 @@ void imp_event_backward(const imp_contact_geometry *g, const double *w, const do
                         const double *a0, const double *dv_bar, const double *dq_bar, double *q_bar, double *v_bar,
                         double *a0_bar, double *gate_bar, double *w_bar, double *e_bar, double *fric_bar)
 {
-    const int D = g->n_bodies * g->dim;
-    for (int p = 0; p < g->n_pairs; p++) {
-        if (!act[p]) continue;
-        unsigned char only[IMP_MAX_CONTACTS] = {0};
-        only[p] = act[p];
-        double vev[IMP_MAX_BODIES * IMP_MAX_DIM], jump[IMP_MAX_BODIES * IMP_MAX_DIM], dtau[3];
-        double tau = event_pair(g, w, e, fric, p, only, gate, h, q, v, a0, D, dtau, vev, jump);
-        /* dv += jump, dq += (h - tau) jump */
-        double jb[IMP_MAX_BODIES * IMP_MAX_DIM], vevb[IMP_MAX_BODIES * IMP_MAX_DIM] = {0}, tau_bar = 0.0;
-        for (int i = 0; i < D; i++) jb[i] = dv_bar[i] + (h - tau) * dq_bar[i], tau_bar -= jump[i] * dq_bar[i];
-        imp_impulse_backward(g, w, e, fric, IMP_CDL_IMPACT_EVENT, only, gate, vev, vev, jb, vevb, vevb, gate_bar, w_bar,
-                             e_bar, fric_bar);
-        /* vev = v + tau a0 */
-        for (int i = 0; i < D; i++) {
-            v_bar[i] += vevb[i];
-            a0_bar[i] += tau * vevb[i];
-            tau_bar += a0[i] * vevb[i];
-        }
-        /* tau(c, b, a): c the gap at q, b the normal velocity of v, a half that of a0 */
-        const imp_contact_pair *c = &g->pairs[p];
-        scatter_rel(g, c, c->normal, tau_bar * dtau[0], q_bar);
-        scatter_rel(g, c, c->normal, tau_bar * dtau[1], v_bar);
-        scatter_rel(g, c, c->normal, 0.5 * tau_bar * dtau[2], a0_bar);
-    }
+    event_adjoint adj = {dv_bar, dq_bar, q_bar, v_bar, a0_bar, gate_bar, w_bar, e_bar, fric_bar};
+    event_pass(g, w, e, fric, act, gate, h, q, v, a0, NULL, NULL, &adj);
 }
