@@ -61,6 +61,12 @@ static void usage(FILE *f)
             "                       step; a learned e comes out lower than the instantaneous one\n"
             "                       by ~ g h / |u|) or newton (Newton's law on the half-step\n"
             "                       velocity, force kept, or rest) (cdl)\n"
+            "  --impact-timing T    step (default: the impulse at the sample step, as the paper)\n"
+            "                       or event: each impact at its time inside the step (from the\n"
+            "                       gap along the free flight), Newton's law there, the rest of\n"
+            "                       the step flown with the post-impact velocity; e is then the\n"
+            "                       instantaneous coefficient (no g h / |u| bias); replaces\n"
+            "                       --impact-law; not with --projection (cdl)\n"
             "  --contact-tol X      cdl: how far above a contact pair (gap units) a gated step's drifted\n"
             "                       position may be for that pair to take the impulse (events per pair:\n"
             "                       the label or contact network says when, the gap and the closing\n"
@@ -172,7 +178,7 @@ int cli_train(int argc, char **argv)
         {"diverge-factor", required_argument, 0, 1}, {"keep", required_argument, 0, 1},
         {"impact-law", required_argument, 0, 'I'},  {"json", no_argument, 0, 'J'},
         {"lr-schedule", required_argument, 0, 's'}, {"contact-tol", required_argument, 0, 'G'},
-        {"geometry-gates", no_argument, 0, 'g'},
+        {"geometry-gates", no_argument, 0, 'g'}, {"impact-timing", required_argument, 0, 'i'},
         {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
     cli_run_opts ro;
     cli_run_opts_default(&ro);
@@ -231,6 +237,10 @@ int cli_train(int argc, char **argv)
             else if (strcmp(optarg, "auto")) return cli_failf("train", "--impact-law: '%s' is not auto, paper or newton", optarg);
             law_given = strcmp(optarg, "auto") != 0;
             break;
+        case 'i':
+            if (imp_cdl_timing_from_name(optarg, &cfg.impact_timing))
+                return cli_failf("train", "--impact-timing: '%s' is not step or event", optarg);
+            break;
         case 'J': json = 1; break;
         case 'g': cfg.gate_geometry = 1, cfg.touch = 0, touch_given = 1; break;
         case 'G': st = cli_parse_double("--contact-tol", optarg, 0, 1e12, &cfg.contact_tol); break;
@@ -249,8 +259,11 @@ int cli_train(int argc, char **argv)
     if (cli_json_check_output("train", json, out)) return 1;
     if (cfg.kind == IMP_MODEL_RESNET_CONTACT && !cfg.touch)
         return cli_failf("train", "resnet-contact is fed the contact signal: it needs --touch");
-    if (cfg.kind != IMP_MODEL_CDL && (e_mode == 1 || e_init || cfg.friction || law_given))
-        return cli_failf("train", "--restitution learn, --restitution-init, --friction and --impact-law apply to cdl only");
+    if (cfg.kind != IMP_MODEL_CDL && (e_mode == 1 || e_init || cfg.friction || law_given || cfg.impact_timing))
+        return cli_failf("train", "--restitution learn, --restitution-init, --friction, --impact-law and --impact-timing "
+                                  "apply to cdl only");
+    if (cfg.impact_timing == IMP_CDL_TIMING_EVENT && law_given)
+        return cli_failf("train", "--impact-law applies to --impact-timing step (event applies Newton's law at the contact time)");
     cfg.learn_restitution = cfg.kind == IMP_MODEL_CDL && e_mode != 0;
     if (!cfg.learn_restitution && e_init) return cli_failf("train", "--restitution-init: e is fixed (--restitution fixed)");
     imp_label_mode lm;

@@ -24,26 +24,29 @@
 # the same command after an interruption.
 #
 #   bash scripts/points_acceptance.sh [--system SYSTEM] [--out DIR] [--seeds N] [--epochs E] [--jobs J]
-#                                     [--configs "cdl cdl-onset resnet-contact resnet"] [--summary-only]
+#                                     [--configs "cdl cdl-onset resnet-contact resnet"] [--cdl-opts "OPTIONS"] [--summary-only]
 #
 # Defaults: --system bouncing-points:5, --out results/points (results/disks
 # for bouncing-disks:N), --seeds 5, --epochs 150, --jobs 2, every config.
 # Writes DIR/summary.md and DIR/summary.json; --summary-only writes them
 # from the runs finished so far (it reads each run's predictions.npz, which
 # DIR/.gitignore keeps out of the repository with the other .npz files).
+# --cdl-opts adds training options to both CD-Lagrange configs (e.g.
+# "--impact-law newton" or "--impact-timing event", docs/cdl.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-SYSTEM=bouncing-points:5 OUT= SEEDS=5 EPOCHS=150 JOBS=2 SUMMARY_ONLY=0 CONFIGS="cdl cdl-onset resnet-contact resnet"
+SYSTEM=bouncing-points:5 OUT= SEEDS=5 EPOCHS=150 JOBS=2 SUMMARY_ONLY=0 CONFIGS="cdl cdl-onset resnet-contact resnet" CDL_OPTS=
 while [ $# -gt 0 ]; do
     case "$1" in
     --system) SYSTEM=$2; shift 2 ;;
     --configs) CONFIGS=$2; shift 2 ;;
+    --cdl-opts) CDL_OPTS=$2; shift 2 ;;
     --out) OUT=$2; shift 2 ;;
     --seeds) SEEDS=$2; shift 2 ;;
     --epochs) EPOCHS=$2; shift 2 ;;
     --jobs) JOBS=$2; shift 2 ;;
     --summary-only) SUMMARY_ONLY=1; shift ;;
-    -h|--help) sed -n '2,33p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,35p' "$0"; exit 0 ;;
     *) echo "points_acceptance.sh: error: unknown option '$1'" >&2; exit 2 ;;
     esac
 done
@@ -62,6 +65,7 @@ IMPULSE=${IMPULSE:-build/impulse}
 PY=/usr/bin/python3
 [ -x "$IMPULSE" ] || { echo "points_acceptance.sh: error: $IMPULSE not built (scripts/build.sh)" >&2; exit 1; }
 mkdir -p "$OUT"
+[ -f "$OUT/.gitignore" ] || printf '*.npz\n*.jsonl\n' > "$OUT/.gitignore"
 
 [ -f "$OUT/train.npz" ] || "$IMPULSE" simulate "$SYSTEM" --trajectories 20 --seed 100 -o "$OUT/train.npz"
 [ -f "$OUT/test.npz" ] || "$IMPULSE" simulate "$SYSTEM" --trajectories 4 --seed 200 -o "$OUT/test.npz"
@@ -74,8 +78,8 @@ tasks=()
 for s in $(seq 0 $((SEEDS - 1))); do
     for c in $CONFIGS; do
         case "$c" in
-        cdl) tasks+=("cdl.s$s cdl --seed $s --friction --restitution-init 0.5") ;;
-        cdl-onset) tasks+=("cdl-onset.s$s cdl --seed $s --friction --restitution-init 0.5 --contact-labels onset") ;;
+        cdl) tasks+=("cdl.s$s cdl --seed $s --friction --restitution-init 0.5 $CDL_OPTS") ;;
+        cdl-onset) tasks+=("cdl-onset.s$s cdl --seed $s --friction --restitution-init 0.5 --contact-labels onset $CDL_OPTS") ;;
         resnet-contact) tasks+=("resnet-contact.s$s resnet-contact --seed $s") ;;
         resnet) tasks+=("resnet.s$s resnet --seed $s") ;;
         esac

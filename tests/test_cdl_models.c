@@ -384,19 +384,21 @@ static void test_learned_restitution_gradients(void)
         int starts[3] = {first - 3, first - 5, first - 1};
         batch bt;
         make_batch(&ts, 3, 5, starts, &bt);
-        for (int variant = 0; variant < 5; variant++) {
-            int touch = variant != 1 && variant != 4, mass = variant == 2, law = variant >= 3 ? IMP_CDL_IMPACT_NEWTON : 0;
+        for (int variant = 0; variant < 7; variant++) {
+            int touch = variant != 1 && variant != 4 && variant != 6, mass = variant == 2 || variant == 6,
+                law = variant == 3 || variant == 4 ? IMP_CDL_IMPACT_NEWTON : 0, event = variant >= 5;
             imp_model *m = small_model(IMP_MODEL_CDL, &ts.geom, ts.dt, touch, 0, 0, mass, IMP_ACT_TANH);
             imp_cdl_config cfg = m->cfg;
             imp_model_free(m);
             cfg.learn_restitution = 1;
             cfg.impact_law = law;
+            cfg.impact_timing = event ? IMP_CDL_TIMING_EVENT : IMP_CDL_TIMING_STEP;
             CHECK_OK(imp_model_create(&m, &cfg, &ts.geom, ts.dt, 11));
             CHECK(m->n_params == m->off_restitution + (size_t)ts.geom.n_pairs);
             for (int p = 0; p < ts.geom.n_pairs; p++) m->params[m->off_restitution + p] = 0.3 - 0.4 * p;
             char what[96];
             snprintf(what, sizeof what, "%s cdl learned e touch=%d mass=%d law=%s", systems[s], touch, mass,
-                     law ? "newton" : "paper");
+                     event ? "event" : law ? "newton" : "paper");
             fd_check(m, &bt, 0.01, what);
             /* the e entries themselves carry gradient */
             imp_model_work *w = imp_model_work_new(m, bt.B, bt.H);
@@ -450,11 +452,13 @@ static void test_friction_gradients(void)
     flat.n_traj = 1;
     flat.n_steps = ts.n_traj * ts.n_steps;
     make_batch(&flat, B, 5, starts, &bt);
-    for (int variant = 0; variant < 5; variant++) {
-        int touch = variant != 1 && variant != 4, mass = variant == 2, law = variant >= 3 ? IMP_CDL_IMPACT_NEWTON : 0;
+    for (int variant = 0; variant < 7; variant++) {
+        int touch = variant != 1 && variant != 4 && variant != 6, mass = variant == 2 || variant == 6,
+            law = variant == 3 || variant == 4 ? IMP_CDL_IMPACT_NEWTON : 0, event = variant >= 5;
         imp_cdl_config cfg;
         imp_cdl_config_default(&cfg, IMP_MODEL_CDL);
         cfg.impact_law = law;
+        cfg.impact_timing = event ? IMP_CDL_TIMING_EVENT : IMP_CDL_TIMING_STEP;
         cfg.hidden = 7, cfg.hidden_layers = 2, cfg.contact_hidden = 6, cfg.act = IMP_ACT_TANH;
         cfg.touch = touch, cfg.learn_mass = mass, cfg.learn_restitution = 1, cfg.friction = 1;
         imp_model *m = NULL;
@@ -464,7 +468,8 @@ static void test_friction_gradients(void)
         /* mu low enough that some impacts slide, e away from the truth */
         CHECK_OK(imp_model_set_contact_law(m, (double[]){0.6}, (double[]){0.12}));
         char what[96];
-        snprintf(what, sizeof what, "disk cdl friction touch=%d mass=%d law=%s", touch, mass, law ? "newton" : "paper");
+        snprintf(what, sizeof what, "disk cdl friction touch=%d mass=%d law=%s", touch, mass,
+                 event ? "event" : law ? "newton" : "paper");
         fd_check(m, &bt, 0.01, what);
         imp_model_work *w = imp_model_work_new(m, bt.B, bt.H);
         double *grad = calloc(m->n_params, sizeof(double));
@@ -785,12 +790,13 @@ static void test_disks_gradients(void)
     flat.n_steps = ts.n_traj * ts.n_steps;
     batch bt;
     make_batch(&flat, B, H, starts, &bt);
-    for (int variant = 0; variant < 3; variant++) {
+    for (int variant = 0; variant < 5; variant++) {
         imp_cdl_config cfg;
         imp_cdl_config_default(&cfg, IMP_MODEL_CDL);
         cfg.impact_law = variant == 2 ? IMP_CDL_IMPACT_NEWTON : IMP_CDL_IMPACT_PAPER;
+        cfg.impact_timing = variant >= 3 ? IMP_CDL_TIMING_EVENT : IMP_CDL_TIMING_STEP;
         cfg.hidden = 7, cfg.hidden_layers = 2, cfg.contact_hidden = 6, cfg.act = IMP_ACT_TANH;
-        cfg.touch = variant != 1, cfg.learn_restitution = 1, cfg.friction = 1;
+        cfg.touch = variant != 1 && variant != 4, cfg.learn_restitution = 1, cfg.friction = 1;
         imp_model *m = NULL;
         CHECK_OK(imp_model_create(&m, &cfg, g, ts.dt, 17));
         if (!m) continue;
@@ -798,12 +804,128 @@ static void test_disks_gradients(void)
         for (int p = 0; p < g->n_pairs; p++) e0[p] = 0.6 + 0.01 * p, mu0[p] = 0.1 + 0.01 * p;
         CHECK_OK(imp_model_set_contact_law(m, e0, mu0));
         char what[96];
-        snprintf(what, sizeof what, "disks cdl friction touch=%d law=%s", cfg.touch, variant == 2 ? "newton" : "paper");
+        snprintf(what, sizeof what, "disks cdl friction touch=%d law=%s", cfg.touch,
+                 variant >= 3 ? "event" : variant == 2 ? "newton" : "paper");
         fd_check(m, &bt, 0.01, what);
         imp_model_free(m);
     }
     free_batch(&bt);
     imp_trajset_free(&ts);
+}
+
+/* A CD-Lagrange model under exact gravity 9.81 on every body (mass 1: the
+ * potential 9.81 softplus(sum of the heights + 60), whose Hessian is below
+ * 1e-25), impacts at their event time, e and (with friction) mu per pair. */
+static imp_model *gravity_event_model(const imp_contact_geometry *g, double dt, int friction)
+{
+    imp_cdl_config cfg;
+    imp_cdl_config_default(&cfg, IMP_MODEL_CDL);
+    cfg.hidden = 4, cfg.contact_hidden = 4, cfg.learn_restitution = 1, cfg.friction = friction;
+    cfg.impact_timing = IMP_CDL_TIMING_EVENT;
+    cfg.contact_tol = 0.0;
+    imp_model *m = NULL;
+    CHECK_OK(imp_model_create(&m, &cfg, g, dt, 1));
+    if (!m) return NULL;
+    memset(m->params, 0, m->n_params * sizeof(double));
+    const imp_mlp *u = &m->net;
+    for (int k = 0; k < g->n_bodies; k++) m->params[m->off_net + u->w_off[0] + k * g->dim + 1] = 1.0;
+    m->params[m->off_net + u->b_off[0]] = 60.0;
+    m->params[m->off_net + u->w_off[1]] = 9.81;
+    return m;
+}
+
+/* Impacts at their event time (--impact-timing event): exact for a point
+ * under gravity meeting the floor or a wall inside a step (the event-driven
+ * solution: Newton's law at the contact time, the rest of the step flown
+ * with the post-impact velocity), and the reverse pass to the window's
+ * first state (q, v: through the contact time tau, the velocity at the
+ * event and the position shift) against central differences: floor, wall,
+ * both in one step (friction sliding and sticking) and two disks meeting
+ * (a sphere pair, its normal from the centres). */
+static void test_event_timing(void)
+{
+    const double h = 0.02, g0 = 9.81;
+    imp_contact_geometry pg = plane_geometry(1);
+    pg.pairs[0].tangent[0] = 1.0, pg.pairs[1].tangent[1] = 1.0; /* friction along the floor and the wall */
+    /* exactness: floor (y0 0.03, vy -2) and wall (x = 100, vx 2) */
+    imp_model *m = gravity_event_model(&pg, h, 0);
+    CHECK_OK(imp_model_set_contact_law(m, (double[]){0.8, 0.6}, NULL));
+    for (int c = 0; c < 2; c++) {
+        double x0[4] = {c ? 99.97 : 0.0, c ? 3.0 : 0.03, c ? 2.0 : 1.0, c ? 0.5 : -2.0}, gates[2] = {0, 1}, st[8], ct[2];
+        CHECK_OK(imp_model_rollout(m, x0, 2, gates, st, ct));
+        double ex[4];
+        if (!c) { /* 0.03 - 2 t - g t^2 / 2 = 0 */
+            double tau = (-2.0 + sqrt(4.0 + 2.0 * g0 * 0.03)) / g0, um = -2.0 - g0 * tau, up = -0.8 * um, r = h - tau;
+            ex[0] = h, ex[1] = up * r - 0.5 * g0 * r * r, ex[2] = 1.0, ex[3] = up - g0 * r;
+        } else {
+            double tau = 0.03 / 2.0, r = h - tau;
+            ex[0] = 100.0 - 0.6 * 2.0 * r, ex[1] = 3.0 + 0.5 * h - 0.5 * g0 * h * h, ex[2] = -0.6 * 2.0, ex[3] = 0.5 - g0 * h;
+        }
+        printf("event timing, %s: (%.12f, %.12f, %.12f, %.12f), exact (%.12f, %.12f, %.12f, %.12f)\n", c ? "wall" : "floor",
+               st[4], st[5], st[6], st[7], ex[0], ex[1], ex[2], ex[3]);
+        for (int i = 0; i < 4; i++) CHECK_CLOSE(st[4 + i], ex[i], 1e-12, 1e-12);
+    }
+    imp_model_free(m);
+
+    /* two disks (radius 0.1) on a floor, meeting in the first step */
+    imp_contact_geometry dg;
+    memset(&dg, 0, sizeof dg);
+    dg.n_bodies = 2, dg.dim = 3, dg.restitution = 0.8, dg.has_radii = 1, dg.n_pairs = 3;
+    dg.mass[0] = dg.mass[1] = 1.0, dg.radius[0] = dg.radius[1] = 0.1;
+    dg.pairs[0] = (imp_contact_pair){.body_i = IMP_WALL, .body_j = 0, .normal = {0, 1, 0}, .offset = 0.1, .tangent = {1, 0, 0.1}};
+    dg.pairs[1] = (imp_contact_pair){.body_i = IMP_WALL, .body_j = 1, .normal = {0, 1, 0}, .offset = 0.1, .tangent = {1, 0, 0.1}};
+    dg.pairs[2] = (imp_contact_pair){.body_i = 0, .body_j = 1, .kind = IMP_PAIR_SPHERE, .tangent = {0, 0, 0.1}};
+    CHECK_OK(imp_contact_geometry_check(&dg));
+    struct {
+        const char *what;
+        int disks;
+        double mu, x0[12];
+    } cases[] = {
+        {"floor", 0, 0.05, {0.3, 0.05, 0.7, -2.0}},
+        {"wall", 0, 0.05, {99.97, 3.0, 2.0, 0.5}},
+        {"floor and wall, sliding", 0, 0.05, {99.975, 0.035, 2.0, -2.5}},
+        {"floor and wall, sticking", 0, 2.0, {99.975, 0.035, 2.0, -2.5}},
+        {"two disks", 1, 0.1, {0.0, 1.0, 0.0, 0.23, 1.03, 0.0, 1.0, 0.1, 0.3, -1.2, -0.3, -0.2}},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const imp_contact_geometry *g = cases[c].disks ? &dg : &pg;
+        m = gravity_event_model(g, h, 1);
+        if (!m) continue;
+        const int D = m->D, K = m->K, H = 3;
+        double e[3] = {0.7, 0.6, 0.75}, mu[3] = {cases[c].mu, cases[c].mu, cases[c].mu};
+        CHECK_OK(imp_model_set_contact_law(m, e, mu));
+        double x0[12], target[3 * 12], labels[3 * 2] = {0};
+        memcpy(x0, cases[c].x0, 2 * D * sizeof(double));
+        for (int i = 0; i < H * 2 * D; i++) target[i] = x0[i % (2 * D)] + 0.01 * (i % 5) - 0.02;
+        for (int k = 0; k < K; k++) labels[k] = 1.0; /* the impact in the first step */
+        imp_model_work *w = imp_model_work_new(m, 1, H);
+        double *grad = calloc(m->n_params, sizeof(double)), an[12], num[12];
+        imp_loss_parts lp;
+        CHECK_OK(imp_model_window_loss(m, m->params, w, x0, target, labels, NULL, 1, H, 0.0, grad, &lp));
+        memcpy(an, w->qbar, D * sizeof(double));
+        memcpy(an + D, w->vbar, D * sizeof(double));
+        for (int i = 0; i < 2 * D; i++) {
+            double keep = x0[i], l1, l2;
+            x0[i] = keep + 1e-6;
+            CHECK_OK(imp_model_window_loss(m, m->params, w, x0, target, labels, NULL, 1, H, 0.0, NULL, &lp));
+            l1 = lp.total;
+            x0[i] = keep - 1e-6;
+            CHECK_OK(imp_model_window_loss(m, m->params, w, x0, target, labels, NULL, 1, H, 0.0, NULL, &lp));
+            l2 = lp.total;
+            x0[i] = keep;
+            num[i] = (l1 - l2) / 2e-6;
+        }
+        double err = test_grad_rel_err(an, num, 2 * D, 1e-8);
+        printf("event timing, %-26s d loss / d x0: FD rel err %.2e\n", cases[c].what, err);
+        CHECK_MSG(err < 1e-6, "event timing, %s: gradient to the first state, relative error %g", cases[c].what, err);
+        char what[96];
+        snprintf(what, sizeof what, "event timing, %s", cases[c].what);
+        batch bt = {1, H, D, K, x0, target, labels, NULL};
+        fd_check(m, &bt, 0.0, what);
+        free(grad);
+        imp_model_work_free(w);
+        imp_model_free(m);
+    }
 }
 
 /* Two pairs in one step: the ball in a box reaching the floor and the
@@ -837,12 +959,14 @@ static void test_corner_gradients(void)
             t[0] = xw - 0.02 * (k + 1), t[1] = yf + 0.03 * (k + 1), t[2] = -1.2, t[3] = 1.5;
         }
     batch bt = {2, 3, 2, 1, x0, target, labels, NULL};
-    for (int variant = 0; variant < 8; variant++) {
+    for (int variant = 0; variant < 12; variant++) {
         int law = variant & 1 ? IMP_CDL_IMPACT_NEWTON : IMP_CDL_IMPACT_PAPER, stick = (variant >> 1) & 1,
-            touch = variant < 4;
+            touch = variant < 4 || (variant >= 8 && variant < 10), event = variant >= 8;
+        if (event) law = IMP_CDL_IMPACT_PAPER, stick = variant & 1;
         imp_cdl_config cfg;
         imp_cdl_config_default(&cfg, IMP_MODEL_CDL);
         cfg.impact_law = law;
+        cfg.impact_timing = event ? IMP_CDL_TIMING_EVENT : IMP_CDL_TIMING_STEP;
         cfg.hidden = 7, cfg.hidden_layers = 2, cfg.contact_hidden = 6, cfg.act = IMP_ACT_TANH;
         cfg.touch = touch, cfg.learn_mass = 1, cfg.learn_restitution = 1, cfg.friction = 1;
         cfg.contact_tol = 0.05;
@@ -859,8 +983,8 @@ static void test_corner_gradients(void)
         CHECK_MSG(states[4 + 2] < 0.0 && states[4 + 3] > 0.0, "corner: v after the step (%g, %g)", states[6],
                   states[7]);
         char what[96];
-        snprintf(what, sizeof what, "corner cdl touch=%d law=%s mu=%s", touch, law ? "newton" : "paper",
-                 stick ? "stick" : "slide");
+        snprintf(what, sizeof what, "corner cdl touch=%d law=%s mu=%s", touch,
+                 event ? "event" : law ? "newton" : "paper", stick ? "stick" : "slide");
         fd_check(m, &bt, 0.01, what);
         imp_model_free(m);
     }
@@ -888,5 +1012,6 @@ int main(void)
     test_box_gradients();
     test_disks_activity();
     test_disks_gradients();
+    test_event_timing();
     TEST_MAIN_END();
 }

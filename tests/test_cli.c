@@ -228,6 +228,34 @@ int main(void)
     expect_error("train resnet --data cli_ball.npz --friction -o x.npz", "cdl only");
     expect_error("train cdl --data cli_ball.npz --impact-law sideways -o x.npz", "--impact-law");
     expect_error("train resnet --data cli_ball.npz --impact-law newton -o x.npz", "cdl only");
+    expect_error("train cdl --data cli_ball.npz --impact-timing later -o x.npz",
+                 "--impact-timing: 'later' is not step or event");
+    expect_error("train resnet --data cli_ball.npz --impact-timing event -o x.npz", "cdl only");
+    expect_error("train cdl --data cli_ball.npz --impact-timing event --impact-law paper -o x.npz",
+                 "--impact-law applies to --impact-timing step");
+    expect_error("train cdl --data cli_ball.npz --impact-timing event --projection -o x.npz",
+                 "impact_timing: event has no reverse pass through the projection");
+    /* event timing: in the checkpoint's meta, and the loaded model rolls out as trained */
+    {
+        CHECK_MSG(run("train cdl --data cli_ball.npz --epochs 2 --hidden 8 --impact-timing event -o cli_event.npz", err,
+                      sizeof err) == 0, "event timing: %s", err);
+        imp_npz *z = NULL;
+        CHECK_OK(imp_npz_load(&z, "cli_event.npz"));
+        const char *meta = z ? imp_npz_meta(z) : NULL;
+        CHECK_MSG(meta && strstr(meta, "\"impact_timing\":\"event\""), "event timing meta: %s", meta ? meta : "");
+        imp_npz_free(z);
+        imp_model *me = NULL;
+        CHECK_OK(imp_model_load(&me, "cli_event.npz"));
+        CHECK(me && me->cfg.impact_timing == IMP_CDL_TIMING_EVENT);
+        imp_model_free(me);
+        CHECK_MSG(run("train cdl --data cli_ball.npz --epochs 2 --hidden 8 -o cli_step.npz", err, sizeof err) == 0, "%s",
+                  err);
+        CHECK_OK(imp_npz_load(&z, "cli_step.npz"));
+        meta = z ? imp_npz_meta(z) : NULL;
+        CHECK(meta && !strstr(meta, "impact_timing")); /* step: as before */
+        imp_npz_free(z);
+        remove("cli_event.npz"), remove("cli_event.npz.log.jsonl"), remove("cli_step.npz"), remove("cli_step.npz.log.jsonl");
+    }
     expect_error("train cdl --data cli_ball.npz --lr-schedule linear -o x.npz",
                  "--lr-schedule: 'linear' is not constant, cosine or auto");
     expect_error("train resnet --data cli_ball.npz --lr-schedule -o x.npz", "--lr-schedule");

@@ -89,6 +89,12 @@ static void test_key_errors(void)
         {"strand=contact system=compliant-ball-box model=cdl e_init=1.5", "e_init=1.5"},
         {"strand=contact system=compliant-ball-box model=cdl impact_law=sideways", "impact_law=sideways"},
         {"strand=contact system=compliant-ball-box model=resnet impact_law=paper", "impact_law= applies to model=cdl"},
+        {"strand=contact system=compliant-ball-box model=cdl impact_timing=later", "impact_timing=later is not step or event"},
+        {"strand=contact system=compliant-ball-box model=resnet impact_timing=event", "impact_timing= applies to model=cdl"},
+        {"strand=contact system=compliant-ball-box model=cdl impact_timing=event impact_law=paper",
+         "impact_law= applies to impact_timing=step"},
+        {"strand=contact system=compliant-ball-box model=cdl impact_timing=event projection=1",
+         "projection=1 does not train with impact_timing=event"},
         {"strand=contact system=compliant-ball-box model=cdl n_test=0", "n_test=0"},
         {"strand=cube model=rigid-identified tosses=2", "needs data= or simulate=box-toss"},
         {"strand=cube model=rigid-identified tosses=2 simulate=sphere", "simulate=sphere"},
@@ -134,7 +140,7 @@ static void test_run_report(void)
         "task id=bb.resnet.s0 strand=contact system=compliant-ball-box config=resnet model=resnet epochs=2 "
         "n_train=2 n_test=1 noise=0.05\n"
         "task id=pts.cdl.s0 strand=contact system=bouncing-points:2 config=cdl model=cdl friction=1 e_init=0.5 "
-        "epochs=2 n_train=2 n_test=1\n"
+        "epochs=2 n_train=2 n_test=1 impact_timing=event\n"
         "task id=chain.node.s0 strand=chnn system=chain-ground-elastic:3 model=node epochs=1 n_train=2 n_test=2 "
         "T=10\n"
         "task id=chain.clnnc.s0 strand=chnn system=chain-ground:3 model=clnn-contact epochs=1 n_train=2 n_test=2 "
@@ -176,6 +182,7 @@ static void test_run_report(void)
     z = result("pts.cdl.s0");
     const double *mu = array(z, "mu", 8), *mut = array(z, "mu_true", 8), *imp = array(z, "impacts", 8);
     CHECK(mu && mut && imp);
+    CHECK(z && imp_npz_meta(z) && strstr(imp_npz_meta(z), "\"impact_timing\":\"event\"")); /* the task's timing */
     if (mu && mut && imp && md) {
         for (int q = 0; q < 8; q++) CHECK(mu[q] > 0 && mut[q] >= 0 && imp[q] >= 0);
         CHECK(strstr(md, "learned e and mu per contact"));

@@ -66,7 +66,21 @@ typedef struct imp_cdl_config {
                                  every step each body's closing pairs penetrated at the drifted
                                  position take the impulse, in training and rollouts; the
                                  contact network is unused. Needs touch = 0. */
+    int impact_timing;        /* CDL: IMP_CDL_TIMING_STEP (default: the impulse at the step, the
+                                 paper's) or IMP_CDL_TIMING_EVENT (each impact at its time in the
+                                 step, Newton's law there, the step finished with the post-impact
+                                 velocity; impact_law unused; not with projection in training) */
 } imp_cdl_config;
+
+/* imp_cdl_config.impact_timing. EVENT: a gated pair meets its surface at
+ * tau in the step along the free flight q_n + s v_n + s^2/2 a_n (a_n the
+ * force's acceleration at q_n); Newton's law with Coulomb friction acts on
+ * the velocity there, v_n + tau a_n, and the step ends at
+ * q_{n+1} = q_n + h v_{n+1/2} + (h - tau) dv, v_{n+1} = v_{n+1/2} + h/2 a_{n+1} + dv,
+ * exact for a constant force (docs/derivations/contact.md sec 12). */
+enum { IMP_CDL_TIMING_STEP = 0, IMP_CDL_TIMING_EVENT = 1 };
+/* "step" or "event" to IMP_CDL_TIMING_*; anything else is an error. */
+int imp_cdl_timing_from_name(const char *name, int *out);
 
 #define IMP_CONTACT_TOL_AUTO (-1.0)
 /* The contact tolerance for these data: 3 sigma of the data's position

@@ -115,7 +115,7 @@ class CdlConfig(Struct):
     _fields_ = [("kind", c_int), ("hidden", c_int), ("hidden_layers", c_int), ("act", c_int),
                 ("contact_hidden", c_int), ("touch", c_int), ("projection", c_int), ("learn_damping", c_int),
                 ("learn_mass", c_int), ("learn_restitution", c_int), ("friction", c_int), ("impact_law", c_int),
-                ("contact_tol", c_double), ("gate_geometry", c_int)]
+                ("contact_tol", c_double), ("gate_geometry", c_int), ("impact_timing", c_int)]
 
 
 class LossParts(Struct):

@@ -28,7 +28,8 @@ def _train_contact(model, data, output, epochs, seed, lr, callback, run, setting
                    l2=None, activation=None, hidden=None, layers=None, touch=True, projection=False,
                    damping=False, learn_mass=False, contact_precision="single", potential_precision="single",
                    restitution=None, restitution_init=None, friction=False, friction_init="data",
-                   impact_law="auto", contact_labels="auto", lr_schedule="auto", contact_tol=None):
+                   impact_law="auto", contact_labels="auto", lr_schedule="auto", contact_tol=None,
+                   impact_timing="step"):
     kind = ctypes.c_int()
     check(lib.imp_model_kind_from_name(model.encode(), ctypes.byref(kind)))
     for name, v, known in (("activation", activation, (None, "tanh", "softplus", "relu")),
@@ -77,6 +78,13 @@ def _train_contact(model, data, output, epochs, seed, lr, callback, run, setting
     if model != "cdl" and impact_law != "auto":
         raise Error("impact_law applies to cdl only")
     cfg.impact_law = int(impact_law == "newton")
+    if impact_timing not in ("step", "event"):
+        raise Error(f"impact_timing: '{impact_timing}' is not step or event")
+    if model != "cdl" and impact_timing != "step":
+        raise Error("impact_timing applies to cdl only")
+    if impact_timing == "event" and impact_law != "auto":
+        raise Error("impact_law applies to impact_timing='step' (event applies Newton's law at the contact time)")
+    cfg.impact_timing = int(impact_timing == "event")
     if contact_tol is not None:  # None: 3 x the data's noise (impulse train --contact-tol)
         if model != "cdl" or not contact_tol >= 0:
             raise Error(f"contact_tol: {contact_tol!r}: a gap >= 0, for cdl only")

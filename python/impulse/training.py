@@ -58,7 +58,9 @@ def train(model: str, data, *, output: str | os.PathLike | None = None, epochs: 
         friction (False; True: Coulomb friction with learned mu at pairs
         with a tangent), friction_init ('data' or a number), impact_law
         ('auto', the default: 'paper' for impulse's event-driven simulators,
-        'newton' for other data; as the CLI's --impact-law);
+        'newton' for other data; as the CLI's --impact-law), impact_timing
+        ('step', the default, or 'event': each impact at its time inside the
+        step, Newton's law there; as the CLI's --impact-timing);
         contact_labels ('auto', 'as-given', 'onset': how touch labels are
         turned into impulses; 'geometry': labels derived from the motion near
         the contact pairs, for data without them; as the CLI's

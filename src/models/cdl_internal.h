@@ -56,6 +56,37 @@ void imp_impulse_backward(const imp_contact_geometry *g, const double *w, const 
                           const double *dv_bar, double *vh_bar, double *vS_bar, double *gate_bar, double *w_bar,
                           double *e_bar, double *fric_bar);
 
+/* The contact module's Newton law on the velocity at the event (law of
+ * imp_impulse_forward for impact_timing event; not a public impact_law). */
+#define IMP_CDL_IMPACT_EVENT 2
+
+/* Impacts at their event time (imp_cdl_config.impact_timing
+ * IMP_CDL_TIMING_EVENT; docs/derivations/contact.md sec 12). For the step
+ * from q with velocity v and the force's acceleration a0 at its start (D
+ * each), pair p meets its surface at tau in [0, h] along the free flight
+ * q + s v + s^2/2 a0: the first root of the quadratic in s of its gap
+ * (linear in q: planes, and sphere pairs linearised for the step); 0 when
+ * the gap at q is <= 0, h when the surface is not reached in the step.
+ * dtau = d tau / d(c, b, a) of the gap c, normal velocity b and half the
+ * normal acceleration a (0 at those clamps). */
+double imp_event_time(const imp_contact_geometry *g, int p, const double *q, const double *v, const double *a0, double h,
+                      double dtau[3]);
+/* For every pair with act[p] != 0 (gates as imp_impulse_forward), the
+ * impulse of Newton's law and Coulomb friction (contact module,
+ * IMP_CONTACT_LAW_NEWTON) on the velocity at the event v + tau a0, each
+ * pair alone; dv (D) += the velocity jump, dq (D) += (h - tau) times it: the
+ * rest of the step flown with the post-impact velocity. */
+void imp_event_forward(const imp_contact_geometry *g, const double *w, const double *e, const double *fric,
+                       const unsigned char *act, const double *gate, double h, const double *q, const double *v,
+                       const double *a0, double *dv, double *dq);
+/* Reverse of imp_event_forward given dv_bar and dq_bar; accumulates into
+ * q_bar, v_bar, a0_bar (D), gate_bar, w_bar (K), e_bar and fric_bar
+ * (n_pairs) (gate_bar, w_bar, e_bar, fric_bar may be NULL). */
+void imp_event_backward(const imp_contact_geometry *g, const double *w, const double *e, const double *fric,
+                        const unsigned char *act, const double *gate, double h, const double *q, const double *v,
+                        const double *a0, const double *dv_bar, const double *dq_bar, double *q_bar, double *v_bar,
+                        double *a0_bar, double *gate_bar, double *w_bar, double *e_bar, double *fric_bar);
+
 /* Closest-point projection in the mass metric of every pair with activity
  * act[p] (as for the impulse; NULL: all 1) 2, or 1 and its bodies both gated
  * on (gate >= 0.5; walls count as on), whose gap is negative:

@@ -10,7 +10,10 @@
  *   q_{n+1} = projection(qt) at impacts        (closest point, optional)
  *   a1 = M^-1(-grad U(q_{n+1}) - C vh)         vS = vh + h a1        (39)
  *   v_{n+1} = vh + h/2 a1 + M^-1 I(vh, vS, gate)                     (48-50)
- * grad U(q_{n+1}) is computed once and reused by the next step's a0. */
+ * grad U(q_{n+1}) is computed once and reused by the next step's a0.
+ * With impact_timing event the gated pairs' impulses act at their contact
+ * times tau instead (imp_event_forward, before a1): q_{n+1} = qt + (h - tau)
+ * dv, v_{n+1} = vh + h/2 a1 + dv (docs/derivations/contact.md sec 12). */
 #include "cdl_internal.h"
 
 #include <math.h>
@@ -102,20 +105,62 @@ static const imp_contact_geometry *geom_at(const imp_model *m, const double *q, 
     return buf;
 }
 
+/* The normal angle phi of sphere pair c (geom_at) moves by
+ * G . (dd + s* dw): G = g - (g . w) / (c . w) c, g = c_perp / |c|^2, when s*
+ * is a root of |c| = R (inside the step), G = g when it is 0 or h. Adds
+ * phi_bar times that to q_bar (D) and vh_bar (D). */
+static void normal_angle_backward(const imp_model *m, const imp_contact_geometry *gb, const imp_contact_pair *c,
+                                  const double *q, const double *vh, double phi_bar, double *q_bar, double *vh_bar)
+{
+    const int d = gb->dim;
+    double cc[2], s = sphere_contact_time(c, gb, q, vh, m->dt, cc), r2 = cc[0] * cc[0] + cc[1] * cc[1];
+    if (!(r2 > 0.0)) return;
+    double w[2] = {vh[c->body_j * d] - vh[c->body_i * d], vh[c->body_j * d + 1] - vh[c->body_i * d + 1]};
+    double G[2] = {-cc[1] / r2, cc[0] / r2};
+    double cw = cc[0] * w[0] + cc[1] * w[1];
+    if (s > 0.0 && s < m->dt && cw != 0.0) {
+        double gw = (G[0] * w[0] + G[1] * w[1]) / cw;
+        G[0] -= gw * cc[0], G[1] -= gw * cc[1];
+    }
+    for (int a = 0; a < 2; a++) {
+        q_bar[c->body_j * d + a] += phi_bar * G[a];
+        q_bar[c->body_i * d + a] -= phi_bar * G[a];
+        vh_bar[c->body_j * d + a] += phi_bar * s * G[a];
+        vh_bar[c->body_i * d + a] -= phi_bar * s * G[a];
+    }
+}
+
+/* sum over the bodies of x_bar . (J x), J the rotation generator
+ * (x, y) -> (-y, x) of each body's position (spin coordinates do not turn) */
+static double turn(const double *x_bar, const double *x, int D, int d)
+{
+    double s = 0.0;
+    for (int o = 0; o < D; o += d) s += x_bar[o] * -x[o + 1] + x_bar[o + 1] * x[o];
+    return s;
+}
+
 /* The reverse pass through the sphere pairs' normals n = c / |c|, c = d +
  * w s* (geom_at): each pair's impulse is equivariant under a rotation of
  * the plane applied to its normal and to the bodies' velocities (the spin
  * coordinates do not turn), dv_p(R n, vh, vS) = R dv_p(n, R^T vh, R^T vS),
  * so its derivative along the normal's only direction of change (its angle
  * phi) is J dv_p - d(dv_p)/d(vh) J vh - d(dv_p)/d(vS) J vS with J the
- * rotation generator (x, y) -> (-y, x) of each body. phi moves by
- * G . (dd + s* dw): G = g - (g . w) / (c . w) c, g = c_perp / |c|^2, when s*
- * is a root of |c| = R (inside the step), G = g when it is 0 or h. Adds to
+ * rotation generator (x, y) -> (-y, x) of each body; phi's own derivative
+ * is normal_angle_backward's. With event timing (ev non-NULL: the step's
+ * v, a0 and dq_bar; imp_event_forward) pair p's velocity jump dv and
+ * position shift dq turn with the plane, and so do its inputs q, v and a0
+ * (its gap n . (x_j - x_i) - R does not change), so phi's adjoint is
+ * dv_bar . J dv + dq_bar . J dq - (q_b . J q + v_b . J v + a0_b . J a0)
+ * with the inputs' adjoints of the pair alone at fixed normal. Adds to
  * q_bar (D) and vh_bar (D). */
+typedef struct event_inputs {
+    const double *v, *a0, *dq_bar;
+} event_inputs;
+
 static void sphere_normal_backward(const imp_model *m, const imp_contact_geometry *gb, const double *winv,
                                    const double *e, const double *fric, const unsigned char *act, const double *gate,
-                                   const double *q, const double *vh, const double *vS, const double *dv_bar,
-                                   double *q_bar, double *vh_bar)
+                                   const double *q, const double *vh, const double *vS, const event_inputs *ev,
+                                   const double *dv_bar, double *q_bar, double *vh_bar)
 {
     const int D = m->D, d = gb->dim;
     for (int p = 0; p < gb->n_pairs; p++) {
@@ -125,31 +170,27 @@ static void sphere_normal_backward(const imp_model *m, const imp_contact_geometr
         only[p] = act[p];
         double dv[IMP_MAX_BODIES * IMP_MAX_DIM] = {0}, vh_b[IMP_MAX_BODIES * IMP_MAX_DIM] = {0},
                vS_b[IMP_MAX_BODIES * IMP_MAX_DIM] = {0};
-        imp_impulse_forward(gb, winv, e, fric, m->cfg.impact_law, only, gate, vh, vS, dv);
-        imp_impulse_backward(gb, winv, e, fric, m->cfg.impact_law, only, gate, vh, vS, dv_bar, vh_b, vS_b, NULL, NULL,
-                             NULL, NULL);
         double phi_bar = 0.0;
-        for (int k = 0; k < D / d; k++) {
-            const int o = k * d;
-            phi_bar += dv_bar[o] * -dv[o + 1] + dv_bar[o + 1] * dv[o];
-            phi_bar -= vh_b[o] * -vh[o + 1] + vh_b[o + 1] * vh[o];
-            phi_bar -= vS_b[o] * -vS[o + 1] + vS_b[o + 1] * vS[o];
+        if (ev) {
+            double dq[IMP_MAX_BODIES * IMP_MAX_DIM] = {0}, q_b[IMP_MAX_BODIES * IMP_MAX_DIM] = {0};
+            /* vh_b, vS_b: the adjoints of v and a0 */
+            imp_event_forward(gb, winv, e, fric, only, gate, m->dt, q, ev->v, ev->a0, dv, dq);
+            imp_event_backward(gb, winv, e, fric, only, gate, m->dt, q, ev->v, ev->a0, dv_bar, ev->dq_bar, q_b, vh_b,
+                               vS_b, NULL, NULL, NULL, NULL);
+            phi_bar = turn(dv_bar, dv, D, d) + turn(ev->dq_bar, dq, D, d) - turn(q_b, q, D, d) -
+                      turn(vh_b, ev->v, D, d) - turn(vS_b, ev->a0, D, d);
+        } else {
+            imp_impulse_forward(gb, winv, e, fric, m->cfg.impact_law, only, gate, vh, vS, dv);
+            imp_impulse_backward(gb, winv, e, fric, m->cfg.impact_law, only, gate, vh, vS, dv_bar, vh_b, vS_b, NULL,
+                                 NULL, NULL, NULL);
+            for (int k = 0; k < D / d; k++) {
+                const int o = k * d;
+                phi_bar += dv_bar[o] * -dv[o + 1] + dv_bar[o + 1] * dv[o];
+                phi_bar -= vh_b[o] * -vh[o + 1] + vh_b[o + 1] * vh[o];
+                phi_bar -= vS_b[o] * -vS[o + 1] + vS_b[o + 1] * vS[o];
+            }
         }
-        double cc[2], s = sphere_contact_time(c, gb, q, vh, m->dt, cc), r2 = cc[0] * cc[0] + cc[1] * cc[1];
-        if (!(r2 > 0.0)) continue;
-        double w[2] = {vh[c->body_j * d] - vh[c->body_i * d], vh[c->body_j * d + 1] - vh[c->body_i * d + 1]};
-        double G[2] = {-cc[1] / r2, cc[0] / r2};
-        double cw = cc[0] * w[0] + cc[1] * w[1];
-        if (s > 0.0 && s < m->dt && cw != 0.0) {
-            double gw = (G[0] * w[0] + G[1] * w[1]) / cw;
-            G[0] -= gw * cc[0], G[1] -= gw * cc[1];
-        }
-        for (int a = 0; a < 2; a++) {
-            q_bar[c->body_j * d + a] += phi_bar * G[a];
-            q_bar[c->body_i * d + a] -= phi_bar * G[a];
-            vh_bar[c->body_j * d + a] += phi_bar * s * G[a];
-            vh_bar[c->body_i * d + a] -= phi_bar * s * G[a];
-        }
+        normal_angle_backward(m, gb, c, q, vh, phi_bar, q_bar, vh_bar);
     }
 }
 
@@ -194,6 +235,9 @@ static void step_forward(const imp_model *m, const double *params, imp_model_wor
     memcpy(qn, qt, sBD * sizeof(double));
     const size_t sP = P > 0 ? (size_t)P : 1;
     const double tol = m->cfg.contact_tol == IMP_CONTACT_TOL_AUTO || mode == GATE_GEOMETRY ? 0.0 : m->cfg.contact_tol;
+    /* event timing: each batch row's velocity jumps (B x D; w->dout is free in the forward pass) */
+    double *dve = m->cfg.impact_timing == IMP_CDL_TIMING_EVENT && m->has_contact_net ? w->dout : NULL;
+    if (dve) memset(dve, 0, sBD * sizeof(double));
     if (m->has_contact_net)
         for (int b = 0; b < B; b++) {
             unsigned char *act = w->pact + ((size_t)n * B + b) * sP, proj[IMP_MAX_CONTACTS];
@@ -202,6 +246,12 @@ static void step_forward(const imp_model *m, const double *params, imp_model_wor
             imp_pair_activity(gb, tol, mode != GATE_SOFT && mode != GATE_GEOMETRY, qt + (size_t)b * D, v + (size_t)b * D,
                               vh + (size_t)b * D, act);
             if (guard) guard_pairs(gb, gate + (size_t)b * K, qt + (size_t)b * D, vh + (size_t)b * D, act);
+            if (dve) { /* the impacts at their times; the step's end moves with them (projected after) */
+                const size_t o = (size_t)b * D;
+                double a0[IMP_MAX_BODIES * IMP_MAX_DIM];
+                for (int i = 0; i < D; i++) a0[i] = winv[i / d] * (-g[o + i] - C[i] * v[o + i]);
+                imp_event_forward(gb, winv, e, fric, act, gate + (size_t)b * K, h, q + o, v + o, a0, dve + o, qn + o);
+            }
             int any = 0;
             for (int p = 0; p < P; p++) any |= (proj[p] = m->cfg.projection || act[p] == 2 ? act[p] : 0) != 0;
             if (!any) {
@@ -223,7 +273,9 @@ static void step_forward(const imp_model *m, const double *params, imp_model_wor
             vS[bi] = vh[bi] + h * a1;
             vn[bi] = vh[bi] + 0.5 * h * a1;
         }
-    if (m->has_contact_net)
+    if (dve)
+        for (size_t i = 0; i < sBD; i++) vn[i] += dve[i];
+    else if (m->has_contact_net)
         for (int b = 0; b < B; b++) {
             imp_contact_geometry gbuf;
             imp_impulse_forward(geom_at(m, q + (size_t)b * D, vh + (size_t)b * D, &gbuf), winv, e, fric, m->cfg.impact_law,
@@ -247,6 +299,7 @@ static void step_backward(const imp_model *m, const double *params, imp_model_wo
     const double *vh = SLOT(w->vh, n, sBD), *qt = SLOT(w->qt, n, sBD), *vS = SLOT(w->vS, n, sBD);
     const double *gn = SLOT(w->g, n + 1, sBD);
     const double *gate = SLOT(w->gate, n, sBK);
+    const int event = m->cfg.impact_timing == IMP_CDL_TIMING_EVENT && m->has_contact_net;
     double *qbar_n1 = SLOT(w->qbar, n + 1, sBD), *vbar_n1 = SLOT(w->vbar, n + 1, sBD);
     double *gbar_n1 = SLOT(w->gbar, n + 1, sBD);
     double *qbar = SLOT(w->qbar, n, sBD), *vbar = SLOT(w->vbar, n, sBD), *gbar = SLOT(w->gbar, n, sBD);
@@ -260,7 +313,7 @@ static void step_backward(const imp_model *m, const double *params, imp_model_wo
     for (int b = 0; b < B; b++) {
         const double *vnb = vbar_n1 + (size_t)b * D;
         for (int i = 0; i < D; i++) vh_bar[(size_t)b * D + i] = vnb[i];
-        if (m->has_contact_net) {
+        if (m->has_contact_net && !event) {
             memset(gate_bar, 0, sizeof gate_bar);
             imp_contact_geometry gbuf;
             const double *qb = SLOT(w->q, n, sBD) + (size_t)b * D;
@@ -271,7 +324,7 @@ static void step_backward(const imp_model *m, const double *params, imp_model_wo
                                  mode == GATE_SOFT ? gate_bar : NULL, wbar, ebar, fricbar);
             if (gb != &m->geom)
                 sphere_normal_backward(m, gb, winv, e, fric, act, gate + (size_t)b * K, qb, vh + (size_t)b * D,
-                                       vS + (size_t)b * D, vnb, qbar + (size_t)b * D, vh_bar + (size_t)b * D);
+                                       vS + (size_t)b * D, NULL, vnb, qbar + (size_t)b * D, vh_bar + (size_t)b * D);
             if (mode == GATE_SOFT)
                 for (int k = 0; k < K; k++) pbar[(size_t)b * K + k] += gate_bar[k];
         }
@@ -298,6 +351,31 @@ static void step_backward(const imp_model *m, const double *params, imp_model_wo
                                  w->active + ((size_t)n * B + b) * (P > 0 ? P : 1),
                                  qbar_n1 + (size_t)b * D, wbar);
         }
+    /* event timing: v_{n+1} += dv, q_{n+1} += dq of the impacts at their
+     * times, from (q_n, v_n, a0); a0's adjoint in vS_bar, free now */
+    double *a0e_bar = event ? vS_bar : NULL;
+    if (event) {
+        memset(a0e_bar, 0, sBD * sizeof(double));
+        for (int b = 0; b < B; b++) {
+            const size_t o = (size_t)b * D;
+            const double *qb = SLOT(w->q, n, sBD) + o;
+            double a0[IMP_MAX_BODIES * IMP_MAX_DIM];
+            for (int i = 0; i < D; i++) a0[i] = winv[i / d] * (-g[o + i] - C[i] * v[o + i]);
+            memset(gate_bar, 0, sizeof gate_bar);
+            imp_contact_geometry gbuf;
+            const imp_contact_geometry *gb = geom_at(m, qb, vh + o, &gbuf);
+            const unsigned char *act = w->pact + ((size_t)n * B + b) * (P > 0 ? P : 1);
+            imp_event_backward(gb, winv, e, fric, act, gate + (size_t)b * K, h, qb, v + o, a0, vbar_n1 + o, qbar_n1 + o,
+                               qbar + o, vbar + o, a0e_bar + o, mode == GATE_SOFT ? gate_bar : NULL, wbar, ebar, fricbar);
+            if (gb != &m->geom) {
+                event_inputs ev = {v + o, a0, qbar_n1 + o};
+                sphere_normal_backward(m, gb, winv, e, fric, act, gate + (size_t)b * K, qb, vh + o, NULL, &ev,
+                                       vbar_n1 + o, qbar + o, vh_bar + o);
+            }
+            if (mode == GATE_SOFT)
+                for (int k = 0; k < K; k++) pbar[(size_t)b * K + k] += gate_bar[k];
+        }
+    }
     const double *din = stack ? w->din_stack + (size_t)n * B * 2 * D : w->din;
     if (m->has_contact_net && !stack) {
         memset(w->din, 0, (size_t)B * 2 * D * sizeof(double));
@@ -315,7 +393,7 @@ static void step_backward(const imp_model *m, const double *params, imp_model_wo
             qbar[bi] += qt_bar;
             vh_bar[bi] += h * qt_bar;
             vbar[bi] += vh_bar[bi];
-            double a0_bar = 0.5 * h * vh_bar[bi];
+            double a0_bar = 0.5 * h * vh_bar[bi] + (a0e_bar ? a0e_bar[bi] : 0.0);
             double wi = winv[i / d];
             gbar[bi] += -wi * a0_bar;
             vbar[bi] += -wi * C[i] * a0_bar;

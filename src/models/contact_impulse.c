@@ -166,7 +166,9 @@ static void pair_impulse(const imp_contact_geometry *g, const double *w, const d
     relative(g, c, vh, rh);
     S->e = e[S->p];
     S->mu = fric ? fric[S->p] : 0.0;
-    int law_c = law == IMP_CDL_IMPACT_NEWTON ? IMP_CONTACT_LAW_HALFSTEP : IMP_CONTACT_LAW_PAPER;
+    int law_c = law == IMP_CDL_IMPACT_NEWTON  ? IMP_CONTACT_LAW_HALFSTEP
+                : law == IMP_CDL_IMPACT_EVENT ? IMP_CONTACT_LAW_NEWTON
+                                              : IMP_CONTACT_LAW_PAPER;
     for (int attempt = 0;; attempt++) {
         int R = S->rows;
         for (int r = 0; r < R; r++) {
@@ -332,4 +334,100 @@ void imp_project_backward(const imp_contact_geometry *g, const double *w, const 
             if (!wall) q_bar[c->body_i * g->dim + a] -= gap_bar * c->normal[a];
         }
     }
+}
+
+/* ---- impacts at their event time (imp_cdl_config.impact_timing event) ---- */
+
+double imp_event_time(const imp_contact_geometry *g, int p, const double *q, const double *v, const double *a0, double h,
+                      double dtau[3])
+{
+    const double c = imp_contact_gap(g, p, q), b = imp_contact_normal_velocity(g, p, v),
+                 a = 0.5 * imp_contact_normal_velocity(g, p, a0);
+    dtau[0] = dtau[1] = dtau[2] = 0.0;
+    if (!(c > 0.0)) return 0.0; /* at or inside the surface already (NaN: 0) */
+    double tau = h;
+    if (a == 0.0) {
+        if (b < 0.0 && -c / b <= h) tau = -c / b;
+    } else {
+        double disc = b * b - 4.0 * a * c;
+        if (disc >= 0.0) {
+            double sq = sqrt(disc), qq = -0.5 * (b + (b >= 0.0 ? sq : -sq));
+            double r[2] = {qq / a, qq != 0.0 ? c / qq : -b / a};
+            for (int i = 0; i < 2; i++)
+                if (r[i] > 0.0 && r[i] <= tau && 2.0 * a * r[i] + b < 0.0) tau = r[i];
+        }
+    }
+    double den = b + 2.0 * a * tau; /* the closing normal velocity at the event */
+    if (tau < h && den < 0.0) dtau[0] = -1.0 / den, dtau[1] = -tau / den, dtau[2] = -tau * tau / den;
+    return tau;
+}
+
+/* Pair p's event (only: p alone active, with its activity): its time tau
+ * (imp_event_time), the velocities at it vev = v + tau a0 (D), and its
+ * velocity jump (D, zeroed first). */
+static double event_pair(const imp_contact_geometry *g, const double *w, const double *e, const double *fric, int p,
+                         const unsigned char *only, const double *gate, double h, const double *q, const double *v,
+                         const double *a0, int D, double dtau[3], double *vev, double *jump)
+{
+    double tau = imp_event_time(g, p, q, v, a0, h, dtau);
+    for (int i = 0; i < D; i++) vev[i] = v[i] + tau * a0[i], jump[i] = 0.0;
+    imp_impulse_forward(g, w, e, fric, IMP_CDL_IMPACT_EVENT, only, gate, vev, vev, jump);
+    return tau;
+}
+
+/* The adjoints of imp_event_backward (NULL in imp_event_forward). */
+typedef struct event_adjoint {
+    const double *dv_bar, *dq_bar;
+    double *q_bar, *v_bar, *a0_bar, *gate_bar, *w_bar, *e_bar, *fric_bar;
+} event_adjoint;
+
+/* Every active pair's event, forward (adj NULL: dv, dq accumulate) or reverse. */
+static void event_pass(const imp_contact_geometry *g, const double *w, const double *e, const double *fric,
+                       const unsigned char *act, const double *gate, double h, const double *q, const double *v,
+                       const double *a0, double *dv, double *dq, const event_adjoint *adj)
+{
+    const int D = g->n_bodies * g->dim;
+    for (int p = 0; p < g->n_pairs; p++) {
+        if (!act[p]) continue;
+        unsigned char only[IMP_MAX_CONTACTS] = {0};
+        only[p] = act[p];
+        double vev[IMP_MAX_BODIES * IMP_MAX_DIM], jump[IMP_MAX_BODIES * IMP_MAX_DIM], dtau[3];
+        double tau = event_pair(g, w, e, fric, p, only, gate, h, q, v, a0, D, dtau, vev, jump);
+        if (!adj) {
+            for (int i = 0; i < D; i++) dv[i] += jump[i], dq[i] += (h - tau) * jump[i];
+            continue;
+        }
+        /* dv += jump, dq += (h - tau) jump */
+        double jb[IMP_MAX_BODIES * IMP_MAX_DIM], vevb[IMP_MAX_BODIES * IMP_MAX_DIM] = {0}, tau_bar = 0.0;
+        for (int i = 0; i < D; i++) jb[i] = adj->dv_bar[i] + (h - tau) * adj->dq_bar[i], tau_bar -= jump[i] * adj->dq_bar[i];
+        imp_impulse_backward(g, w, e, fric, IMP_CDL_IMPACT_EVENT, only, gate, vev, vev, jb, vevb, vevb, adj->gate_bar,
+                             adj->w_bar, adj->e_bar, adj->fric_bar);
+        /* vev = v + tau a0 */
+        for (int i = 0; i < D; i++) {
+            adj->v_bar[i] += vevb[i];
+            adj->a0_bar[i] += tau * vevb[i];
+            tau_bar += a0[i] * vevb[i];
+        }
+        /* tau(c, b, a): c the gap at q, b the normal velocity of v, a half that of a0 */
+        const imp_contact_pair *c = &g->pairs[p];
+        scatter_rel(g, c, c->normal, tau_bar * dtau[0], adj->q_bar);
+        scatter_rel(g, c, c->normal, tau_bar * dtau[1], adj->v_bar);
+        scatter_rel(g, c, c->normal, 0.5 * tau_bar * dtau[2], adj->a0_bar);
+    }
+}
+
+void imp_event_forward(const imp_contact_geometry *g, const double *w, const double *e, const double *fric,
+                       const unsigned char *act, const double *gate, double h, const double *q, const double *v,
+                       const double *a0, double *dv, double *dq)
+{
+    event_pass(g, w, e, fric, act, gate, h, q, v, a0, dv, dq, NULL);
+}
+
+void imp_event_backward(const imp_contact_geometry *g, const double *w, const double *e, const double *fric,
+                        const unsigned char *act, const double *gate, double h, const double *q, const double *v,
+                        const double *a0, const double *dv_bar, const double *dq_bar, double *q_bar, double *v_bar,
+                        double *a0_bar, double *gate_bar, double *w_bar, double *e_bar, double *fric_bar)
+{
+    event_adjoint adj = {dv_bar, dq_bar, q_bar, v_bar, a0_bar, gate_bar, w_bar, e_bar, fric_bar};
+    event_pass(g, w, e, fric, act, gate, h, q, v, a0, NULL, NULL, &adj);
 }

@@ -141,6 +141,13 @@ static int build(imp_model *m, size_t expect)
         return imp_fail(IMP_ERR_INVALID, "contact_tol: %g must be >= 0 (or IMP_CONTACT_TOL_AUTO)", c->contact_tol);
     if (c->impact_law != IMP_CDL_IMPACT_PAPER && c->impact_law != IMP_CDL_IMPACT_NEWTON)
         return imp_fail(IMP_ERR_INVALID, "impact_law: unknown id %d (0 paper, 1 newton)", c->impact_law);
+    if (c->impact_timing != IMP_CDL_TIMING_STEP && c->impact_timing != IMP_CDL_TIMING_EVENT)
+        return imp_fail(IMP_ERR_INVALID, "impact_timing: unknown id %d (0 step, 1 event)", c->impact_timing);
+    if (c->impact_timing == IMP_CDL_TIMING_EVENT && c->kind != IMP_MODEL_CDL)
+        return imp_fail(IMP_ERR_INVALID, "impact_timing: event applies to cdl only");
+    if (c->impact_timing == IMP_CDL_TIMING_EVENT && c->projection)
+        return imp_fail(IMP_ERR_INVALID,
+                        "impact_timing: event has no reverse pass through the projection (train without it; eval --projection projects the rollouts)");
     if (c->kind == IMP_MODEL_CDL && !c->learn_restitution && m->geom.n_pairs > 0 && isnan(m->geom.restitution))
         return imp_fail(IMP_ERR_INVALID, "restitution: unknown (the data's meta has none): learn it instead of keeping it fixed");
     if (c->friction) {
@@ -320,6 +327,14 @@ double imp_cdl_default_contact_tol(const imp_trajset *data)
     return isfinite(data->noise) && data->noise > 0.0 ? 3.0 * data->noise : 0.0;
 }
 
+int imp_cdl_timing_from_name(const char *name, int *out)
+{
+    if (!strcmp(name, "step")) *out = IMP_CDL_TIMING_STEP;
+    else if (!strcmp(name, "event")) *out = IMP_CDL_TIMING_EVENT;
+    else return imp_fail(IMP_ERR_INVALID, "impact timing: '%s' is not step or event", name);
+    return IMP_OK;
+}
+
 int imp_cdl_default_impact_law(const imp_trajset *data)
 {
     return !strcmp(data->labels, "impact") ? IMP_CDL_IMPACT_PAPER : IMP_CDL_IMPACT_NEWTON;
@@ -333,6 +348,8 @@ int imp_model_window_loss(const imp_model *m, const double *params, imp_model_wo
         return imp_fail(IMP_ERR_SHAPE, "batch: B = %d, H = %d exceed the work's %d x %d", B, H, w->B, w->H);
     if (m->cfg.touch && m->has_contact_net && !labels)
         return imp_fail(IMP_ERR_INVALID, "labels: touch feedback needs contact labels");
+    if (m->cfg.impact_timing == IMP_CDL_TIMING_EVENT && m->cfg.projection)
+        return imp_fail(IMP_ERR_INVALID, "projection: no reverse pass with impact_timing event (rollouts only)");
     imp_loss_parts lp = {0};
     int st = structured(m) ? imp_structured_window_loss(m, params, w, x0, target, labels, weight, B, H, grad, &lp)
                            : imp_resnet_window_loss(m, params, w, x0, target, labels, weight, B, H, grad, &lp);
@@ -420,6 +437,10 @@ static void checksum(const imp_model *m, const double *params, char hex[17])
         size_t len = strlen(desc);
         snprintf(desc + len, sizeof desc - len, "gate_geometry=1|");
     }
+    if (c->impact_timing) {
+        size_t len = strlen(desc);
+        snprintf(desc + len, sizeof desc - len, "impact_timing=%d|", c->impact_timing);
+    }
     uint64_t h = imp_fnv1a(desc, strlen(desc), IMP_FNV_START);
     h = imp_fnv1a(params, m->n_params * sizeof(double), h);
     snprintf(hex, 17, "%016llx", (unsigned long long)h);
@@ -498,6 +519,7 @@ int imp_model_save(const imp_model *m, const char *path, const char *extra_meta)
     imp_json_kv_int(&j, "impact_law", m->cfg.impact_law);
     if (m->cfg.contact_tol != IMP_CONTACT_TOL_AUTO) imp_json_kv_number(&j, "contact_tol", m->cfg.contact_tol);
     if (m->cfg.gate_geometry) imp_json_kv_int(&j, "gate_geometry", 1);
+    if (m->cfg.impact_timing) imp_json_kv_string(&j, "impact_timing", "event");
     imp_json_kv_number(&j, "dt", m->dt);
     imp_json_kv_int(&j, "dim", m->geom.dim);
     imp_json_kv_number(&j, "restitution", m->geom.restitution);
@@ -622,6 +644,13 @@ static int load_checked(const imp_npz *z, imp_model **out)
     if (imp_json_get_token(meta, "gate_geometry", tok, sizeof tok) != IMP_ERR_NOT_FOUND &&
         (st = meta_flag(meta, "gate_geometry", &cfg.gate_geometry)))
         return st;
+    /* absent before event-time impacts: step */
+    if (imp_json_get_token(meta, "impact_timing", tok, sizeof tok) != IMP_ERR_NOT_FOUND) {
+        char timing[16];
+        if ((st = imp_meta_string(meta, "impact_timing", timing, sizeof timing))) return st;
+        if (imp_cdl_timing_from_name(timing, &cfg.impact_timing))
+            return imp_fail(IMP_ERR_FORMAT, "meta: impact_timing '%s' is not step or event", timing);
+    }
     /* absent before per-pair events (and in never-trained models): auto */
     if (imp_json_get_token(meta, "contact_tol", tok, sizeof tok) != IMP_ERR_NOT_FOUND &&
         (st = imp_meta_double(meta, "contact_tol", 0.0, 1e12, &cfg.contact_tol)))

@@ -118,6 +118,7 @@ typedef struct sweep_contact_settings {
     const char *system, *model, *config, *labels;
     imp_model_kind kind;
     int geometry_gates, impact_law; /* impact_law -1: the data's default */
+    int impact_timing;              /* IMP_CDL_TIMING_* */
     long seed, epochs, n_train, n_test, data_seed, test_seed, friction, projection, threads, state_every;
     double restitution, noise, e_init, state_seconds;
 } sweep_contact_settings;

@@ -14,6 +14,9 @@
  *   friction=0|1 projection=0|1 (cdl: Coulomb mu learned per pair; the
  *   closest-point projection at impacts)
  *   impact_law=auto|paper|newton (cdl; auto: the data's default, as train's)
+ *   impact_timing=step|event (cdl: impacts at the sample step, the default,
+ *   or at their time inside it, as `impulse train --impact-timing`; event
+ *   takes no impact_law and no projection=1)
  *   e_init=X (cdl: the learned e's start; absent: the data's estimate)
  *   restitution=E (the simulator's; absent: its default) noise=S (0)
  *   n_train=N (20) n_test=M (4) data_seed=100 test_seed=200 (the training
@@ -68,7 +71,7 @@ int sweep_contact_read(const imp_sweep_task *t, sweep_contact_settings *s)
     s->geometry_gates = gates && !strcmp(gates, "geometry");
     if (s->geometry_gates && strcmp(s->labels, "none"))
         return imp_fail(IMP_ERR_INVALID, "task '%s': gates=geometry needs labels=none (geometry alone)", t->id);
-    static const char *const cdl_only[] = {"gates", "friction", "projection", "e_init", "impact_law"};
+    static const char *const cdl_only[] = {"gates", "friction", "projection", "e_init", "impact_law", "impact_timing"};
     for (size_t k = 0; k < sizeof cdl_only / sizeof cdl_only[0]; k++)
         if (!cdl && imp_sweep_task_get(t, cdl_only[k]))
             return imp_fail(IMP_ERR_INVALID, "task '%s': %s= applies to model=cdl only", t->id, cdl_only[k]);
@@ -78,6 +81,11 @@ int sweep_contact_read(const imp_sweep_task *t, sweep_contact_settings *s)
     else if (law && !strcmp(law, "newton")) s->impact_law = IMP_CDL_IMPACT_NEWTON;
     else if (law && strcmp(law, "auto"))
         return imp_fail(IMP_ERR_INVALID, "task '%s': impact_law=%s is not auto, paper or newton", t->id, law);
+    const char *timing = imp_sweep_task_get(t, "impact_timing");
+    if (timing && imp_cdl_timing_from_name(timing, &s->impact_timing))
+        return imp_fail(IMP_ERR_INVALID, "task '%s': impact_timing=%s is not step or event", t->id, timing);
+    if (s->impact_timing == IMP_CDL_TIMING_EVENT && law && strcmp(law, "auto"))
+        return imp_fail(IMP_ERR_INVALID, "task '%s': impact_law= applies to impact_timing=step", t->id);
     imp_sim_opts so;
     int st = imp_sim_defaults(s->system, &so);
     if (st) return imp_fail_context(st, "task '%s': system=%s", t->id, s->system);
@@ -95,6 +103,8 @@ int sweep_contact_read(const imp_sweep_task *t, sweep_contact_settings *s)
     if (!st) st = imp_sweep_task_int(t, "threads", 1, 1, 64, &s->threads);
     if (!st) st = imp_sweep_task_double(t, "state_seconds", 60, 0, 1e9, &s->state_seconds);
     if (!st) st = imp_sweep_task_int(t, "state_every", 0, 0, 1000000, &s->state_every);
+    if (!st && s->projection && s->impact_timing == IMP_CDL_TIMING_EVENT)
+        st = imp_fail(IMP_ERR_INVALID, "task '%s': projection=1 does not train with impact_timing=event", t->id);
     return st;
 }
 
@@ -173,6 +183,7 @@ int sweep_exec_contact(const imp_sweep_task *t, const char *task_dir, const imp_
     cfg.projection = (int)s.projection;
     cfg.gate_geometry = s.geometry_gates;
     if (cdl) cfg.impact_law = s.impact_law >= 0 ? s.impact_law : imp_cdl_default_impact_law(&train);
+    cfg.impact_timing = s.impact_timing;
     imp_train_opts to;
     imp_train_opts_default(&to, 1);
     to.epochs = (int)s.epochs;
@@ -219,6 +230,7 @@ int sweep_exec_contact(const imp_sweep_task *t, const char *task_dir, const imp_
     imp_json_kv_int(&j, "n_test", s.n_test);
     imp_json_kv_number(&j, "noise", s.noise);
     if (cdl) imp_json_kv_string(&j, "impact_law", cfg.impact_law == IMP_CDL_IMPACT_NEWTON ? "newton" : "paper");
+    if (cfg.impact_timing) imp_json_kv_string(&j, "impact_timing", "event");
     imp_json_kv_string(&j, "lr_schedule", imp_lr_schedule_name(to.lr_schedule));
     imp_json_kv_number(&j, "rmse", r.rmse);
     imp_json_kv_number(&j, "rmse_code", r.rmse_code);

@@ -120,6 +120,7 @@ static int fingerprint(const imp_model *m, const imp_trajset *d, const imp_train
     imp_json_kv_int(j, "learn_mass", m->cfg.learn_mass);
     imp_json_kv_int(j, "learn_restitution", m->cfg.learn_restitution);
     imp_json_kv_int(j, "friction", m->cfg.friction);
+    if (m->cfg.impact_timing) imp_json_kv_string(j, "impact_timing", "event"); /* absent: step, as before */
     imp_json_kv_int(j, "horizon", o->horizon);
     imp_json_kv_int(j, "batch", o->batch);
     imp_json_kv_number(j, "lr", o->lr);

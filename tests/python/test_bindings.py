@@ -73,6 +73,16 @@ for data, law in ((ball, 0), (soft, 1)):
     check(saved.get("impact_law") == law, f"{data.meta.get('system')}: impact law {saved.get('impact_law')}")
 raises(lambda: impulse.train("cdl", ball, epochs=1, impact_law="sideways"), "impact_law", "bad impact law")
 raises(lambda: impulse.train("resnet", ball, epochs=1, impact_law="newton"), "cdl only", "impact law on resnet")
+# impacts at their event time: in the checkpoint, and the loaded model rolls out as trained
+ev = impulse.train("cdl", ball, epochs=2, hidden=8, impact_timing="event")
+ev.save(os.path.join(d, "event.npz"))
+check(json.loads(str(np.load(os.path.join(d, "event.npz"))["meta"])).get("impact_timing") == "event", "event timing saved")
+check(np.array_equal(impulse.load_model(os.path.join(d, "event.npz")).rollout(x0[0], 40)[0], ev.rollout(x0[0], 40)[0]),
+      "event-timing model rolls out identically after loading")
+raises(lambda: impulse.train("cdl", ball, epochs=1, impact_timing="later"), "impact_timing", "bad impact timing")
+raises(lambda: impulse.train("resnet", ball, epochs=1, impact_timing="event"), "cdl only", "impact timing on resnet")
+raises(lambda: impulse.train("cdl", ball, epochs=1, impact_timing="event", impact_law="paper"), "impact_law",
+       "impact law with event timing")
 # the learning-rate schedule from the data (lr_schedule="auto"): constant on the event-driven
 # simulator's data, cosine (annealed from lr) on the compliant contact's, as asked otherwise
 for data, sched, model in ((ball, "auto", "cdl"), (soft, "auto", "cdl"), (soft, "auto", "resnet"),
