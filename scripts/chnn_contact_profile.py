@@ -48,6 +48,9 @@ lib.imp_cmodel_work_new_slots.restype = V
 lib.imp_ctrain_chunk_loss.argtypes = [V, dptr, dptr, ctypes.c_int, ctypes.c_int, ctypes.c_double, V, dptr, dptr,
                                       dptr, ctypes.POINTER(ctypes.c_double)]
 lib.imp_ctrain_chunk_loss.restype = ctypes.c_int
+lib.imp_ctrain_chunk_loss_substeps.argtypes = [V, dptr, dptr, ctypes.POINTER(ctypes.c_int), ctypes.c_int, ctypes.c_int,
+                                               ctypes.c_double, V, dptr, dptr, dptr, ctypes.POINTER(ctypes.c_double)]
+lib.imp_ctrain_chunk_loss_substeps.restype = ctypes.c_int
 
 
 def windows(z, dt, seed, first=0):
@@ -71,11 +74,16 @@ def windows(z, dt, seed, first=0):
 
 
 class Loss:
-    def __init__(self, m, dt, max_b=256):
+    """Training's loss of a checkpoint on given windows; substeps R > 1: R
+    RK4 steps per sample interval, the contact map after each
+    (imp_ctrain_chunk_loss_substeps)."""
+
+    def __init__(self, m, dt, max_b=256, substeps=1):
         self.m, self.dt, self.max_b = m, dt, max_b
         self.w = lib.imp_cmodel_work_new_slots(m._m, max_b, 4 * S + 1)
         self.traj = np.zeros((S + 1) * max_b * m.dim)
         self.tbar = np.zeros_like(self.traj)
+        self.sub = (ctypes.c_int * max_b)(*([substeps] * max_b)) if substeps > 1 else None
 
     def __call__(self, params, chunks):
         """Mean L1 loss over the chunks (batches of max_b, weighted by size)."""
@@ -83,8 +91,8 @@ class Loss:
         for b0 in range(0, len(chunks), self.max_b):
             c = np.ascontiguousarray(chunks[b0:b0 + self.max_b])
             out = ctypes.c_double()
-            check(lib.imp_ctrain_chunk_loss(self.m._m, ptr(params), ptr(c), len(c), S, self.dt, self.w,
-                                            ptr(self.traj), ptr(self.tbar), None, ctypes.byref(out)))
+            check(lib.imp_ctrain_chunk_loss_substeps(self.m._m, ptr(params), ptr(c), self.sub, len(c), S, self.dt,
+                                                     self.w, ptr(self.traj), ptr(self.tbar), None, ctypes.byref(out)))
             total += out.value * len(c)
         return total / len(chunks)
 
