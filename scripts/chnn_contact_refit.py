@@ -5,12 +5,13 @@ minimising training's loss on the checkpoint's own training windows (one
 random 5-state window per trajectory, imp_ctrain_make_chunks with the run's
 seed) whose loss depends on the contact law, with R RK4 steps per sample
 interval and the contact map after each (R 20: the truth simulator's dt/20
-for sustained contact). Search: a grid of e 0.50-0.95 by 0.05 x mu
-0.05-0.25 by 0.025, then two refinements around the best point (steps
-0.01 / 0.005, then 0.002 / 0.001). Prints one JSON line per checkpoint.
+for sustained contact). Search: a grid of e by 0.05 x mu by 0.025 (default
+e 0.50-0.95, mu 0.05-0.25; --e-grid, --mu-grid), then two refinements
+around the best point (steps 0.01 / 0.005, then 0.002 / 0.001). Prints one
+JSON line per checkpoint.
 
   IMPULSE_LIBRARY=build/libimpulse.so /usr/bin/python3 scripts/chnn_contact_refit.py \
-      --data TRAIN.npz --seed K [--substeps R] [--save DIR] MODEL.npz
+      --data TRAIN.npz --seed K [--substeps R] [--save DIR] [--e-grid LO HI] [--mu-grid LO HI] MODEL.npz
 
 --save DIR writes the checkpoint with the re-fitted e and mu to DIR (same
 file name), for `impulse eval`.
@@ -35,6 +36,8 @@ def main():
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--substeps", type=int, default=20)
     ap.add_argument("--save", default=None)
+    ap.add_argument("--e-grid", type=float, nargs=2, default=(0.50, 0.95), metavar=("LO", "HI"))
+    ap.add_argument("--mu-grid", type=float, nargs=2, default=(0.05, 0.25), metavar=("LO", "HI"))
     ap.add_argument("models", nargs="+")
     a = ap.parse_args()
     d = _as_dataset(a.data)
@@ -44,7 +47,9 @@ def main():
         t0 = time.time()
         m = impulse.load_model(path)
         p0 = m.params.copy()
-        cs = [c["contact"] for c in m.contacts if (c["e"], c["mu"]) != (0.5, 0.25)]
+        # the contacts that act: moved from the initial e 0.5, mu 0.25 (those that never touch drift by
+        # weight decay alone, below 1e-3)
+        cs = [c["contact"] for c in m.contacts if abs(c["e"] - 0.5) > 1e-3 or abs(c["mu"] - 0.25) > 1e-3]
         if len(cs) != 1:
             sys.exit("chnn_contact_refit.py: one acting contact expected")
         c0 = m.contacts[cs[0]]
@@ -62,12 +67,14 @@ def main():
                 cache[key] = L(prof.set_law(m, p0, cs, e, mu), cw)
             return cache[key]
 
-        es, mus = np.arange(0.50, 0.951, 0.05), np.arange(0.05, 0.251, 0.025)
+        es = np.arange(a.e_grid[0], a.e_grid[1] + 1e-9, 0.05)
+        mus = np.arange(a.mu_grid[0], a.mu_grid[1] + 1e-9, 0.025)
         best = min(((f(e, mu), e, mu) for e in es for mu in mus))
         for de, dmu in ((0.01, 0.005), (0.002, 0.001)):
             _, eb, mb = best
             es = [eb + k * de for k in range(-5, 6) if 0 < eb + k * de < 1]
             mus = [mb + k * dmu for k in range(-5, 6) if mb + k * dmu > 0]
+            es, mus = [min(max(e, 1e-4), 1 - 1e-4) for e in es], [max(mu, 1e-4) for mu in mus]
             best = min([best] + [(f(e, mu), e, mu) for e in es for mu in mus])
         L.free()
         r = {"model": path, "substeps": a.substeps, "contact_windows": int(len(cw)), "fitted_windows": int(len(fit)),
