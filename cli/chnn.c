@@ -437,6 +437,19 @@ int cli_eval_chnn(int argc, char **argv, const char *model_kind)
             imp_json_kv_number(&j, "model_lost", r.map_model_lost);
             imp_json_kv_number(&j, "kinetic", r.map_kinetic);
             imp_json_end_object(&j);
+            /* the impact map alone, from the truth's pre-impact states (free of the flow's error) */
+            cli_impact_energy_json(&j, "impact_map", &r.impact_map);
+            cli_impact_energy_json(&j, "impact_map_true_masses", &r.impact_map_true);
+            imp_json_kv_int(&j, "impact_map_elastic", r.map_elastic);
+            imp_json_kv_int(&j, "impact_map_resting", r.map_resting);
+            imp_json_key(&j, "compliance");
+            imp_json_begin_object(&j);
+            imp_json_kv_number(&j, "tt_over_nn_model", r.compliance_tt_model);
+            imp_json_kv_number(&j, "tt_over_nn_truth", r.compliance_tt_truth);
+            imp_json_kv_number(&j, "nt_over_nn_model", r.compliance_nt_model);
+            imp_json_kv_number(&j, "nt_over_nn_truth", r.compliance_nt_truth);
+            imp_json_kv_number(&j, "rel_error", r.compliance_rel_error);
+            imp_json_end_object(&j);
             imp_json_end_object(&j);
         }
         imp_json_end_object(&j);
@@ -463,6 +476,15 @@ int cli_eval_chnn(int argc, char **argv, const char *model_kind)
                        ie[q]->max_rel_error, ie[q]->within_5pct);
             printf("  one-step predictions in which the contact map acted: %ld; energy lost: truth %.4g, model %.4g, "
                    "of a kinetic energy %.4g\n", r.map_steps, r.map_truth_lost, r.map_model_lost, r.map_kinetic);
+            const imp_impact_energy *im[2] = {&r.impact_map, &r.impact_map_true};
+            for (int q = 0; q < 2; q++)
+                printf("  impact map alone at %d located impacts (%s masses): fraction of kinetic energy lost, relative "
+                       "error %.3g (per impact mean %.3g, max %.3g, %d within 5 %%)\n", im[q]->impacts,
+                       q ? "true" : "learned", im[q]->rel_error, im[q]->mean_rel_error, im[q]->max_rel_error,
+                       im[q]->within_5pct);
+            printf("  contact compliance J P J^T / its normal entry: tangential %.4g (truth %.4g), normal-tangential "
+                   "%.4g (truth %.4g), relative error %.3g\n", r.compliance_tt_model, r.compliance_tt_truth,
+                   r.compliance_nt_model, r.compliance_nt_truth, r.compliance_rel_error);
         }
     }
     free(params);

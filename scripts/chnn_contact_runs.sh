@@ -7,7 +7,7 @@
 # e 0.5 and mu 0.25) and without (--no-contact), evaluated on the test set
 # (eval --json: the learned e and mu per contact against the declared ones,
 # the relative state error summed over the first 5 steps and over the
-# rollout, the per-trajectory geometric mean). Training: 300 epochs, batch
+# rollout, the per-trajectory geometric mean). Training: 900 epochs, batch
 # 100, hidden 128, one thread, the model's own seed K (--seed K).
 # Resumable: a finished run (its eval JSON exists) is not redone.
 #
@@ -15,10 +15,10 @@
 #       [--models "clnn"] [--epochs E] [--variants "contact no-contact"]
 #
 # Defaults: --out results/chnn-contact, --seeds 0, --systems "cg gw cge",
-# --models clnn, --epochs 300. Each run is niced (19); runs go one at a time.
+# --models clnn, --epochs 900. Each run is niced (19); runs go one at a time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-OUT=results/chnn-contact SEEDS=0 SYSTEMS="cg gw cge" MODELS=clnn EPOCHS=300 VARIANTS="contact no-contact"
+OUT=results/chnn-contact SEEDS=0 SYSTEMS="cg gw cge" MODELS=clnn EPOCHS=900 VARIANTS="contact no-contact"
 while [ $# -gt 0 ]; do
     case "$1" in
     --out) OUT=$2; shift 2 ;;
@@ -41,9 +41,13 @@ for s in $SYSTEMS; do
             for c in $VARIANTS; do
                 r="$OUT/${s}_${mdl}_${c}_s$k"
                 [ -f "$r.eval.json" ] && continue
-                # --skip-factor 1e6: a minibatch whose rollout fails numerically is skipped, not fatal
-                nice -n 19 "$B" train "$mdl" --data "$OUT/${s}_train.npz" -o "$r.npz" --epochs "$EPOCHS" --batch 100 \
-                    --hidden 128 --threads 1 --seed "$k" --quiet --json --skip-factor 1e6 "--$c" > "$r.train.json"
+                # --skip-factor 1e6: a minibatch whose rollout fails numerically is skipped, not fatal;
+                # a finished training (its JSON and checkpoint exist) is only evaluated
+                if ! [ -s "$r.train.json" ] || ! [ -f "$r.npz" ]; then
+                    nice -n 19 "$B" train "$mdl" --data "$OUT/${s}_train.npz" -o "$r.npz" --epochs "$EPOCHS" --batch 100 \
+                        --hidden 128 --threads 1 --seed "$k" --quiet --json --skip-factor 1e6 "--$c" > "$r.train.json.tmp"
+                    mv "$r.train.json.tmp" "$r.train.json"
+                fi
                 nice -n 19 "$B" eval --model "$r.npz" --data "$OUT/${s}_test.npz" --json > "$r.eval.json.tmp"
                 mv "$r.eval.json.tmp" "$r.eval.json"
             done

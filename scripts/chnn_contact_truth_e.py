@@ -1,7 +1,8 @@
 """Issue 25: how much of a learned model's impact-energy error comes from
 its e and mu. Loads a CHNN/CLNN-with-contact checkpoint, sets e and mu of
 every contact it learned (the ones not at their initial 0.5, 0.25) to the
-given values, and prints eval's impact_energy block on the test data.
+given values, and prints eval's impact_energy block on the test data (the
+one-step and rollout measures, and the impact map alone).
 
   IMPULSE_LIBRARY=build/libimpulse.so /usr/bin/python3 scripts/chnn_contact_truth_e.py MODEL.npz TEST.npz E MU
 """
@@ -31,4 +32,5 @@ else:
     sys.exit("chnn_contact_truth_e.py: could not set e and mu")
 ie = m.evaluate(data)["impact_energy"]
 print(os.path.basename(model), "e", e, "mu", mu, "one_step", ie["one_step"], "rollout", ie["rollout"],
-      "at_model_impacts", ie["at_model_impacts"])
+      "at_model_impacts", ie["at_model_impacts"], "impact_map", ie["impact_map"],
+      "impact_map_true_masses", ie["impact_map_true_masses"], "compliance", ie["compliance"])

@@ -417,6 +417,16 @@ static void test_errors(void)
     CHECK_OK(imp_csystem_from_name(&cs, "chain-ground:3"));
     CHECK_OK(imp_cmodel_init(&m, IMP_CMODEL_NODE, &cs, 8, 1));
     CHECK_FAILS(imp_cmodel_enable_contact(&m), IMP_ERR_UNSUPPORTED);
+    /* the impact map alone: contacts named out of range, a model without contact, no hook */
+    imp_cmodel mc;
+    double *pc, x[2 * NMAX] = {0}, vout[NMAX];
+    make_model(&mc, &pc, "chain-ground:3", IMP_CMODEL_CLNN, 0.5, 0.3, 5);
+    int bad[1] = {mc.sys.full.n_contacts}, good[1] = {0};
+    CHECK_FAILS(imp_cmodel_contact_impulse(&mc, pc, x, x + mc.dim / 2, bad, 1, vout, NULL, NULL), IMP_ERR_INVALID);
+    CHECK_FAILS(imp_cmodel_contact_impulse(&mc, pc, x, x + mc.dim / 2, good, 0, vout, NULL, NULL), IMP_ERR_INVALID);
+    CHECK_FAILS(imp_cmodel_contact_impulse(&m, pc, x, x + mc.dim / 2, good, 1, vout, NULL, NULL), IMP_ERR_INVALID);
+    CHECK_FAILS(imp_chnn_simulate_contact_hook(&mc.sys.full, x, 0.01, 1, NULL, x, NULL, NULL, NULL), IMP_ERR_INVALID);
+    free(pc);
 }
 
 static int stdout_has(const char *needle)
@@ -541,6 +551,33 @@ static void test_eval_impact_energy(void)
               rg.map_model_lost, rg.map_truth_lost);
     CHECK_MSG(rg.mean_violation_away < 1e-6 && rg.mean_violation_away < 0.01 * rk.mean_violation_away,
               "violation away from impacts: DOPRI5 %g, RK4 %g", rg.mean_violation_away, rk.mean_violation_away);
+    /* the impact map alone, from the truth's located pre-impact states: the
+     * exact model's fraction of kinetic energy lost is the truth's (its
+     * compliance too), e 0.9 is far off, and so is a wrong bob mass (its
+     * normalised compliance shows it) */
+    printf("  impact map alone: %d located impacts (%ld elastic, %ld resting); exact rel %.3g (max %.3g, true masses "
+           "%.3g), compliance rel %.3g; e 0.9: rel %.3g\n", rg.impact_map.impacts, rg.map_elastic, rg.map_resting,
+           rg.impact_map.rel_error, rg.impact_map.max_rel_error, rg.impact_map_true.rel_error,
+           rg.compliance_rel_error, rb.impact_map.rel_error);
+    CHECK_MSG(rg.impact_map.impacts >= 3 && rb.impact_map.impacts == rg.impact_map.impacts, "%d and %d impacts",
+              rg.impact_map.impacts, rb.impact_map.impacts);
+    CHECK_MSG(fabs(rg.impact_map.truth_lost - rb.impact_map.truth_lost) < 1e-12 * rg.impact_map.truth_lost,
+              "the truth's loss depends on the model: %g, %g", rg.impact_map.truth_lost, rb.impact_map.truth_lost);
+    CHECK_MSG(rg.impact_map.max_rel_error < 5e-4 && rg.impact_map_true.max_rel_error < 5e-4,
+              "exact model: impact map error %g (true masses %g)", rg.impact_map.max_rel_error,
+              rg.impact_map_true.max_rel_error);
+    CHECK_MSG(rg.compliance_rel_error < 1e-9 && fabs(rg.compliance_tt_model - rg.compliance_tt_truth) < 1e-9,
+              "exact model: compliance error %g", rg.compliance_rel_error);
+    CHECK_MSG(rb.impact_map.rel_error > 0.2 && rb.impact_map.within_5pct < rb.impact_map.impacts,
+              "e 0.9: impact map error only %g", rb.impact_map.rel_error);
+    imp_ceval_result rm;
+    pg[good.off_mass + 1] += 0.7; /* bob 2 twice as heavy */
+    CHECK_OK(imp_ceval(&good, pg, &test, &eo, &rm));
+    printf("  bob 2 twice as heavy: impact map rel %.3g, compliance rel %.3g\n", rm.impact_map.rel_error,
+           rm.compliance_rel_error);
+    CHECK_MSG(rm.compliance_rel_error > 1e-3, "wrong mass: compliance error only %g", rm.compliance_rel_error);
+    CHECK_MSG(rm.impact_map.mean_rel_error > 1e-3, "wrong mass: impact map error only %g", rm.impact_map.mean_rel_error);
+    imp_ceval_result_free(&rm);
     imp_ceval_result_free(&rg);
     imp_ceval_result_free(&rb);
     imp_ceval_result_free(&rk);

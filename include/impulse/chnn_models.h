@@ -141,6 +141,16 @@ void imp_cmodel_contact_values(const imp_cmodel *m, const double *params, double
  * *n_active (may be NULL) receives the number of active contacts. */
 int imp_cmodel_contact_step(const imp_cmodel *m, const double *params, const double *xk, double *y, double h,
                             int *n_active);
+/* The learned impact map alone, at a state (x, v) on the contact (issue
+ * #25's impact-energy measure): v+ = v + P J^T lambda with the learned P at
+ * x and the learned e and mu of the n contacts in active, whatever their
+ * gaps and velocities (no step, no projection: v+ keeps the joints if v
+ * does). vout (N) receives v+; kin (may be NULL; 2) the learned kinetic
+ * energy 1/2 v^T M v (M = W^-1, the learned masses, defined up to a scale
+ * shared with the potential) before and after; A (may be NULL; (n d)^2,
+ * row-major) the learned contact compliance J P J^T, rows normal first. */
+int imp_cmodel_contact_impulse(const imp_cmodel *m, const double *params, const double *x, const double *v,
+                               const int *active, int n, double *vout, double *kin, double *A);
 /* Its reverse: ybar (in: dL/dy+; out: dL/dy*), xkbar += dL/dx_k,
  * theta_bar (may be NULL) += dL/dtheta (masses, e, mu). ystar is the state
  * the forward map received. */
@@ -443,6 +453,27 @@ typedef struct imp_ceval_result {
      * whole rollout (the start excluded), mean over the test trajectories
      * (issue #25's measures) */
     double sum_rel_err_5, sum_rel_err;
+    /* models with contact: the impact map alone, free of the flow's error
+     * over a sample step. The truth's simulator is re-run over every sample
+     * interval from the truth's state at its start; at each impact it
+     * locates that dissipates more than 1e-4 of the trajectory's largest
+     * kinetic energy, the model's map (imp_cmodel_contact_impulse: learned
+     * P, e, mu) is applied to the same pre-impact state. Compared: the
+     * fraction of kinetic energy lost, dT/T, the truth's (true masses)
+     * against the model's measured in its learned mass metric (impact_map;
+     * scale-free) and in the true one (impact_map_true). In these entries
+     * truth_lost and model_lost sum the fractions times the truth's kinetic
+     * energy before each impact, so rel_error is the error of the total
+     * energy lost; the per-impact errors compare the fractions. */
+    imp_impact_energy impact_map, impact_map_true;
+    long map_elastic, map_resting; /* located impacts below the threshold; sustained-contact impulses (skipped) */
+    /* the first acting contact's compliance A = J P J^T at those states
+     * normalised by its normal entry (rows normal first): means over the
+     * impacts of the tangential diagonal / A_nn and of |A_nt| / A_nn, the
+     * model's and the truth's, and of the relative Frobenius error of the
+     * model's normalised A */
+    double compliance_tt_model, compliance_tt_truth, compliance_nt_model, compliance_nt_truth,
+        compliance_rel_error;
 } imp_ceval_result;
 #define IMP_CEVAL_IMPACT_WINDOW 2
 void imp_ceval_result_free(imp_ceval_result *r);

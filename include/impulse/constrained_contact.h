@@ -91,6 +91,17 @@ typedef struct imp_chnn_contact_stats {
 int imp_chnn_simulate_contact(const imp_csys *s, const double *xv0, double dt, int n_steps,
                               const imp_chnn_sim_opts *o, double *traj, imp_chnn_contact_stats *cst);
 
+/* imp_chnn_simulate_contact calling hook(user, t, xv_minus, xv_plus, active,
+ * n, resting) at every impulse: t its time, the state (x, v) just before and
+ * after it (2N each), the n contacts it acted on, resting 1 on a
+ * sustained-contact substep and 0 at a located impact. A non-zero return
+ * stops the simulation with that status. */
+typedef int (*imp_chnn_impact_fn)(void *user, double t, const double *xv_minus, const double *xv_plus,
+                                  const int *active, int n, int resting);
+int imp_chnn_simulate_contact_hook(const imp_csys *s, const double *xv0, double dt, int n_steps,
+                                   const imp_chnn_sim_opts *o, double *traj, imp_chnn_contact_stats *cst,
+                                   imp_chnn_impact_fn hook, void *user);
+
 /* ---- energy lost at impacts: the truth against a model (src/eval/impact_energy.c) ----
  * For issue #25's "at impacts, the energy lost matches the truth's within
  * 5 %". truth and model are n_traj trajectories of T states (x, v) (2N

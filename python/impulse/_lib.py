@@ -234,7 +234,11 @@ class CEvalResult(Struct):
                 ("has_contact", c_int), ("impact_one_step", ImpactEnergy), ("impact_rollout", ImpactEnergy),
                 ("map_steps", ctypes.c_long), ("map_truth_lost", c_double), ("map_model_lost", c_double),
                 ("map_kinetic", c_double), ("mean_violation_away", c_double), ("violation_away_states", ctypes.c_long),
-                ("sum_rel_err_5", c_double), ("sum_rel_err", c_double)]
+                ("sum_rel_err_5", c_double), ("sum_rel_err", c_double),
+                ("impact_map", ImpactEnergy), ("impact_map_true", ImpactEnergy), ("map_elastic", ctypes.c_long),
+                ("map_resting", ctypes.c_long), ("compliance_tt_model", c_double),
+                ("compliance_tt_truth", c_double), ("compliance_nt_model", c_double),
+                ("compliance_nt_truth", c_double), ("compliance_rel_error", c_double)]
 
 
 class Contact(Struct):

@@ -227,6 +227,16 @@ class ConstrainedModel:
                                                           "mean_rel_error", "max_rel_error", "within_5pct")}
                 ie["at_model_impacts"] = {"steps": r.map_steps, "truth_lost": r.map_truth_lost,
                                           "model_lost": r.map_model_lost, "kinetic": r.map_kinetic}
+                # the impact map alone, from the truth's pre-impact states (eval --json's same keys)
+                for key, e in (("impact_map", r.impact_map), ("impact_map_true_masses", r.impact_map_true)):
+                    ie[key] = {f: getattr(e, f) for f in ("impacts", "truth_lost", "model_lost", "rel_error",
+                                                          "mean_rel_error", "max_rel_error", "within_5pct")}
+                ie["impact_map_elastic"], ie["impact_map_resting"] = r.map_elastic, r.map_resting
+                ie["compliance"] = {"tt_over_nn_model": r.compliance_tt_model,
+                                    "tt_over_nn_truth": r.compliance_tt_truth,
+                                    "nt_over_nn_model": r.compliance_nt_model,
+                                    "nt_over_nn_truth": r.compliance_nt_truth,
+                                    "rel_error": r.compliance_rel_error}
                 out["impact_energy"] = ie
             return out
         finally:

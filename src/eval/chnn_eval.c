@@ -133,6 +133,132 @@ static int near_impact(const int *acted, int T, int k)
     return 0;
 }
 
+/* ---- the impact map alone: the model's and the truth's from the truth's
+ * pre-impact states ---- */
+typedef struct map_ctx {
+    const imp_cmodel *m;
+    const double *params;
+    imp_csys_work *w;
+    double thr; /* a located impact counts when the truth loses more kinetic energy than this */
+    imp_ceval_result *res;
+    double sum_rel[2], sum_cmp[5];
+    int st;
+} map_ctx;
+
+static double kinetic(const imp_csys *s, const double *x, const double *v)
+{
+    return imp_csys_energy(s, x, v) - imp_csys_potential(s, x);
+}
+
+/* Accumulates one located impact of the truth's simulator (the hook of
+ * imp_chnn_simulate_contact_hook). */
+static int map_event(void *user, double t, const double *pre, const double *post, const int *active, int n,
+                     int resting)
+{
+    (void)t;
+    map_ctx *c = user;
+    const imp_csys *s = &c->m->sys.full;
+    imp_ceval_result *r = c->res;
+    int N = imp_csys_ndof(s), d = s->d;
+    if (resting) {
+        r->map_resting++;
+        return IMP_OK;
+    }
+    const double *x = pre, *v = pre + N;
+    double Tt = kinetic(s, x, v), lt = Tt - kinetic(s, post, post + N);
+    if (!(lt > c->thr)) {
+        r->map_elastic++;
+        return IMP_OK;
+    }
+    double vm[IMP_CSYS_MAX_POINTS * 3], kin[2], A[(IMP_CSYS_MAX_CONTACTS * 3) * (IMP_CSYS_MAX_CONTACTS * 3)];
+    int st = imp_cmodel_contact_impulse(c->m, c->params, x, v, active, n, vm, kin, A);
+    if (st) return c->st = st;
+    double ft = lt / Tt;
+    double fm[2] = {(kin[0] - kin[1]) / kin[0], (Tt - kinetic(s, x, vm)) / Tt}; /* learned metric, true metric */
+    imp_impact_energy *ie[2] = {&r->impact_map, &r->impact_map_true};
+    for (int q = 0; q < 2; q++) {
+        double rel = fabs(fm[q] - ft) / ft;
+        ie[q]->impacts++;
+        ie[q]->truth_lost += lt;
+        ie[q]->model_lost += fm[q] * Tt;
+        c->sum_rel[q] += rel;
+        ie[q]->max_rel_error = fmax(ie[q]->max_rel_error, rel);
+        if (rel <= 0.05) ie[q]->within_5pct++;
+    }
+    /* the first contact's compliance, the model's (top-left block of A) and the truth's */
+    double J[3 * IMP_CSYS_MAX_POINTS * 3], PJ[3 * IMP_CSYS_MAX_POINTS * 3], At[9], Am[9];
+    imp_csys_contact_frame(s, x, active[0], NULL, NULL, J);
+    if ((st = imp_csys_constrained_minv(s, x, J, d, PJ, c->w))) return c->st = st;
+    for (int a = 0; a < d; a++)
+        for (int b = 0; b < d; b++) {
+            double acc = 0;
+            for (int k = 0; k < N; k++) acc += J[(size_t)a * N + k] * PJ[(size_t)b * N + k];
+            At[a * d + b] = acc;
+            Am[a * d + b] = A[(size_t)a * n * d + b];
+        }
+    double tt[2] = {0, 0}, nt[2] = {0, 0}, diff = 0, norm = 0;
+    for (int a = 0; a < d; a++)
+        for (int b = 0; b < d; b++) {
+            double um = Am[a * d + b] / Am[0], ut = At[a * d + b] / At[0];
+            diff += (um - ut) * (um - ut);
+            norm += ut * ut;
+            if (a == b && a > 0) tt[0] += um / (d - 1), tt[1] += ut / (d - 1);
+            if (a == 0 && b > 0) nt[0] += um * um, nt[1] += ut * ut;
+        }
+    c->sum_cmp[0] += tt[0];
+    c->sum_cmp[1] += tt[1];
+    c->sum_cmp[2] += sqrt(nt[0]);
+    c->sum_cmp[3] += sqrt(nt[1]);
+    c->sum_cmp[4] += sqrt(diff / norm);
+    return IMP_OK;
+}
+
+/* res->impact_map, impact_map_true and the compliance means: the truth's
+ * simulator re-run over every sample interval of the test data from the
+ * truth's state at its start, and at each impact it locates (dissipating
+ * more than 1e-4 of the trajectory's largest kinetic energy, the threshold
+ * of imp_csys_impact_energy) the model's map applied to the same pre-impact
+ * state. */
+static int contact_impact_map(const imp_cmodel *m, const double *params, const imp_ctraj *test, int n, int T,
+                              imp_ceval_result *res)
+{
+    const imp_csys *s = &m->sys.full;
+    int cdim = test->dim, N = cdim / 2;
+    map_ctx c = {m, params, imp_csys_work_new(s), 0, res, {0, 0}, {0, 0, 0, 0, 0}, IMP_OK};
+    double *two = malloc(2 * (size_t)cdim * sizeof(double));
+    int st = c.w && two ? IMP_OK : imp_fail(IMP_ERR_NOMEM, "eval: impact map: out of memory");
+    imp_impact_energy_opts io;
+    imp_impact_energy_opts_default(&io);
+    for (int i = 0; !st && i < n; i++) {
+        const double *z = test->z + (size_t)i * test->T * cdim;
+        double kmax = 0;
+        for (int k = 0; k < T; k++) kmax = fmax(kmax, kinetic(s, z + (size_t)k * cdim, z + (size_t)k * cdim + N));
+        c.thr = io.threshold * kmax;
+        for (int k = 0; !st && k + 1 < T; k++) {
+            st = imp_chnn_simulate_contact_hook(s, z + (size_t)k * cdim, test->dt, 1, NULL, two, NULL, map_event, &c);
+            if (st) imp_fail_context(st, "eval: impact map, test trajectory %d, state %d", i + 1, k);
+        }
+    }
+    for (int q = 0; !st && q < 2; q++) {
+        imp_impact_energy *ie = q ? &res->impact_map_true : &res->impact_map;
+        if (ie->impacts > 0) {
+            ie->mean_rel_error = c.sum_rel[q] / ie->impacts;
+            ie->rel_error = fabs(ie->model_lost - ie->truth_lost) / ie->truth_lost;
+        }
+    }
+    if (!st && res->impact_map.impacts > 0) {
+        double k = res->impact_map.impacts;
+        res->compliance_tt_model = c.sum_cmp[0] / k;
+        res->compliance_tt_truth = c.sum_cmp[1] / k;
+        res->compliance_nt_model = c.sum_cmp[2] / k;
+        res->compliance_nt_truth = c.sum_cmp[3] / k;
+        res->compliance_rel_error = c.sum_cmp[4] / k;
+    }
+    imp_csys_work_free(c.w);
+    free(two);
+    return st;
+}
+
 /* The energy lost at the truth's impacts (imp_csys_impact_energy), for
  * one-step predictions from each of the truth's states and for the
  * rollouts yout ((k n + i) dim), each integrated as the rollouts (dop). */
@@ -182,6 +308,7 @@ static int contact_impact_energy(const imp_cmodel *m, const double *params, cons
     io.one_step = 0;
     io.window = IMP_CEVAL_IMPACT_WINDOW;
     if (!st) st = imp_csys_impact_energy(s, truth, roll, n, T, &io, &res->impact_rollout, NULL, NULL, 0);
+    if (!st) st = contact_impact_map(m, params, test, n, T, res);
     if (!st) res->has_contact = 1;
     free(truth);
     free(one);

@@ -355,6 +355,27 @@ static int contact_dims(const imp_cmodel *m, int *N, int *C, int *d)
     return IMP_OK;
 }
 
+/* v+ = v + P J^T lambda for n contacts with rows J (n d x N) through the
+ * contact module's solve with the metric p, e and mu per row block. */
+static int solve_impulse(const pmat *p, const double *J, int n, int d, const double *v, const double *e,
+                         const double *mu, double *vp, imp_contact_solution *sol, double *work, int *iwork)
+{
+    imp_contact_solve_opts o;
+    imp_contact_solve_opts_default(&o);
+    int st = imp_contact_impulse_forward(vp, sol, v, J, n, d, p->N, imp_contact_minv_dense, p->P, e, mu, &o, work,
+                                         iwork);
+    if (st == IMP_ERR_NUMERIC) {
+        /* a jam (no impulse satisfies the law at the default regularization,
+         * sec 9 "Jamming"): the law regularized by 1e-3 tr(A) / rows, the
+         * start of the solver's own continuation, whose impulses are bounded;
+         * the reverse pass differentiates that (sol.eps) */
+        o.regularization = CONTACT_JAM_REGULARIZATION;
+        st = imp_contact_impulse_forward(vp, sol, v, J, n, d, p->N, imp_contact_minv_dense, p->P, e, mu, &o, work,
+                                         iwork);
+    }
+    return st;
+}
+
 /* Everything of the forward map up to v+; buffers from the caller. */
 static int forward_core(const imp_cmodel *m, const double *params, const double *xk, const double *ys, cstep *cs,
                         pmat *p, double *J, double *vp, double *work, int *iwork)
@@ -395,19 +416,7 @@ static int forward_core(const imp_cmodel *m, const double *params, const double 
     }
     int st = pmat_build(m, params, x, p);
     if (st) return st;
-    imp_contact_solve_opts o;
-    imp_contact_solve_opts_default(&o);
-    st = imp_contact_impulse_forward(vp, &cs->sol, v, J, cs->n, d, N, imp_contact_minv_dense, p->P, e, mu, &o, work,
-                                     iwork);
-    if (st == IMP_ERR_NUMERIC) {
-        /* a jam (no impulse satisfies the law at the default regularization,
-         * sec 9 "Jamming"): the law regularized by 1e-3 tr(A) / rows, the
-         * start of the solver's own continuation, whose impulses are bounded;
-         * the reverse pass differentiates that (sol.eps) */
-        o.regularization = CONTACT_JAM_REGULARIZATION;
-        st = imp_contact_impulse_forward(vp, &cs->sol, v, J, cs->n, d, N, imp_contact_minv_dense, p->P, e, mu, &o,
-                                         work, iwork);
-    }
+    st = solve_impulse(p, J, cs->n, d, v, e, mu, vp, &cs->sol, work, iwork);
     return st ? imp_fail_context(st, "contact map (%d active contacts)", cs->n) : IMP_OK;
 }
 
@@ -533,6 +542,71 @@ int imp_cmodel_contact_step(const imp_cmodel *m, const double *params, const dou
     if (!st && n_active) *n_active = cs.n;
     cbuf_free(&b);
     return st;
+}
+
+int imp_cmodel_contact_impulse(const imp_cmodel *m, const double *params, const double *x, const double *v,
+                               const int *active, int n, double *vout, double *kin, double *A)
+{
+    int N = 0, C = 0, d = 0;
+    if (!m || !params || !x || !v || !active || !vout) return imp_fail(IMP_ERR_INVALID, "contact impulse: NULL argument");
+    int st = contact_dims(m, &N, &C, &d);
+    if (st) return st;
+    const imp_csys *s = &m->sys.full;
+    if (n < 1 || n > s->n_contacts)
+        return imp_fail(IMP_ERR_INVALID, "contact impulse: %d contacts (1..%d)", n, s->n_contacts);
+    for (int i = 0; i < n; i++)
+        if (active[i] < 0 || active[i] >= s->n_contacts)
+            return imp_fail(IMP_ERR_INVALID, "contact impulse: %d is not a contact (%d)", active[i], s->n_contacts);
+    cbuf b;
+    if ((st = cbuf_new(&b, s->n_contacts, d, N, C))) return st;
+    pmat p;
+    pmat_layout(&p, N, C, b.pm, b.piv);
+    double e_all[IMP_CSYS_MAX_CONTACTS], mu_all[IMP_CSYS_MAX_CONTACTS], e[IMP_CSYS_MAX_CONTACTS],
+        mu[IMP_CSYS_MAX_CONTACTS];
+    imp_cmodel_contact_values(m, params, e_all, mu_all);
+    for (int i = 0; i < n; i++) {
+        imp_csys_contact_frame(s, x, active[i], NULL, NULL, b.J + (size_t)i * d * N);
+        e[i] = e_all[active[i]];
+        mu[i] = mu_all[active[i]];
+    }
+    imp_contact_solution sol;
+    st = pmat_build(m, params, x, &p);
+    if (!st) st = solve_impulse(&p, b.J, n, d, v, e, mu, b.vp, &sol, b.work, b.iwork);
+    if (!st) memcpy(vout, b.vp, (size_t)N * sizeof(double));
+    if (!st && A) {
+        /* J P J^T, P applied to the rows' columns one at a time (Pb: scratch) */
+        int R = n * d;
+        for (int a = 0; a < R; a++) {
+            double *pj = b.Pb;
+            for (int i = 0; i < N; i++) {
+                double acc = 0;
+                for (int k = 0; k < N; k++) acc += p.P[(size_t)i * N + k] * b.J[(size_t)a * N + k];
+                pj[i] = acc;
+            }
+            for (int c = 0; c < R; c++) {
+                double acc = 0;
+                for (int k = 0; k < N; k++) acc += b.J[(size_t)c * N + k] * pj[k];
+                A[(size_t)c * R + a] = acc;
+            }
+        }
+    }
+    if (!st && kin) {
+        /* 1/2 v^T M v with M = W^-1: W factored in Pb */
+        int piv[NMAX];
+        memcpy(b.Pb, p.W, (size_t)N * N * sizeof(double));
+        if (imp_lu_factor(N, b.Pb, piv, 1e-14)) st = imp_fail(IMP_ERR_NUMERIC, "contact impulse: learned mass singular");
+        for (int q = 0; !st && q < 2; q++) {
+            const double *u = q ? vout : v;
+            double y[NMAX];
+            memcpy(y, u, (size_t)N * sizeof(double));
+            imp_lu_solve(N, b.Pb, piv, y);
+            double acc = 0;
+            for (int k = 0; k < N; k++) acc += u[k] * y[k];
+            kin[q] = 0.5 * acc;
+        }
+    }
+    cbuf_free(&b);
+    return st ? imp_fail_context(st, "contact impulse") : IMP_OK;
 }
 
 int imp_cmodel_contact_step_vjp(const imp_cmodel *m, const double *params, const double *xk, const double *ystar,

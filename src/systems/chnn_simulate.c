@@ -159,6 +159,9 @@ typedef struct ct_sim {
     imp_dopri5_opts dopts;
     double *z0, *yout; /* 2N, 4N */
     imp_dopri5_stats *stats;
+    imp_chnn_impact_fn hook; /* may be NULL */
+    void *hook_user;
+    double t;                /* time of the state being stepped */
 } ct_sim;
 
 /* The smooth constrained flow from xv over a time h into out (2N). */
@@ -241,14 +244,17 @@ static int ct_project(ct_sim *S, double *x, double *v)
     return st;
 }
 
-/* The impulse of the closing contacts at gap <= CT_ACTIVE; records energy. */
-static int ct_impulse(ct_sim *S, double *xv, imp_chnn_contact_stats *cs)
+/* The impulse of the closing contacts at gap <= CT_ACTIVE; records energy
+ * and tells the hook (resting: on a sustained-contact substep). */
+static int ct_impulse(ct_sim *S, double *xv, imp_chnn_contact_stats *cs, int resting)
 {
     int act[IMP_CSYS_MAX_CONTACTS], N = S->N;
     int n = imp_csys_contact_active(S->s, xv, xv + N, CT_ACTIVE, 0.0, act);
     if (n == 0) return IMP_OK;
-    double e0 = imp_csys_energy(S->s, xv, xv + N);
+    double e0 = imp_csys_energy(S->s, xv, xv + N), pre[2 * IMP_CSYS_MAX_POINTS * 3];
+    if (S->hook) memcpy(pre, xv, 2 * (size_t)N * sizeof(double));
     int st = imp_csys_contact_impulse(S->s, xv, xv + N, act, n, NULL, S->w);
+    if (!st && S->hook) st = S->hook(S->hook_user, S->t, pre, xv, act, n, resting);
     if (st) return st;
     double phidot[IMP_CSYS_MAX_ROWS];
     imp_csys_phidot(S->s, xv, xv + N, phidot);
@@ -258,8 +264,8 @@ static int ct_impulse(ct_sim *S, double *xv, imp_chnn_contact_stats *cs)
     return IMP_OK;
 }
 
-int imp_chnn_simulate_contact(const imp_csys *s, const double *xv0, double dt, int n_steps,
-                              const imp_chnn_sim_opts *o, double *traj, imp_chnn_contact_stats *cst)
+static int simulate_contact(const imp_csys *s, const double *xv0, double dt, int n_steps, const imp_chnn_sim_opts *o,
+                            double *traj, imp_chnn_contact_stats *cst, imp_chnn_impact_fn hook, void *hook_user)
 {
     if (!s || !xv0 || !traj) return imp_fail(IMP_ERR_INVALID, "simulate: NULL");
     if (!(dt > 0) || !isfinite(dt)) return imp_fail(IMP_ERR_INVALID, "dt: %g must be positive", dt);
@@ -283,6 +289,8 @@ int imp_chnn_simulate_contact(const imp_csys *s, const double *xv0, double dt, i
     S.w = imp_csys_work_new(s);
     S.N = N;
     S.stats = &cs->ode;
+    S.hook = hook;
+    S.hook_user = hook_user;
     double *buf = malloc(12 * (size_t)N * sizeof(double));
     if (!S.w || !buf) {
         imp_csys_work_free(S.w);
@@ -338,7 +346,8 @@ int imp_chnn_simulate_contact(const imp_csys *s, const double *xv0, double dt, i
                 cs->max_penetration = fmax(cs->max_penetration, -gb);
                 memcpy(xv, xb, 2 * (size_t)N * sizeof(double));
                 t += hi;
-                st = ct_impulse(&S, xv, cs);
+                S.t = t;
+                st = ct_impulse(&S, xv, cs, 0);
                 continue;
             }
             /* sustained contact: a substep, back onto the planes, impulse */
@@ -349,7 +358,8 @@ int imp_chnn_simulate_contact(const imp_csys *s, const double *xv0, double dt, i
             if ((st = ct_project(&S, xv, xv + N))) break;
             cs->projection_energy += imp_csys_energy(s, xv, xv + N) - e0;
             int before = cs->impacts;
-            st = ct_impulse(&S, xv, cs);
+            S.t = t + hs;
+            st = ct_impulse(&S, xv, cs, 1);
             cs->resting += cs->impacts - before;
             t += hs;
             if (hs == h) t = tk;
@@ -360,4 +370,18 @@ int imp_chnn_simulate_contact(const imp_csys *s, const double *xv0, double dt, i
     imp_csys_work_free(S.w);
     free(buf);
     return st;
+}
+
+int imp_chnn_simulate_contact(const imp_csys *s, const double *xv0, double dt, int n_steps,
+                              const imp_chnn_sim_opts *o, double *traj, imp_chnn_contact_stats *cst)
+{
+    return simulate_contact(s, xv0, dt, n_steps, o, traj, cst, NULL, NULL);
+}
+
+int imp_chnn_simulate_contact_hook(const imp_csys *s, const double *xv0, double dt, int n_steps,
+                                   const imp_chnn_sim_opts *o, double *traj, imp_chnn_contact_stats *cst,
+                                   imp_chnn_impact_fn hook, void *user)
+{
+    if (!hook) return imp_fail(IMP_ERR_INVALID, "simulate: NULL impact hook");
+    return simulate_contact(s, xv0, dt, n_steps, o, traj, cst, hook, user);
 }
