@@ -10,8 +10,7 @@
  * of the minimum then comes from the contact map's discretisation (impulse
  * after a whole step), not from a learned potential or masses.
  *
- *   cc -O2 -Iinclude scripts/chnn_contact_exact_profile.c -Lbuild -limpulse -lm -o build/exact_profile
- *   LD_LIBRARY_PATH=build build/exact_profile TRAIN.npz [R]
+ *   build/bench_chnn_contact_exact_profile TRAIN.npz [R]   (built with the bench programs)
  *
  * R (default 1, training's): RK4 steps per sample interval, the contact map
  * after each (imp_ctrain_chunk_loss_substeps). E0, MU0: the grid's start
