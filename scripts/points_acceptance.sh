@@ -33,6 +33,8 @@
 # DIR/.gitignore keeps out of the repository with the other .npz files).
 # --cdl-opts adds training options to both CD-Lagrange configs (e.g.
 # "--impact-law newton" or "--impact-timing event", docs/cdl.md).
+# The summary also counts mu only over contacts with at least 5 sliding
+# impacts (our reading: a sticking impact bounds mu from below only).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SYSTEM=bouncing-points:5 OUT= SEEDS=5 EPOCHS=150 JOBS=2 SUMMARY_ONLY=0 CONFIGS="cdl cdl-onset resnet-contact resnet" CDL_OPTS=
@@ -46,7 +48,7 @@ while [ $# -gt 0 ]; do
     --epochs) EPOCHS=$2; shift 2 ;;
     --jobs) JOBS=$2; shift 2 ;;
     --summary-only) SUMMARY_ONLY=1; shift ;;
-    -h|--help) sed -n '2,35p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,37p' "$0"; exit 0 ;;
     *) echo "points_acceptance.sh: error: unknown option '$1'" >&2; exit 2 ;;
     esac
 done
