@@ -33,6 +33,8 @@
 # DIR/.gitignore keeps out of the repository with the other .npz files).
 # --cdl-opts adds training options to both CD-Lagrange configs (e.g.
 # "--impact-law newton" or "--impact-timing event", docs/cdl.md).
+# The summary also counts mu only over contacts with at least 5 sliding
+# impacts (our reading: a sticking impact bounds mu from below only).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SYSTEM=bouncing-points:5 OUT= SEEDS=5 EPOCHS=150 JOBS=2 SUMMARY_ONLY=0 CONFIGS="cdl cdl-onset resnet-contact resnet" CDL_OPTS=
@@ -46,7 +48,7 @@ while [ $# -gt 0 ]; do
     --epochs) EPOCHS=$2; shift 2 ;;
     --jobs) JOBS=$2; shift 2 ;;
     --summary-only) SUMMARY_ONLY=1; shift ;;
-    -h|--help) sed -n '2,35p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,37p' "$0"; exit 0 ;;
     *) echo "points_acceptance.sh: error: unknown option '$1'" >&2; exit 2 ;;
     esac
 done
@@ -176,7 +178,7 @@ for c in [c for c in configs if c.startswith("cdl")]:
     if nets:
         lines.append("%s below %s in %d of %d seeds with every model finished." % (c, " and ".join(nets), len(first[c]), len(complete)))
 lines.append("")
-contacts = {}
+contacts, acceptance = {}, {}
 for c in [c for c in configs if c.startswith("cdl")]:
     cd = sorted([r for r in rows if r["config"] == c], key=lambda r: r["seed"])
     E, M = np.array([r["e"] for r in cd]), np.array([r["mu"] for r in cd])
@@ -198,10 +200,26 @@ for c in [c for c in configs if c.startswith("cdl")]:
     ok = [x for x in contacts[c] if x["impacts"] >= 5]
     lines += ["", "%s: contacts with at least 5 training impacts: %d of %d; e within 0.03 in every seed: %d of them (%s); mu within 0.03 in every seed: %d of them (%s)."
               % (c, len(ok), P, sum(x["e_worst_error"] <= 0.03 for x in ok), ", ".join(str(x["pair"]) for x in ok if x["e_worst_error"] <= 0.03),
-                 sum(x["mu_worst_error"] <= 0.03 for x in ok), ", ".join(str(x["pair"]) for x in ok if x["mu_worst_error"] <= 0.03)), ""]
+                 sum(x["mu_worst_error"] <= 0.03 for x in ok), ", ".join(str(x["pair"]) for x in ok if x["mu_worst_error"] <= 0.03))]
+    # Our reading of the mu criterion: mu is identifiable only from impacts that slide; a sticking impact
+    # bounds mu from below only (any larger mu gives the same data), so count contacts with >= 5 sliding impacts.
+    sl = [x for x in ok if x["sliding_impacts"] >= 5]
+    mu_miss = [x for x in ok if x["mu_worst_error"] > 0.03]
+    e_miss = [x for x in ok if x["e_worst_error"] > 0.03]
+    lines += ["%s: mu misses among them, with their sliding impacts: %s." % (c, ", ".join("%d (%d sliding)" % (x["pair"], x["sliding_impacts"]) for x in mu_miss) or "none"),
+              "%s, mu restricted to contacts with at least 5 sliding training impacts (our reading, not the issue's wording: a sticking impact "
+              "bounds mu from below only, any larger mu gives the same data): %d of %d; mu within 0.03 in every seed: %d of them (%s)."
+              % (c, len(sl), P, sum(x["mu_worst_error"] <= 0.03 for x in sl), ", ".join(str(x["pair"]) for x in sl if x["mu_worst_error"] <= 0.03)),
+              "%s: e misses among the contacts with at least 5 impacts, per seed off by more than 0.03 (e error; that seed's mu for the contact, true mu): %s."
+              % (c, "; ".join("%d: %s" % (x["pair"], ", ".join("s%d %+.3f (mu %.3f, true %.3f)" % (cd[s]["seed"], x["e"][s] - x["e_true"], x["mu"][s], x["mu_true"])
+                                                            for s in range(len(cd)) if abs(x["e"][s] - x["e_true"]) > 0.03)) for x in e_miss) or "none"), ""]
+    acceptance[c] = {"impacts_at_least_5": [x["pair"] for x in ok], "e_within": [x["pair"] for x in ok if x["e_worst_error"] <= 0.03],
+                     "mu_within": [x["pair"] for x in ok if x["mu_worst_error"] <= 0.03],
+                     "mu_misses_sliding_impacts": {str(x["pair"]): x["sliding_impacts"] for x in mu_miss},
+                     "sliding_at_least_5": [x["pair"] for x in sl], "mu_within_sliding_at_least_5": [x["pair"] for x in sl if x["mu_worst_error"] <= 0.03]}
 lines.append("Contacts with fewer than 5 training impacts: %s." % (", ".join("%d (body %d with %s: %d)" % (p, pairs[p, 1], partner(p), impacts[p])
                                                                   for p in range(P) if impacts[p] < 5) or "none"))
-json.dump({"runs": rows, "contacts": contacts, "cdl_first_seeds": first, "complete_seeds": complete},
+json.dump({"runs": rows, "contacts": contacts, "acceptance": acceptance, "cdl_first_seeds": first, "complete_seeds": complete},
           open(os.path.join(out, "summary.json"), "w"), indent=1)
 open(os.path.join(out, "summary.md"), "w").write("\n".join(lines) + "\n")
 print("\n".join(lines))
