@@ -34,12 +34,13 @@ static void test_plan(void)
     imp_sim_opts so;
     int disks = imp_sim_defaults("bouncing-disks:5", &so) == IMP_OK;
     imp_clear_error();
-    /* quick: 2 seeds x 7 ball-box rows, 2 x 4 points rows (and 3 disks rows), 1 x 3 systems x 5 networks,
-     * 1 box toss */
+    /* quick: 2 seeds x 7 ball-box rows, 2 x 4 points rows (and 3 disks rows), 1 x 3 systems x 6 networks
+     * (chnn-contact, clnn-contact, chnn, clnn, node, resnet), 1 box toss */
     CHECK(count_strand(&p, "contact", "contact.ball-box.") == 14);
     CHECK(count_strand(&p, "contact", "contact.points.") == 8);
     CHECK(count_strand(&p, "contact", "contact.disks.") == (disks ? 6 : 0));
-    CHECK(count_strand(&p, "chnn", "contact.constrained.") == 15);
+    CHECK(count_strand(&p, "chnn", "contact.constrained.") == 18);
+    CHECK(count_strand(&p, "chnn", "contact.constrained.gyroscope-wall.resnet.") == 1);
     CHECK(count_strand(&p, "cube", "contact.box-toss.") == 1);
     for (int i = 0; i < p.n_tasks; i++) {
         const imp_sweep_task *t = &p.tasks[i];
@@ -183,13 +184,19 @@ static void test_run_report(void)
         CHECK_MSG(strstr(md, want), "'%s' not in\n%s", want, md);
     }
     imp_npz_free(z);
-    /* the constrained system: the sums of the mean relative error */
+    /* the constrained system: imp_ceval's sums of the relative error over steps 1-5 and 1-9 (the
+     * start left out), which are the sums of the mean error curve over those steps */
     z = result("chain.node.s0");
     const double *rel = array(z, "mean_rel_err", 10);
-    CHECK(rel != NULL);
+    double s5 = NAN, s = NAN;
+    CHECK(rel != NULL && z && !imp_json_get_number(imp_npz_meta(z), "sum_rel_err_5", &s5) &&
+          !imp_json_get_number(imp_npz_meta(z), "sum_rel_err", &s));
     if (rel && md) {
-        double s5 = 0, s = 0;
-        for (int k = 0; k < 10; k++) s += rel[k], s5 += k < 5 ? rel[k] : 0;
+        double c5 = 0, c = 0;
+        for (int k = 1; k < 10; k++) c += rel[k], c5 += k <= 5 ? rel[k] : 0;
+        CHECK_MSG(fabs(c5 - s5) < 1e-12 * c5 && fabs(c - s) < 1e-12 * c, "sums %.17g %.17g, curve %.17g %.17g", s5,
+                  s, c5, c);
+        CHECK(rel[5] > 0); /* step 5 counts: the first 5 steps are 1-5 */
         snprintf(want, sizeof want, "| chain-ground-elastic:3 | node | 1 | 2 | %.4g | %.4g |", s5, s);
         CHECK_MSG(strstr(md, want), "'%s' not in\n%s", want, md);
         const char *row = row_with(rows, "\"part\":\"constrained\"");

@@ -2,10 +2,14 @@
  * 5-7): one model trained on one system with one seed and evaluated on the
  * reference's test set, or the system's "GT + 1e-4 pert" noise floor
  * (model=gt-pert). Settings ([chnn] section 3 of the reference notes):
- *   system=NAME model=chnn|clnn|hnn|delan|node|gt-pert|chnn-contact|clnn-contact seed=K epochs=2000
+ *   system=NAME model=chnn|clnn|hnn|delan|node|resnet|gt-pert|chnn-contact|clnn-contact seed=K epochs=2000
  *   (chnn-contact, clnn-contact: the network with e and mu learned per
  *   contact of a system that declares contacts, imp_cmodel_enable_contact;
- *   their results add the arrays e, mu, e_true, mu_true)
+ *   their results add the arrays e, mu, e_true, mu_true; resnet: y + dt f(y)
+ *   per sample with NODE's network, imp_cmodel_discrete). Results: meta
+ *   mean_geo_rel_err and the relative state error summed over the first 5
+ *   steps and the whole rollout (sum_rel_err_5, sum_rel_err, imp_ceval's),
+ *   curves of the error, energy error and violation over time
  *   n_train=800 n_test=100 T=100 hidden=256 lr=3e-3 (1e-3 for rotor and
  *   magnet-pendulum; plans give the rotor's CHNN/CLNN 3e-3) data_seed=0 test_seed=2 state_seconds=60 (how often the
  *   training state is saved; state_every=E: every E epochs too) precision=double (single: the network's
@@ -322,6 +326,8 @@ int sweep_exec_chnn(const imp_sweep_task *t, const char *task_dir, const imp_swe
     imp_json_kv_number(&j, "ci95", ci95);
     imp_json_kv_number(&j, "mean_energy_err", r.mean_energy_err);
     imp_json_kv_number(&j, "mean_violation", r.mean_violation);
+    imp_json_kv_number(&j, "sum_rel_err_5", r.sum_rel_err_5);
+    imp_json_kv_number(&j, "sum_rel_err", r.sum_rel_err);
     imp_json_kv_number(&j, "final_train_loss", res.final_loss);
     imp_json_kv_number(&j, "train_seconds", train_seconds);
     imp_json_kv_int(&j, "resumed_at_epoch", rep.resumed_at);
