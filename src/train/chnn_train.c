@@ -690,6 +690,9 @@ int imp_ctrain(const imp_cmodel *m, double *params, const imp_ctraj *data,
     if (o->max_substeps < 0 || o->max_substeps > IMP_CTRAIN_MAX_SUBSTEPS)
         return imp_fail(IMP_ERR_INVALID, "max_substeps: %d must be in 0..%d (0: %d, 1: no substeps)",
                         o->max_substeps, IMP_CTRAIN_MAX_SUBSTEPS, IMP_CTRAIN_MAX_SUBSTEPS);
+    if (o->max_substeps > 1 && imp_cmodel_discrete(m))
+        return imp_fail(IMP_ERR_INVALID, "max_substeps: %d, but a %s takes one step per sample interval (0 or 1; "
+                        "--max-substeps in the CLI)", o->max_substeps, imp_cmodel_kind_name(m->kind));
     memset(res, 0, sizeof *res);
     imp_rng rng;
     imp_rng_seed(&rng, o->seed);
