@@ -140,6 +140,8 @@ static void test_run_report(void)
         "T=10\n"
         "task id=chain.clnnc.s0 strand=chnn system=chain-ground:3 model=clnn-contact epochs=1 n_train=2 n_test=2 "
         "T=10 hidden=8\n"
+        "task id=chain.resnet.s0 strand=chnn system=chain-ground:3 model=resnet epochs=1 n_train=2 n_test=2 "
+        "T=10 hidden=8\n"
         "task id=box.ri.s0 strand=cube model=rigid-identified simulate=box-toss sim_seed=3 sim_tosses=4 "
         "sim_substeps=16 tosses=2 substeps=4 max_evals=20\n";
     imp_sweep_plan p;
@@ -150,7 +152,7 @@ static void test_run_report(void)
     imp_sweep_summary sum;
     CHECK_OK(imp_sweep_prepare(&p, "ct_run"));
     CHECK_OK(imp_sweep_run_plan(&p, "ct_run", &o, &sum));
-    CHECK_MSG(sum.ran == 6 && sum.failed == 0, "ran %d failed %d: %s", sum.ran, sum.failed, imp_last_error());
+    CHECK_MSG(sum.ran == 7 && sum.failed == 0, "ran %d failed %d: %s", sum.ran, sum.failed, imp_last_error());
     char *md = NULL, *rows = NULL;
     CHECK_OK(imp_sweep_report("ct_run", &md));
     CHECK_OK(imp_sweep_contact_rows("ct_run", &rows));
@@ -212,6 +214,25 @@ static void test_run_report(void)
     if (ce && cmu && cet && cmut)
         for (int c = 0; c < 3; c++)
             CHECK(ce[c] > 0 && ce[c] < 1 && cmu[c] > 0 && cet[c] == 0.0 && cmut[c] == 0.5);
+    /* against the ResNet on the same system: the lowest mean named per measure, and whether the
+     * network with contact is below every model without it */
+    imp_npz *zr = result("chain.resnet.s0");
+    double c[2] = {NAN, NAN}, r[2] = {NAN, NAN};
+    CHECK(z && zr && !imp_json_get_number(imp_npz_meta(z), "sum_rel_err_5", &c[0]) &&
+          !imp_json_get_number(imp_npz_meta(z), "sum_rel_err", &c[1]) &&
+          !imp_json_get_number(imp_npz_meta(zr), "sum_rel_err_5", &r[0]) &&
+          !imp_json_get_number(imp_npz_meta(zr), "sum_rel_err", &r[1]) && isfinite(r[0]) && isfinite(r[1]));
+    if (md) {
+        snprintf(want, sizeof want, "- chain-ground:3: first 5 steps: %s first, clnn-contact %s; whole rollout: %s "
+                 "first, clnn-contact %s\n", c[0] < r[0] ? "clnn-contact" : "resnet",
+                 c[0] < r[0] ? "below all without contact" : "not below all without contact",
+                 c[1] < r[1] ? "clnn-contact" : "resnet",
+                 c[1] < r[1] ? "below all without contact" : "not below all without contact");
+        CHECK_MSG(strstr(md, want), "'%s' not in\n%s", want, md);
+        CHECK(strstr(md, "| chain-ground:3 | resnet | 1 | 2 |"));
+        CHECK(strstr(md, "- chain-ground-elastic:3: first 5 steps: node first; whole rollout: node first\n"));
+    }
+    imp_npz_free(zr);
     imp_npz_free(z);
     /* the box tosses: the simulator's e and mu beside the fitted ones */
     z = result("box.ri.s0");

@@ -464,6 +464,10 @@ int imp_sweep_plan_chnn(imp_sweep_plan *plan, const imp_sweep_chnn_opts *o)
     for (int mi = 0; mi < n_models && !st; mi++) {
         imp_cmodel_kind k;
         st = imp_cmodel_kind_from_name(model_items[mi], &k);
+        /* the figures' report has no ResNet column: it is compared in `reproduce contact` */
+        if (!st && k == IMP_CMODEL_RESNET)
+            st = imp_fail(IMP_ERR_INVALID, "chnn plan: model resnet is not one of the paper's figures (chnn, clnn, "
+                          "hnn, delan, node); it runs in reproduce contact");
     }
     char words[640], sname[64], lr[32] = "", hid[24] = "";
     const char *prec = o->single ? " precision=single" : "", *prec_id = o->single ? ".f32" : "";
