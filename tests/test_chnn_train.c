@@ -393,6 +393,22 @@ static void test_grad_clip_train(void)
     free(teacher.params); free(student.params);
 }
 
+/* Train fx on data with o, its parameters in place; *first receives the loss
+ * of the first epoch (one epoch of the same training on a copy, returned for
+ * the caller to free or train on). */
+static double *train_from_start(fixture *fx, const imp_ctraj *data, const imp_ctrain_opts *o, imp_ctrain_result *tr,
+                                double *first)
+{
+    double *copy = malloc(fx->m.n_params * sizeof(double));
+    memcpy(copy, fx->params, fx->m.n_params * sizeof(double));
+    imp_ctrain_opts o1 = *o;
+    o1.epochs = 1;
+    CHECK_OK(imp_ctrain(&fx->m, copy, data, &o1, tr));
+    *first = tr->final_loss;
+    CHECK_OK(imp_ctrain(&fx->m, fx->params, data, o, tr));
+    return copy;
+}
+
 static void test_training_and_eval(void)
 {
     fixture teacher, student;
@@ -422,14 +438,8 @@ static void test_training_and_eval(void)
     o.lr = 3e-3;
     o.seed = 1;
     imp_ctrain_result tr;
-    /* loss of the first epoch: train 1 epoch on a copy */
-    double *copy = malloc(student.m.n_params * sizeof(double));
-    memcpy(copy, student.params, student.m.n_params * sizeof(double));
-    imp_ctrain_opts o1 = o;
-    o1.epochs = 1;
-    CHECK_OK(imp_ctrain(&student.m, copy, &data, &o1, &tr));
-    double first = tr.final_loss;
-    CHECK_OK(imp_ctrain(&student.m, student.params, &data, &o, &tr));
+    double first;
+    double *copy = train_from_start(&student, &data, &o, &tr, &first);
     CHECK(tr.epochs == 60);
     CHECK_MSG(tr.final_loss < 0.5 * first, "training loss %g -> %g", first, tr.final_loss);
     imp_ceval_result ra;
@@ -538,13 +548,8 @@ static void test_resnet(void)
     o.n_chunks = 40;
     o.seed = 1;
     imp_ctrain_result tr;
-    double *copy = malloc(f.m.n_params * sizeof(double));
-    memcpy(copy, f.params, f.m.n_params * sizeof(double));
-    imp_ctrain_opts o1 = o;
-    o1.epochs = 1;
-    CHECK_OK(imp_ctrain(&f.m, copy, &gen, &o1, &tr));
-    double first = tr.final_loss;
-    CHECK_OK(imp_ctrain(&f.m, f.params, &gen, &o, &tr));
+    double first;
+    double *copy = train_from_start(&f, &gen, &o, &tr, &first);
     CHECK(tr.epochs == 200 && tr.substepped_windows == 0 && tr.max_substeps == 1);
     CHECK_MSG(tr.final_loss < 0.5 * first, "resnet training loss %g -> %g", first, tr.final_loss);
     imp_ceval_result ra;
