@@ -1,5 +1,7 @@
 /* CLI entry points of the constrained-network strand ([F]): training and
- * evaluation of chnn, clnn, node . */
+ * evaluation of chnn, clnn, hnn, delan, node and resnet (the constrained
+ * strand's ResNet when the data are a constrained system's; CD-Lagrange's
+ * otherwise). */
 #include "cli.h"
 #include "impulse/chnn_models.h"
 #include "impulse/constrained.h"
@@ -13,15 +15,35 @@
 
 static int is_mine(const char *model)
 {
-    static const char *names[] = {"chnn", "clnn", "node", "hnn", "delan"};
-    for (int i = 0; i < 5; i++)
-        if (model && !strcmp(model, names[i])) return 1;
-    return 0;
+    imp_cmodel_kind k;
+    int mine = model && !imp_cmodel_kind_from_name(model, &k);
+    imp_clear_error();
+    return mine;
+}
+
+/* `impulse train resnet` is the constrained strand's when --data holds a
+ * constrained system's trajectories (its meta names one), else CD-Lagrange's. */
+static int train_is_mine(int argc, char **argv, const char *model)
+{
+    if (!is_mine(model)) return 0;
+    if (strcmp(model, "resnet")) return 1;
+    const char *data = NULL;
+    for (int i = 1; i + 1 < argc; i++)
+        if (!strcmp(argv[i], "--data")) data = argv[i + 1];
+    imp_npz *z = NULL;
+    imp_csystem cs;
+    int mine = data && !imp_npz_load(&z, data) && imp_npz_meta(z) && !imp_csystem_from_meta(&cs, imp_npz_meta(z), data);
+    imp_npz_free(z);
+    imp_clear_error();
+    return mine;
 }
 
 static void train_usage(FILE *f)
 {
-    fprintf(f, "usage: impulse train chnn|clnn|hnn|delan|node --data data.npz -o model.npz [options]\n"
+    fprintf(f, "usage: impulse train chnn|clnn|hnn|delan|node|resnet --data data.npz -o model.npz [options]\n"
+               "  resnet         (on a constrained system's data) next state = state + dt MLP(state):\n"
+               "                 node's network and inputs, one step per sample interval, in training\n"
+               "                 and in rollouts\n"
                "  --epochs E     training epochs (reference 2000; default 2000; 0 checks the data and writes nothing)\n"
                "  --lr X         AdamW learning rate, cosine schedule to 0 (the reference's: 1e-3 for\n"
                "                 rotor and magnet-pendulum, 3e-3 otherwise)\n"
@@ -33,9 +55,9 @@ static void train_usage(FILE *f)
                "                 window of every trajectory in order, the first N of them (for a\n"
                "                 few long trajectories)\n"
                "  --warmup S     linear learning-rate warm-up over the first S optimiser steps\n"
-               "                 (default 20 for hnn, delan, node; 0 for chnn, clnn)\n"
+               "                 (default 20 for hnn, delan, node, resnet; 0 for chnn, clnn)\n"
                "  --clip X       largest L2 norm of a minibatch gradient, 0 = no clipping\n"
-               "                 (default 1 for hnn, delan, node; 0 for chnn, clnn)\n"
+               "                 (default 1 for hnn, delan, node, resnet; 0 for chnn, clnn)\n"
                "  --max-substeps R  most RK4 substeps per sample interval of a window whose data\n"
                "                 move more than 1 rad (or 1 unit) per interval: such a window\n"
                "                 gets ceil(max|qdot| dt) steps of dt/that (default 64; 1 = never)\n"
@@ -113,7 +135,7 @@ static int save_cmodel(const char *path, void *ctx)
 
 int cli_train_chnn(int argc, char **argv, const char *model)
 {
-    if (!is_mine(model)) return CLI_NOT_MINE;
+    if (!train_is_mine(argc, argv, model)) return CLI_NOT_MINE;
     const char *verb = "train";
     const char *data_path = NULL, *out_path = NULL;
     imp_ctrain_opts o;

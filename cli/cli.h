@@ -31,8 +31,10 @@ int cli_simulate_box(int argc, char **argv, const char *system);
 int cli_train_chnn(int argc, char **argv, const char *model);
 int cli_eval_chnn(int argc, char **argv, const char *model_kind);
 int cli_rollout_chnn(int argc, char **argv, const char *model_kind);
-/* The model kind named in a checkpoint's meta ("cdl", "chnn", ...), for dispatch. */
-int cli_checkpoint_kind(const char *path, char *kind, size_t cap);
+/* The model kind named in a checkpoint's meta ("cdl", "chnn", ...), for dispatch;
+ * *constrained: 1 for a constrained-strand checkpoint (meta format
+ * "impulse-cmodel": its "resnet" is the constrained strand's, not CD-Lagrange's). */
+int cli_checkpoint_kind(const char *path, char *kind, size_t cap, int *constrained);
 int cli_reproduce_cdl(int argc, char **argv);
 int cli_reproduce_chnn(int argc, char **argv);
 int cli_reproduce_impact(int argc, char **argv);

@@ -294,7 +294,7 @@ int cli_handle_labels(const char *verb, imp_trajset *ts, const char *mode_name, 
     return 0;
 }
 
-int cli_checkpoint_kind(const char *path, char *kind, size_t cap)
+int cli_checkpoint_kind(const char *path, char *kind, size_t cap, int *constrained)
 {
     imp_npz *z = NULL;
     int st = imp_npz_load(&z, path);
@@ -302,6 +302,12 @@ int cli_checkpoint_kind(const char *path, char *kind, size_t cap)
     const char *meta = imp_npz_meta(z);
     st = meta && !imp_json_get_string(meta, "model", kind, cap) ? IMP_OK
          : imp_fail(IMP_ERR_FORMAT, "%s: no model kind in its meta (not an impulse checkpoint?)", path);
+    char fmt[32];
+    *constrained = 0;
+    if (!st) {
+        *constrained = !imp_json_get_string(meta, "format", fmt, sizeof fmt) && !strcmp(fmt, "impulse-cmodel");
+        imp_clear_error();
+    }
     imp_npz_free(z);
     return st;
 }

@@ -54,9 +54,10 @@ int cli_eval(int argc, char **argv)
     }
     if (!model_path) return cli_failf("eval", "missing --model FILE (see --help)");
     char kind[64];
-    if (cli_checkpoint_kind(model_path, kind, sizeof kind)) return cli_fail("eval");
+    int constrained = 0;
+    if (cli_checkpoint_kind(model_path, kind, sizeof kind, &constrained)) return cli_fail("eval");
     imp_model_kind mk;
-    if (imp_model_kind_from_name(kind, &mk)) {
+    if (constrained || imp_model_kind_from_name(kind, &mk)) {
         imp_clear_error();
         int r = cli_eval_chnn(argc, argv, kind);
         if (r != CLI_NOT_MINE) return r;

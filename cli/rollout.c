@@ -39,8 +39,9 @@ int cli_rollout(int argc, char **argv)
         if (!strcmp(argv[i], "--model") && i + 1 < argc) {
             char kind[64];
             imp_model_kind mk;
-            if (cli_checkpoint_kind(argv[i + 1], kind, sizeof kind)) return cli_fail("rollout");
-            if (imp_model_kind_from_name(kind, &mk)) {
+            int constrained = 0;
+            if (cli_checkpoint_kind(argv[i + 1], kind, sizeof kind, &constrained)) return cli_fail("rollout");
+            if (constrained || imp_model_kind_from_name(kind, &mk)) {
                 imp_clear_error();
                 int r = cli_rollout_chnn(argc, argv, kind);
                 if (r != CLI_NOT_MINE) return r;

@@ -15,6 +15,7 @@ static void usage(FILE *f)
             "usage: impulse train MODEL --data data.npz [options] -o model.npz\n"
             "  MODEL: cdl | vin | resnet | resnet-contact   (CD-Lagrange strand)\n"
             "         chnn | clnn | hnn | delan | node      (constrained strand; see their --help)\n"
+            "         resnet on a constrained system's data is the constrained strand's ResNet\n"
             "  --data FILE          trajectories from impulse simulate (or your own, same layout)\n"
             "  --settings S         code (reference code: lr 1e-2, softplus, l2 5e-3; default)\n"
             "                       or paper (lr 1e-3, tanh, l2 0.05)\n"

@@ -273,7 +273,7 @@ static void test_bad_input(void)
     CHECK_OK(imp_cmodel_init(&m, IMP_CMODEL_HNN, &cs3, 256, 3));
     CHECK(m.n_params == 269322);
     imp_cmodel_kind k;
-    CHECK_FAILS(imp_cmodel_kind_from_name("resnet", &k), IMP_ERR_NOT_FOUND);
+    CHECK_FAILS(imp_cmodel_kind_from_name("vin", &k), IMP_ERR_NOT_FOUND);
     CHECK_OK(imp_cmodel_kind_from_name("clnn", &k));
     CHECK(k == IMP_CMODEL_CLNN);
     /* batch larger than the work buffers */

@@ -393,6 +393,22 @@ static void test_grad_clip_train(void)
     free(teacher.params); free(student.params);
 }
 
+/* Train fx on data with o, its parameters in place; *first receives the loss
+ * of the first epoch (one epoch of the same training on a copy, returned for
+ * the caller to free or train on). */
+static double *train_from_start(fixture *fx, const imp_ctraj *data, const imp_ctrain_opts *o, imp_ctrain_result *tr,
+                                double *first)
+{
+    double *copy = malloc(fx->m.n_params * sizeof(double));
+    memcpy(copy, fx->params, fx->m.n_params * sizeof(double));
+    imp_ctrain_opts o1 = *o;
+    o1.epochs = 1;
+    CHECK_OK(imp_ctrain(&fx->m, copy, data, &o1, tr));
+    *first = tr->final_loss;
+    CHECK_OK(imp_ctrain(&fx->m, fx->params, data, o, tr));
+    return copy;
+}
+
 static void test_training_and_eval(void)
 {
     fixture teacher, student;
@@ -422,14 +438,8 @@ static void test_training_and_eval(void)
     o.lr = 3e-3;
     o.seed = 1;
     imp_ctrain_result tr;
-    /* loss of the first epoch: train 1 epoch on a copy */
-    double *copy = malloc(student.m.n_params * sizeof(double));
-    memcpy(copy, student.params, student.m.n_params * sizeof(double));
-    imp_ctrain_opts o1 = o;
-    o1.epochs = 1;
-    CHECK_OK(imp_ctrain(&student.m, copy, &data, &o1, &tr));
-    double first = tr.final_loss;
-    CHECK_OK(imp_ctrain(&student.m, student.params, &data, &o, &tr));
+    double first;
+    double *copy = train_from_start(&student, &data, &o, &tr, &first);
     CHECK(tr.epochs == 60);
     CHECK_MSG(tr.final_loss < 0.5 * first, "training loss %g -> %g", first, tr.final_loss);
     imp_ceval_result ra;
@@ -461,6 +471,117 @@ static void test_training_and_eval(void)
     CHECK_FAILS(imp_ctrain(&student.m, student.params, &data, &o, &tr), IMP_ERR_INVALID);
     imp_ctraj_free(&data);
     free(copy); free(teacher.params); free(student.params);
+}
+
+/* The constrained strand's ResNet (issue 25): y_{n+1} = y_n + dt f(y_n), f
+ * NODE's network on NODE's inputs, the step in training windows and in
+ * rollouts; training reduces its loss, the evaluation's errors are finite
+ * and its first step is that one step; what it cannot take fails. */
+static void test_resnet(void)
+{
+    imp_csystem cs;
+    CHECK_OK(imp_csystem_from_name(&cs, "pendulum-chain:2"));
+    fixture f, nd;
+    CHECK_OK(make_model(&f, IMP_CMODEL_RESNET, "pendulum-chain:2", 16, 300));
+    CHECK_OK(make_model(&nd, IMP_CMODEL_NODE, "pendulum-chain:2", 16, 300));
+    CHECK(imp_cmodel_discrete(&f.m) && !imp_cmodel_discrete(&nd.m) && !imp_cmodel_discrete(NULL));
+    CHECK(!strcmp(imp_cmodel_kind_name(IMP_CMODEL_RESNET), "resnet"));
+    imp_cmodel_kind k;
+    CHECK_OK(imp_cmodel_kind_from_name("resnet", &k));
+    CHECK(k == IMP_CMODEL_RESNET);
+    /* NODE's network and state: the same parameters from the same seed */
+    CHECK(f.m.n_params == nd.m.n_params && f.m.dim == nd.m.dim && !f.m.cartesian);
+    CHECK(!memcmp(f.params, nd.params, f.m.n_params * sizeof(double)));
+    imp_ctraj cart, gen;
+    CHECK_OK(imp_cexp_train_data(&cs, 40, 20, 0, &cart));
+    CHECK_OK(imp_ctraj_to_generalised(&cs, &cart, &gen));
+    const int dim = f.m.dim, cdim = cart.dim, B = 2, S = 4;
+    const double dt = cart.dt;
+    /* the training window: each state the previous one plus dt f(it) */
+    double *chunks = malloc((size_t)B * (S + 1) * dim * sizeof(double));
+    double *traj = malloc((size_t)B * (S + 1) * dim * sizeof(double));
+    double *tbar = malloc((size_t)B * (S + 1) * dim * sizeof(double));
+    for (int b = 0; b < B; b++)
+        memcpy(chunks + (size_t)b * (S + 1) * dim, gen.z + (size_t)b * gen.T * dim, (size_t)(S + 1) * dim * sizeof(double));
+    imp_cmodel_work *w = imp_cmodel_work_new_slots(&f.m, B, 4 * S + 1), *w1 = imp_cmodel_work_new(&f.m, 1);
+    double loss, fy[64], worst = 0;
+    CHECK(dim <= 64);
+    CHECK_OK(imp_ctrain_chunk_loss(&f.m, f.params, chunks, B, S, dt, w, traj, tbar, NULL, &loss));
+    for (int s = 0; s < S; s++)
+        for (int b = 0; b < B; b++) {
+            const double *y = traj + ((size_t)s * B + b) * dim, *y1 = traj + ((size_t)(s + 1) * B + b) * dim;
+            CHECK_OK(imp_cmodel_rhs(&f.m, f.params, y, 1, fy, w1));
+            for (int i = 0; i < dim; i++) worst = fmax(worst, fabs(y1[i] - (y[i] + dt * fy[i])));
+        }
+    CHECK_MSG(worst < 1e-14, "resnet window: |y1 - (y + dt f(y))| = %g", worst);
+    /* no substeps: a ResNet's step is the sample interval */
+    int r2[2] = {2, 1};
+    CHECK_FAILS(imp_ctrain_chunk_loss_substeps(&f.m, f.params, chunks, r2, B, S, dt, w, traj, tbar, NULL, &loss),
+                IMP_ERR_INVALID);
+    /* the rollout: the same step from the Cartesian start, back in Cartesian coordinates */
+    double out[4 * 64], y0[64], y1[64], c1[64];
+    CHECK(4 * cdim <= 4 * 64);
+    CHECK_OK(imp_cmodel_rollout(&f.m, f.params, cart.z, 4, dt, NULL, out));
+    CHECK_OK(imp_csystem_to_generalised(&cs, cart.z, y0));
+    CHECK_OK(imp_cmodel_rhs(&f.m, f.params, y0, 1, fy, w1));
+    for (int i = 0; i < dim; i++) y1[i] = y0[i] + dt * fy[i];
+    CHECK_OK(imp_csystem_from_generalised(&cs, y1, c1));
+    worst = 0;
+    for (int i = 0; i < cdim; i++) worst = fmax(worst, fabs(out[cdim + i] - c1[i]));
+    CHECK_MSG(worst < 1e-13, "resnet rollout step 1: %g from y0 + dt f(y0)", worst);
+    /* evaluation: finite sums, its first step the same step */
+    imp_ceval_opts eo;
+    imp_ceval_opts_default(&eo);
+    eo.n_test = 6;
+    imp_ceval_result rb;
+    CHECK_OK(imp_ceval(&f.m, f.params, &cart, &eo, &rb));
+    CHECK(rb.n_test == 6 && rb.T == 20 && isfinite(rb.sum_rel_err_5) && isfinite(rb.sum_rel_err) &&
+          rb.sum_rel_err_5 > 0 && rb.sum_rel_err > rb.sum_rel_err_5);
+    CHECK_CLOSE(rb.rel_err[1], imp_ceval_rel_err(c1, cart.z + cdim, cdim), 1e-12, 0);
+    double before = rb.sum_rel_err;
+    imp_ceval_result_free(&rb);
+    /* training reduces the loss and the rollout error */
+    imp_ctrain_opts o;
+    imp_ctrain_opts_default(&o);
+    o.epochs = 200;
+    o.batch = 20;
+    o.n_chunks = 40;
+    o.seed = 1;
+    imp_ctrain_result tr;
+    double first;
+    double *copy = train_from_start(&f, &gen, &o, &tr, &first);
+    CHECK(tr.epochs == 200 && tr.substepped_windows == 0 && tr.max_substeps == 1);
+    CHECK_MSG(tr.final_loss < 0.5 * first, "resnet training loss %g -> %g", first, tr.final_loss);
+    imp_ceval_result ra;
+    CHECK_OK(imp_ceval(&f.m, f.params, &cart, &eo, &ra));
+    CHECK_MSG(isfinite(ra.sum_rel_err) && ra.sum_rel_err < before, "resnet summed error %g -> %g", before,
+              ra.sum_rel_err);
+    imp_ceval_result_free(&ra);
+    /* the checkpoint keeps the kind */
+    char path[256], kind[32];
+    snprintf(path, sizeof path, "chnn_resnet_%d.npz", (int)getpid());
+    CHECK_OK(imp_cmodel_save(path, &f.m, f.params, &o, &tr));
+    CHECK_OK(imp_cmodel_peek_kind(path, kind, sizeof kind));
+    CHECK(!strcmp(kind, "resnet"));
+    imp_cmodel m2;
+    double *p2 = NULL;
+    CHECK_OK(imp_cmodel_load(path, &m2, &p2));
+    CHECK(m2.kind == IMP_CMODEL_RESNET && p2 && !memcmp(p2, f.params, m2.n_params * sizeof(double)));
+    free(p2);
+    remove(path);
+    /* what a ResNet cannot take: substeps, a contact law */
+    o.max_substeps = 4;
+    CHECK_FAILS(imp_ctrain(&f.m, copy, &gen, &o, &tr), IMP_ERR_INVALID);
+    CHECK(strstr(imp_last_error(), "max_substeps") && strstr(imp_last_error(), "resnet"));
+    o.max_substeps = 1;
+    o.epochs = 1;
+    CHECK_OK(imp_ctrain(&f.m, copy, &gen, &o, &tr));
+    CHECK_FAILS(imp_cmodel_enable_contact(&f.m), IMP_ERR_UNSUPPORTED);
+    imp_cmodel_work_free(w);
+    imp_cmodel_work_free(w1);
+    imp_ctraj_free(&cart);
+    imp_ctraj_free(&gen);
+    free(chunks); free(traj); free(tbar); free(copy); free(f.params); free(nd.params);
 }
 
 static void test_files(void)
@@ -669,6 +790,49 @@ static void test_cli(void)
     CHECK_OK(imp_read_file(out, &text, &len));
     CHECK(text && strstr((char *)text, "error") && strstr((char *)text, "pendulum-chain:3"));
     free(text);
+    /* the constrained strand's ResNet on a system with contacts: train resnet on its data,
+     * eval (the issue's summed errors), rollout; the options it cannot take fail with one line */
+    char cdata[128];
+    snprintf(cdata, sizeof cdata, "chnn_cli_chain_%d.npz", pid);
+    snprintf(cmd, sizeof cmd, "%s simulate chain-ground:3 --trajectories 8 --steps 12 -o %s >/dev/null 2>&1",
+             IMPULSE_CLI_PATH, cdata);
+    CHECK(run(cmd) == 0);
+    snprintf(cmd, sizeof cmd, "%s train resnet --data %s --epochs 2 --batch 4 --hidden 16 --threads 1 -o %s >/dev/null 2>&1",
+             IMPULSE_CLI_PATH, cdata, model);
+    CHECK(run(cmd) == 0);
+    ck = NULL;
+    CHECK_OK(imp_npz_load(&ck, model));
+    CHECK(ck && imp_npz_meta(ck) && strstr(imp_npz_meta(ck), "\"format\":\"impulse-cmodel\"") &&
+          strstr(imp_npz_meta(ck), "\"model\":\"resnet\""));
+    imp_npz_free(ck);
+    snprintf(cmd, sizeof cmd, "%s eval --model %s --data %s --json > %s 2>&1", IMPULSE_CLI_PATH, model, cdata, out);
+    CHECK(run(cmd) == 0);
+    CHECK_OK(imp_read_file(out, &text, &len));
+    {
+        double s5 = NAN, sa = NAN;
+        CHECK_MSG(text && strstr((char *)text, "\"model\":\"resnet\"") && strstr((char *)text, "\"contact\":\"none\"") &&
+                      !imp_json_get_number((char *)text, "sum_rel_err_5", &s5) &&
+                      !imp_json_get_number((char *)text, "sum_rel_err", &sa) && isfinite(s5) && isfinite(sa) && s5 > 0,
+                  "eval resnet: %s", text ? (char *)text : "");
+    }
+    free(text);
+    snprintf(cmd, sizeof cmd, "%s rollout --model %s --data %s --steps 5 -o %s.roll.npz >/dev/null 2>&1", IMPULSE_CLI_PATH,
+             model, cdata, out);
+    CHECK(run(cmd) == 0);
+    snprintf(cmd, sizeof cmd, "%s.roll.npz", out);
+    remove(cmd);
+    static const char *const bad[2][2] = {{"--contact", "error: --contact: only chnn and clnn learn contacts (not resnet)"},
+                                          {"--max-substeps 4", "error: max_substeps: 4, but a resnet takes one step"}};
+    for (int i = 0; i < 2; i++) {
+        snprintf(cmd, sizeof cmd, "%s train resnet --data %s --epochs 1 %s -o %s > %s 2>&1", IMPULSE_CLI_PATH, cdata,
+                 bad[i][0], model, out);
+        CHECK(run(cmd) != 0);
+        CHECK_OK(imp_read_file(out, &text, &len));
+        CHECK_MSG(text && strstr((char *)text, bad[i][1]) && strchr((char *)text, '\n') == (char *)text + len - 1,
+                  "train resnet %s: '%s'", bad[i][0], text ? (char *)text : "");
+        free(text);
+    }
+    remove(cdata);
     remove(data);
     remove(data3);
     remove(model);
@@ -733,14 +897,17 @@ int main(void)
     test_chunk_loss_gradient(IMP_CMODEL_CHNN, "pendulum-chain:2");
     test_chunk_loss_gradient(IMP_CMODEL_CLNN, "pendulum-chain:3");
     test_chunk_loss_gradient(IMP_CMODEL_NODE, "pendulum-chain:2");
+    test_chunk_loss_gradient(IMP_CMODEL_RESNET, "pendulum-chain:2");
     test_chunk_loss_gradient(IMP_CMODEL_HNN, "pendulum-chain:2");
     test_chunk_loss_gradient(IMP_CMODEL_DELAN, "gyroscope");
     test_pool(IMP_CMODEL_CHNN, "pendulum-chain:3");
     test_pool(IMP_CMODEL_HNN, "pendulum-chain:2");
     test_pool(IMP_CMODEL_NODE, "pendulum-chain:2");
+    test_pool(IMP_CMODEL_RESNET, "pendulum-chain:2");
     test_threads_train();
     test_grad_clip_train();
     test_training_and_eval();
+    test_resnet();
     test_files();
     test_cli();
     test_true_rotor();

@@ -130,6 +130,10 @@ static void test_plan_errors(void)
     co.preset = "quick";
     co.models = "chnn,nope";
     CHECK_FAILS(imp_sweep_plan_chnn(&p, &co), IMP_ERR_NOT_FOUND);
+    /* the constrained strand's ResNet has no column in the figures' report */
+    co.models = "chnn,resnet";
+    CHECK_FAILS(imp_sweep_plan_chnn(&p, &co), IMP_ERR_INVALID);
+    CHECK(strstr(imp_last_error(), "resnet") && strstr(imp_last_error(), "reproduce contact"));
     co.models = "chnn";
     co.n_train_list = "20,x";
     CHECK_FAILS(imp_sweep_plan_chnn(&p, &co), IMP_ERR_INVALID);

@@ -4,6 +4,7 @@
  * training), and a tiny plan of every part run end to end and reported
  * (the tables' cells and the JSON rows are the results' numbers). */
 #define _XOPEN_SOURCE 700
+#include "impulse/chnn_models.h"
 #include "impulse/contact_systems.h"
 #include "impulse/core.h"
 #include "impulse/io.h"
@@ -34,12 +35,13 @@ static void test_plan(void)
     imp_sim_opts so;
     int disks = imp_sim_defaults("bouncing-disks:5", &so) == IMP_OK;
     imp_clear_error();
-    /* quick: 2 seeds x 7 ball-box rows, 2 x 4 points rows (and 3 disks rows), 1 x 3 systems x 5 networks,
-     * 1 box toss */
+    /* quick: 2 seeds x 7 ball-box rows, 2 x 4 points rows (and 3 disks rows), 1 x 3 systems x 6 networks
+     * (chnn-contact, clnn-contact, chnn, clnn, node, resnet), 1 box toss */
     CHECK(count_strand(&p, "contact", "contact.ball-box.") == 14);
     CHECK(count_strand(&p, "contact", "contact.points.") == 8);
     CHECK(count_strand(&p, "contact", "contact.disks.") == (disks ? 6 : 0));
-    CHECK(count_strand(&p, "chnn", "contact.constrained.") == 15);
+    CHECK(count_strand(&p, "chnn", "contact.constrained.") == 18);
+    CHECK(count_strand(&p, "chnn", "contact.constrained.gyroscope-wall.resnet.") == 1);
     CHECK(count_strand(&p, "cube", "contact.box-toss.") == 1);
     for (int i = 0; i < p.n_tasks; i++) {
         const imp_sweep_task *t = &p.tasks[i];
@@ -145,6 +147,8 @@ static void test_run_report(void)
         "T=10\n"
         "task id=chain.clnnc.s0 strand=chnn system=chain-ground:3 model=clnn-contact epochs=1 n_train=2 n_test=2 "
         "T=10 hidden=8\n"
+        "task id=chain.resnet.s0 strand=chnn system=chain-ground:3 model=resnet epochs=1 n_train=2 n_test=2 "
+        "T=10 hidden=8\n"
         "task id=box.ri.s0 strand=cube model=rigid-identified simulate=box-toss sim_seed=3 sim_tosses=4 "
         "sim_substeps=16 tosses=2 substeps=4 max_evals=20\n";
     imp_sweep_plan p;
@@ -155,7 +159,7 @@ static void test_run_report(void)
     imp_sweep_summary sum;
     CHECK_OK(imp_sweep_prepare(&p, "ct_run"));
     CHECK_OK(imp_sweep_run_plan(&p, "ct_run", &o, &sum));
-    CHECK_MSG(sum.ran == 6 && sum.failed == 0, "ran %d failed %d: %s", sum.ran, sum.failed, imp_last_error());
+    CHECK_MSG(sum.ran == 7 && sum.failed == 0, "ran %d failed %d: %s", sum.ran, sum.failed, imp_last_error());
     char *md = NULL, *rows = NULL;
     CHECK_OK(imp_sweep_report("ct_run", &md));
     CHECK_OK(imp_sweep_contact_rows("ct_run", &rows));
@@ -190,13 +194,19 @@ static void test_run_report(void)
         CHECK_MSG(strstr(md, want), "'%s' not in\n%s", want, md);
     }
     imp_npz_free(z);
-    /* the constrained system: the sums of the mean relative error */
+    /* the constrained system: imp_ceval's sums of the relative error over steps 1-5 and 1-9 (the
+     * start left out), which are the sums of the mean error curve over those steps */
     z = result("chain.node.s0");
     const double *rel = array(z, "mean_rel_err", 10);
-    CHECK(rel != NULL);
+    double s5 = NAN, s = NAN;
+    CHECK(rel != NULL && z && !imp_json_get_number(imp_npz_meta(z), "sum_rel_err_5", &s5) &&
+          !imp_json_get_number(imp_npz_meta(z), "sum_rel_err", &s));
     if (rel && md) {
-        double s5 = 0, s = 0;
-        for (int k = 0; k < 10; k++) s += rel[k], s5 += k < 5 ? rel[k] : 0;
+        double c5 = 0, c = 0;
+        for (int k = 1; k < 10; k++) c += rel[k], c5 += k <= 5 ? rel[k] : 0;
+        CHECK_MSG(fabs(c5 - s5) < 1e-12 * c5 && fabs(c - s) < 1e-12 * c, "sums %.17g %.17g, curve %.17g %.17g", s5,
+                  s, c5, c);
+        CHECK(rel[5] > 0); /* step 5 counts: the first 5 steps are 1-5 */
         snprintf(want, sizeof want, "| chain-ground-elastic:3 | node | 1 | 2 | %.4g | %.4g |", s5, s);
         CHECK_MSG(strstr(md, want), "'%s' not in\n%s", want, md);
         const char *row = row_with(rows, "\"part\":\"constrained\"");
@@ -212,6 +222,25 @@ static void test_run_report(void)
     if (ce && cmu && cet && cmut)
         for (int c = 0; c < 3; c++)
             CHECK(ce[c] > 0 && ce[c] < 1 && cmu[c] > 0 && cet[c] == 0.0 && cmut[c] == 0.5);
+    /* against the ResNet on the same system: the lowest mean named per measure, and whether the
+     * network with contact is below every model without it */
+    imp_npz *zr = result("chain.resnet.s0");
+    double c[2] = {NAN, NAN}, r[2] = {NAN, NAN};
+    CHECK(z && zr && !imp_json_get_number(imp_npz_meta(z), "sum_rel_err_5", &c[0]) &&
+          !imp_json_get_number(imp_npz_meta(z), "sum_rel_err", &c[1]) &&
+          !imp_json_get_number(imp_npz_meta(zr), "sum_rel_err_5", &r[0]) &&
+          !imp_json_get_number(imp_npz_meta(zr), "sum_rel_err", &r[1]) && isfinite(r[0]) && isfinite(r[1]));
+    if (md) {
+        snprintf(want, sizeof want, "- chain-ground:3: first 5 steps: %s first, clnn-contact %s; whole rollout: %s "
+                 "first, clnn-contact %s\n", c[0] < r[0] ? "clnn-contact" : "resnet",
+                 c[0] < r[0] ? "below all without contact" : "not below all without contact",
+                 c[1] < r[1] ? "clnn-contact" : "resnet",
+                 c[1] < r[1] ? "below all without contact" : "not below all without contact");
+        CHECK_MSG(strstr(md, want), "'%s' not in\n%s", want, md);
+        CHECK(strstr(md, "| chain-ground:3 | resnet | 1 | 2 |"));
+        CHECK(strstr(md, "- chain-ground-elastic:3: first 5 steps: node first; whole rollout: node first\n"));
+    }
+    imp_npz_free(zr);
     imp_npz_free(z);
     /* the box tosses: the simulator's e and mu beside the fitted ones */
     z = result("box.ri.s0");
@@ -229,6 +258,42 @@ static void test_run_report(void)
     imp_npz_free(z);
     free(md);
     free(rows);
+    /* the constrained tasks' data, simulated once per sweep folder: the two chain-ground:3 tasks
+     * share one training and one test set, which read back as the simulation gives them */
+    imp_csystem cs;
+    CHECK_OK(imp_csystem_from_name(&cs, "chain-ground:3"));
+    static const char *const sets[2] = {"ct_run/data/chain-ground-3.train.n2.T10.s0.npz",
+                                        "ct_run/data/chain-ground-3.test.n2.T10.s2.npz"};
+    for (int k = 0; k < 2; k++) {
+        imp_ctraj got, fresh;
+        imp_csystem gs;
+        memset(&got, 0, sizeof got);
+        memset(&fresh, 0, sizeof fresh);
+        CHECK_OK(imp_ctraj_load(sets[k], &got, &gs));
+        CHECK_OK(k ? imp_cexp_test_data(&cs, 2, 10, 2, &fresh) : imp_cexp_train_data(&cs, 2, 10, 0, &fresh));
+        CHECK(got.z && fresh.z && got.n_traj == 2 && got.T == 10 && got.dim == fresh.dim && got.dt == cs.dt &&
+              !strcmp(gs.name, "chain-ground:3") &&
+              !memcmp(got.z, fresh.z, (size_t)2 * 10 * fresh.dim * sizeof(double)));
+        imp_ctraj_free(&got);
+        imp_ctraj_free(&fresh);
+    }
+    /* a damaged set is simulated again: the task's result is the same */
+    imp_npz *before = result("chain.resnet.s0");
+    FILE *f = fopen(sets[0], "wb");
+    if (f) fputs("not an npz", f), fclose(f);
+    remove("ct_run/tasks/chain.resnet.s0/result.npz");
+    remove("ct_run/tasks/chain.resnet.s0/model.npz");
+    CHECK_OK(imp_sweep_run_plan(&p, "ct_run", &o, &sum));
+    CHECK_MSG(sum.ran == 1 && sum.failed == 0, "ran %d failed %d: %s", sum.ran, sum.failed, imp_last_error());
+    imp_npz *after = result("chain.resnet.s0");
+    double b5 = NAN, a5 = NAN;
+    CHECK(before && after && !imp_json_get_number(imp_npz_meta(before), "sum_rel_err", &b5) &&
+          !imp_json_get_number(imp_npz_meta(after), "sum_rel_err", &a5) && a5 == b5);
+    imp_ctraj again;
+    CHECK_OK(imp_ctraj_load(sets[0], &again, &cs));
+    imp_ctraj_free(&again);
+    imp_npz_free(before);
+    imp_npz_free(after);
     imp_sweep_plan_free(&p);
 }
 

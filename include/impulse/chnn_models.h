@@ -10,7 +10,7 @@
  *   The CHNN is the constrained Hamiltonian flow on (x, p = M v) ([F] eq 6);
  *   because M is constant, integrating it in (x, v) gives the same RK4
  *   trajectory, so no encode/decode step is needed.
- *   Generalised models (NODE, HNN, DeLaN): y = (q[k], qdot[k]). HNN is
+ *   Generalised models (NODE, ResNet, HNN, DeLaN): y = (q[k], qdot[k]). HNN is
  *   integrated in (q, qdot) rather than the reference's (q, p = M qdot):
  *   the same flow, a different RK4 discretisation.
  */
@@ -75,7 +75,13 @@ typedef enum imp_cmodel_kind {
     IMP_CMODEL_CLNN,
     IMP_CMODEL_NODE,
     IMP_CMODEL_HNN,   /* generalised coordinates, learned M^-1(q) = L L^T + 1e-4 I */
-    IMP_CMODEL_DELAN  /* generalised coordinates, learned M(q) = L L^T + 1e-4 I */
+    IMP_CMODEL_DELAN, /* generalised coordinates, learned M(q) = L L^T + 1e-4 I */
+    IMP_CMODEL_RESNET /* the discrete-time baseline: y_{n+1} = y_n + dt f(y_n) per sample
+                       * interval, f NODE's network on NODE's inputs (generalised
+                       * coordinates, angles embedded); trained and rolled out with
+                       * exactly that step (one forward-Euler step of dt per sample,
+                       * never substepped), so that it is the literature's ResNet
+                       * (next state = state + MLP(state)), not an ODE */
 } imp_cmodel_kind;
 
 int imp_cmodel_kind_from_name(const char *name, imp_cmodel_kind *out);
@@ -91,7 +97,8 @@ typedef struct imp_cmodel {
     int cartesian;      /* 1: state (x, v) in R^{2nd}; 0: (q, qdot) in R^{2k} */
     int dim;            /* ODE state size per sample */
     int hidden, depth;  /* MLP width and hidden layers (reference 256, 3) */
-    imp_mlp net;        /* V(x) for CHNN/CLNN, V(q) for HNN/DeLaN; dynamics for NODE */
+    imp_mlp net;        /* V(x) for CHNN/CLNN, V(q) for HNN/DeLaN; dynamics for NODE, the
+                         * residual step's f for ResNet */
     imp_mlp mass_net;   /* HNN/DeLaN: embed(q) -> k x k entries of the Cholesky factor */
     size_t off_mass;    /* first mass parameter (CHNN/CLNN) or mass_net's (HNN/DeLaN) */
     size_t n_params;
@@ -108,6 +115,12 @@ typedef struct imp_cmodel {
 
 int imp_cmodel_init(imp_cmodel *m, imp_cmodel_kind kind, const imp_csystem *sys, int hidden,
                     int depth);
+/* 1 for a discrete-time model (IMP_CMODEL_RESNET): its right-hand side f is
+ * the residual of the step y + dt f(y) per sample interval, which training
+ * (imp_ctrain, imp_ctrain_chunk_loss) and rollouts (imp_ceval,
+ * imp_cmodel_rollout) take as it is, one forward-Euler step of the data's dt
+ * per sample; 0 for the ODE models (0 for NULL). */
+int imp_cmodel_discrete(const imp_cmodel *m);
 /* Reference initialisation: orthogonal weights, PyTorch-default biases
  * U(-1/sqrt(fan_in), 1/sqrt(fan_in)), mass parameters 0.1 N(0, 1); except
  * (Δ) the HNN/DeLaN mass network's output layer, which starts at L = I

@@ -15,7 +15,20 @@ from .contact import _precision
 from .data import _as_dataset
 
 
-CONSTRAINED_MODELS = ("chnn", "clnn", "hnn", "delan", "node")
+# resnet is also a contact-family name: on a constrained system's data (train)
+# or a constrained checkpoint (load_model, by its format) it is this family's
+CONSTRAINED_MODELS = ("chnn", "clnn", "hnn", "delan", "node", "resnet")
+
+
+def _is_constrained_checkpoint(path) -> bool:
+    """A checkpoint whose meta says format impulse-cmodel (the constrained family's)."""
+    try:
+        with np.load(path) as z:
+            meta = z["meta"]
+            text = meta.tobytes().decode() if meta.dtype.kind in "uiS" and meta.dtype.itemsize == 1 else str(meta)
+        return '"format":"impulse-cmodel"' in text
+    except Exception:  # not an npz with a meta: the loaders say what is wrong
+        return False
 
 
 def _ctraj_of(z: np.ndarray, dt: float) -> _lib.CTraj:
@@ -81,7 +94,7 @@ def _train_constrained(model, data, output, epochs, seed, lr, callback, run, wd=
 
 
 class ConstrainedModel:
-    """A model of the constrained family (chnn, clnn, hnn, delan, node):
+    """A model of the constrained family (chnn, clnn, hnn, delan, node, resnet):
     ConstrainedModel(path) loads a checkpoint of `impulse train`.
     .params is the flat parameter vector (a numpy array the library reads in place)."""
 

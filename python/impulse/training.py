@@ -11,8 +11,9 @@ import os
 from . import _lib
 from ._lib import Error, lib
 from ._run import EpochCallback
-from .constrained import CONSTRAINED_MODELS, ConstrainedModel, _train_constrained
+from .constrained import CONSTRAINED_MODELS, ConstrainedModel, _is_constrained_checkpoint, _train_constrained
 from .contact import CONTACT_MODELS, Model, _train_contact
+from .data import _as_dataset
 
 
 _RUN_OPTIONS = ("log", "resume", "state", "checkpoint_every", "checkpoint_seconds", "diverge_factor", "progress", "keep")
@@ -23,7 +24,9 @@ def train(model: str, data, *, output: str | os.PathLike | None = None, epochs: 
     """Train a model on a Dataset (or a .npz path), as `impulse train`.
 
     model: cdl | vin | resnet | resnet-contact (contact systems) or
-        chnn | clnn | hnn | delan | node (constrained systems).
+        chnn | clnn | hnn | delan | node | resnet (constrained systems; resnet
+        is the constrained family's on a constrained system's data: next
+        state = state + dt MLP(state) with node's network).
     output: also write the checkpoint there (the command line's format).
     callback(epoch, loss) is called after every epoch with loss a dict of
         floats: loss (the epoch's training loss, as 'loss' in the CLI's log
@@ -89,7 +92,14 @@ def train(model: str, data, *, output: str | os.PathLike | None = None, epochs: 
     impulse.Error.
     """
     run = {k: options.pop(k) for k in _RUN_OPTIONS if k in options}
-    family = _train_contact if model in CONTACT_MODELS else _train_constrained if model in CONSTRAINED_MODELS else None
+    if model in CONSTRAINED_MODELS and model in CONTACT_MODELS:  # resnet: the family of the data
+        try:
+            constrained = _as_dataset(data).kind == "constrained"
+        except Error:
+            constrained = False  # the contact family's loader names the problem
+    else:
+        constrained = model in CONSTRAINED_MODELS
+    family = _train_constrained if constrained else _train_contact if model in CONTACT_MODELS else None
     if family is not None:
         known = [k for k, p in inspect.signature(family).parameters.items() if p.default is not p.empty]
         for k in options:
@@ -98,11 +108,12 @@ def train(model: str, data, *, output: str | os.PathLike | None = None, epochs: 
                 raise TypeError(f"train('{model}'): unknown option '{k}'"
                                 + (f" (did you mean '{close[0]}'?)" if close else "")
                                 + f"; {model} takes {', '.join(sorted(known + list(_RUN_OPTIONS)))}")
+    if constrained:
+        return _train_constrained(model, data, output, epochs, seed, lr, callback, run, **options)
     if model in CONTACT_MODELS:
         return _train_contact(model, data, output, epochs, seed, lr, callback, run, **options)
-    if model in CONSTRAINED_MODELS:
-        return _train_constrained(model, data, output, epochs, seed, lr, callback, run, **options)
-    raise Error(_lib.unknown("model", model, CONTACT_MODELS + CONSTRAINED_MODELS))
+    raise Error(_lib.unknown("model", model, CONTACT_MODELS + tuple(m for m in CONSTRAINED_MODELS
+                                                                    if m not in CONTACT_MODELS)))
 
 
 def load_model(path: str | os.PathLike):
@@ -111,4 +122,5 @@ def load_model(path: str | os.PathLike):
     buf = ctypes.create_string_buffer(64)
     kind = buf.value.decode() if lib.imp_cmodel_peek_kind(os.fsencode(path), buf, 64) == 0 else ""
     lib.imp_clear_error()
-    return ConstrainedModel(path) if kind in CONSTRAINED_MODELS else Model(path)
+    constrained = kind in CONSTRAINED_MODELS and (kind not in CONTACT_MODELS or _is_constrained_checkpoint(path))
+    return ConstrainedModel(path) if constrained else Model(path)

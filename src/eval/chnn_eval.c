@@ -1,6 +1,7 @@
 /* Evaluation of the constrained-network models as the reference does it
  * ([F] section 7 and appendix B, [chnn] section 3): DOPRI5 rollouts
- * (rtol 1e-7, atol 1e-9) from the first state of each test trajectory,
+ * (rtol 1e-7, atol 1e-9; a ResNet takes its own step once per sample
+ * interval, imp_cmodel_discrete) from the first state of each test trajectory,
  * relative error over time on the full Cartesian state (x, v), its
  * per-trajectory geometric mean by the trapezoid rule, true-energy error,
  * and constraint violation |Psi(x, v)|. */
@@ -385,6 +386,13 @@ int imp_ceval(const imp_cmodel *m, const double *params, const imp_ctraj *test,
         free(one);
         if (!st) st = contact_impact_energy(m, params, test, n, T, yout, o->contact_rk4 ? NULL : &cdop, res);
         if (st) goto done;
+    } else if (imp_cmodel_discrete(m)) {
+        /* ResNet: its own step, once per sample interval (a non-finite
+         * state is named below) */
+        if ((st = imp_integrate_fixed(&imp_stepper_euler, &ode, 0.0, test->dt, T - 1, y0, n, yout))) {
+            imp_fail_context(st, "eval: the %s model's rollout of %d test trajectories", imp_cmodel_kind_name(m->kind), n);
+            goto done;
+        }
     } else
         st = imp_dopri5_solve(&tode, &dop, 0.0, y0, n, t_out, T, yout, &stats);
     if (st) {
@@ -472,9 +480,10 @@ int imp_cmodel_rollout(const imp_cmodel *m, const double *params, const double *
         imp_cmodel_ode(&ode, &bind);
         imp_dopri5_opts dop = {opts->rtol, opts->atol, 0.0, 0};
         imp_dopri5_stats stats;
-        st = m->contact ? imp_cmodel_contact_rollout_dopri5(m, params, y0, n_states, dt,
-                                                            opts->contact_rk4 ? NULL : &dop, y, NULL)
-                        : imp_dopri5_solve(&ode, &dop, 0.0, y0, 1, t, n_states, y, &stats);
+        st = m->contact               ? imp_cmodel_contact_rollout_dopri5(m, params, y0, n_states, dt,
+                                                                          opts->contact_rk4 ? NULL : &dop, y, NULL)
+             : imp_cmodel_discrete(m) ? imp_integrate_fixed(&imp_stepper_euler, &ode, 0.0, dt, n_states - 1, y0, 1, y)
+                                      : imp_dopri5_solve(&ode, &dop, 0.0, y0, 1, t, n_states, y, &stats);
         if (st) imp_fail_context(st, "rollout of %s", imp_cmodel_kind_name(m->kind));
     }
     for (int k = 0; !st && k < n_states; k++) {

@@ -6,23 +6,26 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *kind_names[] = {"chnn", "clnn", "node", "hnn", "delan"};
+static const char *kind_names[] = {"chnn", "clnn", "node", "hnn", "delan", "resnet"};
+#define N_KINDS ((int)(sizeof kind_names / sizeof kind_names[0]))
 
 int imp_cmodel_kind_from_name(const char *name, imp_cmodel_kind *out)
 {
-    for (int k = 0; k < 5; k++)
+    for (int k = 0; k < N_KINDS; k++)
         if (name && !strcmp(name, kind_names[k])) {
             *out = (imp_cmodel_kind)k;
             return IMP_OK;
         }
-    return imp_fail(IMP_ERR_NOT_FOUND, "model: unknown kind '%s' (chnn, clnn, node, hnn, delan)",
+    return imp_fail(IMP_ERR_NOT_FOUND, "model: unknown kind '%s' (chnn, clnn, node, hnn, delan, resnet)",
                     name ? name : "(null)");
 }
 
 const char *imp_cmodel_kind_name(imp_cmodel_kind k)
 {
-    return (int)k >= 0 && (int)k < 5 ? kind_names[k] : "?";
+    return (int)k >= 0 && (int)k < N_KINDS ? kind_names[k] : "?";
 }
+
+int imp_cmodel_discrete(const imp_cmodel *m) { return m && m->kind == IMP_CMODEL_RESNET; }
 
 int imp_cmodel_init(imp_cmodel *m, imp_cmodel_kind kind, const imp_csystem *sys, int hidden,
                     int depth)
@@ -48,6 +51,7 @@ int imp_cmodel_init(imp_cmodel *m, imp_cmodel_kind kind, const imp_csystem *sys,
         sizes[depth + 1] = 1;
         break;
     case IMP_CMODEL_NODE:
+    case IMP_CMODEL_RESNET: /* the same network; ResNet steps with it (imp_cmodel_discrete) */
         if (sys->n_gen < 1)
             return imp_fail(IMP_ERR_UNSUPPORTED, "system: '%s' has no generalised coordinates", sys->name);
         m->cartesian = 0;
@@ -223,6 +227,9 @@ void imp_cmodel_work_free(imp_cmodel_work *w)
     free(w);
 }
 
+/* NODE's network and inputs: NODE's vector field, ResNet's residual */
+static int node_net(const imp_cmodel *m) { return m->kind == IMP_CMODEL_NODE || m->kind == IMP_CMODEL_RESNET; }
+
 static int check_call(const imp_cmodel *m, const double *params, const double *y, int B,
                       const imp_cmodel_work *w)
 {
@@ -246,7 +253,7 @@ int imp_cmodel_rhs_slot(const imp_cmodel *m, const double *params, const double 
     if (!st) st = check_slot(w, slot);
     if (st) return st;
     if (m->cartesian) return imp_chnn_rhs_(m, params, y, B, ydot, w, slot);
-    if (m->kind == IMP_CMODEL_NODE) return imp_node_rhs_(m, params, y, B, ydot, w, slot);
+    if (node_net(m)) return imp_node_rhs_(m, params, y, B, ydot, w, slot);
     return imp_hnn_rhs_(m, params, y, B, ydot, w, slot);
 }
 
@@ -259,7 +266,7 @@ int imp_cmodel_rhs_vjp_slot(const imp_cmodel *m, const double *params, const dou
     if (st) return st;
     if (!fbar || !ybar) return imp_fail(IMP_ERR_INVALID, "fbar/ybar: NULL");
     if (m->cartesian) return imp_chnn_rhs_vjp_(m, params, y, B, fbar, ybar, theta_bar, w, slot, 1);
-    if (m->kind == IMP_CMODEL_NODE) return imp_node_rhs_vjp_(m, params, y, B, fbar, ybar, theta_bar, w, slot, 1);
+    if (node_net(m)) return imp_node_rhs_vjp_(m, params, y, B, fbar, ybar, theta_bar, w, slot, 1);
     return imp_hnn_rhs_vjp_(m, params, y, B, fbar, ybar, theta_bar, w, slot, 1);
 }
 
@@ -276,7 +283,7 @@ int imp_cmodel_rhs_vjp(const imp_cmodel *m, const double *params, const double *
     if (st) return st;
     if (!fbar || !ybar) return imp_fail(IMP_ERR_INVALID, "fbar/ybar: NULL");
     if (m->cartesian) return imp_chnn_rhs_vjp_(m, params, y, B, fbar, ybar, theta_bar, w, 0, 0);
-    if (m->kind == IMP_CMODEL_NODE) return imp_node_rhs_vjp_(m, params, y, B, fbar, ybar, theta_bar, w, 0, 0);
+    if (node_net(m)) return imp_node_rhs_vjp_(m, params, y, B, fbar, ybar, theta_bar, w, 0, 0);
     return imp_hnn_rhs_vjp_(m, params, y, B, fbar, ybar, theta_bar, w, 0, 0);
 }
 

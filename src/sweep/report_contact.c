@@ -322,15 +322,22 @@ static int system_section(const char *dir, const contact_res *c, int n, const ch
 
 /* ---- the constrained systems (strand=chnn) ---- */
 
-/* Relative state error summed over the first 5 steps and over the rollout. */
+/* Relative state error summed over the first 5 steps and over the rollout
+ * (steps 1.., the start left out), mean over the test trajectories: imp_ceval's
+ * sum_rel_err_5 and sum_rel_err from the result's meta; a result written
+ * before they were recorded sums its mean error curve over the same steps. */
 static int chnn_sums(const sweep_result *r, double *first5, double *all)
 {
+    if (r->meta && !imp_json_get_number(r->meta, "sum_rel_err_5", first5) &&
+        !imp_json_get_number(r->meta, "sum_rel_err", all))
+        return 1;
+    imp_clear_error();
     const imp_npy_array *a = r->z ? imp_npz_find(r->z, "mean_rel_err") : NULL;
     if (!a || a->dtype != IMP_F64 || a->count < 1) return 0;
     const double *x = a->data;
     *first5 = *all = 0;
-    for (size_t k = 0; k < a->count; k++) {
-        if (k < 5) *first5 += x[k];
+    for (size_t k = 1; k < a->count; k++) {
+        if (k <= 5) *first5 += x[k];
         *all += x[k];
     }
     return 1;
@@ -342,6 +349,53 @@ static int constrained_task(const sweep_result *r)
     return strand && !strcmp(strand, "chnn") && sweep_contact_constrained_system(imp_sweep_task_get(r->task, "system"));
 }
 
+/* One row of the constrained table: a system's model and its means over the seeds done. */
+typedef struct crow {
+    const char *sys, *model;
+    int got;
+    double m[2]; /* first 5 steps, whole rollout */
+} crow;
+
+static int with_contact(const char *model)
+{
+    size_t l = strlen(model), s = strlen("-contact");
+    return l > s && !strcmp(model + l - s, "-contact");
+}
+
+/* Per system: the model with the lowest mean for each measure, and whether
+ * each network with contact is below every network without it (the rows
+ * with results). */
+static int first_lines(const crow *rows, int nr, char **md, size_t *len)
+{
+    int st = sweep_appendf(md, len, "\nLowest mean per system (over the seeds done; networks with contact against "
+                                    "every model without contact):\n\n");
+    for (int i = 0; i < nr && !st; i++) {
+        int seen = 0;
+        for (int k = 0; k < i && !seen; k++) seen = !strcmp(rows[k].sys, rows[i].sys);
+        if (seen) continue;
+        st = sweep_appendf(md, len, "- %s:", rows[i].sys);
+        for (int q = 0; q < 2 && !st; q++) {
+            int best = -1;
+            double base = INFINITY; /* the lowest mean of the models without contact */
+            for (int k = i; k < nr; k++) {
+                if (strcmp(rows[k].sys, rows[i].sys) || !rows[k].got) continue;
+                if (best < 0 || rows[k].m[q] < rows[best].m[q]) best = k;
+                if (!with_contact(rows[k].model) && rows[k].m[q] < base) base = rows[k].m[q];
+            }
+            st = sweep_appendf(md, len, "%s %s first", q ? "; whole rollout:" : " first 5 steps:",
+                               best >= 0 ? rows[best].model : "n/a");
+            for (int k = i; k < nr && !st; k++)
+                if (!strcmp(rows[k].sys, rows[i].sys) && rows[k].got && with_contact(rows[k].model))
+                    st = sweep_appendf(md, len, ", %s %s", rows[k].model,
+                                       isinf(base) ? "(no model without contact done)"
+                                       : rows[k].m[q] < base ? "below all without contact"
+                                                             : "not below all without contact");
+        }
+        if (!st) st = sweep_appendf(md, len, "\n");
+    }
+    return st;
+}
+
 static int constrained_section(const char *dir, const sweep_result *res, int n, char **md, size_t *len)
 {
     int any = 0, st = IMP_OK;
@@ -349,14 +403,21 @@ static int constrained_section(const char *dir, const sweep_result *res, int n, 
     if (!any) return IMP_OK;
     st = sweep_appendf(md, len,
                        "\n### Constrained systems with contact\n\nThe constrained networks trained on trajectories "
-                       "of the systems with contact (chnn-contact, clnn-contact: e and mu learned per contact; chnn, clnn "
-                       "and node know no contact); relative state error "
+                       "of the systems with contact (chnn-contact, clnn-contact: e and mu learned per contact; chnn, clnn, "
+                       "node and resnet know no contact); relative state error "
                        "|z_pred - z| / (|z_pred| + |z|) averaged over the test trajectories at each step, summed over "
-                       "the first 5 steps and over the whole rollout; mean ± standard error over the seeds done.\n\n"
+                       "the first 5 steps and over the whole rollout (the start left out); mean ± standard error over the "
+                       "seeds done.\n\n"
                        "| system | model | runs | test trajectories | error, first 5 steps | error, whole rollout |\n"
                        "|---|---|---|---|---|---|\n");
     double *a = malloc(sizeof(double) * 2 * (size_t)n + 1);
-    if (!a) return imp_fail(IMP_ERR_NOMEM, "report: out of memory");
+    crow *rows = calloc((size_t)n + 1, sizeof *rows);
+    int nr = 0;
+    if (!a || !rows) {
+        free(a);
+        free(rows);
+        return imp_fail(IMP_ERR_NOMEM, "report: out of memory");
+    }
     for (int i = 0; i < n && !st; i++) {
         if (!constrained_task(&res[i])) continue;
         const char *sys = key(&res[i], "system"), *model = key(&res[i], "model");
@@ -375,15 +436,19 @@ static int constrained_section(const char *dir, const sweep_result *res, int n, 
         }
         char c5[64] = "n/a", ca[64] = "n/a", runs[32];
         double m, se;
+        crow *r = &rows[nr++];
+        r->sys = sys, r->model = model, r->got = got;
         if (got) {
-            sweep_mean_se(a, got, &m, &se), sweep_fmt_mean_se(c5, sizeof c5, m, se, got);
-            sweep_mean_se(a + n, got, &m, &se), sweep_fmt_mean_se(ca, sizeof ca, m, se, got);
+            sweep_mean_se(a, got, &m, &se), sweep_fmt_mean_se(c5, sizeof c5, m, se, got), r->m[0] = m;
+            sweep_mean_se(a + n, got, &m, &se), sweep_fmt_mean_se(ca, sizeof ca, m, se, got), r->m[1] = m;
         }
         if (got == planned) snprintf(runs, sizeof runs, "%d", got);
         else snprintf(runs, sizeof runs, "%d of %d", got, planned);
         st = sweep_appendf(md, len, "| %s | %s | %s | %ld | %s | %s |\n", sys, model, runs, n_test, c5, ca);
     }
+    if (!st) st = first_lines(rows, nr, md, len);
     free(a);
+    free(rows);
     /* the models that learn a contact law: e and mu per contact against the simulator's */
     contact_res *c = calloc((size_t)n + 1, sizeof *c);
     if (!c) return st ? st : imp_fail(IMP_ERR_NOMEM, "report: out of memory");

@@ -69,7 +69,7 @@ static int task_path(char *out, size_t cap, const char *dir, const imp_sweep_tas
     return IMP_OK;
 }
 
-static int make_dir(const char *path)
+int sweep_make_dir(const char *path)
 {
     if (mkdir(path, 0777) && errno != EEXIST) return imp_fail(IMP_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
     struct stat sb;
@@ -205,11 +205,11 @@ static int same_plan_task(const imp_sweep_task *a, const imp_sweep_task *b)
 int imp_sweep_prepare(const imp_sweep_plan *plan, const char *dir)
 {
     if (!plan || !dir) return imp_fail(IMP_ERR_INVALID, "sweep: NULL");
-    int st = make_dir(dir);
+    int st = sweep_make_dir(dir);
     if (st) return st;
     char path[4096];
     snprintf(path, sizeof path, "%s/tasks", dir);
-    if ((st = make_dir(path))) return st;
+    if ((st = sweep_make_dir(path))) return st;
     snprintf(path, sizeof path, "%s/plan.txt", dir);
     if (access(path, F_OK) == 0) {
         imp_sweep_plan old;
@@ -244,7 +244,7 @@ int imp_sweep_prepare(const imp_sweep_plan *plan, const char *dir)
     }
     for (int i = 0; i < plan->n_tasks; i++) {
         if ((st = task_path(path, sizeof path, dir, &plan->tasks[i], NULL))) return st;
-        if ((st = make_dir(path))) return st;
+        if ((st = sweep_make_dir(path))) return st;
     }
     return IMP_OK;
 }
@@ -312,7 +312,7 @@ int imp_sweep_run_task(const imp_sweep_plan *plan, int k, const char *dir, const
     if (imp_sweep_task_state(dir, t) == IMP_SWEEP_DONE) return IMP_OK;
     char tdir[4096], claim[4096], result[4096], errpath[4096];
     int st = task_path(tdir, sizeof tdir, dir, t, NULL);
-    if (!st) st = make_dir(tdir);
+    if (!st) st = sweep_make_dir(tdir);
     if (!st) st = task_path(claim, sizeof claim, dir, t, "claim");
     if (!st) st = task_path(result, sizeof result, dir, t, "result.npz");
     if (!st) st = task_path(errpath, sizeof errpath, dir, t, "error.txt");

@@ -19,6 +19,8 @@ typedef int (*sweep_exec_fn)(const imp_sweep_task *t, const char *task_dir, cons
                              imp_npz *result);
 
 int sweep_exec_chnn(const imp_sweep_task *t, const char *task_dir, const imp_sweep_run_opts *o, imp_npz *result);
+/* Create the folder path (an existing folder is fine; a file there is an error). */
+int sweep_make_dir(const char *path);
 int sweep_exec_cdl(const imp_sweep_task *t, const char *task_dir, const imp_sweep_run_opts *o, imp_npz *result);
 int sweep_exec_impact(const imp_sweep_task *t, const char *task_dir, const imp_sweep_run_opts *o, imp_npz *result);
 int sweep_exec_your_data(const imp_sweep_task *t, const char *task_dir, const imp_sweep_run_opts *o,

@@ -2,10 +2,14 @@
  * 5-7): one model trained on one system with one seed and evaluated on the
  * reference's test set, or the system's "GT + 1e-4 pert" noise floor
  * (model=gt-pert). Settings ([chnn] section 3 of the reference notes):
- *   system=NAME model=chnn|clnn|hnn|delan|node|gt-pert|chnn-contact|clnn-contact seed=K epochs=2000
+ *   system=NAME model=chnn|clnn|hnn|delan|node|resnet|gt-pert|chnn-contact|clnn-contact seed=K epochs=2000
  *   (chnn-contact, clnn-contact: the network with e and mu learned per
  *   contact of a system that declares contacts, imp_cmodel_enable_contact;
- *   their results add the arrays e, mu, e_true, mu_true)
+ *   their results add the arrays e, mu, e_true, mu_true; resnet: y + dt f(y)
+ *   per sample with NODE's network, imp_cmodel_discrete). Results: meta
+ *   mean_geo_rel_err and the relative state error summed over the first 5
+ *   steps and the whole rollout (sum_rel_err_5, sum_rel_err, imp_ceval's),
+ *   curves of the error, energy error and violation over time
  *   n_train=800 n_test=100 T=100 hidden=256 lr=3e-3 (1e-3 for rotor and
  *   magnet-pendulum; plans give the rotor's CHNN/CLNN 3e-3) data_seed=0 test_seed=2 state_seconds=60 (how often the
  *   training state is saved; state_every=E: every E epochs too) precision=double (single: the network's
@@ -17,7 +21,8 @@
  *   diverged=keep-best|fail (a training run that diverges: keep-best, the
  *   default, evaluates the best epoch's model and marks the result
  *   "stop": "diverged"; fail makes the task fail)
- * Files: tasks/<id>/train_state.npz (the whole training state, written
+ * Files: data/<system>.<train|test>.n<N>.T<T>.s<seed>.npz (the simulated
+ * sets, shared by the tasks of the folder; cached_data), tasks/<id>/train_state.npz (the whole training state, written
  * every minute: a task killed during training continues from it,
  * bit-identically), model.npz (the checkpoint, written when training ends:
  * a task killed during evaluation reuses it) and result.npz. */
@@ -81,6 +86,53 @@ static int read_settings(const imp_sweep_task *t, chnn_settings *s)
         st = imp_fail(IMP_ERR_INVALID, "task '%s': diverged=%s, want keep-best or fail", t->id, dv);
     s->keep_best = !dv || !strcmp(dv, "keep-best");
     return st;
+}
+
+static void short_name(const char *sys, char *out, size_t cap);
+
+/* A data set of the task, simulated once per sweep folder: the training
+ * and test sets depend only on the system, their size and length and the
+ * seed, and every model and training seed of a comparison draws the same
+ * ones (gyroscope-wall's 500 event-accurate trajectories take minutes). The
+ * first task to need a set writes it to DIR/data/ (atomically; z in
+ * float64 and meta system and dt, so that it reads back bit for bit); the
+ * others read it. A file that does not read back as the set asked for is
+ * simulated again; a set that cannot be written is only not kept. */
+typedef int (*data_fn)(const imp_csystem *sys, int n_traj, int T, uint64_t seed, imp_ctraj *out);
+static int cached_data(const char *task_dir, const char *set, data_fn make, const imp_csystem *sys, long n_traj,
+                       long T, long seed, imp_ctraj *out)
+{
+    char dir[4096], path[4200], sname[64];
+    short_name(sys->name, sname, sizeof sname);
+    snprintf(dir, sizeof dir, "%s/../../data", task_dir);
+    snprintf(path, sizeof path, "%s/%s.%s.n%ld.T%ld.s%ld.npz", dir, sname, set, n_traj, T, seed);
+    imp_csystem got;
+    if (access(path, F_OK) == 0) {
+        if (!imp_ctraj_load(path, out, &got) && out->n_traj == n_traj && out->T == T && out->dt == sys->dt &&
+            !strcmp(got.name, sys->name))
+            return IMP_OK;
+        imp_ctraj_free(out);
+        imp_clear_error();
+    }
+    int st = make(sys, (int)n_traj, (int)T, (uint64_t)seed, out);
+    if (st) return st;
+    imp_npz *z = imp_npz_new();
+    size_t shape[5] = {(size_t)n_traj, (size_t)T, 2, (size_t)sys->n_points, (size_t)sys->d};
+    imp_json j;
+    imp_json_init(&j);
+    imp_json_begin_object(&j);
+    imp_json_kv_string(&j, "system", sys->name);
+    imp_json_kv_number(&j, "dt", sys->dt);
+    imp_json_kv_string(&j, "set", set);
+    imp_json_kv_int(&j, "seed", seed);
+    imp_json_end_object(&j);
+    int kept = z && imp_json_text(&j) && !sweep_make_dir(dir) && !imp_npz_add_f64(z, "z", 5, shape, out->z) &&
+               !imp_npz_set_meta(z, imp_json_text(&j)) && !imp_npz_save(z, path);
+    (void)kept; /* not kept: the next task simulates it again */
+    imp_clear_error();
+    imp_json_free(&j);
+    imp_npz_free(z);
+    return IMP_OK;
 }
 
 static int floor_task(const imp_sweep_task *t, const chnn_settings *s, const imp_csystem *sys, const imp_ctraj *test,
@@ -177,7 +229,7 @@ int sweep_exec_chnn(const imp_sweep_task *t, const char *task_dir, const imp_swe
     imp_ctraj test, train, gen;
     memset(&train, 0, sizeof train);
     memset(&gen, 0, sizeof gen);
-    if ((st = imp_cexp_test_data(&sys, (int)s.n_test, (int)s.T, (uint64_t)s.test_seed, &test))) return st;
+    if ((st = cached_data(task_dir, "test", imp_cexp_test_data, &sys, s.n_test, s.T, s.test_seed, &test))) return st;
     if (is_floor) {
         st = floor_task(t, &s, &sys, &test, result);
         imp_ctraj_free(&test);
@@ -218,7 +270,7 @@ int sweep_exec_chnn(const imp_sweep_task *t, const char *task_dir, const imp_swe
             imp_rng_seed(&rng, (uint64_t)s.seed * 7919 + 17);
             imp_cmodel_init_params(&m, params, &rng);
             imp_cmodel_init_contact_params(&m, params);
-            st = imp_cexp_train_data(&sys, (int)s.n_train, (int)s.T, (uint64_t)s.data_seed, &train);
+            st = cached_data(task_dir, "train", imp_cexp_train_data, &sys, s.n_train, s.T, s.data_seed, &train);
         }
         if (!st && !m.cartesian) st = imp_ctraj_to_generalised(&sys, &train, &gen);
         if (!st) {
@@ -322,6 +374,8 @@ int sweep_exec_chnn(const imp_sweep_task *t, const char *task_dir, const imp_swe
     imp_json_kv_number(&j, "ci95", ci95);
     imp_json_kv_number(&j, "mean_energy_err", r.mean_energy_err);
     imp_json_kv_number(&j, "mean_violation", r.mean_violation);
+    imp_json_kv_number(&j, "sum_rel_err_5", r.sum_rel_err_5);
+    imp_json_kv_number(&j, "sum_rel_err", r.sum_rel_err);
     imp_json_kv_number(&j, "final_train_loss", res.final_loss);
     imp_json_kv_number(&j, "train_seconds", train_seconds);
     imp_json_kv_int(&j, "resumed_at_epoch", rep.resumed_at);
@@ -458,6 +512,10 @@ int imp_sweep_plan_chnn(imp_sweep_plan *plan, const imp_sweep_chnn_opts *o)
     for (int mi = 0; mi < n_models && !st; mi++) {
         imp_cmodel_kind k;
         st = imp_cmodel_kind_from_name(model_items[mi], &k);
+        /* the figures' report has no ResNet column: it is compared in `reproduce contact` */
+        if (!st && k == IMP_CMODEL_RESNET)
+            st = imp_fail(IMP_ERR_INVALID, "chnn plan: model resnet is not one of the paper's figures (chnn, clnn, "
+                          "hnn, delan, node); it runs in reproduce contact");
     }
     char words[640], sname[64], lr[32] = "", hid[24] = "";
     const char *prec = o->single ? " precision=single" : "", *prec_id = o->single ? ".f32" : "";

@@ -293,10 +293,11 @@ static const contact_system contact_systems[] = {
 /* The constrained systems with contact (issue 25) and the constrained
  * models run on them (strand=chnn tasks): CHNN and CLNN with their contact
  * law learned (chnn-contact, clnn-contact), the same networks without
- * contact, and the Neural ODE. */
+ * contact, the Neural ODE and the ResNet (NODE's network stepping
+ * y + dt f(y) once per sample). */
 static const char *const constrained_systems[] = {"chain-ground:3", "chain-ground-elastic:3", "gyroscope-wall"};
 #define N_CONSTRAINED ((int)(sizeof constrained_systems / sizeof constrained_systems[0]))
-static const char *const constrained_models[] = {"chnn-contact", "clnn-contact", "chnn", "clnn", "node"};
+static const char *const constrained_models[] = {"chnn-contact", "clnn-contact", "chnn", "clnn", "node", "resnet"};
 #define N_CONSTRAINED_MODELS ((int)(sizeof constrained_models / sizeof constrained_models[0]))
 
 int sweep_contact_constrained_system(const char *system)
@@ -388,9 +389,11 @@ int imp_sweep_plan_contact(imp_sweep_plan *plan, const imp_sweep_contact_opts *o
         int seeds = o->seeds ? o->seeds : o->quick ? 1 : 5;
         int epochs = o->epochs ? o->epochs : o->quick ? 10 : 500, n_train = o->quick ? 10 : 400;
         int n_test = o->quick ? 20 : 100;
-        for (int i = 0; i < N_CONSTRAINED && !st; i++)
-            for (int k = 0; k < N_CONSTRAINED_MODELS && !st; k++)
-                for (int s = 0; s < seeds && !st; s++) {
+        /* seed by seed: the runner takes equal costs in plan order, so a run
+         * stopped part-way has whole comparisons (every model of a seed) */
+        for (int s = 0; s < seeds && !st; s++)
+            for (int i = 0; i < N_CONSTRAINED && !st; i++)
+                for (int k = 0; k < N_CONSTRAINED_MODELS && !st; k++) {
                     /* training, and the event-accurate simulation of the data (the gyroscope's is slow:
                      * about 1 s a test trajectory, measured under load) */
                     double sim = !strcmp(constrained_systems[i], "gyroscope-wall") ? 1.0 : 0.15;

@@ -119,27 +119,41 @@ int imp_ctrain_make_chunks(const imp_ctraj *data, int n_chunks, int chunk_steps,
     return IMP_OK;
 }
 
-/* Kutta's 3/8 rule (torchdiffeq "rk4", used by the reference for training). */
-static const double rk38_a[4][4] = {
-    {0, 0, 0, 0}, {1.0 / 3.0, 0, 0, 0}, {-1.0 / 3.0, 1.0, 0, 0}, {1.0, -1.0, 1.0, 0}};
-static const double rk38_b[4] = {1.0 / 8.0, 3.0 / 8.0, 3.0 / 8.0, 1.0 / 8.0};
+/* The taped steps: an explicit Runge-Kutta tableau of at most 4 stages.
+ * Kutta's 3/8 rule (torchdiffeq "rk4", used by the reference for training)
+ * for the ODE models; for a discrete-time model (ResNet,
+ * imp_cmodel_discrete) one forward-Euler stage, y + h f(y): its step as
+ * it is defined. */
+typedef struct tableau {
+    int s;
+    double a[4][4], b[4];
+    const imp_stepper_type *stepper; /* the same method for the untaped path */
+} tableau;
+static const tableau rk38 = {4,
+                             {{0, 0, 0, 0}, {1.0 / 3.0, 0, 0, 0}, {-1.0 / 3.0, 1.0, 0, 0}, {1.0, -1.0, 1.0, 0}},
+                             {1.0 / 8.0, 3.0 / 8.0, 3.0 / 8.0, 1.0 / 8.0},
+                             &imp_stepper_rk4};
+static const tableau euler = {1, {{0}}, {1.0}, &imp_stepper_euler};
 
-/* Taped RK4 rollout: traj (S+1) x B x dim from traj[0]; stage states Y
+static const tableau *model_tableau(const imp_cmodel *m) { return imp_cmodel_discrete(m) ? &euler : &rk38; }
+
+/* Taped rollout: traj (S+1) x B x dim from traj[0]; stage states Y
  * (S x 4 x B x dim) kept, network passes in slots 1 + 4k + i. With contact
  * (ystar not NULL: S x B x dim), each step's end state before the contact
  * map is kept there. */
 static int taped_forward(const imp_cmodel *m, const double *params, int B, int S, double h,
                          imp_cmodel_work *w, double *traj, double *Y, double *K, double *ystar)
 {
+    const tableau *tb = model_tableau(m);
     size_t n = (size_t)B * m->dim;
     for (int k = 0; k < S; k++) {
         const double *y = traj + (size_t)k * n;
         double *Kk = K + (size_t)k * 4 * n;
-        for (int i = 0; i < 4; i++) {
+        for (int i = 0; i < tb->s; i++) {
             double *Yi = Y + ((size_t)k * 4 + i) * n;
             memcpy(Yi, y, n * sizeof(double));
             for (int j = 0; j < i; j++) {
-                double c = h * rk38_a[i][j];
+                double c = h * tb->a[i][j];
                 const double *kj = Kk + (size_t)j * n;
                 for (size_t q = 0; q < n; q++) Yi[q] += c * kj[q];
             }
@@ -148,8 +162,8 @@ static int taped_forward(const imp_cmodel *m, const double *params, int B, int S
         }
         double *y1 = traj + (size_t)(k + 1) * n;
         memcpy(y1, y, n * sizeof(double));
-        for (int i = 0; i < 4; i++) {
-            double c = h * rk38_b[i];
+        for (int i = 0; i < tb->s; i++) {
+            double c = h * tb->b[i];
             const double *ki = Kk + (size_t)i * n;
             for (size_t q = 0; q < n; q++) y1[q] += c * ki[q];
         }
@@ -171,6 +185,7 @@ static int taped_backward(const imp_cmodel *m, const double *params, int B, int 
                           double *a, double *kbar, double *Ybar, const double *traj, const double *ystar,
                           double *xkbar)
 {
+    const tableau *tab = model_tableau(m);
     size_t n = (size_t)B * m->dim;
     memcpy(a, traj_bar + (size_t)S * n, n * sizeof(double));
     for (int k = S - 1; k >= 0; k--) {
@@ -184,17 +199,17 @@ static int taped_backward(const imp_cmodel *m, const double *params, int B, int 
                 if (st) return st;
             }
         }
-        for (int i = 0; i < 4; i++)
-            for (size_t q = 0; q < n; q++) kbar[(size_t)i * n + q] = h * rk38_b[i] * a[q];
+        for (int i = 0; i < tab->s; i++)
+            for (size_t q = 0; q < n; q++) kbar[(size_t)i * n + q] = h * tab->b[i] * a[q];
         /* a <- dL/dy_k: identity path plus every stage */
-        for (int i = 3; i >= 0; i--) {
+        for (int i = tab->s - 1; i >= 0; i--) {
             memset(Ybar, 0, n * sizeof(double));
             int st = imp_cmodel_rhs_vjp_slot(m, params, Y + ((size_t)k * 4 + i) * n, B, kbar + (size_t)i * n,
                                              Ybar, grad, w, 1 + 4 * k + i);
             if (st) return st;
             for (size_t q = 0; q < n; q++) a[q] += Ybar[q];
             for (int j = 0; j < i; j++) {
-                double c = h * rk38_a[i][j];
+                double c = h * tab->a[i][j];
                 if (c == 0.0) continue;
                 for (size_t q = 0; q < n; q++) kbar[(size_t)j * n + q] += c * Ybar[q];
             }
@@ -222,6 +237,9 @@ static int group_loss(const imp_cmodel *m, const double *params, const double *c
     size_t n = (size_t)B * dim;
     int taped = imp_cmodel_work_slots(w) >= 4 * N + 1;
     if (!taped && R > 1) return imp_fail(IMP_ERR_INVALID, "train: substepped windows need a taped work");
+    if (R > 1 && imp_cmodel_discrete(m))
+        return imp_fail(IMP_ERR_INVALID, "substeps: %d per sample interval, but a %s takes one step per sample",
+                        R, imp_cmodel_kind_name(m->kind));
     if (!taped && m->contact) return imp_fail(IMP_ERR_INVALID, "train: a model with contact needs a taped work");
     /* tape: Y, K (4 N n each), a, kbar (4 n), Ybar, then (contact) y* (N n) and x_k's gradient (n) */
     double *ystar = m->contact ? tape + 8 * (size_t)N * n + 6 * n : NULL;
@@ -233,7 +251,7 @@ static int group_loss(const imp_cmodel *m, const double *params, const double *c
     for (int b = 0; b < B; b++)
         memcpy(traj + (size_t)b * dim, chunks + (size_t)b * (S + 1) * dim, (size_t)dim * sizeof(double));
     int st = taped ? taped_forward(m, params, B, N, h, w, traj, tape, tape + 4 * (size_t)N * n, ystar)
-                   : imp_integrate_fixed(&imp_stepper_rk4, &ode, 0.0, dt, S, traj, B, traj);
+                   : imp_integrate_fixed(model_tableau(m)->stepper, &ode, 0.0, dt, S, traj, B, traj);
     if (st) return st;
     if (R > 1) memset(traj_bar, 0, (size_t)(N + 1) * n * sizeof(double));
     double acc = 0;
@@ -257,7 +275,7 @@ static int group_loss(const imp_cmodel *m, const double *params, const double *c
     }
     double *y0bar = calloc(n, sizeof(double));
     if (!y0bar) return imp_fail(IMP_ERR_NOMEM, "train: out of memory");
-    st = imp_integrate_fixed_vjp(&imp_stepper_rk4, &ode, 0.0, dt, S, traj, B, traj_bar, y0bar, grad);
+    st = imp_integrate_fixed_vjp(model_tableau(m)->stepper, &ode, 0.0, dt, S, traj, B, traj_bar, y0bar, grad);
     free(y0bar);
     return st;
 }
@@ -672,6 +690,9 @@ int imp_ctrain(const imp_cmodel *m, double *params, const imp_ctraj *data,
     if (o->max_substeps < 0 || o->max_substeps > IMP_CTRAIN_MAX_SUBSTEPS)
         return imp_fail(IMP_ERR_INVALID, "max_substeps: %d must be in 0..%d (0: %d, 1: no substeps)",
                         o->max_substeps, IMP_CTRAIN_MAX_SUBSTEPS, IMP_CTRAIN_MAX_SUBSTEPS);
+    if (o->max_substeps > 1 && imp_cmodel_discrete(m))
+        return imp_fail(IMP_ERR_INVALID, "max_substeps: %d, but a %s takes one step per sample interval (0 or 1; "
+                        "--max-substeps in the CLI)", o->max_substeps, imp_cmodel_kind_name(m->kind));
     memset(res, 0, sizeof *res);
     imp_rng rng;
     imp_rng_seed(&rng, o->seed);
@@ -700,7 +721,8 @@ int imp_ctrain(const imp_cmodel *m, double *params, const imp_ctraj *data,
     /* RK4 substeps per sample interval of each window, from its data */
     int r_cap = o->max_substeps ? o->max_substeps : IMP_CTRAIN_MAX_SUBSTEPS, n_sub = 0, r_max = 1;
     for (int i = 0; i < n_chunks; i++) {
-        int r = imp_ctrain_window_substeps(chunks + (size_t)i * csz, S + 1, dim, data->dt);
+        /* a discrete-time model's step is the sample interval itself */
+        int r = imp_cmodel_discrete(m) ? 1 : imp_ctrain_window_substeps(chunks + (size_t)i * csz, S + 1, dim, data->dt);
         win_r[i] = r < r_cap ? r : r_cap;
         n_sub += win_r[i] > 1;
         if (win_r[i] > r_max) r_max = win_r[i];

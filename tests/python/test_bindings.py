@@ -83,6 +83,10 @@ raises(lambda: impulse.train("cdl", ball, epochs=1, impact_timing="later"), "imp
 raises(lambda: impulse.train("resnet", ball, epochs=1, impact_timing="event"), "cdl only", "impact timing on resnet")
 raises(lambda: impulse.train("cdl", ball, epochs=1, impact_timing="event", impact_law="paper"), "impact_law",
        "impact law with event timing")
+rb = impulse.train("resnet", ball, epochs=1)
+rb.save(os.path.join(d, "rb.npz"))
+check(isinstance(rb, impulse.Model) and isinstance(impulse.load_model(os.path.join(d, "rb.npz")), impulse.Model),
+      "resnet on contact data: the CD-Lagrange strand's, and its checkpoint too")
 # the learning-rate schedule from the data (lr_schedule="auto"): constant on the event-driven
 # simulator's data, cosine (annealed from lr) on the compliant contact's, as asked otherwise
 for data, sched, model in ((ball, "auto", "cdl"), (soft, "auto", "cdl"), (soft, "auto", "resnet"),
@@ -105,9 +109,12 @@ for model in impulse.CONSTRAINED_MODELS:
                        callback=lambda e, loss: losses.append(loss["loss"]))
     ev = cm.evaluate(test, steps=20)
     check(np.isfinite(ev["mean_geo_rel_err"]) and ev["rel_err"].shape == (3, ev["steps"]), f"{model} evaluates")
-check(len(losses) == 10 and all(np.isfinite(losses)), "constrained callbacks")
+check(len(losses) == 2 * len(impulse.CONSTRAINED_MODELS) and all(np.isfinite(losses)), "constrained callbacks")
+check(cm.kind == "resnet" and isinstance(cm, impulse.ConstrainedModel), "resnet on constrained data: the constrained family's")
 cm.save(os.path.join(d, "c.npz"))
-check(np.array_equal(impulse.load_model(os.path.join(d, "c.npz")).params, cm.params), "constrained checkpoint")
+cl = impulse.load_model(os.path.join(d, "c.npz"))
+check(isinstance(cl, impulse.ConstrainedModel) and cl.kind == "resnet" and np.array_equal(cl.params, cm.params),
+      "constrained checkpoint (resnet, dispatched by its format)")
 # fast windows (the rotor's Euler angles near gimbal lock): RK4 substeps, reported
 rot = impulse.simulate("rotor", trajectories=100, seed=0)
 sub = [impulse.train("hnn", rot, epochs=1, hidden=8, chunks=100, batch=100, threads=1, max_substeps=ms).report
