@@ -21,7 +21,7 @@
  *     ground and the inertia; select=1: also with the nominal inertia, the
  *     validation tosses choosing; default 0) steps=300 window=12 batch=16 lr=0.02
  *     eval_every=25 substeps=2 points=1 (learn the corners) rot_weight=1
- *     (the window loss's rotation weight) prior_ground_mm=0 prior_inertia=0
+ *     (the window loss's rotation weight) prior_ground_mm=2 prior_inertia=1.386
  *     (the full-toss fit's MAP priors: sd of the ground, mm, and of the log
  *     inertia scale; 0: none) prior_point_mm=0 (Adam's prior on the corners,
  *     sd in mm; 0: none)
