@@ -6,6 +6,8 @@
  * per-trajectory geometric mean by the trapezoid rule, true-energy error,
  * and constraint violation |Psi(x, v)|. */
 #include "impulse/chnn_models.h"
+#include "impulse/constrained_contact.h"
+#include "impulse/contact.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -189,14 +191,10 @@ static int map_event(void *user, double t, const double *pre, const double *post
     /* the first contact's compliance, the model's (top-left block of A) and the truth's */
     double J[3 * IMP_CSYS_MAX_POINTS * 3], PJ[3 * IMP_CSYS_MAX_POINTS * 3], At[9], Am[9];
     imp_csys_contact_frame(s, x, active[0], NULL, NULL, J);
-    if ((st = imp_csys_constrained_minv(s, x, J, d, PJ, c->w))) return c->st = st;
+    imp_csys_minv_ctx mc = {s, x, c->w};
+    if ((st = imp_contact_compliance(At, PJ, J, d, N, imp_csys_contact_minv, &mc))) return c->st = st;
     for (int a = 0; a < d; a++)
-        for (int b = 0; b < d; b++) {
-            double acc = 0;
-            for (int k = 0; k < N; k++) acc += J[(size_t)a * N + k] * PJ[(size_t)b * N + k];
-            At[a * d + b] = acc;
-            Am[a * d + b] = A[(size_t)a * n * d + b];
-        }
+        for (int b = 0; b < d; b++) Am[a * d + b] = A[(size_t)a * n * d + b];
     double tt[2] = {0, 0}, nt[2] = {0, 0}, diff = 0, norm = 0;
     for (int a = 0; a < d; a++)
         for (int b = 0; b < d; b++) {

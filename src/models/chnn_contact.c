@@ -573,23 +573,8 @@ int imp_cmodel_contact_impulse(const imp_cmodel *m, const double *params, const 
     st = pmat_build(m, params, x, &p);
     if (!st) st = solve_impulse(&p, b.J, n, d, v, e, mu, b.vp, &sol, b.work, b.iwork);
     if (!st) memcpy(vout, b.vp, (size_t)N * sizeof(double));
-    if (!st && A) {
-        /* J P J^T, P applied to the rows' columns one at a time (Pb: scratch) */
-        int R = n * d;
-        for (int a = 0; a < R; a++) {
-            double *pj = b.Pb;
-            for (int i = 0; i < N; i++) {
-                double acc = 0;
-                for (int k = 0; k < N; k++) acc += p.P[(size_t)i * N + k] * b.J[(size_t)a * N + k];
-                pj[i] = acc;
-            }
-            for (int c = 0; c < R; c++) {
-                double acc = 0;
-                for (int k = 0; k < N; k++) acc += b.J[(size_t)c * N + k] * pj[k];
-                A[(size_t)c * R + a] = acc;
-            }
-        }
-    }
+    /* J P J^T (Jb: scratch for P J^T) */
+    if (!st && A) st = imp_contact_compliance(A, b.Jb, b.J, n * d, N, imp_contact_minv_dense, p.P);
     if (!st && kin) {
         /* 1/2 v^T M v with M = W^-1: W factored in Pb */
         int piv[NMAX];
