@@ -35,11 +35,14 @@ static void test_plan(void)
     imp_sim_opts so;
     int disks = imp_sim_defaults("bouncing-disks:5", &so) == IMP_OK;
     imp_clear_error();
-    /* quick: 2 seeds x 7 ball-box rows, 2 x 4 points rows (and 3 disks rows), 1 x 3 systems x 6 networks
+    /* quick: 2 seeds x 7 ball-box rows, 2 x 5 points rows (and 4 disks rows), 1 x 3 systems x 6 networks
      * (chnn-contact, clnn-contact, chnn, clnn, node, resnet), 1 box toss */
     CHECK(count_strand(&p, "contact", "contact.ball-box.") == 14);
-    CHECK(count_strand(&p, "contact", "contact.points.") == 8);
-    CHECK(count_strand(&p, "contact", "contact.disks.") == (disks ? 6 : 0));
+    CHECK(count_strand(&p, "contact", "contact.points.") == 10);
+    CHECK(count_strand(&p, "contact", "contact.disks.") == (disks ? 8 : 0));
+    /* the event-timed CD-Lagrange row of each several-bodies part */
+    CHECK(count_strand(&p, "contact", "contact.points.cdl-event.") == 2);
+    CHECK(count_strand(&p, "contact", "contact.disks.cdl-event.") == (disks ? 2 : 0));
     CHECK(count_strand(&p, "chnn", "contact.constrained.") == 18);
     CHECK(count_strand(&p, "chnn", "contact.constrained.gyroscope-wall.resnet.") == 1);
     CHECK(count_strand(&p, "cube", "contact.box-toss.") == 1);
@@ -49,6 +52,8 @@ static void test_plan(void)
         if (!strcmp(imp_sweep_task_get(t, "strand"), "contact")) {
             CHECK_OK(imp_sweep_task_int(t, "epochs", 0, 0, 1000000, &epochs));
             CHECK(epochs == 30);
+            const char *timing = imp_sweep_task_get(t, "impact_timing");
+            CHECK(!!strstr(t->id, ".cdl-event.") == (timing && !strcmp(timing, "event")));
         }
         if (!strcmp(imp_sweep_task_get(t, "strand"), "cube"))
             CHECK(!strcmp(imp_sweep_task_get(t, "simulate"), "box-toss") && !imp_sweep_task_get(t, "data"));
@@ -59,7 +64,7 @@ static void test_plan(void)
     o.seeds = 3;
     o.epochs = 7;
     CHECK_OK(imp_sweep_plan_contact(&p, &o));
-    CHECK(p.n_tasks == 12 && count_strand(&p, "contact", "contact.points.") == 12);
+    CHECK(p.n_tasks == 15 && count_strand(&p, "contact", "contact.points.") == 15);
     long epochs = 0, friction = 0;
     CHECK(!imp_sweep_task_int(&p.tasks[0], "epochs", 0, 0, 100, &epochs) && epochs == 7);
     CHECK(!imp_sweep_task_int(&p.tasks[0], "friction", 0, 0, 1, &friction) && friction == 1);
