@@ -82,6 +82,11 @@ int imp_contact_pair_has_tangent(const imp_contact_geometry *g, int p);
 void imp_contact_pair_compliance(const imp_contact_geometry *g, int p, double wsum, double W[4]);
 /* 1 if some pair is a sphere pair. */
 int imp_contact_geometry_has_spheres(const imp_contact_geometry *g);
+
+/* ---- Detection on a trajectory geometry: the contact module's detection
+ * stage for single-node bodies (src/contact/collision.c; sec 1b of
+ * docs/derivations/contact.md). The simulators of this header and the
+ * CD-Lagrange step take their gaps, normals and contact times from here. */
 /* out = g with every sphere pair replaced by its linearisation at
  * positions q: normal n(q) (zero spin components), offset r_i + r_j (so
  * that the linear gap equals the true one at q), tangent (n_y, -n_x, spin
@@ -94,6 +99,37 @@ double imp_contact_tangent_i(const imp_contact_geometry *g, int p, int a);
 /* gap of pair p at positions q (K d); a sphere pair of a geometry not
  * linearised: the true gap |x_j - x_i| - r_i - r_j. */
 double imp_contact_gap(const imp_contact_geometry *g, int p, const double *q);
+/* q_bar (K d) += gap_bar d gap / dq of pair p at q: the pair's normal on
+ * body j and minus it on body i (a sphere pair not linearised: its normal at
+ * q). The same row maps velocities to imp_contact_normal_velocity. */
+void imp_contact_gap_backward(const imp_contact_geometry *g, int p, const double *q, double gap_bar, double *q_bar);
+/* g with every sphere pair linearised at its contact within a time h of
+ * moving from positions q with the constant velocities w (K d): at the
+ * first s* in [0, h] with |x_j - x_i + s* (w_j - w_i)| = r_i + r_j (0 when
+ * the pair overlaps at q, h when it does not meet), the plane of
+ * imp_contact_geometry_at with the normal n = c / |c| of the centres'
+ * difference c then. Its linear gap is zero at the contact, so at q + h w
+ * it is (h - s*) times the closing velocity along n: negative exactly when
+ * the pair meets within h. Returns g itself (buf untouched) when g has no
+ * sphere pair, else buf. */
+const imp_contact_geometry *imp_contact_geometry_swept(const imp_contact_geometry *g, const double *q,
+                                                       const double *w, double h, imp_contact_geometry *buf);
+/* Time of impact of pair p (a linear gap: a plane pair, or a sphere pair of
+ * a linearised geometry) moving from q with velocity v and constant
+ * acceleration a0 (K d each): the first root tau in [0, h] of its gap
+ * along q + s v + s^2/2 a0, a quadratic in s; 0 when the gap at q is <= 0,
+ * h when the surface is not reached within h. dtau = d tau / d(c, b, a) of
+ * the gap c, normal velocity b and half the normal acceleration a (0 at
+ * those clamps). The CD-Lagrange step's event timing (sec 12). */
+double imp_contact_time_of_impact(const imp_contact_geometry *g, int p, const double *q, const double *v,
+                                  const double *a0, double h, double dtau[3]);
+/* Reverse of the normal angle phi (n = (cos phi, sin phi)) of sphere pair p
+ * of gs = imp_contact_geometry_swept(g, q, w, h, .): phi moves by
+ * G . (dd + s* dw), G = g - (g . w) / (c . w) c with g = c_perp / |c|^2,
+ * when s* is a root inside (0, h), G = g when it is 0 or h. Adds phi_bar
+ * times that to q_bar and w_bar (K d). */
+void imp_contact_swept_normal_backward(const imp_contact_geometry *gs, int p, const double *q, const double *w,
+                                       double h, double phi_bar, double *q_bar, double *w_bar);
 /* min_gap[p] (n_pairs): the lowest imp_contact_gap of pair p over n states
  * whose positions start every `stride` doubles of states (a NaN gap gives
  * NaN: never hidden). The rollouts' "lowest gap" of eval and the sweeps. */

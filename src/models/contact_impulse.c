@@ -329,47 +329,20 @@ void imp_project_backward(const imp_contact_geometry *g, const double *w, const 
             w_bar[c->body_j] += -s * aj - s_bar * gap / (den * den);
             if (!wall) w_bar[c->body_i] += s * ai - s_bar * gap / (den * den);
         }
-        for (int a = 0; a < g->dim; a++) {
-            q_bar[c->body_j * g->dim + a] += gap_bar * c->normal[a];
-            if (!wall) q_bar[c->body_i * g->dim + a] -= gap_bar * c->normal[a];
-        }
+        imp_contact_gap_backward(g, p, q_in, gap_bar, q_bar);
     }
 }
 
 /* ---- impacts at their event time (imp_cdl_config.impact_timing event) ---- */
 
-double imp_event_time(const imp_contact_geometry *g, int p, const double *q, const double *v, const double *a0, double h,
-                      double dtau[3])
-{
-    const double c = imp_contact_gap(g, p, q), b = imp_contact_normal_velocity(g, p, v),
-                 a = 0.5 * imp_contact_normal_velocity(g, p, a0);
-    dtau[0] = dtau[1] = dtau[2] = 0.0;
-    if (!(c > 0.0)) return 0.0; /* at or inside the surface already (NaN: 0) */
-    double tau = h;
-    if (a == 0.0) {
-        if (b < 0.0 && -c / b <= h) tau = -c / b;
-    } else {
-        double disc = b * b - 4.0 * a * c;
-        if (disc >= 0.0) {
-            double sq = sqrt(disc), qq = -0.5 * (b + (b >= 0.0 ? sq : -sq));
-            double r[2] = {qq / a, qq != 0.0 ? c / qq : -b / a};
-            for (int i = 0; i < 2; i++)
-                if (r[i] > 0.0 && r[i] <= tau && 2.0 * a * r[i] + b < 0.0) tau = r[i];
-        }
-    }
-    double den = b + 2.0 * a * tau; /* the closing normal velocity at the event */
-    if (tau < h && den < 0.0) dtau[0] = -1.0 / den, dtau[1] = -tau / den, dtau[2] = -tau * tau / den;
-    return tau;
-}
-
 /* Pair p's event (only: p alone active, with its activity): its time tau
- * (imp_event_time), the velocities at it vev = v + tau a0 (D), and its
+ * (imp_contact_time_of_impact), the velocities at it vev = v + tau a0 (D), and its
  * velocity jump (D, zeroed first). */
 static double event_pair(const imp_contact_geometry *g, const double *w, const double *e, const double *fric, int p,
                          const unsigned char *only, const double *gate, double h, const double *q, const double *v,
                          const double *a0, int D, double dtau[3], double *vev, double *jump)
 {
-    double tau = imp_event_time(g, p, q, v, a0, h, dtau);
+    double tau = imp_contact_time_of_impact(g, p, q, v, a0, h, dtau);
     for (int i = 0; i < D; i++) vev[i] = v[i] + tau * a0[i], jump[i] = 0.0;
     imp_impulse_forward(g, w, e, fric, IMP_CDL_IMPACT_EVENT, only, gate, vev, vev, jump);
     return tau;
@@ -408,11 +381,11 @@ static void event_pass(const imp_contact_geometry *g, const double *w, const dou
             adj->a0_bar[i] += tau * vevb[i];
             tau_bar += a0[i] * vevb[i];
         }
-        /* tau(c, b, a): c the gap at q, b the normal velocity of v, a half that of a0 */
-        const imp_contact_pair *c = &g->pairs[p];
-        scatter_rel(g, c, c->normal, tau_bar * dtau[0], adj->q_bar);
-        scatter_rel(g, c, c->normal, tau_bar * dtau[1], adj->v_bar);
-        scatter_rel(g, c, c->normal, 0.5 * tau_bar * dtau[2], adj->a0_bar);
+        /* tau(c, b, a): c the gap at q, b the normal velocity of v, a half
+         * that of a0, all along the gap's row (linear pairs) */
+        imp_contact_gap_backward(g, p, q, tau_bar * dtau[0], adj->q_bar);
+        imp_contact_gap_backward(g, p, q, tau_bar * dtau[1], adj->v_bar);
+        imp_contact_gap_backward(g, p, q, 0.5 * tau_bar * dtau[2], adj->a0_bar);
     }
 }
 
