@@ -139,8 +139,21 @@ void imp_contact_min_gaps(const imp_contact_geometry *g, const double *states, s
 double imp_contact_normal_velocity(const imp_contact_geometry *g, int p, const double *v);
 /* normal velocity of pair p in state (q, v): a sphere pair's normal at q. */
 double imp_contact_normal_velocity_at(const imp_contact_geometry *g, int p, const double *q, const double *v);
-/* slip velocity t . (v_j - v_i) of pair p (0 for a pair without tangent). */
+/* slip velocity t . (v_j - v_i) of pair p (0 for a pair without tangent):
+ * imp_contact_row_velocity's row 1. */
 double imp_contact_slip_velocity(const imp_contact_geometry *g, int p, const double *v);
+/* The Jacobian rows of pair p (r = 0: normal, 1: tangent), the pair's
+ * relative velocity along them: J_r v = row . v_j - row_i . v_i with the
+ * row's direction (normal or tangent) on body j and, on body i (none for a
+ * wall), imp_contact_row_i: the same direction, but for the spin
+ * coordinates of a sphere pair's tangent its opposite (the contact point on
+ * each rim turns each disk the same way). For a linear pair row 0 is the
+ * gap's row; a sphere pair's normal row is row_j . v_j - row_i . v_i as
+ * written (its rounding may differ from imp_contact_normal_velocity's). */
+double imp_contact_row_i(const imp_contact_geometry *g, int p, int r, int a);
+double imp_contact_row_velocity(const imp_contact_geometry *g, int p, int r, const double *v);
+/* v_bar (K d, may be NULL) += s J_r^T: the reverse of imp_contact_row_velocity. */
+void imp_contact_row_backward(const imp_contact_geometry *g, int p, int r, double s, double *v_bar);
 
 /* Geometry as .npz arrays masses (K), contact_pairs (P x 2, -1 = wall),
  * contact_normals (P x d), contact_offsets (P), and contact_tangents (P x d,

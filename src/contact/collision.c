@@ -410,16 +410,14 @@ double imp_contact_gap(const imp_contact_geometry *g, int p, const double *q)
 void imp_contact_gap_backward(const imp_contact_geometry *g, int p, const double *q, double gap_bar, double *q_bar)
 {
     const imp_contact_pair *c = &g->pairs[p];
-    double n[IMP_MAX_DIM] = {0, 0, 0};
-    if (c->kind == IMP_PAIR_SPHERE && !g->linearized) {
-        double dx[2], r = centre_gap(g, c, q, dx);
-        if (r > 0.0) n[0] = dx[0] / r, n[1] = dx[1] / r;
-    } else {
-        memcpy(n, c->normal, (size_t)g->dim * sizeof(double));
+    if (c->kind != IMP_PAIR_SPHERE || g->linearized) {
+        imp_contact_row_backward(g, p, 0, gap_bar, q_bar);
+        return;
     }
-    for (int a = 0; a < g->dim; a++) {
-        q_bar[c->body_j * g->dim + a] += gap_bar * n[a];
-        if (c->body_i != IMP_WALL) q_bar[c->body_i * g->dim + a] -= gap_bar * n[a];
+    double dx[2], r = centre_gap(g, c, q, dx);
+    for (int a = 0; r > 0.0 && a < 2; a++) {
+        q_bar[c->body_j * g->dim + a] += gap_bar * dx[a] / r;
+        q_bar[c->body_i * g->dim + a] -= gap_bar * dx[a] / r;
     }
 }
 
@@ -460,12 +458,36 @@ double imp_contact_normal_velocity_at(const imp_contact_geometry *g, int p, cons
     return r > 0.0 ? (dx[0] * dv[0] + dx[1] * dv[1]) / r : dv[1];
 }
 
-double imp_contact_slip_velocity(const imp_contact_geometry *g, int p, const double *v)
+/* Row r of pair p: body j's part is the row's direction (the normal, or
+ * the tangent), body i's minus imp_contact_row_i. */
+static const double *row_dir(const imp_contact_pair *c, int r) { return r ? c->tangent : c->normal; }
+
+double imp_contact_row_i(const imp_contact_geometry *g, int p, int r, int a)
+{
+    return r ? -imp_contact_tangent_i(g, p, a) : g->pairs[p].normal[a];
+}
+
+double imp_contact_row_velocity(const imp_contact_geometry *g, int p, int r, const double *v)
 {
     const imp_contact_pair *c = &g->pairs[p];
-    if (c->kind != IMP_PAIR_SPHERE) return rel_dot(g, c, c->tangent, v);
+    if (c->kind != IMP_PAIR_SPHERE) return rel_dot(g, c, row_dir(c, r), v);
     double s = 0.0;
     for (int a = 0; a < g->dim; a++)
-        s += c->tangent[a] * v[c->body_j * g->dim + a] + imp_contact_tangent_i(g, p, a) * v[c->body_i * g->dim + a];
+        s += row_dir(c, r)[a] * v[c->body_j * g->dim + a] - imp_contact_row_i(g, p, r, a) * v[c->body_i * g->dim + a];
     return s;
+}
+
+void imp_contact_row_backward(const imp_contact_geometry *g, int p, int r, double s, double *v_bar)
+{
+    const imp_contact_pair *c = &g->pairs[p];
+    if (!v_bar) return;
+    for (int a = 0; a < g->dim; a++) {
+        v_bar[c->body_j * g->dim + a] += s * row_dir(c, r)[a];
+        if (c->body_i != IMP_WALL) v_bar[c->body_i * g->dim + a] -= s * imp_contact_row_i(g, p, r, a);
+    }
+}
+
+double imp_contact_slip_velocity(const imp_contact_geometry *g, int p, const double *v)
+{
+    return imp_contact_row_velocity(g, p, 1, v);
 }
