@@ -1,6 +1,10 @@
 /* Stage 1, detection: gap, contact frame, contact points and Jacobian rows
  * of each candidate, and their reverse pass (docs/derivations/contact.md
- * sec 1, eqs 1-4). World vectors are 3-vectors (z = 0 in 2-D). */
+ * sec 1, eqs 1-4). World vectors are 3-vectors (z = 0 in 2-D). The same
+ * stage for a trajectory geometry of single-node bodies (the CD-Lagrange
+ * step's and the point simulators': gaps, rows, sphere pairs linearised at
+ * a state or at their contact within a step, times of impact; sec 1b) is
+ * the second half of this file. */
 #include "contact/contact_internal.h"
 
 #include <math.h>
