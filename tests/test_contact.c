@@ -1292,6 +1292,16 @@ static void test_pair_detection(void)
         CHECK(imp_contact_slip_velocity(&gl, p, v) == imp_contact_row_velocity(&gl, p, 1, v));
     }
 
+    /* the first closing root of c + b s + a s^2 within tmax: linear, a
+     * parabola that meets twice (the first, closing), one that turns back
+     * before meeting, a root past tmax */
+    CHECK_CLOSE(imp_contact_first_root(0.0, -2.0, 1.0, 1.0), 0.5, 1e-15, 0);
+    CHECK(imp_contact_first_root(0.0, 2.0, 1.0, 1.0) == 2.0);
+    CHECK_CLOSE(imp_contact_first_root(1.0, -3.0, 2.0, 5.0), 1.0, 1e-15, 0); /* roots 1 (closing) and 2 (opening) */
+    CHECK(imp_contact_first_root(1.0, -1.0, 2.0, 5.0) == 6.0);               /* no real root */
+    CHECK(imp_contact_first_root(-1.0, 1.0, 2.0, 1.5) == 2.5);               /* closing root 2, past tmax */
+    CHECK_CLOSE(imp_contact_first_root(-1.0, 1.0, 2.0, 3.0), 2.0, 1e-15, 0);
+
     /* time of impact on the tilted wall under a constant acceleration:
      * inside the step, its gradient through the gap's row matches finite
      * differences in q, v and a0; clamps at 0 (inside) and h (not reached) */

@@ -114,6 +114,12 @@ void imp_contact_gap_backward(const imp_contact_geometry *g, int p, const double
  * sphere pair, else buf. */
 const imp_contact_geometry *imp_contact_geometry_swept(const imp_contact_geometry *g, const double *q,
                                                        const double *w, double h, imp_contact_geometry *buf);
+/* The first s in (0, tmax] where c + b s + a s^2 (a gap along a motion with
+ * constant acceleration) reaches 0 while closing (b + 2 a s < 0), with a
+ * linear gap (a = 0) its root -c / b when b < 0; tmax + 1 when there is none
+ * within tmax. The event finding of imp_contact_time_of_impact and of the
+ * point and disk simulators. */
+double imp_contact_first_root(double a, double b, double c, double tmax);
 /* Time of impact of pair p (a linear gap: a plane pair, or a sphere pair of
  * a linearised geometry) moving from q with velocity v and constant
  * acceleration a0 (K d each): the first root tau in [0, h] of its gap

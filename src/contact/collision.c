@@ -369,6 +369,22 @@ void imp_contact_swept_normal_backward(const imp_contact_geometry *gs, int p, co
     }
 }
 
+double imp_contact_first_root(double a, double b, double c, double tmax)
+{
+    double best = tmax + 1.0;
+    if (a == 0.0) {
+        if (b < 0.0) best = -c / b;
+    } else {
+        double disc = b * b - 4.0 * a * c;
+        if (disc < 0.0) return tmax + 1.0;
+        double sq = sqrt(disc), q = -0.5 * (b + (b >= 0 ? sq : -sq));
+        double r[2] = {q / a, q != 0.0 ? c / q : -b / a};
+        for (int i = 0; i < 2; i++)
+            if (r[i] > 0.0 && 2.0 * a * r[i] + b < 0.0 && r[i] < best) best = r[i];
+    }
+    return best <= tmax ? best : tmax + 1.0;
+}
+
 double imp_contact_time_of_impact(const imp_contact_geometry *g, int p, const double *q, const double *v,
                                   const double *a0, double h, double dtau[3])
 {
@@ -376,18 +392,8 @@ double imp_contact_time_of_impact(const imp_contact_geometry *g, int p, const do
                  a = 0.5 * imp_contact_normal_velocity(g, p, a0);
     dtau[0] = dtau[1] = dtau[2] = 0.0;
     if (!(c > 0.0)) return 0.0; /* at or inside the surface already (NaN: 0) */
-    double tau = h;
-    if (a == 0.0) {
-        if (b < 0.0 && -c / b <= h) tau = -c / b;
-    } else {
-        double disc = b * b - 4.0 * a * c;
-        if (disc >= 0.0) {
-            double sq = sqrt(disc), qq = -0.5 * (b + (b >= 0.0 ? sq : -sq));
-            double r[2] = {qq / a, qq != 0.0 ? c / qq : -b / a};
-            for (int i = 0; i < 2; i++)
-                if (r[i] > 0.0 && r[i] <= tau && 2.0 * a * r[i] + b < 0.0) tau = r[i];
-        }
-    }
+    double tau = imp_contact_first_root(a, b, c, h);
+    if (!(tau <= h)) tau = h;
     double den = b + 2.0 * a * tau; /* the closing normal velocity at the event */
     if (tau < h && den < 0.0) dtau[0] = -1.0 / den, dtau[1] = -tau / den, dtau[2] = -tau * tau / den;
     return tau;
