@@ -1212,6 +1212,177 @@ static void test_choose(void)
           chosen[2] && chosen[3]);
 }
 
+/* ---- detection on a trajectory geometry (single-node bodies, sec 1b) ---- */
+
+/* Three disk-like bodies, q_k = (x, y, k theta): a tilted wall under body 0
+ * (it slides), a linear body-body pair (1, 2), a sphere pair (0, 1) that
+ * slides and a sphere pair (1, 2) that does not. */
+static void pair_geometry(imp_contact_geometry *g)
+{
+    memset(g, 0, sizeof *g);
+    g->n_bodies = 3, g->dim = 3, g->restitution = NAN, g->has_radii = 1, g->n_pairs = 4;
+    for (int k = 0; k < 3; k++) g->mass[k] = 1.0 + 0.5 * k, g->radius[k] = 0.1 + 0.05 * k;
+    g->pairs[0] = (imp_contact_pair){.body_i = IMP_WALL, .body_j = 0, .normal = {0.6, 0.8, 0}, .offset = -0.3,
+                                     .tangent = {0.8, -0.6, sqrt(2.0)}, .kind = IMP_PAIR_PLANE};
+    g->pairs[1] = (imp_contact_pair){.body_i = 1, .body_j = 2, .normal = {1, 0, 0}, .offset = 0.2, .kind = IMP_PAIR_PLANE};
+    g->pairs[2] = (imp_contact_pair){.body_i = 0, .body_j = 1, .tangent = {0, 0, sqrt(2.0)}, .kind = IMP_PAIR_SPHERE};
+    g->pairs[3] = (imp_contact_pair){.body_i = 1, .body_j = 2, .kind = IMP_PAIR_SPHERE};
+    CHECK_OK(imp_contact_geometry_check(g));
+}
+
+/* The angle of pair p's normal in the swept geometry. */
+static double swept_angle(const imp_contact_geometry *g, int p, const double *q, const double *w, double h)
+{
+    imp_contact_geometry buf;
+    const imp_contact_geometry *gs = imp_contact_geometry_swept(g, q, w, h, &buf);
+    return atan2(gs->pairs[p].normal[1], gs->pairs[p].normal[0]);
+}
+
+static void test_pair_detection(void)
+{
+    imp_contact_geometry g;
+    pair_geometry(&g);
+    const int D = 9;
+    double q[9] = {0.1, 0.2, 0.3, 0.45, 0.33, -0.2, 0.9, 0.4, 0.5};
+    double v[9] = {0.7, -0.4, 0.2, -0.9, 0.1, 0.3, 0.2, -0.6, -0.1};
+
+    /* a plane's gap is one expression: imp_contact_detect's phi of the
+     * same wall (a point body) equals imp_contact_gap exactly */
+    {
+        imp_contact_model m;
+        memset(&m, 0, sizeof m);
+        m.dim = 2, m.gap_tol = 1e-9;
+        add_body(&m, IMP_BODY_POINT, 1.0, 0, 0, 0);
+        add_plane(&m, 0, NULL, 0.0, 0.6, 0.8, 0.0, -0.3, 0.5, 0.0);
+        CHECK_OK(imp_contact_model_init(&m));
+        imp_contact_geometry g2 = g;
+        g2.dim = 2, g2.n_bodies = 1, g2.n_pairs = 1, g2.has_radii = 0;
+        g2.pairs[0].tangent[2] = 0.0;
+        memcpy(g2.pairs[0].normal, m.cand[0].normal, 2 * sizeof(double));
+        imp_contact_frame f;
+        for (int t = 0; t < 20; t++) {
+            double x[2] = {0.37 * t - 3.1, 0.11 - 0.23 * t};
+            CHECK_OK(imp_contact_detect(&m, x, &f));
+            CHECK_MSG(f.phi == imp_contact_gap(&g2, 0, x), "plane gap %.17g (detect) vs %.17g (pair)", f.phi,
+                      imp_contact_gap(&g2, 0, x));
+        }
+    }
+
+    /* gap rows by finite differences (the sphere pairs' true gaps too), and
+     * each row's transpose against its velocity */
+    imp_contact_geometry gl;
+    imp_contact_geometry_at(&g, q, &gl);
+    for (int p = 0; p < g.n_pairs; p++) {
+        double qb[9] = {0}, num[9];
+        imp_contact_gap_backward(&g, p, q, 1.0, qb);
+        for (int i = 0; i < D; i++) {
+            double qp[9], qm[9];
+            memcpy(qp, q, sizeof qp), memcpy(qm, q, sizeof qm);
+            qp[i] += FD_H, qm[i] -= FD_H;
+            num[i] = (imp_contact_gap(&g, p, qp) - imp_contact_gap(&g, p, qm)) / (2 * FD_H);
+        }
+        double err = test_grad_rel_err(qb, num, D, 1e-8);
+        CHECK_MSG(err < 1e-8, "pair %d: gap row rel err %.3g", p, err);
+        for (int r = 0; r < 2; r++) {
+            double vb[9] = {0}, s = 0.0;
+            imp_contact_row_backward(&gl, p, r, 1.0, vb);
+            for (int i = 0; i < D; i++) s += vb[i] * v[i];
+            CHECK_CLOSE(s, imp_contact_row_velocity(&gl, p, r, v), 1e-14, 1e-14);
+        }
+        CHECK(imp_contact_slip_velocity(&gl, p, v) == imp_contact_row_velocity(&gl, p, 1, v));
+    }
+
+    /* the first closing root of c + b s + a s^2 within tmax: linear, a
+     * parabola that meets twice (the first, closing), one that turns back
+     * before meeting, a root past tmax */
+    CHECK_CLOSE(imp_contact_first_root(0.0, -2.0, 1.0, 1.0), 0.5, 1e-15, 0);
+    CHECK(imp_contact_first_root(0.0, 2.0, 1.0, 1.0) == 2.0);
+    CHECK_CLOSE(imp_contact_first_root(1.0, -3.0, 2.0, 5.0), 1.0, 1e-15, 0); /* roots 1 (closing) and 2 (opening) */
+    CHECK(imp_contact_first_root(1.0, -1.0, 2.0, 5.0) == 6.0);               /* no real root */
+    CHECK(imp_contact_first_root(-1.0, 1.0, 2.0, 1.5) == 2.5);               /* closing root 2, past tmax */
+    CHECK_CLOSE(imp_contact_first_root(-1.0, 1.0, 2.0, 3.0), 2.0, 1e-15, 0);
+
+    /* time of impact on the tilted wall under a constant acceleration:
+     * inside the step, its gradient through the gap's row matches finite
+     * differences in q, v and a0; clamps at 0 (inside) and h (not reached) */
+    {
+        double h = 0.3, a0[9] = {0, -9.81, 0, 0, -9.81, 0, 0, -9.81, 0};
+        double qe[9], ve[9];
+        memcpy(qe, q, sizeof qe), memcpy(ve, v, sizeof ve);
+        qe[0] = 0.2, qe[1] = -0.12, ve[0] = -0.5, ve[1] = -1.0; /* gap 0.324, closing */
+        double dtau[3], tau = imp_contact_time_of_impact(&g, 0, qe, ve, a0, h, dtau);
+        CHECK_MSG(tau > 0.0 && tau < h, "tau %g inside (0, %g)", tau, h);
+        double qb[9] = {0}, vb[9] = {0}, ab[9] = {0};
+        imp_contact_gap_backward(&g, 0, qe, dtau[0], qb);
+        imp_contact_gap_backward(&g, 0, qe, dtau[1], vb);
+        imp_contact_gap_backward(&g, 0, qe, 0.5 * dtau[2], ab);
+        double *x[3] = {qe, ve, a0}, *an[3] = {qb, vb, ab};
+        for (int k = 0; k < 3; k++) {
+            double num[9], dd[3];
+            for (int i = 0; i < D; i++) {
+                double s0 = x[k][i];
+                x[k][i] = s0 + FD_H;
+                double tp = imp_contact_time_of_impact(&g, 0, qe, ve, a0, h, dd);
+                x[k][i] = s0 - FD_H;
+                double tm = imp_contact_time_of_impact(&g, 0, qe, ve, a0, h, dd);
+                x[k][i] = s0;
+                num[i] = (tp - tm) / (2 * FD_H);
+            }
+            double err = test_grad_rel_err(an[k], num, D, 1e-8);
+            CHECK_MSG(err < 1e-7, "time of impact: input %d rel err %.3g", k, err);
+        }
+        double q_in[9];
+        memcpy(q_in, qe, sizeof q_in), q_in[1] = -1.0; /* inside the wall */
+        CHECK(imp_contact_time_of_impact(&g, 0, q_in, ve, a0, h, dtau) == 0.0 && dtau[0] == 0.0 && dtau[1] == 0.0);
+        ve[0] = 0.5, ve[1] = 1.0; /* moving away, not back within h */
+        CHECK(imp_contact_time_of_impact(&g, 0, qe, ve, a0, h, dtau) == h && dtau[0] == 0.0 && dtau[2] == 0.0);
+    }
+
+    /* the sphere pairs swept over h: the normal at the contact (its angle's
+     * gradient by finite differences in q and w), the linear gap at q + h w
+     * negative exactly when the pair meets within h */
+    {
+        const double h = 0.2;
+        /* pair 2 (bodies 0, 1: radii 0.1, 0.15): meets inside, overlaps at q, does not meet */
+        double qs[3][9] = {{0, 0, 0, 0.4, 0.1, 0, 2, 2, 0}, {0, 0, 0, 0.2, 0.1, 0, 2, 2, 0}, {0, 0, 0, 0.4, 0.1, 0, 2, 2, 0}};
+        double ws[3][9] = {{0.3, 0.2, 0, -1.0, -0.4, 0, 0, 0, 0}, {0.3, 0.2, 0, -1.0, -0.4, 0, 0, 0, 0},
+                           {0.3, 0.2, 0, 1.0, 0.4, 0, 0, 0, 0}};
+        for (int c = 0; c < 3; c++) {
+            double *qq = qs[c], *ww = ws[c];
+            imp_contact_geometry buf;
+            const imp_contact_geometry *gs = imp_contact_geometry_swept(&g, qq, ww, h, &buf);
+            CHECK(gs == &buf && gs->linearized);
+            double qh[9];
+            for (int i = 0; i < D; i++) qh[i] = qq[i] + h * ww[i];
+            double gap_h = imp_contact_gap(gs, 2, qh);
+            CHECK_MSG((gap_h < 0.0) == (c < 2), "case %d: swept gap at q + h w %g", c, gap_h);
+            double qb[9] = {0}, wb[9] = {0}, nq[9], nw[9];
+            imp_contact_swept_normal_backward(gs, 2, qq, ww, h, 1.0, qb, wb);
+            for (int i = 0; i < D; i++) {
+                double s0 = qq[i];
+                qq[i] = s0 + FD_H;
+                double ap = swept_angle(&g, 2, qq, ww, h);
+                qq[i] = s0 - FD_H;
+                double am = swept_angle(&g, 2, qq, ww, h);
+                qq[i] = s0;
+                nq[i] = (ap - am) / (2 * FD_H);
+                s0 = ww[i];
+                ww[i] = s0 + FD_H;
+                ap = swept_angle(&g, 2, qq, ww, h);
+                ww[i] = s0 - FD_H;
+                am = swept_angle(&g, 2, qq, ww, h);
+                ww[i] = s0;
+                nw[i] = (ap - am) / (2 * FD_H);
+            }
+            double eq = test_grad_rel_err(qb, nq, D, 1e-8), ew = test_grad_rel_err(wb, nw, D, 1e-8);
+            CHECK_MSG(eq < 1e-7 && ew < 1e-7, "case %d: swept normal angle rel err %.3g (q), %.3g (w)", c, eq, ew);
+        }
+        imp_contact_geometry planes = g, buf;
+        planes.n_pairs = 2;
+        CHECK(imp_contact_geometry_swept(&planes, q, v, h, &buf) == &planes); /* no sphere pair: g itself */
+    }
+}
+
 int main(void)
 {
     test_model_errors();
@@ -1232,5 +1403,6 @@ int main(void)
     test_solve_laws();
     test_corner_jam();
     test_choose();
+    test_pair_detection();
     TEST_MAIN_END();
 }

@@ -109,7 +109,14 @@ void imp_contact_advance(const imp_contact_model *m, const double *q, const doub
 /* Kinetic energy 1/2 v^T M v. */
 double imp_contact_kinetic_energy(const imp_contact_model *m, const double *v);
 
-/* ---- 1. Detection (src/contact/collision.c) ---- */
+/* ---- 1. Detection (src/contact/collision.c) ----
+ * Two views of the same stage: bodies with shape (imp_contact_model, below)
+ * and the trajectory geometry of single-node bodies (imp_contact_geometry:
+ * imp_contact_gap, imp_contact_gap_backward, imp_contact_geometry_at,
+ * imp_contact_geometry_swept and the velocities along a pair's normal and
+ * tangent, declared in impulse/contact_systems.h), which the point
+ * simulators and the CD-Lagrange step use. A plane's gap is one expression
+ * in both. */
 typedef struct imp_contact_frame {
     double phi;        /* gap, > 0 apart, < 0 penetrating */
     double n[3];       /* unit normal from a (or the plane) towards b */

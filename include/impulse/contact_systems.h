@@ -82,6 +82,11 @@ int imp_contact_pair_has_tangent(const imp_contact_geometry *g, int p);
 void imp_contact_pair_compliance(const imp_contact_geometry *g, int p, double wsum, double W[4]);
 /* 1 if some pair is a sphere pair. */
 int imp_contact_geometry_has_spheres(const imp_contact_geometry *g);
+
+/* ---- Detection on a trajectory geometry: the contact module's detection
+ * stage for single-node bodies (src/contact/collision.c; sec 1b of
+ * docs/derivations/contact.md). The simulators of this header and the
+ * CD-Lagrange step take their gaps, normals and contact times from here. */
 /* out = g with every sphere pair replaced by its linearisation at
  * positions q: normal n(q) (zero spin components), offset r_i + r_j (so
  * that the linear gap equals the true one at q), tangent (n_y, -n_x, spin
@@ -94,6 +99,43 @@ double imp_contact_tangent_i(const imp_contact_geometry *g, int p, int a);
 /* gap of pair p at positions q (K d); a sphere pair of a geometry not
  * linearised: the true gap |x_j - x_i| - r_i - r_j. */
 double imp_contact_gap(const imp_contact_geometry *g, int p, const double *q);
+/* q_bar (K d) += gap_bar d gap / dq of pair p at q: the pair's normal on
+ * body j and minus it on body i (a sphere pair not linearised: its normal at
+ * q). The same row maps velocities to imp_contact_normal_velocity. */
+void imp_contact_gap_backward(const imp_contact_geometry *g, int p, const double *q, double gap_bar, double *q_bar);
+/* g with every sphere pair linearised at its contact within a time h of
+ * moving from positions q with the constant velocities w (K d): at the
+ * first s* in [0, h] with |x_j - x_i + s* (w_j - w_i)| = r_i + r_j (0 when
+ * the pair overlaps at q, h when it does not meet), the plane of
+ * imp_contact_geometry_at with the normal n = c / |c| of the centres'
+ * difference c then. Its linear gap is zero at the contact, so at q + h w
+ * it is (h - s*) times the closing velocity along n: negative exactly when
+ * the pair meets within h. Returns g itself (buf untouched) when g has no
+ * sphere pair, else buf. */
+const imp_contact_geometry *imp_contact_geometry_swept(const imp_contact_geometry *g, const double *q,
+                                                       const double *w, double h, imp_contact_geometry *buf);
+/* The first s in (0, tmax] where c + b s + a s^2 (a gap along a motion with
+ * constant acceleration) reaches 0 while closing (b + 2 a s < 0), with a
+ * linear gap (a = 0) its root -c / b when b < 0; tmax + 1 when there is none
+ * within tmax. The event finding of imp_contact_time_of_impact and of the
+ * point and disk simulators. */
+double imp_contact_first_root(double a, double b, double c, double tmax);
+/* Time of impact of pair p (a linear gap: a plane pair, or a sphere pair of
+ * a linearised geometry) moving from q with velocity v and constant
+ * acceleration a0 (K d each): the first root tau in [0, h] of its gap
+ * along q + s v + s^2/2 a0, a quadratic in s; 0 when the gap at q is <= 0,
+ * h when the surface is not reached within h. dtau = d tau / d(c, b, a) of
+ * the gap c, normal velocity b and half the normal acceleration a (0 at
+ * those clamps). The CD-Lagrange step's event timing (sec 12). */
+double imp_contact_time_of_impact(const imp_contact_geometry *g, int p, const double *q, const double *v,
+                                  const double *a0, double h, double dtau[3]);
+/* Reverse of the normal angle phi (n = (cos phi, sin phi)) of sphere pair p
+ * of gs = imp_contact_geometry_swept(g, q, w, h, .): phi moves by
+ * G . (dd + s* dw), G = g - (g . w) / (c . w) c with g = c_perp / |c|^2,
+ * when s* is a root inside (0, h), G = g when it is 0 or h. Adds phi_bar
+ * times that to q_bar and w_bar (K d). */
+void imp_contact_swept_normal_backward(const imp_contact_geometry *gs, int p, const double *q, const double *w,
+                                       double h, double phi_bar, double *q_bar, double *w_bar);
 /* min_gap[p] (n_pairs): the lowest imp_contact_gap of pair p over n states
  * whose positions start every `stride` doubles of states (a NaN gap gives
  * NaN: never hidden). The rollouts' "lowest gap" of eval and the sweeps. */
@@ -103,8 +145,21 @@ void imp_contact_min_gaps(const imp_contact_geometry *g, const double *states, s
 double imp_contact_normal_velocity(const imp_contact_geometry *g, int p, const double *v);
 /* normal velocity of pair p in state (q, v): a sphere pair's normal at q. */
 double imp_contact_normal_velocity_at(const imp_contact_geometry *g, int p, const double *q, const double *v);
-/* slip velocity t . (v_j - v_i) of pair p (0 for a pair without tangent). */
+/* slip velocity t . (v_j - v_i) of pair p (0 for a pair without tangent):
+ * imp_contact_row_velocity's row 1. */
 double imp_contact_slip_velocity(const imp_contact_geometry *g, int p, const double *v);
+/* The Jacobian rows of pair p (r = 0: normal, 1: tangent), the pair's
+ * relative velocity along them: J_r v = row . v_j - row_i . v_i with the
+ * row's direction (normal or tangent) on body j and, on body i (none for a
+ * wall), imp_contact_row_i: the same direction, but for the spin
+ * coordinates of a sphere pair's tangent its opposite (the contact point on
+ * each rim turns each disk the same way). For a linear pair row 0 is the
+ * gap's row; a sphere pair's normal row is row_j . v_j - row_i . v_i as
+ * written (its rounding may differ from imp_contact_normal_velocity's). */
+double imp_contact_row_i(const imp_contact_geometry *g, int p, int r, int a);
+double imp_contact_row_velocity(const imp_contact_geometry *g, int p, int r, const double *v);
+/* v_bar (K d, may be NULL) += s J_r^T: the reverse of imp_contact_row_velocity. */
+void imp_contact_row_backward(const imp_contact_geometry *g, int p, int r, double s, double *v_bar);
 
 /* Geometry as .npz arrays masses (K), contact_pairs (P x 2, -1 = wall),
  * contact_normals (P x d), contact_offsets (P), and contact_tangents (P x d,

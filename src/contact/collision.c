@@ -1,10 +1,24 @@
 /* Stage 1, detection: gap, contact frame, contact points and Jacobian rows
  * of each candidate, and their reverse pass (docs/derivations/contact.md
- * sec 1, eqs 1-4). World vectors are 3-vectors (z = 0 in 2-D). */
+ * sec 1, eqs 1-4). World vectors are 3-vectors (z = 0 in 2-D). The same
+ * stage for a trajectory geometry of single-node bodies (the CD-Lagrange
+ * step's and the point simulators': gaps, rows, sphere pairs linearised at
+ * a state or at their contact within a step, times of impact; sec 1b) is
+ * the second half of this file. */
 #include "contact/contact_internal.h"
 
 #include <math.h>
 #include <string.h>
+
+/* Gap of a linear pair: -offset + n . rel (rel = q_j - q_i, dim numbers).
+ * The plane branch of imp_contact_detect (rel = s_b, the plane) and
+ * imp_contact_gap (sec 1b). */
+static double linear_gap(const double *n, const double *rel, int dim, double offset)
+{
+    double s = -offset;
+    for (int a = 0; a < dim; a++) s += n[a] * rel[a];
+    return s;
+}
 
 /* Centre of a body-fixed point p of body k: s = x + R p (eq 1). */
 static void body_point(const imp_contact_model *m, const double *q, int k, const double *p, const double R[9],
@@ -75,7 +89,7 @@ int imp_contact_detect(const imp_contact_model *m, const double *q, imp_contact_
         body_point(m, q, k->body_b, k->point_b, Rb, sb);
         if (k->kind == IMP_CONTACT_PLANE) {
             memcpy(f->n, k->normal, sizeof f->n);
-            double h = imp_dot3(f->n, sb) - k->offset;
+            double h = linear_gap(f->n, sb, m->dim, k->offset);
             f->phi = h - k->radius_b;
             for (int i = 0; i < 3; i++) {
                 f->pb[i] = sb[i] - k->radius_b * f->n[i];
@@ -248,4 +262,242 @@ void imp_contact_jacobian_backward(double *q_bar, imp_contact_geom_grad *g, doub
     }
     body_point_backward(q_bar, g->point_b, Rb_bar, m, k->body_b, k->point_b, Rb, sb_bar);
     rotation_backward(q_bar, m, q, k->body_b, Rb_bar);
+}
+
+/* ---- Detection on a trajectory geometry (imp_contact_geometry: bodies
+ * that are single nodes in generalized coordinates; sec 1b). The CD-Lagrange
+ * step and the point simulators detect their contacts here. ---- */
+
+/* rel = q_j - q_i of pair c (q_i = 0 for a wall), dim numbers. */
+static void pair_relative(const imp_contact_geometry *g, const imp_contact_pair *c, const double *q, double *rel)
+{
+    for (int a = 0; a < g->dim; a++) rel[a] = q[c->body_j * g->dim + a] - (c->body_i == IMP_WALL ? 0.0 : q[c->body_i * g->dim + a]);
+}
+
+/* Centre difference x_j - x_i of a sphere pair and its length. */
+static double centre_gap(const imp_contact_geometry *g, const imp_contact_pair *c, const double *q, double dx[2])
+{
+    for (int a = 0; a < 2; a++) dx[a] = q[c->body_j * g->dim + a] - q[c->body_i * g->dim + a];
+    return hypot(dx[0], dx[1]);
+}
+
+/* A sphere pair's plane at the centres' difference c (length r > 0): normal
+ * c / r, offset r_i + r_j (the linear gap equals the true one at c), tangent's
+ * linear part (n_y, -n_x) where the pair slides (its spin part stays). */
+static void sphere_plane(const imp_contact_geometry *g, imp_contact_pair *cp, double n0, double n1, int slides)
+{
+    cp->normal[0] = n0, cp->normal[1] = n1;
+    cp->offset = g->radius[cp->body_i] + g->radius[cp->body_j];
+    if (slides) cp->tangent[0] = n1, cp->tangent[1] = -n0;
+}
+
+void imp_contact_geometry_at(const imp_contact_geometry *g, const double *q, imp_contact_geometry *out)
+{
+    if (out != g) *out = *g;
+    out->linearized = 1;
+    for (int p = 0; p < g->n_pairs; p++) {
+        imp_contact_pair *c = &out->pairs[p];
+        if (c->kind != IMP_PAIR_SPHERE) continue;
+        double dx[2], r = centre_gap(g, c, q, dx);
+        int slides = imp_contact_pair_has_tangent(g, p);
+        c->tangent[0] = c->tangent[1] = 0.0;
+        sphere_plane(g, c, r > 0.0 ? dx[0] / r : 0.0, r > 0.0 ? dx[1] / r : 1.0, slides);
+    }
+}
+
+/* The contact time s* in [0, h] of sphere pair c moving from the centres'
+ * difference d = x_j - x_i with the relative velocity w: the first root of
+ * |d + w s| = R (0 when the pair already overlaps, h when it does not meet
+ * within the step); cc = d + w s* is the centres' difference then. */
+static double sphere_contact_time(const imp_contact_pair *cp, const imp_contact_geometry *g, const double *q,
+                                  const double *vel, double h, double cc[2])
+{
+    const int d = g->dim;
+    double dx[2], w[2];
+    for (int a = 0; a < 2; a++) {
+        dx[a] = q[cp->body_j * d + a] - q[cp->body_i * d + a];
+        w[a] = vel[cp->body_j * d + a] - vel[cp->body_i * d + a];
+    }
+    double R = g->radius[cp->body_i] + g->radius[cp->body_j];
+    double A = w[0] * w[0] + w[1] * w[1], B = dx[0] * w[0] + dx[1] * w[1], C = dx[0] * dx[0] + dx[1] * dx[1] - R * R;
+    double s = h;
+    if (C <= 0.0) s = 0.0;
+    else if (B < 0.0 && A > 0.0 && B * B - A * C >= 0.0) {
+        double r = C / (-B + sqrt(B * B - A * C)); /* the smaller root of A s^2 + 2 B s + C */
+        if (r < h) s = r;
+    }
+    cc[0] = dx[0] + w[0] * s, cc[1] = dx[1] + w[1] * s;
+    return s;
+}
+
+const imp_contact_geometry *imp_contact_geometry_swept(const imp_contact_geometry *g, const double *q,
+                                                       const double *w, double h, imp_contact_geometry *buf)
+{
+    if (!imp_contact_geometry_has_spheres(g)) return g;
+    imp_contact_geometry_at(g, q, buf);
+    for (int p = 0; p < buf->n_pairs; p++) {
+        imp_contact_pair *cp = &buf->pairs[p];
+        if (cp->kind != IMP_PAIR_SPHERE) continue;
+        double c[2];
+        sphere_contact_time(cp, buf, q, w, h, c);
+        double r = hypot(c[0], c[1]);
+        if (!(r > 0.0)) continue;
+        sphere_plane(buf, cp, c[0] / r, c[1] / r, cp->tangent[0] != 0.0 || cp->tangent[1] != 0.0);
+    }
+    return buf;
+}
+
+void imp_contact_swept_normal_backward(const imp_contact_geometry *gs, int p, const double *q, const double *w,
+                                       double h, double angle_bar, double *q_bar, double *w_bar)
+{
+    const imp_contact_pair *c = &gs->pairs[p];
+    const int d = gs->dim;
+    double cc[2], s = sphere_contact_time(c, gs, q, w, h, cc), r2 = cc[0] * cc[0] + cc[1] * cc[1];
+    if (!(r2 > 0.0)) return;
+    double wr[2] = {w[c->body_j * d] - w[c->body_i * d], w[c->body_j * d + 1] - w[c->body_i * d + 1]};
+    double G[2] = {-cc[1] / r2, cc[0] / r2};
+    double cw = cc[0] * wr[0] + cc[1] * wr[1];
+    if (s > 0.0 && s < h && cw != 0.0) {
+        double gw = (G[0] * wr[0] + G[1] * wr[1]) / cw;
+        G[0] -= gw * cc[0], G[1] -= gw * cc[1];
+    }
+    for (int a = 0; a < 2; a++) {
+        q_bar[c->body_j * d + a] += angle_bar * G[a];
+        q_bar[c->body_i * d + a] -= angle_bar * G[a];
+        w_bar[c->body_j * d + a] += angle_bar * s * G[a];
+        w_bar[c->body_i * d + a] -= angle_bar * s * G[a];
+    }
+}
+
+double imp_contact_first_root(double a, double b, double c, double tmax)
+{
+    double best = tmax + 1.0;
+    if (a == 0.0) {
+        if (b < 0.0) best = -c / b;
+    } else {
+        double disc = b * b - 4.0 * a * c;
+        if (disc < 0.0) return tmax + 1.0;
+        double sq = sqrt(disc), q = -0.5 * (b + (b >= 0 ? sq : -sq));
+        double r[2] = {q / a, q != 0.0 ? c / q : -b / a};
+        for (int i = 0; i < 2; i++)
+            if (r[i] > 0.0 && 2.0 * a * r[i] + b < 0.0 && r[i] < best) best = r[i];
+    }
+    return best <= tmax ? best : tmax + 1.0;
+}
+
+double imp_contact_time_of_impact(const imp_contact_geometry *g, int p, const double *q, const double *v,
+                                  const double *a0, double h, double dtau[3])
+{
+    const double c = imp_contact_gap(g, p, q), b = imp_contact_normal_velocity(g, p, v),
+                 a = 0.5 * imp_contact_normal_velocity(g, p, a0);
+    dtau[0] = dtau[1] = dtau[2] = 0.0;
+    if (!(c > 0.0)) return 0.0; /* at or inside the surface already (NaN: 0) */
+    double tau = imp_contact_first_root(a, b, c, h);
+    if (!(tau <= h)) tau = h;
+    double den = b + 2.0 * a * tau; /* the closing normal velocity at the event */
+    if (tau < h && den < 0.0) dtau[0] = -1.0 / den, dtau[1] = -tau / den, dtau[2] = -tau * tau / den;
+    return tau;
+}
+
+double imp_contact_tangent_i(const imp_contact_geometry *g, int p, int a)
+{
+    const imp_contact_pair *c = &g->pairs[p];
+    return c->kind == IMP_PAIR_SPHERE && a >= 2 ? c->tangent[a] : -c->tangent[a];
+}
+
+double imp_contact_gap(const imp_contact_geometry *g, int p, const double *q)
+{
+    const imp_contact_pair *c = &g->pairs[p];
+    if (c->kind == IMP_PAIR_SPHERE && !g->linearized) {
+        double dx[2];
+        return centre_gap(g, c, q, dx) - g->radius[c->body_i] - g->radius[c->body_j];
+    }
+    double rel[IMP_MAX_DIM];
+    pair_relative(g, c, q, rel);
+    return linear_gap(c->normal, rel, g->dim, c->offset);
+}
+
+void imp_contact_gap_backward(const imp_contact_geometry *g, int p, const double *q, double gap_bar, double *q_bar)
+{
+    const imp_contact_pair *c = &g->pairs[p];
+    if (c->kind != IMP_PAIR_SPHERE || g->linearized) {
+        imp_contact_row_backward(g, p, 0, gap_bar, q_bar);
+        return;
+    }
+    double dx[2], r = centre_gap(g, c, q, dx);
+    for (int a = 0; r > 0.0 && a < 2; a++) {
+        q_bar[c->body_j * g->dim + a] += gap_bar * dx[a] / r;
+        q_bar[c->body_i * g->dim + a] -= gap_bar * dx[a] / r;
+    }
+}
+
+void imp_contact_min_gaps(const imp_contact_geometry *g, const double *states, size_t n, size_t stride,
+                          double *min_gap)
+{
+    for (int p = 0; p < g->n_pairs; p++) {
+        double low = INFINITY;
+        for (size_t i = 0; i < n; i++) {
+            double gap = imp_contact_gap(g, p, states + i * stride);
+            if (gap < low || isnan(gap)) low = gap;
+        }
+        min_gap[p] = low;
+    }
+}
+
+static double rel_dot(const imp_contact_geometry *g, const imp_contact_pair *c, const double *dir, const double *v)
+{
+    double s = 0.0;
+    for (int a = 0; a < g->dim; a++) {
+        double rel = v[c->body_j * g->dim + a] - (c->body_i == IMP_WALL ? 0.0 : v[c->body_i * g->dim + a]);
+        s += dir[a] * rel;
+    }
+    return s;
+}
+
+double imp_contact_normal_velocity(const imp_contact_geometry *g, int p, const double *v)
+{
+    return rel_dot(g, &g->pairs[p], g->pairs[p].normal, v);
+}
+
+double imp_contact_normal_velocity_at(const imp_contact_geometry *g, int p, const double *q, const double *v)
+{
+    const imp_contact_pair *c = &g->pairs[p];
+    if (c->kind != IMP_PAIR_SPHERE || g->linearized) return imp_contact_normal_velocity(g, p, v);
+    double dx[2], r = centre_gap(g, c, q, dx), dv[2];
+    for (int a = 0; a < 2; a++) dv[a] = v[c->body_j * g->dim + a] - v[c->body_i * g->dim + a];
+    return r > 0.0 ? (dx[0] * dv[0] + dx[1] * dv[1]) / r : dv[1];
+}
+
+/* Row r of pair p: body j's part is the row's direction (the normal, or
+ * the tangent), body i's minus imp_contact_row_i. */
+static const double *row_dir(const imp_contact_pair *c, int r) { return r ? c->tangent : c->normal; }
+
+double imp_contact_row_i(const imp_contact_geometry *g, int p, int r, int a)
+{
+    return r ? -imp_contact_tangent_i(g, p, a) : g->pairs[p].normal[a];
+}
+
+double imp_contact_row_velocity(const imp_contact_geometry *g, int p, int r, const double *v)
+{
+    const imp_contact_pair *c = &g->pairs[p];
+    if (c->kind != IMP_PAIR_SPHERE) return rel_dot(g, c, row_dir(c, r), v);
+    double s = 0.0;
+    for (int a = 0; a < g->dim; a++)
+        s += row_dir(c, r)[a] * v[c->body_j * g->dim + a] - imp_contact_row_i(g, p, r, a) * v[c->body_i * g->dim + a];
+    return s;
+}
+
+void imp_contact_row_backward(const imp_contact_geometry *g, int p, int r, double s, double *v_bar)
+{
+    const imp_contact_pair *c = &g->pairs[p];
+    if (!v_bar) return;
+    for (int a = 0; a < g->dim; a++) {
+        v_bar[c->body_j * g->dim + a] += s * row_dir(c, r)[a];
+        if (c->body_i != IMP_WALL) v_bar[c->body_i * g->dim + a] -= s * imp_contact_row_i(g, p, r, a);
+    }
+}
+
+double imp_contact_slip_velocity(const imp_contact_geometry *g, int p, const double *v)
+{
+    return imp_contact_row_velocity(g, p, 1, v);
 }

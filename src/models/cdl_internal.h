@@ -61,16 +61,9 @@ void imp_impulse_backward(const imp_contact_geometry *g, const double *w, const 
 #define IMP_CDL_IMPACT_EVENT 2
 
 /* Impacts at their event time (imp_cdl_config.impact_timing
- * IMP_CDL_TIMING_EVENT; docs/derivations/contact.md sec 12). For the step
- * from q with velocity v and the force's acceleration a0 at its start (D
- * each), pair p meets its surface at tau in [0, h] along the free flight
- * q + s v + s^2/2 a0: the first root of the quadratic in s of its gap
- * (linear in q: planes, and sphere pairs linearised for the step); 0 when
- * the gap at q is <= 0, h when the surface is not reached in the step.
- * dtau = d tau / d(c, b, a) of the gap c, normal velocity b and half the
- * normal acceleration a (0 at those clamps). */
-double imp_event_time(const imp_contact_geometry *g, int p, const double *q, const double *v, const double *a0, double h,
-                      double dtau[3]);
+ * IMP_CDL_TIMING_EVENT; docs/derivations/contact.md sec 12): each pair's
+ * contact time tau from the contact module's detection
+ * (imp_contact_time_of_impact). */
 /* For every pair with act[p] != 0 (gates as imp_impulse_forward), the
  * impulse of Newton's law and Coulomb friction (contact module,
  * IMP_CONTACT_LAW_NEWTON) on the velocity at the event v + tau a0, each

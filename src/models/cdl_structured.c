@@ -51,83 +51,16 @@ static void guard_pairs(const imp_contact_geometry *g, const double *gate, const
     }
 }
 
-/* The contact time s* in [0, h] of sphere pair c moving from the centres'
- * difference d = x_j - x_i with the half-step relative velocity w: the
- * first root of |d + w s| = R (0 when the pair already overlaps, h when it
- * does not meet within the step); c = d + w s* is its centres' difference
- * then. */
-static double sphere_contact_time(const imp_contact_pair *cp, const imp_contact_geometry *g, const double *q,
-                                  const double *vh, double h, double c[2])
-{
-    const int d = g->dim;
-    double dx[2], w[2];
-    for (int a = 0; a < 2; a++) {
-        dx[a] = q[cp->body_j * d + a] - q[cp->body_i * d + a];
-        w[a] = vh[cp->body_j * d + a] - vh[cp->body_i * d + a];
-    }
-    double R = g->radius[cp->body_i] + g->radius[cp->body_j];
-    double A = w[0] * w[0] + w[1] * w[1], B = dx[0] * w[0] + dx[1] * w[1], C = dx[0] * dx[0] + dx[1] * dx[1] - R * R;
-    double s = h;
-    if (C <= 0.0) s = 0.0;
-    else if (B < 0.0 && A > 0.0 && B * B - A * C >= 0.0) {
-        double r = C / (-B + sqrt(B * B - A * C)); /* the smaller root of A s^2 + 2 B s + C */
-        if (r < h) s = r;
-    }
-    c[0] = dx[0] + w[0] * s, c[1] = dx[1] + w[1] * s;
-    return s;
-}
-
 /* The geometry of one batch row for the step from positions q with
- * half-step velocities vh: sphere pairs (disks) linearised at their contact
- * in the step (imp_contact_geometry_at, then the normal n = c / |c| at the
- * contact time s* of sphere_contact_time), held through the step; m->geom
- * itself when it has none. The linear gap n . (x_j - x_i) - r_i - r_j is
- * zero at the contact, so at the drifted position it is (h - s*) times the
- * closing velocity along n: negative exactly when the pair meets within
- * the step. The reverse pass of the optional projection (--projection)
+ * half-step velocities vh: the contact module's detection with sphere pairs
+ * (disks) linearised at their contact in the step
+ * (imp_contact_geometry_swept), held through the step; m->geom itself when
+ * it has none. The reverse pass of the optional projection (--projection)
  * holds these normals constant. */
 static const imp_contact_geometry *geom_at(const imp_model *m, const double *q, const double *vh,
                                            imp_contact_geometry *buf)
 {
-    if (!imp_contact_geometry_has_spheres(&m->geom)) return &m->geom;
-    imp_contact_geometry_at(&m->geom, q, buf);
-    for (int p = 0; p < buf->n_pairs; p++) {
-        imp_contact_pair *cp = &buf->pairs[p];
-        if (cp->kind != IMP_PAIR_SPHERE) continue;
-        double c[2];
-        sphere_contact_time(cp, buf, q, vh, m->dt, c);
-        double r = hypot(c[0], c[1]);
-        if (!(r > 0.0)) continue;
-        double n0 = c[0] / r, n1 = c[1] / r;
-        cp->normal[0] = n0, cp->normal[1] = n1; /* offset r_i + r_j (imp_contact_geometry_at) */
-        if (cp->tangent[0] != 0.0 || cp->tangent[1] != 0.0) cp->tangent[0] = n1, cp->tangent[1] = -n0;
-    }
-    return buf;
-}
-
-/* The normal angle phi of sphere pair c (geom_at) moves by
- * G . (dd + s* dw): G = g - (g . w) / (c . w) c, g = c_perp / |c|^2, when s*
- * is a root of |c| = R (inside the step), G = g when it is 0 or h. Adds
- * phi_bar times that to q_bar (D) and vh_bar (D). */
-static void normal_angle_backward(const imp_model *m, const imp_contact_geometry *gb, const imp_contact_pair *c,
-                                  const double *q, const double *vh, double phi_bar, double *q_bar, double *vh_bar)
-{
-    const int d = gb->dim;
-    double cc[2], s = sphere_contact_time(c, gb, q, vh, m->dt, cc), r2 = cc[0] * cc[0] + cc[1] * cc[1];
-    if (!(r2 > 0.0)) return;
-    double w[2] = {vh[c->body_j * d] - vh[c->body_i * d], vh[c->body_j * d + 1] - vh[c->body_i * d + 1]};
-    double G[2] = {-cc[1] / r2, cc[0] / r2};
-    double cw = cc[0] * w[0] + cc[1] * w[1];
-    if (s > 0.0 && s < m->dt && cw != 0.0) {
-        double gw = (G[0] * w[0] + G[1] * w[1]) / cw;
-        G[0] -= gw * cc[0], G[1] -= gw * cc[1];
-    }
-    for (int a = 0; a < 2; a++) {
-        q_bar[c->body_j * d + a] += phi_bar * G[a];
-        q_bar[c->body_i * d + a] -= phi_bar * G[a];
-        vh_bar[c->body_j * d + a] += phi_bar * s * G[a];
-        vh_bar[c->body_i * d + a] -= phi_bar * s * G[a];
-    }
+    return imp_contact_geometry_swept(&m->geom, q, vh, m->dt, buf);
 }
 
 /* sum over the bodies of x_bar . (J x), J the rotation generator
@@ -146,7 +79,7 @@ static double turn(const double *x_bar, const double *x, int D, int d)
  * so its derivative along the normal's only direction of change (its angle
  * phi) is J dv_p - d(dv_p)/d(vh) J vh - d(dv_p)/d(vS) J vS with J the
  * rotation generator (x, y) -> (-y, x) of each body; phi's own derivative
- * is normal_angle_backward's. With event timing (ev non-NULL: the step's
+ * is imp_contact_swept_normal_backward's. With event timing (ev non-NULL: the step's
  * v, a0 and dq_bar; imp_event_forward) pair p's velocity jump dv and
  * position shift dq turn with the plane, and so do its inputs q, v and a0
  * (its gap n . (x_j - x_i) - R does not change), so phi's adjoint is
@@ -190,7 +123,7 @@ static void sphere_normal_backward(const imp_model *m, const imp_contact_geometr
                 phi_bar -= vS_b[o] * -vS[o + 1] + vS_b[o + 1] * vS[o];
             }
         }
-        normal_angle_backward(m, gb, c, q, vh, phi_bar, q_bar, vh_bar);
+        imp_contact_swept_normal_backward(gb, p, q, vh, m->dt, phi_bar, q_bar, vh_bar);
     }
 }
 

@@ -17,17 +17,6 @@
 #include <math.h>
 #include <string.h>
 
-/* Adds s * dir to the relative-velocity adjoint of pair c (body j +, body i -). */
-static void scatter_rel(const imp_contact_geometry *g, const imp_contact_pair *c, const double *dir, double s,
-                        double *v_bar)
-{
-    if (!v_bar) return;
-    for (int a = 0; a < g->dim; a++) {
-        v_bar[c->body_j * g->dim + a] += s * dir[a];
-        if (c->body_i != IMP_WALL) v_bar[c->body_i * g->dim + a] -= s * dir[a];
-    }
-}
-
 int imp_pair_activity(const imp_contact_geometry *g, double tol, int nearest_if_none, const double *qt,
                       const double *v, const double *vh, unsigned char *act)
 {
@@ -101,50 +90,6 @@ static double dot(const double *x, const double *y, int d)
 
 static const double *row_dir(const imp_contact_pair *c, int r) { return r ? c->tangent : c->normal; }
 
-/* Component a of the direction along which row r of pair p acts on body i
- * with a minus sign (dv_i -= gate_i w_i sum_r lambda_r ri): row_dir, but
- * for a sphere pair's (two disks') spin coordinates minus the tangent's, as
- * the contact point on each rim turns each disk the same way
- * (imp_contact_tangent_i). */
-static double ri(const imp_contact_geometry *g, int p, int r, int a)
-{
-    return r ? -imp_contact_tangent_i(g, p, a) : g->pairs[p].normal[a];
-}
-
-/* Adds s times row r of pair p to a velocity adjoint (body j: row_dir,
- * body i: -ri). */
-static void scatter_row(const imp_contact_geometry *g, int p, int r, double s, double *v_bar)
-{
-    const imp_contact_pair *c = &g->pairs[p];
-    if (c->kind != IMP_PAIR_SPHERE) {
-        scatter_rel(g, c, row_dir(c, r), s, v_bar);
-        return;
-    }
-    if (!v_bar) return;
-    for (int a = 0; a < g->dim; a++) {
-        v_bar[c->body_j * g->dim + a] += s * row_dir(c, r)[a];
-        v_bar[c->body_i * g->dim + a] -= s * ri(g, p, r, a);
-    }
-}
-
-/* Row r's velocity of pair p: row . (v_j - v_i), for a sphere pair
- * row . v_j - ri . v_i. */
-static double row_velocity(const imp_contact_geometry *g, int p, int r, const double *v, const double *rel)
-{
-    const imp_contact_pair *c = &g->pairs[p];
-    if (c->kind != IMP_PAIR_SPHERE) return dot(row_dir(c, r), rel, g->dim);
-    double s = 0.0;
-    for (int a = 0; a < g->dim; a++) s += row_dir(c, r)[a] * v[c->body_j * g->dim + a] - ri(g, p, r, a) * v[c->body_i * g->dim + a];
-    return s;
-}
-
-
-static void relative(const imp_contact_geometry *g, const imp_contact_pair *c, const double *v, double *rel)
-{
-    for (int a = 0; a < g->dim; a++)
-        rel[a] = v[c->body_j * g->dim + a] - (c->body_i == IMP_WALL ? 0.0 : v[c->body_i * g->dim + a]);
-}
-
 /* w_i + w_j of pair c: A = (w_i + w_j) (dir_r . dir_s) */
 static double pair_wsum(const imp_contact_pair *c, const double *w)
 {
@@ -161,9 +106,7 @@ static void pair_impulse(const imp_contact_geometry *g, const double *w, const d
                          const double *vh, const double *vS, pair_solve *S)
 {
     const imp_contact_pair *c = &g->pairs[S->p];
-    double rs[IMP_MAX_DIM], rh[IMP_MAX_DIM], wsum = pair_wsum(c, w);
-    relative(g, c, vS, rs);
-    relative(g, c, vh, rh);
+    double wsum = pair_wsum(c, w);
     S->e = e[S->p];
     S->mu = fric ? fric[S->p] : 0.0;
     int law_c = law == IMP_CDL_IMPACT_NEWTON  ? IMP_CONTACT_LAW_HALFSTEP
@@ -172,8 +115,8 @@ static void pair_impulse(const imp_contact_geometry *g, const double *w, const d
     for (int attempt = 0;; attempt++) {
         int R = S->rows;
         for (int r = 0; r < R; r++) {
-            S->u[r] = row_velocity(g, S->p, r, vS, rs);
-            S->ur[r] = row_velocity(g, S->p, r, vh, rh);
+            S->u[r] = imp_contact_row_velocity(g, S->p, r, vS);
+            S->ur[r] = imp_contact_row_velocity(g, S->p, r, vh);
             for (int q = 0; q < R; q++) S->A[r * R + q] = wsum * dot(row_dir(c, r), row_dir(c, q), g->dim);
         }
         imp_contact_solve_opts o;
@@ -220,7 +163,7 @@ void imp_impulse_forward(const imp_contact_geometry *g, const double *w, const d
         for (int r = 0; r < S.rows; r++)
             for (int a = 0; a < g->dim; a++) {
                 dir[a] += S.sol.lambda[r] * row_dir(c, r)[a];
-                dir_i[a] += S.sol.lambda[r] * ri(g, p, r, a);
+                dir_i[a] += S.sol.lambda[r] * imp_contact_row_i(g, p, r, a);
             }
         for (int a = 0; a < g->dim; a++) {
             dv[c->body_j * g->dim + a] += gj * w[c->body_j] * dir[a];
@@ -251,7 +194,7 @@ void imp_impulse_backward(const imp_contact_geometry *g, const double *w, const 
         for (int r = 0; r < R; r++) {
             double pj = dot(row_dir(c, r), dv_bar + c->body_j * d, d);
             double pi = 0.0;
-            for (int a = 0; !wall && a < d; a++) pi += ri(g, p, r, a) * dv_bar[c->body_i * d + a];
+            for (int a = 0; !wall && a < d; a++) pi += imp_contact_row_i(g, p, r, a) * dv_bar[c->body_i * d + a];
             lb[r] = gj * w[c->body_j] * pj - (wall ? 0.0 : gi * w[c->body_i] * pi);
             dj += S.sol.lambda[r] * pj, di += S.sol.lambda[r] * pi;
         }
@@ -275,8 +218,8 @@ void imp_impulse_backward(const imp_contact_geometry *g, const double *w, const 
         if (fric_bar && R > 1) fric_bar[p] += mb;
         double ws_bar = 0.0; /* A = (w_i + w_j) (dir_r . dir_q) */
         for (int r = 0; r < R; r++) {
-            scatter_row(g, p, r, ub[r], vS_bar);
-            scatter_row(g, p, r, urb[r], vh_bar);
+            imp_contact_row_backward(g, p, r, ub[r], vS_bar);
+            imp_contact_row_backward(g, p, r, urb[r], vh_bar);
             for (int q = 0; q < R; q++) ws_bar += Ab[r * R + q] * dot(row_dir(c, r), row_dir(c, q), d);
         }
         if (w_bar) {
@@ -329,47 +272,20 @@ void imp_project_backward(const imp_contact_geometry *g, const double *w, const 
             w_bar[c->body_j] += -s * aj - s_bar * gap / (den * den);
             if (!wall) w_bar[c->body_i] += s * ai - s_bar * gap / (den * den);
         }
-        for (int a = 0; a < g->dim; a++) {
-            q_bar[c->body_j * g->dim + a] += gap_bar * c->normal[a];
-            if (!wall) q_bar[c->body_i * g->dim + a] -= gap_bar * c->normal[a];
-        }
+        imp_contact_gap_backward(g, p, q_in, gap_bar, q_bar);
     }
 }
 
 /* ---- impacts at their event time (imp_cdl_config.impact_timing event) ---- */
 
-double imp_event_time(const imp_contact_geometry *g, int p, const double *q, const double *v, const double *a0, double h,
-                      double dtau[3])
-{
-    const double c = imp_contact_gap(g, p, q), b = imp_contact_normal_velocity(g, p, v),
-                 a = 0.5 * imp_contact_normal_velocity(g, p, a0);
-    dtau[0] = dtau[1] = dtau[2] = 0.0;
-    if (!(c > 0.0)) return 0.0; /* at or inside the surface already (NaN: 0) */
-    double tau = h;
-    if (a == 0.0) {
-        if (b < 0.0 && -c / b <= h) tau = -c / b;
-    } else {
-        double disc = b * b - 4.0 * a * c;
-        if (disc >= 0.0) {
-            double sq = sqrt(disc), qq = -0.5 * (b + (b >= 0.0 ? sq : -sq));
-            double r[2] = {qq / a, qq != 0.0 ? c / qq : -b / a};
-            for (int i = 0; i < 2; i++)
-                if (r[i] > 0.0 && r[i] <= tau && 2.0 * a * r[i] + b < 0.0) tau = r[i];
-        }
-    }
-    double den = b + 2.0 * a * tau; /* the closing normal velocity at the event */
-    if (tau < h && den < 0.0) dtau[0] = -1.0 / den, dtau[1] = -tau / den, dtau[2] = -tau * tau / den;
-    return tau;
-}
-
 /* Pair p's event (only: p alone active, with its activity): its time tau
- * (imp_event_time), the velocities at it vev = v + tau a0 (D), and its
+ * (imp_contact_time_of_impact), the velocities at it vev = v + tau a0 (D), and its
  * velocity jump (D, zeroed first). */
 static double event_pair(const imp_contact_geometry *g, const double *w, const double *e, const double *fric, int p,
                          const unsigned char *only, const double *gate, double h, const double *q, const double *v,
                          const double *a0, int D, double dtau[3], double *vev, double *jump)
 {
-    double tau = imp_event_time(g, p, q, v, a0, h, dtau);
+    double tau = imp_contact_time_of_impact(g, p, q, v, a0, h, dtau);
     for (int i = 0; i < D; i++) vev[i] = v[i] + tau * a0[i], jump[i] = 0.0;
     imp_impulse_forward(g, w, e, fric, IMP_CDL_IMPACT_EVENT, only, gate, vev, vev, jump);
     return tau;
@@ -408,11 +324,11 @@ static void event_pass(const imp_contact_geometry *g, const double *w, const dou
             adj->a0_bar[i] += tau * vevb[i];
             tau_bar += a0[i] * vevb[i];
         }
-        /* tau(c, b, a): c the gap at q, b the normal velocity of v, a half that of a0 */
-        const imp_contact_pair *c = &g->pairs[p];
-        scatter_rel(g, c, c->normal, tau_bar * dtau[0], adj->q_bar);
-        scatter_rel(g, c, c->normal, tau_bar * dtau[1], adj->v_bar);
-        scatter_rel(g, c, c->normal, 0.5 * tau_bar * dtau[2], adj->a0_bar);
+        /* tau(c, b, a): c the gap at q, b the normal velocity of v, a half
+         * that of a0, all along the gap's row (linear pairs) */
+        imp_contact_gap_backward(g, p, q, tau_bar * dtau[0], adj->q_bar);
+        imp_contact_gap_backward(g, p, q, tau_bar * dtau[1], adj->v_bar);
+        imp_contact_gap_backward(g, p, q, 0.5 * tau_bar * dtau[2], adj->a0_bar);
     }
 }
 

@@ -1,5 +1,7 @@
-/* Contact geometry of single-node bodies: gaps and normal velocities of
- * body-wall and body-body pairs ([A] eqs 41-43 in pairwise form). */
+/* Contact geometry of single-node bodies: the trajectory geometry's checks
+ * and its .npz arrays. Its gaps, normals and velocities along them are the
+ * contact module's detection (src/contact/collision.c, sec 1b of
+ * docs/derivations/contact.md). */
 #include "impulse/contact_systems.h"
 
 #include "impulse/io.h"
@@ -86,98 +88,6 @@ int imp_contact_geometry_has_spheres(const imp_contact_geometry *g)
     for (int p = 0; p < g->n_pairs; p++)
         if (g->pairs[p].kind == IMP_PAIR_SPHERE) return 1;
     return 0;
-}
-
-/* Centre difference x_j - x_i of a sphere pair and its length. */
-static double centre_gap(const imp_contact_geometry *g, const imp_contact_pair *c, const double *q, double dx[2])
-{
-    for (int a = 0; a < 2; a++) dx[a] = q[c->body_j * g->dim + a] - q[c->body_i * g->dim + a];
-    return hypot(dx[0], dx[1]);
-}
-
-void imp_contact_geometry_at(const imp_contact_geometry *g, const double *q, imp_contact_geometry *out)
-{
-    if (out != g) *out = *g;
-    out->linearized = 1;
-    for (int p = 0; p < g->n_pairs; p++) {
-        imp_contact_pair *c = &out->pairs[p];
-        if (c->kind != IMP_PAIR_SPHERE) continue;
-        double dx[2], r = centre_gap(g, c, q, dx);
-        double n0 = r > 0.0 ? dx[0] / r : 0.0, n1 = r > 0.0 ? dx[1] / r : 1.0;
-        int slides = imp_contact_pair_has_tangent(g, p);
-        c->normal[0] = n0, c->normal[1] = n1;
-        c->offset = g->radius[c->body_i] + g->radius[c->body_j];
-        /* the stored tangent's spin part stays; the linear part follows n */
-        c->tangent[0] = slides ? n1 : 0.0, c->tangent[1] = slides ? -n0 : 0.0;
-    }
-}
-
-double imp_contact_tangent_i(const imp_contact_geometry *g, int p, int a)
-{
-    const imp_contact_pair *c = &g->pairs[p];
-    return c->kind == IMP_PAIR_SPHERE && a >= 2 ? c->tangent[a] : -c->tangent[a];
-}
-
-double imp_contact_gap(const imp_contact_geometry *g, int p, const double *q)
-{
-    const imp_contact_pair *c = &g->pairs[p];
-    if (c->kind == IMP_PAIR_SPHERE && !g->linearized) {
-        double dx[2];
-        return centre_gap(g, c, q, dx) - g->radius[c->body_i] - g->radius[c->body_j];
-    }
-    double s = -c->offset;
-    for (int a = 0; a < g->dim; a++) {
-        double rel = q[c->body_j * g->dim + a] - (c->body_i == IMP_WALL ? 0.0 : q[c->body_i * g->dim + a]);
-        s += c->normal[a] * rel;
-    }
-    return s;
-}
-
-void imp_contact_min_gaps(const imp_contact_geometry *g, const double *states, size_t n, size_t stride,
-                          double *min_gap)
-{
-    for (int p = 0; p < g->n_pairs; p++) {
-        double low = INFINITY;
-        for (size_t i = 0; i < n; i++) {
-            double gap = imp_contact_gap(g, p, states + i * stride);
-            if (gap < low || isnan(gap)) low = gap;
-        }
-        min_gap[p] = low;
-    }
-}
-
-static double rel_dot(const imp_contact_geometry *g, const imp_contact_pair *c, const double *dir, const double *v)
-{
-    double s = 0.0;
-    for (int a = 0; a < g->dim; a++) {
-        double rel = v[c->body_j * g->dim + a] - (c->body_i == IMP_WALL ? 0.0 : v[c->body_i * g->dim + a]);
-        s += dir[a] * rel;
-    }
-    return s;
-}
-
-double imp_contact_normal_velocity(const imp_contact_geometry *g, int p, const double *v)
-{
-    return rel_dot(g, &g->pairs[p], g->pairs[p].normal, v);
-}
-
-double imp_contact_normal_velocity_at(const imp_contact_geometry *g, int p, const double *q, const double *v)
-{
-    const imp_contact_pair *c = &g->pairs[p];
-    if (c->kind != IMP_PAIR_SPHERE || g->linearized) return imp_contact_normal_velocity(g, p, v);
-    double dx[2], r = centre_gap(g, c, q, dx), dv[2];
-    for (int a = 0; a < 2; a++) dv[a] = v[c->body_j * g->dim + a] - v[c->body_i * g->dim + a];
-    return r > 0.0 ? (dx[0] * dv[0] + dx[1] * dv[1]) / r : dv[1];
-}
-
-double imp_contact_slip_velocity(const imp_contact_geometry *g, int p, const double *v)
-{
-    const imp_contact_pair *c = &g->pairs[p];
-    if (c->kind != IMP_PAIR_SPHERE) return rel_dot(g, c, c->tangent, v);
-    double s = 0.0;
-    for (int a = 0; a < g->dim; a++)
-        s += c->tangent[a] * v[c->body_j * g->dim + a] + imp_contact_tangent_i(g, p, a) * v[c->body_i * g->dim + a];
-    return s;
 }
 
 int imp_contact_geometry_to_npz(const imp_contact_geometry *g, imp_npz *z)

@@ -151,18 +151,7 @@ static void accel(const pts *s, int k, const double *v, double a[2])
 double imp_sim_first_hit(double a, double b, double c, double tmax, double tol)
 {
     if (c <= tol && b < 0.0) return 0.0;
-    double best = tmax + 1.0;
-    if (a == 0.0) {
-        if (b < 0.0) best = -c / b;
-    } else {
-        double disc = b * b - 4.0 * a * c;
-        if (disc < 0.0) return tmax + 1.0;
-        double sq = sqrt(disc), q = -0.5 * (b + (b >= 0 ? sq : -sq));
-        double r[2] = {q / a, q != 0.0 ? c / q : -b / a};
-        for (int i = 0; i < 2; i++)
-            if (r[i] > 0.0 && 2.0 * a * r[i] + b < 0.0 && r[i] < best) best = r[i];
-    }
-    return best <= tmax ? best : tmax + 1.0;
+    return imp_contact_first_root(a, b, c, tmax);
 }
 
 /* Resolve point k's impacts: its closing contacts with gap <= tol, solved
