@@ -4,12 +4,17 @@
 # hidden 16) on the first build's data with the default step, event timing,
 # friction, projection, no touch and event timing with friction, rolls the
 # default and event models out, and compares every array of every file
-# (all but each checkpoint's meta text).
+# (all but each checkpoint's meta text). Then simulates every contact
+# simulator at length (10 trajectories x 400 samples: bouncing-points:5,
+# bouncing-disks:5, bouncing-disk, ball-box, compliant-ball-box, box-toss,
+# chain-ground:3, gyroscope-wall, colliding-pendulums), whose chaotic
+# collisions turn a last-bit change of a gap into a different trajectory.
 #   scripts/cdl_same_numbers.sh OLD/impulse NEW/impulse [workdir]
 # Prints the differing arrays and "N arrays compared, M differ"; exits 1
-# when any differs. Takes about a minute; run it under nice -n 19.
+# when any differs. Takes about three minutes (gyroscope-wall: 36 s a
+# build); run it under nice -n 19.
 set -eu
-old=$1 new=$2 dir=${3:-$(mktemp -d)}
+old=$(readlink -f "$1") new=$(readlink -f "$2") dir=${3:-$(mktemp -d)}
 mkdir -p "$dir" && cd "$dir"
 run() { # BIN TAG
     local B=$1 T=$2
@@ -28,6 +33,10 @@ run() { # BIN TAG
         done
         $B rollout --model $T-$d-step.npz --data old-$d.npz -o $T-$d-roll.npz >/dev/null
         $B rollout --model $T-$d-event.npz --data old-$d.npz -o $T-$d-rollev.npz >/dev/null
+    done
+    for s in bouncing-points:5 bouncing-disks:5 bouncing-disk ball-box compliant-ball-box box-toss chain-ground:3 \
+             gyroscope-wall colliding-pendulums; do
+        $B simulate $s --trajectories 10 --steps 400 --seed 5 -o $T-long-${s/:/}.npz >/dev/null
     done
 }
 run "$old" old

@@ -142,8 +142,7 @@ static void resolve_impact(sim *s, int p, const double *q, double *v, double h_s
          * the Zeno sequence has converged, the body rests on the wall. */
         double a[IMP_MAX_BODIES * IMP_MAX_DIM];
         accel(s, q, NULL, a);
-        double an = 0.0;
-        for (int k = 0; k < d; k++) an += c->normal[k] * a[c->body_j * d + k];
+        double an = imp_contact_normal_velocity(&s->geom, p, a); /* the normal acceleration */
         double un = -s->geom.restitution * u;
         if (an < 0.0 && un <= -an * h_sub) {
             s->resting[p] = 1;

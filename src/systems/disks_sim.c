@@ -9,7 +9,9 @@
  * Event-accurate: between events every disk's centre moves on a parabola
  * (or, resting on the floor, with constant friction deceleration), so a
  * wall gap is a quadratic in time (its first root) and a disk-disk gap is
- * found by a root search on the centres' distance. At each event the
+ * found by a root search on the centres' distance. The gaps are the contact
+ * module's: a wall's from imp_contact_detect's frames, two disks'
+ * imp_contact_gap of the trajectory geometry's sphere pair. At each event the
  * contacts that touch (gap <= DK_TOL) around a closing one are solved
  * together by the contact module (imp_contact_detect, _assemble_jacobian,
  * _impulse_forward: Newton restitution and Coulomb friction on planar rigid
@@ -96,6 +98,8 @@ int imp_disks_sim_defaults(const char *system, imp_sim_opts *o)
 
 typedef struct dks {
     imp_contact_model m;
+    imp_contact_geometry geom;   /* the trajectory set's: its sphere pairs' gaps */
+    int pair[DK_MAX][DK_MAX];    /* geometry pair of disks i < j */
     int n;
     double g, v_rest;
     double r[DK_MAX], k[DK_MAX]; /* radius, k = r / sqrt 2 */
@@ -119,21 +123,18 @@ static void accel(const dks *s, int k, const double *v, double a[3])
     a[0] = l, a[2] = DK_SQRT2 * l;
 }
 
-static double disk_gap(const dks *s, int i, int j, const double *q)
-{
-    return hypot(q[3 * j] - q[3 * i], q[3 * j + 1] - q[3 * i + 1]) - s->r[i] - s->r[j];
-}
+/* Gap of disks i < j at positions q: the geometry's sphere pair. */
+static double disk_gap(const dks *s, int i, int j, const double *q) { return imp_contact_gap(&s->geom, s->pair[i][j], q); }
 
 /* Gap of disks i, j after time t of the motion (x, v, a). */
 static double gap_after(const dks *s, int i, int j, const double *q, const double *v, const double a[][3], double t)
 {
-    double d[2];
+    double qt[3 * DK_MAX];
     for (int c = 0; c < 2; c++) {
-        double xi = q[3 * i + c] + v[3 * i + c] * t + 0.5 * a[i][c] * t * t;
-        double xj = q[3 * j + c] + v[3 * j + c] * t + 0.5 * a[j][c] * t * t;
-        d[c] = xj - xi;
+        qt[3 * i + c] = q[3 * i + c] + v[3 * i + c] * t + 0.5 * a[i][c] * t * t;
+        qt[3 * j + c] = q[3 * j + c] + v[3 * j + c] * t + 0.5 * a[j][c] * t * t;
     }
-    return hypot(d[0], d[1]) - s->r[i] - s->r[j];
+    return disk_gap(s, i, j, qt);
 }
 
 /* First time in (0, tmax] at which disks i, j meet while closing; tmax + 1
@@ -151,6 +152,8 @@ static double disks_hit(const dks *s, int i, int j, const double *q, const doubl
     }
     double R = s->r[i] + s->r[j], b = dx[0] * dv[0] + dx[1] * dv[1];
     if (disk_gap(s, i, j, q) <= DK_TOL && b < 0.0) return 0.0;
+    /* the root by imp_contact_first_root; imp_contact_geometry_swept's contact
+       time (the same |d + w s| = R) is clamped to a step, with no closing test */
     if (da[0] == 0.0 && da[1] == 0.0)
         return imp_sim_first_hit(dv[0] * dv[0] + dv[1] * dv[1], 2.0 * b, dx[0] * dx[0] + dx[1] * dx[1] - R * R, tmax,
                                  -INFINITY);
@@ -251,13 +254,20 @@ static int interval(dks *s, double *q, double *v, double dt, int *hit)
                 if (ts <= tau) tau = ts, ev = 2, ev_k = k;
             }
         }
+        /* the wall gaps from the contact model's frames: the trajectory
+           geometry folds the radius into a plane's offset, n.x - (o + r),
+           which rounds otherwise than the model's (n.x - o) - r */
+        double mq[3 * DK_MAX], mv[3 * DK_MAX];
+        to_module(s, q, v, mq, mv);
+        int dst = imp_contact_detect(&s->m, mq, s->frames);
+        if (dst) return imp_fail_context(dst, "bouncing-disks: event");
         for (int k = 0; k < n; k++)
             for (int w = 0; w < DK_WALLS; w++) {
                 if (s->rest[k] && w == 0) continue;
-                const double *nn = wall_n[w];
-                double c = nn[0] * q[3 * k] + nn[1] * q[3 * k + 1] - wall_off[w] - s->r[k];
-                double b = nn[0] * v[3 * k] + nn[1] * v[3 * k + 1], aa = 0.5 * (nn[0] * a[k][0] + nn[1] * a[k][1]);
-                double t = imp_sim_first_hit(aa, b, c, tau, DK_TOL);
+                int p = DK_WALLS * k + w;
+                double b = imp_contact_normal_velocity(&s->geom, p, v);
+                double aa = 0.5 * imp_contact_normal_velocity(&s->geom, p, &a[0][0]);
+                double t = imp_sim_first_hit(aa, b, s->frames[p].phi, tau, DK_TOL);
                 if (t <= tau) tau = t, ev = 1;
             }
         for (int i = 0; i < n; i++)
@@ -282,7 +292,7 @@ static int interval(dks *s, double *q, double *v, double dt, int *hit)
         if (resolve(s, q, v, hit) < 0) return IMP_ERR_NUMERIC;
         for (int k = 0; k < n; k++) {
             double *x = q + 3 * k, *u = v + 3 * k;
-            int floor = x[1] - s->r[k] <= DK_TOL;
+            int floor = imp_contact_gap(&s->geom, DK_WALLS * k, q) <= DK_TOL;
             /* the end of a Zeno sequence on the floor: rest */
             if (!s->rest[k] && floor && u[1] >= 0.0 && u[1] < s->v_rest) s->rest[k] = 1, u[1] = 0.0, x[1] = s->r[k];
             else if (s->rest[k] && u[1] > 0.0) s->rest[k] = 0;
@@ -315,7 +325,7 @@ static int initial_state(const dks *s, imp_rng *rng, double *q, double *v)
 }
 
 /* The trajectory set's geometry of the model. */
-static void geometry(const dks *s, imp_contact_geometry *g)
+static void geometry(dks *s, imp_contact_geometry *g)
 {
     memset(g, 0, sizeof *g);
     g->n_bodies = s->n, g->dim = 3, g->restitution = NAN, g->n_pairs = s->m.n_candidates, g->has_pair_law = 1;
@@ -324,6 +334,7 @@ static void geometry(const dks *s, imp_contact_geometry *g)
     for (int p = 0; p < g->n_pairs; p++) {
         const imp_contact_candidate *c = &s->m.cand[p];
         imp_contact_pair *gp = &g->pairs[p];
+        if (c->kind == IMP_CONTACT_SPHERES) s->pair[c->body_a][c->body_b] = p;
         if (c->kind == IMP_CONTACT_PLANE)
             *gp = (imp_contact_pair){.body_i = IMP_WALL, .body_j = c->body_b, .normal = {c->normal[0], c->normal[1], 0.0},
                                      .offset = c->offset + c->radius_b,
@@ -352,9 +363,8 @@ int imp_simulate_disks_law(const char *system, const imp_sim_opts *o, double e_a
     for (int k = 0; k < n; k++) s->r[k] = s->m.cand[DK_WALLS * k].radius_b, s->k[k] = s->r[k] / DK_SQRT2;
     s->g = o->gravity;
     s->v_rest = o->gravity * o->dt / 100.0;
-    imp_contact_geometry g;
-    geometry(s, &g);
-    if ((st = imp_box_sim_begin(out, system, o, &g))) {
+    geometry(s, &s->geom);
+    if ((st = imp_box_sim_begin(out, system, o, &s->geom))) {
         free(s);
         return st;
     }

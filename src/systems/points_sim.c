@@ -4,7 +4,9 @@
  * Coulomb friction mu (heterogeneous, a fixed table: the truth of every data
  * set of that name). Event-accurate: the free flight is a parabola, so each
  * contact's gap is a quadratic in time and the next impact is its first
- * root; the impacts are resolved by the contact module
+ * root; gaps, normal velocities and Jacobian rows are the trajectory
+ * geometry's (imp_contact_gap, _normal_velocity, _row_backward); the
+ * impacts are resolved by the contact module
  * (imp_contact_impulse_forward: Newton restitution and Coulomb friction,
  * several contacts of a point in a corner together). A point whose floor
  * rebound is below g dt / 100 comes to rest on the floor (the end of its
@@ -131,6 +133,7 @@ int imp_box_sim_end(imp_trajset *out, int st, const imp_sim_opts *o, imp_rng *rn
 
 typedef struct pts {
     imp_contact_model m;
+    imp_contact_geometry geom; /* the trajectory set's: gaps, normal velocities and rows of the pairs */
     double g, v_rest;
     int rest[PTS_MAX]; /* 1: resting on the floor */
     double work[4096];
@@ -155,27 +158,27 @@ double imp_sim_first_hit(double a, double b, double c, double tmax, double tol)
 }
 
 /* Resolve point k's impacts: its closing contacts with gap <= tol, solved
- * together, until none closes. Returns 1 if any impulse acted. */
+ * together, until none closes. Returns 1 if any impulse acted. Pair
+ * PTS_WALLS k + w of the geometry is candidate w of point k. */
 static int resolve(pts *s, int k, double *q, double *v)
 {
+    const imp_contact_geometry *g = &s->geom;
     int any = 0;
-    double *x = q + 2 * k, *u = v + 2 * k;
+    double *u = v + 2 * k;
     for (int round = 0; round < 8; round++) {
         int act[PTS_WALLS], na = 0;
-        for (int w = 0; w < PTS_WALLS; w++) {
-            const imp_contact_candidate *c = &s->m.cand[PTS_WALLS * k + w];
-            double phi = c->normal[0] * x[0] + c->normal[1] * x[1] - c->offset;
-            double un = c->normal[0] * u[0] + c->normal[1] * u[1];
-            if (phi <= PTS_TOL && un < 0.0) act[na++] = w;
-        }
+        for (int p = PTS_WALLS * k; p < PTS_WALLS * (k + 1); p++)
+            if (imp_contact_gap(g, p, q) <= PTS_TOL && imp_contact_normal_velocity(g, p, v) < 0.0) act[na++] = p;
         if (!na) break;
-        /* one point: Jacobian rows n, t per contact on its 2 velocity coordinates */
+        /* one point: the pair's Jacobian rows n, t on its 2 velocity coordinates */
         double J[PTS_WALLS * 2 * 2], e[PTS_WALLS], mu[PTS_WALLS], up[2];
         for (int i = 0; i < na; i++) {
-            const imp_contact_candidate *c = &s->m.cand[PTS_WALLS * k + act[i]];
-            J[4 * i] = c->normal[0], J[4 * i + 1] = c->normal[1];
-            J[4 * i + 2] = c->normal[1], J[4 * i + 3] = -c->normal[0]; /* t = (n_y, -n_x) */
-            e[i] = c->e, mu[i] = c->mu;
+            for (int r = 0; r < 2; r++) {
+                double row[2 * PTS_MAX] = {0};
+                imp_contact_row_backward(g, act[i], r, 1.0, row);
+                J[4 * i + 2 * r] = row[2 * k], J[4 * i + 2 * r + 1] = row[2 * k + 1];
+            }
+            e[i] = g->pair_e[act[i]], mu[i] = g->pair_mu[act[i]];
         }
         double minv = 1.0 / s->m.bodies[k].mass, Minv[4] = {minv, 0, 0, minv};
         /* one contact's rows are independent: the law exactly (no regularization); a
@@ -202,28 +205,25 @@ static int interval(pts *s, int n, double *q, double *v, double dt, int *hit)
         if (guard > 100000) return imp_fail(IMP_ERR_NUMERIC, "bouncing-points: too many events in one sample");
         double tau = left;
         int ev_k = -1, ev_stop = 0;
+        double a[2 * PTS_MAX];
         for (int k = 0; k < n; k++) {
-            double a[2];
-            accel(s, k, v + 2 * k, a);
-            if (s->rest[k] && a[0] != 0.0) {
-                double ts = fabs(v[2 * k] / a[0]);
+            accel(s, k, v + 2 * k, a + 2 * k);
+            if (s->rest[k] && a[2 * k] != 0.0) {
+                double ts = fabs(v[2 * k] / a[2 * k]);
                 if (ts <= tau) tau = ts, ev_k = k, ev_stop = 1;
             }
             for (int w = 0; w < PTS_WALLS; w++) {
                 if (s->rest[k] && w == 0) continue;
-                const double *nn = wall_n[w];
-                double c = nn[0] * q[2 * k] + nn[1] * q[2 * k + 1] - wall_off[w];
-                double b = nn[0] * v[2 * k] + nn[1] * v[2 * k + 1], aa = 0.5 * (nn[0] * a[0] + nn[1] * a[1]);
-                double t = imp_sim_first_hit(aa, b, c, tau, PTS_TOL);
+                int p = PTS_WALLS * k + w;
+                double c = imp_contact_gap(&s->geom, p, q), b = imp_contact_normal_velocity(&s->geom, p, v);
+                double t = imp_sim_first_hit(0.5 * imp_contact_normal_velocity(&s->geom, p, a), b, c, tau, PTS_TOL);
                 if (t <= tau) tau = t, ev_k = k, ev_stop = 0;
             }
         }
         for (int k = 0; k < n; k++) {
-            double a[2];
-            accel(s, k, v + 2 * k, a);
             for (int i = 0; i < 2; i++) {
-                q[2 * k + i] += v[2 * k + i] * tau + 0.5 * a[i] * tau * tau;
-                v[2 * k + i] += a[i] * tau;
+                q[2 * k + i] += v[2 * k + i] * tau + 0.5 * a[2 * k + i] * tau * tau;
+                v[2 * k + i] += a[2 * k + i] * tau;
             }
             if (s->rest[k]) q[2 * k + 1] = 0.0, v[2 * k + 1] = 0.0;
         }
@@ -238,7 +238,8 @@ static int interval(pts *s, int n, double *q, double *v, double dt, int *hit)
         hit[ev_k] |= r;
         /* the end of a Zeno sequence on the floor: rest */
         double *x = q + 2 * ev_k, *u = v + 2 * ev_k;
-        if (x[1] <= PTS_TOL && u[1] >= 0.0 && u[1] < s->v_rest) s->rest[ev_k] = 1, u[1] = 0.0, x[1] = 0.0;
+        if (imp_contact_gap(&s->geom, PTS_WALLS * ev_k, q) <= PTS_TOL && u[1] >= 0.0 && u[1] < s->v_rest)
+            s->rest[ev_k] = 1, u[1] = 0.0, x[1] = 0.0;
         else if (u[1] > 0.0) s->rest[ev_k] = 0;
     }
     for (int k = 0; k < n; k++) hit[k] |= s->rest[k];
@@ -262,17 +263,16 @@ int imp_simulate_points(const char *system, const imp_sim_opts *o, imp_trajset *
     s->v_rest = o->gravity * o->dt / 100.0;
     /* the trajectory set's geometry: one pair per (point, wall), tangent
        t = (n_y, -n_x), e and mu per pair */
-    imp_contact_geometry g;
-    memset(&g, 0, sizeof g);
-    g.n_bodies = n, g.dim = 2, g.restitution = NAN, g.n_pairs = s->m.n_candidates, g.has_pair_law = 1;
-    for (int k = 0; k < n; k++) g.mass[k] = s->m.bodies[k].mass;
-    for (int p = 0; p < g.n_pairs; p++) {
+    imp_contact_geometry *g = &s->geom;
+    g->n_bodies = n, g->dim = 2, g->restitution = NAN, g->n_pairs = s->m.n_candidates, g->has_pair_law = 1;
+    for (int k = 0; k < n; k++) g->mass[k] = s->m.bodies[k].mass;
+    for (int p = 0; p < g->n_pairs; p++) {
         const imp_contact_candidate *c = &s->m.cand[p];
-        g.pairs[p] = (imp_contact_pair){.body_i = IMP_WALL, .body_j = c->body_b, .normal = {c->normal[0], c->normal[1]},
-                                        .offset = c->offset, .tangent = {c->normal[1], -c->normal[0]}};
-        g.pair_e[p] = c->e, g.pair_mu[p] = c->mu;
+        g->pairs[p] = (imp_contact_pair){.body_i = IMP_WALL, .body_j = c->body_b, .normal = {c->normal[0], c->normal[1]},
+                                         .offset = c->offset, .tangent = {c->normal[1], -c->normal[0]}};
+        g->pair_e[p] = c->e, g->pair_mu[p] = c->mu;
     }
-    if ((st = imp_box_sim_begin(out, system, o, &g))) {
+    if ((st = imp_box_sim_begin(out, system, o, g))) {
         free(s);
         return st;
     }
