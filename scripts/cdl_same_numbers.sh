@@ -8,11 +8,14 @@
 # simulator at length (10 trajectories x 400 samples: bouncing-points:5,
 # bouncing-disks:5, bouncing-disk, ball-box, compliant-ball-box, box-toss,
 # chain-ground:3, gyroscope-wall, colliding-pendulums), whose chaotic
-# collisions turn a last-bit change of a gap into a different trajectory.
+# collisions turn a last-bit change of a gap into a different trajectory,
+# and trains CHNN and CLNN with --contact on chain-ground:3 and
+# colliding-pendulums (the constrained systems' contact frames) and rolls
+# them out.
 #   scripts/cdl_same_numbers.sh OLD/impulse NEW/impulse [workdir]
 # Prints the differing arrays and "N arrays compared, M differ"; exits 1
-# when any differs. Takes about three minutes (gyroscope-wall: 36 s a
-# build); run it under nice -n 19.
+# when any differs. Takes about five minutes under load (gyroscope-wall:
+# 36 to 70 s a build); run it under nice -n 19.
 set -eu
 old=$(readlink -f "$1") new=$(readlink -f "$2") dir=${3:-$(mktemp -d)}
 mkdir -p "$dir" && cd "$dir"
@@ -37,6 +40,16 @@ run() { # BIN TAG
     for s in bouncing-points:5 bouncing-disks:5 bouncing-disk ball-box compliant-ball-box box-toss chain-ground:3 \
              gyroscope-wall colliding-pendulums; do
         $B simulate $s --trajectories 10 --steps 400 --seed 5 -o $T-long-${s/:/}.npz >/dev/null
+    done
+    # the constrained systems' contacts: CHNN and CLNN with --contact, trained and rolled out
+    local m
+    for s in chain-ground:3:cg colliding-pendulums:cp; do
+        $B simulate ${s%:*} --trajectories 6 --steps 100 --seed 1 -o $T-${s##*:}.npz >/dev/null
+        for m in chnn clnn; do
+            $B train $m --data old-${s##*:}.npz --epochs 10 --batch 100 --hidden 16 --threads 1 --seed 1 --quiet \
+                --contact -o $T-${s##*:}-$m.npz >/dev/null
+            $B rollout --model $T-${s##*:}-$m.npz --data old-${s##*:}.npz -o $T-${s##*:}-$m-roll.npz >/dev/null
+        done
     done
 }
 run "$old" old

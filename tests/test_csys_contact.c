@@ -6,6 +6,7 @@
 #include "test.h"
 #include "impulse/chnn_systems.h"
 #include "impulse/constrained_contact.h"
+#include "impulse/contact.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -441,6 +442,36 @@ static void test_head_on(void)
     }
 }
 
+/* Two spheres have one gap and normal in both strands: a constrained
+ * system's body-body contact (imp_csys_contact_frame) and the contact
+ * module's sphere candidate between the same centres (imp_contact_detect)
+ * agree to the last bit, at separated, touching and overlapping states. */
+static void test_sphere_gap_as_detect(void)
+{
+    imp_csys s;
+    two_pendulums(&s, 0.3, 0.2, 0.5, 0.1);
+    imp_contact_model m;
+    memset(&m, 0, sizeof m);
+    m.dim = 2, m.n_bodies = 2, m.n_candidates = 1, m.gap_tol = 1e-9;
+    for (int k = 0; k < 2; k++) m.bodies[k].kind = IMP_BODY_POINT, m.bodies[k].mass = 1.0;
+    /* the module's normal points from body_a to body_b; the system's from its
+       contact's other body to its body */
+    m.cand[0] = (imp_contact_candidate){.kind = IMP_CONTACT_SPHERES, .body_a = 1, .body_b = 0, .radius_a = 0.15,
+                                        .radius_b = 0.15, .e = 0.5, .mu = 0.1};
+    CHECK_OK(imp_contact_model_init(&m));
+    for (int t = 0; t < 40; t++) {
+        double a = 0.37 * t, r = 0.05 + 0.01 * t;
+        double x[4] = {0.11 - 0.02 * t, -0.9 + 0.013 * t, 0.11 - 0.02 * t + r * cos(a), -0.9 + 0.013 * t + r * sin(a)};
+        double dirs[3][3];
+        imp_contact_frame f;
+        double phi = imp_csys_contact_frame(&s, x, 0, NULL, dirs, NULL);
+        CHECK_OK(imp_contact_detect(&m, x, &f));
+        CHECK_MSG(phi == f.phi && dirs[0][0] == f.n[0] && dirs[0][1] == f.n[1],
+                  "spheres %.17g apart: gap %.17g (system) vs %.17g (module)", r, phi, f.phi);
+        CHECK(fabs(imp_csys_contact_centre_distance(&s, x, 0) - r) < 1e-14);
+    }
+}
+
 /* colliding-pendulums at touching states off the bottom (q3 found by
  * bisection so that bob3 touches bob2 or bob1): the gap's gradient is J's
  * normal row (finite differences), DPhi v+ = 0 to 1e-10, frictionless
@@ -837,6 +868,7 @@ int main(void)
     test_backward_fd("gyroscope", 0.8, 0.1, 6);
     test_errors();
     test_head_on();
+    test_sphere_gap_as_detect();
     test_two_body_impacts();
     test_parse_two_body();
     test_two_body_simulate();

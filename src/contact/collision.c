@@ -11,13 +11,22 @@
 #include <string.h>
 
 /* Gap of a linear pair: -offset + n . rel (rel = q_j - q_i, dim numbers).
- * The plane branch of imp_contact_detect (rel = s_b, the plane) and
- * imp_contact_gap (sec 1b). */
-static double linear_gap(const double *n, const double *rel, int dim, double offset)
+ * The plane branch of imp_contact_detect (rel = s_b, the plane),
+ * imp_contact_gap (sec 1b) and the constrained systems' plane contacts. */
+double imp_contact_plane_gap(const double *n, const double *rel, int dim, double offset)
 {
     double s = -offset;
     for (int a = 0; a < dim; a++) s += n[a] * rel[a];
     return s;
+}
+
+double imp_contact_sphere_normal(const double sa[3], const double sb[3], double n[3])
+{
+    double d[3];
+    for (int i = 0; i < 3; i++) d[i] = sb[i] - sa[i];
+    double L = sqrt(imp_dot3(d, d));
+    for (int i = 0; i < 3; i++) n[i] = L > 0.0 ? d[i] / L : d[i];
+    return L;
 }
 
 /* Centre of a body-fixed point p of body k: s = x + R p (eq 1). */
@@ -89,23 +98,21 @@ int imp_contact_detect(const imp_contact_model *m, const double *q, imp_contact_
         body_point(m, q, k->body_b, k->point_b, Rb, sb);
         if (k->kind == IMP_CONTACT_PLANE) {
             memcpy(f->n, k->normal, sizeof f->n);
-            double h = linear_gap(f->n, sb, m->dim, k->offset);
+            double h = imp_contact_plane_gap(f->n, sb, m->dim, k->offset);
             f->phi = h - k->radius_b;
             for (int i = 0; i < 3; i++) {
                 f->pb[i] = sb[i] - k->radius_b * f->n[i];
                 f->pa[i] = sb[i] - h * f->n[i];
             }
         } else {
-            double Ra[9], sa[3], d[3];
+            double Ra[9], sa[3];
             imp_contact_rotation(m, q, k->body_a, Ra);
             body_point(m, q, k->body_a, k->point_a, Ra, sa);
-            for (int i = 0; i < 3; i++) d[i] = sb[i] - sa[i];
-            double L = sqrt(imp_dot3(d, d));
+            double L = imp_contact_sphere_normal(sa, sb, f->n);
             if (!(L > 1e-12 * (1.0 + k->radius_a + k->radius_b)))
                 return imp_fail(IMP_ERR_NUMERIC,
                                 "contact cand[%d]: degenerate normal: the sphere centres of bodies %d and %d coincide",
                                 c, k->body_a, k->body_b);
-            for (int i = 0; i < 3; i++) f->n[i] = d[i] / L;
             f->phi = L - k->radius_a - k->radius_b;
             for (int i = 0; i < 3; i++) {
                 f->pa[i] = sa[i] + k->radius_a * f->n[i];
@@ -241,15 +248,12 @@ void imp_contact_jacobian_backward(double *q_bar, imp_contact_geom_grad *g, doub
         g->offset -= phi_bar;
     } else {
         /* pa = s_a + r_a n, pb = s_b - r_b n, phi = |s_b - s_a| - r_a - r_b, n = d / |d| */
-        double Ra[9], sa[3], sb[3], sa_bar[3], d[3];
+        double Ra[9], sa[3], sb[3], sa_bar[3], n[3];
         imp_contact_rotation(m, q, k->body_a, Ra);
         body_point(m, q, k->body_a, k->point_a, Ra, sa);
         body_point(m, q, k->body_b, k->point_b, Rb, sb);
-        for (int i = 0; i < 3; i++) {
-            d[i] = sb[i] - sa[i];
-            n_bar[i] += k->radius_a * pa_bar[i] - k->radius_b * pb_bar[i];
-        }
-        double L = sqrt(imp_dot3(d, d)), nn = imp_dot3(f->n, n_bar);
+        for (int i = 0; i < 3; i++) n_bar[i] += k->radius_a * pa_bar[i] - k->radius_b * pb_bar[i];
+        double L = imp_contact_sphere_normal(sa, sb, n), nn = imp_dot3(f->n, n_bar);
         g->radius_a += imp_dot3(f->n, pa_bar) - phi_bar;
         g->radius_b -= imp_dot3(f->n, pb_bar) + phi_bar;
         for (int i = 0; i < 3; i++) {
@@ -414,7 +418,7 @@ double imp_contact_gap(const imp_contact_geometry *g, int p, const double *q)
     }
     double rel[IMP_MAX_DIM];
     pair_relative(g, c, q, rel);
-    return linear_gap(c->normal, rel, g->dim, c->offset);
+    return imp_contact_plane_gap(c->normal, rel, g->dim, c->offset);
 }
 
 void imp_contact_gap_backward(const imp_contact_geometry *g, int p, const double *q, double gap_bar, double *q_bar)

@@ -269,11 +269,10 @@ double imp_csys_contact_centre_distance(const imp_csys *s, const double *x, int 
 {
     const imp_ccontact *cc = &s->contacts[c];
     if (cc->other < 0) return INFINITY;
-    double CA[3], CB[3], dd = 0;
+    double CA[3], CB[3], n[3];
     sphere_centre(s, &s->bodies[cc->body], cc->w, x, CA);
     sphere_centre(s, &s->bodies[cc->other], cc->w2, x, CB);
-    for (int k = 0; k < s->d; k++) dd += (CA[k] - CB[k]) * (CA[k] - CB[k]);
-    return sqrt(dd);
+    return imp_contact_sphere_normal(CB, CA, n);
 }
 
 double imp_csys_contact_frame(const imp_csys *s, const double *x, int c, double *pc, double dirs[3][3],
@@ -286,18 +285,10 @@ double imp_csys_contact_frame(const imp_csys *s, const double *x, int c, double 
     sphere_centre(s, B, cc->w, x, C);
     if (cc->other >= 0) {
         /* two spheres: n from B's centre to A's (eq 17a); phi = |d| - rA - rB */
-        double CB[3], dist = 0;
+        double CB[3];
         sphere_centre(s, &s->bodies[cc->other], cc->w2, x, CB);
-        for (int k = 0; k < d; k++) {
-            n[k] = C[k] - CB[k];
-            dist += n[k] * n[k];
-        }
-        dist = sqrt(dist);
-        if (dist > 1e-300) {
-            for (int k = 0; k < d; k++) n[k] /= dist;
-        } else {
-            n[0] = 1; /* coincident centres: no normal (refused at the start) */
-        }
+        double dist = imp_contact_sphere_normal(CB, C, n);
+        if (!(dist > 1e-300)) n[0] = 1; /* coincident centres: no normal (refused at the start) */
         phi = dist - cc->radius - cc->radius2;
         for (int k = 0; k < d; k++) pcl[k] = C[k] - cc->radius * n[k];
     } else {
@@ -320,11 +311,10 @@ double imp_csys_contact_frame(const imp_csys *s, const double *x, int c, double 
         } else {
             for (int k = 0; k < d; k++) off[k] = -cc->radius * n[k];
         }
-        phi = -P->offset;
-        for (int k = 0; k < d; k++) {
-            pcl[k] = C[k] + off[k];
-            phi += n[k] * pcl[k];
-        }
+        /* at the touching point: n.(c + off) - d, which rounds otherwise than
+           imp_contact_detect's (n.c - d) - r (the data would move) */
+        for (int k = 0; k < d; k++) pcl[k] = C[k] + off[k];
+        phi = imp_contact_plane_gap(n, pcl, d, P->offset);
     }
     if (pc) memcpy(pc, pcl, (size_t)d * sizeof(double));
     double dl[3][3];
@@ -372,22 +362,17 @@ int imp_csys_body_contact_vjp(const imp_csys *s, const double *x, int c, double 
     const imp_ccontact *cc = &s->contacts[c];
     const imp_cbody *A = &s->bodies[cc->body], *B = &s->bodies[cc->other];
     int d = s->d, N = imp_csys_ndof(s);
-    double CA[3], CB[3], D[3], n[3] = {0, 0, 0}, dist = 0;
+    double CA[3], CB[3], n[3];
     sphere_centre(s, A, cc->w, x, CA);
     sphere_centre(s, B, cc->w2, x, CB);
-    for (int k = 0; k < d; k++) {
-        D[k] = CA[k] - CB[k];
-        dist += D[k] * D[k];
-    }
-    dist = sqrt(dist);
+    double dist = imp_contact_sphere_normal(CB, CA, n);
     if (!(dist > 1e-300))
         return imp_fail(IMP_ERR_NUMERIC, "body contact vjp: contact %d: the sphere centres coincide", c);
-    for (int k = 0; k < d; k++) n[k] = D[k] / dist;
     double dl[3][3], nb[3] = {0, 0, 0}, CAb[3] = {0, 0, 0}, CBb[3] = {0, 0, 0};
     contact_dirs(d, n, dl);
     if (J_bar) {
         /* J[r] = dl[r] (x) wtA(pA) - dl[r] (x) wtB(pB) */
-        double pA[3], pB[3], wA[4], wB[4], wAb[4] = {0, 0, 0, 0}, wBb[4] = {0, 0, 0, 0}, dlb[3][3];
+        double pA[3] = {0, 0, 0}, pB[3] = {0, 0, 0}, wA[4], wB[4], wAb[4] = {0, 0, 0, 0}, wBb[4] = {0, 0, 0, 0}, dlb[3][3];
         memset(dlb, 0, sizeof dlb);
         for (int k = 0; k < d; k++) pA[k] = CA[k] - cc->radius * n[k], pB[k] = CB[k] + cc->radius2 * n[k];
         point_weights(s, A, x, pA, wA);
