@@ -17,7 +17,12 @@
  * Options: pair=P (only that pair), rest-out (targets of a body resting on
  * a contact, its label on at the sample and the one before, left out, as
  * --contact-labels onset does), impacts-only (only windows that start
- * right before a labelled sample of the pair's bodies: the impact steps).
+ * right before a labelled sample of the pair's bodies: the impact steps),
+ * steps (instead of the profile: every single step, sample t - 1 to t, in
+ * which a pair is active and its e changes the step's loss, with that
+ * loss at the truth, the e minimising it alone, the labelled bodies at
+ * t - 1 and the other pairs active in the step; results/disks-law-profile.md
+ * sorts them by whether the pair really met an impact there).
  */
 #include "impulse/cdl.h"
 #include "impulse/core.h"
