@@ -834,6 +834,41 @@ static imp_model *gravity_event_model(const imp_contact_geometry *g, double dt, 
     return m;
 }
 
+/* The window loss's gradient of an event-timing model in its first state
+ * (through the contact times, the velocities at the events and the
+ * position shifts) and in every parameter, against central differences. */
+static void event_fd(imp_model *m, double *x0, double *target, double *labels, int H, const char *name)
+{
+    const int D = m->D, K = m->K;
+    imp_model_work *w = imp_model_work_new(m, 1, H);
+    double *grad = calloc(m->n_params, sizeof(double)), an[2 * IMP_MAX_BODIES * IMP_MAX_DIM],
+           num[2 * IMP_MAX_BODIES * IMP_MAX_DIM];
+    imp_loss_parts lp;
+    CHECK_OK(imp_model_window_loss(m, m->params, w, x0, target, labels, NULL, 1, H, 0.0, grad, &lp));
+    memcpy(an, w->qbar, D * sizeof(double));
+    memcpy(an + D, w->vbar, D * sizeof(double));
+    for (int i = 0; i < 2 * D; i++) {
+        double keep = x0[i], l1, l2;
+        x0[i] = keep + 1e-6;
+        CHECK_OK(imp_model_window_loss(m, m->params, w, x0, target, labels, NULL, 1, H, 0.0, NULL, &lp));
+        l1 = lp.total;
+        x0[i] = keep - 1e-6;
+        CHECK_OK(imp_model_window_loss(m, m->params, w, x0, target, labels, NULL, 1, H, 0.0, NULL, &lp));
+        l2 = lp.total;
+        x0[i] = keep;
+        num[i] = (l1 - l2) / 2e-6;
+    }
+    double err = test_grad_rel_err(an, num, 2 * D, 1e-8);
+    printf("event timing, %-26s d loss / d x0: FD rel err %.2e\n", name, err);
+    CHECK_MSG(err < 1e-6, "event timing, %s: gradient to the first state, relative error %g", name, err);
+    char what[96];
+    snprintf(what, sizeof what, "event timing, %s", name);
+    batch bt = {1, H, D, K, x0, target, labels, NULL};
+    fd_check(m, &bt, 0.0, what);
+    free(grad);
+    imp_model_work_free(w);
+}
+
 /* Impacts at their event time (--impact-timing event): exact for a point
  * under gravity meeting the floor or a wall inside a step (the event-driven
  * solution: Newton's law at the contact time, the rest of the step flown
@@ -898,34 +933,71 @@ static void test_event_timing(void)
         memcpy(x0, cases[c].x0, 2 * D * sizeof(double));
         for (int i = 0; i < H * 2 * D; i++) target[i] = x0[i % (2 * D)] + 0.01 * (i % 5) - 0.02;
         for (int k = 0; k < K; k++) labels[k] = 1.0; /* the impact in the first step */
-        imp_model_work *w = imp_model_work_new(m, 1, H);
-        double *grad = calloc(m->n_params, sizeof(double)), an[12], num[12];
-        imp_loss_parts lp;
-        CHECK_OK(imp_model_window_loss(m, m->params, w, x0, target, labels, NULL, 1, H, 0.0, grad, &lp));
-        memcpy(an, w->qbar, D * sizeof(double));
-        memcpy(an + D, w->vbar, D * sizeof(double));
-        for (int i = 0; i < 2 * D; i++) {
-            double keep = x0[i], l1, l2;
-            x0[i] = keep + 1e-6;
-            CHECK_OK(imp_model_window_loss(m, m->params, w, x0, target, labels, NULL, 1, H, 0.0, NULL, &lp));
-            l1 = lp.total;
-            x0[i] = keep - 1e-6;
-            CHECK_OK(imp_model_window_loss(m, m->params, w, x0, target, labels, NULL, 1, H, 0.0, NULL, &lp));
-            l2 = lp.total;
-            x0[i] = keep;
-            num[i] = (l1 - l2) / 2e-6;
-        }
-        double err = test_grad_rel_err(an, num, 2 * D, 1e-8);
-        printf("event timing, %-26s d loss / d x0: FD rel err %.2e\n", cases[c].what, err);
-        CHECK_MSG(err < 1e-6, "event timing, %s: gradient to the first state, relative error %g", cases[c].what, err);
-        char what[96];
-        snprintf(what, sizeof what, "event timing, %s", cases[c].what);
-        batch bt = {1, H, D, K, x0, target, labels, NULL};
-        fd_check(m, &bt, 0.0, what);
-        free(grad);
-        imp_model_work_free(w);
+        event_fd(m, x0, target, labels, H, cases[c].what);
         imp_model_free(m);
     }
+}
+
+/* Several impacts in one step, in their order: disk 0 (radius 0.1, at
+ * x = 0, 2 m/s) meets disk 1 (at rest 0.01 m ahead) at 0.005 s; disk 1,
+ * knocked at 1.75 m/s (e 0.75, equal masses), meets the right wall 0.01 m
+ * ahead of it within the same 0.015 s step and comes back with e 0.6: the
+ * event-driven solution, which the step reproduces exactly (the wall was
+ * not in reach at the step's start: a chain). Before, each pair acted
+ * alone from the step's start: the wall took nothing and disk 1 went
+ * through it. A third disk at rest, touching nothing, but a disk-disk pair
+ * with disk 1 closing after the knock yet not reached within the step,
+ * takes no impulse. Then the reverse pass through the chain (the later
+ * impact's inputs move with the earlier one's jump and time) against
+ * central differences. */
+static void test_event_chain(void)
+{
+    const double h = 0.015, g0 = 9.81;
+    imp_contact_geometry g;
+    memset(&g, 0, sizeof g);
+    g.n_bodies = 3, g.dim = 3, g.restitution = 0.8, g.has_radii = 1, g.n_pairs = 3;
+    for (int k = 0; k < 3; k++) g.mass[k] = 1.0, g.radius[k] = 0.1;
+    /* right wall of disk 1 at x = 0.32 (its rim 0.01 m away), disks 0-1 and 1-2 */
+    g.pairs[0] = (imp_contact_pair){.body_i = IMP_WALL, .body_j = 1, .normal = {-1, 0, 0}, .offset = -0.22};
+    g.pairs[1] = (imp_contact_pair){.body_i = 0, .body_j = 1, .kind = IMP_PAIR_SPHERE};
+    g.pairs[2] = (imp_contact_pair){.body_i = 1, .body_j = 2, .kind = IMP_PAIR_SPHERE};
+    CHECK_OK(imp_contact_geometry_check(&g));
+    imp_model *m = gravity_event_model(&g, h, 0);
+    if (!m) return;
+    CHECK_OK(imp_model_set_contact_law(m, (double[]){0.6, 0.75, 0.9}, NULL));
+    /* disk 2 below disk 1's path: 0.25 m below it, so 1-2 never closes to contact in the step */
+    double x0[18] = {0.0, 1.0, 0.0, 0.21, 1.0, 0.0, 0.3, 0.75, 0.0, 2.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+    double gates[6] = {0, 0, 0, 1, 1, 1}, st[36], ct[6];
+    CHECK_OK(imp_model_rollout(m, x0, 2, gates, st, ct));
+    const double t1 = 0.005, u1 = 1.75, t2 = t1 + 0.01 / u1, u2 = -0.6 * u1;
+    const double ex0 = 2.0 * t1 + 0.25 * (h - t1), ex1 = 0.22 + u2 * (h - t2), y = 1.0 - 0.5 * g0 * h * h;
+    printf("event chain: disk 0 x %.12f vx %.12f (exact %.12f, %.12f), disk 1 x %.12f vx %.12f (exact %.12f, %.12f), "
+           "disk 2 vx %.3g\n",
+           st[18], st[27], ex0, 0.25, st[21], st[30], ex1, u2, st[33]);
+    CHECK_CLOSE(st[18], ex0, 1e-12, 1e-12);
+    CHECK_CLOSE(st[27], 0.25, 1e-12, 1e-12);
+    CHECK_CLOSE(st[21], ex1, 1e-12, 1e-12);
+    CHECK_CLOSE(st[30], u2, 1e-12, 1e-12);
+    CHECK_CLOSE(st[19], y, 1e-12, 1e-12);
+    CHECK_CLOSE(st[28], -g0 * h, 1e-12, 1e-12);
+    CHECK_CLOSE(st[33], 0.0, 1e-12, 1e-12);
+    CHECK_CLOSE(st[24], 0.3, 1e-12, 1e-12);
+    /* the reverse pass, horizon 3, targets off the motion */
+    const int H = 3, D = m->D;
+    double target[3 * 18], labels[3 * 3] = {1, 1, 1};
+    for (int i = 0; i < H * 2 * D; i++) target[i] = x0[i % (2 * D)] + 0.01 * (i % 5) - 0.02;
+    event_fd(m, x0, target, labels, H, "chain: disks, then a wall");
+    x0[1] = 0.985; /* disk 0 below disk 1's line: an oblique normal */
+    for (int i = 0; i < H * 2 * D; i++) target[i] = x0[i % (2 * D)] + 0.01 * (i % 5) - 0.02;
+    event_fd(m, x0, target, labels, H, "chain: oblique, then a wall");
+    /* the other order: disk 1 off the wall into disk 0, at rest below its
+       line (an oblique normal, which the reverse pass turns) */
+    double x1[18] = {0.014, 0.98, 0.0, 0.215, 1.0, 0.0, 0.3, 0.5, 0.0, 0.0, 0.0, 0.0, 2.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+    CHECK_OK(imp_model_rollout(m, x1, 2, gates, st, ct));
+    CHECK_MSG(st[30] < 0.0 && st[27] < -0.1, "chain, wall then disks: disk 1 vx %g, disk 0 vx %g", st[30], st[27]);
+    for (int i = 0; i < H * 2 * D; i++) target[i] = x1[i % (2 * D)] + 0.01 * (i % 5) - 0.02;
+    event_fd(m, x1, target, labels, H, "chain: a wall, then disks");
+    imp_model_free(m);
 }
 
 /* Two pairs in one step: the ball in a box reaching the floor and the
@@ -1013,5 +1085,6 @@ int main(void)
     test_disks_activity();
     test_disks_gradients();
     test_event_timing();
+    test_event_chain();
     TEST_MAIN_END();
 }

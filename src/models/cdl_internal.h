@@ -66,19 +66,28 @@ void imp_impulse_backward(const imp_contact_geometry *g, const double *w, const 
  * (imp_contact_time_of_impact). */
 /* For every pair with act[p] != 0 (gates as imp_impulse_forward), the
  * impulse of Newton's law and Coulomb friction (contact module,
- * IMP_CONTACT_LAW_NEWTON) on the velocity at the event v + tau a0, each
- * pair alone; dv (D) += the velocity jump, dq (D) += (h - tau) times it: the
- * rest of the step flown with the post-impact velocity. */
+ * IMP_CONTACT_LAW_NEWTON) on the velocity at its event, the pairs in the
+ * order of their events, each on the flight after the ones before it: a
+ * pair sharing a body with an earlier impact acts only if it is still
+ * reached in the step, and a pair whose bodies are all gated (>= 0.5) acts
+ * when an earlier impact sends it into contact within the step (a chain).
+ * Pairs sharing no body act each alone from the step's start, at the
+ * velocity v + tau a0 (tau = h when not reached). dv (D) += the velocity
+ * jumps, dq (D) += the sum of (h - tau) times each: the rest of the step
+ * flown with the post-impact velocity (docs/derivations/contact.md sec 12). */
 void imp_event_forward(const imp_contact_geometry *g, const double *w, const double *e, const double *fric,
                        const unsigned char *act, const double *gate, double h, const double *q, const double *v,
                        const double *a0, double *dv, double *dq);
 /* Reverse of imp_event_forward given dv_bar and dq_bar; accumulates into
  * q_bar, v_bar, a0_bar (D), gate_bar, w_bar (K), e_bar and fric_bar
- * (n_pairs) (gate_bar, w_bar, e_bar, fric_bar may be NULL). */
+ * (n_pairs) (gate_bar, w_bar, e_bar, fric_bar may be NULL), and, if
+ * phi_bar (n_pairs) is non-NULL, into phi_bar[p] the adjoint of each
+ * acting sphere pair's normal angle (its normal held in g). */
 void imp_event_backward(const imp_contact_geometry *g, const double *w, const double *e, const double *fric,
                         const unsigned char *act, const double *gate, double h, const double *q, const double *v,
                         const double *a0, const double *dv_bar, const double *dq_bar, double *q_bar, double *v_bar,
-                        double *a0_bar, double *gate_bar, double *w_bar, double *e_bar, double *fric_bar);
+                        double *a0_bar, double *gate_bar, double *w_bar, double *e_bar, double *fric_bar,
+                        double *phi_bar);
 
 /* Closest-point projection in the mass metric of every pair with activity
  * act[p] (as for the impulse; NULL: all 1) 2, or 1 and its bodies both gated

@@ -63,15 +63,6 @@ static const imp_contact_geometry *geom_at(const imp_model *m, const double *q, 
     return imp_contact_geometry_swept(&m->geom, q, vh, m->dt, buf);
 }
 
-/* sum over the bodies of x_bar . (J x), J the rotation generator
- * (x, y) -> (-y, x) of each body's position (spin coordinates do not turn) */
-static double turn(const double *x_bar, const double *x, int D, int d)
-{
-    double s = 0.0;
-    for (int o = 0; o < D; o += d) s += x_bar[o] * -x[o + 1] + x_bar[o + 1] * x[o];
-    return s;
-}
-
 /* The reverse pass through the sphere pairs' normals n = c / |c|, c = d +
  * w s* (geom_at): each pair's impulse is equivariant under a rotation of
  * the plane applied to its normal and to the bodies' velocities (the spin
@@ -79,20 +70,17 @@ static double turn(const double *x_bar, const double *x, int D, int d)
  * so its derivative along the normal's only direction of change (its angle
  * phi) is J dv_p - d(dv_p)/d(vh) J vh - d(dv_p)/d(vS) J vS with J the
  * rotation generator (x, y) -> (-y, x) of each body; phi's own derivative
- * is imp_contact_swept_normal_backward's. With event timing (ev non-NULL: the step's
- * v, a0 and dq_bar; imp_event_forward) pair p's velocity jump dv and
- * position shift dq turn with the plane, and so do its inputs q, v and a0
- * (its gap n . (x_j - x_i) - R does not change), so phi's adjoint is
- * dv_bar . J dv + dq_bar . J dq - (q_b . J q + v_b . J v + a0_b . J a0)
- * with the inputs' adjoints of the pair alone at fixed normal. Adds to
+ * is imp_contact_swept_normal_backward's. With event timing (phi_ev non-NULL) pair
+ * p's velocity jump dv and position shift dq turn with the plane, and so
+ * do its inputs q, v and a0 (its gap n . (x_j - x_i) - R does not change),
+ * so phi's adjoint is dv_bar . J dv + dq_bar . J dq - (q_b . J q + v_b . J v
+ * + a0_b . J a0) with the inputs' adjoints of the pair alone at fixed
+ * normal: imp_event_backward's phi_bar, given in phi_ev (n_pairs). Adds to
  * q_bar (D) and vh_bar (D). */
-typedef struct event_inputs {
-    const double *v, *a0, *dq_bar;
-} event_inputs;
 
 static void sphere_normal_backward(const imp_model *m, const imp_contact_geometry *gb, const double *winv,
                                    const double *e, const double *fric, const unsigned char *act, const double *gate,
-                                   const double *q, const double *vh, const double *vS, const event_inputs *ev,
+                                   const double *q, const double *vh, const double *vS, const double *phi_ev,
                                    const double *dv_bar, double *q_bar, double *vh_bar)
 {
     const int D = m->D, d = gb->dim;
@@ -104,14 +92,8 @@ static void sphere_normal_backward(const imp_model *m, const imp_contact_geometr
         double dv[IMP_MAX_BODIES * IMP_MAX_DIM] = {0}, vh_b[IMP_MAX_BODIES * IMP_MAX_DIM] = {0},
                vS_b[IMP_MAX_BODIES * IMP_MAX_DIM] = {0};
         double phi_bar = 0.0;
-        if (ev) {
-            double dq[IMP_MAX_BODIES * IMP_MAX_DIM] = {0}, q_b[IMP_MAX_BODIES * IMP_MAX_DIM] = {0};
-            /* vh_b, vS_b: the adjoints of v and a0 */
-            imp_event_forward(gb, winv, e, fric, only, gate, m->dt, q, ev->v, ev->a0, dv, dq);
-            imp_event_backward(gb, winv, e, fric, only, gate, m->dt, q, ev->v, ev->a0, dv_bar, ev->dq_bar, q_b, vh_b,
-                               vS_b, NULL, NULL, NULL, NULL);
-            phi_bar = turn(dv_bar, dv, D, d) + turn(ev->dq_bar, dq, D, d) - turn(q_b, q, D, d) -
-                      turn(vh_b, ev->v, D, d) - turn(vS_b, ev->a0, D, d);
+        if (phi_ev) {
+            phi_bar = phi_ev[p];
         } else {
             imp_impulse_forward(gb, winv, e, fric, m->cfg.impact_law, only, gate, vh, vS, dv);
             imp_impulse_backward(gb, winv, e, fric, m->cfg.impact_law, only, gate, vh, vS, dv_bar, vh_b, vS_b, NULL,
@@ -298,11 +280,14 @@ static void step_backward(const imp_model *m, const double *params, imp_model_wo
             imp_contact_geometry gbuf;
             const imp_contact_geometry *gb = geom_at(m, qb, vh + o, &gbuf);
             const unsigned char *act = w->pact + ((size_t)n * B + b) * (P > 0 ? P : 1);
+            double phi[IMP_MAX_CONTACTS] = {0};
             imp_event_backward(gb, winv, e, fric, act, gate + (size_t)b * K, h, qb, v + o, a0, vbar_n1 + o, qbar_n1 + o,
-                               qbar + o, vbar + o, a0e_bar + o, mode == GATE_SOFT ? gate_bar : NULL, wbar, ebar, fricbar);
+                               qbar + o, vbar + o, a0e_bar + o, mode == GATE_SOFT ? gate_bar : NULL, wbar, ebar, fricbar,
+                               gb != &m->geom ? phi : NULL);
             if (gb != &m->geom) {
-                event_inputs ev = {v + o, a0, qbar_n1 + o};
-                sphere_normal_backward(m, gb, winv, e, fric, act, gate + (size_t)b * K, qb, vh + o, NULL, &ev,
+                unsigned char acted[IMP_MAX_CONTACTS];
+                for (int p = 0; p < P; p++) acted[p] = act[p] || phi[p] != 0.0;
+                sphere_normal_backward(m, gb, winv, e, fric, acted, gate + (size_t)b * K, qb, vh + o, NULL, phi,
                                        vbar_n1 + o, qbar + o, vh_bar + o);
             }
             if (mode == GATE_SOFT)

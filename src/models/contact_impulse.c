@@ -332,18 +332,128 @@ static void event_pass(const imp_contact_geometry *g, const double *w, const dou
     }
 }
 
+/* sum over the bodies of x_bar . (J x), J the rotation generator
+ * (x, y) -> (-y, x) of each body's position (spin coordinates do not turn) */
+static double turn(const double *x_bar, const double *x, int D, int d)
+{
+    double s = 0.0;
+    for (int o = 0; o < D; o += d) s += x_bar[o] * -x[o + 1] + x_bar[o + 1] * x[o];
+    return s;
+}
+
+/* The impacts of a step in the order they happen (imp_event_forward): which
+ * pairs act, with which activity, and each one's inputs (q_k, v_k): the
+ * step's start shifted by the impacts before it, so that its flight
+ * q_k + s v_k + s^2/2 a0 is the step's piecewise flight after them. */
+typedef struct event_seq {
+    int n, order[IMP_MAX_CONTACTS];
+    unsigned char act[IMP_MAX_CONTACTS];
+    double q[IMP_MAX_CONTACTS][IMP_MAX_BODIES * IMP_MAX_DIM], v[IMP_MAX_CONTACTS][IMP_MAX_BODIES * IMP_MAX_DIM];
+} event_seq;
+
+/* Orders a step's impacts (docs/derivations/contact.md sec 12): repeatedly
+ * the pair with the earliest event time along the flight after the impacts
+ * so far acts (event_pass of that pair alone), and the flight goes on with
+ * its velocity jump dv from its time tau: q_k = q + DQ - h DV, v_k = v + DV
+ * with DV, DQ the sums of the earlier jumps and of (h - tau) times them.
+ * Candidates: the active pairs (act), and, once an impact changed the
+ * velocity of one of its bodies, a pair whose bodies are all gated on
+ * (gate >= 0.5; a chain: a disk knocked into a third body or a wall in
+ * the same step). A pair one of whose bodies an earlier impact moved acts
+ * only if it is reached within the step (tau < h); a pair whose bodies no
+ * impact moved acts as each pair alone (at h when not reached), so a step
+ * whose impacts share no body gives each pair's event from the step's
+ * start, as before. Each pair acts at most once in a step. DV, DQ (D)
+ * receive the sums. */
+static void event_order(const imp_contact_geometry *g, const double *w, const double *e, const double *fric,
+                        const unsigned char *act, const double *gate, double h, const double *q, const double *v,
+                        const double *a0, event_seq *seq, double *DV, double *DQ)
+{
+    const int D = g->n_bodies * g->dim, P = g->n_pairs;
+    unsigned char done[IMP_MAX_CONTACTS] = {0};
+    int moved[IMP_MAX_BODIES] = {0};
+    memset(DV, 0, (size_t)D * sizeof(double));
+    memset(DQ, 0, (size_t)D * sizeof(double));
+    seq->n = 0;
+    for (;;) {
+        double qc[IMP_MAX_BODIES * IMP_MAX_DIM], vc[IMP_MAX_BODIES * IMP_MAX_DIM], best_t = 0.0;
+        for (int i = 0; i < D; i++) qc[i] = q[i] + DQ[i] - h * DV[i], vc[i] = v[i] + DV[i];
+        int best = -1;
+        unsigned char best_a = 0;
+        for (int p = 0; p < P; p++) {
+            if (done[p]) continue;
+            const imp_contact_pair *c = &g->pairs[p];
+            const int wall = c->body_i == IMP_WALL;
+            const int shared = moved[c->body_j] || (!wall && moved[c->body_i]);
+            unsigned char a = act[p];
+            if (!a && (!shared || gate[c->body_j] < 0.5 || (!wall && gate[c->body_i] < 0.5))) continue;
+            if (!a) a = 1;
+            double dtau[3], t = imp_contact_time_of_impact(g, p, qc, vc, a0, h, dtau);
+            if (shared && !(t < h)) continue; /* not reached after the impacts before it */
+            if (!act[p] && !(t < h)) continue;
+            if (best < 0 || t < best_t) best = p, best_t = t, best_a = a;
+        }
+        if (best < 0) return;
+        const int k = seq->n++;
+        seq->order[k] = best, seq->act[k] = best_a;
+        memcpy(seq->q[k], qc, (size_t)D * sizeof(double));
+        memcpy(seq->v[k], vc, (size_t)D * sizeof(double));
+        done[best] = 1;
+        unsigned char only[IMP_MAX_CONTACTS] = {0};
+        only[best] = best_a;
+        double jump[IMP_MAX_BODIES * IMP_MAX_DIM] = {0}, dq[IMP_MAX_BODIES * IMP_MAX_DIM] = {0};
+        event_pass(g, w, e, fric, only, gate, h, qc, vc, a0, jump, dq, NULL);
+        for (int i = 0; i < D; i++) {
+            DV[i] += jump[i], DQ[i] += dq[i];
+            if (jump[i] != 0.0) moved[i / g->dim] = 1;
+        }
+    }
+}
+
 void imp_event_forward(const imp_contact_geometry *g, const double *w, const double *e, const double *fric,
                        const unsigned char *act, const double *gate, double h, const double *q, const double *v,
                        const double *a0, double *dv, double *dq)
 {
-    event_pass(g, w, e, fric, act, gate, h, q, v, a0, dv, dq, NULL);
+    event_seq seq;
+    double DV[IMP_MAX_BODIES * IMP_MAX_DIM], DQ[IMP_MAX_BODIES * IMP_MAX_DIM];
+    event_order(g, w, e, fric, act, gate, h, q, v, a0, &seq, DV, DQ);
+    for (int i = 0; i < g->n_bodies * g->dim; i++) dv[i] += DV[i], dq[i] += DQ[i];
 }
 
 void imp_event_backward(const imp_contact_geometry *g, const double *w, const double *e, const double *fric,
                         const unsigned char *act, const double *gate, double h, const double *q, const double *v,
                         const double *a0, const double *dv_bar, const double *dq_bar, double *q_bar, double *v_bar,
-                        double *a0_bar, double *gate_bar, double *w_bar, double *e_bar, double *fric_bar)
+                        double *a0_bar, double *gate_bar, double *w_bar, double *e_bar, double *fric_bar,
+                        double *phi_bar)
 {
-    event_adjoint adj = {dv_bar, dq_bar, q_bar, v_bar, a0_bar, gate_bar, w_bar, e_bar, fric_bar};
-    event_pass(g, w, e, fric, act, gate, h, q, v, a0, NULL, NULL, &adj);
+    const int D = g->n_bodies * g->dim, d = g->dim;
+    event_seq seq;
+    double DV[IMP_MAX_BODIES * IMP_MAX_DIM], DQ[IMP_MAX_BODIES * IMP_MAX_DIM];
+    event_order(g, w, e, fric, act, gate, h, q, v, a0, &seq, DV, DQ);
+    /* S_q, S_v: the adjoints of the later impacts' inputs q_k, v_k, which
+     * this impact's jump dv and shift dq enter as DV and DQ */
+    double S_q[IMP_MAX_BODIES * IMP_MAX_DIM] = {0}, S_v[IMP_MAX_BODIES * IMP_MAX_DIM] = {0};
+    for (int k = seq.n - 1; k >= 0; k--) {
+        const int p = seq.order[k];
+        unsigned char only[IMP_MAX_CONTACTS] = {0};
+        only[p] = seq.act[k];
+        double dvb[IMP_MAX_BODIES * IMP_MAX_DIM], dqb[IMP_MAX_BODIES * IMP_MAX_DIM];
+        double qb[IMP_MAX_BODIES * IMP_MAX_DIM] = {0}, vb[IMP_MAX_BODIES * IMP_MAX_DIM] = {0},
+               ab[IMP_MAX_BODIES * IMP_MAX_DIM] = {0};
+        for (int i = 0; i < D; i++) dvb[i] = dv_bar[i] + S_v[i] - h * S_q[i], dqb[i] = dq_bar[i] + S_q[i];
+        event_adjoint adj = {dvb, dqb, qb, vb, ab, gate_bar, w_bar, e_bar, fric_bar};
+        event_pass(g, w, e, fric, only, gate, h, seq.q[k], seq.v[k], a0, NULL, NULL, &adj);
+        if (phi_bar && g->pairs[p].kind == IMP_PAIR_SPHERE) {
+            /* the pair's jump and shift turn with its normal, and so do its
+               inputs (cdl_structured.c, sphere_normal_backward) */
+            double jump[IMP_MAX_BODIES * IMP_MAX_DIM] = {0}, dq[IMP_MAX_BODIES * IMP_MAX_DIM] = {0};
+            event_pass(g, w, e, fric, only, gate, h, seq.q[k], seq.v[k], a0, jump, dq, NULL);
+            phi_bar[p] += turn(dvb, jump, D, d) + turn(dqb, dq, D, d) - turn(qb, seq.q[k], D, d) -
+                          turn(vb, seq.v[k], D, d) - turn(ab, a0, D, d);
+        }
+        for (int i = 0; i < D; i++) {
+            q_bar[i] += qb[i], v_bar[i] += vb[i], a0_bar[i] += ab[i];
+            S_q[i] += qb[i], S_v[i] += vb[i];
+        }
+    }
 }
