@@ -79,13 +79,16 @@ for f in sorted(glob.glob(os.path.join(out, "*.eval.json"))):
         cs = [c for c in r["contacts"] if (c["e"], c["mu"]) != (0.5, 0.25)]
         touched = "; ".join(f"{c['body']}: e {c['e']:.4f} ({c['e_declared']:g}), mu {c['mu']:.4f} ({c['mu_declared']:g})"
                             for c in r["contacts"])
+    im = r.get("impact_energy", {}).get("impact_map")
+    imap = f"{im['rel_error']:.4g} ({im['within_5pct']} of {im['impacts']})" if im and im.get("impacts") else "-"
     rows.append((r["system"], model, contact, seed[1:], r["sum_rel_err_5"], r["sum_rel_err"], r["mean_geo_rel_err"],
-                 r["mean_energy_err"], r["mean_violation"], touched))
+                 r["mean_energy_err"], r["mean_violation"], touched, imap))
 with open(os.path.join(out, "summary.md"), "w") as f:
     f.write("| system | model | contact | seed | rel. err. summed, 5 steps | summed, rollout | geometric mean | "
-            "energy err. | constraint violation | learned e, mu per contact (declared) |\n")
-    f.write("|---|---|---|---|---|---|---|---|---|---|\n")
+            "energy err. | constraint violation | learned e, mu per contact (declared) | "
+            "energy lost at impacts, impact map alone: rel. err. (impacts within 5 %) |\n")
+    f.write("|---|---|---|---|---|---|---|---|---|---|---|\n")
     for r in rows:
-        f.write("| " + " | ".join([r[0], r[1], r[2], r[3]] + [f"{x:.4g}" for x in r[4:9]] + [r[9]]) + " |\n")
+        f.write("| " + " | ".join([r[0], r[1], r[2], r[3]] + [f"{x:.4g}" for x in r[4:9]] + [r[9], r[10]]) + " |\n")
 print(open(os.path.join(out, "summary.md")).read())
 PY
