@@ -353,9 +353,10 @@ int imp_ctrain_chunk_loss(const imp_cmodel *m, const double *params, const doubl
 int imp_ctrain_window_substeps(const double *window, int n_states, int dim, double dt);
 /* Whether a training window (n_states x m->dim, positions then velocities)
  * passes near one of the contacts of a model with contact: at some state of
- * it some contact's gap phi <= 2 dt |J_n v| (reached within about one
- * sample interval at the normal velocity there, before or after an impact;
- * a sustained contact, phi about 0, always). Such a window is where one
+ * it some contact's gap phi <= 2 dt |J_n v| (the distance the
+ * normal velocity there covers in two sample intervals: the states just
+ * before and just after an impact; a sustained contact, phi about 0,
+ * always). Such a window is where one
  * contact map per sample falls short of a contact the data resolve finer
  * (the gyroscope's rim on the wall, docs/chnn-systems.md); imp_ctrain
  * integrates it with opts.contact_substeps substeps. *near receives 1 if
