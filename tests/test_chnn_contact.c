@@ -517,6 +517,25 @@ static void make_exact_model(imp_cmodel *m, double **params, const char *name, i
     }
 }
 
+/* n trajectories of T states of the model's system, simulated by its
+ * event-accurate truth from random states (rng seed `seed`). */
+static void simulate_set(const imp_cmodel *m, int n, int T, unsigned long long seed, imp_ctraj *out)
+{
+    const imp_csys *s = &m->sys.full;
+    int dim = m->dim;
+    imp_ctraj t = {n, T, dim, m->sys.dt, malloc((size_t)n * T * dim * sizeof(double)), 0};
+    double xv[2 * NMAX];
+    imp_rng rng;
+    imp_rng_seed(&rng, seed);
+    imp_csys_work *cw = imp_csys_work_new(s);
+    for (int i = 0; i < n; i++) {
+        CHECK_OK(imp_chnn_sample_state(s, &rng, 0.5, xv, cw));
+        CHECK_OK(imp_chnn_simulate(s, xv, t.dt, T - 1, NULL, t.z + (size_t)i * T * dim, NULL));
+    }
+    imp_csys_work_free(cw);
+    *out = t;
+}
+
 /* eval's impact energy (imp_ceval: one-step predictions from the truth's
  * states and rollouts) on simulated chain-ground:3 data: a model with the
  * truth's flow and e, mu near the truth's loses the truth's energy at the
@@ -530,18 +549,8 @@ static void test_eval_impact_energy(void)
     double *pg, *pb;
     make_exact_model(&good, &pg, name, IMP_CMODEL_CLNN, 1e-4, 0.5);
     make_exact_model(&bad, &pb, name, IMP_CMODEL_CLNN, 0.9, 0.5);
-    const imp_csys *s = &good.sys.full;
-    int dim = good.dim, n = 6, T = 60;
-    imp_ctraj test = {n, T, dim, good.sys.dt, malloc((size_t)n * T * dim * sizeof(double)), 0};
-    double xv[2 * NMAX];
-    imp_rng rng;
-    imp_rng_seed(&rng, 7);
-    imp_csys_work *cw = imp_csys_work_new(s);
-    for (int i = 0; i < n; i++) {
-        CHECK_OK(imp_chnn_sample_state(s, &rng, 0.5, xv, cw));
-        CHECK_OK(imp_chnn_simulate(s, xv, test.dt, T - 1, NULL, test.z + (size_t)i * T * dim, NULL));
-    }
-    imp_csys_work_free(cw);
+    imp_ctraj test;
+    simulate_set(&good, 6, 60, 7, &test);
     imp_ceval_opts eo;
     imp_ceval_opts_default(&eo);
     imp_ceval_result rg, rb, rk;
@@ -617,18 +626,9 @@ static void test_contact_windows(void)
     imp_cmodel m;
     double *p0;
     make_model(&m, &p0, "chain-ground:3", IMP_CMODEL_CLNN, 0.3, 0.4, 9);
-    const imp_csys *s = &m.sys.full;
     int dim = m.dim, n = 6, T = 60, S = 4, R = 6, n_win = n * (T / (S + 1));
-    imp_ctraj data = {n, T, dim, m.sys.dt, malloc((size_t)n * T * dim * sizeof(double)), 0};
-    double xv[2 * NMAX];
-    imp_rng rng;
-    imp_rng_seed(&rng, 11);
-    imp_csys_work *cw = imp_csys_work_new(s);
-    for (int i = 0; i < n; i++) {
-        CHECK_OK(imp_chnn_sample_state(s, &rng, 0.5, xv, cw));
-        CHECK_OK(imp_chnn_simulate(s, xv, data.dt, T - 1, NULL, data.z + (size_t)i * T * dim, NULL));
-    }
-    imp_csys_work_free(cw);
+    imp_ctraj data;
+    simulate_set(&m, n, T, 11, &data);
     imp_ctrain_opts o;
     imp_ctrain_opts_default(&o);
     o.epochs = 1;
