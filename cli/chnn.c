@@ -68,6 +68,10 @@ static void train_usage(FILE *f)
                "                 impulse through the learned constrained mass after each step);\n"
                "                 the default when the system declares contacts\n"
                "  --no-contact   chnn, clnn: the flow alone, contacts ignored (the comparison)\n"
+               "  --contact-substeps R  with contact: a window whose data come near a contact (a\n"
+               "                 gap at most 2 dt |normal velocity| at some state) is integrated\n"
+               "                 with R RK4 substeps per interval, each followed by the contact\n"
+               "                 map (default %d; 1 = one step and one map per sample everywhere)\n"
                "  --hidden H     MLP width (256; 3 hidden layers)\n"
                "  --seed K       initialisation and chunk sampling seed (0)\n"
                "  --threads N    threads per minibatch, 1..64 (default 2): each takes a contiguous\n"
@@ -78,7 +82,8 @@ static void train_usage(FILE *f)
                "                 double; auto is single for chnn (its 2000-epoch accuracy was\n"
                "                 measured to hold, docs/chnn.md) and double for the others\n"
                "  --quiet        no progress lines\n"
-               CLI_RUN_USAGE);
+               CLI_RUN_USAGE,
+            IMP_CTRAIN_CONTACT_SUBSTEPS);
 }
 
 /* e and mu per contact, learned and declared (the truth of a simulated system). */
@@ -223,6 +228,10 @@ int cli_train_chnn(int argc, char **argv, const char *model)
             if (cli_parse_long(a, val, 1, IMP_CTRAIN_MAX_SUBSTEPS, &lv)) return cli_fail(verb);
             o.max_substeps = (int)lv;
             i++;
+        } else if (!strcmp(a, "--contact-substeps")) {
+            if (cli_parse_long(a, val, 1, IMP_CTRAIN_MAX_SUBSTEPS, &lv)) return cli_fail(verb);
+            o.contact_substeps = (int)lv;
+            i++;
         } else if (!strcmp(a, "--skip-factor")) {
             if (cli_parse_double(a, val, 1.0, 1e300, &dv)) return cli_fail(verb);
             o.skip_factor = dv;
@@ -288,10 +297,14 @@ int cli_train_chnn(int argc, char **argv, const char *model)
     imp_ctrain_result res;
     memset(&res, 0, sizeof res);
     st = imp_ctrain(&m, params, m.cartesian ? &cart : &gen, &o, &res);
-    if (res.substepped_windows > 0 && !quiet)
+    if (res.substepped_windows > res.contact_windows && !quiet)
         fprintf(stderr, "impulse train: %d of the training windows move more than 1 %s per sample interval: "
                         "integrated with up to %d RK4 substeps per interval\n",
-                res.substepped_windows, m.cartesian ? "unit" : "rad", res.max_substeps);
+                res.substepped_windows - res.contact_windows, m.cartesian ? "unit" : "rad", res.max_substeps);
+    if (res.contact_windows > 0 && !quiet)
+        fprintf(stderr, "impulse train: %d of the training windows come near a contact: integrated with %d RK4 "
+                        "substeps per interval, each followed by the contact map\n",
+                res.contact_windows, imp_ctrain_contact_substeps(&m, &o));
     if (res.skipped_batches > 0 && !quiet)
         fprintf(stderr, "impulse train: the spike filter skipped %d minibatch%s (loss above %g times the best "
                         "epoch's mean, or not finite)\n",
@@ -314,7 +327,11 @@ int cli_train_chnn(int argc, char **argv, const char *model)
         imp_json_kv_int(&j, "substepped_windows", res.substepped_windows);
         imp_json_kv_int(&j, "max_substeps", res.max_substeps);
         imp_json_kv_int(&j, "skipped_batches", res.skipped_batches);
-        if (m.contact) cli_chnn_contact_json(&j, &m, params);
+        if (m.contact) {
+            imp_json_kv_int(&j, "contact_substeps", imp_ctrain_contact_substeps(&m, &o));
+            imp_json_kv_int(&j, "contact_windows", res.contact_windows);
+            cli_chnn_contact_json(&j, &m, params);
+        }
         free(params);
         return cli_json_print(&j, verb);
     }

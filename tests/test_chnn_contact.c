@@ -243,15 +243,15 @@ static void test_map(const char *name, imp_cmodel_kind kind)
 /* The chunk loss's gradient in the masses, e, mu and six network weights
  * against central differences; returns sum |d/d(e, mu)| (whether the
  * chunks' impacts reached the contact law). */
-static double check_chunk_grad(imp_cmodel *m, double *params, const double *chunks, int B, int S, double h,
-                               const char *what)
+static double check_chunk_grad(imp_cmodel *m, double *params, const double *chunks, const int *r, int B, int S,
+                               double h, const char *what)
 {
     int dim = m->dim;
     imp_cmodel_work *w = imp_cmodel_work_new_slots(m, B, 4 * S + 1);
     double *traj = malloc((size_t)(S + 1) * B * dim * sizeof(double));
     double *tb = malloc((size_t)(S + 1) * B * dim * sizeof(double));
     double *grad = calloc(m->n_params, sizeof(double)), loss;
-    CHECK_OK(imp_ctrain_chunk_loss(m, params, chunks, B, S, h, w, traj, tb, grad, &loss));
+    CHECK_OK(imp_ctrain_chunk_loss_substeps(m, params, chunks, r, B, S, h, w, traj, tb, grad, &loss));
     size_t idx[64];
     int ni = 0;
     for (size_t p = m->off_mass; p < m->n_params; p++) idx[ni++] = p;
@@ -261,9 +261,9 @@ static double check_chunk_grad(imp_cmodel *m, double *params, const double *chun
         size_t p = idx[i];
         double p0 = params[p], Lp, Lm;
         params[p] = p0 + eps;
-        CHECK_OK(imp_ctrain_chunk_loss(m, params, chunks, B, S, h, w, traj, tb, NULL, &Lp));
+        CHECK_OK(imp_ctrain_chunk_loss_substeps(m, params, chunks, r, B, S, h, w, traj, tb, NULL, &Lp));
         params[p] = p0 - eps;
-        CHECK_OK(imp_ctrain_chunk_loss(m, params, chunks, B, S, h, w, traj, tb, NULL, &Lm));
+        CHECK_OK(imp_ctrain_chunk_loss_substeps(m, params, chunks, r, B, S, h, w, traj, tb, NULL, &Lm));
         params[p] = p0;
         double fd = (Lp - Lm) / (2 * eps);
         double err = fabs(fd - grad[p]) / (fabs(fd) + fabs(grad[p]) + 1e-6);
@@ -278,8 +278,11 @@ static double check_chunk_grad(imp_cmodel *m, double *params, const double *chun
 }
 
 /* The training chunk loss through impacts: its gradient in e, mu, the masses
- * and some network weights against central differences. */
-static void test_chunk_loss(const char *name, imp_cmodel_kind kind)
+ * and some network weights against central differences; R > 1: every chunk
+ * with R RK4 substeps per sample, the contact map after each (training's
+ * contact substeps, imp_ctrain_opts.contact_substeps), and the maps do act
+ * on substeps. */
+static void test_chunk_loss(const char *name, imp_cmodel_kind kind, int R)
 {
     imp_cmodel m;
     double *params;
@@ -299,15 +302,31 @@ static void test_chunk_loss(const char *name, imp_cmodel_kind kind)
                 double *z = chunks + ((size_t)b * (S + 1) + k) * dim + q;
                 *z = chunks[q] + (k > 0 || (b > 0 && q >= dim / 2) ? 0.05 * imp_rng_normal(&rng) : 0.0);
             }
-    int hits = 0;
+    int hits = 0, r[3] = {R, R, R};
     for (int b = 0; b < B; b++) {
         double out[4 * 2 * NMAX];
-        CHECK_OK(imp_cmodel_contact_rollout(&m, params, chunks + (size_t)b * (S + 1) * dim, S + 1, h, 1, out, &hits));
+        int n_hit = 0;
+        CHECK_OK(imp_cmodel_contact_rollout(&m, params, chunks + (size_t)b * (S + 1) * dim, S + 1, h, R, out, &n_hit));
+        hits += n_hit;
     }
+    CHECK_MSG(hits > 0, "%s, %d substeps: no contact map acted", name, R);
     char what[64];
-    snprintf(what, sizeof what, "%s %s", name, imp_cmodel_kind_name(kind));
+    snprintf(what, sizeof what, "%s %s, %d substeps", name, imp_cmodel_kind_name(kind), R);
     /* e and mu get a gradient: the chunks do hit */
-    CHECK_MSG(check_chunk_grad(&m, params, chunks, B, S, h, what) > 0, "%s: no gradient reaches e and mu", name);
+    CHECK_MSG(check_chunk_grad(&m, params, chunks, R > 1 ? r : NULL, B, S, h, what) > 0,
+              "%s: no gradient reaches e and mu", what);
+    if (R > 1) {
+        /* the substeps change the loss: it is not one map per sample */
+        imp_cmodel_work *w = imp_cmodel_work_new_slots(&m, B, 4 * S + 1);
+        double *traj = malloc((size_t)(S + 1) * B * dim * sizeof(double));
+        double *tb = malloc((size_t)(S + 1) * B * dim * sizeof(double)), L1, LR;
+        CHECK_OK(imp_ctrain_chunk_loss(&m, params, chunks, B, S, h, w, traj, tb, NULL, &L1));
+        CHECK_OK(imp_ctrain_chunk_loss_substeps(&m, params, chunks, r, B, S, h, w, traj, tb, NULL, &LR));
+        CHECK_MSG(fabs(LR - L1) > 1e-9 * L1, "%s: loss %.12g with substeps, %.12g without", what, LR, L1);
+        imp_cmodel_work_free(w);
+        free(traj);
+        free(tb);
+    }
     free(chunks);
     free(params);
 }
@@ -358,7 +377,7 @@ static void test_body_contact_chunk(imp_cmodel_kind kind)
     double *chunks = traj + (size_t)found * dim;
     char what[64];
     snprintf(what, sizeof what, "colliding-pendulums %s", imp_cmodel_kind_name(kind));
-    CHECK_MSG(check_chunk_grad(&m, params, chunks, 1, S, h, what) > 0,
+    CHECK_MSG(check_chunk_grad(&m, params, chunks, NULL, 1, S, h, what) > 0,
               "%s: no gradient reaches e and mu (the chunk's impact missed)", what);
     printf("%s: chunk loss through a bob-bob impact (sample %d) FD-checked\n", what, found);
     free(traj);
@@ -498,6 +517,25 @@ static void make_exact_model(imp_cmodel *m, double **params, const char *name, i
     }
 }
 
+/* n trajectories of T states of the model's system, simulated by its
+ * event-accurate truth from random states (rng seed `seed`). */
+static void simulate_set(const imp_cmodel *m, int n, int T, unsigned long long seed, imp_ctraj *out)
+{
+    const imp_csys *s = &m->sys.full;
+    int dim = m->dim;
+    imp_ctraj t = {n, T, dim, m->sys.dt, malloc((size_t)n * T * dim * sizeof(double)), 0};
+    double xv[2 * NMAX];
+    imp_rng rng;
+    imp_rng_seed(&rng, seed);
+    imp_csys_work *cw = imp_csys_work_new(s);
+    for (int i = 0; i < n; i++) {
+        CHECK_OK(imp_chnn_sample_state(s, &rng, 0.5, xv, cw));
+        CHECK_OK(imp_chnn_simulate(s, xv, t.dt, T - 1, NULL, t.z + (size_t)i * T * dim, NULL));
+    }
+    imp_csys_work_free(cw);
+    *out = t;
+}
+
 /* eval's impact energy (imp_ceval: one-step predictions from the truth's
  * states and rollouts) on simulated chain-ground:3 data: a model with the
  * truth's flow and e, mu near the truth's loses the truth's energy at the
@@ -511,18 +549,8 @@ static void test_eval_impact_energy(void)
     double *pg, *pb;
     make_exact_model(&good, &pg, name, IMP_CMODEL_CLNN, 1e-4, 0.5);
     make_exact_model(&bad, &pb, name, IMP_CMODEL_CLNN, 0.9, 0.5);
-    const imp_csys *s = &good.sys.full;
-    int dim = good.dim, n = 6, T = 60;
-    imp_ctraj test = {n, T, dim, good.sys.dt, malloc((size_t)n * T * dim * sizeof(double)), 0};
-    double xv[2 * NMAX];
-    imp_rng rng;
-    imp_rng_seed(&rng, 7);
-    imp_csys_work *cw = imp_csys_work_new(s);
-    for (int i = 0; i < n; i++) {
-        CHECK_OK(imp_chnn_sample_state(s, &rng, 0.5, xv, cw));
-        CHECK_OK(imp_chnn_simulate(s, xv, test.dt, T - 1, NULL, test.z + (size_t)i * T * dim, NULL));
-    }
-    imp_csys_work_free(cw);
+    imp_ctraj test;
+    simulate_set(&good, 6, 60, 7, &test);
     imp_ceval_opts eo;
     imp_ceval_opts_default(&eo);
     imp_ceval_result rg, rb, rk;
@@ -586,14 +614,102 @@ static void test_eval_impact_energy(void)
     free(pb);
 }
 
+/* Training's contact substeps (imp_ctrain_opts.contact_substeps) on
+ * simulated chain-ground:3 windows: the windows near the ground
+ * (imp_ctrain_contact_window; none once the ground is far below, none
+ * without contact) are the ones integrated with R substeps, and the first
+ * epoch's loss is the chunk loss with R substeps on exactly those windows
+ * (every window in one minibatch, its loss taken before the step), not the
+ * loss with one map per sample. */
+static void test_contact_windows(void)
+{
+    imp_cmodel m;
+    double *p0;
+    make_model(&m, &p0, "chain-ground:3", IMP_CMODEL_CLNN, 0.3, 0.4, 9);
+    int dim = m.dim, n = 6, T = 60, S = 4, R = 6, n_win = n * (T / (S + 1));
+    imp_ctraj data;
+    simulate_set(&m, n, T, 11, &data);
+    imp_ctrain_opts o;
+    imp_ctrain_opts_default(&o);
+    o.epochs = 1;
+    o.batch = n_win;
+    o.n_chunks = n_win;
+    o.all_windows = 1;
+    o.chunk_steps = S;
+    o.seed = 3;
+    o.single_products = 0;
+    /* the chunks imp_ctrain draws, and which of them come near the ground */
+    double *chunks;
+    int nc, near, n_near = 0, *r = malloc((size_t)n_win * sizeof(int));
+    CHECK_OK(imp_ctrain_all_windows(&data, n_win, S, &chunks, &nc));
+    CHECK(nc == n_win);
+    imp_cmodel far = m, plain;
+    for (int pl = 0; pl < far.sys.full.n_planes; pl++) far.sys.full.planes[pl].offset -= 100;
+    imp_csystem cs;
+    CHECK_OK(imp_csystem_from_name(&cs, "chain-ground:3"));
+    CHECK_OK(imp_cmodel_init(&plain, IMP_CMODEL_CLNN, &cs, 16, 2));
+    for (int b = 0; b < nc; b++) {
+        const double *wb = chunks + (size_t)b * (S + 1) * dim;
+        CHECK_OK(imp_ctrain_contact_window(&m, wb, S + 1, data.dt, &near));
+        r[b] = near ? R : 1;
+        n_near += near;
+        CHECK_OK(imp_ctrain_contact_window(&far, wb, S + 1, data.dt, &near));
+        CHECK_MSG(!near, "window %d near a ground 100 below", b);
+        CHECK_OK(imp_ctrain_contact_window(&plain, wb, S + 1, data.dt, &near));
+        CHECK_MSG(!near, "window %d near a contact of a model without contact", b);
+    }
+    printf("  contact substeps: %d of %d chain-ground:3 windows near the ground\n", n_near, nc);
+    CHECK_MSG(n_near > 0 && n_near < nc, "%d of %d windows near the ground", n_near, nc);
+    CHECK_FAILS(imp_ctrain_contact_window(&m, chunks, 0, data.dt, &near), IMP_ERR_INVALID);
+    imp_cmodel_work *w = imp_cmodel_work_new_slots(&m, nc, 4 * S + 1);
+    double *traj = malloc((size_t)(S + 1) * nc * dim * sizeof(double));
+    double *tb = malloc((size_t)(S + 1) * nc * dim * sizeof(double)), L1, LR;
+    CHECK_OK(imp_ctrain_chunk_loss(&m, p0, chunks, nc, S, data.dt, w, traj, tb, NULL, &L1));
+    CHECK_OK(imp_ctrain_chunk_loss_substeps(&m, p0, chunks, r, nc, S, data.dt, w, traj, tb, NULL, &LR));
+    CHECK_MSG(fabs(LR - L1) > 1e-9 * L1, "the substeps do not change the loss (%.12g)", L1);
+    double *params = malloc(m.n_params * sizeof(double));
+    imp_ctrain_result res;
+    for (int on = 0; on <= 1; on++) {
+        o.contact_substeps = on ? R : 1;
+        memcpy(params, p0, m.n_params * sizeof(double));
+        CHECK_OK(imp_ctrain(&m, params, &data, &o, &res));
+        double want = on ? LR : L1;
+        printf("  contact_substeps %d: %d windows, up to %d substeps, first loss %.12g (want %.12g)\n",
+               o.contact_substeps, res.contact_windows, res.max_substeps, res.final_loss, want);
+        CHECK(res.contact_windows == (on ? n_near : 0) && res.substepped_windows == res.contact_windows);
+        CHECK(res.max_substeps == (on ? R : 1));
+        CHECK_MSG(fabs(res.final_loss - want) < 1e-12 * want, "contact_substeps %d: loss %.15g, want %.15g",
+                  o.contact_substeps, res.final_loss, want);
+    }
+    CHECK(imp_ctrain_contact_substeps(&m, &o) == R && imp_ctrain_contact_substeps(&plain, &o) == 1);
+    o.contact_substeps = 0;
+    CHECK(imp_ctrain_contact_substeps(&m, &o) == IMP_CTRAIN_CONTACT_SUBSTEPS);
+    o.contact_substeps = IMP_CTRAIN_MAX_SUBSTEPS + 1;
+    CHECK_FAILS(imp_ctrain(&m, params, &data, &o, &res), IMP_ERR_INVALID);
+    o.contact_substeps = -1;
+    CHECK_FAILS(imp_ctrain(&m, params, &data, &o, &res), IMP_ERR_INVALID);
+    imp_cmodel_work_free(w);
+    free(traj);
+    free(tb);
+    free(chunks);
+    free(r);
+    free(params);
+    free(p0);
+    imp_ctraj_free(&data);
+}
+
 int main(void)
 {
     test_errors();
     test_map("chain-ground:3", IMP_CMODEL_CLNN);
     test_map("gyroscope-wall", IMP_CMODEL_CHNN);
-    test_chunk_loss("chain-ground:3", IMP_CMODEL_CLNN);
-    test_chunk_loss("chain-ground:3", IMP_CMODEL_CHNN);
-    test_chunk_loss("gyroscope-wall", IMP_CMODEL_CLNN);
+    test_chunk_loss("chain-ground:3", IMP_CMODEL_CLNN, 1);
+    test_chunk_loss("chain-ground:3", IMP_CMODEL_CHNN, 1);
+    test_chunk_loss("gyroscope-wall", IMP_CMODEL_CLNN, 1);
+    test_chunk_loss("chain-ground:3", IMP_CMODEL_CLNN, 4);
+    test_chunk_loss("gyroscope-wall", IMP_CMODEL_CLNN, 5);
+    test_chunk_loss("gyroscope-wall", IMP_CMODEL_CHNN, 3);
+    test_contact_windows();
     test_body_contact_chunk(IMP_CMODEL_CLNN);
     test_body_contact_chunk(IMP_CMODEL_CHNN);
     test_jam();

@@ -318,8 +318,8 @@ static void test_diverged(void)
     char text[2048];
     snprintf(text, sizeof text,
              "task id=keep %s\ntask id=fail %s diverged=fail\ntask id=bad1 %s diverged=maybe\n"
-             "task id=bad2 %s skip_factor=1\ntask id=bad3 %s max_substeps=0\n",
-             common, common, common, common, common);
+             "task id=bad2 %s skip_factor=1\ntask id=bad3 %s max_substeps=0\ntask id=bad4 %s contact_substeps=65\n",
+             common, common, common, common, common, common);
     imp_sweep_plan p;
     CHECK_OK(imp_sweep_plan_parse(&p, text, "x"));
     CHECK_OK(imp_sweep_prepare(&p, "sweep_dv"));
@@ -377,6 +377,8 @@ static void test_diverged(void)
     CHECK_MSG(strstr(imp_last_error(), "skip_factor"), "%s", imp_last_error());
     CHECK_FAILS(imp_sweep_run_task(&p, 4, "sweep_dv", &o, &ran), IMP_ERR_INVALID);
     CHECK_MSG(strstr(imp_last_error(), "max_substeps=0"), "%s", imp_last_error());
+    CHECK_FAILS(imp_sweep_run_task(&p, 5, "sweep_dv", &o, &ran), IMP_ERR_INVALID);
+    CHECK_MSG(strstr(imp_last_error(), "contact_substeps=65"), "%s", imp_last_error());
     char *md = NULL;
     CHECK_OK(imp_sweep_report("sweep_dv", &md));
     CHECK_MSG(md && strstr(md, "(diverged; best epoch)") && strstr(md, "- keep: training diverged at epoch"), "%s",

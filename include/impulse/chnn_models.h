@@ -251,6 +251,8 @@ int imp_ctraj_to_generalised(const imp_csystem *sys, const imp_ctraj *in, imp_ct
 /* ---- training ([F] section 7, reference settings) ---- */
 #define IMP_CTRAIN_MAX_THREADS 64
 #define IMP_CTRAIN_MAX_SUBSTEPS 64
+/* imp_ctrain_opts.contact_substeps 0: the default number of contact substeps */
+#define IMP_CTRAIN_CONTACT_SUBSTEPS 1
 typedef struct imp_ctrain_opts {
     int epochs;            /* 2000 in the reference */
     double lr;             /* 3e-3 */
@@ -285,6 +287,12 @@ typedef struct imp_ctrain_opts {
                             * skip_factor times the best epoch's mean loss so far, is not stepped
                             * (counted in imp_ctrain_result.skipped_batches, left out of
                             * the epoch's mean loss). 0 (default): off; else > 1 */
+    int contact_substeps;  /* a model with contact (imp_cmodel_enable_contact): RK4 substeps
+                            * per sample interval, each followed by the contact map, of every
+                            * window the data put near a contact (imp_ctrain_contact_window),
+                            * the loss still at the samples; the others keep one step and one
+                            * map per sample. 0 (default): IMP_CTRAIN_CONTACT_SUBSTEPS;
+                            * 1: none; else 2..IMP_CTRAIN_MAX_SUBSTEPS. Ignored without contact */
     int verbose;           /* progress callback every epoch if set */
     void (*progress)(void *user, int epoch, double loss, double seconds);
     void *progress_user;
@@ -306,6 +314,8 @@ typedef struct imp_ctrain_result {
     int max_substeps;      /* the most substeps of any window (1: none substepped) */
     int skipped_batches;   /* minibatches the spike filter skipped (opts.skip_factor; this
                             * session's, for a resumed run) */
+    int contact_windows;   /* training windows near a contact integrated with
+                            * opts.contact_substeps substeps (0 without contact or with 1) */
 } imp_ctrain_result;
 
 /* Cut chunks: for trajectory i < n_chunks, one random window of
@@ -341,6 +351,20 @@ int imp_ctrain_chunk_loss(const imp_cmodel *m, const double *params, const doubl
  * window with r steps of dt / r per sample interval, the loss still at the
  * samples. Returns 1 for invalid arguments (NULL, dim < 2, dt <= 0). */
 int imp_ctrain_window_substeps(const double *window, int n_states, int dim, double dt);
+/* Whether a training window (n_states x m->dim, positions then velocities)
+ * passes near one of the contacts of a model with contact: at some state of
+ * it some contact's gap phi <= 2 dt |J_n v| (the distance the
+ * normal velocity there covers in two sample intervals: the states just
+ * before and just after an impact; a sustained contact, phi about 0,
+ * always). Such a window is where one
+ * contact map per sample falls short of a contact the data resolve finer
+ * (the gyroscope's rim on the wall, docs/chnn-systems.md); imp_ctrain
+ * integrates it with opts.contact_substeps substeps. *near receives 1 if
+ * so, else 0 (always 0 for a model without contact). */
+int imp_ctrain_contact_window(const imp_cmodel *m, const double *window, int n_states, double dt, int *near);
+/* The contact substeps imp_ctrain uses for this model and options (1 for a
+ * model without contact). */
+int imp_ctrain_contact_substeps(const imp_cmodel *m, const imp_ctrain_opts *o);
 /* imp_ctrain_chunk_loss with substeps[b] RK4 steps of dt / substeps[b] per
  * sample interval for chunk b (each in 1..IMP_CTRAIN_MAX_SUBSTEPS; NULL: all
  * 1, which is imp_ctrain_chunk_loss). The loss is still the mean over the

@@ -209,12 +209,13 @@ CPROGRESS_FN = ctypes.CFUNCTYPE(None, c_void_p, c_int, c_double, c_double)
 class CTrainOpts(Struct):
     _fields_ = [("epochs", c_int), ("lr", c_double), ("weight_decay", c_double), ("batch", c_int),
                 ("n_chunks", c_int), ("chunk_steps", c_int), ("seed", c_ull), ("threads", c_int),
-                ("single_products", c_int), ("warmup_steps", c_int), ("grad_clip", c_double), ("all_windows", c_int), ("max_substeps", c_int), ("skip_factor", c_double), ("verbose", c_int), ("progress", CPROGRESS_FN), ("progress_user", c_void_p), ("hooks", TrainHooks)]
+                ("single_products", c_int), ("warmup_steps", c_int), ("grad_clip", c_double), ("all_windows", c_int), ("max_substeps", c_int), ("skip_factor", c_double), ("contact_substeps", c_int), ("verbose", c_int), ("progress", CPROGRESS_FN), ("progress_user", c_void_p), ("hooks", TrainHooks)]
 
 
 class CTrainResult(Struct):
     _fields_ = [("final_loss", c_double), ("seconds", c_double), ("critical_seconds", c_double), ("epochs", c_int),
-                ("substepped_windows", c_int), ("max_substeps", c_int), ("skipped_batches", c_int)]
+                ("substepped_windows", c_int), ("max_substeps", c_int), ("skipped_batches", c_int),
+                ("contact_windows", c_int)]
 
 
 class CEvalOpts(Struct):
@@ -384,6 +385,7 @@ for _n, _a, _r in [
     ("imp_ctraj_free", [P(CTraj)], None),
     ("imp_ctrain_opts_default", [P(CTrainOpts)], None),
     ("imp_ctrain", [V, dptr, P(CTraj), P(CTrainOpts), P(CTrainResult)], c_int),
+    ("imp_ctrain_contact_substeps", [V, P(CTrainOpts)], c_int),
     ("imp_cmodel_save", [c_char_p, V, dptr, P(CTrainOpts), P(CTrainResult)], c_int),
     ("imp_cmodel_load", [c_char_p, V, P(dptr)], c_int),
     ("imp_ceval_opts_default", [P(CEvalOpts)], None),

@@ -39,7 +39,7 @@ def _ctraj_of(z: np.ndarray, dt: float) -> _lib.CTraj:
 
 def _train_constrained(model, data, output, epochs, seed, lr, callback, run, wd=None, batch=None, chunks=None,
                        hidden=256, threads=2, precision="auto", max_substeps=None, skip_factor=None,
-                       contact=None):
+                       contact=None, contact_substeps=None):
     d = _as_dataset(data)
     if d.kind != "constrained":
         raise Error(f"{model}: needs a constrained system's trajectories (z or x, v), got {d.kind} data")
@@ -49,7 +49,8 @@ def _train_constrained(model, data, output, epochs, seed, lr, callback, run, wd=
     lib.imp_ctrain_opts_default(ctypes.byref(o))
     o.threads = threads
     for field, v in (("epochs", epochs), ("lr", lr), ("weight_decay", wd), ("batch", batch), ("n_chunks", chunks),
-                     ("max_substeps", max_substeps), ("skip_factor", skip_factor)):
+                     ("max_substeps", max_substeps), ("skip_factor", skip_factor),
+                     ("contact_substeps", contact_substeps)):
         if v is not None:
             setattr(o, field, v)
     o.seed = seed
@@ -83,6 +84,9 @@ def _train_constrained(model, data, output, epochs, seed, lr, callback, run, wd=
             hk.finish(m)
             m.report.update(substepped_windows=res.substepped_windows, max_substeps=res.max_substeps,
                             skipped_batches=res.skipped_batches)
+            if lib.imp_flat_cmodel_contacts(m._m) > 0:
+                m.report.update(contact_substeps=lib.imp_ctrain_contact_substeps(m._m, ctypes.byref(o)),
+                                contact_windows=res.contact_windows)
             check(st)
     finally:
         if not m.cartesian:

@@ -82,12 +82,15 @@ def train(model: str, data, *, output: str | os.PathLike | None = None, epochs: 
         --max-substeps), skip_factor (0: off; as the CLI's --skip-factor),
         contact (chnn, clnn: learn e and mu per contact; None, the default:
         when the system declares contacts; False: the flow alone, as the
-        CLI's --no-contact).
+        CLI's --no-contact), contact_substeps (with contact: RK4 substeps per
+        sample, each followed by the contact map, of the windows near a
+        contact; 1: none; as the CLI's --contact-substeps).
     Returns a Model or ConstrainedModel with .history (one dict per epoch),
     .loss_history (numpy array, epoch loss), .report (end: finished, stopped
     or diverged; epochs_done, best_epoch, best_loss, final_loss, seconds,
     kept_epoch, far_above_best;
-    constrained models also substepped_windows, max_substeps, skipped_batches),
+    constrained models also substepped_windows, max_substeps, skipped_batches,
+    and with contact contact_substeps, contact_windows),
     .stopped_early and .interrupted (Ctrl-C). A diverged run raises
     impulse.Error.
     """

@@ -14,8 +14,9 @@
  *   magnet-pendulum; plans give the rotor's CHNN/CLNN 3e-3) data_seed=0 test_seed=2 state_seconds=60 (how often the
  *   training state is saved; state_every=E: every E epochs too) precision=double (single: the network's
  *   hidden-to-hidden products in float, imp_ctrain_opts.single_products)
- *   warmup=W clip=C max_substeps=R skip_factor=X (imp_ctrain_opts.warmup_steps,
- *   grad_clip, max_substeps, skip_factor; absent: the library's defaults)
+ *   warmup=W clip=C max_substeps=R skip_factor=X contact_substeps=R
+ *   (imp_ctrain_opts.warmup_steps, grad_clip, max_substeps, skip_factor,
+ *   contact_substeps; absent: the library's defaults)
  *   diverge_factor=F (the divergence guard, imp_train_hooks.diverge_factor:
  *   1000; 0 off)
  *   diverged=keep-best|fail (a training run that diverges: keep-best, the
@@ -46,7 +47,7 @@ static double default_lr(const char *sys) { return imp_ctrain_reference_lr(sys);
 typedef struct chnn_settings {
     const char *system, *model;
     long seed, epochs, n_train, n_test, T, hidden, data_seed, test_seed, state_every;
-    long warmup, max_substeps;
+    long warmup, max_substeps, contact_substeps;
     double lr, state_seconds, clip, skip_factor, diverge_factor;
     int single;    /* precision=single */
     int keep_best; /* diverged=keep-best */
@@ -77,6 +78,7 @@ static int read_settings(const imp_sweep_task *t, chnn_settings *s)
     if (!st) st = imp_sweep_task_int(t, "warmup", -1, 0, 100000000L, &s->warmup);
     if (!st) st = imp_sweep_task_double(t, "clip", -1, 0, 1e300, &s->clip);
     if (!st) st = imp_sweep_task_int(t, "max_substeps", 0, 1, 1024, &s->max_substeps);
+    if (!st) st = imp_sweep_task_int(t, "contact_substeps", 0, 1, IMP_CTRAIN_MAX_SUBSTEPS, &s->contact_substeps);
     if (!st) st = imp_sweep_task_double(t, "skip_factor", 0, 1, 1e300, &s->skip_factor);
     if (!st && imp_sweep_task_get(t, "skip_factor") && !(s->skip_factor > 1))
         st = imp_fail(IMP_ERR_INVALID, "task '%s': skip_factor=%g must be > 1", t->id, s->skip_factor);
@@ -249,7 +251,7 @@ int sweep_exec_chnn(const imp_sweep_task *t, const char *task_dir, const imp_swe
     char diverge_msg[512] = ""; /* the divergence error, when the best model is kept */
     imp_ctrain_opts topt;
     imp_ctrain_opts_default(&topt);
-    imp_ctrain_result res = {NAN, NAN, NAN, 0, 0, 1, 0};
+    imp_ctrain_result res = {NAN, NAN, NAN, 0, 0, 1, 0, 0};
     if (access(ckpt, F_OK) == 0) {
         /* trained before the task was stopped during evaluation */
         st = imp_cmodel_load(ckpt, &m, &params);
@@ -284,6 +286,7 @@ int sweep_exec_chnn(const imp_sweep_task *t, const char *task_dir, const imp_swe
             topt.warmup_steps = (int)s.warmup;
             topt.grad_clip = s.clip;
             topt.max_substeps = (int)s.max_substeps;
+            topt.contact_substeps = (int)s.contact_substeps;
             topt.skip_factor = s.skip_factor;
             topt.hooks.diverge_factor = s.diverge_factor;
             topt.hooks.on_epoch = sweep_train_epoch;
@@ -394,6 +397,10 @@ int sweep_exec_chnn(const imp_sweep_task *t, const char *task_dir, const imp_swe
     if (res.substepped_windows > 0) {
         imp_json_kv_int(&j, "substepped_windows", res.substepped_windows);
         imp_json_kv_int(&j, "max_substeps", res.max_substeps);
+    }
+    if (res.contact_windows > 0) {
+        imp_json_kv_int(&j, "contact_substeps", imp_ctrain_contact_substeps(&m, &topt));
+        imp_json_kv_int(&j, "contact_windows", res.contact_windows);
     }
     imp_json_kv_number(&j, "eval_seconds", r.seconds);
     st = sweep_meta_set(result, &j);

@@ -88,6 +88,11 @@ int imp_cmodel_save(const char *path, const imp_cmodel *m, const double *params,
         imp_json_kv_int(&j, "max_substeps", res->max_substeps);
     }
     if (res && opts && opts->skip_factor > 0) imp_json_kv_int(&j, "skipped_batches", res->skipped_batches);
+    /* only when on, so that other checkpoints keep their bytes */
+    if (res && opts && res->contact_windows > 0) {
+        imp_json_kv_int(&j, "contact_substeps", imp_ctrain_contact_substeps(m, opts));
+        imp_json_kv_int(&j, "contact_windows", res->contact_windows);
+    }
     imp_json_end_object(&j);
     const char *text = imp_json_text(&j);
     imp_npz *z = imp_npz_new();

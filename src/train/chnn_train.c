@@ -304,6 +304,39 @@ int imp_ctrain_window_substeps(const double *window, int n_states, int dim, doub
     return (int)ceil(x);
 }
 
+int imp_ctrain_contact_window(const imp_cmodel *m, const double *window, int n_states, double dt, int *near)
+{
+    if (!m || !window || !near) return imp_fail(IMP_ERR_INVALID, "contact window: NULL argument");
+    if (n_states < 1 || !(dt > 0))
+        return imp_fail(IMP_ERR_INVALID, "contact window: n_states %d must be >= 1 and dt %g > 0", n_states, dt);
+    *near = 0;
+    if (!m->contact) return IMP_OK;
+    const imp_csys *s = &m->sys.full;
+    int N = m->sys.n_points * m->sys.d;
+    if (m->dim != 2 * N)
+        return imp_fail(IMP_ERR_SHAPE, "contact window: state size %d is not 2 x %d positions", m->dim, N);
+    double J[3 * IMP_CSYS_MAX_POINTS * 3];
+    for (int k = 0; k < n_states; k++) {
+        const double *x = window + (size_t)k * m->dim, *v = x + N;
+        for (int c = 0; c < s->n_contacts; c++) {
+            double phi = imp_csys_contact_frame(s, x, c, NULL, NULL, J);
+            double un = 0;
+            for (int q = 0; q < N; q++) un += J[q] * v[q];
+            if (phi <= 2 * dt * fabs(un)) {
+                *near = 1;
+                return IMP_OK;
+            }
+        }
+    }
+    return IMP_OK;
+}
+
+int imp_ctrain_contact_substeps(const imp_cmodel *m, const imp_ctrain_opts *o)
+{
+    if (!m || !m->contact || !o) return 1;
+    return o->contact_substeps ? o->contact_substeps : IMP_CTRAIN_CONTACT_SUBSTEPS;
+}
+
 /* Scratch for the substepped windows, integrated one at a time: a work with
  * 4 S r_cap + 1 slots for one row and its rollout buffers, grown on demand. */
 typedef struct sub_ctx {
@@ -662,6 +695,8 @@ static int fingerprint(const imp_cmodel *m, const imp_ctraj *d, const imp_ctrain
         imp_json_kv_int(j, "max_substeps", r_max);
     }
     if (o->skip_factor > 0) imp_json_kv_number(j, "skip_factor", o->skip_factor);
+    /* only when on, so that the state files of runs without keep their fingerprint */
+    if (imp_ctrain_contact_substeps(m, o) > 1) imp_json_kv_int(j, "contact_substeps", imp_ctrain_contact_substeps(m, o));
     imp_json_kv_string(j, "seed", seed);
     imp_json_kv_int(j, "n_traj", d->n_traj);
     imp_json_kv_int(j, "T", d->T);
@@ -690,6 +725,9 @@ int imp_ctrain(const imp_cmodel *m, double *params, const imp_ctraj *data,
     if (o->max_substeps < 0 || o->max_substeps > IMP_CTRAIN_MAX_SUBSTEPS)
         return imp_fail(IMP_ERR_INVALID, "max_substeps: %d must be in 0..%d (0: %d, 1: no substeps)",
                         o->max_substeps, IMP_CTRAIN_MAX_SUBSTEPS, IMP_CTRAIN_MAX_SUBSTEPS);
+    if (o->contact_substeps < 0 || o->contact_substeps > IMP_CTRAIN_MAX_SUBSTEPS)
+        return imp_fail(IMP_ERR_INVALID, "contact_substeps: %d must be in 0..%d (0: the default %d, 1: none)",
+                        o->contact_substeps, IMP_CTRAIN_MAX_SUBSTEPS, IMP_CTRAIN_CONTACT_SUBSTEPS);
     if (o->max_substeps > 1 && imp_cmodel_discrete(m))
         return imp_fail(IMP_ERR_INVALID, "max_substeps: %d, but a %s takes one step per sample interval (0 or 1; "
                         "--max-substeps in the CLI)", o->max_substeps, imp_cmodel_kind_name(m->kind));
@@ -720,13 +758,24 @@ int imp_ctrain(const imp_cmodel *m, double *params, const imp_ctraj *data,
     }
     /* RK4 substeps per sample interval of each window, from its data */
     int r_cap = o->max_substeps ? o->max_substeps : IMP_CTRAIN_MAX_SUBSTEPS, n_sub = 0, r_max = 1;
+    int r_contact = imp_ctrain_contact_substeps(m, o), n_contact = 0;
     for (int i = 0; i < n_chunks; i++) {
         /* a discrete-time model's step is the sample interval itself */
         int r = imp_cmodel_discrete(m) ? 1 : imp_ctrain_window_substeps(chunks + (size_t)i * csz, S + 1, dim, data->dt);
         win_r[i] = r < r_cap ? r : r_cap;
+        /* a window near a contact: at least r_contact maps per sample */
+        if (r_contact > 1) {
+            int near = 0;
+            if ((st = imp_ctrain_contact_window(m, chunks + (size_t)i * csz, S + 1, data->dt, &near))) goto done;
+            if (near) {
+                n_contact++;
+                if (win_r[i] < r_contact) win_r[i] = r_contact;
+            }
+        }
         n_sub += win_r[i] > 1;
         if (win_r[i] > r_max) r_max = win_r[i];
     }
+    res->contact_windows = n_contact;
     res->substepped_windows = n_sub;
     res->max_substeps = r_max;
     st = imp_ctrain_pool_new(&pool, m, B, S, o->threads);

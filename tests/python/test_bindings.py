@@ -136,6 +136,11 @@ cgm.save(os.path.join(d, "cg.npz"))
 check(impulse.load_model(os.path.join(d, "cg.npz")).contacts == cc, "contact checkpoint")
 check(impulse.train("clnn", cg, epochs=1, hidden=16, chunks=4, batch=4, threads=1, contact=False).contacts == [],
       "contact=False: the flow alone")
+# contact substeps: the windows near a contact with R RK4 substeps per sample, reported
+rs = [impulse.train("clnn", cg, epochs=1, hidden=16, chunks=4, batch=4, threads=1, contact_substeps=r).report
+      for r in (4, 1)]
+check(rs[0]["contact_substeps"] == 4 and rs[0]["max_substeps"] == (4 if rs[0]["contact_windows"] else 1)
+      and rs[1]["contact_substeps"] == 1 and rs[1]["contact_windows"] == 0, f"contact_substeps ({rs})")
 roll = cgm.rollout(cg.initial_states()[:1], 5, 0.01)
 check(roll.shape == (1, 6, 12) and np.all(np.isfinite(roll)), "rollout with contact")
 raises(lambda: impulse.train("clnn", pend, epochs=1, contact=True), "contact", "contact on a system without contacts")
