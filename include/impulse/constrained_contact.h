@@ -27,6 +27,13 @@ extern "C" {
  * imp_csys_check_contact_normals refuses such a state. */
 double imp_csys_contact_frame(const imp_csys *s, const double *x, int c, double *pc, double dirs[3][3],
                               double *J);
+/* Gap of contact c at x (imp_csys_contact_frame, returned) and its normal
+ * velocity at v, *un = J_n v (the normal row dotted with v, summed in order
+ * from 0): the one gap-then-closing test of the simulator, the models and
+ * training, each with its own thresholds. J (d x N) receives the rows; may
+ * be NULL. */
+double imp_csys_contact_gap_rate(const imp_csys *s, const double *x, const double *v, int c, double *J,
+                                 double *un);
 /* Distance between a body-body contact's sphere centres at x (INFINITY for
  * a plane contact). */
 double imp_csys_contact_centre_distance(const imp_csys *s, const double *x, int c);

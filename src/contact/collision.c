@@ -448,13 +448,14 @@ void imp_contact_min_gaps(const imp_contact_geometry *g, const double *states, s
     }
 }
 
+/* dir . (v_j - v_i) of pair c (v_i = 0 for a wall), summed from 0 (not
+ * imp_contact_plane_gap with offset 0: its -0.0 start could flip a zero's
+ * sign). */
 static double rel_dot(const imp_contact_geometry *g, const imp_contact_pair *c, const double *dir, const double *v)
 {
-    double s = 0.0;
-    for (int a = 0; a < g->dim; a++) {
-        double rel = v[c->body_j * g->dim + a] - (c->body_i == IMP_WALL ? 0.0 : v[c->body_i * g->dim + a]);
-        s += dir[a] * rel;
-    }
+    double rel[IMP_MAX_DIM], s = 0.0;
+    pair_relative(g, c, v, rel);
+    for (int a = 0; a < g->dim; a++) s += dir[a] * rel[a];
     return s;
 }
 

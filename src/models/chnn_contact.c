@@ -387,12 +387,8 @@ static int forward_core(const imp_cmodel *m, const double *params, const double 
     cs->alpha = 0;
     cs->first = -1;
     for (int c = 0; c < s->n_contacts; c++) {
-        double *Jc = J + (size_t)cs->n * d * N;
-        double phi = imp_csys_contact_frame(s, x, c, NULL, NULL, Jc);
-        if (!(phi < 0)) continue;
-        double un = 0;
-        for (int q = 0; q < N; q++) un += Jc[q] * v[q];
-        if (!(un < 0)) continue;
+        double un, phi = imp_csys_contact_gap_rate(s, x, v, c, J + (size_t)cs->n * d * N, &un);
+        if (!(phi < 0) || !(un < 0)) continue;
         cs->phis[cs->n] = phi;
         cs->active[cs->n++] = c;
     }
@@ -477,13 +473,9 @@ static int any_active(const imp_cmodel *m, const double *ys)
 {
     const imp_csys *s = &m->sys.full;
     int N = m->sys.n_points * m->sys.d;
-    double Jc[3 * NMAX];
     for (int c = 0; c < s->n_contacts; c++) {
-        double phi = imp_csys_contact_frame(s, ys, c, NULL, NULL, Jc);
-        if (!(phi < 0)) continue;
-        double un = 0;
-        for (int q = 0; q < N; q++) un += Jc[q] * ys[N + q];
-        if (un < 0) return 1;
+        double un, phi = imp_csys_contact_gap_rate(s, ys, ys + N, c, NULL, &un);
+        if (phi < 0 && un < 0) return 1;
     }
     return 0;
 }

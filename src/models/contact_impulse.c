@@ -342,13 +342,15 @@ static double turn(const double *x_bar, const double *x, int D, int d)
 }
 
 /* The impacts of a step in the order they happen (imp_event_forward): which
- * pairs act, with which activity, and each one's inputs (q_k, v_k): the
- * step's start shifted by the impacts before it, so that its flight
- * q_k + s v_k + s^2/2 a0 is the step's piecewise flight after them. */
+ * pairs act, with which activity, each one's inputs (q_k, v_k): the step's
+ * start shifted by the impacts before it, so that its flight
+ * q_k + s v_k + s^2/2 a0 is the step's piecewise flight after them, and its
+ * outputs: the velocity jump and the shift (h - tau) jump (event_pass). */
 typedef struct event_seq {
     int n, order[IMP_MAX_CONTACTS];
     unsigned char act[IMP_MAX_CONTACTS];
     double q[IMP_MAX_CONTACTS][IMP_MAX_BODIES * IMP_MAX_DIM], v[IMP_MAX_CONTACTS][IMP_MAX_BODIES * IMP_MAX_DIM];
+    double jump[IMP_MAX_CONTACTS][IMP_MAX_BODIES * IMP_MAX_DIM], dq[IMP_MAX_CONTACTS][IMP_MAX_BODIES * IMP_MAX_DIM];
 } event_seq;
 
 /* Orders a step's impacts (docs/derivations/contact.md sec 12): repeatedly
@@ -401,7 +403,9 @@ static void event_order(const imp_contact_geometry *g, const double *w, const do
         done[best] = 1;
         unsigned char only[IMP_MAX_CONTACTS] = {0};
         only[best] = best_a;
-        double jump[IMP_MAX_BODIES * IMP_MAX_DIM] = {0}, dq[IMP_MAX_BODIES * IMP_MAX_DIM] = {0};
+        double *jump = seq->jump[k], *dq = seq->dq[k];
+        memset(jump, 0, (size_t)D * sizeof(double));
+        memset(dq, 0, (size_t)D * sizeof(double));
         event_pass(g, w, e, fric, only, gate, h, qc, vc, a0, jump, dq, NULL);
         for (int i = 0; i < D; i++) {
             DV[i] += jump[i], DQ[i] += dq[i];
@@ -444,11 +448,10 @@ void imp_event_backward(const imp_contact_geometry *g, const double *w, const do
         event_adjoint adj = {dvb, dqb, qb, vb, ab, gate_bar, w_bar, e_bar, fric_bar};
         event_pass(g, w, e, fric, only, gate, h, seq.q[k], seq.v[k], a0, NULL, NULL, &adj);
         if (phi_bar && g->pairs[p].kind == IMP_PAIR_SPHERE) {
-            /* the pair's jump and shift turn with its normal, and so do its
-               inputs (cdl_structured.c, sphere_normal_backward) */
-            double jump[IMP_MAX_BODIES * IMP_MAX_DIM] = {0}, dq[IMP_MAX_BODIES * IMP_MAX_DIM] = {0};
-            event_pass(g, w, e, fric, only, gate, h, seq.q[k], seq.v[k], a0, jump, dq, NULL);
-            phi_bar[p] += turn(dvb, jump, D, d) + turn(dqb, dq, D, d) - turn(qb, seq.q[k], D, d) -
+            /* the pair's jump and shift (the forward's, event_order) turn with
+               its normal, and so do its inputs (cdl_structured.c,
+               sphere_normal_backward) */
+            phi_bar[p] += turn(dvb, seq.jump[k], D, d) + turn(dqb, seq.dq[k], D, d) - turn(qb, seq.q[k], D, d) -
                           turn(vb, seq.v[k], D, d) - turn(ab, a0, D, d);
         }
         for (int i = 0; i < D; i++) {

@@ -335,6 +335,16 @@ double imp_csys_contact_frame(const imp_csys *s, const double *x, int c, double 
     return phi;
 }
 
+double imp_csys_contact_gap_rate(const imp_csys *s, const double *x, const double *v, int c, double *J,
+                                 double *un)
+{
+    double Jl[3 * IMP_CSYS_MAX_POINTS * 3], *Jn = J ? J : Jl, u = 0;
+    double phi = imp_csys_contact_frame(s, x, c, NULL, NULL, Jn);
+    for (int q = 0, N = imp_csys_ndof(s); q < N; q++) u += Jn[q] * v[q];
+    *un = u;
+    return phi;
+}
+
 /* Reverse of the material weights of body B at world point pc (add_point_rows):
  * wtb (the weights' adjoints) to pc_bar and xbar. */
 static void point_weights_vjp(const imp_csys *s, const imp_cbody *B, const double *x, const double *pc,
@@ -447,13 +457,10 @@ int imp_csys_contact_minv(double *out, const double *in, int nv, int ncol, void 
 int imp_csys_contact_active(const imp_csys *s, const double *x, const double *v, double tol, double vtol,
                             int *active)
 {
-    int N = imp_csys_ndof(s), n = 0;
-    double J[3 * IMP_CSYS_MAX_POINTS * 3];
+    int n = 0;
     for (int c = 0; c < s->n_contacts; c++) {
-        double phi = imp_csys_contact_frame(s, x, c, NULL, NULL, J);
+        double un, phi = imp_csys_contact_gap_rate(s, x, v, c, NULL, &un);
         if (phi > tol) continue;
-        double un = 0;
-        for (int q = 0; q < N; q++) un += J[q] * v[q];
         if (un < -vtol) active[n++] = c;
     }
     return n;

@@ -10,7 +10,7 @@
  * (or, resting on the floor, with constant friction deceleration), so a
  * wall gap is a quadratic in time (its first root) and a disk-disk gap is
  * found by a root search on the centres' distance. The gaps are the contact
- * module's: a wall's from imp_contact_detect's frames, two disks'
+ * module's: a wall's its plane gap (imp_contact_plane_gap), two disks'
  * imp_contact_gap of the trajectory geometry's sphere pair. At each event the
  * contacts that touch (gap <= DK_TOL) around a closing one are solved
  * together by the contact module (imp_contact_detect, _assemble_jacobian,
@@ -26,7 +26,7 @@
  * coefficient sqrt 2). */
 #include "systems/points_sim.h"
 
-#include "impulse/contact.h"
+#include "contact/contact_internal.h" /* imp_contact_plane_gap */
 
 #include <math.h>
 #include <stdio.h>
@@ -254,20 +254,23 @@ static int interval(dks *s, double *q, double *v, double dt, int *hit)
                 if (ts <= tau) tau = ts, ev = 2, ev_k = k;
             }
         }
-        /* the wall gaps from the contact model's frames: the trajectory
-           geometry folds the radius into a plane's offset, n.x - (o + r),
-           which rounds otherwise than the model's (n.x - o) - r */
+        /* the wall gaps as the contact model's (imp_contact_detect's plane
+           branch, (n.x - o) - r, without detecting every candidate): the
+           trajectory geometry folds the radius into a plane's offset,
+           n.x - (o + r), which rounds otherwise */
         double mq[3 * DK_MAX], mv[3 * DK_MAX];
         to_module(s, q, v, mq, mv);
-        int dst = imp_contact_detect(&s->m, mq, s->frames);
+        int dst = imp_contact_state_check(&s->m, mq);
         if (dst) return imp_fail_context(dst, "bouncing-disks: event");
         for (int k = 0; k < n; k++)
             for (int w = 0; w < DK_WALLS; w++) {
                 if (s->rest[k] && w == 0) continue;
                 int p = DK_WALLS * k + w;
+                const imp_contact_candidate *cd = &s->m.cand[p];
+                double phi = imp_contact_plane_gap(cd->normal, mq + 3 * k, s->m.dim, cd->offset) - cd->radius_b;
                 double b = imp_contact_normal_velocity(&s->geom, p, v);
                 double aa = 0.5 * imp_contact_normal_velocity(&s->geom, p, &a[0][0]);
-                double t = imp_sim_first_hit(aa, b, s->frames[p].phi, tau, DK_TOL);
+                double t = imp_sim_first_hit(aa, b, phi, tau, DK_TOL);
                 if (t <= tau) tau = t, ev = 1;
             }
         for (int i = 0; i < n; i++)

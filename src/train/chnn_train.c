@@ -315,13 +315,10 @@ int imp_ctrain_contact_window(const imp_cmodel *m, const double *window, int n_s
     int N = m->sys.n_points * m->sys.d;
     if (m->dim != 2 * N)
         return imp_fail(IMP_ERR_SHAPE, "contact window: state size %d is not 2 x %d positions", m->dim, N);
-    double J[3 * IMP_CSYS_MAX_POINTS * 3];
     for (int k = 0; k < n_states; k++) {
         const double *x = window + (size_t)k * m->dim, *v = x + N;
         for (int c = 0; c < s->n_contacts; c++) {
-            double phi = imp_csys_contact_frame(s, x, c, NULL, NULL, J);
-            double un = 0;
-            for (int q = 0; q < N; q++) un += J[q] * v[q];
+            double un, phi = imp_csys_contact_gap_rate(s, x, v, c, NULL, &un);
             if (phi <= 2 * dt * fabs(un)) {
                 *near = 1;
                 return IMP_OK;
