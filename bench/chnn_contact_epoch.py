@@ -20,11 +20,12 @@ uses when the variable is unset: SkylakeX on an AVX-512 CPU), `inherit` keeps
 the caller's environment, any other value is passed as is (e.g. Haswell).
 
 PRECISION `double` (default) trains impulse with `--precision double` and
-the peer in float64. `single` trains impulse with `--precision single` (the network's
-hidden-to-hidden products through sgemm, everything else double) and times
-the peer twice, with `--float32` and in float64; it prints both ratios
-(ratio_peer_float32_over_impulse, ratio_peer_float64_over_impulse;
-ratio_peer_over_impulse is the float32 one).
+the peer in float64. `single` trains impulse with `--precision single` (the
+network's products with every dimension above four through sgemm,
+everything else double) and times the peer twice, with `--float32` and in
+float64; it prints both ratios (ratio_peer_float32_over_impulse,
+ratio_peer_float64_over_impulse; ratio_peer_over_impulse is the float32
+one).
 
 usage: bench/chnn_contact_epoch.py [BUILD_DIR] [EPOCHS] [BLAS_CORE] [PRECISION]
        (default build, 2, suggested, double)

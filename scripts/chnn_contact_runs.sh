@@ -12,9 +12,9 @@
 # --contact-substeps R: passed to `impulse train` (a window near a contact
 # integrated with R RK4 substeps per sample, each followed by the contact
 # map; absent: the command's default).
-# --precision P: passed to `impulse train` (single: the network's
-# hidden-to-hidden products in float; double; absent: the command's default,
-# double for clnn).
+# --precision P: passed to `impulse train` (single: the network's products
+# with every dimension above four in float; double; absent: the command's
+# default, double for clnn).
 # Resumable: a finished run (its eval JSON exists) is not redone, and a run
 # stopped during training continues from its training state (DIR/NAME.npz.state.npz).
 #
