@@ -12,18 +12,22 @@
 # --contact-substeps R: passed to `impulse train` (a window near a contact
 # integrated with R RK4 substeps per sample, each followed by the contact
 # map; absent: the command's default).
+# --precision P: passed to `impulse train` (single: the network's products
+# with every dimension above four in float; double; absent: the command's
+# default, double for clnn).
 # Resumable: a finished run (its eval JSON exists) is not redone, and a run
 # stopped during training continues from its training state (DIR/NAME.npz.state.npz).
 #
 #   bash scripts/chnn_contact_runs.sh [--out DIR] [--seeds "0 1 2"] [--systems "cg cge gw"]
 #       [--models "clnn"] [--epochs E] [--variants "contact no-contact"] [--contact-substeps R]
+#       [--precision P]
 #
 # Defaults: --out results/chnn-contact, --seeds 0, --systems "cg gw cge",
 # --models clnn, --epochs 900. Each run is niced (19); runs go one at a time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=results/chnn-contact SEEDS=0 SYSTEMS="cg gw cge" MODELS=clnn EPOCHS=900 VARIANTS="contact no-contact"
-CSUB=()
+CSUB=() PREC=()
 while [ $# -gt 0 ]; do
     case "$1" in
     --out) OUT=$2; shift 2 ;;
@@ -33,6 +37,7 @@ while [ $# -gt 0 ]; do
     --epochs) EPOCHS=$2; shift 2 ;;
     --variants) VARIANTS=$2; shift 2 ;;
     --contact-substeps) CSUB=(--contact-substeps "$2"); shift 2 ;;
+    --precision) PREC=(--precision "$2"); shift 2 ;;
     *) echo "chnn_contact_runs.sh: unknown option $1" >&2; exit 2 ;;
     esac
 done
@@ -56,7 +61,7 @@ for s in $SYSTEMS; do
                     [ "$c" = contact ] && cs=("${CSUB[@]}")
                     nice -n 19 "$B" train "$mdl" --data "$OUT/${s}_train.npz" -o "$r.npz" --epochs "$EPOCHS" --batch 100 \
                         --hidden 128 --threads 1 --seed "$k" --quiet --json --skip-factor 1e6 "--$c" "${cs[@]}" \
-                        "${resume[@]}" > "$r.train.json.tmp"
+                        "${PREC[@]}" "${resume[@]}" > "$r.train.json.tmp"
                     mv "$r.train.json.tmp" "$r.train.json"
                 fi
                 nice -n 19 "$B" eval --model "$r.npz" --data "$OUT/${s}_test.npz" --json > "$r.eval.json.tmp"
