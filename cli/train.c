@@ -376,6 +376,7 @@ int cli_train(int argc, char **argv)
     imp_train_report rep = {0};
     cli_run_hooks(&ro, &run, &to.hooks, &rep, to.epochs);
     int st = imp_model_create(&m, &cfg, &data.geom, data.dt, to.seed), rc = 1;
+    if (!st && to.law_refit) st = imp_law_refit_check(m, &data, &to); /* before the notices */
     if (!st) st = init_contact_law(m, &data, e_init, mu_init, quiet);
     if (!st && label_note[0]) fprintf(stderr, "%s\n", label_note);
     if (st) {

@@ -383,6 +383,11 @@ int imp_model_train(imp_model *m, const imp_trajset *data, const imp_train_opts 
 int imp_model_law_refit(imp_model *m, const imp_trajset *data, const imp_train_opts *opts,
                         imp_law_refit_report *rep);
 
+/* The refit's settings (opts->refit, horizon, threads, l2) against model m
+ * and data d, as imp_model_train checks them before its first epoch when
+ * opts->law_refit: IMP_OK or IMP_ERR_INVALID naming the field. */
+int imp_law_refit_check(const imp_model *m, const imp_trajset *d, const imp_train_opts *opts);
+
 /* ---- Evaluation ---- */
 typedef struct imp_eval_result {
     double rmse;            /* paper: sqrt(mean over steps and state dims of squared error) */

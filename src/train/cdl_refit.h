@@ -18,10 +18,6 @@ size_t imp_cdl_windows(const imp_trajset *d, int H, size_t *starts);
 void imp_cdl_fill_window(const imp_model *m, const imp_trajset *d, int H, size_t win, double *x0, double *target,
                          double *labels, double *weight);
 
-/* The refit's options (opts->refit, horizon, threads, l2) against model m
- * and data d: IMP_OK or an error naming the field. */
-int imp_law_refit_check(const imp_model *m, const imp_trajset *d, const imp_train_opts *opts);
-
 /* Golden-section search for a minimum of f on [a, b], until the bracket is
  * at most tol wide; returns the better of the last two points evaluated, its
  * value in *f_min. f is evaluated only inside (a, b). */
