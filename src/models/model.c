@@ -253,7 +253,8 @@ imp_model_work *imp_model_work_new(const imp_model *m, int B, int H)
     for (size_t i = 0; ok && i < sizeof arrays / sizeof arrays[0]; i++) ok = (*arrays[i] = calloc(S1 * sBD, sizeof(double))) != NULL;
     if (ok) ok = (w->p = calloc(S1 * sBK, sizeof(double))) && (w->gate = calloc(S1 * sBK, sizeof(double))) &&
                  (w->pbar = calloc(S1 * sBK, sizeof(double))) && (w->lab = calloc(S1 * sBK, sizeof(double))) &&
-                 (w->active = calloc(S1 * B * P, 1)) && (w->pact = calloc(S1 * B * P, 1)) && (w->in = calloc(B * width, sizeof(double))) &&
+                 (w->active = calloc(S1 * B * P, 1)) && (w->pact = calloc(S1 * B * P, 1)) &&
+                 (w->acted = calloc(S1 * B * P, 1)) && (w->in = calloc(B * width, sizeof(double))) &&
                  (w->din = calloc(B * width, sizeof(double))) && (w->out = calloc(B * width, sizeof(double))) &&
                  (w->dout = calloc(B * width, sizeof(double))) && (w->xs = calloc(S1 * 2 * sBD, sizeof(double))) &&
                  (w->xbar = calloc(S1 * 2 * sBD, sizeof(double)));
@@ -312,7 +313,7 @@ void imp_model_work_free(imp_model_work *w)
     free(w->in_stack), free(w->din_stack);
     free(w->q), free(w->v), free(w->g), free(w->vh), free(w->qt), free(w->vS);
     free(w->qbar), free(w->vbar), free(w->gbar);
-    free(w->p), free(w->gate), free(w->pbar), free(w->lab), free(w->active), free(w->pact);
+    free(w->p), free(w->gate), free(w->pbar), free(w->lab), free(w->active), free(w->pact), free(w->acted);
     free(w->in), free(w->din), free(w->out), free(w->dout), free(w->xs), free(w->xbar);
     free(w);
 }

@@ -121,17 +121,16 @@ static double full_loss(refit *r, double l2)
 }
 
 /* Which windows a pair's law enters, from a forward pass at the current
- * parameters: a pair's impulse reads e and mu in a step where its activity
- * (imp_pair_activity) is on and one of its bodies' gates is not 0. A window
- * where the pair never acts does not depend on its law. With event timing
- * an impact can also chain into a pair within a step (imp_event_forward);
- * those windows are not counted here, so a change is kept only once the
- * loss over every window confirms it (imp_model_law_refit). steps (P, may
- * be NULL) counts the windows whose first step the pair acts in. */
+ * parameters: at step level a pair's impulse reads e and mu in a step where
+ * its activity (imp_pair_activity) is on and one of its bodies' gates is
+ * not 0; with event timing where it acted in the step's sequence of
+ * impacts, chains included (imp_event_forward's record). A window where the
+ * pair never acts does not depend on its law. steps (P, may be NULL)
+ * counts the windows whose first step the pair acts in. */
 static int activity(refit *r, const size_t *ids, size_t n, int *steps)
 {
     const imp_model *m = r->m;
-    const int P = r->P, K = m->K, H = r->H;
+    const int P = r->P, K = m->K, H = r->H, event = m->cfg.impact_timing == IMP_CDL_TIMING_EVENT;
     for (size_t s = 0; s < n; s += CHUNK) {
         int bs = (int)(n - s < CHUNK ? n - s : CHUNK);
         fill(r, ids + s, bs);
@@ -144,10 +143,12 @@ static int activity(refit *r, const size_t *ids, size_t n, int *steps)
             memset(f, 0, (size_t)P);
             for (int k = 0; k < H; k++) {
                 const unsigned char *act = r->w->pact + ((size_t)k * bs + b) * P;
+                const unsigned char *acted = r->w->acted + ((size_t)k * bs + b) * P;
                 const double *gate = r->w->gate + ((size_t)k * bs + b) * K;
                 for (int p = 0; p < P; p++) {
                     const int bi = m->geom.pairs[p].body_i, bj = m->geom.pairs[p].body_j;
-                    if (!act[p] || (gate[bj] == 0.0 && (bi == IMP_WALL || gate[bi] == 0.0))) continue;
+                    if (event ? !acted[p] : !act[p] || (gate[bj] == 0.0 && (bi == IMP_WALL || gate[bi] == 0.0)))
+                        continue;
                     f[p] = 1;
                     if (steps && k == 0) steps[p]++;
                 }
