@@ -155,14 +155,9 @@ int main(int argc, char **argv)
         return 1;
     }
     /* the potential: sum_k m_k g y_k exactly */
-    double *net = m->params + m->off_net;
-    memset(net, 0, m->net.n_params * sizeof(double));
-    for (int k = 0; k < K; k++) {
-        double *W0 = net + m->net.w_off[0], *W1 = net + m->net.w_off[1];
-        W0[(size_t)(2 * k) * D + dim * k + 1] = 1.0;
-        W0[(size_t)(2 * k + 1) * D + dim * k + 1] = -1.0;
-        W1[2 * k] = g->mass[k] * d.gravity;
-        W1[2 * k + 1] = -g->mass[k] * d.gravity;
+    if (imp_model_set_gravity_potential(m, d.gravity)) {
+        fprintf(stderr, "bench_cdl_law_profile: %s\n", imp_last_error());
+        return 1;
     }
     /* the contact network's output 1/2 everywhere: its loss term does not move with the law */
     memset(m->params + m->off_contact, 0, m->contact.n_params * sizeof(double));

@@ -5,6 +5,7 @@
  * settings fail with one message naming the field. */
 #include "impulse/impulse.h"
 #include "test.h"
+#include "models/cdl_internal.h"
 
 #include <math.h>
 
@@ -21,10 +22,9 @@ static imp_model *exact_model(imp_trajset *ts, int timing)
     o.seed = 7;
     CHECK_OK(imp_simulate("bouncing-points:2", &o, ts));
     const imp_contact_geometry *g = &ts->geom;
-    const int K = g->n_bodies, d = g->dim, D = K * d;
     imp_cdl_config cfg;
     imp_cdl_config_default(&cfg, IMP_MODEL_CDL);
-    cfg.hidden = 2 * K;
+    cfg.hidden = 2 * g->n_bodies;
     cfg.friction = 1;
     cfg.learn_restitution = 1;
     cfg.impact_timing = timing;
@@ -32,15 +32,7 @@ static imp_model *exact_model(imp_trajset *ts, int timing)
     cfg.contact_tol = 0.0;
     imp_model *m = NULL;
     CHECK_OK(imp_model_create(&m, &cfg, g, ts->dt, 1));
-    double *net = m->params + m->off_net;
-    memset(net, 0, m->net.n_params * sizeof(double));
-    for (int k = 0; k < K; k++) {
-        double *W0 = net + m->net.w_off[0], *W1 = net + m->net.w_off[1];
-        W0[(size_t)(2 * k) * D + d * k + 1] = 1.0;
-        W0[(size_t)(2 * k + 1) * D + d * k + 1] = -1.0;
-        W1[2 * k] = g->mass[k] * ts->gravity;
-        W1[2 * k + 1] = -g->mass[k] * ts->gravity;
-    }
+    CHECK_OK(imp_model_set_gravity_potential(m, ts->gravity));
     CHECK_OK(imp_model_set_contact_law(m, g->pair_e, g->pair_mu));
     return m;
 }

@@ -105,6 +105,12 @@ void imp_project_backward(const imp_contact_geometry *g, const double *w, const 
                           const unsigned char *active, double *q_bar, double *w_bar);
 
 /* ---- model.c helpers ---- */
+/* Benches and tests: the potential of a CDL model with 2K softplus hidden
+ * units set to exactly uniform gravity g along each body's second
+ * coordinate, U = sum_k m_k g y_k (units in pairs: m g (softplus(y) -
+ * softplus(-y)) = m g y), the data's masses. IMP_ERR_INVALID for another
+ * model. */
+int imp_model_set_gravity_potential(imp_model *m, double g);
 /* Inverse masses w (K) and damping coefficients C (D) from the parameters. */
 void imp_model_inverse_masses(const imp_model *m, const double *params, double *w);
 void imp_model_damping(const imp_model *m, const double *params, double *C);
