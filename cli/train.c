@@ -76,6 +76,14 @@ static void usage(FILE *f)
             "  --geometry-gates     cdl without labels: each step's impulses go to the closing contact\n"
             "                       pairs the step penetrates (geometry alone; implies --no-touch,\n"
             "                       the contact network is not used)\n"
+            "  --law-refit          cdl: after the last epoch, each contact pair's mu searched on the\n"
+            "                       training loss with everything else fixed (a grid, then golden\n"
+            "                       section) and kept where it lowers the loss: brings back a mu that\n"
+            "                       ran into the sticking region, where the loss is flat in mu;\n"
+            "                       --law-refit-e: e too, after mu; pairs active in fewer than\n"
+            "                       --law-refit-min-steps N steps (5) are left alone;\n"
+            "                       --law-refit-grid N (16) points, mu up to --law-refit-mu-max X (2);\n"
+            "                       --json reports every pair's change\n"
             "  --seed K             initialisation and shuffling seed (default 0)\n"
             "  --contact-precision P  single (default) or double: precision of the contact\n"
             "                       network in training (evaluation is double)\n"
@@ -87,6 +95,43 @@ static void usage(FILE *f)
             "  --quiet              no progress lines\n"
             "  -o, --output FILE    checkpoint .npz (written atomically)\n"
             CLI_RUN_USAGE);
+}
+
+/* "law_refit" of --json: the training loss before and after, and each
+ * contact pair's steps, windows, whether it was searched and its e and mu
+ * before and after (null where the pair has no learned mu). */
+static void refit_json(imp_json *j, const imp_law_refit_report *r)
+{
+    imp_json_key(j, "law_refit");
+    imp_json_begin_object(j);
+    imp_json_kv_number(j, "loss_before", r->loss_before);
+    imp_json_kv_number(j, "loss_after", r->loss_after);
+    imp_json_kv_number(j, "seconds", r->seconds);
+    imp_json_key(j, "pairs");
+    imp_json_begin_array(j);
+    for (int p = 0; p < r->n_pairs; p++) {
+        const imp_law_refit_pair *q = &r->pairs[p];
+        imp_json_begin_object(j);
+        imp_json_kv_int(j, "pair", p);
+        imp_json_kv_int(j, "steps", q->steps);
+        imp_json_kv_int(j, "windows", q->windows);
+        imp_json_key(j, "searched");
+        imp_json_bool(j, q->searched);
+        imp_json_kv_number(j, "e_before", q->e_before);
+        imp_json_kv_number(j, "e_after", q->e_after);
+        if (isnan(q->mu_before)) {
+            imp_json_key(j, "mu_before");
+            imp_json_null(j);
+            imp_json_key(j, "mu_after");
+            imp_json_null(j);
+        } else {
+            imp_json_kv_number(j, "mu_before", q->mu_before);
+            imp_json_kv_number(j, "mu_after", q->mu_after);
+        }
+        imp_json_end_object(j);
+    }
+    imp_json_end_array(j);
+    imp_json_end_object(j);
 }
 
 typedef struct save_ctx {
@@ -158,6 +203,9 @@ int cli_train(int argc, char **argv)
     const char *data_path = NULL, *out = NULL, *labels = "auto", *e_init = NULL, *mu_init = "data";
     int quiet = 0, json = 0, touch_given = 0, e_mode = -1, law_given = 0; /* e_mode -1: default (learn for cdl) */
     int schedule = IMP_LR_AUTO;
+    const char *refit_sub = NULL; /* a --law-refit-* setting given */
+    imp_law_refit_report refit_rep = {0};
+    to.refit_report = &refit_rep;
     static const struct option opts[] = {
         {"data", required_argument, 0, 'D'},    {"settings", required_argument, 0, 'S'},
         {"epochs", required_argument, 0, 'E'},  {"horizon", required_argument, 0, 'H'},
@@ -180,6 +228,9 @@ int cli_train(int argc, char **argv)
         {"impact-law", required_argument, 0, 'I'},  {"json", no_argument, 0, 'J'},
         {"lr-schedule", required_argument, 0, 's'}, {"contact-tol", required_argument, 0, 'G'},
         {"geometry-gates", no_argument, 0, 'g'}, {"impact-timing", required_argument, 0, 'i'},
+        {"law-refit", no_argument, 0, 2},       {"law-refit-grid", required_argument, 0, 3},
+        {"law-refit-mu-max", required_argument, 0, 4}, {"law-refit-min-steps", required_argument, 0, 5},
+        {"law-refit-e", no_argument, 0, 6},
         {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
     cli_run_opts ro;
     cli_run_opts_default(&ro);
@@ -197,6 +248,11 @@ int cli_train(int argc, char **argv)
             if (cli_run_option(&ro, "train", name, optarg) < 0) return 1;
             break;
         }
+        case 2: to.law_refit = 1; break;
+        case 3: st = cli_parse_long("--law-refit-grid", optarg, -1000000000, 1000000000, &lv), to.refit.grid = (int)lv, refit_sub = "--law-refit-grid"; break;
+        case 4: st = cli_parse_double("--law-refit-mu-max", optarg, -1e300, 1e300, &to.refit.mu_max), refit_sub = "--law-refit-mu-max"; break;
+        case 5: st = cli_parse_long("--law-refit-min-steps", optarg, -1000000000, 1000000000, &lv), to.refit.min_steps = (int)lv, refit_sub = "--law-refit-min-steps"; break;
+        case 6: to.refit.what |= IMP_LAW_REFIT_E, refit_sub = "--law-refit-e"; break;
         case 'D': data_path = optarg; break;
         case 'S': break;
         case 'E': st = cli_parse_long("--epochs", optarg, 0, 10000000, &lv), to.epochs = (int)lv; break;
@@ -263,6 +319,9 @@ int cli_train(int argc, char **argv)
     if (cfg.kind != IMP_MODEL_CDL && (e_mode == 1 || e_init || cfg.friction || law_given || cfg.impact_timing))
         return cli_failf("train", "--restitution learn, --restitution-init, --friction, --impact-law and --impact-timing "
                                   "apply to cdl only");
+    if (refit_sub && !to.law_refit) return cli_failf("train", "%s: applies to --law-refit (not given)", refit_sub);
+    if (to.law_refit && cfg.kind != IMP_MODEL_CDL)
+        return cli_failf("train", "--law-refit applies to cdl only (it refits the learned e and mu per contact pair)");
     if (cfg.impact_timing == IMP_CDL_TIMING_EVENT && law_given)
         return cli_failf("train", "--impact-law applies to --impact-timing step (event applies Newton's law at the contact time)");
     cfg.learn_restitution = cfg.kind == IMP_MODEL_CDL && e_mode != 0;
@@ -317,6 +376,7 @@ int cli_train(int argc, char **argv)
     imp_train_report rep = {0};
     cli_run_hooks(&ro, &run, &to.hooks, &rep, to.epochs);
     int st = imp_model_create(&m, &cfg, &data.geom, data.dt, to.seed), rc = 1;
+    if (!st && to.law_refit) st = imp_law_refit_check(m, &data, &to); /* before the notices */
     if (!st) st = init_contact_law(m, &data, e_init, mu_init, quiet);
     if (!st && label_note[0]) fprintf(stderr, "%s\n", label_note);
     if (st) {
@@ -348,6 +408,7 @@ int cli_train(int argc, char **argv)
         if (cfg.friction) imp_json_kv_string(&extra, "friction_init", mu_init);
         imp_json_kv_string(&extra, "impact_law", cfg.impact_law ? "newton" : "paper");
         if (cfg.kind == IMP_MODEL_CDL) imp_json_kv_number(&extra, "contact_tol", m->cfg.contact_tol);
+        if (to.law_refit) imp_json_kv_int(&extra, "law_refit", 1);
         imp_json_end_object(&extra);
         save_ctx sc = {m, imp_json_text(&extra)};
         rc = cli_run_finish(&run, st, &rep, save_model, &sc);
@@ -356,6 +417,7 @@ int cli_train(int argc, char **argv)
             imp_json j;
             cli_run_json(&j, &run, &rep, model_name, data.system);
             if (cfg.kind == IMP_MODEL_CDL) cli_json_contact_law(&j, m);
+            if (to.law_refit && rep.stop == IMP_TRAIN_FINISHED) refit_json(&j, &refit_rep);
             rc = cli_json_print(&j, "train");
         }
         if (!rc && !quiet && !json && run.out)
@@ -371,6 +433,16 @@ int cli_train(int argc, char **argv)
                 if (cfg.learn_restitution) fprintf(stderr, " restitution %.4g", e[p]);
                 if (cfg.friction && imp_contact_pair_has_tangent(&m->geom, p)) fprintf(stderr, " friction %.4g", mu[p]);
                 fprintf(stderr, "\n");
+            }
+        }
+        if (!rc && !quiet && !json && run.out && to.law_refit && rep.stop == IMP_TRAIN_FINISHED) {
+            fprintf(stderr, "impulse train: law refit in %.1f s: training loss %.6g -> %.6g\n", refit_rep.seconds,
+                    refit_rep.loss_before, refit_rep.loss_after);
+            for (int p = 0; p < refit_rep.n_pairs; p++) {
+                const imp_law_refit_pair *r = &refit_rep.pairs[p];
+                if (r->e_after != r->e_before || (r->mu_after != r->mu_before && !isnan(r->mu_before)))
+                    fprintf(stderr, "impulse train: law refit: contact pair %d: e %.4g -> %.4g, mu %.4g -> %.4g\n", p,
+                            r->e_before, r->e_after, r->mu_before, r->mu_after);
             }
         }
     }

@@ -256,6 +256,37 @@ int main(void)
         imp_npz_free(z);
         remove("cli_event.npz"), remove("cli_event.npz.log.jsonl"), remove("cli_step.npz"), remove("cli_step.npz.log.jsonl");
     }
+    /* the law refit: --json lists every pair's change; bad settings fail naming them */
+    {
+        CHECK(run("simulate bouncing-points:2 --trajectories 2 --steps 120 --seed 4 -o cli_pts.npz", err, sizeof err) == 0);
+        CHECK_MSG(run("train cdl --data cli_pts.npz --epochs 1 --hidden 8 --friction --law-refit --law-refit-grid 6 "
+                      "--json -o cli_refit.npz", err, sizeof err) == 0, "law refit: %s", err);
+        unsigned char *js = NULL;
+        size_t jn;
+        CHECK_OK(imp_read_file("cli_stdout.txt", &js, &jn));
+        double lb = NAN, la = NAN;
+        CHECK(js && strstr((char *)js, "\"law_refit\":{\"loss_before\":") &&
+              strstr((char *)js, "\"pairs\":[{\"pair\":0,\"steps\":") && strstr((char *)js, "\"mu_after\":"));
+        const char *at = js ? strstr((char *)js, "\"loss_before\":") : NULL;
+        CHECK(at && sscanf(at, "\"loss_before\":%lf,\"loss_after\":%lf", &lb, &la) == 2 && la <= lb);
+        free(js);
+        imp_npz *z = NULL;
+        CHECK_OK(imp_npz_load(&z, "cli_refit.npz"));
+        CHECK(z && strstr(imp_npz_meta(z), "\"law_refit\":1"));
+        imp_npz_free(z);
+        remove("cli_refit.npz"), remove("cli_refit.npz.log.jsonl");
+        expect_error("train cdl --data cli_pts.npz --friction --law-refit --law-refit-mu-max 0 -o x.npz",
+                     "law_refit.mu_max: 0 outside (0, 10]");
+        expect_error("train cdl --data cli_pts.npz --friction --law-refit --law-refit-grid 2 -o x.npz",
+                     "law_refit.grid: 2 outside [3, 10000]");
+        expect_error("train cdl --data cli_pts.npz --friction --law-refit --law-refit-min-steps 0 -o x.npz",
+                     "law_refit.min_steps: 0 must be >= 1");
+        expect_error("train cdl --data cli_pts.npz --friction --law-refit-grid 8 -o x.npz",
+                     "--law-refit-grid: applies to --law-refit (not given)");
+        expect_error("train cdl --data cli_pts.npz --law-refit -o x.npz", "law_refit.what: the model learns no friction");
+        expect_error("train resnet --data cli_pts.npz --law-refit -o x.npz", "--law-refit applies to cdl only");
+        remove("cli_pts.npz");
+    }
     expect_error("train cdl --data cli_ball.npz --lr-schedule linear -o x.npz",
                  "--lr-schedule: 'linear' is not constant, cosine or auto");
     expect_error("train resnet --data cli_ball.npz --lr-schedule -o x.npz", "--lr-schedule");

@@ -291,6 +291,45 @@ int imp_train_default_lr_schedule(const imp_trajset *data);
  * unknown values give NAN). */
 double imp_train_epoch_lr(int schedule, double lr, int epoch, int epochs);
 
+/* The law refit (imp_model_law_refit, `impulse train --law-refit`;
+ * docs/derivations/contact.md sec 13). Above the mu at which every impact
+ * of a contact pair sticks, the training loss does not depend on that
+ * pair's mu (a sticking impulse does not read it), so gradient descent
+ * cannot bring a mu back from there. The refit searches each pair's law
+ * directly on the training loss with the networks and every other
+ * parameter fixed: mu on a grid over (0, mu_max] then golden section around
+ * the grid's best point, then (with IMP_LAW_REFIT_E) e the same way over
+ * (0, 1); a pair's new values are kept only if they lower the training
+ * loss over every window. */
+enum { IMP_LAW_REFIT_MU = 1, IMP_LAW_REFIT_E = 2 };
+typedef struct imp_law_refit_opts {
+    int what;         /* IMP_LAW_REFIT_MU (the default), IMP_LAW_REFIT_E or both (|) */
+    int min_steps;    /* pairs whose impulse acts in fewer training steps are left
+                         alone (default 5) */
+    int grid;         /* grid points per parameter (default 16; 3 .. 10000) */
+    double mu_max;    /* the mu grid's top (default 2; (0, 10]) */
+    double tol;       /* golden-section bracket at the end (default 1e-3; (0, 0.1]) */
+    int profile;      /* 1: every pair searched from the law as it was, its
+                         minimum reported, nothing changed (bench_cdl_law_profile) */
+} imp_law_refit_opts;
+void imp_law_refit_opts_default(imp_law_refit_opts *o);
+
+typedef struct imp_law_refit_pair {
+    int steps;        /* training steps in which the pair's impulse acts (a window's first step) */
+    int windows;      /* training windows whose loss the pair's law enters */
+    int searched;     /* 1: steps >= min_steps (and a learned e or mu) */
+    double e_before, e_after;   /* e_after: the kept value (profile: the minimum) */
+    double mu_before, mu_after; /* NaN without a learned mu at this pair */
+} imp_law_refit_pair;
+
+typedef struct imp_law_refit_report {
+    int n_pairs;
+    double loss_before, loss_after; /* training loss over every window (state + contact
+                                       + l2), before and after the refit */
+    double seconds;
+    imp_law_refit_pair pairs[IMP_MAX_CONTACTS];
+} imp_law_refit_report;
+
 typedef struct imp_train_opts {
     int epochs;
     int horizon;      /* H */
@@ -313,6 +352,10 @@ typedef struct imp_train_opts {
     void *user;
     imp_train_hooks hooks; /* per-epoch callback, loss history, divergence guard,
                               resumable state (include/impulse/train.h) */
+    int law_refit;    /* 1: the law refit (imp_model_law_refit) after the last epoch of a
+                         run that finished; 0 (default): off */
+    imp_law_refit_opts refit;
+    imp_law_refit_report *refit_report; /* NULL, or filled by the refit */
 } imp_train_opts;
 
 /* Paper (lr 1e-3, tanh, l2 0.05) or reference code (lr 1e-2, softplus, l2 5e-3)
@@ -327,6 +370,23 @@ void imp_train_opts_default(imp_train_opts *o, int code_settings);
  * hooks.report for how the run ended). */
 int imp_model_train(imp_model *m, const imp_trajset *data, const imp_train_opts *opts,
                     imp_loss_parts *final_loss);
+
+/* The law refit (imp_law_refit_opts above) of a trained CD-Lagrange model
+ * that learns e or mu, on the training windows of `data` as imp_model_train
+ * forms them (opts->horizon, the same weights; the loss in double, on
+ * opts->threads threads; opts->refit its settings). Pairs in order, mu then
+ * e of each; the search scores the windows where the pair's impulse acts
+ * (no other window's loss depends on its law, except where an event-timed
+ * impact chains into it), and a pair's change is kept only if the loss
+ * over every window falls. Deterministic. rep (may be NULL) receives the per-pair
+ * changes. Errors name the offending field. */
+int imp_model_law_refit(imp_model *m, const imp_trajset *data, const imp_train_opts *opts,
+                        imp_law_refit_report *rep);
+
+/* The refit's settings (opts->refit, horizon, threads, l2) against model m
+ * and data d, as imp_model_train checks them before its first epoch when
+ * opts->law_refit: IMP_OK or IMP_ERR_INVALID naming the field. */
+int imp_law_refit_check(const imp_model *m, const imp_trajset *d, const imp_train_opts *opts);
 
 /* ---- Evaluation ---- */
 typedef struct imp_eval_result {

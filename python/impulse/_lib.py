@@ -153,12 +153,31 @@ class TrainHooks(Struct):
                 ("state_every", c_int), ("state_seconds", c_double), ("resume_path", c_char_p), ("keep", c_int)]
 
 
+LAW_REFIT_MU, LAW_REFIT_E = 1, 2  # include/impulse/cdl.h
+
+
+class LawRefitOpts(Struct):
+    _fields_ = [("what", c_int), ("min_steps", c_int), ("grid", c_int), ("mu_max", c_double), ("tol", c_double),
+                ("profile", c_int)]
+
+
+class LawRefitPair(Struct):
+    _fields_ = [("steps", c_int), ("windows", c_int), ("searched", c_int), ("e_before", c_double),
+                ("e_after", c_double), ("mu_before", c_double), ("mu_after", c_double)]
+
+
+class LawRefitReport(Struct):
+    _fields_ = [("n_pairs", c_int), ("loss_before", c_double), ("loss_after", c_double), ("seconds", c_double),
+                ("pairs", LawRefitPair * MAX_CONTACTS)]
+
+
 class TrainOpts(Struct):
     _fields_ = [("epochs", c_int), ("horizon", c_int), ("batch", c_int), ("lr", c_double), ("lr_schedule", c_int),
                 ("l2", c_double),
                 ("seed", c_ull), ("single_contact", c_int), ("single_potential", c_int), ("threads", c_int),
                 ("progress", c_int),
-                ("on_progress", PROGRESS_FN), ("user", c_void_p), ("hooks", TrainHooks)]
+                ("on_progress", PROGRESS_FN), ("user", c_void_p), ("hooks", TrainHooks),
+                ("law_refit", c_int), ("refit", LawRefitOpts), ("refit_report", P(LawRefitReport))]
 
 
 class SimOpts(Struct):
@@ -318,7 +337,8 @@ for _name, _cls in (("imp_cdl_config", CdlConfig), ("imp_loss_parts", LossParts)
                     ("imp_sweep_plan", SweepPlan), ("imp_sweep_chnn_opts", SweepChnnOpts),
                     ("imp_sweep_cdl_opts", SweepCdlOpts), ("imp_sweep_impact_opts", SweepImpactOpts),
                     ("imp_sweep_your_data_opts", SweepYourDataOpts), ("imp_sweep_contact_opts", SweepContactOpts),
-                    ("imp_sweep_run_opts", SweepRunOpts), ("imp_sweep_summary", SweepSummary)):
+                    ("imp_sweep_run_opts", SweepRunOpts), ("imp_sweep_summary", SweepSummary),
+                    ("imp_law_refit_opts", LawRefitOpts), ("imp_law_refit_report", LawRefitReport)):
     if lib.imp_abi_sizeof(_name.encode()) != ctypes.sizeof(_cls):
         raise ImportError(f"impulse: the Python mirror of {_name} ({ctypes.sizeof(_cls)} bytes) does not match "
                           f"the library's ({lib.imp_abi_sizeof(_name.encode())} bytes): rebuild and reinstall")

@@ -29,7 +29,8 @@ def _train_contact(model, data, output, epochs, seed, lr, callback, run, setting
                    damping=False, learn_mass=False, contact_precision="single", potential_precision="single",
                    restitution=None, restitution_init=None, friction=False, friction_init="data",
                    impact_law="auto", contact_labels="auto", lr_schedule="auto", contact_tol=None,
-                   impact_timing="step"):
+                   impact_timing="step", law_refit=False, law_refit_e=False, law_refit_grid=None,
+                   law_refit_mu_max=None, law_refit_min_steps=None):
     kind = ctypes.c_int()
     check(lib.imp_model_kind_from_name(model.encode(), ctypes.byref(kind)))
     for name, v, known in (("activation", activation, (None, "tanh", "softplus", "relu")),
@@ -85,6 +86,24 @@ def _train_contact(model, data, output, epochs, seed, lr, callback, run, setting
     if impact_timing == "event" and impact_law != "auto":
         raise Error("impact_law applies to impact_timing='step' (event applies Newton's law at the contact time)")
     cfg.impact_timing = int(impact_timing == "event")
+    refit_given = [k for k, v in (("law_refit_e", law_refit_e), ("law_refit_grid", law_refit_grid),
+                                  ("law_refit_mu_max", law_refit_mu_max),
+                                  ("law_refit_min_steps", law_refit_min_steps)) if v is not None and v is not False]
+    if refit_given and not law_refit:
+        raise Error(f"{refit_given[0]}: applies to law_refit=True (not given)")
+    if law_refit and model != "cdl":
+        raise Error("law_refit applies to cdl only (it refits the learned e and mu per contact pair)")
+    to.law_refit = int(bool(law_refit))
+    report = _lib.LawRefitReport()
+    to.refit_report = ctypes.pointer(report)
+    if law_refit_e:
+        to.refit.what |= _lib.LAW_REFIT_E
+    for field, v in (("grid", law_refit_grid), ("mu_max", law_refit_mu_max), ("min_steps", law_refit_min_steps)):
+        if v is not None:  # the library checks the value (law_refit.FIELD in its message)
+            if not isinstance(v, (int, float)) or isinstance(v, bool) or (field != "mu_max" and v != int(v)):
+                raise Error(f"law_refit_{field}: {v!r} is not a number" if field == "mu_max"
+                            else f"law_refit_{field}: {v!r} is not an integer")
+            setattr(to.refit, field, v if field == "mu_max" else int(v))
     if contact_tol is not None:  # None: 3 x the data's noise (impulse train --contact-tol)
         if model != "cdl" or not contact_tol >= 0:
             raise Error(f"contact_tol: {contact_tol!r}: a gap >= 0, for cdl only")
@@ -123,6 +142,14 @@ def _train_contact(model, data, output, epochs, seed, lr, callback, run, setting
             st = lib.imp_model_train(h, ctypes.byref(ts), ctypes.byref(to), ctypes.byref(final))
             hk.finish(m)
             check(st)
+        if law_refit and m.report.get("end") == "finished":
+            m.report["law_refit"] = {
+                "loss_before": report.loss_before, "loss_after": report.loss_after, "seconds": report.seconds,
+                "pairs": [{"pair": p, "steps": q.steps, "windows": q.windows, "searched": bool(q.searched),
+                           "e_before": q.e_before, "e_after": q.e_after,
+                           "mu_before": None if q.mu_before != q.mu_before else q.mu_before,
+                           "mu_after": None if q.mu_after != q.mu_after else q.mu_after}
+                          for p, q in enumerate(report.pairs[:report.n_pairs])]}
         if output is not None:
             extra = {"data": data if not isinstance(data, Dataset) else "<memory>", "epochs": to.epochs,
                      "horizon": to.horizon, "batch": to.batch, "lr": to.lr, "l2": to.l2, "seed": to.seed,

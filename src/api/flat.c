@@ -95,7 +95,7 @@ size_t imp_abi_sizeof(const char *type_name)
     IMP_ABI(imp_train_hooks) IMP_ABI(imp_epoch_info) IMP_ABI(imp_train_report) IMP_ABI(imp_loss_part)
     IMP_ABI(imp_sweep_plan) IMP_ABI(imp_sweep_chnn_opts) IMP_ABI(imp_sweep_cdl_opts) IMP_ABI(imp_sweep_impact_opts)
     IMP_ABI(imp_sweep_your_data_opts) IMP_ABI(imp_sweep_contact_opts)
-    IMP_ABI(imp_sweep_run_opts) IMP_ABI(imp_sweep_summary)
+    IMP_ABI(imp_sweep_run_opts) IMP_ABI(imp_sweep_summary) IMP_ABI(imp_law_refit_opts) IMP_ABI(imp_law_refit_report)
 #undef IMP_ABI
     return 0;
 }

@@ -74,10 +74,12 @@ void imp_impulse_backward(const imp_contact_geometry *g, const double *w, const 
  * Pairs sharing no body act each alone from the step's start, at the
  * velocity v + tau a0 (tau = h when not reached). dv (D) += the velocity
  * jumps, dq (D) += the sum of (h - tau) times each: the rest of the step
- * flown with the post-impact velocity (docs/derivations/contact.md sec 12). */
+ * flown with the post-impact velocity (docs/derivations/contact.md sec 12).
+ * acted (n_pairs, may be NULL): 1 for each pair that acted (its law read),
+ * 0 for the others. */
 void imp_event_forward(const imp_contact_geometry *g, const double *w, const double *e, const double *fric,
                        const unsigned char *act, const double *gate, double h, const double *q, const double *v,
-                       const double *a0, double *dv, double *dq);
+                       const double *a0, double *dv, double *dq, unsigned char *acted);
 /* Reverse of imp_event_forward given dv_bar and dq_bar; accumulates into
  * q_bar, v_bar, a0_bar (D), gate_bar, w_bar (K), e_bar and fric_bar
  * (n_pairs) (gate_bar, w_bar, e_bar, fric_bar may be NULL), and, if
@@ -103,6 +105,12 @@ void imp_project_backward(const imp_contact_geometry *g, const double *w, const 
                           const unsigned char *active, double *q_bar, double *w_bar);
 
 /* ---- model.c helpers ---- */
+/* Benches and tests: the potential of a CDL model with 2K softplus hidden
+ * units set to exactly uniform gravity g along each body's second
+ * coordinate, U = sum_k m_k g y_k (units in pairs: m g (softplus(y) -
+ * softplus(-y)) = m g y), the data's masses. IMP_ERR_INVALID for another
+ * model. */
+int imp_model_set_gravity_potential(imp_model *m, double g);
 /* Inverse masses w (K) and damping coefficients C (D) from the parameters. */
 void imp_model_inverse_masses(const imp_model *m, const double *params, double *w);
 void imp_model_damping(const imp_model *m, const double *params, double *C);
@@ -136,6 +144,8 @@ struct imp_model_work {
     double *p, *gate;        /* H x B x K */
     unsigned char *active;   /* H x B x n_pairs: pairs projected */
     unsigned char *pact;     /* H x B x n_pairs: pairs' activity (imp_pair_activity, 2 = guard) */
+    unsigned char *acted;    /* H x B x n_pairs: event timing: the pairs whose impulse acted,
+                                chains included (imp_event_forward); 0 otherwise */
     double *qbar, *vbar, *gbar;
     double *pbar;            /* H x B x K */
     double *lab;             /* H x B x K contact labels of the batch, step-major */

@@ -165,7 +165,8 @@ static void step_forward(const imp_model *m, const double *params, imp_model_wor
                 const size_t o = (size_t)b * D;
                 double a0[IMP_MAX_BODIES * IMP_MAX_DIM];
                 for (int i = 0; i < D; i++) a0[i] = winv[i / d] * (-g[o + i] - C[i] * v[o + i]);
-                imp_event_forward(gb, winv, e, fric, act, gate + (size_t)b * K, h, q + o, v + o, a0, dve + o, qn + o);
+                imp_event_forward(gb, winv, e, fric, act, gate + (size_t)b * K, h, q + o, v + o, a0, dve + o, qn + o,
+                                  w->acted + ((size_t)n * B + b) * sP);
             }
             int any = 0;
             for (int p = 0; p < P; p++) any |= (proj[p] = m->cfg.projection || act[p] == 2 ? act[p] : 0) != 0;

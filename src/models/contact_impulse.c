@@ -416,11 +416,15 @@ static void event_order(const imp_contact_geometry *g, const double *w, const do
 
 void imp_event_forward(const imp_contact_geometry *g, const double *w, const double *e, const double *fric,
                        const unsigned char *act, const double *gate, double h, const double *q, const double *v,
-                       const double *a0, double *dv, double *dq)
+                       const double *a0, double *dv, double *dq, unsigned char *acted)
 {
     event_seq seq;
     double DV[IMP_MAX_BODIES * IMP_MAX_DIM], DQ[IMP_MAX_BODIES * IMP_MAX_DIM];
     event_order(g, w, e, fric, act, gate, h, q, v, a0, &seq, DV, DQ);
+    if (acted) {
+        memset(acted, 0, (size_t)g->n_pairs);
+        for (int k = 0; k < seq.n; k++) acted[seq.order[k]] = 1;
+    }
     for (int i = 0; i < g->n_bodies * g->dim; i++) dv[i] += DV[i], dq[i] += DQ[i];
 }
 

@@ -92,6 +92,23 @@ int imp_model_set_contact_law(imp_model *m, const double *e, const double *mu)
     return IMP_OK;
 }
 
+int imp_model_set_gravity_potential(imp_model *m, double g)
+{
+    const int K = m->K, d = m->geom.dim, D = m->D;
+    if (m->cfg.kind != IMP_MODEL_CDL || m->cfg.hidden != 2 * K || m->cfg.hidden_layers != 1 ||
+        m->cfg.act != IMP_ACT_SOFTPLUS || d < 2)
+        return imp_fail(IMP_ERR_INVALID, "gravity potential: needs cdl with %d softplus units in one layer", 2 * K);
+    double *net = m->params + m->off_net, *W0 = net + m->net.w_off[0], *W1 = net + m->net.w_off[1];
+    memset(net, 0, m->net.n_params * sizeof(double));
+    for (int k = 0; k < K; k++) {
+        W0[(size_t)(2 * k) * D + d * k + 1] = 1.0;
+        W0[(size_t)(2 * k + 1) * D + d * k + 1] = -1.0;
+        W1[2 * k] = m->geom.mass[k] * g;
+        W1[2 * k + 1] = -m->geom.mass[k] * g;
+    }
+    return IMP_OK;
+}
+
 void imp_model_damping(const imp_model *m, const double *params, double *C)
 {
     for (int i = 0; i < m->D; i++) C[i] = m->cfg.learn_damping ? exp(params[m->off_damping + i]) : 0.0;
@@ -253,7 +270,8 @@ imp_model_work *imp_model_work_new(const imp_model *m, int B, int H)
     for (size_t i = 0; ok && i < sizeof arrays / sizeof arrays[0]; i++) ok = (*arrays[i] = calloc(S1 * sBD, sizeof(double))) != NULL;
     if (ok) ok = (w->p = calloc(S1 * sBK, sizeof(double))) && (w->gate = calloc(S1 * sBK, sizeof(double))) &&
                  (w->pbar = calloc(S1 * sBK, sizeof(double))) && (w->lab = calloc(S1 * sBK, sizeof(double))) &&
-                 (w->active = calloc(S1 * B * P, 1)) && (w->pact = calloc(S1 * B * P, 1)) && (w->in = calloc(B * width, sizeof(double))) &&
+                 (w->active = calloc(S1 * B * P, 1)) && (w->pact = calloc(S1 * B * P, 1)) &&
+                 (w->acted = calloc(S1 * B * P, 1)) && (w->in = calloc(B * width, sizeof(double))) &&
                  (w->din = calloc(B * width, sizeof(double))) && (w->out = calloc(B * width, sizeof(double))) &&
                  (w->dout = calloc(B * width, sizeof(double))) && (w->xs = calloc(S1 * 2 * sBD, sizeof(double))) &&
                  (w->xbar = calloc(S1 * 2 * sBD, sizeof(double)));
@@ -312,7 +330,7 @@ void imp_model_work_free(imp_model_work *w)
     free(w->in_stack), free(w->din_stack);
     free(w->q), free(w->v), free(w->g), free(w->vh), free(w->qt), free(w->vS);
     free(w->qbar), free(w->vbar), free(w->gbar);
-    free(w->p), free(w->gate), free(w->pbar), free(w->lab), free(w->active), free(w->pact);
+    free(w->p), free(w->gate), free(w->pbar), free(w->lab), free(w->active), free(w->pact), free(w->acted);
     free(w->in), free(w->din), free(w->out), free(w->dout), free(w->xs), free(w->xbar);
     free(w);
 }

@@ -5,6 +5,7 @@
 #include "impulse/io.h"
 #include "io/meta.h"
 #include "train/cdl_pool.h"
+#include "train/cdl_refit.h"
 #include "train_internal.h"
 
 #include <math.h>
@@ -25,6 +26,7 @@ void imp_train_opts_default(imp_train_opts *o, int code_settings)
     o->threads = 1;
     o->lr_schedule = IMP_LR_AUTO; /* constant on impulse's own data, cosine on other data */
     imp_train_hooks_default(&o->hooks);
+    imp_law_refit_opts_default(&o->refit);
 }
 
 int imp_lr_schedule_from_name(const char *name, int *schedule)
@@ -96,6 +98,37 @@ static int resting(const imp_trajset *d, size_t i)
     return 0;
 }
 
+size_t imp_cdl_windows(const imp_trajset *d, int H, size_t *starts)
+{
+    const int per_traj = d->n_steps - H;
+    size_t n = 0;
+    for (size_t i = 0; i < (size_t)d->n_traj * per_traj; i++)
+        if (!interior(d, i / per_traj * d->n_steps + i % per_traj)) {
+            if (starts) starts[n] = i;
+            n++;
+        }
+    return n;
+}
+
+void imp_cdl_fill_window(const imp_model *m, const imp_trajset *d, int H, size_t win, double *x0, double *target,
+                         double *labels, double *weight)
+{
+    const int D = m->D, K = m->K, S = 2 * D, per_traj = d->n_steps - H;
+    /* resting targets: CD-Lagrange's impulse law cannot hold a body at rest (a
+     * ResNetContact can learn it) */
+    const int rest_out = m->cfg.kind == IMP_MODEL_CDL;
+    size_t base = win / per_traj * d->n_steps, t0 = win % per_traj;
+    memcpy(x0, d->q + (base + t0) * D, D * sizeof(double));
+    memcpy(x0 + D, d->qdot + (base + t0) * D, D * sizeof(double));
+    for (int k = 0; k < H; k++) {
+        size_t t = base + t0 + 1 + k;
+        memcpy(target + (size_t)k * S, d->q + t * D, D * sizeof(double));
+        memcpy(target + (size_t)k * S + D, d->qdot + t * D, D * sizeof(double));
+        memcpy(labels + (size_t)k * K, d->contact + t * K, K * sizeof(double));
+        weight[k] = interior(d, t) || (rest_out && resting(d, t)) ? 0.0 : 1.0;
+    }
+}
+
 /* Everything the rest of a run depends on besides the state itself: the
  * options, the model's layout and a checksum of the data. */
 static int fingerprint(const imp_model *m, const imp_trajset *d, const imp_train_opts *o, int schedule, imp_json *j)
@@ -157,6 +190,7 @@ int imp_model_train(imp_model *m, const imp_trajset *data, const imp_train_opts 
     size_t nq = (size_t)data->n_traj * data->n_steps * m->D;
     if ((st = imp_check_finite(data->q, nq, "q")) || (st = imp_check_finite(data->qdot, nq, "qdot")))
         return st;
+    if (opts->law_refit && (st = imp_law_refit_check(m, data, opts))) return st;
     snprintf(m->system, sizeof m->system, "%s", data->system);
     if (m->cfg.contact_tol == IMP_CONTACT_TOL_AUTO) m->cfg.contact_tol = imp_cdl_default_contact_tol(data);
     m->gravity = data->gravity;
@@ -164,14 +198,9 @@ int imp_model_train(imp_model *m, const imp_trajset *data, const imp_train_opts 
 
     const int H = opts->horizon, D = m->D, K = m->K, S = 2 * D;
     const int schedule = opts->lr_schedule == IMP_LR_AUTO ? imp_train_default_lr_schedule(data) : opts->lr_schedule;
-    /* resting targets: CD-Lagrange's impulse law cannot hold a body at rest (a
-     * ResNetContact can learn it) */
-    const int rest_out = m->cfg.kind == IMP_MODEL_CDL;
-    const int per_traj = data->n_steps - H;
     /* every window, except those starting inside a multi-sample impact
      * (data->interior): its state is mid-impact, not one the model steps from */
-    size_t n_windows = 0;
-    for (size_t i = 0; i < (size_t)data->n_traj * per_traj; i++) n_windows += !interior(data, i / per_traj * data->n_steps + i % per_traj);
+    size_t n_windows = imp_cdl_windows(data, H, NULL);
     if (n_windows == 0) return imp_fail(IMP_ERR_INVALID, "data: every window starts inside an impact (interior)");
     /* a batch larger than the data is the whole data: no larger buffers */
     const int B = (size_t)opts->batch > n_windows ? (int)n_windows : opts->batch;
@@ -196,8 +225,7 @@ int imp_model_train(imp_model *m, const imp_trajset *data, const imp_train_opts 
         goto done;
     if ((st = imp_adam_init(&opt, m->n_params, opts->lr, 0.9, 0.999, 1e-7, 0.0))) goto done;
     for (size_t i = 0; i < n_windows; i++) order[i] = i;
-    for (size_t i = 0, k = 0; k < n_windows; i++)
-        if (!interior(data, i / per_traj * data->n_steps + i % per_traj)) starts[k++] = i;
+    imp_cdl_windows(data, H, starts);
     imp_rng rng;
     imp_rng_seed(&rng, opts->seed ^ 0x5EEDF00Dull);
     imp_train_state ts = {"cdl", NULL, &opt, &rng, order, n_windows, m->params};
@@ -215,20 +243,9 @@ int imp_model_train(imp_model *m, const imp_trajset *data, const imp_train_opts 
         size_t n_batches = 0;
         for (size_t start = 0; start < n_windows; start += B) {
             int bs = (int)(n_windows - start < (size_t)B ? n_windows - start : (size_t)B);
-            for (int b = 0; b < bs; b++) {
-                size_t win = starts[order[start + b]];
-                size_t tr_i = win / per_traj, t0 = win % per_traj;
-                size_t base = tr_i * data->n_steps;
-                memcpy(x0 + (size_t)b * S, data->q + (base + t0) * D, D * sizeof(double));
-                memcpy(x0 + (size_t)b * S + D, data->qdot + (base + t0) * D, D * sizeof(double));
-                for (int k = 0; k < H; k++) {
-                    size_t t = base + t0 + 1 + k;
-                    memcpy(target + ((size_t)b * H + k) * S, data->q + t * D, D * sizeof(double));
-                    memcpy(target + ((size_t)b * H + k) * S + D, data->qdot + t * D, D * sizeof(double));
-                    memcpy(labels + ((size_t)b * H + k) * K, data->contact + t * K, K * sizeof(double));
-                    weight[(size_t)b * H + k] = interior(data, t) || (rest_out && resting(data, t)) ? 0.0 : 1.0;
-                }
-            }
+            for (int b = 0; b < bs; b++)
+                imp_cdl_fill_window(m, data, H, starts[order[start + b]], x0 + (size_t)b * S,
+                                    target + (size_t)b * H * S, labels + (size_t)b * H * K, weight + (size_t)b * H);
             memset(grad, 0, m->n_params * sizeof(double));
             imp_loss_parts lp;
             st = imp_cdl_pool_loss(pool, m->params, x0, target, labels, weight, bs, opts->l2, grad, &lp);
@@ -258,6 +275,9 @@ int imp_model_train(imp_model *m, const imp_trajset *data, const imp_train_opts 
     if (final_loss) *final_loss = mean;
 done:
     if (tr.best) imp_track_end(&tr, st, m->params);
+    /* the law refit on the model kept (docs/derivations/contact.md sec 13) */
+    if (!st && tr.best && opts->law_refit && tr.stop == IMP_TRAIN_FINISHED)
+        st = imp_model_law_refit(m, data, opts, opts->refit_report);
     imp_track_free(&tr);
     imp_json_free(&fp);
     imp_adam_free(&opt);

@@ -83,6 +83,24 @@ raises(lambda: impulse.train("cdl", ball, epochs=1, impact_timing="later"), "imp
 raises(lambda: impulse.train("resnet", ball, epochs=1, impact_timing="event"), "cdl only", "impact timing on resnet")
 raises(lambda: impulse.train("cdl", ball, epochs=1, impact_timing="event", impact_law="paper"), "impact_law",
        "impact law with event timing")
+# the law refit (cdl): each pair's mu searched on the training loss after the last epoch
+pts = impulse.simulate("bouncing-points:2", trajectories=2, steps=120, seed=4)
+lr_ = impulse.train("cdl", pts, epochs=2, hidden=8, friction=True, impact_timing="event", law_refit=True,
+                    law_refit_grid=6)
+rf = lr_.report.get("law_refit")
+check(rf is not None and len(rf["pairs"]) == len(pts["contact_restitution"]) and rf["loss_after"] <= rf["loss_before"],
+      f"law refit reported ({rf and rf['loss_before']} -> {rf and rf['loss_after']})")
+check(all(p["mu_after"] is not None and p["e_after"] == p["e_before"] for p in rf["pairs"]), "law refit: mu only by default")
+check("law_refit" not in impulse.train("cdl", pts, epochs=1, hidden=8, friction=True).report, "no law refit by default")
+raises(lambda: impulse.train("cdl", pts, epochs=1, hidden=8, friction=True, law_refit=True, law_refit_grid=2),
+       "law_refit.grid", "law refit: bad grid")
+raises(lambda: impulse.train("cdl", pts, epochs=1, hidden=8, friction=True, law_refit=True, law_refit_mu_max=0),
+       "law_refit.mu_max", "law refit: bad mu_max")
+raises(lambda: impulse.train("cdl", pts, epochs=1, hidden=8, friction=True, law_refit_grid=8), "law_refit=True",
+       "law refit setting without law_refit")
+raises(lambda: impulse.train("resnet", pts, epochs=1, law_refit=True), "cdl only", "law refit on resnet")
+raises(lambda: impulse.train("cdl", pts, epochs=1, hidden=8, law_refit=True), "learns no friction",
+       "law refit of mu without friction")
 rb = impulse.train("resnet", ball, epochs=1)
 rb.save(os.path.join(d, "rb.npz"))
 check(isinstance(rb, impulse.Model) and isinstance(impulse.load_model(os.path.join(d, "rb.npz")), impulse.Model),

@@ -1,0 +1,169 @@
+/* The law refit of CD-Lagrange training (issue 24; imp_model_law_refit,
+ * `impulse train --law-refit`; docs/derivations/contact.md sec 13): a mu in
+ * the sticking plateau, where the training loss is flat in mu, comes back
+ * to the truth; the default leaves it; the refit is deterministic; bad
+ * settings fail with one message naming the field. */
+#include "impulse/impulse.h"
+#include "test.h"
+#include "models/cdl_internal.h"
+
+#include <math.h>
+
+/* bouncing-points:2 with a CD-Lagrange model whose potential is exactly the
+ * data's gravity (softplus units in pairs: m g (softplus(y) - softplus(-y))
+ * = m g y per body) and every pair at its true e and mu; trains nothing
+ * itself. */
+static imp_model *exact_model(imp_trajset *ts, int timing)
+{
+    imp_sim_opts o;
+    CHECK_OK(imp_sim_defaults("bouncing-points:2", &o));
+    o.n_traj = 6;
+    o.n_steps = 200;
+    o.seed = 7;
+    CHECK_OK(imp_simulate("bouncing-points:2", &o, ts));
+    const imp_contact_geometry *g = &ts->geom;
+    imp_cdl_config cfg;
+    imp_cdl_config_default(&cfg, IMP_MODEL_CDL);
+    cfg.hidden = 2 * g->n_bodies;
+    cfg.friction = 1;
+    cfg.learn_restitution = 1;
+    cfg.impact_timing = timing;
+    cfg.contact_hidden = 4;
+    cfg.contact_tol = 0.0;
+    imp_model *m = NULL;
+    CHECK_OK(imp_model_create(&m, &cfg, g, ts->dt, 1));
+    CHECK_OK(imp_model_set_gravity_potential(m, ts->gravity));
+    CHECK_OK(imp_model_set_contact_law(m, g->pair_e, g->pair_mu));
+    return m;
+}
+
+/* the pair with the most active training steps (a floor) */
+static int busiest(const imp_law_refit_report *r)
+{
+    int best = 0;
+    for (int p = 1; p < r->n_pairs; p++)
+        if (r->pairs[p].steps > r->pairs[best].steps) best = p;
+    return best;
+}
+
+static void refit_plateau(int timing)
+{
+    imp_trajset ts;
+    imp_model *m = exact_model(&ts, timing);
+    const int P = ts.geom.n_pairs;
+    imp_train_opts to;
+    imp_train_opts_default(&to, 1);
+    to.epochs = 0;
+    imp_law_refit_report rep;
+    to.refit_report = &rep;
+    /* the exact model first: which pair is busiest, and the refit keeps the truth */
+    to.law_refit = 1;
+    CHECK_OK(imp_model_train(m, &ts, &to, NULL));
+    const int p = busiest(&rep);
+    CHECK_MSG(rep.pairs[p].steps >= 20 && rep.pairs[p].searched, "pair %d: %d steps", p, rep.pairs[p].steps);
+    double e[IMP_MAX_CONTACTS], mu[IMP_MAX_CONTACTS];
+    imp_model_get_contact_law(m, e, mu);
+    CHECK_MSG(fabs(mu[p] - ts.geom.pair_mu[p]) < 0.03, "exact model: mu %g, truth %g", mu[p], ts.geom.pair_mu[p]);
+    CHECK(rep.loss_after <= rep.loss_before);
+
+    /* mu pushed into the sticking plateau: flat there, so no gradient */
+    double mu_bad[IMP_MAX_CONTACTS];
+    memcpy(mu_bad, ts.geom.pair_mu, sizeof mu_bad);
+    mu_bad[p] = 5.0;
+    CHECK_OK(imp_model_set_contact_law(m, ts.geom.pair_e, mu_bad));
+    /* off (the default): the law stays where it was */
+    to.law_refit = 0;
+    CHECK_OK(imp_model_train(m, &ts, &to, NULL));
+    imp_model_get_contact_law(m, e, mu);
+    CHECK_CLOSE(mu[p], 5.0, 1e-12, 0);
+    /* on: back within 0.03 of the truth, the training loss lower */
+    to.law_refit = 1;
+    CHECK_OK(imp_model_train(m, &ts, &to, NULL));
+    imp_model_get_contact_law(m, e, mu);
+    CHECK_MSG(fabs(mu[p] - ts.geom.pair_mu[p]) < 0.03, "timing %d: pair %d: refit mu %g, truth %g", timing, p, mu[p],
+              ts.geom.pair_mu[p]);
+    CHECK(rep.pairs[p].mu_before == 5.0 || fabs(rep.pairs[p].mu_before - 5.0) < 1e-12);
+    CHECK(fabs(rep.pairs[p].mu_after - mu[p]) < 1e-12);
+    CHECK_MSG(rep.loss_after < rep.loss_before, "loss %g -> %g", rep.loss_after, rep.loss_before);
+    /* e untouched without IMP_LAW_REFIT_E */
+    for (int q = 0; q < P; q++) CHECK(fabs(e[q] - ts.geom.pair_e[q]) < 1e-9);
+
+    /* deterministic: the same start gives the same bits */
+    double mu1[IMP_MAX_CONTACTS], mu2[IMP_MAX_CONTACTS];
+    CHECK_OK(imp_model_set_contact_law(m, ts.geom.pair_e, mu_bad));
+    CHECK_OK(imp_model_law_refit(m, &ts, &to, NULL));
+    imp_model_get_contact_law(m, e, mu1);
+    CHECK_OK(imp_model_set_contact_law(m, ts.geom.pair_e, mu_bad));
+    CHECK_OK(imp_model_law_refit(m, &ts, &to, NULL));
+    imp_model_get_contact_law(m, e, mu2);
+    CHECK(!memcmp(mu1, mu2, (size_t)P * sizeof(double)));
+
+    /* e too: an e pushed off comes back as well */
+    double e_bad[IMP_MAX_CONTACTS];
+    memcpy(e_bad, ts.geom.pair_e, sizeof e_bad);
+    e_bad[p] = ts.geom.pair_e[p] > 0.5 ? 0.2 : 0.9;
+    CHECK_OK(imp_model_set_contact_law(m, e_bad, ts.geom.pair_mu));
+    to.refit.what = IMP_LAW_REFIT_MU | IMP_LAW_REFIT_E;
+    CHECK_OK(imp_model_law_refit(m, &ts, &to, &rep));
+    imp_model_get_contact_law(m, e, mu);
+    CHECK_MSG(fabs(e[p] - ts.geom.pair_e[p]) < 0.03, "pair %d: refit e %g, truth %g", p, e[p], ts.geom.pair_e[p]);
+    imp_model_free(m);
+    imp_trajset_free(&ts);
+}
+
+static void bad_settings(void)
+{
+    imp_trajset ts;
+    imp_model *m = exact_model(&ts, IMP_CDL_TIMING_EVENT);
+    imp_train_opts to;
+    imp_train_opts_default(&to, 1);
+    to.epochs = 1;
+    to.law_refit = 1;
+    const double before = m->params[m->off_friction];
+    struct {
+        const char *field;
+        int grid, min_steps, what;
+        double mu_max, tol;
+    } bad[] = {{"law_refit.grid", 2, 5, 1, 2.0, 1e-3},      {"law_refit.min_steps", 16, 0, 1, 2.0, 1e-3},
+               {"law_refit.mu_max", 16, 5, 1, 0.0, 1e-3},   {"law_refit.mu_max", 16, 5, 1, NAN, 1e-3},
+               {"law_refit.tol", 16, 5, 1, 2.0, 0.0},       {"law_refit.what", 16, 5, 0, 2.0, 1e-3},
+               {"law_refit.what", 16, 5, 4, 2.0, 1e-3}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        to.refit.grid = bad[i].grid, to.refit.min_steps = bad[i].min_steps, to.refit.what = bad[i].what;
+        to.refit.mu_max = bad[i].mu_max, to.refit.tol = bad[i].tol;
+        /* training refuses before its first epoch; the refit alone too */
+        CHECK_FAILS(imp_model_train(m, &ts, &to, NULL), IMP_ERR_INVALID);
+        CHECK_MSG(strstr(imp_last_error(), bad[i].field) != NULL, "%s: %s", bad[i].field, imp_last_error());
+        CHECK_FAILS(imp_model_law_refit(m, &ts, &to, NULL), IMP_ERR_INVALID);
+        CHECK_MSG(strstr(imp_last_error(), bad[i].field) != NULL, "%s: %s", bad[i].field, imp_last_error());
+        CHECK(m->params[m->off_friction] == before);
+    }
+    imp_law_refit_opts_default(&to.refit);
+    /* a model that learns no mu: the default refit (mu) has nothing to do */
+    imp_model *nf = NULL;
+    imp_cdl_config cfg = m->cfg;
+    cfg.friction = 0;
+    CHECK_OK(imp_model_create(&nf, &cfg, &ts.geom, ts.dt, 1));
+    CHECK_FAILS(imp_model_law_refit(nf, &ts, &to, NULL), IMP_ERR_INVALID);
+    CHECK_MSG(strstr(imp_last_error(), "law_refit.what: the model learns no friction"), "%s", imp_last_error());
+    imp_model_free(nf);
+    /* nor does a ResNet */
+    imp_model *rn = NULL;
+    imp_cdl_config rc;
+    imp_cdl_config_default(&rc, IMP_MODEL_RESNET);
+    rc.hidden = 8;
+    CHECK_OK(imp_model_create(&rn, &rc, &ts.geom, ts.dt, 1));
+    CHECK_FAILS(imp_model_law_refit(rn, &ts, &to, NULL), IMP_ERR_INVALID);
+    CHECK_MSG(strstr(imp_last_error(), "law_refit: a resnet model"), "%s", imp_last_error());
+    imp_model_free(rn);
+    imp_model_free(m);
+    imp_trajset_free(&ts);
+}
+
+int main(void)
+{
+    refit_plateau(IMP_CDL_TIMING_EVENT);
+    refit_plateau(IMP_CDL_TIMING_STEP);
+    bad_settings();
+    TEST_MAIN_END();
+}
