@@ -80,6 +80,9 @@ static void usage(FILE *f)
             "                       training loss with everything else fixed (a grid, then golden\n"
             "                       section) and kept where it lowers the loss: brings back a mu that\n"
             "                       ran into the sticking region, where the loss is flat in mu;\n"
+            "                       only a mu on that plateau (its gradient exactly 0: every impact\n"
+            "                       of the pair sticks) is searched, others keep training's value;\n"
+            "                       --law-refit-all: every pair's (the refit's first version);\n"
             "                       --law-refit-e: e too, after mu; pairs active in fewer than\n"
             "                       --law-refit-min-steps N steps (5) are left alone;\n"
             "                       --law-refit-grid N (16) points, mu up to --law-refit-mu-max X (2);\n"
@@ -98,8 +101,10 @@ static void usage(FILE *f)
 }
 
 /* "law_refit" of --json: the training loss before and after, and each
- * contact pair's steps, windows, whether it was searched and its e and mu
- * before and after (null where the pair has no learned mu). */
+ * contact pair's steps, windows, whether it was searched, whether its mu
+ * was on the plateau and the loss's gradients in mu and e (null where not
+ * looked at), and its e and mu before and after (null where the pair has
+ * no learned mu). */
 static void refit_json(imp_json *j, const imp_law_refit_report *r)
 {
     imp_json_key(j, "law_refit");
@@ -117,6 +122,21 @@ static void refit_json(imp_json *j, const imp_law_refit_report *r)
         imp_json_kv_int(j, "windows", q->windows);
         imp_json_key(j, "searched");
         imp_json_bool(j, q->searched);
+        imp_json_key(j, "plateau");
+        if (q->plateau < 0) imp_json_null(j);
+        else imp_json_bool(j, q->plateau);
+        if (isnan(q->mu_grad)) {
+            imp_json_key(j, "mu_grad");
+            imp_json_null(j);
+        } else {
+            imp_json_kv_number(j, "mu_grad", q->mu_grad);
+        }
+        if (isnan(q->e_grad)) {
+            imp_json_key(j, "e_grad");
+            imp_json_null(j);
+        } else {
+            imp_json_kv_number(j, "e_grad", q->e_grad);
+        }
         imp_json_kv_number(j, "e_before", q->e_before);
         imp_json_kv_number(j, "e_after", q->e_after);
         if (isnan(q->mu_before)) {
@@ -230,7 +250,7 @@ int cli_train(int argc, char **argv)
         {"geometry-gates", no_argument, 0, 'g'}, {"impact-timing", required_argument, 0, 'i'},
         {"law-refit", no_argument, 0, 2},       {"law-refit-grid", required_argument, 0, 3},
         {"law-refit-mu-max", required_argument, 0, 4}, {"law-refit-min-steps", required_argument, 0, 5},
-        {"law-refit-e", no_argument, 0, 6},
+        {"law-refit-e", no_argument, 0, 6},     {"law-refit-all", no_argument, 0, 7},
         {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
     cli_run_opts ro;
     cli_run_opts_default(&ro);
@@ -253,6 +273,7 @@ int cli_train(int argc, char **argv)
         case 4: st = cli_parse_double("--law-refit-mu-max", optarg, -1e300, 1e300, &to.refit.mu_max), refit_sub = "--law-refit-mu-max"; break;
         case 5: st = cli_parse_long("--law-refit-min-steps", optarg, -1000000000, 1000000000, &lv), to.refit.min_steps = (int)lv, refit_sub = "--law-refit-min-steps"; break;
         case 6: to.refit.what |= IMP_LAW_REFIT_E, refit_sub = "--law-refit-e"; break;
+        case 7: to.refit.all = 1, refit_sub = "--law-refit-all"; break;
         case 'D': data_path = optarg; break;
         case 'S': break;
         case 'E': st = cli_parse_long("--epochs", optarg, 0, 10000000, &lv), to.epochs = (int)lv; break;

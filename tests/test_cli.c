@@ -266,7 +266,8 @@ int main(void)
         CHECK_OK(imp_read_file("cli_stdout.txt", &js, &jn));
         double lb = NAN, la = NAN;
         CHECK(js && strstr((char *)js, "\"law_refit\":{\"loss_before\":") &&
-              strstr((char *)js, "\"pairs\":[{\"pair\":0,\"steps\":") && strstr((char *)js, "\"mu_after\":"));
+              strstr((char *)js, "\"pairs\":[{\"pair\":0,\"steps\":") && strstr((char *)js, "\"mu_after\":") &&
+              strstr((char *)js, "\"plateau\":") && strstr((char *)js, "\"mu_grad\":"));
         const char *at = js ? strstr((char *)js, "\"loss_before\":") : NULL;
         CHECK(at && sscanf(at, "\"loss_before\":%lf,\"loss_after\":%lf", &lb, &la) == 2 && la <= lb);
         free(js);
@@ -283,6 +284,8 @@ int main(void)
                      "law_refit.min_steps: 0 must be >= 1");
         expect_error("train cdl --data cli_pts.npz --friction --law-refit-grid 8 -o x.npz",
                      "--law-refit-grid: applies to --law-refit (not given)");
+        expect_error("train cdl --data cli_pts.npz --friction --law-refit-all -o x.npz",
+                     "--law-refit-all: applies to --law-refit (not given)");
         expect_error("train cdl --data cli_pts.npz --law-refit -o x.npz", "law_refit.what: the model learns no friction");
         expect_error("train resnet --data cli_pts.npz --law-refit -o x.npz", "--law-refit applies to cdl only");
         remove("cli_pts.npz");

@@ -295,12 +295,17 @@ double imp_train_epoch_lr(int schedule, double lr, int epoch, int epochs);
  * docs/derivations/contact.md sec 13). Above the mu at which every impact
  * of a contact pair sticks, the training loss does not depend on that
  * pair's mu (a sticking impulse does not read it), so gradient descent
- * cannot bring a mu back from there. The refit searches each pair's law
- * directly on the training loss with the networks and every other
- * parameter fixed: mu on a grid over (0, mu_max] then golden section around
- * the grid's best point, then (with IMP_LAW_REFIT_E) e the same way over
- * (0, 1); a pair's new values are kept only if they lower the training
- * loss over every window. */
+ * cannot bring a mu back from there. The refit acts only there: a pair's
+ * mu is searched only where the training loss's gradient with respect to it
+ * is exactly 0 although the pair acts in the training windows (every one
+ * of its impacts sticks: the plateau); a mu with a gradient keeps
+ * training's value (all = 1: every pair searched, the refit's first
+ * version). The search is on the training loss with the networks and every
+ * other parameter fixed: mu on a grid over (0, mu_max] then golden section
+ * around the grid's best point, then (with IMP_LAW_REFIT_E) e the same way
+ * over (0, 1), e too only where its gradient is exactly 0 unless all; a
+ * pair's new values are kept only if they lower the training loss over
+ * every window. */
 enum { IMP_LAW_REFIT_MU = 1, IMP_LAW_REFIT_E = 2 };
 typedef struct imp_law_refit_opts {
     int what;         /* IMP_LAW_REFIT_MU (the default), IMP_LAW_REFIT_E or both (|) */
@@ -311,15 +316,23 @@ typedef struct imp_law_refit_opts {
     double tol;       /* golden-section bracket at the end (default 1e-3; (0, 0.1]) */
     int profile;      /* 1: every pair searched from the law as it was, its
                          minimum reported, nothing changed (bench_cdl_law_profile) */
+    int all;          /* 0 (default): only a parameter on the plateau (its gradient
+                         exactly 0) searched; 1: every pair's, whatever its gradient */
 } imp_law_refit_opts;
 void imp_law_refit_opts_default(imp_law_refit_opts *o);
 
 typedef struct imp_law_refit_pair {
     int steps;        /* training steps in which the pair's impulse acts (a window's first step) */
     int windows;      /* training windows whose loss the pair's law enters */
-    int searched;     /* 1: steps >= min_steps (and a learned e or mu) */
+    int searched;     /* 1: steps >= min_steps, a learned e or mu, and (unless all)
+                         that parameter on the plateau */
     double e_before, e_after;   /* e_after: the kept value (profile: the minimum) */
     double mu_before, mu_after; /* NaN without a learned mu at this pair */
+    int plateau;      /* 1: the training loss's gradient with respect to the pair's mu is
+                         exactly 0 (every impact of the pair sticks); 0: it is not; -1: not
+                         looked at (no learned mu, or fewer than min_steps steps) */
+    double mu_grad, e_grad; /* d(training loss)/d mu and d/d e at the values before
+                               (NaN where not looked at) */
 } imp_law_refit_pair;
 
 typedef struct imp_law_refit_report {

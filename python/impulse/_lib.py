@@ -158,12 +158,13 @@ LAW_REFIT_MU, LAW_REFIT_E = 1, 2  # include/impulse/cdl.h
 
 class LawRefitOpts(Struct):
     _fields_ = [("what", c_int), ("min_steps", c_int), ("grid", c_int), ("mu_max", c_double), ("tol", c_double),
-                ("profile", c_int)]
+                ("profile", c_int), ("all", c_int)]
 
 
 class LawRefitPair(Struct):
     _fields_ = [("steps", c_int), ("windows", c_int), ("searched", c_int), ("e_before", c_double),
-                ("e_after", c_double), ("mu_before", c_double), ("mu_after", c_double)]
+                ("e_after", c_double), ("mu_before", c_double), ("mu_after", c_double), ("plateau", c_int),
+                ("mu_grad", c_double), ("e_grad", c_double)]
 
 
 class LawRefitReport(Struct):

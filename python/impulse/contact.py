@@ -29,8 +29,8 @@ def _train_contact(model, data, output, epochs, seed, lr, callback, run, setting
                    damping=False, learn_mass=False, contact_precision="single", potential_precision="single",
                    restitution=None, restitution_init=None, friction=False, friction_init="data",
                    impact_law="auto", contact_labels="auto", lr_schedule="auto", contact_tol=None,
-                   impact_timing="step", law_refit=False, law_refit_e=False, law_refit_grid=None,
-                   law_refit_mu_max=None, law_refit_min_steps=None):
+                   impact_timing="step", law_refit=False, law_refit_e=False, law_refit_all=False,
+                   law_refit_grid=None, law_refit_mu_max=None, law_refit_min_steps=None):
     kind = ctypes.c_int()
     check(lib.imp_model_kind_from_name(model.encode(), ctypes.byref(kind)))
     for name, v, known in (("activation", activation, (None, "tanh", "softplus", "relu")),
@@ -86,7 +86,8 @@ def _train_contact(model, data, output, epochs, seed, lr, callback, run, setting
     if impact_timing == "event" and impact_law != "auto":
         raise Error("impact_law applies to impact_timing='step' (event applies Newton's law at the contact time)")
     cfg.impact_timing = int(impact_timing == "event")
-    refit_given = [k for k, v in (("law_refit_e", law_refit_e), ("law_refit_grid", law_refit_grid),
+    refit_given = [k for k, v in (("law_refit_e", law_refit_e), ("law_refit_all", law_refit_all),
+                                  ("law_refit_grid", law_refit_grid),
                                   ("law_refit_mu_max", law_refit_mu_max),
                                   ("law_refit_min_steps", law_refit_min_steps)) if v is not None and v is not False]
     if refit_given and not law_refit:
@@ -98,6 +99,8 @@ def _train_contact(model, data, output, epochs, seed, lr, callback, run, setting
     to.refit_report = ctypes.pointer(report)
     if law_refit_e:
         to.refit.what |= _lib.LAW_REFIT_E
+    if law_refit_all:
+        to.refit.all = 1
     for field, v in (("grid", law_refit_grid), ("mu_max", law_refit_mu_max), ("min_steps", law_refit_min_steps)):
         if v is not None:  # the library checks the value (law_refit.FIELD in its message)
             if not isinstance(v, (int, float)) or isinstance(v, bool) or (field != "mu_max" and v != int(v)):
@@ -146,6 +149,9 @@ def _train_contact(model, data, output, epochs, seed, lr, callback, run, setting
             m.report["law_refit"] = {
                 "loss_before": report.loss_before, "loss_after": report.loss_after, "seconds": report.seconds,
                 "pairs": [{"pair": p, "steps": q.steps, "windows": q.windows, "searched": bool(q.searched),
+                           "plateau": None if q.plateau < 0 else bool(q.plateau),
+                           "mu_grad": None if q.mu_grad != q.mu_grad else q.mu_grad,
+                           "e_grad": None if q.e_grad != q.e_grad else q.e_grad,
                            "e_before": q.e_before, "e_after": q.e_after,
                            "mu_before": None if q.mu_before != q.mu_before else q.mu_before,
                            "mu_after": None if q.mu_after != q.mu_after else q.mu_after}

@@ -74,10 +74,12 @@ def train(model: str, data, *, output: str | os.PathLike | None = None, epochs: 
         contact_tol (cdl: the gap within which a gated step puts a contact
         pair in reach; None, the default: 3 x the data's noise; as the
         CLI's --contact-tol); law_refit (cdl: False, the default; True:
-        after the last epoch each contact pair's mu is searched on the
-        training loss with everything else fixed and kept where it lowers
-        the loss, report['law_refit'] lists every pair's change; as the
-        CLI's --law-refit), law_refit_e (e too), law_refit_grid (16),
+        after the last epoch each contact pair's mu on the sticking plateau
+        (the loss's gradient in it exactly 0) is searched on the training
+        loss with everything else fixed and kept where it lowers the loss,
+        report['law_refit'] lists every pair's change; as the CLI's
+        --law-refit), law_refit_all (every pair searched, whatever its
+        gradient), law_refit_e (e too), law_refit_grid (16),
         law_refit_mu_max (2), law_refit_min_steps (5).
     Options of the constrained family: epochs (2000), lr (3e-3), wd (1e-4),
         batch (200), chunks (800), hidden (256), threads (2, as the CLI),

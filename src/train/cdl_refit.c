@@ -1,7 +1,9 @@
 /* The law refit of a trained CD-Lagrange model (imp_model_law_refit;
  * docs/derivations/contact.md sec 13, docs/cdl.md "Law refit"): each contact
  * pair's mu, then e, searched on the training loss with everything else
- * fixed, over the windows that pair's law enters. */
+ * fixed, over the windows that pair's law enters, where the loss's gradient
+ * with respect to it is exactly 0 (the sticking plateau; every pair with
+ * law_refit.all). */
 #include "train/cdl_refit.h"
 #include "models/cdl_internal.h"
 #include "train/cdl_pool.h"
@@ -57,6 +59,7 @@ int imp_law_refit_check(const imp_model *m, const imp_trajset *d, const imp_trai
                         r->what == IMP_LAW_REFIT_MU ? "e, or train with friction" : "mu");
     if (r->profile != 0 && r->profile != 1)
         return imp_fail(IMP_ERR_INVALID, "law_refit.profile: %d is not 0 or 1", r->profile);
+    if (r->all != 0 && r->all != 1) return imp_fail(IMP_ERR_INVALID, "law_refit.all: %d is not 0 or 1", r->all);
     if (o->horizon < 1 || o->horizon >= d->n_steps)
         return imp_fail(IMP_ERR_INVALID, "horizon: %d outside [1, %d) (the trajectories' steps)", o->horizon,
                         d->n_steps);
@@ -76,7 +79,7 @@ typedef struct refit {
     int H, P;
     imp_cdl_pool *pool;  /* the loss, in double, on the training's threads */
     imp_model_work *w;   /* the activity pass (one thread, double) */
-    double *x0, *target, *labels, *weight;
+    double *x0, *target, *labels, *weight, *grad;
     size_t *wins, n_wins; /* the training windows */
     unsigned char *flag;  /* n_wins x P: the pair's law enters the window */
     size_t *all, *sel, n_sel;
@@ -158,6 +161,28 @@ static int activity(refit *r, const size_t *ids, size_t n, int *steps)
     return IMP_OK;
 }
 
+/* d(training loss)/d(raw e, raw mu) of pair p (g[0], g[1]): the gradient
+ * over the windows ids (the pair's: no other window's loss reads its law)
+ * divided by every window's count, as the training loss is their mean. */
+static int pair_grad(refit *r, int p, const size_t *ids, size_t n, double g[2])
+{
+    const imp_model *m = r->m;
+    g[0] = g[1] = 0.0;
+    for (size_t s = 0; s < n; s += CHUNK) {
+        int bs = (int)(n - s < CHUNK ? n - s : CHUNK);
+        fill(r, ids + s, bs);
+        memset(r->grad, 0, m->n_params * sizeof *r->grad);
+        imp_loss_parts lp;
+        int st = imp_cdl_pool_loss(r->pool, m->params, r->x0, r->target, r->labels, r->weight, bs, 0.0, r->grad, &lp);
+        if (st) return st;
+        /* the chunk's loss is a mean over its bs windows */
+        if (m->cfg.learn_restitution) g[0] += r->grad[m->off_restitution + p] * bs;
+        if (m->cfg.friction) g[1] += r->grad[m->off_friction + p] * bs;
+    }
+    g[0] /= (double)r->n_wins, g[1] /= (double)r->n_wins;
+    return IMP_OK;
+}
+
 static double *slot(refit *r, int p, int which)
 {
     return r->m->params + (which ? r->m->off_friction : r->m->off_restitution) + p;
@@ -225,8 +250,9 @@ int imp_model_law_refit(imp_model *m, const imp_trajset *data, const imp_train_o
     r.target = malloc((size_t)CHUNK * H * S * sizeof(double));
     r.labels = malloc((size_t)CHUNK * H * m->K * sizeof(double));
     r.weight = malloc((size_t)CHUNK * H * sizeof(double));
+    r.grad = malloc(m->n_params * sizeof(double));
     r.w = imp_model_work_new(m, CHUNK, H);
-    if (!r.wins || !r.all || !r.sel || !r.flag || !r.x0 || !r.target || !r.labels || !r.weight || !r.w) {
+    if (!r.wins || !r.all || !r.sel || !r.flag || !r.x0 || !r.target || !r.labels || !r.weight || !r.grad || !r.w) {
         st = imp_fail(IMP_ERR_NOMEM, "law_refit: out of memory");
         goto done;
     }
@@ -241,7 +267,7 @@ int imp_model_law_refit(imp_model *m, const imp_trajset *data, const imp_train_o
         imp_law_refit_pair *rp = &rep->pairs[p];
         const int what = opts->refit.what;
         const int has[2] = {m->cfg.learn_restitution, m->cfg.friction && imp_contact_pair_has_tangent(&m->geom, p)};
-        const int search_it[2] = {has[0] && (what & IMP_LAW_REFIT_E), has[1] && (what & IMP_LAW_REFIT_MU)};
+        int search_it[2] = {has[0] && (what & IMP_LAW_REFIT_E), has[1] && (what & IMP_LAW_REFIT_MU)};
         rp->steps = steps[p];
         r.n_sel = 0;
         for (size_t i = 0; i < r.n_wins; i++)
@@ -250,6 +276,20 @@ int imp_model_law_refit(imp_model *m, const imp_trajset *data, const imp_train_o
         double *es = slot(&r, p, 0), *ms = has[1] ? slot(&r, p, 1) : NULL;
         rp->e_before = has[0] ? value_of(0, *es) : m->geom.restitution;
         rp->mu_before = ms ? value_of(1, *ms) : NAN;
+        rp->plateau = -1;
+        rp->e_grad = rp->mu_grad = NAN;
+        if (steps[p] >= opts->refit.min_steps && r.n_sel > 0 && (has[0] || has[1])) {
+            /* the plateau: where gradient descent cannot move the parameter */
+            double g[2];
+            if ((st = pair_grad(&r, p, r.sel, r.n_sel, g))) goto done;
+            if (has[0]) rp->e_grad = g[0] / (rp->e_before * (1.0 - rp->e_before)); /* de/da = e (1 - e) */
+            if (has[1]) {
+                rp->mu_grad = g[1] / rp->mu_before; /* dmu/da = mu */
+                rp->plateau = g[1] == 0.0;
+            }
+            if (!opts->refit.all && !opts->refit.profile) /* profile: every pair */
+                for (int which = 0; which < 2; which++) search_it[which] = search_it[which] && g[which] == 0.0;
+        }
         rp->searched = steps[p] >= opts->refit.min_steps && r.n_sel > 0 && (search_it[0] || search_it[1]);
         int changed = 0;
         const double e_raw = *es, mu_raw = ms ? *ms : 0.0;
@@ -308,6 +348,6 @@ done:
     imp_cdl_pool_free(r.pool);
     imp_model_work_free(r.w);
     free(r.wins), free(r.all), free(r.sel), free(r.flag);
-    free(r.x0), free(r.target), free(r.labels), free(r.weight);
+    free(r.x0), free(r.target), free(r.labels), free(r.weight), free(r.grad);
     return st;
 }

@@ -91,6 +91,11 @@ rf = lr_.report.get("law_refit")
 check(rf is not None and len(rf["pairs"]) == len(pts["contact_restitution"]) and rf["loss_after"] <= rf["loss_before"],
       f"law refit reported ({rf and rf['loss_before']} -> {rf and rf['loss_after']})")
 check(all(p["mu_after"] is not None and p["e_after"] == p["e_before"] for p in rf["pairs"]), "law refit: mu only by default")
+check(all(p["plateau"] is None or (p["plateau"] == (p["mu_grad"] == 0.0)) for p in rf["pairs"])
+      and all(p["mu_after"] == p["mu_before"] for p in rf["pairs"] if p["plateau"] is False),
+      "law refit: a pair off the plateau keeps its mu")
+raises(lambda: impulse.train("cdl", pts, epochs=1, hidden=8, friction=True, law_refit_all=True), "law_refit=True",
+       "law_refit_all without law_refit")
 check("law_refit" not in impulse.train("cdl", pts, epochs=1, hidden=8, friction=True).report, "no law refit by default")
 raises(lambda: impulse.train("cdl", pts, epochs=1, hidden=8, friction=True, law_refit=True, law_refit_grid=2),
        "law_refit.grid", "law refit: bad grid")
