@@ -178,6 +178,14 @@ static void bad_settings(void)
     CHECK_FAILS(imp_model_law_refit(nf, &ts, &to, NULL), IMP_ERR_INVALID);
     CHECK_MSG(strstr(imp_last_error(), "law_refit.what: the model learns no friction"), "%s", imp_last_error());
     imp_model_free(nf);
+    /* a CD-Lagrange model with both laws fixed learns no contact law at all */
+    cfg.learn_restitution = 0;
+    imp_contact_geometry g_fixed = ts.geom;
+    g_fixed.restitution = 0.8; /* the fixed e a model without a learned one takes from the data */
+    CHECK_OK(imp_model_create(&nf, &cfg, &g_fixed, ts.dt, 1));
+    CHECK_FAILS(imp_model_law_refit(nf, &ts, &to, NULL), IMP_ERR_INVALID);
+    CHECK_MSG(strstr(imp_last_error(), "learns neither restitution nor friction"), "%s", imp_last_error());
+    imp_model_free(nf);
     /* nor does a ResNet */
     imp_model *rn = NULL;
     imp_cdl_config rc;

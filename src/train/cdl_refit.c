@@ -40,10 +40,12 @@ double imp_golden_min(double (*f)(double x, void *ctx), void *ctx, double a, dou
 int imp_law_refit_check(const imp_model *m, const imp_trajset *d, const imp_train_opts *o)
 {
     const imp_law_refit_opts *r = &o->refit;
-    if (m->cfg.kind != IMP_MODEL_CDL || (!m->cfg.learn_restitution && !m->cfg.friction))
-        return imp_fail(IMP_ERR_INVALID, "law_refit: a %s model %s learns no contact law (cdl with a learned "
+    if (m->cfg.kind != IMP_MODEL_CDL)
+        return imp_fail(IMP_ERR_INVALID, "law_refit: a %s model learns no contact law (cdl with a learned "
                                          "restitution or friction)",
-                        imp_model_kind_name(m->cfg.kind), m->cfg.kind == IMP_MODEL_CDL ? "with both fixed" : "");
+                        imp_model_kind_name(m->cfg.kind));
+    if (!m->cfg.learn_restitution && !m->cfg.friction)
+        return imp_fail(IMP_ERR_INVALID, "law_refit: this cdl model learns neither restitution nor friction");
     if (r->min_steps < 1) return imp_fail(IMP_ERR_INVALID, "law_refit.min_steps: %d must be >= 1", r->min_steps);
     if (r->grid < 3 || r->grid > 10000)
         return imp_fail(IMP_ERR_INVALID, "law_refit.grid: %d outside [3, 10000]", r->grid);
