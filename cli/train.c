@@ -125,29 +125,13 @@ static void refit_json(imp_json *j, const imp_law_refit_report *r)
         imp_json_key(j, "plateau");
         if (q->plateau < 0) imp_json_null(j);
         else imp_json_bool(j, q->plateau);
-        if (isnan(q->mu_grad)) {
-            imp_json_key(j, "mu_grad");
-            imp_json_null(j);
-        } else {
-            imp_json_kv_number(j, "mu_grad", q->mu_grad);
-        }
-        if (isnan(q->e_grad)) {
-            imp_json_key(j, "e_grad");
-            imp_json_null(j);
-        } else {
-            imp_json_kv_number(j, "e_grad", q->e_grad);
-        }
+        /* NAN (not looked at, no learned mu) is written as null */
+        imp_json_kv_number(j, "mu_grad", q->mu_grad);
+        imp_json_kv_number(j, "e_grad", q->e_grad);
         imp_json_kv_number(j, "e_before", q->e_before);
         imp_json_kv_number(j, "e_after", q->e_after);
-        if (isnan(q->mu_before)) {
-            imp_json_key(j, "mu_before");
-            imp_json_null(j);
-            imp_json_key(j, "mu_after");
-            imp_json_null(j);
-        } else {
-            imp_json_kv_number(j, "mu_before", q->mu_before);
-            imp_json_kv_number(j, "mu_after", q->mu_after);
-        }
+        imp_json_kv_number(j, "mu_before", q->mu_before);
+        imp_json_kv_number(j, "mu_after", q->mu_after);
         imp_json_end_object(j);
     }
     imp_json_end_array(j);
