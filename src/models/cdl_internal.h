@@ -118,6 +118,11 @@ void imp_model_damping(const imp_model *m, const double *params, double *C);
  * coefficients mu (n_pairs; returns 1) from the parameters; returns 0 and
  * leaves mu untouched without friction. */
 int imp_model_contact_law(const imp_model *m, const double *params, double *e, double *mu);
+/* The learned contact law's parametrisation, in one place: e = sigmoid(a)
+ * (mu = 0) or mu = exp(a) (mu = 1) of the raw parameter a, and its inverse
+ * (no clamping: imp_model_set_contact_law clamps before it). */
+double imp_model_law_value(int mu, double a);
+double imp_model_law_raw(int mu, double x);
 
 /* ---- structured (CDL, VIN) and ResNet kernels ---- */
 int imp_structured_window_loss(const imp_model *m, const double *params, imp_model_work *w,

@@ -46,14 +46,16 @@ void imp_model_inverse_masses(const imp_model *m, const double *params, double *
         w[k] = m->cfg.learn_mass ? exp(-params[m->off_mass + k]) : 1.0 / m->geom.mass[k];
 }
 
-static double sigmoid(double a) { return 1.0 / (1.0 + exp(-a)); }
+double imp_model_law_value(int mu, double a) { return mu ? exp(a) : 1.0 / (1.0 + exp(-a)); }
+
+double imp_model_law_raw(int mu, double x) { return mu ? log(x) : log(x / (1.0 - x)); }
 
 int imp_model_contact_law(const imp_model *m, const double *params, double *e, double *mu)
 {
     for (int p = 0; p < m->geom.n_pairs; p++)
-        e[p] = m->cfg.learn_restitution ? sigmoid(params[m->off_restitution + p]) : m->geom.restitution;
+        e[p] = m->cfg.learn_restitution ? imp_model_law_value(0, params[m->off_restitution + p]) : m->geom.restitution;
     if (!m->cfg.friction) return 0;
-    for (int p = 0; p < m->geom.n_pairs; p++) mu[p] = exp(params[m->off_friction + p]);
+    for (int p = 0; p < m->geom.n_pairs; p++) mu[p] = imp_model_law_value(1, params[m->off_friction + p]);
     return 1;
 }
 
@@ -80,13 +82,12 @@ int imp_model_set_contact_law(imp_model *m, const double *e, const double *mu)
         if (e && m->cfg.learn_restitution) {
             if (!(e[p] > 0.0 && e[p] < 1.0))
                 return imp_fail(IMP_ERR_INVALID, "restitution[%d]: initial value %g outside (0, 1)", p, e[p]);
-            double v = fmin(fmax(e[p], 1e-3), 1.0 - 1e-3);
-            m->params[m->off_restitution + p] = log(v / (1.0 - v));
+            m->params[m->off_restitution + p] = imp_model_law_raw(0, fmin(fmax(e[p], 1e-3), 1.0 - 1e-3));
         }
         if (mu && m->cfg.friction) {
             if (!(mu[p] > 0.0) || !isfinite(mu[p]))
                 return imp_fail(IMP_ERR_INVALID, "friction[%d]: initial value %g must be positive", p, mu[p]);
-            m->params[m->off_friction + p] = log(fmin(fmax(mu[p], 1e-4), 10.0));
+            m->params[m->off_friction + p] = imp_model_law_raw(1, fmin(fmax(mu[p], 1e-4), 10.0));
         }
     }
     return IMP_OK;

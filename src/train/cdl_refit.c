@@ -62,11 +62,8 @@ int imp_law_refit_check(const imp_model *m, const imp_trajset *d, const imp_trai
     if (r->profile != 0 && r->profile != 1)
         return imp_fail(IMP_ERR_INVALID, "law_refit.profile: %d is not 0 or 1", r->profile);
     if (r->all != 0 && r->all != 1) return imp_fail(IMP_ERR_INVALID, "law_refit.all: %d is not 0 or 1", r->all);
-    if (o->horizon < 1 || o->horizon >= d->n_steps)
-        return imp_fail(IMP_ERR_INVALID, "horizon: %d outside [1, %d) (the trajectories' steps)", o->horizon,
-                        d->n_steps);
-    if (o->threads < 0 || o->threads > 64) return imp_fail(IMP_ERR_INVALID, "threads: %d must be in 1..64", o->threads);
-    if (!(o->l2 >= 0.0) || !isfinite(o->l2)) return imp_fail(IMP_ERR_INVALID, "l2: %g must be >= 0", o->l2);
+    int st = imp_cdl_check_loss_opts(o, d);
+    if (st) return st;
     if (d->geom.n_bodies != m->K || d->geom.dim != m->geom.dim || d->geom.n_pairs != m->geom.n_pairs)
         return imp_fail(IMP_ERR_SHAPE, "data: %d bodies x %d dims with %d contact pairs, the model expects %d x %d "
                                        "with %d",
@@ -190,15 +187,10 @@ static double *slot(refit *r, int p, int which)
     return r->m->params + (which ? r->m->off_friction : r->m->off_restitution) + p;
 }
 
-/* the parameter of a value: mu = exp(a), e = sigmoid(a) (imp_model_contact_law) */
-static double raw_of(int which, double x) { return which ? log(x) : log(x / (1.0 - x)); }
-
-static double value_of(int which, double a) { return which ? exp(a) : 1.0 / (1.0 + exp(-a)); }
-
 static double law_loss(double x, void *ctx)
 {
     refit *r = ctx;
-    *slot(r, r->pair, r->which) = raw_of(r->which, x);
+    *slot(r, r->pair, r->which) = imp_model_law_raw(r->which, x);
     double L = set_loss(r, r->sel, r->n_sel);
     return isnan(L) ? INFINITY : L;
 }
@@ -276,8 +268,8 @@ int imp_model_law_refit(imp_model *m, const imp_trajset *data, const imp_train_o
             if (r.flag[i * P + p]) r.sel[r.n_sel++] = i;
         rp->windows = (int)r.n_sel;
         double *es = slot(&r, p, 0), *ms = has[1] ? slot(&r, p, 1) : NULL;
-        rp->e_before = has[0] ? value_of(0, *es) : m->geom.restitution;
-        rp->mu_before = ms ? value_of(1, *ms) : NAN;
+        rp->e_before = has[0] ? imp_model_law_value(0, *es) : m->geom.restitution;
+        rp->mu_before = ms ? imp_model_law_value(1, *ms) : NAN;
         rp->plateau = -1;
         rp->e_grad = rp->mu_grad = NAN;
         if (steps[p] >= opts->refit.min_steps && r.n_sel > 0 && (has[0] || has[1])) {
@@ -315,7 +307,7 @@ int imp_model_law_refit(imp_model *m, const imp_trajset *data, const imp_train_o
                     continue;
                 }
                 if (f < L) {
-                    *a = raw_of(which, x);
+                    *a = imp_model_law_raw(which, x);
                     L = f;
                     changed = 1;
                 } else {
@@ -335,8 +327,8 @@ int imp_model_law_refit(imp_model *m, const imp_trajset *data, const imp_train_o
             }
         }
         if (!opts->refit.profile || !rp->searched) {
-            rp->e_after = has[0] ? value_of(0, *es) : rp->e_before;
-            rp->mu_after = ms ? value_of(1, *ms) : NAN;
+            rp->e_after = has[0] ? imp_model_law_value(0, *es) : rp->e_before;
+            rp->mu_after = ms ? imp_model_law_value(1, *ms) : NAN;
         }
         /* the windows whose forward changed: every pair's activity there anew */
         if (changed && (st = activity(&r, r.sel, r.n_sel, NULL))) goto done;

@@ -18,6 +18,10 @@ size_t imp_cdl_windows(const imp_trajset *d, int H, size_t *starts);
 void imp_cdl_fill_window(const imp_model *m, const imp_trajset *d, int H, size_t win, double *x0, double *target,
                          double *labels, double *weight);
 
+/* The options the training loss itself reads (horizon against the data,
+ * l2, threads), checked as training checks them. */
+int imp_cdl_check_loss_opts(const imp_train_opts *o, const imp_trajset *d);
+
 /* Golden-section search for a minimum of f on [a, b], until the bracket is
  * at most tol wide; returns the better of the last two points evaluated, its
  * value in *f_min. f is evaluated only inside (a, b). */

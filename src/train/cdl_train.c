@@ -61,21 +61,26 @@ double imp_train_epoch_lr(int schedule, double lr, int epoch, int epochs)
     return NAN;
 }
 
-static int check_opts(const imp_train_opts *o, const imp_trajset *d)
+int imp_cdl_check_loss_opts(const imp_train_opts *o, const imp_trajset *d)
 {
-    if (o->epochs < 0) return imp_fail(IMP_ERR_INVALID, "epochs: %d must be >= 0", o->epochs);
     if (o->horizon < 1) return imp_fail(IMP_ERR_INVALID, "horizon: %d must be >= 1", o->horizon);
     if (o->horizon >= d->n_steps)
         return imp_fail(IMP_ERR_INVALID, "horizon: %d must be shorter than the trajectories (%d steps)",
                         o->horizon, d->n_steps);
+    if (!(o->l2 >= 0.0) || !isfinite(o->l2)) return imp_fail(IMP_ERR_INVALID, "l2: %g must be >= 0", o->l2);
+    if (o->threads < 0 || o->threads > 64) return imp_fail(IMP_ERR_INVALID, "threads: %d must be in 1..64", o->threads);
+    return IMP_OK;
+}
+
+static int check_opts(const imp_train_opts *o, const imp_trajset *d)
+{
+    if (o->epochs < 0) return imp_fail(IMP_ERR_INVALID, "epochs: %d must be >= 0", o->epochs);
     if (o->batch < 1) return imp_fail(IMP_ERR_INVALID, "batch: %d must be >= 1", o->batch);
     if (!(o->lr > 0.0) || !isfinite(o->lr)) return imp_fail(IMP_ERR_INVALID, "lr: %g must be positive", o->lr);
     if (!imp_lr_schedule_name(o->lr_schedule))
         return imp_fail(IMP_ERR_INVALID, "lr_schedule: %d is not IMP_LR_AUTO, IMP_LR_CONSTANT or IMP_LR_COSINE",
                         o->lr_schedule);
-    if (!(o->l2 >= 0.0) || !isfinite(o->l2)) return imp_fail(IMP_ERR_INVALID, "l2: %g must be >= 0", o->l2);
-    if (o->threads < 0 || o->threads > 64) return imp_fail(IMP_ERR_INVALID, "threads: %d must be in 1..64", o->threads);
-    return IMP_OK;
+    return imp_cdl_check_loss_opts(o, d);
 }
 
 /* Sample i (of trajectory-major n_traj x n_steps) lies inside a multi-sample impact. */
