@@ -87,6 +87,13 @@ static void usage(FILE *f)
             "                       --law-refit-min-steps N steps (5) are left alone;\n"
             "                       --law-refit-grid N (16) points, mu up to --law-refit-mu-max X (2);\n"
             "                       --json reports every pair's change\n"
+            "  --law-identify       cdl: after the last epoch, every contact pair's e and mu read\n"
+            "                       from its impacts with the networks fixed: the same search on\n"
+            "                       one-step windows from the data's states (no drift of the\n"
+            "                       learned flight into them), each window's RMS error summed (a\n"
+            "                       step the model cannot represent, as two impacts at once, does\n"
+            "                       not pull a law); kept where that loss falls; takes the\n"
+            "                       --law-refit-grid, -mu-max and -min-steps settings\n"
             "  --seed K             initialisation and shuffling seed (default 0)\n"
             "  --contact-precision P  single (default) or double: precision of the contact\n"
             "                       network in training (evaluation is double)\n"
@@ -105,13 +112,17 @@ static void usage(FILE *f)
  * was on the plateau and the loss's gradients in mu and e (null where not
  * looked at), and its e and mu before and after (null where the pair has
  * no learned mu). */
-static void refit_json(imp_json *j, const imp_law_refit_report *r)
+static void refit_json(imp_json *j, const imp_law_refit_report *r, const imp_train_opts *o)
 {
     imp_json_key(j, "law_refit");
     imp_json_begin_object(j);
     imp_json_kv_number(j, "loss_before", r->loss_before);
     imp_json_kv_number(j, "loss_after", r->loss_after);
     imp_json_kv_number(j, "seconds", r->seconds);
+    imp_json_kv_string(j, "mode", o->refit.robust ? "identify" : o->refit.all ? "all" : "plateau");
+    imp_json_kv_int(j, "horizon", o->refit.horizon > 0 ? o->refit.horizon : o->horizon);
+    imp_json_key(j, "robust");
+    imp_json_bool(j, o->refit.robust);
     imp_json_key(j, "pairs");
     imp_json_begin_array(j);
     for (int p = 0; p < r->n_pairs; p++) {
@@ -208,6 +219,7 @@ int cli_train(int argc, char **argv)
     int quiet = 0, json = 0, touch_given = 0, e_mode = -1, law_given = 0; /* e_mode -1: default (learn for cdl) */
     int schedule = IMP_LR_AUTO;
     const char *refit_sub = NULL; /* a --law-refit-* setting given */
+    int identify = 0;             /* --law-identify */
     imp_law_refit_report refit_rep = {0};
     to.refit_report = &refit_rep;
     static const struct option opts[] = {
@@ -235,6 +247,7 @@ int cli_train(int argc, char **argv)
         {"law-refit", no_argument, 0, 2},       {"law-refit-grid", required_argument, 0, 3},
         {"law-refit-mu-max", required_argument, 0, 4}, {"law-refit-min-steps", required_argument, 0, 5},
         {"law-refit-e", no_argument, 0, 6},     {"law-refit-all", no_argument, 0, 7},
+        {"law-identify", no_argument, 0, 8},
         {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
     cli_run_opts ro;
     cli_run_opts_default(&ro);
@@ -258,6 +271,7 @@ int cli_train(int argc, char **argv)
         case 5: st = cli_parse_long("--law-refit-min-steps", optarg, -1000000000, 1000000000, &lv), to.refit.min_steps = (int)lv, refit_sub = "--law-refit-min-steps"; break;
         case 6: to.refit.what |= IMP_LAW_REFIT_E, refit_sub = "--law-refit-e"; break;
         case 7: to.refit.all = 1, refit_sub = "--law-refit-all"; break;
+        case 8: identify = 1; break;
         case 'D': data_path = optarg; break;
         case 'S': break;
         case 'E': st = cli_parse_long("--epochs", optarg, 0, 10000000, &lv), to.epochs = (int)lv; break;
@@ -324,9 +338,24 @@ int cli_train(int argc, char **argv)
     if (cfg.kind != IMP_MODEL_CDL && (e_mode == 1 || e_init || cfg.friction || law_given || cfg.impact_timing))
         return cli_failf("train", "--restitution learn, --restitution-init, --friction, --impact-law and --impact-timing "
                                   "apply to cdl only");
-    if (refit_sub && !to.law_refit) return cli_failf("train", "%s: applies to --law-refit (not given)", refit_sub);
+    if (identify && to.law_refit)
+        return cli_failf("train", "--law-refit and --law-identify: give one (the identification searches every pair)");
+    if (identify && (to.refit.all || (to.refit.what & IMP_LAW_REFIT_E)))
+        return cli_failf("train", "--law-refit-all, --law-refit-e: --law-identify searches every pair's e and mu "
+                                  "already");
+    if (refit_sub && !to.law_refit && !identify)
+        return cli_failf("train", "%s: applies to --law-refit%s", refit_sub,
+                         to.refit.all || (to.refit.what & IMP_LAW_REFIT_E) ? " (not given)"
+                                                                           : " or --law-identify (neither given)");
+    if (identify) { /* the identification's fields; grid, mu_max and min_steps as given */
+        imp_law_refit_opts id;
+        imp_law_refit_opts_identify(&id);
+        to.refit.what = id.what, to.refit.all = id.all, to.refit.horizon = id.horizon, to.refit.robust = id.robust;
+        to.law_refit = 1;
+    }
     if (to.law_refit && cfg.kind != IMP_MODEL_CDL)
-        return cli_failf("train", "--law-refit applies to cdl only (it refits the learned e and mu per contact pair)");
+        return cli_failf("train", "%s applies to cdl only (it refits the learned e and mu per contact pair)",
+                         identify ? "--law-identify" : "--law-refit");
     if (cfg.impact_timing == IMP_CDL_TIMING_EVENT && law_given)
         return cli_failf("train", "--impact-law applies to --impact-timing step (event applies Newton's law at the contact time)");
     cfg.learn_restitution = cfg.kind == IMP_MODEL_CDL && e_mode != 0;
@@ -413,7 +442,7 @@ int cli_train(int argc, char **argv)
         if (cfg.friction) imp_json_kv_string(&extra, "friction_init", mu_init);
         imp_json_kv_string(&extra, "impact_law", cfg.impact_law ? "newton" : "paper");
         if (cfg.kind == IMP_MODEL_CDL) imp_json_kv_number(&extra, "contact_tol", m->cfg.contact_tol);
-        if (to.law_refit) imp_json_kv_int(&extra, "law_refit", 1);
+        if (to.law_refit) imp_json_kv_int(&extra, identify ? "law_identify" : "law_refit", 1);
         imp_json_end_object(&extra);
         save_ctx sc = {m, imp_json_text(&extra)};
         rc = cli_run_finish(&run, st, &rep, save_model, &sc);
@@ -422,7 +451,7 @@ int cli_train(int argc, char **argv)
             imp_json j;
             cli_run_json(&j, &run, &rep, model_name, data.system);
             if (cfg.kind == IMP_MODEL_CDL) cli_json_contact_law(&j, m);
-            if (to.law_refit && rep.stop == IMP_TRAIN_FINISHED) refit_json(&j, &refit_rep);
+            if (to.law_refit && rep.stop == IMP_TRAIN_FINISHED) refit_json(&j, &refit_rep, &to);
             rc = cli_json_print(&j, "train");
         }
         if (!rc && !quiet && !json && run.out)
@@ -441,12 +470,14 @@ int cli_train(int argc, char **argv)
             }
         }
         if (!rc && !quiet && !json && run.out && to.law_refit && rep.stop == IMP_TRAIN_FINISHED) {
-            fprintf(stderr, "impulse train: law refit in %.1f s: training loss %.6g -> %.6g\n", refit_rep.seconds,
-                    refit_rep.loss_before, refit_rep.loss_after);
+            fprintf(stderr, "impulse train: %s in %.1f s: %s %.6g -> %.6g\n",
+                    identify ? "law identification" : "law refit", refit_rep.seconds,
+                    identify ? "one-step RMS error" : "training loss", refit_rep.loss_before, refit_rep.loss_after);
             for (int p = 0; p < refit_rep.n_pairs; p++) {
                 const imp_law_refit_pair *r = &refit_rep.pairs[p];
                 if (r->e_after != r->e_before || (r->mu_after != r->mu_before && !isnan(r->mu_before)))
-                    fprintf(stderr, "impulse train: law refit: contact pair %d: e %.4g -> %.4g, mu %.4g -> %.4g\n", p,
+                    fprintf(stderr, "impulse train: %s: contact pair %d: e %.4g -> %.4g, mu %.4g -> %.4g\n",
+                            identify ? "law identification" : "law refit", p,
                             r->e_before, r->e_after, r->mu_before, r->mu_after);
             }
         }

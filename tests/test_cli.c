@@ -283,11 +283,26 @@ int main(void)
         expect_error("train cdl --data cli_pts.npz --friction --law-refit --law-refit-min-steps 0 -o x.npz",
                      "law_refit.min_steps: 0 must be >= 1");
         expect_error("train cdl --data cli_pts.npz --friction --law-refit-grid 8 -o x.npz",
-                     "--law-refit-grid: applies to --law-refit (not given)");
+                     "--law-refit-grid: applies to --law-refit or --law-identify (neither given)");
         expect_error("train cdl --data cli_pts.npz --friction --law-refit-all -o x.npz",
                      "--law-refit-all: applies to --law-refit (not given)");
         expect_error("train cdl --data cli_pts.npz --law-refit -o x.npz", "law_refit.what: the model learns no friction");
         expect_error("train resnet --data cli_pts.npz --law-refit -o x.npz", "--law-refit applies to cdl only");
+        /* the law identification: the refit's search on one-step windows with the robust loss */
+        CHECK_MSG(run("train cdl --data cli_pts.npz --epochs 1 --hidden 8 --friction --law-identify --law-refit-grid 6 "
+                      "--json -o cli_refit.npz", err, sizeof err) == 0, "law identification: %s", err);
+        CHECK_OK(imp_read_file("cli_stdout.txt", &js, &jn));
+        CHECK(js && strstr((char *)js, "\"mode\":\"identify\",\"horizon\":1,\"robust\":true"));
+        free(js);
+        CHECK_OK(imp_npz_load(&z, "cli_refit.npz"));
+        CHECK(z && strstr(imp_npz_meta(z), "\"law_identify\":1"));
+        imp_npz_free(z);
+        remove("cli_refit.npz"), remove("cli_refit.npz.log.jsonl");
+        expect_error("train cdl --data cli_pts.npz --friction --law-identify --law-refit -o x.npz",
+                     "--law-refit and --law-identify: give one");
+        expect_error("train cdl --data cli_pts.npz --friction --law-identify --law-refit-e -o x.npz",
+                     "--law-identify searches every pair's e and mu already");
+        expect_error("train resnet --data cli_pts.npz --law-identify -o x.npz", "--law-identify applies to cdl only");
         remove("cli_pts.npz");
     }
     expect_error("train cdl --data cli_ball.npz --lr-schedule linear -o x.npz",

@@ -141,6 +141,69 @@ static void refit_plateau(int timing)
     imp_trajset_free(&ts);
 }
 
+/* The law identification (imp_law_refit_opts_identify; docs/derivations/
+ * contact.md sec 14): one-step windows and each window's RMS error. */
+static void identify(void)
+{
+    imp_trajset ts;
+    imp_model *m = exact_model(&ts, IMP_CDL_TIMING_EVENT);
+    const int P = ts.geom.n_pairs;
+    imp_train_opts to;
+    imp_train_opts_default(&to, 1);
+    imp_law_refit_report rep;
+    /* its gradient against central differences of its loss (profile: nothing
+     * changes), at a law off the truth for every pair */
+    double e0[IMP_MAX_CONTACTS], mu0[IMP_MAX_CONTACTS], e[IMP_MAX_CONTACTS], mu[IMP_MAX_CONTACTS];
+    for (int q = 0; q < P; q++) e0[q] = 0.8 * ts.geom.pair_e[q], mu0[q] = 0.7 * ts.geom.pair_mu[q];
+    imp_law_refit_opts_identify(&to.refit);
+    to.refit.profile = 1;
+    CHECK_OK(imp_model_set_contact_law(m, e0, mu0));
+    imp_model_get_contact_law(m, e0, mu0);
+    CHECK_OK(imp_model_law_refit(m, &ts, &to, &rep));
+    const int p = busiest(&rep);
+    const imp_law_refit_pair g = rep.pairs[p];
+    CHECK_MSG(g.steps >= 20 && g.e_grad != 0.0 && g.mu_grad != 0.0, "pair %d: %d steps, dL/de %g, dL/dmu %g", p,
+              g.steps, g.e_grad, g.mu_grad);
+    for (int which = 0; which < 2; which++) {
+        const double h = 1e-6;
+        double L[2];
+        for (int s = 0; s < 2; s++) {
+            memcpy(e, e0, sizeof e), memcpy(mu, mu0, sizeof mu);
+            (which ? mu : e)[p] += s ? h : -h;
+            CHECK_OK(imp_model_set_contact_law(m, e, mu));
+            CHECK_OK(imp_model_law_refit(m, &ts, &to, &rep));
+            L[s] = rep.loss_before;
+        }
+        const double fd = (L[1] - L[0]) / (2.0 * h), an = which ? g.mu_grad : g.e_grad;
+        CHECK_MSG(fabs(fd - an) <= 1e-5 * fabs(an) + 1e-9, "robust dL/d%s: %.9g, differences %.9g",
+                  which ? "mu" : "e", an, fd);
+    }
+    /* a flight 10 % too weak: read from the impacts themselves, e of the
+     * busiest pair (a floor) comes back from the law above; read on
+     * training's 10-step windows, the flight's drift pulls it (measured:
+     * 0.5186 against 0.5109, truth 0.5190). Its mu is not checked: every
+     * impact of it sticks in these data, so any mu above the stick bound
+     * fits them */
+    to.refit.profile = 0;
+    CHECK_OK(imp_model_set_gravity_potential(m, 0.9 * ts.gravity));
+    double e_id = 0.0, e_h10 = 0.0;
+    for (int mode = 0; mode < 2; mode++) {
+        if (mode) {
+            imp_law_refit_opts_default(&to.refit);
+            to.refit.what = IMP_LAW_REFIT_MU | IMP_LAW_REFIT_E;
+            to.refit.all = 1;
+        }
+        CHECK_OK(imp_model_set_contact_law(m, e0, mu0));
+        CHECK_OK(imp_model_law_refit(m, &ts, &to, &rep));
+        imp_model_get_contact_law(m, e, mu);
+        *(mode ? &e_h10 : &e_id) = e[p];
+    }
+    CHECK_MSG(fabs(e_id - ts.geom.pair_e[p]) < 0.03 && fabs(e_id - ts.geom.pair_e[p]) < fabs(e_h10 - ts.geom.pair_e[p]),
+              "pair %d: e identified %g, refit on 10 steps %g, truth %g", p, e_id, e_h10, ts.geom.pair_e[p]);
+    imp_model_free(m);
+    imp_trajset_free(&ts);
+}
+
 static void bad_settings(void)
 {
     imp_trajset ts;
@@ -169,6 +232,18 @@ static void bad_settings(void)
         CHECK_MSG(strstr(imp_last_error(), bad[i].field) != NULL, "%s: %s", bad[i].field, imp_last_error());
         CHECK(m->params[m->off_friction] == before);
     }
+    imp_law_refit_opts_default(&to.refit);
+    to.refit.horizon = -1;
+    CHECK_FAILS(imp_model_law_refit(m, &ts, &to, NULL), IMP_ERR_INVALID);
+    CHECK_MSG(strstr(imp_last_error(), "law_refit.horizon: -1") != NULL, "%s", imp_last_error());
+    to.refit.horizon = ts.n_steps;
+    CHECK_FAILS(imp_model_train(m, &ts, &to, NULL), IMP_ERR_INVALID);
+    CHECK_MSG(strstr(imp_last_error(), "law_refit.horizon") != NULL, "%s", imp_last_error());
+    imp_law_refit_opts_default(&to.refit);
+    to.refit.robust = 2;
+    CHECK_FAILS(imp_model_law_refit(m, &ts, &to, NULL), IMP_ERR_INVALID);
+    CHECK_MSG(strstr(imp_last_error(), "law_refit.robust: 2") != NULL, "%s", imp_last_error());
+    CHECK(m->params[m->off_friction] == before);
     imp_law_refit_opts_default(&to.refit);
     /* a model that learns no mu: the default refit (mu) has nothing to do */
     imp_model *nf = NULL;
@@ -203,6 +278,7 @@ int main(void)
 {
     refit_plateau(IMP_CDL_TIMING_EVENT);
     refit_plateau(IMP_CDL_TIMING_STEP);
+    identify();
     bad_settings();
     TEST_MAIN_END();
 }

@@ -318,8 +318,22 @@ typedef struct imp_law_refit_opts {
                          minimum reported, nothing changed (bench_cdl_law_profile) */
     int all;          /* 0 (default): only a parameter on the plateau (its gradient
                          exactly 0) searched; 1: every pair's, whatever its gradient */
+    int horizon;      /* the refit's windows: 0 (default) training's horizon; H >= 1
+                         windows of H steps from every data state (1: one step from
+                         the sample before each impact, the law read from the impacts
+                         themselves; no drift of the learned flight into them) */
+    int robust;       /* 0 (default): the loss is training's (mean squared state error
+                         plus the contact term); 1: the sum over the windows of each
+                         window's root mean squared state error (least absolute
+                         deviations over windows: a step the model cannot represent,
+                         such as a simultaneous impact, does not pull a law; one
+                         thread) */
 } imp_law_refit_opts;
 void imp_law_refit_opts_default(imp_law_refit_opts *o);
+/* The law identification (`impulse train --law-identify`; docs/derivations/
+ * contact.md sec 14): the defaults, then every pair's mu and e searched
+ * (all = 1, both), on one-step windows (horizon 1) with the robust loss. */
+void imp_law_refit_opts_identify(imp_law_refit_opts *o);
 
 typedef struct imp_law_refit_pair {
     int steps;        /* training steps in which the pair's impulse acts (a window's first step) */
@@ -337,7 +351,9 @@ typedef struct imp_law_refit_pair {
 
 typedef struct imp_law_refit_report {
     int n_pairs;
-    double loss_before, loss_after; /* training loss over every window (state + contact
+    double loss_before, loss_after; /* the refit's loss over every window (training's:
+                                       state + contact + l2, the mean over the windows;
+                                       robust: the mean of the windows' RMS state errors
                                        + l2), before and after the refit */
     double seconds;
     imp_law_refit_pair pairs[IMP_MAX_CONTACTS];

@@ -158,7 +158,7 @@ LAW_REFIT_MU, LAW_REFIT_E = 1, 2  # include/impulse/cdl.h
 
 class LawRefitOpts(Struct):
     _fields_ = [("what", c_int), ("min_steps", c_int), ("grid", c_int), ("mu_max", c_double), ("tol", c_double),
-                ("profile", c_int), ("all", c_int)]
+                ("profile", c_int), ("all", c_int), ("horizon", c_int), ("robust", c_int)]
 
 
 class LawRefitPair(Struct):
@@ -370,6 +370,7 @@ for _n, _a, _r in [
     ("imp_contact_min_gaps", [P(Geometry), dptr, c_size_t, c_size_t, dptr], None),
     ("imp_model_kind_from_name", [c_char_p, P(c_int)], c_int),
     ("imp_model_kind_name", [c_int], c_char_p),
+    ("imp_law_refit_opts_identify", [P(LawRefitOpts)], None),
     ("imp_activation_from_name", [c_char_p, P(c_int)], c_int),
     ("imp_cdl_config_default", [P(CdlConfig), c_int], None),
     ("imp_train_opts_default", [P(TrainOpts), c_int], None),

@@ -30,7 +30,7 @@ def _train_contact(model, data, output, epochs, seed, lr, callback, run, setting
                    restitution=None, restitution_init=None, friction=False, friction_init="data",
                    impact_law="auto", contact_labels="auto", lr_schedule="auto", contact_tol=None,
                    impact_timing="step", law_refit=False, law_refit_e=False, law_refit_all=False,
-                   law_refit_grid=None, law_refit_mu_max=None, law_refit_min_steps=None):
+                   law_refit_grid=None, law_refit_mu_max=None, law_refit_min_steps=None, law_identify=False):
     kind = ctypes.c_int()
     check(lib.imp_model_kind_from_name(model.encode(), ctypes.byref(kind)))
     for name, v, known in (("activation", activation, (None, "tanh", "softplus", "relu")),
@@ -90,11 +90,21 @@ def _train_contact(model, data, output, epochs, seed, lr, callback, run, setting
                                   ("law_refit_grid", law_refit_grid),
                                   ("law_refit_mu_max", law_refit_mu_max),
                                   ("law_refit_min_steps", law_refit_min_steps)) if v is not None and v is not False]
-    if refit_given and not law_refit:
-        raise Error(f"{refit_given[0]}: applies to law_refit=True (not given)")
-    if law_refit and model != "cdl":
-        raise Error("law_refit applies to cdl only (it refits the learned e and mu per contact pair)")
-    to.law_refit = int(bool(law_refit))
+    if law_identify and law_refit:
+        raise Error("law_refit and law_identify: give one (the identification searches every pair)")
+    if law_identify and (law_refit_e or law_refit_all):
+        raise Error("law_refit_all, law_refit_e: law_identify searches every pair's e and mu already")
+    if refit_given and not law_refit and not law_identify:
+        raise Error(f"{refit_given[0]}: applies to law_refit=True or law_identify=True (neither given)")
+    if (law_refit or law_identify) and model != "cdl":
+        raise Error(f"{'law_identify' if law_identify else 'law_refit'} applies to cdl only (it refits the learned "
+                    "e and mu per contact pair)")
+    to.law_refit = int(bool(law_refit or law_identify))
+    if law_identify:  # the identification's fields (imp_law_refit_opts_identify); grid, mu_max, min_steps as given
+        ident = _lib.LawRefitOpts()
+        lib.imp_law_refit_opts_identify(ctypes.byref(ident))
+        for field in ("what", "all", "horizon", "robust"):
+            setattr(to.refit, field, getattr(ident, field))
     report = _lib.LawRefitReport()
     to.refit_report = ctypes.pointer(report)
     if law_refit_e:
@@ -145,8 +155,10 @@ def _train_contact(model, data, output, epochs, seed, lr, callback, run, setting
             st = lib.imp_model_train(h, ctypes.byref(ts), ctypes.byref(to), ctypes.byref(final))
             hk.finish(m)
             check(st)
-        if law_refit and m.report.get("end") == "finished":
+        if to.law_refit and m.report.get("end") == "finished":
             m.report["law_refit"] = {
+                "mode": "identify" if to.refit.robust else "all" if to.refit.all else "plateau",
+                "horizon": to.refit.horizon if to.refit.horizon > 0 else to.horizon, "robust": bool(to.refit.robust),
                 "loss_before": report.loss_before, "loss_after": report.loss_after, "seconds": report.seconds,
                 "pairs": [{"pair": p, "steps": q.steps, "windows": q.windows, "searched": bool(q.searched),
                            "plateau": None if q.plateau < 0 else bool(q.plateau),

@@ -80,7 +80,10 @@ def train(model: str, data, *, output: str | os.PathLike | None = None, epochs: 
         report['law_refit'] lists every pair's change; as the CLI's
         --law-refit), law_refit_all (every pair searched, whatever its
         gradient), law_refit_e (e too), law_refit_grid (16),
-        law_refit_mu_max (2), law_refit_min_steps (5).
+        law_refit_mu_max (2), law_refit_min_steps (5); law_identify (cdl:
+        every pair's e and mu read from its impacts after the last epoch,
+        on one-step windows with each window's RMS error summed; as the
+        CLI's --law-identify; takes law_refit_grid, _mu_max, _min_steps).
     Options of the constrained family: epochs (2000), lr (3e-3), wd (1e-4),
         batch (200), chunks (800), hidden (256), threads (2, as the CLI),
         precision ('auto', the default: 'single' for chnn, 'double' for the

@@ -3,7 +3,9 @@
  * pair's mu, then e, searched on the training loss with everything else
  * fixed, over the windows that pair's law enters, where the loss's gradient
  * with respect to it is exactly 0 (the sticking plateau; every pair with
- * law_refit.all). */
+ * law_refit.all). The law identification (imp_law_refit_opts_identify,
+ * sec 14) is the same search of every pair's mu and e on one-step windows
+ * with a robust loss (law_refit.horizon, law_refit.robust). */
 #include "train/cdl_refit.h"
 #include "models/cdl_internal.h"
 #include "train/cdl_pool.h"
@@ -22,6 +24,15 @@ void imp_law_refit_opts_default(imp_law_refit_opts *o)
     o->mu_max = 2.0;
     o->tol = 1e-3;
     o->what = IMP_LAW_REFIT_MU;
+}
+
+void imp_law_refit_opts_identify(imp_law_refit_opts *o)
+{
+    imp_law_refit_opts_default(o);
+    o->what = IMP_LAW_REFIT_MU | IMP_LAW_REFIT_E;
+    o->all = 1;
+    o->horizon = 1;
+    o->robust = 1;
 }
 
 double imp_golden_min(double (*f)(double x, void *ctx), void *ctx, double a, double b, double tol, double *f_min)
@@ -62,8 +73,14 @@ int imp_law_refit_check(const imp_model *m, const imp_trajset *d, const imp_trai
     if (r->profile != 0 && r->profile != 1)
         return imp_fail(IMP_ERR_INVALID, "law_refit.profile: %d is not 0 or 1", r->profile);
     if (r->all != 0 && r->all != 1) return imp_fail(IMP_ERR_INVALID, "law_refit.all: %d is not 0 or 1", r->all);
+    if (r->robust != 0 && r->robust != 1)
+        return imp_fail(IMP_ERR_INVALID, "law_refit.robust: %d is not 0 or 1", r->robust);
     int st = imp_cdl_check_loss_opts(o, d);
     if (st) return st;
+    if (r->horizon < 0 || r->horizon > d->n_steps - 1)
+        return imp_fail(IMP_ERR_INVALID, "law_refit.horizon: %d outside [0, %d] (0: training's; the data have %d "
+                                         "samples per trajectory)",
+                        r->horizon, d->n_steps - 1, d->n_steps);
     if (d->geom.n_bodies != m->K || d->geom.dim != m->geom.dim || d->geom.n_pairs != m->geom.n_pairs)
         return imp_fail(IMP_ERR_SHAPE, "data: %d bodies x %d dims with %d contact pairs, the model expects %d x %d "
                                        "with %d",
@@ -95,11 +112,27 @@ static void fill(refit *r, const size_t *ids, int bs)
 }
 
 /* Sum over the windows ids of their state and contact losses (the terms of
- * the training loss a contact law enters); +inf where the loss is not
- * finite, NAN (r->status set) on another failure. */
+ * the training loss a contact law enters; robust: of their RMS state
+ * errors, the contact term not depending on the law); +inf where the loss
+ * is not finite, NAN (r->status set) on another failure. */
 static double set_loss(refit *r, const size_t *ids, size_t n)
 {
     double total = 0.0;
+    if (r->o->robust) { /* each window's RMS state error, one window at a time */
+        for (size_t i = 0; i < n; i++) {
+            fill(r, ids + i, 1);
+            imp_loss_parts lp;
+            int st = imp_model_window_loss(r->m, r->m->params, r->w, r->x0, r->target, r->labels, r->weight, 1, r->H,
+                                           0.0, NULL, &lp);
+            if (st == IMP_ERR_NUMERIC) return INFINITY;
+            if (st) {
+                if (!r->status) r->status = st;
+                return NAN;
+            }
+            total += sqrt(lp.state);
+        }
+        return total;
+    }
     for (size_t s = 0; s < n; s += CHUNK) {
         int bs = (int)(n - s < CHUNK ? n - s : CHUNK);
         fill(r, ids + s, bs);
@@ -115,7 +148,7 @@ static double set_loss(refit *r, const size_t *ids, size_t n)
     return total;
 }
 
-/* The training loss over every window: its mean plus the L2 term. */
+/* The refit's loss over every window: its mean plus the L2 term. */
 static double full_loss(refit *r, double l2)
 {
     double L = set_loss(r, r->all, r->n_wins);
@@ -167,6 +200,22 @@ static int pair_grad(refit *r, int p, const size_t *ids, size_t n, double g[2])
 {
     const imp_model *m = r->m;
     g[0] = g[1] = 0.0;
+    if (r->o->robust) { /* d sqrt(L_w) = dL_w / (2 sqrt(L_w)) per window */
+        for (size_t i = 0; i < n; i++) {
+            fill(r, ids + i, 1);
+            memset(r->grad, 0, m->n_params * sizeof *r->grad);
+            imp_loss_parts lp;
+            int st = imp_model_window_loss(m, m->params, r->w, r->x0, r->target, r->labels, r->weight, 1, r->H, 0.0,
+                                           r->grad, &lp);
+            if (st) return st;
+            if (!(lp.state > 0.0)) continue; /* at a window's exact fit its loss is flat to first order */
+            const double c = 0.5 / sqrt(lp.state);
+            if (m->cfg.learn_restitution) g[0] += c * r->grad[m->off_restitution + p];
+            if (m->cfg.friction) g[1] += c * r->grad[m->off_friction + p];
+        }
+        g[0] /= (double)r->n_wins, g[1] /= (double)r->n_wins;
+        return IMP_OK;
+    }
     for (size_t s = 0; s < n; s += CHUNK) {
         int bs = (int)(n - s < CHUNK ? n - s : CHUNK);
         fill(r, ids + s, bs);
@@ -227,7 +276,7 @@ int imp_model_law_refit(imp_model *m, const imp_trajset *data, const imp_train_o
     int st = imp_law_refit_check(m, data, opts);
     if (st) return st;
     const double t0 = imp_time_now();
-    const int H = opts->horizon, P = m->geom.n_pairs, S = 2 * m->D;
+    const int H = opts->refit.horizon > 0 ? opts->refit.horizon : opts->horizon, P = m->geom.n_pairs, S = 2 * m->D;
     refit r = {.m = m, .d = data, .o = &opts->refit, .H = H, .P = P};
     imp_law_refit_report local;
     if (!rep) rep = &local;

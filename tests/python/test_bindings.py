@@ -94,6 +94,14 @@ check(all(p["mu_after"] is not None and p["e_after"] == p["e_before"] for p in r
 check(all(p["plateau"] is None or (p["plateau"] == (p["mu_grad"] == 0.0)) for p in rf["pairs"])
       and all(p["mu_after"] == p["mu_before"] for p in rf["pairs"] if p["plateau"] is False),
       "law refit: a pair off the plateau keeps its mu")
+# the law identification: every pair's e and mu on one-step windows, robust loss
+li = impulse.train("cdl", pts, epochs=2, hidden=8, friction=True, impact_timing="event", law_identify=True,
+                   law_refit_grid=6)
+ri = li.report.get("law_refit")
+check(ri is not None and ri["mode"] == "identify" and ri["horizon"] == 1 and ri["robust"] is True
+      and ri["loss_after"] <= ri["loss_before"], f"law identification reported ({ri and ri.get('mode')})")
+raises(lambda: impulse.train("cdl", pts, epochs=1, hidden=8, friction=True, law_identify=True, law_refit=True),
+       "give one", "law_identify with law_refit")
 raises(lambda: impulse.train("cdl", pts, epochs=1, hidden=8, friction=True, law_refit_all=True), "law_refit=True",
        "law_refit_all without law_refit")
 check("law_refit" not in impulse.train("cdl", pts, epochs=1, hidden=8, friction=True).report, "no law refit by default")
