@@ -35,14 +35,17 @@ static void test_plan(void)
     imp_sim_opts so;
     int disks = imp_sim_defaults("bouncing-disks:5", &so) == IMP_OK;
     imp_clear_error();
-    /* quick: 2 seeds x 7 ball-box rows, 2 x 5 points rows (and 4 disks rows), 1 x 3 systems x 6 networks
+    /* quick: 2 seeds x 7 ball-box rows, 2 x 6 points rows (and 5 disks rows), 1 x 3 systems x 6 networks
      * (chnn-contact, clnn-contact, chnn, clnn, node, resnet), 1 box toss */
     CHECK(count_strand(&p, "contact", "contact.ball-box.") == 14);
-    CHECK(count_strand(&p, "contact", "contact.points.") == 10);
-    CHECK(count_strand(&p, "contact", "contact.disks.") == (disks ? 8 : 0));
-    /* the event-timed CD-Lagrange row of each several-bodies part */
+    CHECK(count_strand(&p, "contact", "contact.points.") == 12);
+    CHECK(count_strand(&p, "contact", "contact.disks.") == (disks ? 10 : 0));
+    /* the event-timed CD-Lagrange rows of each several-bodies part: trained,
+     * and with the law identification after training */
     CHECK(count_strand(&p, "contact", "contact.points.cdl-event.") == 2);
     CHECK(count_strand(&p, "contact", "contact.disks.cdl-event.") == (disks ? 2 : 0));
+    CHECK(count_strand(&p, "contact", "contact.points.cdl-identify.") == 2);
+    CHECK(count_strand(&p, "contact", "contact.disks.cdl-identify.") == (disks ? 2 : 0));
     CHECK(count_strand(&p, "chnn", "contact.constrained.") == 18);
     CHECK(count_strand(&p, "chnn", "contact.constrained.gyroscope-wall.resnet.") == 1);
     CHECK(count_strand(&p, "cube", "contact.box-toss.") == 1);
@@ -53,7 +56,9 @@ static void test_plan(void)
             CHECK_OK(imp_sweep_task_int(t, "epochs", 0, 0, 1000000, &epochs));
             CHECK(epochs == 30);
             const char *timing = imp_sweep_task_get(t, "impact_timing");
-            CHECK(!!strstr(t->id, ".cdl-event.") == (timing && !strcmp(timing, "event")));
+            const int event_row = strstr(t->id, ".cdl-event.") || strstr(t->id, ".cdl-identify.");
+            CHECK(event_row == (timing && !strcmp(timing, "event")));
+            CHECK(!!strstr(t->id, ".cdl-identify.") == !!imp_sweep_task_get(t, "law_identify"));
         }
         if (!strcmp(imp_sweep_task_get(t, "strand"), "cube"))
             CHECK(!strcmp(imp_sweep_task_get(t, "simulate"), "box-toss") && !imp_sweep_task_get(t, "data"));
@@ -64,7 +69,7 @@ static void test_plan(void)
     o.seeds = 3;
     o.epochs = 7;
     CHECK_OK(imp_sweep_plan_contact(&p, &o));
-    CHECK(p.n_tasks == 15 && count_strand(&p, "contact", "contact.points.") == 15);
+    CHECK(p.n_tasks == 18 && count_strand(&p, "contact", "contact.points.") == 18);
     long epochs = 0, friction = 0;
     CHECK(!imp_sweep_task_int(&p.tasks[0], "epochs", 0, 0, 100, &epochs) && epochs == 7);
     CHECK(!imp_sweep_task_int(&p.tasks[0], "friction", 0, 0, 1, &friction) && friction == 1);
@@ -102,6 +107,9 @@ static void test_key_errors(void)
          "impact_law= applies to impact_timing=step"},
         {"strand=contact system=compliant-ball-box model=cdl impact_timing=event projection=1",
          "projection=1 does not train with impact_timing=event"},
+        {"strand=contact system=bouncing-points:2 model=cdl law_identify=1", "law_identify=1 needs friction=1"},
+        {"strand=contact system=bouncing-points:2 model=resnet law_identify=1", "law_identify= applies to model=cdl only"},
+        {"strand=contact system=bouncing-points:2 model=cdl friction=1 law_identify=2", "law_identify"},
         {"strand=contact system=compliant-ball-box model=cdl n_test=0", "n_test=0"},
         {"strand=cube model=rigid-identified tosses=2", "needs data= or simulate=box-toss"},
         {"strand=cube model=rigid-identified tosses=2 simulate=sphere", "simulate=sphere"},

@@ -122,6 +122,7 @@ typedef struct sweep_contact_settings {
     int geometry_gates, impact_law; /* impact_law -1: the data's default */
     int impact_timing;              /* IMP_CDL_TIMING_* */
     long seed, epochs, n_train, n_test, data_seed, test_seed, friction, projection, threads, state_every;
+    long law_identify;              /* 1: --law-identify after training (cdl) */
     double restitution, noise, e_init, state_seconds;
 } sweep_contact_settings;
 int sweep_contact_read(const imp_sweep_task *t, sweep_contact_settings *s);

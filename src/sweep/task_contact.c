@@ -18,6 +18,8 @@
  *   or at their time inside it, as `impulse train --impact-timing`; event
  *   takes no impact_law and no projection=1)
  *   e_init=X (cdl: the learned e's start; absent: the data's estimate)
+ *   law_identify=0|1 (cdl with friction=1: each pair's e and mu identified
+ *   from its impacts after training, as `impulse train --law-identify`)
  *   restitution=E (the simulator's; absent: its default) noise=S (0)
  *   n_train=N (20) n_test=M (4) data_seed=100 test_seed=200 (the training
  *   and test draws: the test draw holds M + 1 noise-free trajectories of
@@ -71,7 +73,8 @@ int sweep_contact_read(const imp_sweep_task *t, sweep_contact_settings *s)
     s->geometry_gates = gates && !strcmp(gates, "geometry");
     if (s->geometry_gates && strcmp(s->labels, "none"))
         return imp_fail(IMP_ERR_INVALID, "task '%s': gates=geometry needs labels=none (geometry alone)", t->id);
-    static const char *const cdl_only[] = {"gates", "friction", "projection", "e_init", "impact_law", "impact_timing"};
+    static const char *const cdl_only[] = {"gates",      "friction",      "projection",  "e_init",
+                                           "impact_law", "impact_timing", "law_identify"};
     for (size_t k = 0; k < sizeof cdl_only / sizeof cdl_only[0]; k++)
         if (!cdl && imp_sweep_task_get(t, cdl_only[k]))
             return imp_fail(IMP_ERR_INVALID, "task '%s': %s= applies to model=cdl only", t->id, cdl_only[k]);
@@ -100,6 +103,9 @@ int sweep_contact_read(const imp_sweep_task *t, sweep_contact_settings *s)
     if (!st) st = imp_sweep_task_int(t, "test_seed", 200, 0, 2147483647L, &s->test_seed);
     if (!st) st = imp_sweep_task_int(t, "friction", 0, 0, 1, &s->friction);
     if (!st) st = imp_sweep_task_int(t, "projection", 0, 0, 1, &s->projection);
+    if (!st) st = imp_sweep_task_int(t, "law_identify", 0, 0, 1, &s->law_identify);
+    if (!st && s->law_identify && !s->friction)
+        st = imp_fail(IMP_ERR_INVALID, "task '%s': law_identify=1 needs friction=1 (it identifies e and mu)", t->id);
     if (!st) st = imp_sweep_task_int(t, "threads", 1, 1, 64, &s->threads);
     if (!st) st = imp_sweep_task_double(t, "state_seconds", 60, 0, 1e9, &s->state_seconds);
     if (!st) st = imp_sweep_task_int(t, "state_every", 0, 0, 1000000, &s->state_every);
@@ -192,6 +198,10 @@ int sweep_exec_contact(const imp_sweep_task *t, const char *task_dir, const imp_
     to.threads = (int)s.threads;
     to.hooks.state_seconds = s.state_seconds;
     to.hooks.state_every = (int)s.state_every;
+    if (s.law_identify) {
+        imp_law_refit_opts_identify(&to.refit);
+        to.law_refit = 1;
+    }
     imp_model *m = NULL;
     imp_train_report rep;
     double seconds = NAN;
@@ -231,6 +241,7 @@ int sweep_exec_contact(const imp_sweep_task *t, const char *task_dir, const imp_
     imp_json_kv_number(&j, "noise", s.noise);
     if (cdl) imp_json_kv_string(&j, "impact_law", cfg.impact_law == IMP_CDL_IMPACT_NEWTON ? "newton" : "paper");
     if (cfg.impact_timing) imp_json_kv_string(&j, "impact_timing", "event");
+    if (s.law_identify) imp_json_kv_int(&j, "law_identify", 1);
     imp_json_kv_string(&j, "lr_schedule", imp_lr_schedule_name(to.lr_schedule));
     imp_json_kv_number(&j, "rmse", r.rmse);
     imp_json_kv_number(&j, "rmse_code", r.rmse_code);
@@ -280,12 +291,14 @@ static const contact_system contact_systems[] = {
      {{"cdl", "model=cdl labels=auto friction=1 e_init=0.5"},
       {"cdl-onset", "model=cdl labels=onset friction=1 e_init=0.5"},
       {"cdl-event", "model=cdl labels=auto friction=1 e_init=0.5 impact_timing=event"},
+      {"cdl-identify", "model=cdl labels=auto friction=1 e_init=0.5 impact_timing=event law_identify=1"},
       {"resnet-contact", "model=resnet-contact labels=auto"},
       {"resnet", "model=resnet labels=none"},
       {NULL, NULL}}},
     {"disks", "bouncing-disks:5", 0.0, 20, 4, 150, 5, "",
      {{"cdl", "model=cdl labels=auto friction=1 e_init=0.5"},
       {"cdl-event", "model=cdl labels=auto friction=1 e_init=0.5 impact_timing=event"},
+      {"cdl-identify", "model=cdl labels=auto friction=1 e_init=0.5 impact_timing=event law_identify=1"},
       {"resnet-contact", "model=resnet-contact labels=auto"},
       {"resnet", "model=resnet labels=none"},
       {NULL, NULL}}},
