@@ -35,9 +35,17 @@ static void test_plan(void)
     imp_sim_opts so;
     int disks = imp_sim_defaults("bouncing-disks:5", &so) == IMP_OK;
     imp_clear_error();
-    /* quick: 2 seeds x 7 ball-box rows, 2 x 6 points rows (and 5 disks rows), 1 x 3 systems x 6 networks
+    /* quick: 2 seeds x 8 ball-box rows, 2 x 6 points rows (and 5 disks rows), 1 x 3 systems x 6 networks
      * (chnn-contact, clnn-contact, chnn, clnn, node, resnet), 1 box toss */
-    CHECK(count_strand(&p, "contact", "contact.ball-box.") == 14);
+    CHECK(count_strand(&p, "contact", "contact.ball-box.") == 16);
+    /* labels derived from the motion, every pair in reach only at contact (the "labels absent" case) */
+    CHECK(count_strand(&p, "contact", "contact.ball-box.cdl-geomlabels.") == 2);
+    for (int i = 0; i < p.n_tasks; i++)
+        if (strstr(p.tasks[i].id, ".cdl-geomlabels.")) {
+            double tol = NAN;
+            CHECK(!strcmp(imp_sweep_task_get(&p.tasks[i], "labels"), "geometry"));
+            CHECK(!imp_sweep_task_double(&p.tasks[i], "contact_tol", NAN, 0, 1, &tol) && tol == 0.0);
+        }
     CHECK(count_strand(&p, "contact", "contact.points.") == 12);
     CHECK(count_strand(&p, "contact", "contact.disks.") == (disks ? 10 : 0));
     /* the event-timed CD-Lagrange rows of each several-bodies part: trained,
@@ -108,6 +116,8 @@ static void test_key_errors(void)
         {"strand=contact system=compliant-ball-box model=cdl impact_timing=event projection=1",
          "projection=1 does not train with impact_timing=event"},
         {"strand=contact system=bouncing-points:2 model=cdl law_identify=1", "law_identify=1 needs friction=1"},
+        {"strand=contact system=bouncing-points:2 model=cdl contact_tol=-1", "contact_tol"},
+        {"strand=contact system=bouncing-points:2 model=resnet contact_tol=0", "contact_tol= applies to model=cdl only"},
         {"strand=contact system=bouncing-points:2 model=resnet law_identify=1", "law_identify= applies to model=cdl only"},
         {"strand=contact system=bouncing-points:2 model=cdl friction=1 law_identify=2", "law_identify"},
         {"strand=contact system=compliant-ball-box model=cdl n_test=0", "n_test=0"},

@@ -124,6 +124,7 @@ typedef struct sweep_contact_settings {
     long seed, epochs, n_train, n_test, data_seed, test_seed, friction, projection, threads, state_every;
     long law_identify;              /* 1: --law-identify after training (cdl) */
     double restitution, noise, e_init, state_seconds;
+    double contact_tol;             /* NAN: the data's default (3 x noise) */
 } sweep_contact_settings;
 int sweep_contact_read(const imp_sweep_task *t, sweep_contact_settings *s);
 /* Its result's "metrics" array: rmse, rmse_code, min_gap, seconds. */

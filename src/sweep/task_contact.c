@@ -20,6 +20,8 @@
  *   e_init=X (cdl: the learned e's start; absent: the data's estimate)
  *   law_identify=0|1 (cdl with friction=1: each pair's e and mu identified
  *   from its impacts after training, as `impulse train --law-identify`)
+ *   contact_tol=X (cdl: as `impulse train --contact-tol`; absent: 3 x the
+ *   data's noise)
  *   restitution=E (the simulator's; absent: its default) noise=S (0)
  *   n_train=N (20) n_test=M (4) data_seed=100 test_seed=200 (the training
  *   and test draws: the test draw holds M + 1 noise-free trajectories of
@@ -74,7 +76,7 @@ int sweep_contact_read(const imp_sweep_task *t, sweep_contact_settings *s)
     if (s->geometry_gates && strcmp(s->labels, "none"))
         return imp_fail(IMP_ERR_INVALID, "task '%s': gates=geometry needs labels=none (geometry alone)", t->id);
     static const char *const cdl_only[] = {"gates",      "friction",      "projection",  "e_init",
-                                           "impact_law", "impact_timing", "law_identify"};
+                                           "impact_law", "impact_timing", "law_identify", "contact_tol"};
     for (size_t k = 0; k < sizeof cdl_only / sizeof cdl_only[0]; k++)
         if (!cdl && imp_sweep_task_get(t, cdl_only[k]))
             return imp_fail(IMP_ERR_INVALID, "task '%s': %s= applies to model=cdl only", t->id, cdl_only[k]);
@@ -104,6 +106,7 @@ int sweep_contact_read(const imp_sweep_task *t, sweep_contact_settings *s)
     if (!st) st = imp_sweep_task_int(t, "friction", 0, 0, 1, &s->friction);
     if (!st) st = imp_sweep_task_int(t, "projection", 0, 0, 1, &s->projection);
     if (!st) st = imp_sweep_task_int(t, "law_identify", 0, 0, 1, &s->law_identify);
+    if (!st) st = imp_sweep_task_double(t, "contact_tol", NAN, 0, 1e6, &s->contact_tol);
     if (!st && s->law_identify && !s->friction)
         st = imp_fail(IMP_ERR_INVALID, "task '%s': law_identify=1 needs friction=1 (it identifies e and mu)", t->id);
     if (!st) st = imp_sweep_task_int(t, "threads", 1, 1, 64, &s->threads);
@@ -190,6 +193,7 @@ int sweep_exec_contact(const imp_sweep_task *t, const char *task_dir, const imp_
     cfg.gate_geometry = s.geometry_gates;
     if (cdl) cfg.impact_law = s.impact_law >= 0 ? s.impact_law : imp_cdl_default_impact_law(&train);
     cfg.impact_timing = s.impact_timing;
+    if (!isnan(s.contact_tol)) cfg.contact_tol = s.contact_tol;
     imp_train_opts to;
     imp_train_opts_default(&to, 1);
     to.epochs = (int)s.epochs;
@@ -240,6 +244,7 @@ int sweep_exec_contact(const imp_sweep_task *t, const char *task_dir, const imp_
     imp_json_kv_int(&j, "n_test", s.n_test);
     imp_json_kv_number(&j, "noise", s.noise);
     if (cdl) imp_json_kv_string(&j, "impact_law", cfg.impact_law == IMP_CDL_IMPACT_NEWTON ? "newton" : "paper");
+    if (!isnan(s.contact_tol)) imp_json_kv_number(&j, "contact_tol", s.contact_tol);
     if (cfg.impact_timing) imp_json_kv_string(&j, "impact_timing", "event");
     if (s.law_identify) imp_json_kv_int(&j, "law_identify", 1);
     imp_json_kv_string(&j, "lr_schedule", imp_lr_schedule_name(to.lr_schedule));
@@ -272,7 +277,7 @@ typedef struct contact_system {
     double noise;
     int n_train, n_test, epochs, seeds;
     const char *extra; /* settings of every task of the system */
-    contact_row rows[8];
+    contact_row rows[10];
 } contact_system;
 
 static const contact_system contact_systems[] = {
@@ -283,6 +288,7 @@ static const contact_system contact_systems[] = {
       {"cdl-paperlaw", "model=cdl labels=auto impact_law=paper e_init=0.5"},
       {"cdl-nolabels", "model=cdl labels=none e_init=0.5"},
       {"cdl-geometry", "model=cdl labels=none gates=geometry e_init=0.5"},
+      {"cdl-geomlabels", "model=cdl labels=geometry contact_tol=0 e_init=0.5"},
       {"resnet-contact", "model=resnet-contact labels=auto"},
       {"resnet", "model=resnet labels=none"},
       {NULL, NULL}}},
