@@ -297,7 +297,8 @@ int imp_format_mean_se(char *buf, size_t cap, double mean, double se)
 {
     if (!isfinite(mean) || !isfinite(se) || se < 0)
         return snprintf(buf, cap, "%.6g " PM " %.2g", mean, se);
-    if (se == 0) return snprintf(buf, cap, "%.6g " PM " 0", mean);
+    /* a spread at the rounding of the mean (runs equal to the last bits) is none */
+    if (se == 0 || se < 1e-9 * fabs(mean)) return snprintf(buf, cap, "%.6g " PM " 0", mean);
     /* two significant digits of se fix the last shown decimal place */
     int e_se = (int)floor(log10(se));
     /* rounding se may carry into a new digit (0.0996 -> 0.10) */
