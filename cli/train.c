@@ -347,10 +347,8 @@ int cli_train(int argc, char **argv)
         return cli_failf("train", "%s: applies to --law-refit%s", refit_sub,
                          to.refit.all || (to.refit.what & IMP_LAW_REFIT_E) ? " (not given)"
                                                                            : " or --law-identify (neither given)");
-    if (identify) { /* the identification's fields; grid, mu_max and min_steps as given */
-        imp_law_refit_opts id;
-        imp_law_refit_opts_identify(&id);
-        to.refit.what = id.what, to.refit.all = id.all, to.refit.horizon = id.horizon, to.refit.robust = id.robust;
+    if (identify) { /* grid, mu_max and min_steps as given */
+        imp_law_refit_opts_identify(&to.refit);
         to.law_refit = 1;
     }
     if (to.law_refit && cfg.kind != IMP_MODEL_CDL)

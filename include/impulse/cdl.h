@@ -331,8 +331,9 @@ typedef struct imp_law_refit_opts {
 } imp_law_refit_opts;
 void imp_law_refit_opts_default(imp_law_refit_opts *o);
 /* The law identification (`impulse train --law-identify`; docs/derivations/
- * contact.md sec 14): the defaults, then every pair's mu and e searched
- * (all = 1, both), on one-step windows (horizon 1) with the robust loss. */
+ * contact.md sec 14): sets o's what, all, horizon and robust so that every
+ * pair's mu and e are searched on one-step windows with the robust loss;
+ * grid, mu_max, tol and min_steps stay as they are. */
 void imp_law_refit_opts_identify(imp_law_refit_opts *o);
 
 typedef struct imp_law_refit_pair {

@@ -100,11 +100,8 @@ def _train_contact(model, data, output, epochs, seed, lr, callback, run, setting
         raise Error(f"{'law_identify' if law_identify else 'law_refit'} applies to cdl only (it refits the learned "
                     "e and mu per contact pair)")
     to.law_refit = int(bool(law_refit or law_identify))
-    if law_identify:  # the identification's fields (imp_law_refit_opts_identify); grid, mu_max, min_steps as given
-        ident = _lib.LawRefitOpts()
-        lib.imp_law_refit_opts_identify(ctypes.byref(ident))
-        for field in ("what", "all", "horizon", "robust"):
-            setattr(to.refit, field, getattr(ident, field))
+    if law_identify:  # what, all, horizon, robust; grid, mu_max, min_steps as given below
+        lib.imp_law_refit_opts_identify(ctypes.byref(to.refit))
     report = _lib.LawRefitReport()
     to.refit_report = ctypes.pointer(report)
     if law_refit_e:

@@ -28,7 +28,6 @@ void imp_law_refit_opts_default(imp_law_refit_opts *o)
 
 void imp_law_refit_opts_identify(imp_law_refit_opts *o)
 {
-    imp_law_refit_opts_default(o);
     o->what = IMP_LAW_REFIT_MU | IMP_LAW_REFIT_E;
     o->all = 1;
     o->horizon = 1;
