@@ -119,7 +119,7 @@ static void refit_json(imp_json *j, const imp_law_refit_report *r, const imp_tra
     imp_json_kv_number(j, "loss_before", r->loss_before);
     imp_json_kv_number(j, "loss_after", r->loss_after);
     imp_json_kv_number(j, "seconds", r->seconds);
-    imp_json_kv_string(j, "mode", o->refit.robust ? "identify" : o->refit.all ? "all" : "plateau");
+    imp_json_kv_string(j, "mode", imp_law_refit_mode_name(&o->refit));
     imp_json_kv_int(j, "horizon", o->refit.horizon > 0 ? o->refit.horizon : o->horizon);
     imp_json_key(j, "robust");
     imp_json_bool(j, o->refit.robust);

@@ -335,6 +335,9 @@ void imp_law_refit_opts_default(imp_law_refit_opts *o);
  * pair's mu and e are searched on one-step windows with the robust loss;
  * grid, mu_max, tol and min_steps stay as they are. */
 void imp_law_refit_opts_identify(imp_law_refit_opts *o);
+/* The search's name as --json reports it: "identify" (robust), "all" or
+ * "plateau" (the default refit). */
+const char *imp_law_refit_mode_name(const imp_law_refit_opts *o);
 
 typedef struct imp_law_refit_pair {
     int steps;        /* training steps in which the pair's impulse acts (a window's first step) */

@@ -371,6 +371,7 @@ for _n, _a, _r in [
     ("imp_model_kind_from_name", [c_char_p, P(c_int)], c_int),
     ("imp_model_kind_name", [c_int], c_char_p),
     ("imp_law_refit_opts_identify", [P(LawRefitOpts)], None),
+    ("imp_law_refit_mode_name", [P(LawRefitOpts)], c_char_p),
     ("imp_activation_from_name", [c_char_p, P(c_int)], c_int),
     ("imp_cdl_config_default", [P(CdlConfig), c_int], None),
     ("imp_train_opts_default", [P(TrainOpts), c_int], None),

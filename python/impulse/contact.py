@@ -154,7 +154,7 @@ def _train_contact(model, data, output, epochs, seed, lr, callback, run, setting
             check(st)
         if to.law_refit and m.report.get("end") == "finished":
             m.report["law_refit"] = {
-                "mode": "identify" if to.refit.robust else "all" if to.refit.all else "plateau",
+                "mode": lib.imp_law_refit_mode_name(ctypes.byref(to.refit)).decode(),
                 "horizon": to.refit.horizon if to.refit.horizon > 0 else to.horizon, "robust": bool(to.refit.robust),
                 "loss_before": report.loss_before, "loss_after": report.loss_after, "seconds": report.seconds,
                 "pairs": [{"pair": p, "steps": q.steps, "windows": q.windows, "searched": bool(q.searched),

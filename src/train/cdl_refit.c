@@ -34,6 +34,11 @@ void imp_law_refit_opts_identify(imp_law_refit_opts *o)
     o->robust = 1;
 }
 
+const char *imp_law_refit_mode_name(const imp_law_refit_opts *o)
+{
+    return o->robust ? "identify" : o->all ? "all" : "plateau";
+}
+
 double imp_golden_min(double (*f)(double x, void *ctx), void *ctx, double a, double b, double tol, double *f_min)
 {
     const double r = 0.5 * (sqrt(5.0) - 1.0);

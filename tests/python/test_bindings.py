@@ -91,6 +91,7 @@ rf = lr_.report.get("law_refit")
 check(rf is not None and len(rf["pairs"]) == len(pts["contact_restitution"]) and rf["loss_after"] <= rf["loss_before"],
       f"law refit reported ({rf and rf['loss_before']} -> {rf and rf['loss_after']})")
 check(all(p["mu_after"] is not None and p["e_after"] == p["e_before"] for p in rf["pairs"]), "law refit: mu only by default")
+check(rf["mode"] == "plateau" and rf["horizon"] == 10 and rf["robust"] is False, f"law refit mode ({rf['mode']})")
 check(all(p["plateau"] is None or (p["plateau"] == (p["mu_grad"] == 0.0)) for p in rf["pairs"])
       and all(p["mu_after"] == p["mu_before"] for p in rf["pairs"] if p["plateau"] is False),
       "law refit: a pair off the plateau keeps its mu")
