@@ -97,8 +97,8 @@ typedef struct refit {
     const imp_trajset *d;
     const imp_law_refit_opts *o;
     int H, P;
-    imp_cdl_pool *pool;  /* the loss, in double, on the training's threads */
-    imp_model_work *w;   /* the activity pass (one thread, double) */
+    imp_cdl_pool *pool;  /* the loss, in double, on the training's threads (NULL: robust) */
+    imp_model_work *w;   /* the activity pass and the robust loss (one thread, double) */
     double *x0, *target, *labels, *weight, *grad;
     size_t *wins, n_wins; /* the training windows */
     unsigned char *flag;  /* n_wins x P: the pair's law enters the window */
@@ -115,6 +115,16 @@ static void fill(refit *r, const size_t *ids, int bs)
                             r->labels + (size_t)b * H * K, r->weight + (size_t)b * H);
 }
 
+/* Window `id` alone, on the one-thread work (the robust loss reads each
+ * window's own loss; grad NULL or zeroed here and filled). */
+static int one_window(refit *r, size_t id, double *grad, imp_loss_parts *lp)
+{
+    fill(r, &id, 1);
+    if (grad) memset(grad, 0, r->m->n_params * sizeof *grad);
+    return imp_model_window_loss(r->m, r->m->params, r->w, r->x0, r->target, r->labels, r->weight, 1, r->H, 0.0, grad,
+                                 lp);
+}
+
 /* Sum over the windows ids of their state and contact losses (the terms of
  * the training loss a contact law enters; robust: of their RMS state
  * errors, the contact term not depending on the law); +inf where the loss
@@ -124,10 +134,8 @@ static double set_loss(refit *r, const size_t *ids, size_t n)
     double total = 0.0;
     if (r->o->robust) { /* each window's RMS state error, one window at a time */
         for (size_t i = 0; i < n; i++) {
-            fill(r, ids + i, 1);
             imp_loss_parts lp;
-            int st = imp_model_window_loss(r->m, r->m->params, r->w, r->x0, r->target, r->labels, r->weight, 1, r->H,
-                                           0.0, NULL, &lp);
+            int st = one_window(r, ids[i], NULL, &lp);
             if (st == IMP_ERR_NUMERIC) return INFINITY;
             if (st) {
                 if (!r->status) r->status = st;
@@ -206,11 +214,8 @@ static int pair_grad(refit *r, int p, const size_t *ids, size_t n, double g[2])
     g[0] = g[1] = 0.0;
     if (r->o->robust) { /* d sqrt(L_w) = dL_w / (2 sqrt(L_w)) per window */
         for (size_t i = 0; i < n; i++) {
-            fill(r, ids + i, 1);
-            memset(r->grad, 0, m->n_params * sizeof *r->grad);
             imp_loss_parts lp;
-            int st = imp_model_window_loss(m, m->params, r->w, r->x0, r->target, r->labels, r->weight, 1, r->H, 0.0,
-                                           r->grad, &lp);
+            int st = one_window(r, ids[i], r->grad, &lp);
             if (st) return st;
             if (!(lp.state > 0.0)) continue; /* at a window's exact fit its loss is flat to first order */
             const double c = 0.5 / sqrt(lp.state);
@@ -305,7 +310,10 @@ int imp_model_law_refit(imp_model *m, const imp_trajset *data, const imp_train_o
     }
     imp_cdl_windows(data, H, r.wins);
     for (size_t i = 0; i < r.n_wins; i++) r.all[i] = i;
-    if ((st = imp_cdl_pool_new(&r.pool, m, CHUNK, H, opts->threads > 0 ? opts->threads : 1, 0, 0))) goto done;
+    /* the pool serves training's loss; the robust one is taken a window at a time on r.w */
+    if (!opts->refit.robust &&
+        (st = imp_cdl_pool_new(&r.pool, m, CHUNK, H, opts->threads > 0 ? opts->threads : 1, 0, 0)))
+        goto done;
     if ((st = activity(&r, r.all, r.n_wins, steps))) goto done;
     rep->loss_before = full_loss(&r, opts->l2);
     if (r.status) goto failed;
